@@ -1,0 +1,93 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Sentinel errors shared by the core, the ports and every adapter. Adapters
+// map their driver errors onto these in one place each, so callers (the HTTP
+// error mapper, the engine) never look at driver-specific errors.
+var (
+	// ErrIntentNotFound means no intent has the requested intentId.
+	ErrIntentNotFound = errors.New("intent not found")
+	// ErrUnknownTarget means the submissionTarget is not in the registry.
+	ErrUnknownTarget = errors.New("unknown submission target")
+	// ErrFenced means an execution-state write affected no row because the
+	// writer no longer holds the lease at the epoch it named. The engine
+	// treats it as lost leadership.
+	ErrFenced = errors.New("fenced: lease not held at this epoch")
+	// ErrStoreUnavailable means the store could not be reached or failed in a
+	// way that says nothing about the request itself.
+	ErrStoreUnavailable = errors.New("store unavailable")
+	// ErrIntentNotRunnable means an attempt was asked for an intent that is
+	// terminal or whose attempt count moved on: somebody else already ran it.
+	ErrIntentNotRunnable = errors.New("intent not runnable")
+)
+
+// ConflictField names a field whose value differs from the existing intent's.
+type ConflictField string
+
+// The fields an idempotency conflict can name.
+const (
+	ConflictSubmissionTarget ConflictField = "submissionTarget"
+	ConflictPayload          ConflictField = "payload"
+)
+
+// IdempotencyConflictError says that an intentId is already taken by an intent
+// with a different submissionTarget or payload. It carries both values and the
+// existing intent's status so that a caller can tell a retry bug from a
+// genuine key collision without another lookup.
+type IdempotencyConflictError struct {
+	IntentID          string
+	ConflictingFields []ConflictField
+	ExistingTarget    string
+	IncomingTarget    string
+	ExistingPayload   string
+	IncomingPayload   string
+	ExistingStatus    IntentStatus
+}
+
+func (e *IdempotencyConflictError) Error() string {
+	fields := make([]string, len(e.ConflictingFields))
+	for i, f := range e.ConflictingFields {
+		fields[i] = string(f)
+	}
+	return fmt.Sprintf("idempotency conflict for intent %q: %s differ from the existing %s intent",
+		e.IntentID, strings.Join(fields, " and "), e.ExistingStatus)
+}
+
+// CheckIdempotency compares an incoming submission with the existing intent
+// of the same intentId. It returns nil when the submission repeats the intent
+// (same target, same compacted payload) and the conflict otherwise.
+func CheckIdempotency(existing Intent, incomingTarget string, incomingPayload []byte) error {
+	var fields []ConflictField
+	if existing.SubmissionTarget != incomingTarget {
+		fields = append(fields, ConflictSubmissionTarget)
+	}
+	if string(existing.Payload) != string(incomingPayload) {
+		fields = append(fields, ConflictPayload)
+	}
+	if len(fields) == 0 {
+		return nil
+	}
+	return &IdempotencyConflictError{
+		IntentID:          existing.IntentID,
+		ConflictingFields: fields,
+		ExistingTarget:    existing.SubmissionTarget,
+		IncomingTarget:    incomingTarget,
+		ExistingPayload:   string(existing.Payload),
+		IncomingPayload:   string(incomingPayload),
+		ExistingStatus:    existing.Status,
+	}
+}
+
+// FieldError names one invalid field of a request, by its JSON path, so that
+// an API can say exactly which field to fix.
+type FieldError struct {
+	Field   string
+	Message string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Message }

@@ -1,0 +1,117 @@
+package core
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// IntentStatus is an orchestration decision derived from gateway outcomes and
+// the contract's policy. It is never an alias of a gateway status.
+type IntentStatus string
+
+// The intent statuses. Every status but pending is terminal and final.
+const (
+	StatusPending   IntentStatus = "pending"
+	StatusAccepted  IntentStatus = "accepted"
+	StatusRejected  IntentStatus = "rejected"
+	StatusExhausted IntentStatus = "exhausted"
+)
+
+// Terminal reports whether no further attempt may run for an intent in s.
+func (s IntentStatus) Terminal() bool { return s != StatusPending }
+
+// Valid reports whether s is one of the four statuses.
+func (s IntentStatus) Valid() bool {
+	switch s {
+	case StatusPending, StatusAccepted, StatusRejected, StatusExhausted:
+		return true
+	}
+	return false
+}
+
+// ExhaustedReason explains which policy rule ended an intent without
+// acceptance or terminal rejection. It describes policy, not gateway failure.
+type ExhaustedReason string
+
+// The ways a policy can exhaust an intent.
+const (
+	ExhaustedDeadlineExceeded ExhaustedReason = "deadline_exceeded"
+	ExhaustedMaxAttempts      ExhaustedReason = "max_attempts_reached"
+	ExhaustedOneShotCompleted ExhaustedReason = "one_shot_completed"
+)
+
+// Outcome is a well-formed gateway answer: accepted, or rejected with a
+// reason. MessageID is recorded when the gateway sent one.
+type Outcome struct {
+	Status    OutcomeStatus `json:"status"`
+	Reason    string        `json:"reason,omitempty"`
+	MessageID string        `json:"messageId,omitempty"`
+}
+
+// Attempt is one submission of an intent to its gateway. Attempts are
+// append-only: an attempt is recorded as started before the gateway is called
+// and finished exactly once, with either an outcome or an error.
+type Attempt struct {
+	// Number counts from 1 within the intent.
+	Number    int
+	StartedAt time.Time
+	// FinishedAt is zero while the attempt is in flight (or was cut off by a
+	// crash and not yet closed by the next leader's rebuild).
+	FinishedAt time.Time
+	// Outcome is set when the gateway gave a well-formed answer.
+	Outcome *Outcome
+	// Error is set when the attempt produced no well-formed outcome:
+	// transport errors, timeouts, invalid answers, unknown results.
+	Error string
+}
+
+// Finished reports whether the attempt has been closed.
+func (a Attempt) Finished() bool { return !a.FinishedAt.IsZero() }
+
+// Intent is the client's unit of work together with everything
+// SubmissionManager decided about it.
+type Intent struct {
+	IntentID         string
+	SubmissionTarget string
+	// Payload is the compacted JSON the client sent: what is stored, compared
+	// for idempotency and forwarded to the gateway.
+	Payload   json.RawMessage
+	CreatedAt time.Time
+	Status    IntentStatus
+	// Contract is the snapshot taken at submission; execution routes by it.
+	Contract Contract
+	// NextDueAt is when the next attempt is due; zero once terminal.
+	NextDueAt time.Time
+	// AttemptCount is authoritative even when Attempts is not loaded.
+	AttemptCount int
+	Attempts     []Attempt
+	// FinalOutcome is meaningful only for accepted and rejected intents.
+	FinalOutcome *Outcome
+	// ExhaustedReason is set only for exhausted intents.
+	ExhaustedReason ExhaustedReason
+	// LastModifiedAt is the store's change marker (database time); it is
+	// informational for the core and drives the leader's refresh cursor.
+	LastModifiedAt time.Time
+}
+
+// LastAttempt returns the most recent attempt, if the attempts are loaded.
+func (i Intent) LastAttempt() (Attempt, bool) {
+	if len(i.Attempts) == 0 {
+		return Attempt{}, false
+	}
+	return i.Attempts[len(i.Attempts)-1], true
+}
+
+// NewIntent builds the pending intent for an accepted submission. The first
+// attempt is due at once.
+func NewIntent(intentID string, contract Contract, payload json.RawMessage, now time.Time) Intent {
+	return Intent{
+		IntentID:         intentID,
+		SubmissionTarget: contract.SubmissionTarget,
+		Payload:          payload,
+		CreatedAt:        now,
+		Status:           StatusPending,
+		Contract:         contract.Clone(),
+		NextDueAt:        now,
+	}
+}

@@ -1,0 +1,24 @@
+package core
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// CompactPayload validates a JSON payload and removes insignificant white
+// space. The compacted bytes are what SubmissionManager stores, compares for
+// idempotency and forwards to the gateway, so two submissions that differ
+// only in formatting are the same intent while any other difference (key
+// order, number spelling, string escapes) is a conflict.
+func CompactPayload(raw []byte) (json.RawMessage, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil, &FieldError{Field: "payload", Message: "is required"}
+	}
+	var buf bytes.Buffer
+	buf.Grow(len(raw))
+	if err := json.Compact(&buf, raw); err != nil {
+		return nil, &FieldError{Field: "payload", Message: fmt.Sprintf("is not valid JSON: %v", err)}
+	}
+	return json.RawMessage(buf.Bytes()), nil
+}

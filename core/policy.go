@@ -1,0 +1,112 @@
+package core
+
+import (
+	"fmt"
+	"time"
+)
+
+// AttemptResult is what one attempt produced: a well-formed outcome, or an
+// error (transport failure, timeout, invalid answer). Exactly one is set.
+type AttemptResult struct {
+	Outcome *Outcome
+	Err     error
+}
+
+// Decision is the policy's verdict after an attempt: the intent's new status,
+// and either when the next attempt is due or why the intent ended.
+type Decision struct {
+	Status          IntentStatus
+	FinalOutcome    *Outcome
+	ExhaustedReason ExhaustedReason
+	// NextDueAt is set only when Status is pending.
+	NextDueAt time.Time
+}
+
+// ValidateOutcome checks a gateway answer against the gateway type's rules.
+// An invalid answer is an attempt error, never an outcome: a missing or
+// unknown status, or a rejection without reason. A rejection reason outside
+// the taxonomy is valid and recorded as said (it can never be terminal,
+// because terminalOutcomes must come from the taxonomy).
+func ValidateOutcome(o Outcome) error {
+	switch o.Status {
+	case OutcomeAccepted:
+		return nil
+	case OutcomeRejected:
+		if o.Reason == "" {
+			return fmt.Errorf("invalid gateway outcome: rejected without a reason")
+		}
+		return nil
+	case "":
+		return fmt.Errorf("invalid gateway outcome: missing status")
+	default:
+		return fmt.Errorf("invalid gateway outcome: unknown status %q", o.Status)
+	}
+}
+
+// Decide applies the contract's policy to an attempt that finished at
+// finishedAt. attemptCount includes this attempt; retryDelay is the delay the
+// retry policy proposes before the next attempt. It is a pure function: the
+// same inputs always yield the same decision.
+//
+// Accepted ends the intent, except under the deadline policy when the
+// acceptance came at or after the deadline, which exhausts it. A rejection
+// listed in terminalOutcomes rejects it. Everything else (other rejections,
+// invalid answers, transport errors) is non-terminal and retried while the
+// policy allows.
+func Decide(c Contract, createdAt time.Time, attemptCount int, finishedAt time.Time, r AttemptResult, retryDelay time.Duration) Decision {
+	if r.Err == nil && r.Outcome != nil {
+		if err := ValidateOutcome(*r.Outcome); err != nil {
+			r = AttemptResult{Err: err}
+		}
+	}
+	if r.Err == nil && r.Outcome != nil {
+		o := *r.Outcome
+		switch {
+		case o.Status == OutcomeAccepted:
+			if deadline, ok := c.Deadline(createdAt); ok && !finishedAt.Before(deadline) {
+				return Decision{Status: StatusExhausted, ExhaustedReason: ExhaustedDeadlineExceeded}
+			}
+			return Decision{Status: StatusAccepted, FinalOutcome: &o}
+		case o.Status == OutcomeRejected && c.IsTerminalReason(o.Reason):
+			return Decision{Status: StatusRejected, FinalOutcome: &o}
+		}
+	}
+	return decideRetry(c, createdAt, attemptCount, finishedAt.Add(retryDelay))
+}
+
+// decideRetry decides what follows a non-terminal attempt.
+func decideRetry(c Contract, createdAt time.Time, attemptCount int, nextDue time.Time) Decision {
+	switch c.Policy {
+	case PolicyDeadline:
+		deadline, _ := c.Deadline(createdAt)
+		if nextDue.Before(deadline) {
+			return Decision{Status: StatusPending, NextDueAt: nextDue}
+		}
+		return Decision{Status: StatusExhausted, ExhaustedReason: ExhaustedDeadlineExceeded}
+	case PolicyMaxAttempts:
+		if attemptCount < c.MaxAttempts {
+			return Decision{Status: StatusPending, NextDueAt: nextDue}
+		}
+		return Decision{Status: StatusExhausted, ExhaustedReason: ExhaustedMaxAttempts}
+	default: // PolicyOneShot, and any policy the registry would have refused.
+		return Decision{Status: StatusExhausted, ExhaustedReason: ExhaustedOneShotCompleted}
+	}
+}
+
+// RetryPolicy decides how long to wait before the next attempt. It is an
+// internal execution policy chosen by the operator, never a contract term and
+// never shown in an API representation.
+type RetryPolicy interface {
+	// Delay returns the wait after the attempt numbered attemptNumber (from 1).
+	Delay(attemptNumber int) time.Duration
+}
+
+// DefaultRetryDelay is the fixed delay between attempts unless the operator
+// configures another.
+const DefaultRetryDelay = 5 * time.Second
+
+// FixedDelay waits the same time after every attempt.
+type FixedDelay time.Duration
+
+// Delay implements RetryPolicy.
+func (d FixedDelay) Delay(int) time.Duration { return time.Duration(d) }

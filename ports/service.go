@@ -1,0 +1,47 @@
+package ports
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/submissionmanager/submission-manager/core"
+)
+
+// SubmitIntentParams is a client's submission as received.
+type SubmitIntentParams struct {
+	IntentID         string
+	SubmissionTarget string
+	// Payload is any JSON value; it is compacted before it is stored.
+	Payload json.RawMessage
+}
+
+// SubmitIntentResult carries the intent and whether this call created it
+// (false for an idempotent repeat).
+type SubmitIntentResult struct {
+	Intent  core.Intent
+	Created bool
+}
+
+// IntentService is what the core offers to driving adapters such as the HTTP
+// API: submitting intents and reading them and the contracts.
+type IntentService interface {
+	// SubmitIntent validates, snapshots the contract and stores the intent.
+	// Errors: *core.FieldError for invalid input, core.ErrUnknownTarget,
+	// *core.IdempotencyConflictError, core.ErrStoreUnavailable.
+	SubmitIntent(ctx context.Context, p SubmitIntentParams) (SubmitIntentResult, error)
+	// GetIntent returns one intent with its attempts or core.ErrIntentNotFound.
+	GetIntent(ctx context.Context, intentID string) (core.Intent, error)
+	// ListIntents returns a page of intents, newest first.
+	ListIntents(ctx context.Context, p ListIntentsParams) (IntentPage, error)
+	// Targets returns every contract of the registry, ordered by target.
+	Targets() []core.Contract
+	// Target returns one contract or core.ErrUnknownTarget.
+	Target(submissionTarget string) (core.Contract, error)
+}
+
+// LeadershipReporter tells the health endpoint which role this instance has.
+type LeadershipReporter interface {
+	// Leadership returns the current lease when this instance leads, and
+	// leader=false otherwise (lease then describes the last known holder).
+	Leadership() (lease core.Lease, leader bool)
+}

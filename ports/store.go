@@ -1,0 +1,127 @@
+package ports
+
+import (
+	"context"
+	"time"
+
+	"github.com/submissionmanager/submission-manager/core"
+)
+
+// CreateIntentResult tells whether CreateIntent inserted the intent or found
+// an identical one under the same intentId.
+type CreateIntentResult struct {
+	Intent  core.Intent
+	Created bool
+}
+
+// ListIntentsParams selects a page of intents, newest first.
+type ListIntentsParams struct {
+	// Status filters by status when not empty.
+	Status core.IntentStatus
+	// SubmissionTarget filters by target when not empty.
+	SubmissionTarget string
+	// Limit is the page size (at least 1).
+	Limit int
+	// Before continues a listing: only intents strictly older than this
+	// position in (CreatedAt, IntentID) descending order are returned.
+	Before *IntentPosition
+}
+
+// IntentPosition is a position in the newest-first listing order.
+type IntentPosition struct {
+	CreatedAt time.Time
+	IntentID  string
+}
+
+// IntentPage is one page of a listing. Next is nil on the last page.
+type IntentPage struct {
+	Intents []core.Intent
+	Next    *IntentPosition
+}
+
+// ListPendingParams pages through every pending intent by intentId, for a
+// new leader's full schedule rebuild.
+type ListPendingParams struct {
+	// AfterIntentID continues after this intentId; empty starts at the first.
+	AfterIntentID string
+	Limit         int
+}
+
+// ScheduleRow is what the schedule needs of an intent: the store's view of
+// when it is due and how urgent it is, plus its change marker.
+type ScheduleRow struct {
+	IntentID       string
+	Status         core.IntentStatus
+	Mode           core.Mode
+	NextDueAt      time.Time
+	LastModifiedAt time.Time
+}
+
+// ChangeCursor is the composite refresh cursor (last_modified_at, intent_id).
+// Its LastModifiedAt must be carried exactly as read from the database.
+type ChangeCursor struct {
+	LastModifiedAt time.Time
+	IntentID       string
+}
+
+// ListChangedParams pages through intents changed after a cursor, ordered by
+// (last_modified_at, intent_id), skipping nothing when rows share a timestamp.
+type ListChangedParams struct {
+	After ChangeCursor
+	Limit int
+}
+
+// StartAttemptParams records an attempt's start before its gateway call: the
+// reservation that makes a crash mid-call visible to the next leader.
+type StartAttemptParams struct {
+	Fence    core.Fence
+	IntentID string
+	// Number must be the intent's attempt count plus one; otherwise the
+	// intent moved on and the store returns core.ErrIntentNotRunnable.
+	Number    int
+	StartedAt time.Time
+}
+
+// FinishAttemptParams closes an attempt and applies the policy's decision to
+// the intent in one transaction.
+type FinishAttemptParams struct {
+	Fence      core.Fence
+	IntentID   string
+	Number     int
+	FinishedAt time.Time
+	Outcome    *core.Outcome
+	Error      string
+	Decision   core.Decision
+}
+
+// Store is the durable home of intents and attempts. Writes that change
+// execution state are fenced: they apply only while the fence holds an
+// unexpired lease in database time, and return core.ErrFenced otherwise.
+// Every method maps driver errors onto core errors (core.ErrStoreUnavailable
+// for anything that says nothing about the request) and never half-writes.
+type Store interface {
+	// CreateIntent inserts a new pending intent, or, when the intentId exists,
+	// returns the existing intent if target and payload repeat it and a
+	// *core.IdempotencyConflictError otherwise. It is race-safe across
+	// instances: the primary key decides, not a read before the write.
+	CreateIntent(ctx context.Context, intent core.Intent) (CreateIntentResult, error)
+	// GetIntent returns an intent with its attempts in order, or
+	// core.ErrIntentNotFound.
+	GetIntent(ctx context.Context, intentID string) (core.Intent, error)
+	// ListIntents returns a page of intents (with their attempts), newest first.
+	ListIntents(ctx context.Context, p ListIntentsParams) (IntentPage, error)
+	// ListPending returns a page of pending intents ordered by intentId.
+	ListPending(ctx context.Context, p ListPendingParams) ([]ScheduleRow, error)
+	// ListChanged returns intents changed after the cursor, in cursor order.
+	ListChanged(ctx context.Context, p ListChangedParams) ([]ScheduleRow, error)
+	// LatestChange returns the cursor of the most recent change, or the zero
+	// cursor for an empty store; a new leader reads it before its rebuild.
+	LatestChange(ctx context.Context) (ChangeCursor, error)
+	// StartAttempt is a fenced write of an attempt's start. It returns
+	// core.ErrFenced when the lease is lost and core.ErrIntentNotRunnable
+	// when the intent is terminal or its attempt count is not Number-1.
+	StartAttempt(ctx context.Context, p StartAttemptParams) error
+	// FinishAttempt is a fenced write that closes the attempt and moves the
+	// intent to the decision's status in one transaction.
+	FinishAttempt(ctx context.Context, p FinishAttemptParams) error
+}
