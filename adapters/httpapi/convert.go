@@ -1,0 +1,104 @@
+package httpapi
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"time"
+
+	"github.com/submissionmanager/submission-manager/adapters/httpapi/internal/apigen"
+	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/ports"
+)
+
+// intentFromCore renders an intent for clients. It shows what the spec
+// promises and nothing internal: the contract without its routing URL, the
+// final outcome only for accepted and rejected intents, the exhausted reason
+// only for exhausted ones, and no next due time (retry timing is not a
+// contract term).
+func intentFromCore(in core.Intent) apigen.Intent {
+	out := apigen.Intent{
+		IntentId:         in.IntentID,
+		SubmissionTarget: in.SubmissionTarget,
+		Status:           apigen.IntentStatus(in.Status),
+		CreatedAt:        in.CreatedAt.UTC(),
+		Contract:         contractFromCore(in.Contract),
+		Attempts:         make([]apigen.Attempt, 0, len(in.Attempts)),
+	}
+	for _, a := range in.Attempts {
+		out.Attempts = append(out.Attempts, attemptFromCore(a))
+	}
+	if (in.Status == core.StatusAccepted || in.Status == core.StatusRejected) && in.FinalOutcome != nil {
+		out.FinalOutcome = outcomeFromCore(*in.FinalOutcome)
+	}
+	if in.Status == core.StatusExhausted && in.ExhaustedReason != "" {
+		out.ExhaustedReason = ptr(apigen.ExhaustedReason(in.ExhaustedReason))
+	}
+	return out
+}
+
+func attemptFromCore(a core.Attempt) apigen.Attempt {
+	out := apigen.Attempt{Number: a.Number, StartedAt: a.StartedAt.UTC()}
+	if a.Finished() {
+		out.FinishedAt = ptr(a.FinishedAt.UTC())
+	}
+	if a.Outcome != nil {
+		out.Outcome = outcomeFromCore(*a.Outcome)
+	}
+	if a.Error != "" {
+		out.Error = ptr(a.Error)
+	}
+	return out
+}
+
+func outcomeFromCore(o core.Outcome) *apigen.Outcome {
+	out := &apigen.Outcome{Status: apigen.OutcomeStatus(o.Status)}
+	if o.Reason != "" {
+		out.Reason = ptr(o.Reason)
+	}
+	return out
+}
+
+// contractFromCore renders a contract without its gatewayUrl: routing is
+// SubmissionManager's business, not a client's.
+func contractFromCore(c core.Contract) apigen.Contract {
+	out := apigen.Contract{
+		SubmissionTarget: c.SubmissionTarget,
+		GatewayType:      apigen.GatewayType(c.GatewayType),
+		Mode:             apigen.Mode(c.Mode),
+		Policy:           apigen.Policy(c.Policy),
+		TerminalOutcomes: append([]string{}, c.TerminalOutcomes...),
+	}
+	switch c.Policy {
+	case core.PolicyDeadline:
+		out.MaxAcceptanceSeconds = ptr(c.MaxAcceptanceSeconds)
+	case core.PolicyMaxAttempts:
+		out.MaxAttempts = ptr(c.MaxAttempts)
+	}
+	return out
+}
+
+// cursor is the position a listing continues from. It travels to clients as
+// base64url-encoded JSON, which they must treat as opaque; the time keeps
+// nanoseconds so no intent is skipped or repeated at a page boundary.
+type cursor struct {
+	CreatedAt time.Time `json:"c"`
+	IntentID  string    `json:"i"`
+}
+
+func encodeCursor(p ports.IntentPosition) string {
+	data, _ := json.Marshal(cursor{CreatedAt: p.CreatedAt.UTC(), IntentID: p.IntentID}) // a cursor always marshals
+	return base64.RawURLEncoding.EncodeToString(data)
+}
+
+func decodeCursor(s string) (*ports.IntentPosition, error) {
+	invalid := &core.FieldError{Field: "cursor", Message: "is not a cursor this service issued"}
+	data, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return nil, invalid
+	}
+	var c cursor
+	if err := json.Unmarshal(data, &c); err != nil || c.IntentID == "" || c.CreatedAt.IsZero() {
+		return nil, invalid
+	}
+	return &ports.IntentPosition{CreatedAt: c.CreatedAt, IntentID: c.IntentID}, nil
+}

@@ -1,0 +1,78 @@
+package httpapi
+
+import (
+	"errors"
+	"fmt"
+)
+
+// The errors below are the HTTP layer's own refusals. They carry what the
+// problem document needs and nothing else; problemFor turns them, like the
+// core errors, into HTTP answers.
+
+// errUnauthorized means API keys are configured and the request carried none
+// of them. It never says which part was wrong, so it cannot help guessing.
+var errUnauthorized = errors.New("a valid API key is required")
+
+// errBodyRequired means a request that needs a body came without one.
+var errBodyRequired = errors.New("the request body is required")
+
+// unsupportedMediaTypeError refuses a body that is not sent as JSON, before
+// any of it is read.
+type unsupportedMediaTypeError struct {
+	contentType string
+}
+
+func (e *unsupportedMediaTypeError) Error() string {
+	if e.contentType == "" {
+		return "the request has no Content-Type; send application/json"
+	}
+	return fmt.Sprintf("Content-Type %q is not supported; send application/json", e.contentType)
+}
+
+// payloadTooLargeError refuses a payload above the configured limit. The
+// whole body is bounded separately (by http.MaxBytesReader), so a client
+// cannot make the server buffer an arbitrary amount before this check.
+type payloadTooLargeError struct {
+	size, limit int64
+}
+
+func (e *payloadTooLargeError) Error() string {
+	return fmt.Sprintf("the payload is %d bytes; the limit is %d", e.size, e.limit)
+}
+
+// malformedError means the body is not a JSON object of the request's
+// shape, so no field can be named as the culprit.
+type malformedError struct {
+	reason string
+}
+
+func (e *malformedError) Error() string { return e.reason }
+
+// targetNotFoundError is an unknown target met where the target is the
+// resource being read (a 404), unlike an unknown target in a submission,
+// which is an invalid field (a 422).
+type targetNotFoundError struct {
+	target string
+}
+
+func (e *targetNotFoundError) Error() string {
+	return fmt.Sprintf("no submission target is named %q", e.target)
+}
+
+// routeNotFoundError answers a path that no operation serves.
+type routeNotFoundError struct {
+	path string
+}
+
+func (e *routeNotFoundError) Error() string { return fmt.Sprintf("no resource at %s", e.path) }
+
+// methodNotAllowedError answers a known path asked with a method it does not
+// serve; allow lists the methods it does.
+type methodNotAllowedError struct {
+	method string
+	allow  []string
+}
+
+func (e *methodNotAllowedError) Error() string {
+	return fmt.Sprintf("method %s is not allowed here", e.method)
+}

@@ -1,0 +1,151 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/submissionmanager/submission-manager/adapters/httpapi/internal/apigen"
+	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/ports"
+)
+
+// defaultPageSize is the listing page size when the client names none; the
+// OpenAPI document states the same default.
+const defaultPageSize = 50
+
+// handlers implements the generated strict server interface. Each handler
+// only translates: the request into a port call, the result into a response
+// type. Errors are returned untouched for problemFor to answer.
+type handlers struct {
+	service         ports.IntentService
+	leadership      ports.LeadershipReporter
+	holderID        string
+	maxPayloadBytes int64
+}
+
+var _ apigen.StrictServerInterface = (*handlers)(nil)
+
+// SubmitIntent answers 201 when this call created the intent and 200 when it
+// repeated an existing one, so a client can tell a retry from a first send.
+func (h *handlers) SubmitIntent(ctx context.Context, req apigen.SubmitIntentRequestObject) (apigen.SubmitIntentResponseObject, error) {
+	if req.Body == nil {
+		return nil, errBodyRequired
+	}
+	if size := int64(len(req.Body.Payload)); size > h.maxPayloadBytes {
+		return nil, &payloadTooLargeError{size: size, limit: h.maxPayloadBytes}
+	}
+	res, err := h.service.SubmitIntent(ctx, ports.SubmitIntentParams{
+		IntentID:         req.Body.IntentId,
+		SubmissionTarget: req.Body.SubmissionTarget,
+		Payload:          req.Body.Payload,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if res.Created {
+		return apigen.SubmitIntent201JSONResponse(intentFromCore(res.Intent)), nil
+	}
+	return apigen.SubmitIntent200JSONResponse(intentFromCore(res.Intent)), nil
+}
+
+// GetIntent returns one intent with its attempts.
+func (h *handlers) GetIntent(ctx context.Context, req apigen.GetIntentRequestObject) (apigen.GetIntentResponseObject, error) {
+	in, err := h.service.GetIntent(ctx, req.IntentId)
+	if err != nil {
+		return nil, err
+	}
+	return apigen.GetIntent200JSONResponse(intentFromCore(in)), nil
+}
+
+// ListIntents returns a page, newest first, with the cursor of the next one.
+func (h *handlers) ListIntents(ctx context.Context, req apigen.ListIntentsRequestObject) (apigen.ListIntentsResponseObject, error) {
+	p := ports.ListIntentsParams{Limit: defaultPageSize}
+	if req.Params.Limit != nil {
+		p.Limit = *req.Params.Limit
+	}
+	if req.Params.Status != nil {
+		p.Status = core.IntentStatus(*req.Params.Status)
+	}
+	if req.Params.SubmissionTarget != nil {
+		p.SubmissionTarget = *req.Params.SubmissionTarget
+	}
+	if req.Params.Cursor != nil {
+		before, err := decodeCursor(*req.Params.Cursor)
+		if err != nil {
+			return nil, err
+		}
+		p.Before = before
+	}
+	page, err := h.service.ListIntents(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	out := apigen.IntentPage{Intents: make([]apigen.Intent, 0, len(page.Intents))}
+	for _, in := range page.Intents {
+		out.Intents = append(out.Intents, intentFromCore(in))
+	}
+	if page.Next != nil {
+		out.NextCursor = ptr(encodeCursor(*page.Next))
+	}
+	return apigen.ListIntents200JSONResponse(out), nil
+}
+
+// ListTargets returns every contract of the registry the service runs with.
+func (h *handlers) ListTargets(context.Context, apigen.ListTargetsRequestObject) (apigen.ListTargetsResponseObject, error) {
+	contracts := h.service.Targets()
+	out := apigen.TargetList{Targets: make([]apigen.Contract, 0, len(contracts))}
+	for _, c := range contracts {
+		out.Targets = append(out.Targets, contractFromCore(c))
+	}
+	return apigen.ListTargets200JSONResponse(out), nil
+}
+
+// GetTarget returns one contract. An unknown target is a missing resource
+// here (404), unlike in a submission, where it is an invalid field (422).
+func (h *handlers) GetTarget(_ context.Context, req apigen.GetTargetRequestObject) (apigen.GetTargetResponseObject, error) {
+	c, err := h.service.Target(req.SubmissionTarget)
+	if errors.Is(err, core.ErrUnknownTarget) {
+		return nil, &targetNotFoundError{target: req.SubmissionTarget}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return apigen.GetTarget200JSONResponse(contractFromCore(c)), nil
+}
+
+// Healthz says the process serves HTTP; it checks nothing else, so a slow
+// database never takes every instance out of rotation at once.
+func (h *handlers) Healthz(context.Context, apigen.HealthzRequestObject) (apigen.HealthzResponseObject, error) {
+	return apigen.Healthz200TextResponse("ok"), nil
+}
+
+// Readyz names this instance's role for operators. Leaders and followers
+// both answer 200 so that followers stay in HTTP rotation.
+func (h *handlers) Readyz(context.Context, apigen.ReadyzRequestObject) (apigen.ReadyzResponseObject, error) {
+	return apigen.Readyz200TextResponse(readiness(h.holderID, h.leadership)), nil
+}
+
+// readiness formats the role line of the lease spec, for example
+// "mode=leader holder_id=sm-01 lease_epoch=3 lease_expires_at=2026-02-02T12:00:10Z".
+// A follower names itself and, when known, the leader it last saw.
+func readiness(holderID string, r ports.LeadershipReporter) string {
+	var (
+		lease  core.Lease
+		leader bool
+	)
+	if r != nil {
+		lease, leader = r.Leadership()
+	}
+	if leader {
+		return fmt.Sprintf("mode=leader holder_id=%s lease_epoch=%d lease_expires_at=%s",
+			lease.HolderID, lease.Epoch, lease.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	line := "mode=follower holder_id=" + holderID
+	if lease.HolderID != "" && lease.HolderID != holderID {
+		line += fmt.Sprintf(" leader_holder_id=%s lease_expires_at=%s",
+			lease.HolderID, lease.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	return line
+}

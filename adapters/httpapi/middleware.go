@@ -1,0 +1,120 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3filter"
+	nethttpmiddleware "github.com/oapi-codegen/nethttp-middleware"
+
+	"github.com/submissionmanager/submission-manager/adapters/httpapi/internal/apigen"
+)
+
+// bodyEnvelopeBytes is what a submission may carry beyond its payload: the
+// intentId and submissionTarget (255 characters each, possibly escaped) and
+// the JSON around them, with room to spare. The body limit is the payload
+// limit plus this, so the payload limit is what clients actually meet.
+const bodyEnvelopeBytes = 16 << 10
+
+// apiKeys checks bearer tokens against the configured keys. It keeps only
+// SHA-256 digests and compares every one of them in constant time, so
+// neither the key's length nor how much of it matched leaks through timing.
+type apiKeys struct {
+	digests [][sha256.Size]byte
+}
+
+func newAPIKeys(keys []string) apiKeys {
+	var k apiKeys
+	for _, key := range keys {
+		if key != "" {
+			k.digests = append(k.digests, sha256.Sum256([]byte(key)))
+		}
+	}
+	return k
+}
+
+// enabled reports whether any key is configured; without keys the API is open.
+func (k apiKeys) enabled() bool { return len(k.digests) > 0 }
+
+// allows reports whether an Authorization header value carries a known key.
+func (k apiKeys) allows(authorization string) bool {
+	const scheme = "bearer "
+	if len(authorization) <= len(scheme) || !strings.EqualFold(authorization[:len(scheme)], scheme) {
+		return false
+	}
+	got := sha256.Sum256([]byte(strings.TrimSpace(authorization[len(scheme):])))
+	match := 0
+	for _, d := range k.digests {
+		match |= subtle.ConstantTimeCompare(got[:], d[:])
+	}
+	return match == 1
+}
+
+// requireAPIKey guards the /v1 API when keys are configured. Health, readiness
+// and operator endpoints stay open so load balancers and scrapers need no
+// secret.
+func requireAPIKey(keys apiKeys, log *slog.Logger, next http.Handler) http.Handler {
+	if !keys.enabled() {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if (r.URL.Path == "/v1" || strings.HasPrefix(r.URL.Path, "/v1/")) && !keys.allows(r.Header.Get("Authorization")) {
+			writeProblem(log, w, r, errUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// limitBody refuses request bodies that are not JSON before reading them and
+// bounds how much of a JSON body the server will read, so neither a wrong
+// client nor a hostile one can make the validator buffer without end.
+func limitBody(maxBody int64, log *slog.Logger) apigen.MiddlewareFunc {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodPost && r.Method != http.MethodPut && r.Method != http.MethodPatch {
+				next.ServeHTTP(w, r)
+				return
+			}
+			ct := r.Header.Get("Content-Type")
+			if mt, params, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" ||
+				(params["charset"] != "" && !strings.EqualFold(params["charset"], "utf-8")) {
+				writeProblem(log, w, r, &unsupportedMediaTypeError{contentType: ct})
+				return
+			}
+			r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// validateRequests checks every request against the embedded OpenAPI
+// document before a handler sees it, so handlers only ever get well-formed
+// input and refusals name the offending field. Authentication is not the
+// validator's job (requireAPIKey runs first), and the validated value is
+// discarded so handlers bind the raw body: the payload must reach the store
+// byte for byte as the client sent it.
+func validateRequests(log *slog.Logger) (apigen.MiddlewareFunc, error) {
+	spec, err := apigen.GetSwagger()
+	if err != nil {
+		return nil, err
+	}
+	spec.Servers = nil
+	mw := nethttpmiddleware.OapiRequestValidatorWithOptions(spec, &nethttpmiddleware.Options{
+		Options: openapi3filter.Options{
+			AuthenticationFunc: openapi3filter.NoopAuthenticationFunc,
+		},
+		DoNotValidateServers:  true,
+		SilenceServersWarning: true,
+		DiscardValidatedValue: true,
+		ErrorHandlerWithOpts: func(_ context.Context, err error, w http.ResponseWriter, r *http.Request, _ nethttpmiddleware.ErrorHandlerOpts) {
+			writeProblem(log, w, r, err)
+		},
+	})
+	return apigen.MiddlewareFunc(mw), nil
+}
