@@ -1,0 +1,122 @@
+package memstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/ports"
+)
+
+// StartAttempt records an attempt's start before its gateway call. In order
+// it returns core.ErrFenced when the fence does not hold the lease unexpired
+// in the store's time, core.ErrIntentNotFound, and core.ErrIntentNotRunnable
+// when the intent is terminal or its attempt count is not Number-1. On
+// success the attempt count becomes Number, which reserves the attempt: a
+// second start of the same number fails as not runnable.
+func (s *Store) StartAttempt(ctx context.Context, p ports.StartAttemptParams) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	if p.StartedAt.IsZero() {
+		return errors.New("memstore: start attempt: StartedAt is required")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkFence(p.Fence); err != nil {
+		return err
+	}
+	in, ok := s.intents[p.IntentID]
+	if !ok {
+		return fmt.Errorf("%w: %q", core.ErrIntentNotFound, p.IntentID)
+	}
+	if in.Status.Terminal() || in.AttemptCount != p.Number-1 {
+		return fmt.Errorf("%w: intent %q is %s with %d attempts, attempt %d asked",
+			core.ErrIntentNotRunnable, p.IntentID, in.Status, in.AttemptCount, p.Number)
+	}
+	in.Attempts = append(in.Attempts, core.Attempt{Number: p.Number, StartedAt: p.StartedAt})
+	in.AttemptCount = p.Number
+	in.LastModifiedAt = s.clock.Now()
+	s.signal()
+	return nil
+}
+
+// FinishAttempt closes the intent's latest attempt and applies the decision
+// in one step. It returns core.ErrFenced, core.ErrIntentNotFound, and
+// core.ErrIntentNotRunnable when the intent is already terminal (terminal
+// intents are append-only) or Number is not its open latest attempt. A
+// malformed request (no finish time, both or neither of outcome and error, a
+// decision that contradicts its status) is refused with a plain error.
+func (s *Store) FinishAttempt(ctx context.Context, p ports.FinishAttemptParams) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	if err := validateFinish(p); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkFence(p.Fence); err != nil {
+		return err
+	}
+	in, ok := s.intents[p.IntentID]
+	if !ok {
+		return fmt.Errorf("%w: %q", core.ErrIntentNotFound, p.IntentID)
+	}
+	last := len(in.Attempts) - 1
+	if in.Status.Terminal() || p.Number != in.AttemptCount || last < 0 ||
+		in.Attempts[last].Number != p.Number || in.Attempts[last].Finished() {
+		return fmt.Errorf("%w: intent %q is %s with %d attempts, finishing attempt %d asked",
+			core.ErrIntentNotRunnable, p.IntentID, in.Status, in.AttemptCount, p.Number)
+	}
+	a := &in.Attempts[last]
+	a.FinishedAt = p.FinishedAt
+	a.Outcome = cloneOutcome(p.Outcome)
+	a.Error = p.Error
+	d := p.Decision
+	in.Status = d.Status
+	in.NextDueAt = d.NextDueAt
+	in.FinalOutcome = cloneOutcome(d.FinalOutcome)
+	in.ExhaustedReason = d.ExhaustedReason
+	in.LastModifiedAt = s.clock.Now()
+	s.signal()
+	return nil
+}
+
+// validateFinish refuses requests no correct engine sends, so a test of the
+// engine fails loudly instead of storing a contradictory intent.
+func validateFinish(p ports.FinishAttemptParams) error {
+	d := p.Decision
+	var problem string
+	switch {
+	case p.FinishedAt.IsZero():
+		problem = "FinishedAt is required"
+	case (p.Outcome == nil) == (p.Error == ""):
+		problem = "exactly one of Outcome and Error must be set"
+	case !d.Status.Valid():
+		problem = fmt.Sprintf("decision status %q is not valid", d.Status)
+	case d.Status == core.StatusPending && d.NextDueAt.IsZero():
+		problem = "a pending decision needs NextDueAt"
+	case d.Status != core.StatusPending && !d.NextDueAt.IsZero():
+		problem = "a terminal decision has no NextDueAt"
+	case (d.Status == core.StatusAccepted || d.Status == core.StatusRejected) != (d.FinalOutcome != nil):
+		problem = "FinalOutcome is set exactly for accepted and rejected decisions"
+	case (d.Status == core.StatusExhausted) != (d.ExhaustedReason != ""):
+		problem = "ExhaustedReason is set exactly for exhausted decisions"
+	default:
+		return nil
+	}
+	return fmt.Errorf("memstore: finish attempt %d of %q: %s", p.Number, p.IntentID, problem)
+}
+
+// checkFence is the fencing predicate of every execution write: the lease
+// named by the fence is held by its holder at its epoch and unexpired in the
+// store's time. The caller holds the lock.
+func (s *Store) checkFence(f core.Fence) error {
+	l, ok := s.leases[f.LeaseName]
+	if !ok || l.HolderID != f.HolderID || l.Epoch != f.Epoch || !l.ExpiresAt.After(s.clock.Now()) {
+		return fmt.Errorf("%w: %s held by %q at epoch %d", core.ErrFenced, f.LeaseName, f.HolderID, f.Epoch)
+	}
+	return nil
+}

@@ -1,0 +1,244 @@
+// Package memstore is an in-memory ports.Store and ports.LeaseStore for the
+// core's tests. It is NOT a product store: nothing survives the process and
+// nothing is shared between processes, so it must never be wired into the
+// service. It exists to be the executable specification of the semantics the
+// SQL stores must have: fencing by (lease name, holder, epoch) unexpired in
+// the store's own time, ErrIntentNotRunnable, race-safe idempotent creation,
+// and the paging orders of ListIntents, ListPending and ListChanged.
+//
+// The store's clock plays the database clock: every lease comparison and
+// every LastModifiedAt stamp reads it, never the caller's clock, just as the
+// SQL stores use SYSUTCDATETIME(). Two writes at one instant get the same
+// stamp, as they can in SQL Server, so the refresh cursor's tie-break on
+// intentId is exercised.
+package memstore
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/ports"
+)
+
+// Store holds intents and leases in memory behind one mutex, so every method
+// is one atomic step, like a single SQL statement or transaction.
+type Store struct {
+	clock ports.Clock
+
+	mu      sync.Mutex
+	intents map[string]*core.Intent
+	leases  map[string]core.Lease
+	// changed is closed and replaced on every write, so WaitIntent wakes
+	// without polling.
+	changed chan struct{}
+}
+
+var (
+	_ ports.Store      = (*Store)(nil)
+	_ ports.LeaseStore = (*Store)(nil)
+)
+
+// New returns an empty store whose time (the "database time") is clock's.
+func New(clock ports.Clock) *Store {
+	return &Store{
+		clock:   clock,
+		intents: make(map[string]*core.Intent),
+		leases:  make(map[string]core.Lease),
+		changed: make(chan struct{}),
+	}
+}
+
+// CreateIntent inserts the intent stamped with the store's time, or returns
+// the existing intent of the same intentId when target and payload repeat
+// it, and a *core.IdempotencyConflictError when they do not. The check and
+// the insert happen under one lock, as the primary key decides in SQL.
+func (s *Store) CreateIntent(ctx context.Context, intent core.Intent) (ports.CreateIntentResult, error) {
+	if err := ctxErr(ctx); err != nil {
+		return ports.CreateIntentResult{}, err
+	}
+	if intent.IntentID == "" || intent.Status != core.StatusPending || len(intent.Attempts) != 0 {
+		return ports.CreateIntentResult{}, fmt.Errorf("memstore: create intent %q: a new intent is pending with no attempts", intent.IntentID)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if existing, ok := s.intents[intent.IntentID]; ok {
+		if err := core.CheckIdempotency(*existing, intent.SubmissionTarget, intent.Payload); err != nil {
+			return ports.CreateIntentResult{}, err
+		}
+		return ports.CreateIntentResult{Intent: cloneIntent(existing)}, nil
+	}
+	stored := cloneIntent(&intent)
+	stored.AttemptCount = 0
+	stored.LastModifiedAt = s.clock.Now()
+	s.intents[stored.IntentID] = &stored
+	s.signal()
+	return ports.CreateIntentResult{Intent: cloneIntent(&stored), Created: true}, nil
+}
+
+// GetIntent returns a copy of the intent with its attempts.
+func (s *Store) GetIntent(ctx context.Context, intentID string) (core.Intent, error) {
+	if err := ctxErr(ctx); err != nil {
+		return core.Intent{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in, ok := s.intents[intentID]
+	if !ok {
+		return core.Intent{}, fmt.Errorf("%w: %q", core.ErrIntentNotFound, intentID)
+	}
+	return cloneIntent(in), nil
+}
+
+// ListIntents returns intents newest first by (CreatedAt, IntentID), strictly
+// after p.Before when set, with Next set only when another page follows.
+func (s *Store) ListIntents(ctx context.Context, p ports.ListIntentsParams) (ports.IntentPage, error) {
+	if err := ctxErr(ctx); err != nil {
+		return ports.IntentPage{}, err
+	}
+	if p.Limit < 1 {
+		return ports.IntentPage{}, fmt.Errorf("memstore: list intents: limit %d is below 1", p.Limit)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var match []*core.Intent
+	for _, in := range s.intents {
+		if p.Status != "" && in.Status != p.Status {
+			continue
+		}
+		if p.SubmissionTarget != "" && in.SubmissionTarget != p.SubmissionTarget {
+			continue
+		}
+		if p.Before != nil && !olderThan(in, *p.Before) {
+			continue
+		}
+		match = append(match, in)
+	}
+	slices.SortFunc(match, func(a, b *core.Intent) int {
+		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(b.IntentID, a.IntentID)
+	})
+	var page ports.IntentPage
+	for i, in := range match {
+		if i == p.Limit {
+			last := page.Intents[len(page.Intents)-1]
+			page.Next = &ports.IntentPosition{CreatedAt: last.CreatedAt, IntentID: last.IntentID}
+			break
+		}
+		page.Intents = append(page.Intents, cloneIntent(in))
+	}
+	return page, nil
+}
+
+// olderThan reports whether in comes strictly after pos in newest-first order.
+func olderThan(in *core.Intent, pos ports.IntentPosition) bool {
+	if c := in.CreatedAt.Compare(pos.CreatedAt); c != 0 {
+		return c < 0
+	}
+	return in.IntentID < pos.IntentID
+}
+
+// ListPending returns pending intents with an intentId after p.AfterIntentID,
+// ordered by intentId.
+func (s *Store) ListPending(ctx context.Context, p ports.ListPendingParams) ([]ports.ScheduleRow, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	if p.Limit < 1 {
+		return nil, fmt.Errorf("memstore: list pending: limit %d is below 1", p.Limit)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var rows []ports.ScheduleRow
+	for _, in := range s.intents {
+		if in.Status == core.StatusPending && in.IntentID > p.AfterIntentID {
+			rows = append(rows, scheduleRow(in))
+		}
+	}
+	slices.SortFunc(rows, func(a, b ports.ScheduleRow) int { return strings.Compare(a.IntentID, b.IntentID) })
+	return rows[:min(len(rows), p.Limit)], nil
+}
+
+// ListChanged returns intents of any status whose (LastModifiedAt, IntentID)
+// comes after the cursor, in that order, so rows sharing a timestamp are
+// never skipped.
+func (s *Store) ListChanged(ctx context.Context, p ports.ListChangedParams) ([]ports.ScheduleRow, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	if p.Limit < 1 {
+		return nil, fmt.Errorf("memstore: list changed: limit %d is below 1", p.Limit)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var rows []ports.ScheduleRow
+	for _, in := range s.intents {
+		if compareCursor(in, p.After) > 0 {
+			rows = append(rows, scheduleRow(in))
+		}
+	}
+	slices.SortFunc(rows, func(a, b ports.ScheduleRow) int {
+		if c := a.LastModifiedAt.Compare(b.LastModifiedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.IntentID, b.IntentID)
+	})
+	return rows[:min(len(rows), p.Limit)], nil
+}
+
+// LatestChange returns the cursor of the most recently changed intent, or the
+// zero cursor when the store is empty.
+func (s *Store) LatestChange(ctx context.Context) (ports.ChangeCursor, error) {
+	if err := ctxErr(ctx); err != nil {
+		return ports.ChangeCursor{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var latest ports.ChangeCursor
+	for _, in := range s.intents {
+		if compareCursor(in, latest) > 0 {
+			latest = ports.ChangeCursor{LastModifiedAt: in.LastModifiedAt, IntentID: in.IntentID}
+		}
+	}
+	return latest, nil
+}
+
+// compareCursor orders an intent against a cursor by (LastModifiedAt, IntentID).
+func compareCursor(in *core.Intent, c ports.ChangeCursor) int {
+	if d := in.LastModifiedAt.Compare(c.LastModifiedAt); d != 0 {
+		return d
+	}
+	return strings.Compare(in.IntentID, c.IntentID)
+}
+
+func scheduleRow(in *core.Intent) ports.ScheduleRow {
+	return ports.ScheduleRow{
+		IntentID:       in.IntentID,
+		Status:         in.Status,
+		Mode:           in.Contract.Mode,
+		NextDueAt:      in.NextDueAt,
+		LastModifiedAt: in.LastModifiedAt,
+	}
+}
+
+// ctxErr is the one place memstore turns a finished context into an error,
+// as a SQL driver refuses to start a statement on a cancelled context. The
+// error is core.ErrStoreUnavailable (it says nothing about the request) and
+// also wraps the context's error, so a caller can tell shutdown apart.
+func ctxErr(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("memstore: %w: %w", core.ErrStoreUnavailable, err)
+	}
+	return nil
+}
+
+// signal wakes WaitIntent callers; the caller holds the lock.
+func (s *Store) signal() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
