@@ -24,6 +24,10 @@ var (
 	// ErrIntentNotRunnable means an attempt was asked for an intent that is
 	// terminal or whose attempt count moved on: somebody else already ran it.
 	ErrIntentNotRunnable = errors.New("intent not runnable")
+	// ErrPayloadTooLarge means a submission's compacted payload is over the
+	// operator's size limit; it is refused before anything is stored, so an
+	// API can answer 413 and the client can shrink it and retry.
+	ErrPayloadTooLarge = errors.New("payload too large")
 )
 
 // ConflictField names a field whose value differs from the existing intent's.
