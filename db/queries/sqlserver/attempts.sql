@@ -1,0 +1,39 @@
+-- name: InsertAttempt :exec
+INSERT INTO submission_attempts (
+    intent_id, attempt_number, holder_id, lease_epoch, started_at
+) VALUES (
+    sqlc.arg(intent_id),
+    CAST(sqlc.arg(attempt_number) AS int),
+    CAST(sqlc.arg(holder_id) AS varchar(128)),
+    CAST(sqlc.arg(lease_epoch) AS bigint),
+    CAST(sqlc.arg(started_at) AS datetime2(7))
+);
+
+-- name: FinishAttempt :execrows
+UPDATE submission_attempts
+SET finished_at = CAST(sqlc.arg(finished_at) AS datetime2(7)),
+    outcome_status = sqlc.narg(outcome_status),
+    outcome_reason = sqlc.narg(outcome_reason),
+    message_id = sqlc.narg(message_id),
+    error = sqlc.narg(error)
+WHERE intent_id = sqlc.arg(intent_id)
+  AND attempt_number = CAST(sqlc.arg(attempt_number) AS int)
+  AND finished_at IS NULL;
+
+-- name: ListAttempts :many
+SELECT attempt_number, started_at, finished_at, outcome_status, outcome_reason,
+       message_id, error
+FROM submission_attempts
+WHERE intent_id = sqlc.arg(intent_id)
+ORDER BY attempt_number;
+
+-- name: ListAttemptsOfIntents :many
+-- The attempts of one listing page in one round trip: intent_ids is a JSON
+-- array of strings, expanded by OPENJSON.
+SELECT intent_id, attempt_number, started_at, finished_at, outcome_status,
+       outcome_reason, message_id, error
+FROM submission_attempts
+WHERE intent_id IN (
+    SELECT CAST(value AS nvarchar(255))
+    FROM OPENJSON(CAST(sqlc.arg(intent_ids_json) AS nvarchar(max))))
+ORDER BY intent_id, attempt_number;

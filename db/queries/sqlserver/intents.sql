@@ -1,0 +1,134 @@
+-- name: InsertIntent :exec
+-- last_modified_at is SYSUTCDATETIME() in the same statement as the insert
+-- (and as every update below). Time parameters are passed in UTC and cast
+-- to datetime2(7): go-mssqldb sends time.Time as datetimeoffset, and where
+-- such a parameter meets a datetime2 column in a predicate, datatype
+-- precedence would convert the column (a scan) instead of the parameter.
+INSERT INTO submission_intents (
+    intent_id, submission_target, payload, contract, gateway_type, mode,
+    status, created_at, next_due_at, attempt_count, last_modified_at
+) VALUES (
+    sqlc.arg(intent_id),
+    sqlc.arg(submission_target),
+    sqlc.arg(payload),
+    sqlc.arg(contract),
+    sqlc.arg(gateway_type),
+    sqlc.arg(mode),
+    'pending',
+    CAST(sqlc.arg(created_at) AS datetime2(7)),
+    CAST(sqlc.arg(next_due_at) AS datetime2(7)),
+    0,
+    SYSUTCDATETIME()
+);
+
+-- name: GetIntent :one
+SELECT intent_id, submission_target, payload, contract, status, created_at,
+       next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
+       final_message_id, exhausted_reason, last_modified_at
+FROM submission_intents
+WHERE intent_id = sqlc.arg(intent_id);
+
+-- name: ListIntents :many
+-- This listing and its filtered siblings page newest first with the keyset
+-- condition (created_at, intent_id) < (before_created_at, before_intent_id),
+-- written as "created_at <= t AND (created_at < t OR intent_id < id)" so the
+-- first conjunct is a seek range. A first page passes the largest datetime2
+-- as before_created_at.
+SELECT intent_id, submission_target, payload, contract, status, created_at,
+       next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
+       final_message_id, exhausted_reason, last_modified_at
+FROM submission_intents
+WHERE created_at <= CAST(sqlc.arg(before_created_at) AS datetime2(7))
+  AND (created_at < CAST(sqlc.arg(before_created_at) AS datetime2(7))
+       OR intent_id < sqlc.arg(before_intent_id))
+ORDER BY created_at DESC, intent_id DESC
+OFFSET 0 ROWS FETCH NEXT sqlc.arg(row_limit) ROWS ONLY;
+
+-- name: ListIntentsByStatus :many
+SELECT intent_id, submission_target, payload, contract, status, created_at,
+       next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
+       final_message_id, exhausted_reason, last_modified_at
+FROM submission_intents
+WHERE status = CAST(sqlc.arg(status) AS varchar(16))
+  AND created_at <= CAST(sqlc.arg(before_created_at) AS datetime2(7))
+  AND (created_at < CAST(sqlc.arg(before_created_at) AS datetime2(7))
+       OR intent_id < sqlc.arg(before_intent_id))
+ORDER BY created_at DESC, intent_id DESC
+OFFSET 0 ROWS FETCH NEXT sqlc.arg(row_limit) ROWS ONLY;
+
+-- name: ListIntentsByTarget :many
+SELECT intent_id, submission_target, payload, contract, status, created_at,
+       next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
+       final_message_id, exhausted_reason, last_modified_at
+FROM submission_intents
+WHERE submission_target = sqlc.arg(submission_target)
+  AND created_at <= CAST(sqlc.arg(before_created_at) AS datetime2(7))
+  AND (created_at < CAST(sqlc.arg(before_created_at) AS datetime2(7))
+       OR intent_id < sqlc.arg(before_intent_id))
+ORDER BY created_at DESC, intent_id DESC
+OFFSET 0 ROWS FETCH NEXT sqlc.arg(row_limit) ROWS ONLY;
+
+-- name: ListIntentsByTargetAndStatus :many
+SELECT intent_id, submission_target, payload, contract, status, created_at,
+       next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
+       final_message_id, exhausted_reason, last_modified_at
+FROM submission_intents
+WHERE submission_target = sqlc.arg(submission_target)
+  AND status = CAST(sqlc.arg(status) AS varchar(16))
+  AND created_at <= CAST(sqlc.arg(before_created_at) AS datetime2(7))
+  AND (created_at < CAST(sqlc.arg(before_created_at) AS datetime2(7))
+       OR intent_id < sqlc.arg(before_intent_id))
+ORDER BY created_at DESC, intent_id DESC
+OFFSET 0 ROWS FETCH NEXT sqlc.arg(row_limit) ROWS ONLY;
+
+-- name: ListPendingIntents :many
+-- The literal 'pending' (not a parameter) lets the optimizer match the
+-- filtered index ix_submission_intents_pending.
+SELECT intent_id, status, mode, next_due_at, last_modified_at
+FROM submission_intents
+WHERE status = 'pending'
+  AND intent_id > sqlc.arg(after_intent_id)
+ORDER BY intent_id
+OFFSET 0 ROWS FETCH NEXT sqlc.arg(row_limit) ROWS ONLY;
+
+-- name: ListChangedIntents :many
+-- (last_modified_at, intent_id) > cursor, written with a seekable first
+-- conjunct, so rows sharing a timestamp are never skipped.
+SELECT intent_id, status, mode, next_due_at, last_modified_at
+FROM submission_intents
+WHERE last_modified_at >= CAST(sqlc.arg(after_modified_at) AS datetime2(7))
+  AND (last_modified_at > CAST(sqlc.arg(after_modified_at) AS datetime2(7))
+       OR intent_id > sqlc.arg(after_intent_id))
+ORDER BY last_modified_at, intent_id
+OFFSET 0 ROWS FETCH NEXT sqlc.arg(row_limit) ROWS ONLY;
+
+-- name: LatestChange :many
+SELECT last_modified_at, intent_id
+FROM submission_intents
+ORDER BY last_modified_at DESC, intent_id DESC
+OFFSET 0 ROWS FETCH NEXT 1 ROWS ONLY;
+
+-- name: StartIntentAttempt :execrows
+-- Counts the attempt that is about to start; it applies only while the
+-- intent is pending and nobody else counted attempt number N yet.
+UPDATE submission_intents
+SET attempt_count = attempt_count + 1,
+    last_modified_at = SYSUTCDATETIME()
+WHERE intent_id = sqlc.arg(intent_id)
+  AND status = 'pending'
+  AND attempt_count = CAST(sqlc.arg(attempt_number) AS int) - 1;
+
+-- name: ApplyDecision :execrows
+-- Moves the intent to the policy's decision after attempt N finished; it
+-- applies only while the intent is pending at attempt count N.
+UPDATE submission_intents
+SET status = CAST(sqlc.arg(status) AS varchar(16)),
+    next_due_at = sqlc.narg(next_due_at),
+    final_outcome_status = sqlc.narg(final_outcome_status),
+    final_outcome_reason = sqlc.narg(final_outcome_reason),
+    final_message_id = sqlc.narg(final_message_id),
+    exhausted_reason = sqlc.narg(exhausted_reason),
+    last_modified_at = SYSUTCDATETIME()
+WHERE intent_id = sqlc.arg(intent_id)
+  AND status = 'pending'
+  AND attempt_count = CAST(sqlc.arg(attempt_number) AS int);

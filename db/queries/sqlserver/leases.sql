@@ -1,0 +1,61 @@
+-- name: TakeOverExpiredLease :execrows
+-- The "row exists and has expired" half of acquire: one conditional UPDATE,
+-- so two instances racing for an expired lease cannot both win (the second
+-- re-evaluates the predicate on the row the first committed).
+UPDATE submission_manager_leases
+SET holder_id = CAST(sqlc.arg(holder_id) AS varchar(128)),
+    lease_epoch = lease_epoch + 1,
+    acquired_at = SYSUTCDATETIME(),
+    renewed_at = SYSUTCDATETIME(),
+    expires_at = DATEADD(millisecond, CAST(sqlc.arg(duration_ms) AS int), SYSUTCDATETIME())
+WHERE lease_name = CAST(sqlc.arg(lease_name) AS varchar(64))
+  AND expires_at <= SYSUTCDATETIME();
+
+-- name: InsertLease :exec
+-- The "row is missing" half of acquire. The primary key decides a race: the
+-- loser gets error 2627 and reads the winner's row.
+INSERT INTO submission_manager_leases (
+    lease_name, holder_id, lease_epoch, acquired_at, renewed_at, expires_at
+) VALUES (
+    CAST(sqlc.arg(lease_name) AS varchar(64)),
+    CAST(sqlc.arg(holder_id) AS varchar(128)),
+    1,
+    SYSUTCDATETIME(),
+    SYSUTCDATETIME(),
+    DATEADD(millisecond, CAST(sqlc.arg(duration_ms) AS int), SYSUTCDATETIME())
+);
+
+-- name: RenewLease :execrows
+UPDATE submission_manager_leases
+SET renewed_at = SYSUTCDATETIME(),
+    expires_at = DATEADD(millisecond, CAST(sqlc.arg(duration_ms) AS int), SYSUTCDATETIME())
+WHERE lease_name = CAST(sqlc.arg(lease_name) AS varchar(64))
+  AND holder_id = CAST(sqlc.arg(holder_id) AS varchar(128))
+  AND lease_epoch = CAST(sqlc.arg(lease_epoch) AS bigint)
+  AND expires_at > SYSUTCDATETIME();
+
+-- name: ReleaseLease :execrows
+-- Expiring the lease now lets the next acquire (expires_at <= now) win.
+UPDATE submission_manager_leases
+SET expires_at = SYSUTCDATETIME()
+WHERE lease_name = CAST(sqlc.arg(lease_name) AS varchar(64))
+  AND holder_id = CAST(sqlc.arg(holder_id) AS varchar(128))
+  AND lease_epoch = CAST(sqlc.arg(lease_epoch) AS bigint)
+  AND expires_at > SYSUTCDATETIME();
+
+-- name: GetLease :one
+SELECT lease_name, holder_id, lease_epoch, acquired_at, renewed_at, expires_at
+FROM submission_manager_leases
+WHERE lease_name = CAST(sqlc.arg(lease_name) AS varchar(64));
+
+-- name: CountHeldLease :one
+-- The fence check of every execution-state write. It runs inside the
+-- write's REPEATABLE READ transaction, so the shared lock it takes on the
+-- lease row is held until commit: a concurrent acquire (an UPDATE of that
+-- row) waits, and cannot slip in between this check and the commit.
+SELECT COUNT(*) AS held
+FROM submission_manager_leases
+WHERE lease_name = CAST(sqlc.arg(lease_name) AS varchar(64))
+  AND holder_id = CAST(sqlc.arg(holder_id) AS varchar(128))
+  AND lease_epoch = CAST(sqlc.arg(lease_epoch) AS bigint)
+  AND expires_at > SYSUTCDATETIME();
