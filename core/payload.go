@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 )
 
 // CompactPayload validates a JSON payload and removes insignificant white
@@ -14,6 +15,12 @@ import (
 func CompactPayload(raw []byte) (json.RawMessage, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, &FieldError{Field: "payload", Message: "is required"}
+	}
+	// encoding/json passes invalid UTF-8 inside strings through untouched;
+	// such a payload is not interchangeable JSON (RFC 8259 section 8.1) and
+	// would be forwarded to gateways and returned to clients as it came.
+	if !utf8.Valid(raw) {
+		return nil, &FieldError{Field: "payload", Message: "must be UTF-8 encoded JSON"}
 	}
 	var buf bytes.Buffer
 	buf.Grow(len(raw))
