@@ -1,0 +1,150 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/submissionmanager/submission-manager/adapters/sqlite/internal/sqlitedb"
+	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/ports"
+)
+
+// StartAttempt counts the attempt on its intent and records it as started,
+// in one transaction, only while the fence holds its lease.
+func (s *intentStore) StartAttempt(ctx context.Context, p ports.StartAttemptParams) error {
+	return s.db.write(ctx, "start attempt", func(ctx context.Context, q *sqlitedb.Queries) error {
+		n, err := q.ReserveAttempt(ctx, sqlitedb.ReserveAttemptParams{
+			IntentID:      p.IntentID,
+			AttemptNumber: int64(p.Number),
+			LeaseName:     p.Fence.LeaseName,
+			HolderID:      p.Fence.HolderID,
+			LeaseEpoch:    p.Fence.Epoch,
+		})
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return whyRefused(ctx, q, p.Fence, p.IntentID)
+		}
+		return q.InsertAttempt(ctx, sqlitedb.InsertAttemptParams{
+			IntentID:      p.IntentID,
+			AttemptNumber: int64(p.Number),
+			HolderID:      p.Fence.HolderID,
+			LeaseEpoch:    p.Fence.Epoch,
+			StartedAt:     nanos(p.StartedAt),
+		})
+	})
+}
+
+// FinishAttempt closes the attempt and applies the decision to the intent in
+// one transaction, only while the fence holds its lease; either both happen
+// or neither.
+func (s *intentStore) FinishAttempt(ctx context.Context, p ports.FinishAttemptParams) error {
+	if p.FinishedAt.IsZero() {
+		return fmt.Errorf("sqlite: finish attempt %d of %q: FinishedAt is required", p.Number, p.IntentID)
+	}
+	if err := checkDecision(p.Decision); err != nil {
+		return fmt.Errorf("sqlite: finish attempt %d of %q: %w", p.Number, p.IntentID, err)
+	}
+	closeParams := sqlitedb.CloseAttemptParams{
+		FinishedAt:    nullNanos(p.FinishedAt),
+		Error:         nullString(p.Error),
+		IntentID:      p.IntentID,
+		AttemptNumber: int64(p.Number),
+		LeaseName:     p.Fence.LeaseName,
+		HolderID:      p.Fence.HolderID,
+		LeaseEpoch:    p.Fence.Epoch,
+	}
+	if o := p.Outcome; o != nil {
+		closeParams.OutcomeStatus = nullString(string(o.Status))
+		closeParams.OutcomeReason = nullString(o.Reason)
+		closeParams.MessageID = nullString(o.MessageID)
+	}
+	d := p.Decision
+	decision := sqlitedb.ApplyDecisionParams{
+		Status:          string(d.Status),
+		NextDueAt:       nullNanos(d.NextDueAt),
+		ExhaustedReason: nullString(string(d.ExhaustedReason)),
+		IntentID:        p.IntentID,
+		AttemptNumber:   int64(p.Number),
+	}
+	if o := d.FinalOutcome; o != nil {
+		decision.FinalOutcomeStatus = nullString(string(o.Status))
+		decision.FinalOutcomeReason = nullString(o.Reason)
+		decision.FinalMessageID = nullString(o.MessageID)
+	}
+	return s.db.write(ctx, "finish attempt", func(ctx context.Context, q *sqlitedb.Queries) error {
+		n, err := q.CloseAttempt(ctx, closeParams)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return whyRefused(ctx, q, p.Fence, p.IntentID)
+		}
+		n, err = q.ApplyDecision(ctx, decision)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			// The attempt was open but is not the intent's latest, or the
+			// intent is no longer pending: the closed attempt rolls back.
+			return core.ErrIntentNotRunnable
+		}
+		return nil
+	})
+}
+
+// whyRefused tells apart, inside the refused write's transaction, the two
+// reasons a fenced write can affect no row: the lease is lost (ErrFenced,
+// which wins) or the intent moved on (ErrIntentNotRunnable, or
+// ErrIntentNotFound when there is no such intent).
+func whyRefused(ctx context.Context, q *sqlitedb.Queries, f core.Fence, intentID string) error {
+	holds, err := q.FenceHolds(ctx, sqlitedb.FenceHoldsParams{
+		LeaseName: f.LeaseName, HolderID: f.HolderID, LeaseEpoch: f.Epoch,
+	})
+	if err != nil {
+		return err
+	}
+	if !holds {
+		return core.ErrFenced
+	}
+	found, err := q.IntentExists(ctx, intentID)
+	if err != nil {
+		return err
+	}
+	if !found {
+		return core.ErrIntentNotFound
+	}
+	return core.ErrIntentNotRunnable
+}
+
+// checkDecision refuses a decision whose fields contradict its status, which
+// the schema's CHECK constraints would refuse less legibly.
+func checkDecision(d core.Decision) error {
+	switch d.Status {
+	case core.StatusPending:
+		if d.NextDueAt.IsZero() {
+			return fmt.Errorf("pending decision without NextDueAt")
+		}
+		if d.FinalOutcome != nil || d.ExhaustedReason != "" {
+			return fmt.Errorf("pending decision with a final outcome or exhausted reason")
+		}
+	case core.StatusAccepted, core.StatusRejected:
+		if d.FinalOutcome == nil {
+			return fmt.Errorf("%s decision without a final outcome", d.Status)
+		}
+		if d.ExhaustedReason != "" || !d.NextDueAt.IsZero() {
+			return fmt.Errorf("%s decision with an exhausted reason or a next due time", d.Status)
+		}
+	case core.StatusExhausted:
+		if d.ExhaustedReason == "" {
+			return fmt.Errorf("exhausted decision without a reason")
+		}
+		if d.FinalOutcome != nil || !d.NextDueAt.IsZero() {
+			return fmt.Errorf("exhausted decision with a final outcome or a next due time")
+		}
+	default:
+		return fmt.Errorf("decision with unknown status %q", d.Status)
+	}
+	return nil
+}

@@ -1,0 +1,124 @@
+package sqlite
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/submissionmanager/submission-manager/adapters/sqlite/internal/sqlitedb"
+	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/ports"
+)
+
+// nanos is the stored form of a time: Unix nanoseconds, exact for any time
+// between the years 1678 and 2262. The zero time is 0, which no real
+// timestamp uses, so a zero cursor sorts before every row.
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// nullNanos stores the zero time as NULL, for columns where "not set" has a
+// meaning (next_due_at of a terminal intent, finished_at in flight).
+func nullNanos(t time.Time) sql.NullInt64 {
+	if t.IsZero() {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: t.UnixNano(), Valid: true}
+}
+
+// fromNanos reads a stored time back in UTC; 0 is the zero time.
+func fromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+func fromNullNanos(n sql.NullInt64) time.Time {
+	if !n.Valid {
+		return time.Time{}
+	}
+	return fromNanos(n.Int64)
+}
+
+func nullString(s string) sql.NullString {
+	return sql.NullString{String: s, Valid: s != ""}
+}
+
+// intentFromRow rebuilds an intent without its attempts.
+func intentFromRow(r sqlitedb.SubmissionIntent) (core.Intent, error) {
+	var contract core.Contract
+	if err := json.Unmarshal([]byte(r.Contract), &contract); err != nil {
+		return core.Intent{}, fmt.Errorf("intent %q: decoding contract snapshot: %w", r.IntentID, err)
+	}
+	in := core.Intent{
+		IntentID:         r.IntentID,
+		SubmissionTarget: r.SubmissionTarget,
+		Payload:          json.RawMessage(r.Payload),
+		CreatedAt:        fromNanos(r.CreatedAt),
+		Status:           core.IntentStatus(r.Status),
+		Contract:         contract,
+		NextDueAt:        fromNullNanos(r.NextDueAt),
+		AttemptCount:     int(r.AttemptCount),
+		ExhaustedReason:  core.ExhaustedReason(r.ExhaustedReason.String),
+		LastModifiedAt:   fromNanos(r.LastModifiedAt),
+	}
+	if r.FinalOutcomeStatus.Valid {
+		in.FinalOutcome = &core.Outcome{
+			Status:    core.OutcomeStatus(r.FinalOutcomeStatus.String),
+			Reason:    r.FinalOutcomeReason.String,
+			MessageID: r.FinalMessageID.String,
+		}
+	}
+	return in, nil
+}
+
+func attemptFromRow(r sqlitedb.SubmissionAttempt) core.Attempt {
+	a := core.Attempt{
+		Number:     int(r.AttemptNumber),
+		StartedAt:  fromNanos(r.StartedAt),
+		FinishedAt: fromNullNanos(r.FinishedAt),
+		Error:      r.Error.String,
+	}
+	if r.OutcomeStatus.Valid {
+		a.Outcome = &core.Outcome{
+			Status:    core.OutcomeStatus(r.OutcomeStatus.String),
+			Reason:    r.OutcomeReason.String,
+			MessageID: r.MessageID.String,
+		}
+	}
+	return a
+}
+
+func attemptsFromRows(rows []sqlitedb.SubmissionAttempt) []core.Attempt {
+	attempts := make([]core.Attempt, len(rows))
+	for i, r := range rows {
+		attempts[i] = attemptFromRow(r)
+	}
+	return attempts
+}
+
+func scheduleRow(id, status, mode string, nextDue sql.NullInt64, lastModified int64) ports.ScheduleRow {
+	return ports.ScheduleRow{
+		IntentID:       id,
+		Status:         core.IntentStatus(status),
+		Mode:           core.Mode(mode),
+		NextDueAt:      fromNullNanos(nextDue),
+		LastModifiedAt: fromNanos(lastModified),
+	}
+}
+
+func leaseFromRow(r sqlitedb.SubmissionManagerLease) core.Lease {
+	return core.Lease{
+		LeaseName:  r.LeaseName,
+		HolderID:   r.HolderID,
+		Epoch:      r.LeaseEpoch,
+		AcquiredAt: fromNanos(r.AcquiredAt),
+		RenewedAt:  fromNanos(r.RenewedAt),
+		ExpiresAt:  fromNanos(r.ExpiresAt),
+	}
+}

@@ -1,0 +1,36 @@
+// Package sqlite is the zero-setup store of SubmissionManager: intents,
+// attempts and the leadership lease in one embedded SQLite file, driven by
+// the pure Go modernc.org/sqlite driver. It implements ports.Store and
+// ports.LeaseStore; cmd opens it with Open, runs Migrate and wires Store and
+// Leases.
+//
+// # Time
+//
+// Every time is stored as an INTEGER of Unix nanoseconds in UTC, so core
+// times (created_at, next_due_at, attempt start and finish) round-trip
+// exactly, to the nanosecond, and come back in UTC. Times the database sets
+// itself (last_modified_at and every lease time) come from SQLite's own clock
+// inside the statement, which has millisecond resolution; lease expiry and
+// fencing compare against that clock only, never the caller's.
+//
+// last_modified_at is made strictly increasing: each write stores the larger
+// of SQLite's now and the previous maximum plus one nanosecond. With one
+// writer at a time that orders changes by commit, so the refresh cursor
+// (last_modified_at, intent_id) can never skip a row committed after a page
+// was read, not even one committed in the same millisecond.
+//
+// # Layout and durability
+//
+// The file runs in WAL mode with foreign keys on and a busy timeout. Reads go
+// through a pool of read-only connections, each multi-statement read in one
+// read transaction. Writes go through a single writer connection owned by a
+// group-commit goroutine: operations submitted concurrently are gathered into
+// one BEGIN IMMEDIATE transaction, each isolated by a SAVEPOINT so that one
+// operation's failure (a fenced write, a duplicate) rolls back only itself,
+// and every caller is answered with its own result only after the commit.
+// One fsync then covers a whole batch, which is what lets synchronous=FULL
+// keep up with thousands of writes per second.
+//
+// Several processes may open the same file (SQLite locks it), but each
+// process should open it once: the group-commit writer is per DB.
+package sqlite

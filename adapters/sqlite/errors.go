@@ -1,0 +1,49 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/submissionmanager/submission-manager/core"
+)
+
+// errClosed answers operations submitted after Close.
+var errClosed = errors.New("sqlite: store is closed")
+
+// storeError is the one place where driver and database/sql errors become
+// core errors. Errors that already are core errors (the store's own verdicts,
+// such as core.ErrFenced) pass through unchanged; everything else says
+// nothing about the request and becomes core.ErrStoreUnavailable, wrapping
+// the cause so logs keep it (a context error stays visible to errors.Is).
+func storeError(op string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case isCoreError(err):
+		return err
+	default:
+		return fmt.Errorf("sqlite: %s: %w: %w", op, core.ErrStoreUnavailable, err)
+	}
+}
+
+// isCoreError reports whether err is already one of the verdicts callers
+// act on, which must not be hidden behind core.ErrStoreUnavailable.
+func isCoreError(err error) bool {
+	var conflict *core.IdempotencyConflictError
+	return errors.As(err, &conflict) ||
+		errors.Is(err, core.ErrFenced) ||
+		errors.Is(err, core.ErrIntentNotRunnable) ||
+		errors.Is(err, core.ErrIntentNotFound) ||
+		errors.Is(err, core.ErrStoreUnavailable)
+}
+
+// noRows reports whether a single-row query found nothing; callers turn that
+// into their own answer (not found, lease missing, duplicate key).
+func noRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
+
+// contextError reports whether err is the caller's context ending.
+func contextError(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}

@@ -1,0 +1,31 @@
+package sqlite
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	"testing"
+)
+
+// openTestDB opens a migrated database in a fresh file under t.TempDir and
+// closes it when the test ends.
+func openTestDB(t testing.TB) *DB {
+	t.Helper()
+	return openAt(t, filepath.Join(t.TempDir(), "store.db"))
+}
+
+// openAt opens and migrates the database at path, closing it at cleanup.
+func openAt(t testing.TB, path string) *DB {
+	t.Helper()
+	db, err := Open(context.Background(), Config{Path: path, Logger: discardLogger()})
+	if err != nil {
+		t.Fatalf("Open(%s): %v", path, err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.Migrate(context.Background(), MigrateUp); err != nil {
+		t.Fatalf("Migrate up: %v", err)
+	}
+	return db
+}
+
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }

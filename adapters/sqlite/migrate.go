@@ -1,0 +1,113 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"time"
+
+	"github.com/pressly/goose/v3"
+
+	"github.com/submissionmanager/submission-manager/db/migrations"
+)
+
+// Migration directions accepted by Migrate.
+const (
+	MigrateUp     = "up"
+	MigrateDown   = "down"
+	MigrateStatus = "status"
+)
+
+// MigrationState is one embedded migration and whether this database has it.
+type MigrationState struct {
+	Version   int64
+	Name      string
+	Applied   bool
+	AppliedAt time.Time
+}
+
+// String renders the state as one line for `migrate status`.
+func (s MigrationState) String() string {
+	if !s.Applied {
+		return fmt.Sprintf("pending  %s", s.Name)
+	}
+	return fmt.Sprintf("applied  %s  (%s)", s.Name, s.AppliedAt.UTC().Format(time.RFC3339))
+}
+
+// Migrate moves the schema with the goose migrations embedded in the binary:
+// "up" applies every pending one, "down" rolls back the latest one, and
+// "status" logs each migration's state (MigrationStatus returns them).
+func (db *DB) Migrate(ctx context.Context, direction string) error {
+	p, err := db.migrator()
+	if err != nil {
+		return err
+	}
+	switch direction {
+	case MigrateUp:
+		results, err := p.Up(ctx)
+		for _, r := range results {
+			db.log.Info("migration applied", "migration", path.Base(r.Source.Path), "duration", r.Duration)
+		}
+		if err != nil {
+			return fmt.Errorf("sqlite: migrate up: %w", err)
+		}
+		return nil
+	case MigrateDown:
+		r, err := p.Down(ctx)
+		if errors.Is(err, goose.ErrNoNextVersion) {
+			return fmt.Errorf("sqlite: migrate down: no migration is applied")
+		}
+		if err != nil {
+			return fmt.Errorf("sqlite: migrate down: %w", err)
+		}
+		db.log.Info("migration rolled back", "migration", path.Base(r.Source.Path), "duration", r.Duration)
+		return nil
+	case MigrateStatus:
+		states, err := db.MigrationStatus(ctx)
+		if err != nil {
+			return err
+		}
+		for _, s := range states {
+			db.log.Info("migration status", "migration", s.Name, "applied", s.Applied, "applied_at", s.AppliedAt)
+		}
+		return nil
+	default:
+		return fmt.Errorf("sqlite: migrate: unknown direction %q (want %q, %q or %q)",
+			direction, MigrateUp, MigrateDown, MigrateStatus)
+	}
+}
+
+// MigrationStatus lists every embedded migration in version order with
+// whether and when this database applied it.
+func (db *DB) MigrationStatus(ctx context.Context) ([]MigrationState, error) {
+	p, err := db.migrator()
+	if err != nil {
+		return nil, err
+	}
+	statuses, err := p.Status(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: migration status: %w", err)
+	}
+	states := make([]MigrationState, len(statuses))
+	for i, s := range statuses {
+		states[i] = MigrationState{
+			Version:   s.Source.Version,
+			Name:      path.Base(s.Source.Path),
+			Applied:   s.State == goose.StateApplied,
+			AppliedAt: s.AppliedAt,
+		}
+	}
+	return states, nil
+}
+
+// migrator runs goose on the writer connection, so migrations queue behind
+// (and never race) the store's own writes.
+func (db *DB) migrator() (*goose.Provider, error) {
+	p, err := goose.NewProvider(goose.DialectSQLite3, db.writeDB, migrations.SQLite(),
+		goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: loading migrations: %w", err)
+	}
+	return p, nil
+}

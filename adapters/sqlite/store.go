@@ -1,0 +1,243 @@
+package sqlite
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+
+	"github.com/submissionmanager/submission-manager/adapters/sqlite/internal/sqlitedb"
+	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/ports"
+)
+
+// intentStore is ports.Store on a DB.
+type intentStore struct{ db *DB }
+
+var _ ports.Store = (*intentStore)(nil)
+
+// CreateIntent inserts the intent unless its intentId exists; the primary
+// key decides, inside the write transaction, so concurrent creators of one
+// intentId (in this process or another) yield one row.
+func (s *intentStore) CreateIntent(ctx context.Context, intent core.Intent) (ports.CreateIntentResult, error) {
+	if intent.NextDueAt.IsZero() {
+		return ports.CreateIntentResult{}, fmt.Errorf("sqlite: create intent %q: a pending intent needs NextDueAt", intent.IntentID)
+	}
+	contract, err := json.Marshal(intent.Contract)
+	if err != nil {
+		return ports.CreateIntentResult{}, fmt.Errorf("sqlite: create intent %q: encoding contract: %w", intent.IntentID, err)
+	}
+	params := sqlitedb.InsertIntentParams{
+		IntentID:         intent.IntentID,
+		SubmissionTarget: intent.SubmissionTarget,
+		Payload:          intent.Payload,
+		Contract:         string(contract),
+		GatewayType:      string(intent.Contract.GatewayType),
+		Mode:             string(intent.Contract.Mode),
+		CreatedAt:        nanos(intent.CreatedAt),
+		NextDueAt:        nullNanos(intent.NextDueAt),
+	}
+	var res ports.CreateIntentResult
+	err = s.db.write(ctx, "create intent", func(ctx context.Context, q *sqlitedb.Queries) error {
+		lastModified, err := q.InsertIntent(ctx, params)
+		if err == nil {
+			// The creator sees what a later read returns: UTC times without
+			// a monotonic reading, no attempts yet.
+			created := intent
+			created.CreatedAt = fromNanos(params.CreatedAt)
+			created.NextDueAt = fromNullNanos(params.NextDueAt)
+			created.Status = core.StatusPending
+			created.Contract = intent.Contract.Clone()
+			created.AttemptCount = 0
+			created.Attempts = nil
+			created.FinalOutcome = nil
+			created.ExhaustedReason = ""
+			created.LastModifiedAt = fromNanos(lastModified)
+			res = ports.CreateIntentResult{Intent: created, Created: true}
+			return nil
+		}
+		if !noRows(err) {
+			return err
+		}
+		// The intentId exists: this transaction sees the row that won.
+		existing, err := loadIntent(ctx, q, intent.IntentID)
+		if err != nil {
+			return err
+		}
+		if err := core.CheckIdempotency(existing, intent.SubmissionTarget, intent.Payload); err != nil {
+			return err
+		}
+		res = ports.CreateIntentResult{Intent: existing}
+		return nil
+	})
+	return res, err
+}
+
+// GetIntent reads the intent and its attempts from one snapshot.
+func (s *intentStore) GetIntent(ctx context.Context, intentID string) (core.Intent, error) {
+	var in core.Intent
+	err := s.db.read(ctx, "get intent", func(ctx context.Context, q *sqlitedb.Queries) error {
+		var err error
+		in, err = loadIntent(ctx, q, intentID)
+		return err
+	})
+	return in, err
+}
+
+// loadIntent reads an intent with its attempts in order through q.
+func loadIntent(ctx context.Context, q *sqlitedb.Queries, intentID string) (core.Intent, error) {
+	row, err := q.GetIntent(ctx, intentID)
+	if noRows(err) {
+		return core.Intent{}, core.ErrIntentNotFound
+	}
+	if err != nil {
+		return core.Intent{}, err
+	}
+	in, err := intentFromRow(row)
+	if err != nil {
+		return core.Intent{}, err
+	}
+	attempts, err := q.ListAttempts(ctx, intentID)
+	if err != nil {
+		return core.Intent{}, err
+	}
+	in.Attempts = attemptsFromRows(attempts)
+	return in, nil
+}
+
+// ListIntents reads one page newest first, with the page's attempts, from
+// one snapshot. It reads one row more than the page to know whether another
+// page follows.
+func (s *intentStore) ListIntents(ctx context.Context, p ports.ListIntentsParams) (ports.IntentPage, error) {
+	if p.Limit < 1 {
+		return ports.IntentPage{}, fmt.Errorf("sqlite: list intents: limit %d is below 1", p.Limit)
+	}
+	beforeCreated, beforeID := int64(math.MaxInt64), ""
+	if p.Before != nil {
+		beforeCreated, beforeID = nanos(p.Before.CreatedAt), p.Before.IntentID
+	}
+	limit := int64(p.Limit) + 1
+	var page ports.IntentPage
+	err := s.db.read(ctx, "list intents", func(ctx context.Context, q *sqlitedb.Queries) error {
+		rows, err := listIntentRows(ctx, q, p, beforeCreated, beforeID, limit)
+		if err != nil {
+			return err
+		}
+		if len(rows) > p.Limit {
+			rows = rows[:p.Limit]
+			last := rows[len(rows)-1]
+			page.Next = &ports.IntentPosition{CreatedAt: fromNanos(last.CreatedAt), IntentID: last.IntentID}
+		}
+		page.Intents, err = intentsWithAttempts(ctx, q, rows)
+		return err
+	})
+	return page, err
+}
+
+// listIntentRows picks the listing query whose index serves the filters.
+func listIntentRows(ctx context.Context, q *sqlitedb.Queries, p ports.ListIntentsParams, beforeCreated int64, beforeID string, limit int64) ([]sqlitedb.SubmissionIntent, error) {
+	switch {
+	case p.Status != "" && p.SubmissionTarget != "":
+		return q.ListIntentsByStatusAndTarget(ctx, sqlitedb.ListIntentsByStatusAndTargetParams{
+			Status: string(p.Status), SubmissionTarget: p.SubmissionTarget,
+			BeforeCreatedAt: beforeCreated, BeforeIntentID: beforeID, RowLimit: limit,
+		})
+	case p.Status != "":
+		return q.ListIntentsByStatus(ctx, sqlitedb.ListIntentsByStatusParams{
+			Status:          string(p.Status),
+			BeforeCreatedAt: beforeCreated, BeforeIntentID: beforeID, RowLimit: limit,
+		})
+	case p.SubmissionTarget != "":
+		return q.ListIntentsByTarget(ctx, sqlitedb.ListIntentsByTargetParams{
+			SubmissionTarget: p.SubmissionTarget,
+			BeforeCreatedAt:  beforeCreated, BeforeIntentID: beforeID, RowLimit: limit,
+		})
+	default:
+		return q.ListIntents(ctx, sqlitedb.ListIntentsParams{
+			BeforeCreatedAt: beforeCreated, BeforeIntentID: beforeID, RowLimit: limit,
+		})
+	}
+}
+
+// intentsWithAttempts converts a page of rows and attaches every intent's
+// attempts, read with one query for the whole page.
+func intentsWithAttempts(ctx context.Context, q *sqlitedb.Queries, rows []sqlitedb.SubmissionIntent) ([]core.Intent, error) {
+	intents := make([]core.Intent, len(rows))
+	if len(rows) == 0 {
+		return intents, nil
+	}
+	ids := make([]string, len(rows))
+	byID := make(map[string]int, len(rows))
+	for i, r := range rows {
+		in, err := intentFromRow(r)
+		if err != nil {
+			return nil, err
+		}
+		intents[i] = in
+		ids[i] = r.IntentID
+		byID[r.IntentID] = i
+	}
+	attempts, err := q.ListAttemptsOf(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range attempts {
+		i := byID[a.IntentID]
+		intents[i].Attempts = append(intents[i].Attempts, attemptFromRow(a))
+	}
+	return intents, nil
+}
+
+// ListPending pages through pending intents by intentId for a rebuild.
+func (s *intentStore) ListPending(ctx context.Context, p ports.ListPendingParams) ([]ports.ScheduleRow, error) {
+	if p.Limit < 1 {
+		return nil, fmt.Errorf("sqlite: list pending: limit %d is below 1", p.Limit)
+	}
+	rows, err := s.db.reads.ListPending(ctx, sqlitedb.ListPendingParams{
+		AfterIntentID: p.AfterIntentID,
+		RowLimit:      int64(p.Limit),
+	})
+	if err != nil {
+		return nil, storeError("list pending", err)
+	}
+	out := make([]ports.ScheduleRow, len(rows))
+	for i, r := range rows {
+		out[i] = scheduleRow(r.IntentID, string(core.StatusPending), r.Mode, r.NextDueAt, r.LastModifiedAt)
+	}
+	return out, nil
+}
+
+// ListChanged pages through intents changed after the cursor, in cursor
+// order. The cursor's time must be one this store returned: it is compared
+// to the nanosecond.
+func (s *intentStore) ListChanged(ctx context.Context, p ports.ListChangedParams) ([]ports.ScheduleRow, error) {
+	if p.Limit < 1 {
+		return nil, fmt.Errorf("sqlite: list changed: limit %d is below 1", p.Limit)
+	}
+	rows, err := s.db.reads.ListChanged(ctx, sqlitedb.ListChangedParams{
+		AfterModifiedAt: nanos(p.After.LastModifiedAt),
+		AfterIntentID:   p.After.IntentID,
+		RowLimit:        int64(p.Limit),
+	})
+	if err != nil {
+		return nil, storeError("list changed", err)
+	}
+	out := make([]ports.ScheduleRow, len(rows))
+	for i, r := range rows {
+		out[i] = scheduleRow(r.IntentID, r.Status, r.Mode, r.NextDueAt, r.LastModifiedAt)
+	}
+	return out, nil
+}
+
+// LatestChange returns the cursor of the most recent change, or the zero
+// cursor when the store has no intent.
+func (s *intentStore) LatestChange(ctx context.Context) (ports.ChangeCursor, error) {
+	row, err := s.db.reads.LatestChange(ctx)
+	if noRows(err) {
+		return ports.ChangeCursor{}, nil
+	}
+	if err != nil {
+		return ports.ChangeCursor{}, storeError("latest change", err)
+	}
+	return ports.ChangeCursor{LastModifiedAt: fromNanos(row.LastModifiedAt), IntentID: row.IntentID}, nil
+}

@@ -1,0 +1,69 @@
+-- Fenced execution writes of the embedded SQLite store. Each write carries the
+-- lease fence (lease_name, holder_id, lease_epoch) and applies only while that
+-- lease is unexpired in database time, evaluated inside the same statement.
+-- Times are INTEGER Unix nanoseconds; see intents.sql for "now" and the
+-- strictly increasing last_modified_at.
+
+-- name: ReserveAttempt :execrows
+-- Counts the attempt on its intent; zero rows means fenced or not runnable.
+UPDATE submission_intents
+SET attempt_count = attempt_count + 1,
+    last_modified_at = MAX(CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000000,
+        COALESCE((SELECT MAX(i.last_modified_at) FROM submission_intents AS i), 0) + 1)
+WHERE submission_intents.intent_id = sqlc.arg(intent_id)
+  AND submission_intents.status = 'pending'
+  AND submission_intents.attempt_count = CAST(sqlc.arg(attempt_number) AS INTEGER) - 1
+  AND EXISTS (
+    SELECT 1 FROM submission_manager_leases AS l
+    WHERE l.lease_name = sqlc.arg(lease_name) AND l.holder_id = sqlc.arg(holder_id)
+      AND l.lease_epoch = sqlc.arg(lease_epoch)
+      AND l.expires_at > CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000000);
+
+-- name: InsertAttempt :exec
+-- Runs in the transaction of a successful ReserveAttempt, which fenced it.
+INSERT INTO submission_attempts (intent_id, attempt_number, holder_id, lease_epoch, started_at)
+VALUES (sqlc.arg(intent_id), sqlc.arg(attempt_number), sqlc.arg(holder_id), sqlc.arg(lease_epoch), sqlc.arg(started_at));
+
+-- name: CloseAttempt :execrows
+-- Closes an unfinished attempt; zero rows means fenced or already closed.
+UPDATE submission_attempts
+SET finished_at = sqlc.arg(finished_at),
+    outcome_status = sqlc.arg(outcome_status),
+    outcome_reason = sqlc.arg(outcome_reason),
+    message_id = sqlc.arg(message_id),
+    error = sqlc.arg(error)
+WHERE submission_attempts.intent_id = sqlc.arg(intent_id)
+  AND submission_attempts.attempt_number = sqlc.arg(attempt_number)
+  AND submission_attempts.finished_at IS NULL
+  AND EXISTS (
+    SELECT 1 FROM submission_manager_leases AS l
+    WHERE l.lease_name = sqlc.arg(lease_name) AND l.holder_id = sqlc.arg(holder_id)
+      AND l.lease_epoch = sqlc.arg(lease_epoch)
+      AND l.expires_at > CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000000);
+
+-- name: ApplyDecision :execrows
+-- Runs in the transaction of a successful CloseAttempt, which fenced it; it
+-- applies only to the intent's latest attempt while the intent is pending.
+UPDATE submission_intents
+SET status = sqlc.arg(status),
+    next_due_at = sqlc.arg(next_due_at),
+    final_outcome_status = sqlc.arg(final_outcome_status),
+    final_outcome_reason = sqlc.arg(final_outcome_reason),
+    final_message_id = sqlc.arg(final_message_id),
+    exhausted_reason = sqlc.arg(exhausted_reason),
+    last_modified_at = MAX(CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000000,
+        COALESCE((SELECT MAX(i.last_modified_at) FROM submission_intents AS i), 0) + 1)
+WHERE submission_intents.intent_id = sqlc.arg(intent_id)
+  AND submission_intents.status = 'pending'
+  AND submission_intents.attempt_count = sqlc.arg(attempt_number);
+
+-- name: FenceHolds :one
+-- Tells a fenced write's zero rows apart: lost lease or intent moved on.
+SELECT EXISTS (
+    SELECT 1 FROM submission_manager_leases AS l
+    WHERE l.lease_name = sqlc.arg(lease_name) AND l.holder_id = sqlc.arg(holder_id)
+      AND l.lease_epoch = sqlc.arg(lease_epoch)
+      AND l.expires_at > CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000000) AS holds;
+
+-- name: IntentExists :one
+SELECT EXISTS (SELECT 1 FROM submission_intents WHERE intent_id = sqlc.arg(intent_id)) AS found;

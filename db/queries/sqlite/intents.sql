@@ -1,0 +1,86 @@
+-- Intent queries of the embedded SQLite store.
+--
+-- Times are INTEGER Unix nanoseconds (UTC). The database's own "now" is
+--   CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000000
+-- (SQLite's clock, millisecond resolution, constant within one statement).
+-- last_modified_at is set on every insert and update to
+--   MAX(now, MAX(last_modified_at over all intents) + 1)
+-- so it is strictly increasing in commit order: a refresh cursor that has
+-- seen (t, id) can never miss a row committed later, even one written in the
+-- same millisecond, and a wall clock stepping back cannot reorder changes.
+
+-- name: InsertIntent :one
+-- A duplicate intent_id inserts nothing and returns no row: the primary key
+-- decides create-or-get, never a read before the write.
+INSERT INTO submission_intents (
+    intent_id, submission_target, payload, contract, gateway_type, mode,
+    status, created_at, next_due_at, attempt_count, last_modified_at
+) VALUES (
+    sqlc.arg(intent_id), sqlc.arg(submission_target), sqlc.arg(payload), sqlc.arg(contract),
+    sqlc.arg(gateway_type), sqlc.arg(mode), 'pending', sqlc.arg(created_at), sqlc.arg(next_due_at), 0,
+    MAX(CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000000,
+        COALESCE((SELECT MAX(i.last_modified_at) FROM submission_intents AS i), 0) + 1)
+)
+ON CONFLICT (intent_id) DO NOTHING
+RETURNING last_modified_at;
+
+-- name: GetIntent :one
+SELECT * FROM submission_intents WHERE intent_id = sqlc.arg(intent_id);
+
+-- name: ListAttempts :many
+SELECT * FROM submission_attempts
+WHERE intent_id = sqlc.arg(intent_id)
+ORDER BY attempt_number;
+
+-- name: ListAttemptsOf :many
+SELECT * FROM submission_attempts
+WHERE intent_id IN (sqlc.slice(intent_ids))
+ORDER BY intent_id, attempt_number;
+
+-- name: ListPending :many
+SELECT intent_id, mode, next_due_at, last_modified_at FROM submission_intents
+WHERE status = 'pending' AND intent_id > CAST(sqlc.arg(after_intent_id) AS TEXT)
+ORDER BY intent_id
+LIMIT sqlc.arg(row_limit);
+
+-- name: ListChanged :many
+SELECT intent_id, status, mode, next_due_at, last_modified_at FROM submission_intents
+WHERE (last_modified_at, intent_id) > (CAST(sqlc.arg(after_modified_at) AS INTEGER), CAST(sqlc.arg(after_intent_id) AS TEXT))
+ORDER BY last_modified_at, intent_id
+LIMIT sqlc.arg(row_limit);
+
+-- name: LatestChange :one
+SELECT last_modified_at, intent_id FROM submission_intents
+ORDER BY last_modified_at DESC, intent_id DESC
+LIMIT 1;
+
+-- The four listings below are one query with its filters spelled out, so that
+-- each can walk its own index newest first instead of testing optional
+-- filters row by row. The first page passes (max int64, '') as the position.
+
+-- name: ListIntents :many
+SELECT * FROM submission_intents
+WHERE (created_at, intent_id) < (CAST(sqlc.arg(before_created_at) AS INTEGER), CAST(sqlc.arg(before_intent_id) AS TEXT))
+ORDER BY created_at DESC, intent_id DESC
+LIMIT sqlc.arg(row_limit);
+
+-- name: ListIntentsByStatus :many
+SELECT * FROM submission_intents
+WHERE status = sqlc.arg(status)
+  AND (created_at, intent_id) < (CAST(sqlc.arg(before_created_at) AS INTEGER), CAST(sqlc.arg(before_intent_id) AS TEXT))
+ORDER BY created_at DESC, intent_id DESC
+LIMIT sqlc.arg(row_limit);
+
+-- name: ListIntentsByTarget :many
+SELECT * FROM submission_intents
+WHERE submission_target = sqlc.arg(submission_target)
+  AND (created_at, intent_id) < (CAST(sqlc.arg(before_created_at) AS INTEGER), CAST(sqlc.arg(before_intent_id) AS TEXT))
+ORDER BY created_at DESC, intent_id DESC
+LIMIT sqlc.arg(row_limit);
+
+-- name: ListIntentsByStatusAndTarget :many
+SELECT * FROM submission_intents
+WHERE status = sqlc.arg(status) AND submission_target = sqlc.arg(submission_target)
+  AND (created_at, intent_id) < (CAST(sqlc.arg(before_created_at) AS INTEGER), CAST(sqlc.arg(before_intent_id) AS TEXT))
+ORDER BY created_at DESC, intent_id DESC
+LIMIT sqlc.arg(row_limit);
