@@ -29,17 +29,6 @@ func (e *unsupportedMediaTypeError) Error() string {
 	return fmt.Sprintf("Content-Type %q is not supported; send application/json", e.contentType)
 }
 
-// payloadTooLargeError refuses a payload above the configured limit. The
-// whole body is bounded separately (by http.MaxBytesReader), so a client
-// cannot make the server buffer an arbitrary amount before this check.
-type payloadTooLargeError struct {
-	size, limit int64
-}
-
-func (e *payloadTooLargeError) Error() string {
-	return fmt.Sprintf("the payload is %d bytes; the limit is %d", e.size, e.limit)
-}
-
 // malformedError means the body is not a JSON object of the request's
 // shape, so no field can be named as the culprit.
 type malformedError struct {

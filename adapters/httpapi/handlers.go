@@ -19,10 +19,9 @@ const defaultPageSize = 50
 // only translates: the request into a port call, the result into a response
 // type. Errors are returned untouched for problemFor to answer.
 type handlers struct {
-	service         ports.IntentService
-	leadership      ports.LeadershipReporter
-	holderID        string
-	maxPayloadBytes int64
+	service    ports.IntentService
+	leadership ports.LeadershipReporter
+	holderID   string
 }
 
 var _ apigen.StrictServerInterface = (*handlers)(nil)
@@ -32,9 +31,6 @@ var _ apigen.StrictServerInterface = (*handlers)(nil)
 func (h *handlers) SubmitIntent(ctx context.Context, req apigen.SubmitIntentRequestObject) (apigen.SubmitIntentResponseObject, error) {
 	if req.Body == nil {
 		return nil, errBodyRequired
-	}
-	if size := int64(len(req.Body.Payload)); size > h.maxPayloadBytes {
-		return nil, &payloadTooLargeError{size: size, limit: h.maxPayloadBytes}
 	}
 	res, err := h.service.SubmitIntent(ctx, ports.SubmitIntentParams{
 		IntentID:         req.Body.IntentId,

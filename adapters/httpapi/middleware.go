@@ -17,9 +17,16 @@ import (
 
 // bodyEnvelopeBytes is what a submission may carry beyond its payload: the
 // intentId and submissionTarget (255 characters each, possibly escaped) and
-// the JSON around them, with room to spare. The body limit is the payload
-// limit plus this, so the payload limit is what clients actually meet.
+// the JSON around them, with room to spare.
 const bodyEnvelopeBytes = 16 << 10
+
+// bodyLimit is the most of a request body the API reads. The payload limit
+// applies to compacted JSON, so a pretty-printed payload may be larger on the
+// wire; twice the limit leaves room for generous indentation while still
+// bounding what a client can make the server buffer.
+func bodyLimit(maxPayloadBytes int64) int64 {
+	return 2*maxPayloadBytes + bodyEnvelopeBytes
+}
 
 // apiKeys checks bearer tokens against the configured keys. It keeps only
 // SHA-256 digests and compares every one of them in constant time, so

@@ -60,7 +60,6 @@ func problemFor(err error) problem {
 		conflict    *core.IdempotencyConflictError
 		field       *core.FieldError
 		maxBytes    *http.MaxBytesError
-		tooLarge    *payloadTooLargeError
 		media       *unsupportedMediaTypeError
 		malformed   *malformedError
 		target      *targetNotFoundError
@@ -111,8 +110,8 @@ func problemFor(err error) problem {
 	case errors.As(err, &maxBytes):
 		return newProblem(http.StatusRequestEntityTooLarge, TypePayloadTooLarge, "Payload too large",
 			fmt.Sprintf("the request body exceeds %d bytes", maxBytes.Limit))
-	case errors.As(err, &tooLarge):
-		return newProblem(http.StatusRequestEntityTooLarge, TypePayloadTooLarge, "Payload too large", tooLarge.Error())
+	case errors.Is(err, core.ErrPayloadTooLarge):
+		return newProblem(http.StatusRequestEntityTooLarge, TypePayloadTooLarge, "Payload too large", err.Error())
 	case errors.As(err, &media):
 		return newProblem(http.StatusUnsupportedMediaType, TypeUnsupportedMediaType, "Unsupported media type", media.Error())
 	case errors.As(err, &malformed):

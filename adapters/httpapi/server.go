@@ -14,8 +14,9 @@ import (
 	"github.com/submissionmanager/submission-manager/ports"
 )
 
-// DefaultMaxPayloadBytes bounds a submission's payload unless configured
-// otherwise: 256 KiB.
+// DefaultMaxPayloadBytes is the payload limit the service enforces unless
+// configured otherwise (256 KiB of compacted JSON); the API bounds request
+// bodies from it.
 const DefaultMaxPayloadBytes = 256 << 10
 
 // Config wires the API to the service it exposes.
@@ -29,7 +30,9 @@ type Config struct {
 	HolderID string
 	// APIKeys, when not empty, are the bearer tokens /v1 accepts.
 	APIKeys []string
-	// MaxPayloadBytes bounds a submission's payload as sent; zero means
+	// MaxPayloadBytes is the service's payload limit. The service refuses a
+	// larger compacted payload; the API uses the limit to stop reading a body
+	// that cannot hold an acceptable payload. Zero means
 	// DefaultMaxPayloadBytes.
 	MaxPayloadBytes int64
 	// Logger receives refusals (debug) and server-side failures (error);
@@ -66,10 +69,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	onError := func(w http.ResponseWriter, r *http.Request, err error) { writeProblem(log, w, r, err) }
 	strict := apigen.NewStrictHandlerWithOptions(&handlers{
-		service:         cfg.Service,
-		leadership:      cfg.Leadership,
-		holderID:        cfg.HolderID,
-		maxPayloadBytes: cfg.MaxPayloadBytes,
+		service:    cfg.Service,
+		leadership: cfg.Leadership,
+		holderID:   cfg.HolderID,
 	}, nil, apigen.StrictHTTPServerOptions{
 		RequestErrorHandlerFunc:  onError,
 		ResponseErrorHandlerFunc: onError,
@@ -78,7 +80,7 @@ func New(cfg Config) (*Server, error) {
 	apigen.HandlerWithOptions(strict, apigen.StdHTTPServerOptions{
 		BaseRouter: mux,
 		// The last middleware runs first: body checks, then validation.
-		Middlewares:      []apigen.MiddlewareFunc{validate, limitBody(cfg.MaxPayloadBytes+bodyEnvelopeBytes, log)},
+		Middlewares:      []apigen.MiddlewareFunc{validate, limitBody(bodyLimit(cfg.MaxPayloadBytes), log)},
 		ErrorHandlerFunc: onError,
 	})
 	mux.Handle("/", notFound(mux, log))
