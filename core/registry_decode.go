@@ -190,12 +190,12 @@ func (rc *registryCheck) decodeInt(path string, raw json.RawMessage, dst *int) b
 		return false
 	}
 	text := string(bytes.TrimSpace(raw))
-	v, err := strconv.ParseInt(text, 10, 64)
+	v, err := strconv.ParseInt(text, 10, strconv.IntSize)
 	switch {
-	case errors.Is(err, strconv.ErrRange) && text[0] == '-', err == nil && v < 0 && int64(int(v)) != v:
+	case errors.Is(err, strconv.ErrRange) && text[0] == '-':
 		rc.add(path, "must be at least 1, got %s", text)
 		return false
-	case errors.Is(err, strconv.ErrRange), err == nil && int64(int(v)) != v:
+	case errors.Is(err, strconv.ErrRange):
 		rc.add(path, "must be at most %d, got %s", maxContractInt, text)
 		return false
 	case err != nil:
