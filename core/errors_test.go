@@ -103,7 +103,7 @@ func TestCheckIdempotencyComparesBytesNotFormatting(t *testing.T) {
 }
 
 func TestSentinelErrorsAreDistinctAndSurviveWrapping(t *testing.T) {
-	sentinels := []error{ErrIntentNotFound, ErrUnknownTarget, ErrFenced, ErrStoreUnavailable, ErrIntentNotRunnable}
+	sentinels := []error{ErrIntentNotFound, ErrUnknownTarget, ErrFenced, ErrStoreUnavailable, ErrIntentNotRunnable, ErrPayloadTooLarge}
 	for i, a := range sentinels {
 		wrapped := fmt.Errorf("adapter: %w", a)
 		for j, b := range sentinels {
