@@ -1,0 +1,202 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/ports"
+)
+
+// OutcomeUnknownError is the attempt error recorded when a new leader finds
+// an attempt that was started but never finished: the previous leader may or
+// may not have reached the gateway, so the outcome is unknown and the policy
+// treats it like any other non-terminal attempt error.
+const OutcomeUnknownError = "outcome unknown: the previous leader stopped during the gateway call"
+
+// attempt runs in a worker goroutine: it reads the intent afresh (the store
+// is the truth, the schedule only a cache) and either closes an attempt a
+// previous leader left open, or runs the next attempt.
+func (t *term) attempt(ctx context.Context, entry core.ScheduleEntry) result {
+	res := result{intentID: entry.IntentID}
+	in, err := t.cfg.Store.GetIntent(ctx, entry.IntentID)
+	switch {
+	case err == nil:
+	case isStopping(ctx, err):
+		return res
+	case errors.Is(err, core.ErrIntentNotFound):
+		t.log.Warn("scheduled_intent_missing", "intent_id", entry.IntentID)
+		return res
+	default:
+		res.err = fmt.Errorf("engine: read intent %q: %w", entry.IntentID, err)
+		return res
+	}
+	if in.Status.Terminal() {
+		return res // terminal intents are append-only
+	}
+	if in.NextDueAt.After(t.cfg.Clock.Now()) {
+		// A stale entry (an old notification or row): the store says later.
+		res.next = &core.ScheduleEntry{IntentID: in.IntentID, DueAt: in.NextDueAt, Mode: in.Contract.Mode}
+		return res
+	}
+	if !t.stillLeader() {
+		res.err = errNotLeader("before an attempt")
+		return res
+	}
+	if last, ok := in.LastAttempt(); ok && !last.Finished() {
+		t.log.Warn("attempt_outcome_unknown", "intent_id", in.IntentID, "attempt", last.Number,
+			"started_at", last.StartedAt)
+		return t.finish(ctx, in, last, core.AttemptResult{Err: errors.New(OutcomeUnknownError)}, false)
+	}
+	return t.execute(ctx, in)
+}
+
+// execute reserves the next attempt in the store, calls the gateway and records
+// the result. The reservation comes first, so a crash during the call leaves
+// an open attempt for the next leader to close instead of a silent resend.
+func (t *term) execute(ctx context.Context, in core.Intent) result {
+	res := result{intentID: in.IntentID}
+	a := core.Attempt{Number: in.AttemptCount + 1, StartedAt: t.cfg.Clock.Now()}
+	err := t.cfg.Store.StartAttempt(ctx, ports.StartAttemptParams{
+		Fence: t.fence, IntentID: in.IntentID, Number: a.Number, StartedAt: a.StartedAt,
+	})
+	switch {
+	case err == nil:
+	case errors.Is(err, core.ErrFenced):
+		t.cfg.Metrics.FencedWrite()
+		res.err = fmt.Errorf("engine: start attempt %d of %q: %w", a.Number, in.IntentID, err)
+		return res
+	case errors.Is(err, core.ErrIntentNotRunnable):
+		t.log.Warn("attempt_not_runnable", "intent_id", in.IntentID, "attempt", a.Number, "error", err.Error())
+		return res
+	case isStopping(ctx, err):
+		return res
+	default:
+		res.err = fmt.Errorf("engine: start attempt %d of %q: %w", a.Number, in.IntentID, err)
+		return res
+	}
+	if a.Number == 1 {
+		t.cfg.Metrics.FirstAttemptLateness(a.StartedAt.Sub(in.CreatedAt))
+	}
+	t.log.Debug("attempt_started", "intent_id", in.IntentID, "attempt", a.Number,
+		"gateway_type", in.Contract.GatewayType, "gateway_url", in.Contract.GatewayURL)
+	return t.finish(ctx, in, a, t.submit(ctx, in), true)
+}
+
+// submit calls the gateway named by the intent's contract snapshot, never by
+// the registry, and turns an invalid answer into an attempt error.
+func (t *term) submit(ctx context.Context, in core.Intent) core.AttemptResult {
+	gw, ok := t.cfg.Gateways[in.Contract.GatewayType]
+	if !ok {
+		return core.AttemptResult{Err: fmt.Errorf("no gateway configured for gateway type %q", in.Contract.GatewayType)}
+	}
+	o, err := gw.Submit(ctx, ports.SubmitParams{
+		GatewayType: in.Contract.GatewayType,
+		GatewayURL:  in.Contract.GatewayURL,
+		Reference:   in.IntentID,
+		Payload:     in.Payload,
+	})
+	if err != nil {
+		return core.AttemptResult{Err: err}
+	}
+	if err := core.ValidateOutcome(o); err != nil {
+		return core.AttemptResult{Err: err}
+	}
+	return core.AttemptResult{Outcome: &o}
+}
+
+// finish applies the policy to the attempt's result and writes both in one
+// fenced FinishAttempt. The write outlives the term's cancellation for up to
+// FinishTimeout, so a result the gateway gave is recorded even at shutdown,
+// yet still only while this term's lease holds. observed is false for an
+// attempt closed as outcome unknown: it produced no gateway latency.
+func (t *term) finish(ctx context.Context, in core.Intent, a core.Attempt, r core.AttemptResult, observed bool) result {
+	res := result{intentID: in.IntentID}
+	finishedAt := t.cfg.Clock.Now()
+	d := core.Decide(in.Contract, in.CreatedAt, a.Number, finishedAt, r, t.cfg.Retry.Delay(a.Number))
+	p := ports.FinishAttemptParams{
+		Fence: t.fence, IntentID: in.IntentID, Number: a.Number, FinishedAt: finishedAt,
+		Outcome: r.Outcome, Decision: d,
+	}
+	if r.Err != nil {
+		p.Error = r.Err.Error()
+		if p.Error == "" {
+			p.Error = "attempt failed without an error message"
+		}
+	}
+	writeCtx, cancel := withClockTimeout(context.WithoutCancel(ctx), t.cfg.Clock, t.cfg.FinishTimeout)
+	err := t.cfg.Store.FinishAttempt(writeCtx, p)
+	cancel()
+	switch {
+	case err == nil:
+	case errors.Is(err, core.ErrFenced):
+		t.cfg.Metrics.FencedWrite()
+		res.err = fmt.Errorf("engine: finish attempt %d of %q: %w", a.Number, in.IntentID, err)
+		return res
+	case errors.Is(err, core.ErrIntentNotRunnable):
+		t.log.Warn("attempt_not_runnable", "intent_id", in.IntentID, "attempt", a.Number, "error", err.Error())
+		return res
+	default:
+		res.err = fmt.Errorf("engine: finish attempt %d of %q: %w", a.Number, in.IntentID, err)
+		return res
+	}
+	label := resultLabel(r)
+	if observed {
+		t.cfg.Metrics.AttemptFinished(in.Contract.GatewayType, label, finishedAt.Sub(a.StartedAt))
+	}
+	t.log.Debug("attempt_finished", "intent_id", in.IntentID, "attempt", a.Number, "result", label,
+		"status", d.Status, "error", p.Error, "next_due_at", d.NextDueAt)
+	if d.Status.Terminal() {
+		t.cfg.Metrics.IntentCompleted(in.SubmissionTarget, d.Status, completionReason(d))
+		return res
+	}
+	res.next = &core.ScheduleEntry{IntentID: in.IntentID, DueAt: d.NextDueAt, Mode: in.Contract.Mode}
+	return res
+}
+
+// resultLabel names an attempt's result for metrics: the gateway's status,
+// or "error" for anything that was not a well-formed outcome.
+func resultLabel(r core.AttemptResult) string {
+	if r.Err != nil || r.Outcome == nil {
+		return "error"
+	}
+	return string(r.Outcome.Status)
+}
+
+// completionReason is the final outcome's reason or the exhausted reason.
+func completionReason(d core.Decision) string {
+	if d.Status == core.StatusExhausted {
+		return string(d.ExhaustedReason)
+	}
+	if d.FinalOutcome != nil {
+		return d.FinalOutcome.Reason
+	}
+	return ""
+}
+
+// withClockTimeout is context.WithTimeout measured on a ports.Clock, so the
+// bound follows the engine's clock (and a fake clock in tests). The returned
+// cancel stops the watcher goroutine and waits for it, so no goroutine
+// outlives the call it bounds.
+func withClockTimeout(parent context.Context, clock ports.Clock, d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(parent)
+	timer := clock.NewTimer(d)
+	done := make(chan struct{})
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		select {
+		case <-timer.C():
+			cancel(context.DeadlineExceeded)
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		timer.Stop()
+		close(done)
+		<-exited
+		cancel(context.Canceled)
+	}
+}

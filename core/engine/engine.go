@@ -1,0 +1,157 @@
+// Package engine drives intents to a terminal status. Service is the
+// application service behind the API: it validates a submission, snapshots
+// its contract and stores the intent. Engine is the executor: while this
+// instance holds the leader lease it keeps the schedule of pending intents
+// and runs their attempts against the gateways, every execution write fenced
+// by the lease epoch. Both are pure Go over the ports, so they are tested
+// with a fake clock, an in-memory store and scripted gateways.
+package engine
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/ports"
+)
+
+// Defaults applied by New to zero-valued Config fields.
+const (
+	// DefaultMaxInFlight bounds concurrent gateway calls so one slow gateway
+	// delays at most this many attempts instead of all traffic.
+	DefaultMaxInFlight = 16
+	// DefaultRefreshInterval is the spec's schedule_refresh_interval.
+	DefaultRefreshInterval = time.Second
+	// DefaultRefreshPageSize and DefaultRebuildPageSize bound one store read.
+	DefaultRefreshPageSize = 500
+	DefaultRebuildPageSize = 1000
+	// DefaultFinishTimeout bounds the write that records an attempt's result
+	// after the executor was told to stop.
+	DefaultFinishTimeout = 10 * time.Second
+	// notifyBuffer is how many local submissions may wait for the scheduler;
+	// beyond it a notification is dropped and the next refresh finds the
+	// intent instead, so Notify never blocks a request.
+	notifyBuffer = 4096
+)
+
+// Config wires an Engine. Store, Clock and at least one gateway are required.
+type Config struct {
+	// Store holds the intents; its execution writes are fenced.
+	Store ports.Store
+	// Gateways maps each gateway type to its client. An intent whose
+	// contract names a type missing here gets attempts that fail with an
+	// error saying so, and is retried under its policy.
+	Gateways map[core.GatewayType]ports.Gateway
+	// Clock is the executor's time: due times, attempt timestamps, timers.
+	Clock ports.Clock
+	// Retry proposes the delay before the next attempt; nil means
+	// core.FixedDelay(core.DefaultRetryDelay).
+	Retry core.RetryPolicy
+	// MaxInFlight bounds concurrent attempts (gateway calls).
+	MaxInFlight int
+	// RefreshInterval is how often the leader reads intents changed by
+	// other instances.
+	RefreshInterval time.Duration
+	// RefreshPageSize and RebuildPageSize are the page sizes of ListChanged
+	// and ListPending.
+	RefreshPageSize, RebuildPageSize int
+	// FinishTimeout bounds FinishAttempt once the executor is stopping.
+	FinishTimeout time.Duration
+	// Logger receives attempt and leadership events; nil means slog.Default().
+	Logger *slog.Logger
+	// Metrics receives attempt events; nil means none.
+	Metrics ports.Metrics
+}
+
+// Engine executes attempts while this instance leads. Create it once per
+// process with New; the leader elector calls Lead for each leadership term,
+// and the Service calls Notify for each new local intent.
+type Engine struct {
+	cfg Config
+	log *slog.Logger
+
+	// running guards against two concurrent Lead calls.
+	running atomic.Bool
+	// leading is true while Lead accepts notifications.
+	leading atomic.Bool
+	// notify carries locally created intents to the scheduler goroutine.
+	notify chan core.Intent
+}
+
+// New validates cfg and applies the defaults.
+func New(cfg Config) (*Engine, error) {
+	var errs []error
+	if cfg.Store == nil {
+		errs = append(errs, errors.New("engine: Config.Store is required"))
+	}
+	if cfg.Clock == nil {
+		errs = append(errs, errors.New("engine: Config.Clock is required"))
+	}
+	if len(cfg.Gateways) == 0 {
+		errs = append(errs, errors.New("engine: Config.Gateways needs at least one gateway"))
+	}
+	for t, g := range cfg.Gateways {
+		if g == nil {
+			errs = append(errs, fmt.Errorf("engine: Config.Gateways[%q] is nil", t))
+		}
+	}
+	if cfg.MaxInFlight < 0 || cfg.RefreshInterval < 0 || cfg.RefreshPageSize < 0 ||
+		cfg.RebuildPageSize < 0 || cfg.FinishTimeout < 0 {
+		errs = append(errs, errors.New("engine: Config sizes and durations must not be negative"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	cfg.Retry = cmp.Or[core.RetryPolicy](cfg.Retry, core.FixedDelay(core.DefaultRetryDelay))
+	cfg.MaxInFlight = cmp.Or(cfg.MaxInFlight, DefaultMaxInFlight)
+	cfg.RefreshInterval = cmp.Or(cfg.RefreshInterval, DefaultRefreshInterval)
+	cfg.RefreshPageSize = cmp.Or(cfg.RefreshPageSize, DefaultRefreshPageSize)
+	cfg.RebuildPageSize = cmp.Or(cfg.RebuildPageSize, DefaultRebuildPageSize)
+	cfg.FinishTimeout = cmp.Or(cfg.FinishTimeout, DefaultFinishTimeout)
+	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
+	cfg.Metrics = cmp.Or[ports.Metrics](cfg.Metrics, ports.NopMetrics{})
+	return &Engine{cfg: cfg, log: cfg.Logger, notify: make(chan core.Intent, notifyBuffer)}, nil
+}
+
+// Notify tells the leader that an intent was just created here, so its first
+// attempt runs at once instead of at the next refresh. It is safe from any
+// goroutine and never blocks: while this instance does not lead, or when the
+// scheduler is far behind, the notification is dropped, and the intent is
+// found by the leader's refresh or rebuild, which read the store.
+func (e *Engine) Notify(i core.Intent) {
+	if !e.leading.Load() || i.Status.Terminal() {
+		return
+	}
+	select {
+	case e.notify <- i:
+	default:
+		e.log.Debug("notify_dropped", "intent_id", i.IntentID, "reason", "scheduler backlog")
+	}
+}
+
+// Lead runs the executor as leader under lease until ctx is cancelled or
+// leadership is lost. stillLeader is the elector's local leadership check;
+// Lead makes it before dequeueing and before each attempt. Lead returns nil
+// when ctx is cancelled, and an error wrapping core.ErrFenced, or the store's
+// error, when it lost leadership. It returns only after every goroutine it
+// started has stopped; an attempt whose gateway call was under way still
+// has its result written, through the fence, before Lead returns.
+func (e *Engine) Lead(ctx context.Context, lease core.Lease, stillLeader func() bool) error {
+	if !e.running.CompareAndSwap(false, true) {
+		return errors.New("engine: Lead is already running")
+	}
+	defer e.running.Store(false)
+	// Notifications left from an earlier term are stale; the rebuild below
+	// reads everything they could have said.
+	for len(e.notify) > 0 {
+		<-e.notify
+	}
+	e.leading.Store(true)
+	defer e.leading.Store(false)
+	return newTerm(e, lease, stillLeader).run(ctx)
+}

@@ -1,0 +1,160 @@
+package engine
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/ports"
+)
+
+// DefaultMaxPayloadBytes is the compacted payload size limit unless the
+// operator sets another: generous for SMS and push bodies, small enough that
+// one client cannot fill the store.
+const DefaultMaxPayloadBytes = 256 << 10
+
+// maxIntentIDLen is the width, in characters, of the intent_id column.
+const maxIntentIDLen = 255
+
+// Notifier is told about every intent this instance creates, so that a
+// local leader runs its first attempt at once. The Engine is one.
+type Notifier interface {
+	Notify(core.Intent)
+}
+
+// ServiceConfig wires a Service. Registry, Store and Clock are required.
+type ServiceConfig struct {
+	// Registry resolves a submissionTarget to the contract the intent keeps.
+	Registry *core.Registry
+	// Store creates intents race-safely and reads them back.
+	Store ports.Store
+	// Clock stamps an intent's creation, which starts its deadline.
+	Clock ports.Clock
+	// Metrics counts created intents; nil means none.
+	Metrics ports.Metrics
+	// MaxPayloadBytes limits the compacted payload; 0 means
+	// DefaultMaxPayloadBytes.
+	MaxPayloadBytes int
+	// Notifier is the local engine; nil when this process never executes.
+	Notifier Notifier
+}
+
+// Service implements ports.IntentService: it is what the HTTP API calls.
+type Service struct {
+	cfg ServiceConfig
+}
+
+var _ ports.IntentService = (*Service)(nil)
+
+// NewService validates cfg and applies the defaults.
+func NewService(cfg ServiceConfig) (*Service, error) {
+	var errs []error
+	if cfg.Registry == nil {
+		errs = append(errs, errors.New("engine: ServiceConfig.Registry is required"))
+	}
+	if cfg.Store == nil {
+		errs = append(errs, errors.New("engine: ServiceConfig.Store is required"))
+	}
+	if cfg.Clock == nil {
+		errs = append(errs, errors.New("engine: ServiceConfig.Clock is required"))
+	}
+	if cfg.MaxPayloadBytes < 0 {
+		errs = append(errs, errors.New("engine: ServiceConfig.MaxPayloadBytes must not be negative"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	cfg.MaxPayloadBytes = cmp.Or(cfg.MaxPayloadBytes, DefaultMaxPayloadBytes)
+	cfg.Metrics = cmp.Or[ports.Metrics](cfg.Metrics, ports.NopMetrics{})
+	return &Service{cfg: cfg}, nil
+}
+
+// SubmitIntent validates the submission, snapshots its target's contract and
+// stores the intent with its first attempt due at once. A repeat of an
+// existing intent (same target, same compacted payload) returns it with
+// Created=false and starts nothing; any other reuse of the intentId is a
+// *core.IdempotencyConflictError.
+func (s *Service) SubmitIntent(ctx context.Context, p ports.SubmitIntentParams) (ports.SubmitIntentResult, error) {
+	if err := validateIntentID(p.IntentID); err != nil {
+		return ports.SubmitIntentResult{}, err
+	}
+	if p.SubmissionTarget == "" {
+		return ports.SubmitIntentResult{}, &core.FieldError{Field: "submissionTarget", Message: "is required"}
+	}
+	payload, err := core.CompactPayload(p.Payload)
+	if err != nil {
+		return ports.SubmitIntentResult{}, err
+	}
+	if len(payload) > s.cfg.MaxPayloadBytes {
+		return ports.SubmitIntentResult{}, fmt.Errorf("%w: %d bytes compacted, the limit is %d",
+			core.ErrPayloadTooLarge, len(payload), s.cfg.MaxPayloadBytes)
+	}
+	contract, ok := s.cfg.Registry.Lookup(p.SubmissionTarget)
+	if !ok {
+		return ports.SubmitIntentResult{}, fmt.Errorf("%w: %q", core.ErrUnknownTarget, p.SubmissionTarget)
+	}
+	created, err := s.cfg.Store.CreateIntent(ctx, core.NewIntent(p.IntentID, contract, payload, s.cfg.Clock.Now()))
+	if err != nil {
+		return ports.SubmitIntentResult{}, err
+	}
+	if created.Created {
+		s.cfg.Metrics.IntentCreated(created.Intent.SubmissionTarget)
+		if s.cfg.Notifier != nil {
+			s.cfg.Notifier.Notify(created.Intent)
+		}
+	}
+	return ports.SubmitIntentResult{Intent: created.Intent, Created: created.Created}, nil
+}
+
+// validateIntentID enforces what every store can hold and every log can
+// print: 1 to 255 characters of valid UTF-8 with no control characters.
+func validateIntentID(id string) error {
+	field := func(msg string) error { return &core.FieldError{Field: "intentId", Message: msg} }
+	switch n := utf8.RuneCountInString(id); {
+	case id == "":
+		return field("is required")
+	case n > maxIntentIDLen:
+		return field(fmt.Sprintf("has %d characters, the limit is %d", n, maxIntentIDLen))
+	case !utf8.ValidString(id):
+		return field("is not valid UTF-8")
+	}
+	for _, r := range id {
+		if unicode.IsControl(r) {
+			return field(fmt.Sprintf("contains the control character %U", r))
+		}
+	}
+	return nil
+}
+
+// GetIntent returns one intent with its attempts, or core.ErrIntentNotFound.
+func (s *Service) GetIntent(ctx context.Context, intentID string) (core.Intent, error) {
+	return s.cfg.Store.GetIntent(ctx, intentID)
+}
+
+// ListIntents returns a page of intents, newest first, after checking the
+// filters so a typo is a field error rather than an empty page.
+func (s *Service) ListIntents(ctx context.Context, p ports.ListIntentsParams) (ports.IntentPage, error) {
+	if p.Limit < 1 {
+		return ports.IntentPage{}, &core.FieldError{Field: "limit", Message: "must be at least 1"}
+	}
+	if p.Status != "" && !p.Status.Valid() {
+		return ports.IntentPage{}, &core.FieldError{Field: "status", Message: fmt.Sprintf("%q is not an intent status", p.Status)}
+	}
+	return s.cfg.Store.ListIntents(ctx, p)
+}
+
+// Targets returns every contract of the registry, ordered by target.
+func (s *Service) Targets() []core.Contract { return s.cfg.Registry.Contracts() }
+
+// Target returns one contract or core.ErrUnknownTarget.
+func (s *Service) Target(submissionTarget string) (core.Contract, error) {
+	c, ok := s.cfg.Registry.Lookup(submissionTarget)
+	if !ok {
+		return core.Contract{}, fmt.Errorf("%w: %q", core.ErrUnknownTarget, submissionTarget)
+	}
+	return c, nil
+}

@@ -1,0 +1,316 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/ports"
+)
+
+// maxNotifyBatch bounds how many notifications one wake-up takes, so a burst
+// of submissions cannot starve completions and timers.
+const maxNotifyBatch = 256
+
+// term is one leadership term of the executor: the schedule and the attempts
+// in flight under one lease epoch. Every field except done is owned by the
+// scheduler goroutine (the one running run); workers talk to it only by
+// sending their result on done.
+type term struct {
+	e           *Engine
+	cfg         Config
+	lease       core.Lease
+	fence       core.Fence
+	stillLeader func() bool
+	log         *slog.Logger
+
+	schedule *core.Schedule
+	inFlight map[string]struct{}
+	cursor   ports.ChangeCursor
+	// nextRefresh is when the next ListChanged is due, on the engine clock.
+	nextRefresh time.Time
+	// done receives one result per worker. Its capacity is MaxInFlight and
+	// a worker counts as in flight until its result is received, so a
+	// worker's send never blocks.
+	done    chan result
+	workers sync.WaitGroup
+	// stopWork cancels the context of every worker of this term.
+	stopWork context.CancelFunc
+	// lost is the first sign that leadership is gone; once set, nothing new
+	// is dispatched and run returns it.
+	lost error
+
+	reportedSchedule, reportedInFlight int
+}
+
+// result is what a worker tells the scheduler when its attempt is over.
+type result struct {
+	intentID string
+	// next, when set, is the intent's next due time; nil forgets the intent
+	// (terminal, gone, or not runnable here).
+	next *core.ScheduleEntry
+	// err means leadership is lost: a fenced write or a store failure.
+	err error
+}
+
+func newTerm(e *Engine, lease core.Lease, stillLeader func() bool) *term {
+	return &term{
+		e:                e,
+		cfg:              e.cfg,
+		lease:            lease,
+		fence:            lease.Fence(),
+		stillLeader:      stillLeader,
+		log:              e.log.With("lease_epoch", lease.Epoch, "holder_id", lease.HolderID),
+		schedule:         core.NewSchedule(),
+		inFlight:         make(map[string]struct{}),
+		done:             make(chan result, e.cfg.MaxInFlight),
+		reportedSchedule: -1,
+		reportedInFlight: -1,
+	}
+}
+
+// errNotLeader builds the error for a failed local leadership check. It
+// wraps core.ErrFenced because the elector treats both alike: the lease is
+// no longer known to be ours.
+func errNotLeader(when string) error {
+	return fmt.Errorf("engine: leadership check failed %s: %w", when, core.ErrFenced)
+}
+
+// run is the scheduler goroutine's loop: rebuild, then refresh, dispatch and
+// wait until ctx ends or leadership is lost; then stop and wait for every
+// worker.
+func (t *term) run(ctx context.Context) error {
+	workCtx, stopWork := context.WithCancel(ctx)
+	defer stopWork()
+	t.stopWork = stopWork
+
+	if err := t.rebuild(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		t.lose(fmt.Errorf("engine: schedule rebuild: %w", err))
+		return t.lost
+	}
+	if !t.stillLeader() {
+		t.lose(errNotLeader("after the schedule rebuild"))
+		return t.lost
+	}
+	t.log.Info("executor_started", "schedule_size", t.schedule.Len())
+	t.nextRefresh = t.cfg.Clock.Now().Add(t.cfg.RefreshInterval)
+	for t.lost == nil {
+		if !t.cfg.Clock.Now().Before(t.nextRefresh) {
+			if err := t.refresh(ctx); err != nil {
+				if ctx.Err() == nil {
+					t.lose(fmt.Errorf("engine: schedule refresh: %w", err))
+				}
+				break
+			}
+			t.nextRefresh = t.cfg.Clock.Now().Add(t.cfg.RefreshInterval)
+		}
+		t.dispatch(workCtx)
+		if t.lost != nil {
+			break
+		}
+		t.report()
+		if !t.wait(ctx) {
+			break
+		}
+	}
+	stopWork()
+	for len(t.inFlight) > 0 {
+		t.complete(<-t.done)
+	}
+	t.workers.Wait()
+	t.report()
+	t.cfg.Metrics.ScheduleSize(0)
+	if t.lost != nil {
+		t.log.Warn("executor_stopped", "reason", "leadership lost", "error", t.lost.Error())
+	} else {
+		t.log.Info("executor_stopped", "reason", "shutdown")
+	}
+	return t.lost
+}
+
+// lose records the first sign of lost leadership and cancels every worker,
+// so no new attempt starts and gateway calls under way are cut short.
+func (t *term) lose(err error) {
+	if t.lost != nil {
+		t.log.Warn("executor_error_after_loss", "error", err.Error())
+		return
+	}
+	t.lost = err
+	t.log.Error("leader_executor_lost", "error", err.Error())
+	if t.stopWork != nil {
+		t.stopWork()
+	}
+}
+
+// rebuild reads the refresh cursor first and then every pending intent, so
+// a change made during the rebuild is seen again by the first refresh
+// (refresh is idempotent) rather than missed.
+func (t *term) rebuild(ctx context.Context) error {
+	cursor, err := t.cfg.Store.LatestChange(ctx)
+	if err != nil {
+		return err
+	}
+	t.cursor = cursor
+	after := ""
+	for {
+		rows, err := t.cfg.Store.ListPending(ctx, ports.ListPendingParams{AfterIntentID: after, Limit: t.cfg.RebuildPageSize})
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			t.noteRow(r)
+		}
+		if len(rows) < t.cfg.RebuildPageSize {
+			return nil
+		}
+		after = rows[len(rows)-1].IntentID
+	}
+}
+
+// refresh pages through the intents changed since the cursor (intents
+// created on other instances, and this leader's own writes) and advances the
+// cursor to the last row read, exactly as the store returned it.
+func (t *term) refresh(ctx context.Context) error {
+	for {
+		rows, err := t.cfg.Store.ListChanged(ctx, ports.ListChangedParams{After: t.cursor, Limit: t.cfg.RefreshPageSize})
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			t.noteRow(r)
+		}
+		if len(rows) > 0 {
+			last := rows[len(rows)-1]
+			t.cursor = ports.ChangeCursor{LastModifiedAt: last.LastModifiedAt, IntentID: last.IntentID}
+		}
+		if len(rows) < t.cfg.RefreshPageSize {
+			return nil
+		}
+	}
+}
+
+// noteRow applies one row the store reported: a terminal intent leaves the
+// schedule, a pending one is (re)scheduled at its due time. An intent in
+// flight is left alone; its worker's result decides what follows.
+func (t *term) noteRow(r ports.ScheduleRow) {
+	if _, busy := t.inFlight[r.IntentID]; busy {
+		return
+	}
+	if r.Status.Terminal() {
+		t.schedule.Remove(r.IntentID)
+		return
+	}
+	t.schedule.Upsert(core.ScheduleEntry{IntentID: r.IntentID, DueAt: r.NextDueAt, Mode: r.Mode})
+}
+
+// noteIntent schedules an intent this instance just created. An intent the
+// schedule already knows, or one in flight, is left alone: a notification
+// is older than anything the schedule learned since.
+func (t *term) noteIntent(i core.Intent) {
+	if _, busy := t.inFlight[i.IntentID]; busy || t.schedule.Contains(i.IntentID) || i.Status.Terminal() {
+		return
+	}
+	t.schedule.Upsert(core.ScheduleEntry{IntentID: i.IntentID, DueAt: i.NextDueAt, Mode: i.Contract.Mode})
+}
+
+// dispatch starts attempts for due intents, earliest (and realtime) first,
+// while fewer than MaxInFlight are running, checking leadership before each
+// dequeue.
+func (t *term) dispatch(workCtx context.Context) {
+	now := t.cfg.Clock.Now()
+	for len(t.inFlight) < t.cfg.MaxInFlight {
+		head, ok := t.schedule.Peek()
+		if !ok || head.DueAt.After(now) {
+			return
+		}
+		if !t.stillLeader() {
+			t.lose(errNotLeader("before dequeueing an attempt"))
+			return
+		}
+		entry, _ := t.schedule.PopDue(now)
+		if _, busy := t.inFlight[entry.IntentID]; busy {
+			continue // never two attempts of one intent at once
+		}
+		t.inFlight[entry.IntentID] = struct{}{}
+		t.workers.Add(1)
+		go func() {
+			defer t.workers.Done()
+			t.done <- t.attempt(workCtx, entry)
+		}()
+	}
+}
+
+// complete applies a worker's result.
+func (t *term) complete(r result) {
+	delete(t.inFlight, r.intentID)
+	if r.err != nil {
+		t.lose(r.err)
+		return
+	}
+	if r.next != nil && t.lost == nil {
+		t.schedule.Upsert(*r.next)
+	}
+}
+
+// wait blocks until something may have changed what to do: ctx ending, a
+// notification, a worker's result, the head of the schedule falling due, or
+// the refresh falling due. It reports false when ctx ended. The timers live
+// only while waiting, so the set of pending timers shows what the scheduler
+// waits for.
+func (t *term) wait(ctx context.Context) bool {
+	now := t.cfg.Clock.Now()
+	refresh := t.cfg.Clock.NewTimer(t.nextRefresh.Sub(now))
+	defer refresh.Stop()
+	var due <-chan time.Time
+	if len(t.inFlight) < t.cfg.MaxInFlight {
+		if head, ok := t.schedule.Peek(); ok {
+			timer := t.cfg.Clock.NewTimer(head.DueAt.Sub(now))
+			defer timer.Stop()
+			due = timer.C()
+		}
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case i := <-t.e.notify:
+		t.noteIntent(i)
+		for range maxNotifyBatch {
+			select {
+			case i := <-t.e.notify:
+				t.noteIntent(i)
+			default:
+				return true
+			}
+		}
+	case r := <-t.done:
+		t.complete(r)
+	case <-due:
+	case <-refresh.C():
+	}
+	return true
+}
+
+// report publishes the schedule size and in-flight count when they changed.
+func (t *term) report() {
+	if n := t.schedule.Len(); n != t.reportedSchedule {
+		t.reportedSchedule = n
+		t.cfg.Metrics.ScheduleSize(n)
+	}
+	if n := len(t.inFlight); n != t.reportedInFlight {
+		t.reportedInFlight = n
+		t.cfg.Metrics.InFlightAttempts(n)
+	}
+}
+
+// isStopping reports whether an error came from the term being stopped
+// rather than from the store: the worker's context was cancelled.
+func isStopping(ctx context.Context, err error) bool {
+	return ctx.Err() != nil && !errors.Is(err, core.ErrFenced)
+}
