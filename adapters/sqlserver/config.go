@@ -1,0 +1,99 @@
+package sqlserver
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	mssql "github.com/microsoft/go-mssqldb"
+	"github.com/microsoft/go-mssqldb/msdsn"
+)
+
+// Config is what cmd hands the adapter. Only DSN is required; the rest have
+// defaults that suit a handful of instances sharing one server.
+type Config struct {
+	// DSN is a go-mssqldb connection string, in URL form
+	// ("sqlserver://user:pass@host:1433?database=submissions") or ADO form
+	// ("server=host;user id=...;database=submissions"). It must name a
+	// database: the schema must never land in master by accident.
+	DSN string
+	// MaxOpenConns bounds the query pool (default 20).
+	MaxOpenConns int
+	// MaxIdleConns bounds idle connections kept for reuse (default 10).
+	MaxIdleConns int
+	// ConnMaxLifetime recycles connections so a failover or a load
+	// balancer's idle timeout never leaves dead ones in the pool (default 30m).
+	ConnMaxLifetime time.Duration
+	// MigrationLockTimeout bounds how long Migrate waits for another
+	// instance's migration to finish (default 5m).
+	MigrationLockTimeout time.Duration
+	// Logger receives migration and lease diagnostics (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// Defaults applied by Open for unset fields.
+const (
+	defaultMaxOpenConns         = 20
+	defaultMaxIdleConns         = 10
+	defaultConnMaxLifetime      = 30 * time.Minute
+	defaultMigrationLockTimeout = 5 * time.Minute
+	defaultAppName              = "submission-manager"
+)
+
+// withDefaults returns cfg with every unset field filled in.
+func (cfg Config) withDefaults() Config {
+	if cfg.MaxOpenConns <= 0 {
+		cfg.MaxOpenConns = defaultMaxOpenConns
+	}
+	if cfg.MaxIdleConns <= 0 {
+		cfg.MaxIdleConns = defaultMaxIdleConns
+	}
+	if cfg.MaxIdleConns > cfg.MaxOpenConns {
+		cfg.MaxIdleConns = cfg.MaxOpenConns
+	}
+	if cfg.ConnMaxLifetime <= 0 {
+		cfg.ConnMaxLifetime = defaultConnMaxLifetime
+	}
+	if cfg.MigrationLockTimeout <= 0 {
+		cfg.MigrationLockTimeout = defaultMigrationLockTimeout
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return cfg
+}
+
+// connectors holds the two ways this adapter talks to one database.
+type connectors struct {
+	// queries rewrites sqlc's $N placeholders to @pN before sending; with
+	// the plain driver "$1" would be a T-SQL money literal and the query
+	// would silently run with wrong values.
+	queries *mssql.Connector
+	// plain sends query text untouched, as goose's own @p1 queries and the
+	// migration lock need.
+	plain *mssql.Connector
+}
+
+// newConnectors parses the DSN once and builds both connectors from it, so
+// the migration handle and the query handle can never point at different
+// servers or databases.
+func newConnectors(dsn string) (connectors, msdsn.Config, error) {
+	if dsn == "" {
+		return connectors{}, msdsn.Config{}, errors.New("sqlserver: DSN is empty")
+	}
+	params, err := msdsn.Parse(dsn)
+	if err != nil {
+		return connectors{}, msdsn.Config{}, fmt.Errorf("sqlserver: parse DSN: %w", err)
+	}
+	if params.Database == "" {
+		return connectors{}, msdsn.Config{}, errors.New(`sqlserver: DSN names no database (add "database=<name>")`)
+	}
+	if params.AppName == "" {
+		params.AppName = defaultAppName
+	}
+	return connectors{
+		queries: mssql.NewConnectorWithProcessQueryText(params),
+		plain:   mssql.NewConnectorConfig(params),
+	}, params, nil
+}

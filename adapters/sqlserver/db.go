@@ -1,0 +1,80 @@
+package sqlserver
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/pressly/goose/v3"
+
+	"github.com/submissionmanager/submission-manager/adapters/sqlserver/internal/sqlserverdb"
+	"github.com/submissionmanager/submission-manager/db/migrations"
+	"github.com/submissionmanager/submission-manager/ports"
+)
+
+// DB is one SQL Server database opened for the service: the query pool the
+// store and lease use, and the plain handle goose migrates through.
+type DB struct {
+	queries  *sql.DB
+	plain    *sql.DB
+	q        *sqlserverdb.Queries
+	log      *slog.Logger
+	cfg      Config
+	database string
+	migrator *goose.Provider
+}
+
+// Open connects to the database named in cfg.DSN and checks that it
+// answers. It does not migrate: serve migrates SQL Server only when asked.
+func Open(ctx context.Context, cfg Config) (*DB, error) {
+	cfg = cfg.withDefaults()
+	conns, params, err := newConnectors(cfg.DSN)
+	if err != nil {
+		return nil, err
+	}
+	queries := sql.OpenDB(conns.queries)
+	queries.SetMaxOpenConns(cfg.MaxOpenConns)
+	queries.SetMaxIdleConns(cfg.MaxIdleConns)
+	queries.SetConnMaxLifetime(cfg.ConnMaxLifetime)
+
+	// goose holds one connection for the session lock and may open a
+	// second one while it runs; nothing else uses this pool.
+	plain := sql.OpenDB(conns.plain)
+	plain.SetMaxOpenConns(2)
+	plain.SetMaxIdleConns(0)
+	plain.SetConnMaxLifetime(cfg.ConnMaxLifetime)
+
+	db := &DB{
+		queries:  queries,
+		plain:    plain,
+		q:        sqlserverdb.New(queries),
+		log:      cfg.Logger.With("store", "sqlserver", "database", params.Database),
+		cfg:      cfg,
+		database: params.Database,
+	}
+	db.migrator, err = goose.NewProvider(goose.DialectMSSQL, plain, migrations.SQLServer(),
+		goose.WithSessionLocker(newAppLock(migrationLockResource, cfg.MigrationLockTimeout)),
+		goose.WithDisableGlobalRegistry(true),
+		goose.WithSlog(db.log),
+	)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("sqlserver: load migrations: %w", err), db.Close())
+	}
+	if err := queries.PingContext(ctx); err != nil {
+		return nil, errors.Join(fmt.Errorf("sqlserver: ping %s: %w", params.Database, mapError(err)), db.Close())
+	}
+	return db, nil
+}
+
+// Store returns the intent and attempt store over this database.
+func (db *DB) Store() ports.Store { return &store{db: db} }
+
+// Leases returns the leadership lease over this database.
+func (db *DB) Leases() ports.LeaseStore { return &leaseStore{db: db} }
+
+// Close closes both connection pools.
+func (db *DB) Close() error {
+	return errors.Join(db.queries.Close(), db.plain.Close())
+}

@@ -1,0 +1,216 @@
+package sqlserver
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/submissionmanager/submission-manager/adapters/sqlserver/internal/sqlserverdb"
+	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/ports"
+)
+
+// leaseStore implements ports.LeaseStore over one SQL Server database.
+type leaseStore struct {
+	db *DB
+}
+
+var _ ports.LeaseStore = (*leaseStore)(nil)
+
+// Column sizes of submission_manager_leases (the lease spec's).
+const (
+	maxLeaseNameLen = 64
+	maxHolderIDLen  = 128
+)
+
+// validateLeaseNames refuses names the varchar columns cannot hold exactly.
+func validateLeaseNames(leaseName, holderID string) error {
+	return errors.Join(checkLeaseText("lease name", leaseName, maxLeaseNameLen),
+		checkLeaseText("holder id", holderID, maxHolderIDLen))
+}
+
+// checkLeaseText refuses a lease name or holder id that would not compare
+// exactly in SQL Server. Go strings travel as nvarchar and are cast to the
+// varchar columns' type in the queries, so a non-ASCII character would be
+// replaced on the way and two different holders could compare equal; and a
+// trailing space is ignored by SQL Server's padded comparison.
+func checkLeaseText(what, s string, maxLen int) error {
+	switch {
+	case s == "":
+		return fmt.Errorf("sqlserver: %s is empty", what)
+	case len(s) > maxLen:
+		return fmt.Errorf("sqlserver: %s %q is longer than %d characters", what, s, maxLen)
+	case strings.HasSuffix(s, " "):
+		return fmt.Errorf("sqlserver: %s %q ends with a space", what, s)
+	}
+	for _, r := range s {
+		if r < 0x20 || r > 0x7e {
+			return fmt.Errorf("sqlserver: %s %q must be printable ASCII", what, s)
+		}
+	}
+	return nil
+}
+
+// durationMillis converts a lease duration to the int milliseconds DATEADD
+// takes.
+func durationMillis(d time.Duration) (int32, error) {
+	ms := d.Milliseconds()
+	if d < 0 || ms > math.MaxInt32 {
+		return 0, fmt.Errorf("sqlserver: lease duration %v out of range", d)
+	}
+	return int32(ms), nil
+}
+
+// Acquire takes the lease over when it has expired, or creates it when it
+// does not exist. Each path is one conditional statement evaluated in
+// database time, and neither can succeed for two callers: the take-over
+// UPDATE re-evaluates expires_at <= SYSUTCDATETIME() under the row's update
+// lock, and the INSERT is decided by the primary key.
+func (l *leaseStore) Acquire(ctx context.Context, p ports.AcquireLeaseParams) (core.Lease, bool, error) {
+	if err := validateLeaseNames(p.LeaseName, p.HolderID); err != nil {
+		return core.Lease{}, false, err
+	}
+	ms, err := durationMillis(p.Duration)
+	if err != nil {
+		return core.Lease{}, false, err
+	}
+	lease, acquired, err := l.takeOver(ctx, p, ms)
+	if err != nil || acquired {
+		return lease, acquired, err
+	}
+	current, found, err := l.Read(ctx, p.LeaseName)
+	if err != nil || found {
+		// Held and unexpired (or it expired just now; the next tick takes it).
+		return current, false, err
+	}
+	lease, err = l.insert(ctx, p, ms)
+	if errors.Is(err, errDuplicateKey) {
+		// Another instance created the row first.
+		current, _, err = l.Read(ctx, p.LeaseName)
+		return current, false, err
+	}
+	if err != nil {
+		return core.Lease{}, false, err
+	}
+	return lease, true, nil
+}
+
+// takeOver runs the conditional UPDATE and, when it won, reads the row back
+// in the same transaction (its exclusive lock still held).
+func (l *leaseStore) takeOver(ctx context.Context, p ports.AcquireLeaseParams, ms int32) (core.Lease, bool, error) {
+	var lease core.Lease
+	var acquired bool
+	err := l.db.inTx(ctx, sql.LevelReadCommitted, func(q *sqlserverdb.Queries) error {
+		n, err := q.TakeOverExpiredLease(ctx, sqlserverdb.TakeOverExpiredLeaseParams{
+			HolderID: p.HolderID, DurationMs: ms, LeaseName: p.LeaseName})
+		if err != nil {
+			return mapError(err)
+		}
+		if n == 0 {
+			return nil
+		}
+		acquired = true
+		lease, err = getLease(ctx, q, p.LeaseName)
+		return err
+	})
+	return lease, acquired, err
+}
+
+// insert creates the lease row at epoch 1 and reads it back in the same
+// transaction. A lost race surfaces as errDuplicateKey.
+func (l *leaseStore) insert(ctx context.Context, p ports.AcquireLeaseParams, ms int32) (core.Lease, error) {
+	var lease core.Lease
+	err := l.db.inTx(ctx, sql.LevelReadCommitted, func(q *sqlserverdb.Queries) error {
+		err := q.InsertLease(ctx, sqlserverdb.InsertLeaseParams{
+			LeaseName: p.LeaseName, HolderID: p.HolderID, DurationMs: ms})
+		if err != nil {
+			return mapError(err)
+		}
+		lease, err = getLease(ctx, q, p.LeaseName)
+		return err
+	})
+	return lease, err
+}
+
+// Renew extends the lease for the same holder at the same epoch while it is
+// unexpired in database time; otherwise it returns core.ErrFenced.
+func (l *leaseStore) Renew(ctx context.Context, p ports.RenewLeaseParams) (core.Lease, error) {
+	if err := validateLeaseNames(p.Fence.LeaseName, p.Fence.HolderID); err != nil {
+		return core.Lease{}, err
+	}
+	ms, err := durationMillis(p.Duration)
+	if err != nil {
+		return core.Lease{}, err
+	}
+	var lease core.Lease
+	err = l.db.inTx(ctx, sql.LevelReadCommitted, func(q *sqlserverdb.Queries) error {
+		n, err := q.RenewLease(ctx, sqlserverdb.RenewLeaseParams{
+			DurationMs: ms, LeaseName: p.Fence.LeaseName, HolderID: p.Fence.HolderID, LeaseEpoch: p.Fence.Epoch})
+		if err != nil {
+			return mapError(err)
+		}
+		if n == 0 {
+			return core.ErrFenced
+		}
+		lease, err = getLease(ctx, q, p.Fence.LeaseName)
+		return err
+	})
+	return lease, err
+}
+
+// Release expires the lease now, fenced by holder and epoch, so a follower
+// takes over at its next acquire.
+func (l *leaseStore) Release(ctx context.Context, f core.Fence) error {
+	if err := validateLeaseNames(f.LeaseName, f.HolderID); err != nil {
+		return err
+	}
+	n, err := l.db.q.ReleaseLease(ctx, sqlserverdb.ReleaseLeaseParams{
+		LeaseName: f.LeaseName, HolderID: f.HolderID, LeaseEpoch: f.Epoch})
+	if err != nil {
+		return mapError(err)
+	}
+	if n == 0 {
+		return core.ErrFenced
+	}
+	return nil
+}
+
+// Read returns the lease row as the database has it.
+func (l *leaseStore) Read(ctx context.Context, leaseName string) (core.Lease, bool, error) {
+	if err := checkLeaseText("lease name", leaseName, maxLeaseNameLen); err != nil {
+		return core.Lease{}, false, err
+	}
+	lease, err := getLease(ctx, l.db.q, leaseName)
+	if errors.Is(err, errLeaseMissing) {
+		return core.Lease{}, false, nil
+	}
+	if err != nil {
+		return core.Lease{}, false, err
+	}
+	return lease, true, nil
+}
+
+// errLeaseMissing is getLease's "no such row".
+var errLeaseMissing = errors.New("sqlserver: lease row missing")
+
+func getLease(ctx context.Context, q *sqlserverdb.Queries, leaseName string) (core.Lease, error) {
+	row, err := q.GetLease(ctx, leaseName)
+	if errors.Is(err, sql.ErrNoRows) {
+		return core.Lease{}, errLeaseMissing
+	}
+	if err != nil {
+		return core.Lease{}, mapError(err)
+	}
+	return core.Lease{
+		LeaseName:  row.LeaseName,
+		HolderID:   row.HolderID,
+		Epoch:      row.LeaseEpoch,
+		AcquiredAt: row.AcquiredAt.UTC(),
+		RenewedAt:  row.RenewedAt.UTC(),
+		ExpiresAt:  row.ExpiresAt.UTC(),
+	}, nil
+}

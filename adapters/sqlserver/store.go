@@ -1,0 +1,275 @@
+package sqlserver
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/submissionmanager/submission-manager/adapters/sqlserver/internal/sqlserverdb"
+	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/ports"
+)
+
+// store implements ports.Store over one SQL Server database.
+type store struct {
+	db *DB
+}
+
+var _ ports.Store = (*store)(nil)
+
+// maxKeyLen is the nvarchar length of intent_id and submission_target.
+const maxKeyLen = 255
+
+// createAttempts bounds the insert-or-read loop of CreateIntent. A
+// duplicate key is only reported once the winning row is committed and rows
+// are never deleted, so the second round practically never happens.
+const createAttempts = 3
+
+// CreateIntent inserts the intent, and when the primary key says another
+// request (on any instance) created it first, reads that row and applies
+// core.CheckIdempotency. It never reads before writing, so two concurrent
+// creates of one intentId cannot both insert.
+func (s *store) CreateIntent(ctx context.Context, intent core.Intent) (ports.CreateIntentResult, error) {
+	params, err := insertIntentParams(intent)
+	if err != nil {
+		return ports.CreateIntentResult{}, err
+	}
+	for range createAttempts {
+		created, err := s.insertIntent(ctx, params)
+		if err == nil {
+			return ports.CreateIntentResult{Intent: created, Created: true}, nil
+		}
+		if !errors.Is(err, errDuplicateKey) {
+			return ports.CreateIntentResult{}, err
+		}
+		existing, found, err := s.readIntent(ctx, s.db.q, intent.IntentID)
+		if err != nil {
+			return ports.CreateIntentResult{}, err
+		}
+		if !found {
+			continue
+		}
+		if existing.IntentID != intent.IntentID {
+			// SQL Server compares strings as if padded with spaces, so the
+			// key "a " collides with "a". Refusing is the only honest answer.
+			return ports.CreateIntentResult{}, &core.FieldError{Field: "intentId",
+				Message: fmt.Sprintf("collides with the existing intentId %q: SQL Server compares identifiers ignoring trailing spaces", existing.IntentID)}
+		}
+		if err := core.CheckIdempotency(existing, intent.SubmissionTarget, intent.Payload); err != nil {
+			return ports.CreateIntentResult{}, err
+		}
+		return ports.CreateIntentResult{Intent: existing, Created: false}, nil
+	}
+	return ports.CreateIntentResult{}, fmt.Errorf("%w: intent %q: duplicate key reported but no row found", core.ErrStoreUnavailable, intent.IntentID)
+}
+
+// insertIntentParams checks what the schema would refuse with a less useful
+// error and builds the insert's parameters.
+func insertIntentParams(intent core.Intent) (sqlserverdb.InsertIntentParams, error) {
+	switch {
+	case intent.IntentID == "":
+		return sqlserverdb.InsertIntentParams{}, &core.FieldError{Field: "intentId", Message: "is required"}
+	case nvarcharLen(intent.IntentID) > maxKeyLen:
+		return sqlserverdb.InsertIntentParams{}, &core.FieldError{Field: "intentId", Message: fmt.Sprintf("is longer than %d characters", maxKeyLen)}
+	case nvarcharLen(intent.SubmissionTarget) > maxKeyLen:
+		return sqlserverdb.InsertIntentParams{}, &core.FieldError{Field: "submissionTarget", Message: fmt.Sprintf("is longer than %d characters", maxKeyLen)}
+	case len(intent.Payload) == 0:
+		return sqlserverdb.InsertIntentParams{}, &core.FieldError{Field: "payload", Message: "is required"}
+	case intent.Status != core.StatusPending || intent.AttemptCount != 0 || intent.CreatedAt.IsZero():
+		return sqlserverdb.InsertIntentParams{}, fmt.Errorf("sqlserver: CreateIntent needs a new pending intent (status %q, %d attempts, created %v)",
+			intent.Status, intent.AttemptCount, intent.CreatedAt)
+	}
+	contract, err := json.Marshal(intent.Contract.Clone())
+	if err != nil {
+		return sqlserverdb.InsertIntentParams{}, fmt.Errorf("sqlserver: encode contract snapshot: %w", err)
+	}
+	nextDue := intent.NextDueAt
+	if nextDue.IsZero() {
+		nextDue = intent.CreatedAt
+	}
+	return sqlserverdb.InsertIntentParams{
+		IntentID:         intent.IntentID,
+		SubmissionTarget: intent.SubmissionTarget,
+		Payload:          intent.Payload,
+		Contract:         string(contract),
+		GatewayType:      string(intent.Contract.GatewayType),
+		Mode:             string(intent.Contract.Mode),
+		CreatedAt:        dbTime(intent.CreatedAt),
+		NextDueAt:        dbTime(nextDue),
+	}, nil
+}
+
+// insertIntent inserts the row and reads it back in the same transaction,
+// so the caller gets the stored times (datetime2 precision, database-time
+// last_modified_at) and not the ones it passed in.
+func (s *store) insertIntent(ctx context.Context, params sqlserverdb.InsertIntentParams) (core.Intent, error) {
+	var created core.Intent
+	err := s.db.inTx(ctx, sql.LevelReadCommitted, func(q *sqlserverdb.Queries) error {
+		if err := q.InsertIntent(ctx, params); err != nil {
+			return mapError(err)
+		}
+		row, err := q.GetIntent(ctx, params.IntentID)
+		if err != nil {
+			return mapError(err)
+		}
+		created, err = intentFromRow(row)
+		return err
+	})
+	return created, err
+}
+
+// GetIntent returns the intent with its attempts, or core.ErrIntentNotFound.
+func (s *store) GetIntent(ctx context.Context, intentID string) (core.Intent, error) {
+	intent, found, err := s.readIntent(ctx, s.db.q, intentID)
+	if err != nil {
+		return core.Intent{}, err
+	}
+	// The equality check also refuses the row "a" when asked for "a ",
+	// which SQL Server's padded comparison would otherwise return.
+	if !found || intent.IntentID != intentID {
+		return core.Intent{}, core.ErrIntentNotFound
+	}
+	return intent, nil
+}
+
+// readIntent reads the row whose key SQL Server finds equal to intentID,
+// then its attempts.
+func (s *store) readIntent(ctx context.Context, q *sqlserverdb.Queries, intentID string) (core.Intent, bool, error) {
+	row, err := q.GetIntent(ctx, intentID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return core.Intent{}, false, nil
+	}
+	if err != nil {
+		return core.Intent{}, false, mapError(err)
+	}
+	intent, err := intentFromRow(row)
+	if err != nil {
+		return core.Intent{}, false, err
+	}
+	attempts, err := q.ListAttempts(ctx, intentID)
+	if err != nil {
+		return core.Intent{}, false, mapError(err)
+	}
+	return withAttempts(intent, attempts), true, nil
+}
+
+// ListIntents returns a page of intents with their attempts, newest first.
+// It reads one row more than the page to know whether another page follows.
+func (s *store) ListIntents(ctx context.Context, p ports.ListIntentsParams) (ports.IntentPage, error) {
+	if p.Limit < 1 {
+		return ports.IntentPage{}, fmt.Errorf("sqlserver: list limit %d, want at least 1", p.Limit)
+	}
+	limit := min(p.Limit, math.MaxInt32-1)
+	rows, err := s.listIntentRows(ctx, p, int32(limit+1))
+	if err != nil {
+		return ports.IntentPage{}, err
+	}
+	var page ports.IntentPage
+	if len(rows) > limit {
+		rows = rows[:limit]
+		last := rows[limit-1]
+		page.Next = &ports.IntentPosition{CreatedAt: last.CreatedAt.UTC(), IntentID: last.IntentID}
+	}
+	page.Intents = make([]core.Intent, 0, len(rows))
+	for _, r := range rows {
+		intent, err := intentFromRow(r)
+		if err != nil {
+			return ports.IntentPage{}, err
+		}
+		page.Intents = append(page.Intents, intent)
+	}
+	if err := s.attachAttempts(ctx, page.Intents); err != nil {
+		return ports.IntentPage{}, err
+	}
+	return page, nil
+}
+
+// listIntentRows runs the listing query that matches the filters, so each
+// filter combination seeks its own index instead of sharing one catch-all
+// plan.
+func (s *store) listIntentRows(ctx context.Context, p ports.ListIntentsParams, rowLimit int32) ([]intentRow, error) {
+	before, beforeID := maxDatetime2, ""
+	if p.Before != nil {
+		before, beforeID = dbTime(p.Before.CreatedAt), p.Before.IntentID
+	}
+	q := s.db.q
+	var rows []intentRow
+	switch {
+	case p.Status == "" && p.SubmissionTarget == "":
+		got, err := q.ListIntents(ctx, sqlserverdb.ListIntentsParams{
+			BeforeCreatedAt: before, BeforeIntentID: beforeID, RowLimit: rowLimit})
+		if err != nil {
+			return nil, mapError(err)
+		}
+		for _, r := range got {
+			rows = append(rows, intentRow(r))
+		}
+	case p.SubmissionTarget == "":
+		got, err := q.ListIntentsByStatus(ctx, sqlserverdb.ListIntentsByStatusParams{
+			Status: string(p.Status), BeforeCreatedAt: before, BeforeIntentID: beforeID, RowLimit: rowLimit})
+		if err != nil {
+			return nil, mapError(err)
+		}
+		for _, r := range got {
+			rows = append(rows, intentRow(r))
+		}
+	case p.Status == "":
+		got, err := q.ListIntentsByTarget(ctx, sqlserverdb.ListIntentsByTargetParams{
+			SubmissionTarget: p.SubmissionTarget, BeforeCreatedAt: before, BeforeIntentID: beforeID, RowLimit: rowLimit})
+		if err != nil {
+			return nil, mapError(err)
+		}
+		for _, r := range got {
+			rows = append(rows, intentRow(r))
+		}
+	default:
+		got, err := q.ListIntentsByTargetAndStatus(ctx, sqlserverdb.ListIntentsByTargetAndStatusParams{
+			SubmissionTarget: p.SubmissionTarget, Status: string(p.Status),
+			BeforeCreatedAt: before, BeforeIntentID: beforeID, RowLimit: rowLimit})
+		if err != nil {
+			return nil, mapError(err)
+		}
+		for _, r := range got {
+			rows = append(rows, intentRow(r))
+		}
+	}
+	return rows, nil
+}
+
+// attachAttempts loads the attempts of a whole page in one round trip.
+func (s *store) attachAttempts(ctx context.Context, intents []core.Intent) error {
+	if len(intents) == 0 {
+		return nil
+	}
+	ids := make([]string, len(intents))
+	for i, intent := range intents {
+		ids[i] = intent.IntentID
+	}
+	idsJSON, err := json.Marshal(ids)
+	if err != nil {
+		return fmt.Errorf("sqlserver: encode page ids: %w", err)
+	}
+	rows, err := s.db.q.ListAttemptsOfIntents(ctx, string(idsJSON))
+	if err != nil {
+		return mapError(err)
+	}
+	byIntent := make(map[string][]attemptRow, len(intents))
+	for _, r := range rows {
+		byIntent[r.IntentID] = append(byIntent[r.IntentID], attemptRow{
+			AttemptNumber: r.AttemptNumber,
+			StartedAt:     r.StartedAt,
+			FinishedAt:    r.FinishedAt,
+			OutcomeStatus: r.OutcomeStatus,
+			OutcomeReason: r.OutcomeReason,
+			MessageID:     r.MessageID,
+			Error:         r.Error,
+		})
+	}
+	for i := range intents {
+		intents[i] = withAttempts(intents[i], byIntent[intents[i].IntentID])
+	}
+	return nil
+}

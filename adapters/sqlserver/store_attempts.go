@@ -1,0 +1,196 @@
+package sqlserver
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/submissionmanager/submission-manager/adapters/sqlserver/internal/sqlserverdb"
+	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/ports"
+)
+
+// fencedIsolation is the isolation level of every execution-state write.
+//
+// The write first checks the fence (CountHeldLease) and then changes the
+// intent and attempt rows. Under READ COMMITTED the shared lock taken by
+// the check is released as soon as the row is read, so a follower's
+// acquire could take the expired lease over between the check and the
+// commit, and a former leader's write would land after its successor's
+// epoch began. Under REPEATABLE READ the shared lock on the lease row is
+// held until commit: the acquire (an UPDATE of that row) waits for the
+// fenced write to finish, and a write that passed the check commits while
+// its lease is still the current one. SERIALIZABLE would add range locks
+// that nothing here needs: the lease row always exists once a fence does.
+const fencedIsolation = sql.LevelRepeatableRead
+
+// checkFence returns core.ErrFenced unless the fence's holder holds the
+// lease at the fence's epoch, unexpired in database time. Called first in a
+// fenced transaction, it also takes the lease-row lock described above, so
+// every fenced transaction locks the lease row before any intent row.
+func checkFence(ctx context.Context, q *sqlserverdb.Queries, f core.Fence) error {
+	if err := validateLeaseNames(f.LeaseName, f.HolderID); err != nil {
+		return err
+	}
+	held, err := q.CountHeldLease(ctx, sqlserverdb.CountHeldLeaseParams{
+		LeaseName: f.LeaseName, HolderID: f.HolderID, LeaseEpoch: f.Epoch})
+	if err != nil {
+		return mapError(err)
+	}
+	if held == 0 {
+		return core.ErrFenced
+	}
+	return nil
+}
+
+// attemptNumber converts an attempt number to the int column type.
+func attemptNumber(n int) (int32, error) {
+	if n < 1 || n > math.MaxInt32 {
+		return 0, fmt.Errorf("sqlserver: attempt number %d out of range", n)
+	}
+	return int32(n), nil
+}
+
+// StartAttempt records attempt p.Number as started, fenced: in one
+// transaction it checks the fence, counts the attempt on the intent (only
+// while pending at attempt count Number-1) and inserts the attempt row.
+func (s *store) StartAttempt(ctx context.Context, p ports.StartAttemptParams) error {
+	number, err := attemptNumber(p.Number)
+	if err != nil {
+		return err
+	}
+	if p.StartedAt.IsZero() {
+		return errors.New("sqlserver: StartAttempt needs StartedAt")
+	}
+	return s.db.inTx(ctx, fencedIsolation, func(q *sqlserverdb.Queries) error {
+		if err := checkFence(ctx, q, p.Fence); err != nil {
+			return err
+		}
+		counted, err := q.StartIntentAttempt(ctx, sqlserverdb.StartIntentAttemptParams{
+			IntentID: p.IntentID, AttemptNumber: number})
+		if err != nil {
+			return mapError(err)
+		}
+		if counted == 0 {
+			return fmt.Errorf("%w: intent %q is not pending at attempt %d", core.ErrIntentNotRunnable, p.IntentID, p.Number-1)
+		}
+		err = mapError(q.InsertAttempt(ctx, sqlserverdb.InsertAttemptParams{
+			IntentID:      p.IntentID,
+			AttemptNumber: number,
+			HolderID:      p.Fence.HolderID,
+			LeaseEpoch:    p.Fence.Epoch,
+			StartedAt:     dbTime(p.StartedAt),
+		}))
+		if errors.Is(err, errDuplicateKey) {
+			return fmt.Errorf("%w: attempt %d of intent %q already exists", core.ErrIntentNotRunnable, p.Number, p.IntentID)
+		}
+		return err
+	})
+}
+
+// FinishAttempt closes attempt p.Number and applies the policy's decision
+// to the intent, fenced, in one transaction. The intent row is updated
+// before the attempt row, the same order StartAttempt uses, so the two can
+// never deadlock each other.
+func (s *store) FinishAttempt(ctx context.Context, p ports.FinishAttemptParams) error {
+	number, err := attemptNumber(p.Number)
+	if err != nil {
+		return err
+	}
+	finish, err := finishAttemptParams(p, number)
+	if err != nil {
+		return err
+	}
+	decision, err := applyDecisionParams(p.IntentID, number, p.Decision)
+	if err != nil {
+		return err
+	}
+	return s.db.inTx(ctx, fencedIsolation, func(q *sqlserverdb.Queries) error {
+		if err := checkFence(ctx, q, p.Fence); err != nil {
+			return err
+		}
+		applied, err := q.ApplyDecision(ctx, decision)
+		if err != nil {
+			return mapError(err)
+		}
+		if applied == 0 {
+			return fmt.Errorf("%w: intent %q is not pending at attempt %d", core.ErrIntentNotRunnable, p.IntentID, p.Number)
+		}
+		closed, err := q.FinishAttempt(ctx, finish)
+		if err != nil {
+			return mapError(err)
+		}
+		if closed == 0 {
+			return fmt.Errorf("%w: attempt %d of intent %q is not in flight", core.ErrIntentNotRunnable, p.Number, p.IntentID)
+		}
+		return nil
+	})
+}
+
+// finishAttemptParams builds the attempt row's closing values: an outcome,
+// or an error text, never neither.
+func finishAttemptParams(p ports.FinishAttemptParams, number int32) (sqlserverdb.FinishAttemptParams, error) {
+	if p.FinishedAt.IsZero() {
+		return sqlserverdb.FinishAttemptParams{}, errors.New("sqlserver: FinishAttempt needs FinishedAt")
+	}
+	params := sqlserverdb.FinishAttemptParams{
+		FinishedAt:    dbTime(p.FinishedAt),
+		Error:         nullString(p.Error),
+		IntentID:      p.IntentID,
+		AttemptNumber: number,
+	}
+	if p.Outcome != nil {
+		if err := core.ValidateOutcome(*p.Outcome); err != nil {
+			return sqlserverdb.FinishAttemptParams{}, fmt.Errorf("sqlserver: FinishAttempt: %w (record it as the attempt's error)", err)
+		}
+		params.OutcomeStatus = nullString(string(p.Outcome.Status))
+		params.OutcomeReason = nullString(p.Outcome.Reason)
+		params.MessageID = nullString(p.Outcome.MessageID)
+	} else if p.Error == "" {
+		return sqlserverdb.FinishAttemptParams{}, errors.New("sqlserver: FinishAttempt needs an outcome or an error")
+	}
+	return params, nil
+}
+
+// applyDecisionParams checks a decision against the rules the schema's
+// CHECK constraints enforce, so a malformed decision fails with a message
+// that names the rule, and builds the intent update.
+func applyDecisionParams(intentID string, number int32, d core.Decision) (sqlserverdb.ApplyDecisionParams, error) {
+	params := sqlserverdb.ApplyDecisionParams{
+		Status:        string(d.Status),
+		IntentID:      intentID,
+		AttemptNumber: number,
+	}
+	bad := func(format string, args ...any) (sqlserverdb.ApplyDecisionParams, error) {
+		return sqlserverdb.ApplyDecisionParams{}, fmt.Errorf("sqlserver: invalid decision: "+format, args...)
+	}
+	switch d.Status {
+	case core.StatusPending:
+		if d.NextDueAt.IsZero() {
+			return bad("pending without NextDueAt")
+		}
+		params.NextDueAt = nullTime(d.NextDueAt)
+	case core.StatusAccepted, core.StatusRejected:
+		if d.FinalOutcome == nil || string(d.FinalOutcome.Status) != string(d.Status) {
+			return bad("%s needs a final outcome with the same status", d.Status)
+		}
+		if err := core.ValidateOutcome(*d.FinalOutcome); err != nil {
+			return bad("%v", err)
+		}
+		params.FinalOutcomeStatus = nullString(string(d.FinalOutcome.Status))
+		params.FinalOutcomeReason = nullString(d.FinalOutcome.Reason)
+		params.FinalMessageID = nullString(d.FinalOutcome.MessageID)
+	case core.StatusExhausted:
+		switch d.ExhaustedReason {
+		case core.ExhaustedDeadlineExceeded, core.ExhaustedMaxAttempts, core.ExhaustedOneShotCompleted:
+		default:
+			return bad("exhausted with reason %q", d.ExhaustedReason)
+		}
+		params.ExhaustedReason = nullString(string(d.ExhaustedReason))
+	default:
+		return bad("unknown status %q", d.Status)
+	}
+	return params, nil
+}
