@@ -101,7 +101,10 @@ func TestAcceptance03_TerminalRejectionEndsRejectedWithoutRetry(t *testing.T) {
 	if n := h.gw.callCount(); n != 1 {
 		t.Fatalf("gateway called %d times, want 1", n)
 	}
-	completed, _, _ := h.metrics.snapshot()
+	if err := h.stopLead(); err != nil {
+		t.Fatal(err)
+	}
+	completed, _, _ := h.metrics.snapshot() // Lead has returned: every worker reported
 	if !slices.Equal(completed, []string{"sms.realtime rejected invalid_recipient"}) {
 		t.Fatalf("IntentCompleted events %v", completed)
 	}
@@ -132,7 +135,10 @@ func TestAcceptance04_RetryableRejectionRetriesUntilAccepted(t *testing.T) {
 			t.Fatalf("attempt %d recorded %+v, want the provider_failure rejection as a fact", i+1, a)
 		}
 	}
-	_, attempts, _ := h.metrics.snapshot()
+	if err := h.stopLead(); err != nil {
+		t.Fatal(err)
+	}
+	_, attempts, _ := h.metrics.snapshot() // Lead has returned: every worker reported
 	if !slices.Equal(attempts, []string{"sms rejected", "sms rejected", "sms accepted"}) {
 		t.Fatalf("AttemptFinished events %v", attempts)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -98,6 +99,8 @@ func newHarness(t *testing.T, opts ...option) *harness {
 		MaxInFlight:   4,
 		FinishTimeout: 7 * time.Minute, // an odd value, so its timer never looks like a due timer
 		Metrics:       h.metrics,
+		// Logs go to the test's output, shown for failures and with -v.
+		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
 	for _, o := range opts {
 		o(&h.cfg)
