@@ -1,0 +1,72 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// Dialect names the database a --database value selects.
+type Dialect string
+
+// The supported databases.
+const (
+	DialectSQLite    Dialect = "sqlite"
+	DialectSQLServer Dialect = "sqlserver"
+)
+
+// Database is a parsed --database value.
+type Database struct {
+	Dialect Dialect
+	// Path is the SQLite file.
+	Path string
+	// DSN is the SQL Server URL as given.
+	DSN string
+}
+
+// ParseDatabase reads "sqlite:PATH" (the embedded default) or a
+// "sqlserver://" URL (production). Anything else is refused with the forms
+// that are accepted, so a typo never silently opens a different database.
+func ParseDatabase(s string) (Database, error) {
+	switch {
+	case strings.HasPrefix(s, "sqlite:"):
+		path := strings.TrimPrefix(strings.TrimPrefix(s, "sqlite:"), "//")
+		if path == "" {
+			return Database{}, errors.New(`"sqlite:" needs a file path, as in sqlite:data/submission-manager.db`)
+		}
+		return Database{Dialect: DialectSQLite, Path: path}, nil
+	case strings.HasPrefix(s, "sqlserver://"):
+		u, err := url.Parse(s)
+		if err != nil {
+			return Database{}, fmt.Errorf("not a valid sqlserver:// URL: %v", redact(err))
+		}
+		if u.Host == "" {
+			return Database{}, errors.New("the sqlserver:// URL names no host")
+		}
+		return Database{Dialect: DialectSQLServer, DSN: s}, nil
+	default:
+		return Database{}, errors.New("want sqlite:PATH or sqlserver://user:password@host?database=name")
+	}
+}
+
+// String shows the database without its password, for logs.
+func (d Database) String() string {
+	if d.Dialect == DialectSQLite {
+		return "sqlite:" + d.Path
+	}
+	u, err := url.Parse(d.DSN)
+	if err != nil {
+		return "sqlserver://(unparsable)"
+	}
+	return u.Redacted()
+}
+
+// redact drops the URL from a url.Error, which would repeat the password.
+func redact(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}

@@ -1,0 +1,266 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/submissionmanager/submission-manager/adapters/gateway"
+	"github.com/submissionmanager/submission-manager/adapters/httpapi"
+	"github.com/submissionmanager/submission-manager/adapters/prometheus"
+	"github.com/submissionmanager/submission-manager/adapters/sysclock"
+	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/core/engine"
+	"github.com/submissionmanager/submission-manager/core/leader"
+	"github.com/submissionmanager/submission-manager/ports"
+)
+
+// Server is one running SubmissionManager instance: the HTTP API on its
+// listener and the leader election that runs the executor while this
+// instance holds the lease. It owns every goroutine it starts; Shutdown
+// stops and waits for them.
+type Server struct {
+	log      *slog.Logger
+	holderID string
+	url      string
+	db       database
+	gateways []*gateway.Client
+	http     *http.Server
+
+	stopLead context.CancelFunc
+	leadDone chan struct{}
+	// failed delivers an error when serving HTTP stops by itself.
+	failed chan error
+
+	shutdownOnce sync.Once
+	shutdownErr  error
+}
+
+// Start builds the instance from cfg and starts serving. It returns once the
+// listener is bound (URL is usable at once) and the store is migrated where
+// that is serve's job. ctx bounds the start-up only; the instance runs until
+// Shutdown.
+func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	registry, err := loadRegistry(cfg.Registry)
+	if err != nil {
+		return nil, err
+	}
+	dbSpec, _ := ParseDatabase(cfg.Database) // checked by Validate
+	db, err := openDatabase(ctx, dbSpec, log)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{log: log, db: db, leadDone: make(chan struct{}), failed: make(chan error, 1)}
+	defer func() {
+		if err != nil {
+			s.closeResources()
+		}
+	}()
+	// The embedded file is this process's own; a shared SQL Server schema
+	// is migrated only when the operator asks.
+	if dbSpec.Dialect == DialectSQLite || cfg.Migrate {
+		if err := db.Migrate(ctx, "up"); err != nil {
+			return nil, fmt.Errorf("--database %s: %w", dbSpec, err)
+		}
+	}
+	s.holderID = cfg.HolderID
+	if s.holderID == "" {
+		s.holderID = defaultHolderID()
+	}
+
+	clock := sysclock.New()
+	metrics := prometheus.New()
+	gateways := make(map[core.GatewayType]ports.Gateway)
+	for _, t := range core.GatewayTypes() {
+		c, err := gateway.New(t, gateway.Config{Timeout: cfg.GatewayTimeout})
+		if err != nil {
+			return nil, fmt.Errorf("--gateway-timeout: %w", err)
+		}
+		s.gateways = append(s.gateways, c)
+		gateways[t] = c
+	}
+	executor, err := engine.New(engine.Config{
+		Store:           db.Store(),
+		Gateways:        gateways,
+		Clock:           clock,
+		Retry:           core.FixedDelay(cfg.RetryDelay),
+		MaxInFlight:     cfg.MaxInFlight,
+		RefreshInterval: cfg.ScheduleRefreshInterval,
+		Logger:          log,
+		Metrics:         metrics,
+	})
+	if err != nil {
+		return nil, err
+	}
+	service, err := engine.NewService(engine.ServiceConfig{
+		Registry:        registry,
+		Store:           db.Store(),
+		Clock:           clock,
+		Metrics:         metrics,
+		MaxPayloadBytes: int(cfg.MaxPayloadBytes),
+		Notifier:        executor,
+	})
+	if err != nil {
+		return nil, err
+	}
+	elector, err := leader.New(leader.Config{
+		Leases:          db.Leases(),
+		Clock:           clock,
+		HolderID:        s.holderID,
+		LeaseDuration:   cfg.LeaseDuration,
+		RenewInterval:   cfg.RenewInterval,
+		AcquireInterval: cfg.AcquireInterval,
+		Logger:          log,
+		Metrics:         metrics,
+	})
+	if err != nil {
+		return nil, err
+	}
+	api, err := httpapi.New(httpapi.Config{
+		Service:         service,
+		Leadership:      elector,
+		HolderID:        s.holderID,
+		APIKeys:         cfg.APIKeys,
+		MaxPayloadBytes: cfg.MaxPayloadBytes,
+		Logger:          log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	mountOperatorRoutes(api.Mux(), metrics, cfg.Pprof)
+
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("--listen %s: %w", cfg.Listen, err)
+	}
+	s.url = "http://" + ln.Addr().String()
+	s.http = &http.Server{
+		Handler:           metrics.Middleware(api.Mux(), api),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	go func() {
+		if err := s.http.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			s.failed <- fmt.Errorf("serving HTTP on %s: %w", s.url, err)
+		}
+	}()
+
+	leadCtx, stopLead := context.WithCancel(context.WithoutCancel(ctx))
+	s.stopLead = stopLead
+	go func() {
+		defer close(s.leadDone)
+		if err := elector.Run(leadCtx, executor.Lead); err != nil {
+			log.Error("leader election stopped", "error", err)
+		}
+	}()
+	log.Info("submission-manager serving", "url", s.url, "holder_id", s.holderID,
+		"database", dbSpec.String(), "registry", cfg.Registry, "targets", registry.Len(),
+		"api_keys", len(cfg.APIKeys) > 0, "pprof", cfg.Pprof)
+	return s, nil
+}
+
+// URL is the base URL the API answers on, e.g. "http://127.0.0.1:8000".
+func (s *Server) URL() string { return s.url }
+
+// HolderID is this instance's name in the lease.
+func (s *Server) HolderID() string { return s.holderID }
+
+// Failed delivers an error if serving HTTP stops on its own (the listener
+// broke); the serve command then shuts down and exits non-zero.
+func (s *Server) Failed() <-chan error { return s.failed }
+
+// Shutdown stops the instance: it stops accepting connections and drains
+// in-flight requests while the executor stops starting attempts and records
+// the results of those in flight. What is still running when ctx ends is
+// abandoned: its requests are cut and its attempts stay recorded as started,
+// for the next leader to close. The store is closed last. Safe to call more
+// than once; later calls return the first result.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.shutdownOnce.Do(func() { s.shutdownErr = s.shutdown(ctx) })
+	return s.shutdownErr
+}
+
+func (s *Server) shutdown(ctx context.Context) error {
+	s.log.Info("submission-manager shutting down", "holder_id", s.holderID)
+	httpDone := make(chan error, 1)
+	go func() { httpDone <- s.http.Shutdown(ctx) }()
+	s.stopLead()
+	var errs []error
+	select {
+	case <-s.leadDone:
+	case <-ctx.Done():
+		errs = append(errs, errors.New("the executor did not stop in time: in-flight attempts abandoned"))
+	}
+	if err := <-httpDone; err != nil {
+		_ = s.http.Close()
+		errs = append(errs, fmt.Errorf("draining HTTP requests: %w", err))
+	}
+	if err := s.closeResources(); err != nil {
+		errs = append(errs, err)
+	}
+	err := errors.Join(errs...)
+	if err != nil {
+		s.log.Warn("submission-manager stopped with abandoned work", "error", err)
+	} else {
+		s.log.Info("submission-manager stopped")
+	}
+	return err
+}
+
+// closeResources releases what Start opened.
+func (s *Server) closeResources() error {
+	for _, g := range s.gateways {
+		g.Close()
+	}
+	return s.db.Close()
+}
+
+// runServe runs `serve` until ctx ends (SIGINT or SIGTERM), then drains
+// within --shutdown-timeout and returns nil: a requested stop is a success
+// even when it had to abandon in-flight work, which the next leader closes.
+func runServe(ctx context.Context, args []string, env LookupEnv, stderr io.Writer) error {
+	cfg, err := parseServeConfig(args, env, stderr)
+	if err != nil {
+		return err
+	}
+	log := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
+	srv, err := Start(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	var failed error
+	select {
+	case <-ctx.Done():
+	case failed = <-srv.Failed():
+		log.Error("submission-manager failed", "error", failed)
+	}
+	stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
+	defer cancel()
+	_ = srv.Shutdown(stopCtx) // logged; abandoned work is not a failed stop
+	return failed
+}
+
+// defaultHolderID is the spec's hostname-pid-random.
+func defaultHolderID() string {
+	host, _ := os.Hostname()
+	var b [4]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return leader.DefaultHolderID(host, os.Getpid(), hex.EncodeToString(b[:]))
+}

@@ -1,0 +1,169 @@
+package app
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/submissionmanager/submission-manager/adapters/httpapi"
+	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/core/engine"
+	"github.com/submissionmanager/submission-manager/core/leader"
+)
+
+// Defaults that let `submission-manager serve` start with no configuration
+// at all: an embedded SQLite file, the example registry, loopback only.
+const (
+	DefaultDatabase        = "sqlite:data/submission-manager.db"
+	DefaultRegistry        = "config/submission_targets.json"
+	DefaultListen          = "127.0.0.1:8000"
+	DefaultGatewayTimeout  = 10 * time.Second
+	DefaultShutdownTimeout = 30 * time.Second
+)
+
+// ServeConfig is everything `serve` needs. Tests build one directly; the
+// command fills it from flags and environment variables.
+type ServeConfig struct {
+	// Registry is the path of the submission target registry (JSON).
+	Registry string
+	// Database is "sqlite:PATH" or a "sqlserver://" URL.
+	Database string
+	// Migrate applies pending migrations at start. The embedded SQLite file
+	// is always migrated; a shared SQL Server only when asked, because its
+	// schema belongs to a deployment step, not to whichever instance starts
+	// first.
+	Migrate bool
+	// Listen is the HTTP listen address; port 0 picks a free port.
+	Listen string
+	// RetryDelay is the wait between attempts of one intent.
+	RetryDelay time.Duration
+	// MaxInFlight bounds concurrent gateway calls of the leader.
+	MaxInFlight int
+	// LeaseDuration, RenewInterval and AcquireInterval time the leader lease.
+	LeaseDuration, RenewInterval, AcquireInterval time.Duration
+	// ScheduleRefreshInterval is how often the leader reads intents other
+	// instances changed.
+	ScheduleRefreshInterval time.Duration
+	// HolderID names this instance in the lease; empty means
+	// hostname-pid-random.
+	HolderID string
+	// APIKeys, when not empty, are the bearer tokens /v1 requires.
+	APIKeys []string
+	// MaxPayloadBytes bounds a submission's compacted payload.
+	MaxPayloadBytes int64
+	// GatewayTimeout bounds one gateway call.
+	GatewayTimeout time.Duration
+	// ShutdownTimeout bounds the drain after SIGTERM: in-flight requests and
+	// in-flight attempts still unfinished then are abandoned.
+	ShutdownTimeout time.Duration
+	// Pprof mounts net/http/pprof under /debug/pprof/.
+	Pprof bool
+	// LogLevel and LogFormat ("text" or "json") shape the logs on stderr.
+	LogLevel  slog.Level
+	LogFormat string
+}
+
+// DefaultServeConfig returns the zero-configuration defaults.
+func DefaultServeConfig() ServeConfig {
+	return ServeConfig{
+		Registry:                DefaultRegistry,
+		Database:                DefaultDatabase,
+		Listen:                  DefaultListen,
+		RetryDelay:              core.DefaultRetryDelay,
+		MaxInFlight:             engine.DefaultMaxInFlight,
+		LeaseDuration:           leader.DefaultLeaseDuration,
+		RenewInterval:           leader.DefaultRenewInterval,
+		AcquireInterval:         leader.DefaultAcquireInterval,
+		ScheduleRefreshInterval: engine.DefaultRefreshInterval,
+		MaxPayloadBytes:         httpapi.DefaultMaxPayloadBytes,
+		GatewayTimeout:          DefaultGatewayTimeout,
+		ShutdownTimeout:         DefaultShutdownTimeout,
+		LogLevel:                slog.LevelInfo,
+		LogFormat:               "text",
+	}
+}
+
+// parseServeConfig reads serve's flags and their environment variables over
+// the defaults and checks the result.
+func parseServeConfig(args []string, env LookupEnv, stderr io.Writer) (ServeConfig, error) {
+	cfg := DefaultServeConfig()
+	fs := newFlagSet("serve", "serve [flags]", stderr)
+	fs.StringVar(&cfg.Registry, "registry", cfg.Registry, "submission target registry file (JSON)")
+	fs.StringVar(&cfg.Database, "database", cfg.Database, "sqlite:PATH or sqlserver://user:pass@host/instance?database=name")
+	fs.BoolVar(&cfg.Migrate, "migrate", cfg.Migrate, "apply pending SQL Server migrations at start (SQLite is always migrated)")
+	fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "HTTP listen address")
+	fs.DurationVar(&cfg.RetryDelay, "retry-delay", cfg.RetryDelay, "wait between attempts of one intent")
+	fs.IntVar(&cfg.MaxInFlight, "max-in-flight", cfg.MaxInFlight, "concurrent gateway calls of the leader")
+	fs.DurationVar(&cfg.LeaseDuration, "lease-duration", cfg.LeaseDuration, "how long an acquired or renewed leader lease lasts")
+	fs.DurationVar(&cfg.RenewInterval, "renew-interval", cfg.RenewInterval, "how often the leader renews its lease (below --lease-duration)")
+	fs.DurationVar(&cfg.AcquireInterval, "acquire-interval", cfg.AcquireInterval, "how often a follower tries to take the lease")
+	fs.DurationVar(&cfg.ScheduleRefreshInterval, "schedule-refresh-interval", cfg.ScheduleRefreshInterval, "how often the leader reads intents changed by other instances")
+	fs.StringVar(&cfg.HolderID, "holder-id", cfg.HolderID, "this instance's name in the lease (default hostname-pid-random)")
+	fs.Var((*listFlag)(&cfg.APIKeys), "api-keys", "comma-separated API keys; when set, /v1 requires Authorization: Bearer <key>")
+	fs.Int64Var(&cfg.MaxPayloadBytes, "max-payload-bytes", cfg.MaxPayloadBytes, "largest accepted payload, in bytes of compacted JSON")
+	fs.DurationVar(&cfg.GatewayTimeout, "gateway-timeout", cfg.GatewayTimeout, "bound on one gateway call")
+	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "drain time after SIGTERM before in-flight work is abandoned")
+	fs.BoolVar(&cfg.Pprof, "pprof", cfg.Pprof, "mount net/http/pprof under /debug/pprof/")
+	fs.TextVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info, warn or error")
+	format := &choiceFlag{value: cfg.LogFormat, choices: []string{"text", "json"}}
+	fs.Var(format, "log-format", "text or json")
+	if err := parseFlags(fs, args, env); err != nil {
+		return ServeConfig{}, err
+	}
+	if fs.NArg() > 0 {
+		return ServeConfig{}, &usageError{msg: fmt.Sprintf("serve takes no arguments, got %q", fs.Args())}
+	}
+	cfg.LogFormat = format.value
+	if err := cfg.Validate(); err != nil {
+		return ServeConfig{}, &usageError{msg: err.Error()}
+	}
+	return cfg, nil
+}
+
+// Validate checks the values flags cannot check alone. Every message names
+// the flag to fix.
+func (c ServeConfig) Validate() error {
+	var errs []error
+	positive := func(flag string, d time.Duration) {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("--%s must be positive, got %s", flag, d))
+		}
+	}
+	positive("retry-delay", c.RetryDelay)
+	positive("lease-duration", c.LeaseDuration)
+	positive("renew-interval", c.RenewInterval)
+	positive("acquire-interval", c.AcquireInterval)
+	positive("schedule-refresh-interval", c.ScheduleRefreshInterval)
+	positive("gateway-timeout", c.GatewayTimeout)
+	positive("shutdown-timeout", c.ShutdownTimeout)
+	if c.RenewInterval > 0 && c.LeaseDuration > 0 && c.RenewInterval >= c.LeaseDuration {
+		errs = append(errs, fmt.Errorf("--renew-interval (%s) must be shorter than --lease-duration (%s)", c.RenewInterval, c.LeaseDuration))
+	}
+	if c.MaxInFlight < 1 {
+		errs = append(errs, fmt.Errorf("--max-in-flight must be at least 1, got %d", c.MaxInFlight))
+	}
+	if c.MaxPayloadBytes < 1 {
+		errs = append(errs, fmt.Errorf("--max-payload-bytes must be at least 1, got %d", c.MaxPayloadBytes))
+	}
+	if len(c.HolderID) > 128 {
+		errs = append(errs, fmt.Errorf("--holder-id is %d bytes; the lease row holds at most 128", len(c.HolderID)))
+	}
+	if c.Registry == "" {
+		errs = append(errs, errors.New("--registry must name a file"))
+	}
+	if c.Listen == "" {
+		errs = append(errs, errors.New("--listen must name an address"))
+	}
+	if _, err := ParseDatabase(c.Database); err != nil {
+		errs = append(errs, fmt.Errorf("--database: %w", err))
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		errs = append(errs, fmt.Errorf("--log-format must be text or json, got %q", c.LogFormat))
+	}
+	return errors.Join(errs...)
+}
+
+var _ flag.Value = (*listFlag)(nil)

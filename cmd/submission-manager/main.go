@@ -1,0 +1,21 @@
+// Command submission-manager runs SubmissionManager: `serve` for the service,
+// `migrate` for the database schema, `targets validate` for registry files.
+// Everything but signal handling and the process exit lives in package app,
+// where tests can reach it.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/submissionmanager/submission-manager/cmd/submission-manager/app"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := app.Main(ctx, os.Args[1:], os.LookupEnv, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
