@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/submissionmanager/submission-manager/api/client"
+)
+
+// newClient builds an SDK client whose connection pool matches the
+// concurrency, so the generator measures the service and not dial latency.
+func newClient(cfg config) (*client.ClientWithResponses, error) {
+	transport := &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        cfg.Concurrency * 2,
+		MaxIdleConnsPerHost: cfg.Concurrency * 2,
+		IdleConnTimeout:     90 * time.Second,
+	}
+	opts := []client.ClientOption{client.WithHTTPClient(&http.Client{Transport: transport, Timeout: 30 * time.Second})}
+	if cfg.APIKey != "" {
+		opts = append(opts, client.WithAPIKey(cfg.APIKey))
+	}
+	return client.NewClientWithResponses(cfg.URL, opts...)
+}
+
+// run submits the intents, then (unless --wait=false) waits for them and
+// builds the report.
+func run(ctx context.Context, cfg config, logger *slog.Logger) (*report, error) {
+	c, err := newClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.GetTargetWithResponse(ctx, cfg.Target); err != nil {
+		return nil, fmt.Errorf("service at %s does not answer: %w", cfg.URL, err)
+	}
+	payload := makePayload(cfg.PayloadBytes)
+	ids := make([]string, cfg.Count)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("%s-%07d", cfg.RunID, i)
+	}
+
+	logger.Info("intake_started", "count", cfg.Count, "concurrency", cfg.Concurrency, "rate", cfg.Rate, "target", cfg.Target)
+	in := submitAll(ctx, c, cfg, ids, payload)
+	rep := newReport(cfg, in)
+	logger.Info("intake_finished", "seconds", in.Elapsed.Seconds(), "errors", in.Errors)
+	if !cfg.Wait {
+		return rep, nil
+	}
+	intents, unfinished, err := waitAll(ctx, c, cfg, in.Accepted, logger)
+	if err != nil {
+		return nil, err
+	}
+	rep.addExecution(intents, unfinished)
+	return rep, nil
+}
+
+// intake is what the submission phase measured.
+type intake struct {
+	Elapsed   time.Duration
+	Latencies []time.Duration
+	Errors    int
+	// FirstError is kept verbatim so an operator sees why intake failed.
+	FirstError string
+	// Accepted holds the intentIds the service stored (201 or 200).
+	Accepted []string
+}
+
+// submitAll posts every intent with cfg.Concurrency workers, paced by a
+// shared ticker when a rate is set.
+func submitAll(ctx context.Context, c *client.ClientWithResponses, cfg config, ids []string, payload []byte) intake {
+	var (
+		next      atomic.Int64
+		mu        sync.Mutex
+		res       intake
+		wg        sync.WaitGroup
+		pace      <-chan time.Time
+		latencies = make([]time.Duration, len(ids))
+		ok        = make([]bool, len(ids))
+	)
+	if cfg.Rate > 0 {
+		t := time.NewTicker(time.Duration(float64(time.Second) / cfg.Rate))
+		defer t.Stop()
+		pace = t.C
+	}
+	start := time.Now()
+	for w := 0; w < cfg.Concurrency; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(ids) || ctx.Err() != nil {
+					return
+				}
+				if pace != nil {
+					select {
+					case <-pace:
+					case <-ctx.Done():
+						return
+					}
+				}
+				t0 := time.Now()
+				resp, err := c.SubmitIntentWithResponse(ctx, client.SubmitIntentRequest{
+					IntentId: ids[i], SubmissionTarget: cfg.Target, Payload: payload,
+				})
+				latencies[i] = time.Since(t0)
+				if err == nil && (resp.StatusCode() == http.StatusCreated || resp.StatusCode() == http.StatusOK) {
+					ok[i] = true
+					continue
+				}
+				mu.Lock()
+				res.Errors++
+				if res.FirstError == "" {
+					if err != nil {
+						res.FirstError = err.Error()
+					} else {
+						res.FirstError = fmt.Sprintf("HTTP %d: %s", resp.StatusCode(), strings.TrimSpace(string(resp.Body)))
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	res.Elapsed = time.Since(start)
+	for i, id := range ids {
+		if ok[i] {
+			res.Accepted = append(res.Accepted, id)
+			res.Latencies = append(res.Latencies, latencies[i])
+		}
+	}
+	return res
+}
+
+// makePayload returns a JSON object of roughly n bytes shaped like an SMS.
+func makePayload(n int) []byte {
+	const head = `{"to":"+15550100","text":"`
+	const tail = `"}`
+	fill := n - len(head) - len(tail)
+	if fill < 1 {
+		fill = 1
+	}
+	return []byte(head + strings.Repeat("x", fill) + tail)
+}
