@@ -1,7 +1,6 @@
 package gatewaysim
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -17,10 +16,6 @@ import (
 // name it: a free loopback port, so parallel tests never collide.
 const defaultListen = "127.0.0.1:0"
 
-// shutdownGrace bounds how long Close waits for answers being written before
-// it cuts the connections.
-const shutdownGrace = 5 * time.Second
-
 // Simulator serves one simulated gateway per gateway type, each on its own
 // listener. It is safe for concurrent use; Close stops it.
 type Simulator struct {
@@ -29,7 +24,9 @@ type Simulator struct {
 	urls     map[core.GatewayType]string
 	done     chan struct{}
 	// serving counts the Serve goroutines, which Close waits for.
-	serving   sync.WaitGroup
+	serving sync.WaitGroup
+	// handlers tracks running handlers of both gateways for Close.
+	handlers  *handlerTracker
 	closeOnce sync.Once
 	closeErr  error
 	logger    *slog.Logger
@@ -51,6 +48,7 @@ func Start(cfg Config) (*Simulator, error) {
 		servers:  make(map[core.GatewayType]*http.Server),
 		urls:     make(map[core.GatewayType]string),
 		done:     make(chan struct{}),
+		handlers: newHandlerTracker(),
 		logger:   logger,
 	}
 	listeners := make(map[core.GatewayType]net.Listener)
@@ -71,7 +69,7 @@ func Start(cfg Config) (*Simulator, error) {
 	for t, ln := range listeners {
 		g := newGateway(t, b, s.done, logger)
 		srv := &http.Server{
-			Handler:           g.handler(),
+			Handler:           s.handlers.wrap(g.handler()),
 			ReadHeaderTimeout: 10 * time.Second,
 			IdleTimeout:       2 * time.Minute,
 			ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelDebug),
@@ -162,22 +160,22 @@ func (s *Simulator) Reset() {
 	}
 }
 
-// Close ends hanging and waiting submissions, shuts the servers down and
-// waits for their goroutines. It is safe to call more than once.
+// Close ends hanging and waiting submissions without an answer, closes the
+// listeners and connections, and waits for the servers' goroutines and
+// every running handler. It is safe to call more than once.
 func (s *Simulator) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.done)
 		var errs []error
-		ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-		defer cancel()
 		for t, srv := range s.servers {
-			if err := srv.Shutdown(ctx); err != nil {
-				// A client that stopped reading keeps a handler writing:
-				// cut its connection so the handler fails and returns.
-				errs = append(errs, fmt.Errorf("shut down %s gateway simulator: %w", t, err), srv.Close())
+			// Not Shutdown: it waits up to 5 s for connections a client
+			// opened but never used, and handlers end on done anyway.
+			if err := srv.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("close %s gateway simulator: %w", t, err))
 			}
 		}
 		s.serving.Wait()
+		s.handlers.closeAndWait()
 		s.closeErr = errors.Join(errs...)
 		s.logger.Info("gateway simulator stopped")
 	})

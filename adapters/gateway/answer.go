@@ -1,0 +1,90 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"reflect"
+
+	"github.com/submissionmanager/submission-manager/api/gatewayapi"
+	"github.com/submissionmanager/submission-manager/core"
+)
+
+// answerReader turns a 200 body into an outcome by a gateway type's rules.
+type answerReader func(c *Client, body []byte) (core.Outcome, error)
+
+// answerReaders holds the reading rules per gateway type. SMS and push speak
+// the same protocol today, so both read a status answer; a gateway type with
+// another answer format gets its own reader here and nowhere else.
+var answerReaders = map[core.GatewayType]answerReader{
+	core.GatewaySMS:  readStatusAnswer,
+	core.GatewayPush: readStatusAnswer,
+}
+
+// readStatusAnswer reads {"status": "accepted"|"rejected", "reason": ...,
+// "messageId": ...}. It checks the answer's shape only; which reasons are
+// known or terminal is for the core and the contract to decide.
+func readStatusAnswer(c *Client, body []byte) (core.Outcome, error) {
+	var ans gatewayapi.SubmissionAnswer
+	if err := json.Unmarshal(body, &ans); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &typeErr) && typeErr.Field != "":
+			return core.Outcome{}, c.errorf(KindBadField, http.StatusOK, err, "gateway answer field %q is not a %s", typeErr.Field, jsonKind(typeErr))
+		case errors.As(err, &typeErr):
+			return core.Outcome{}, c.errorf(KindNotObject, http.StatusOK, err, "gateway answer is not a JSON object: %s", truncate(body))
+		default:
+			return core.Outcome{}, c.errorf(KindNotJSON, http.StatusOK, err, "gateway answer is not JSON: %v", err)
+		}
+	}
+	if bytes.Equal(bytes.TrimSpace(body), []byte("null")) {
+		return core.Outcome{}, c.errorf(KindNotObject, http.StatusOK, nil, "gateway answer is not a JSON object: null")
+	}
+	o := core.Outcome{Status: core.OutcomeStatus(ans.Status)}
+	if ans.Reason != nil {
+		o.Reason = *ans.Reason
+	}
+	if ans.MessageId != nil {
+		o.MessageID = *ans.MessageId
+	}
+	switch o.Status {
+	case core.OutcomeAccepted:
+		// A reason on an acceptance means nothing; it is not recorded.
+		o.Reason = ""
+		return o, nil
+	case core.OutcomeRejected:
+		if o.Reason == "" {
+			return core.Outcome{}, c.errorf(KindNoReason, http.StatusOK, nil, "gateway answer rejected without a reason")
+		}
+		return o, nil
+	case "":
+		return core.Outcome{}, c.errorf(KindNoStatus, http.StatusOK, nil, "gateway answer has no status")
+	default:
+		return core.Outcome{}, c.errorf(KindUnknownStatus, http.StatusOK, nil, "gateway answer has unknown status %q", o.Status)
+	}
+}
+
+// truncate keeps error messages short when quoting a body.
+func truncate(body []byte) string {
+	const limit = 80
+	if len(body) > limit {
+		return string(body[:limit]) + "..."
+	}
+	return string(body)
+}
+
+// jsonKind names the JSON type a field should have had.
+func jsonKind(e *json.UnmarshalTypeError) string {
+	if e.Type == nil {
+		return "valid value"
+	}
+	switch e.Type.Kind() {
+	case reflect.String:
+		return "string"
+	case reflect.Struct, reflect.Map:
+		return "object"
+	default:
+		return e.Type.Kind().String()
+	}
+}
