@@ -36,7 +36,7 @@ import (
 
 // ShortLease is the duration the suite gives leases it waits out: long enough
 // to do a few statements before it expires, short enough to keep tests fast.
-const ShortLease = 300 * time.Millisecond
+const ShortLease = 500 * time.Millisecond
 
 // LongLease is the duration of leases that must not expire during a test.
 const LongLease = time.Hour

@@ -1,0 +1,95 @@
+// Package storetest is the conformance suite of ports.Store. Every store
+// adapter runs it from its own tests, on its own real database:
+//
+//	func TestStoreConformance(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) storetest.Harness {
+//			return harnessFor(t, openFreshDatabase(t))
+//		})
+//	}
+//
+// newHarness is called once per subtest and must return a Harness on an
+// empty, migrated database that nothing else writes to, and close it when
+// the test ends (t.Cleanup). Adapters whose database cannot run here skip
+// with a message saying why before calling Run.
+//
+// What the suite holds every store to, beyond the port's doc comments:
+//   - Times round-trip exactly at microsecond precision (the suite uses
+//     microsecond times) and compare with time.Time.Equal.
+//   - Payloads are stored and compared as bytes: the service compacts them
+//     first, so the store never normalizes JSON.
+//   - An idempotent repeat writes nothing: it does not move last_modified_at.
+//   - A fenced write whose lease does not hold fails with core.ErrFenced even
+//     when the intent would also refuse it, and writes nothing.
+//   - StartAttempt and FinishAttempt on a missing intent fail with
+//     core.ErrIntentNotFound; on an intent that moved on (terminal, another
+//     attempt number, attempt already closed) with core.ErrIntentNotRunnable.
+//   - ListIntents returns Next only when another page follows.
+//
+// Lease expiry is waited out on the database's clock, read through the lease
+// port (leasetest.WaitExpired), never with a fixed sleep.
+package storetest
+
+import (
+	"testing"
+
+	"github.com/submissionmanager/submission-manager/ports"
+)
+
+// Harness is one empty, migrated database seen through the ports, plus the
+// two things the suite cannot do through them.
+type Harness struct {
+	// Store and Leases work on the same database, so fences taken from
+	// Leases guard writes through Store.
+	Store  ports.Store
+	Leases ports.LeaseStore
+	// Restart closes the database and opens the same one again, as a process
+	// restart would, returning the reopened harness. Everything from before
+	// must be there.
+	Restart func(t *testing.T) Harness
+	// ShareLastModified sets last_modified_at of the given intents, which
+	// exist, to one single value, in one transaction: the database's current
+	// time, at least as late as every other row's. It produces what a bulk
+	// write does on a coarse clock (many rows sharing one change timestamp),
+	// which the refresh cursor must page through without skipping any.
+	ShareLastModified func(t *testing.T, intentIDs []string)
+}
+
+// Run runs every store case as a subtest, each on a fresh harness.
+func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
+	t.Helper()
+	cases := []struct {
+		name string
+		fn   func(t *testing.T, h Harness)
+	}{
+		{"CreateAndGet", testCreateAndGet},
+		{"GetMissing", testGetMissing},
+		{"CreateIdempotentRepeat", testCreateRepeat},
+		{"CreateConcurrentSameID", testCreateConcurrent},
+		{"CreateConflict", testCreateConflict},
+		{"CreateConflictShowsTerminalStatus", testConflictTerminalStatus},
+		{"StartAttempt", testStartAttempt},
+		{"StartAttemptNotRunnable", testStartAttemptNotRunnable},
+		{"StartAttemptConcurrent", testStartAttemptConcurrent},
+		{"FinishAttemptRetry", testFinishRetry},
+		{"FinishAttemptTerminal", testFinishTerminal},
+		{"FinishAttemptNotRunnable", testFinishNotRunnable},
+		{"TerminalIsAppendOnly", testTerminalAppendOnly},
+		{"AttemptsInOrder", testAttemptsInOrder},
+		{"FencedNoLease", testFencedNoLease},
+		{"FencedOtherHolder", testFencedOtherHolder},
+		{"FencedStaleEpoch", testFencedStaleEpoch},
+		{"FencedExpiredLease", testFencedExpired},
+		{"ListPendingPaging", testListPendingPaging},
+		{"LatestChangeEmpty", testLatestChangeEmpty},
+		{"ListChangedPaging", testListChangedPaging},
+		{"ListChangedSharedTimestamp", testListChangedSharedTimestamp},
+		{"ListIntentsNewestFirst", testListIntents},
+		{"ListIntentsFilters", testListIntentsFilters},
+		{"RestartKeepsEverything", testRestart},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.fn(t, newHarness(t))
+		})
+	}
+}
