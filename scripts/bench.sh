@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# `make bench`: the Go benchmarks of the hot paths, then end-to-end runs on
+# one host (loadgen -> submission-manager on embedded SQLite -> gateway-sim
+# with 5 ms latency), and a failover measurement; everything is written to
+# docs/benchmarks.md as tables with the machine and the exact commands.
+#
+# Knobs (environment): BENCHTIME (Go benchmarks, default 1s), INTAKE_COUNT
+# (default 100000), EXEC_RATE (default 4000 intents/s), EXEC_SECONDS
+# (default 20), BASE_PORT (default 18000; uses BASE_PORT..BASE_PORT+3).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BENCHTIME=${BENCHTIME:-1s}
+INTAKE_COUNT=${INTAKE_COUNT:-100000}
+EXEC_RATE=${EXEC_RATE:-4000}
+EXEC_SECONDS=${EXEC_SECONDS:-20}
+BASE_PORT=${BASE_PORT:-18000}
+API_PORT=$BASE_PORT SMS_PORT=$((BASE_PORT + 1)) PUSH_PORT=$((BASE_PORT + 2)) API2_PORT=$((BASE_PORT + 3))
+OUT=docs/benchmarks.md
+
+work=$(mktemp -d)
+pids=()
+cleanup() {
+	for p in "${pids[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+log() { printf '== %s\n' "$*" >&2; }
+
+log "building binaries"
+go build -o "$work/bin/" ./cmd/...
+bin=$work/bin
+
+# ---------------------------------------------------------------- Go benchmarks
+gobench_cmd="go test -run '^\$' -bench . -benchmem -benchtime=$BENCHTIME ./core/ ./core/engine/ ./adapters/sqlite/"
+log "$gobench_cmd"
+eval "$gobench_cmd" | tee "$work/gobench.txt" >&2
+
+# ------------------------------------------------------------- end to end
+cat >"$work/registry.json" <<JSON
+{"targets": [
+  {"submissionTarget": "sms.realtime", "gatewayType": "sms", "gatewayUrl": "http://127.0.0.1:$SMS_PORT",
+   "mode": "realtime", "policy": "deadline", "maxAcceptanceSeconds": 30,
+   "terminalOutcomes": ["invalid_request", "invalid_recipient", "invalid_message"]}
+]}
+JSON
+
+wait_ready() { # url, wanted body substring
+	for _ in $(seq 1 200); do
+		if curl -fsS "$1/readyz" 2>/dev/null | grep -q "$2"; then return 0; fi
+		sleep 0.1
+	done
+	echo "service at $1 never reported '$2'" >&2
+	return 1
+}
+
+sim_cmd="gateway-sim --sms-listen 127.0.0.1:$SMS_PORT --push-listen 127.0.0.1:$PUSH_PORT --latency 5ms"
+serve_flags="--database sqlite:$work/bench.db --registry $work/registry.json --lease-duration 5s --renew-interval 1s --acquire-interval 1s --log-level warn"
+serve_cmd="submission-manager serve --listen 127.0.0.1:$API_PORT $serve_flags"
+
+log "$sim_cmd"
+"$bin"/gateway-sim --sms-listen "127.0.0.1:$SMS_PORT" --push-listen "127.0.0.1:$PUSH_PORT" --latency 5ms 2>"$work/sim.log" &
+pids+=($!)
+log "$serve_cmd"
+# shellcheck disable=SC2086
+"$bin"/submission-manager serve --listen "127.0.0.1:$API_PORT" $serve_flags 2>"$work/serve1.log" &
+leader_pid=$!
+pids+=($leader_pid)
+wait_ready "http://127.0.0.1:$API_PORT" "mode=leader"
+
+intake_cmd="loadgen --url http://127.0.0.1:$API_PORT --count $INTAKE_COUNT --concurrency 64"
+log "$intake_cmd"
+"$bin"/loadgen --url "http://127.0.0.1:$API_PORT" --count "$INTAKE_COUNT" --concurrency 64 --run-id intake >"$work/intake.md"
+cat "$work/intake.md" >&2
+
+exec_count=$((EXEC_RATE * EXEC_SECONDS))
+exec_cmd="loadgen --url http://127.0.0.1:$API_PORT --count $exec_count --concurrency 64 --rate $EXEC_RATE"
+log "$exec_cmd"
+"$bin"/loadgen --url "http://127.0.0.1:$API_PORT" --count "$exec_count" --concurrency 64 --rate "$EXEC_RATE" --run-id paced >"$work/exec.md"
+cat "$work/exec.md" >&2
+
+# ------------------------------------------------------------------- failover
+# A follower on the same database; SIGKILL the leader, submit through the
+# follower, and time until that intent's first attempt has started.
+"$bin"/submission-manager serve --listen "127.0.0.1:$API2_PORT" $serve_flags 2>"$work/serve2.log" &
+follower_pid=$!
+pids+=($follower_pid)
+wait_ready "http://127.0.0.1:$API2_PORT" "mode=follower"
+
+first_attempt_after() { # base url, intent id -> seconds from $t0 to an attempt being visible
+	curl -fsS -o /dev/null -H 'Content-Type: application/json' \
+		-d "{\"intentId\":\"$2\",\"submissionTarget\":\"sms.realtime\",\"payload\":{\"to\":\"+15550100\"}}" "$1/v1/intents"
+	for _ in $(seq 1 600); do
+		if curl -fsS "$1/v1/intents/$2" | grep -q '"startedAt"'; then
+			awk -v now="$(date +%s.%N)" -v t0="$t0" 'BEGIN { printf "%.2f\n", now - t0 }'
+			return 0
+		fi
+		sleep 0.02
+	done
+	echo "never"
+}
+
+log "failover: SIGKILL of the leader"
+t0=$(date +%s.%N)
+kill -9 "$leader_pid"
+kill_secs=$(first_attempt_after "http://127.0.0.1:$API2_PORT" "failover-kill")
+
+log "failover: graceful shutdown (SIGTERM) of the new leader"
+"$bin"/submission-manager serve --listen "127.0.0.1:$API_PORT" $serve_flags 2>"$work/serve3.log" &
+pids+=($!)
+wait_ready "http://127.0.0.1:$API_PORT" "mode=follower"
+t0=$(date +%s.%N)
+kill -TERM "$follower_pid"
+term_secs=$(first_attempt_after "http://127.0.0.1:$API_PORT" "failover-term")
+
+# ---------------------------------------------------------------- the report
+{
+	echo "# Benchmarks"
+	echo
+	echo "Produced by \`make bench\` (scripts/bench.sh) on $(date -u +%Y-%m-%d). Everything runs on one host:"
+	echo "the load generator, the service and the gateway simulator share the machine's cores."
+	echo
+	echo "| machine | |"
+	echo "| --- | --- |"
+	echo "| CPU | $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //') ($(nproc) cores) |"
+	echo "| memory | $(free -g | awk '/Mem:/ {print $2}') GiB |"
+	echo "| kernel | $(uname -r) |"
+	echo "| Go | $(go version | cut -d' ' -f3-) |"
+	echo "| store | embedded SQLite (modernc.org/sqlite), WAL, synchronous=FULL (default) |"
+	echo
+	echo "## End to end"
+	echo
+	echo "Simulator: \`$sim_cmd\`; service: \`$serve_cmd\`."
+	echo
+	echo "### Intake at 64 concurrent clients, as fast as they go"
+	echo
+	echo "Command: \`$intake_cmd\`"
+	echo
+	cat "$work/intake.md"
+	echo
+	echo "### Execution at $EXEC_RATE intents/s for ${EXEC_SECONDS} s"
+	echo
+	echo "Command: \`$exec_cmd\`"
+	echo
+	cat "$work/exec.md"
+	echo
+	echo "### Failover (lease 5 s, renew 1 s, acquire 1 s)"
+	echo
+	echo "Time from the signal to the leader until an intent submitted through the other instance has its"
+	echo "first attempt started (polled every 20 ms)."
+	echo
+	echo "| event | seconds | target |"
+	echo "| --- | --- | --- |"
+	echo "| SIGKILL of the leader | $kill_secs | <= 7 |"
+	echo "| SIGTERM (graceful: lease released) | $term_secs | <= 2 |"
+	echo
+	echo "## Go benchmarks"
+	echo
+	echo "Command: \`$gobench_cmd\`"
+	echo
+	echo "| benchmark | iterations | ns/op | other figures |"
+	echo "| --- | --- | --- | --- |"
+	awk '/^Benchmark/ { name=$1; iters=$2; nsop=$3; rest=""; for (i=5; i<=NF; i+=2) rest = rest $i " " $(i+1) "; "; printf "| %s | %s | %s | %s |\n", name, iters, nsop, rest }' "$work/gobench.txt"
+} >"$OUT"
+log "wrote $OUT"
