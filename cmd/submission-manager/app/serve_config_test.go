@@ -1,0 +1,162 @@
+package app
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"log/slog"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func envOf(m map[string]string) LookupEnv {
+	return func(name string) (string, bool) {
+		v, ok := m[name]
+		return v, ok
+	}
+}
+
+func TestServeDefaultsNeedNoConfiguration(t *testing.T) {
+	cfg, err := parseServeConfig(nil, envOf(nil), &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(cfg, DefaultServeConfig()) {
+		t.Fatalf("no flags and no env gave\n%+v\nwant the defaults\n%+v", cfg, DefaultServeConfig())
+	}
+	if cfg.Database != "sqlite:data/submission-manager.db" || cfg.Registry != "config/submission_targets.json" ||
+		cfg.Listen != "127.0.0.1:8000" || cfg.Migrate || cfg.Pprof || len(cfg.APIKeys) != 0 ||
+		cfg.MaxPayloadBytes != 256<<10 || cfg.RetryDelay != 5*time.Second {
+		t.Fatalf("defaults drifted from the documented ones: %+v", cfg)
+	}
+}
+
+func TestServeFlagsAndEnvironment(t *testing.T) {
+	env := envOf(map[string]string{
+		"SUBMISSION_DATABASE":                  "sqlite:/tmp/env.db",
+		"SUBMISSION_RETRY_DELAY":               "50ms",
+		"SUBMISSION_API_KEYS":                  "k1, k2,,",
+		"SUBMISSION_MAX_IN_FLIGHT":             "7",
+		"SUBMISSION_SCHEDULE_REFRESH_INTERVAL": "250ms",
+		"SUBMISSION_LOG_FORMAT":                "json",
+		"SUBMISSION_LOG_LEVEL":                 "debug",
+		"SUBMISSION_PPROF":                     "true",
+		"SUBMISSION_LISTEN":                    "127.0.0.1:9000",
+	})
+	cfg, err := parseServeConfig([]string{"--listen", "127.0.0.1:0", "--holder-id=sm-01", "--migrate",
+		"--lease-duration", "3s", "--renew-interval", "1s", "--acquire-interval", "2s",
+		"--max-payload-bytes", "1000", "--gateway-timeout", "750ms", "--registry", "reg.json"}, env, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := DefaultServeConfig()
+	want.Database = "sqlite:/tmp/env.db"
+	want.RetryDelay = 50 * time.Millisecond
+	want.APIKeys = []string{"k1", "k2"}
+	want.MaxInFlight = 7
+	want.ScheduleRefreshInterval = 250 * time.Millisecond
+	want.LogFormat = "json"
+	want.LogLevel = slog.LevelDebug
+	want.Pprof = true
+	want.Listen = "127.0.0.1:0" // the flag wins over SUBMISSION_LISTEN
+	want.HolderID = "sm-01"
+	want.Migrate = true
+	want.LeaseDuration, want.RenewInterval, want.AcquireInterval = 3*time.Second, time.Second, 2*time.Second
+	want.MaxPayloadBytes = 1000
+	want.GatewayTimeout = 750 * time.Millisecond
+	want.Registry = "reg.json"
+	if !reflect.DeepEqual(cfg, want) {
+		t.Fatalf("got\n%+v\nwant\n%+v", cfg, want)
+	}
+}
+
+// TestBadValuesNameTheFlag checks that every refusal tells the operator
+// which flag (and, for the environment, which variable) to fix.
+func TestBadValuesNameTheFlag(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want []string
+	}{
+		{"bad env duration", nil, map[string]string{"SUBMISSION_RETRY_DELAY": "soon"},
+			[]string{"SUBMISSION_RETRY_DELAY", "--retry-delay"}},
+		{"bad env number", nil, map[string]string{"SUBMISSION_MAX_IN_FLIGHT": "many"},
+			[]string{"SUBMISSION_MAX_IN_FLIGHT", "--max-in-flight"}},
+		{"bad env log format", nil, map[string]string{"SUBMISSION_LOG_FORMAT": "xml"},
+			[]string{"SUBMISSION_LOG_FORMAT", "--log-format", "text, json"}},
+		{"bad env log level", nil, map[string]string{"SUBMISSION_LOG_LEVEL": "loud"},
+			[]string{"SUBMISSION_LOG_LEVEL", "--log-level"}},
+		{"renew not below lease", []string{"--lease-duration", "10s", "--renew-interval", "10s"}, nil,
+			[]string{"--renew-interval", "--lease-duration"}},
+		{"zero retry delay", []string{"--retry-delay", "0s"}, nil, []string{"--retry-delay"}},
+		{"no in-flight", []string{"--max-in-flight", "0"}, nil, []string{"--max-in-flight"}},
+		{"no payload", []string{"--max-payload-bytes", "0"}, nil, []string{"--max-payload-bytes"}},
+		{"unknown database", []string{"--database", "postgres://x"}, nil, []string{"--database", "sqlite:PATH"}},
+		{"empty sqlite path", []string{"--database", "sqlite:"}, nil, []string{"--database"}},
+		{"sqlserver without host", []string{"--database", "sqlserver://"}, nil, []string{"--database", "host"}},
+		{"long holder id", []string{"--holder-id", strings.Repeat("h", 129)}, nil, []string{"--holder-id"}},
+		{"argument", []string{"extra"}, nil, []string{"no arguments"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := parseServeConfig(tc.args, envOf(tc.env), &bytes.Buffer{})
+			var use *usageError
+			if !errors.As(err, &use) {
+				t.Fatalf("got %v, want a usage error", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestBadCommandLineFlagIsAUsageErrorPrintedByTheFlagPackage(t *testing.T) {
+	var stderr bytes.Buffer
+	_, err := parseServeConfig([]string{"--retry-delay", "soon"}, envOf(nil), &stderr)
+	var silent *silentError
+	if !errors.As(err, &silent) || silent.code != ExitUsage {
+		t.Fatalf("got %v, want exit %d", err, ExitUsage)
+	}
+	if !strings.Contains(stderr.String(), "retry-delay") || !strings.Contains(stderr.String(), "SUBMISSION_RETRY_DELAY") {
+		t.Fatalf("stderr does not name the flag and list the environment variables:\n%s", stderr.String())
+	}
+	_, err = parseServeConfig([]string{"-h"}, envOf(nil), &stderr)
+	if !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("-h gave %v, want flag.ErrHelp", err)
+	}
+}
+
+func TestEnvName(t *testing.T) {
+	for flagName, want := range map[string]string{
+		"database":                  "SUBMISSION_DATABASE",
+		"schedule-refresh-interval": "SUBMISSION_SCHEDULE_REFRESH_INTERVAL",
+		"api-keys":                  "SUBMISSION_API_KEYS",
+	} {
+		if got := EnvName(flagName); got != want {
+			t.Errorf("EnvName(%q) = %q, want %q", flagName, got, want)
+		}
+	}
+}
+
+func TestDatabaseStringHidesThePassword(t *testing.T) {
+	db, err := ParseDatabase("sqlserver://sa:s3cret@db.internal:1433?database=submissions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if db.Dialect != DialectSQLServer || strings.Contains(db.String(), "s3cret") {
+		t.Fatalf("got %v %q", db.Dialect, db.String())
+	}
+	if _, err := ParseDatabase("sqlserver://sa:s3cret@db internal"); err == nil || strings.Contains(err.Error(), "s3cret") {
+		t.Fatalf("an unparsable URL's error must not repeat the password: %v", err)
+	}
+	lite, err := ParseDatabase("sqlite:data/x.db")
+	if err != nil || lite.Dialect != DialectSQLite || lite.Path != "data/x.db" {
+		t.Fatalf("sqlite: got %+v, %v", lite, err)
+	}
+}
