@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -247,6 +248,21 @@ func (h *harness) settle(d time.Duration) {
 	h.waitTimer(h.clock.Now().Add(h.refreshInterval()))
 }
 
+// awaitInFlightRoundTrip waits until, after the mark-th in-flight report,
+// the engine reported more than base attempts in flight and then base
+// again: a dispatch whose result the scheduler has taken in.
+func (h *harness) awaitInFlightRoundTrip(mark, base int) {
+	h.t.Helper()
+	err := h.metrics.await(h.ctx, func(m *recordingMetrics) bool {
+		after := m.inFlight[min(mark, len(m.inFlight)):]
+		i := slices.IndexFunc(after, func(n int) bool { return n > base })
+		return i >= 0 && slices.Contains(after[i:], base)
+	})
+	if err != nil {
+		h.t.Fatalf("no dispatch round trip after in-flight report %d: %v", mark, err)
+	}
+}
+
 // reply is one scripted gateway answer.
 type reply struct {
 	outcome core.Outcome
@@ -340,6 +356,24 @@ func (g *scriptedGateway) callsFor(reference string) []gatewayCall {
 		}
 	}
 	return out
+}
+
+// references lists the references of all calls in arrival order.
+func (g *scriptedGateway) references() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]string, len(g.calls))
+	for i, c := range g.calls {
+		out[i] = c.params.Reference
+	}
+	return out
+}
+
+// maxConcurrent is the most calls that were ever under way at once.
+func (g *scriptedGateway) maxConcurrent() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.maxActive
 }
 
 func (g *scriptedGateway) callCount() int {
