@@ -136,7 +136,9 @@ func (e *Elector) acquire(ctx context.Context) (core.Lease, bool) {
 // here. It returns only after the executor returned and leadership was
 // dropped.
 func (e *Elector) leadTerm(ctx context.Context, lease core.Lease, lead LeadFunc) {
-	leadCtx, stopLead := context.WithCancel(ctx)
+	// The executor's context is cancelled only here, always after drop, so
+	// an executor that sees it cancelled already finds stillLeader false.
+	leadCtx, stopLead := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopLead()
 	stillLeader := e.stillLeaderFunc()
 	leadDone := make(chan error, 1)
@@ -149,6 +151,7 @@ func (e *Elector) leadTerm(ctx context.Context, lease core.Lease, lead LeadFunc)
 		case <-ctx.Done():
 			timer.Stop()
 			e.drop()
+			stopLead()
 			err := <-leadDone
 			e.release(ctx, lease, "shutdown", err)
 			return
