@@ -89,7 +89,8 @@ func newConnectors(dsn string) (connectors, msdsn.Config, error) {
 	if params.Database == "" {
 		return connectors{}, msdsn.Config{}, errors.New(`sqlserver: DSN names no database (add "database=<name>")`)
 	}
-	if params.AppName == "" {
+	if _, set := params.Parameters[msdsn.AppName]; !set {
+		// Otherwise the driver's "go-mssqldb" would name the sessions.
 		params.AppName = defaultAppName
 	}
 	return connectors{

@@ -45,9 +45,26 @@ func checkFence(ctx context.Context, q *sqlserverdb.Queries, f core.Fence) error
 	return nil
 }
 
-// attemptNumber converts an attempt number to the int column type.
+// notRunnable explains why a conditional update of an intent matched no
+// row: core.ErrIntentNotFound when there is no such intent, otherwise
+// core.ErrIntentNotRunnable with the reason given.
+func notRunnable(ctx context.Context, q *sqlserverdb.Queries, intentID, why string) error {
+	n, err := q.CountIntents(ctx, intentID)
+	if err != nil {
+		return mapError(err)
+	}
+	if n == 0 {
+		return fmt.Errorf("%w: %q", core.ErrIntentNotFound, intentID)
+	}
+	return fmt.Errorf("%w: intent %q %s", core.ErrIntentNotRunnable, intentID, why)
+}
+
+// attemptNumber converts an attempt number to the int column type. A number
+// below 1 is passed on: it matches no intent's count, so the write fails
+// with core.ErrIntentNotRunnable after the fence check, like any other
+// number that is not the intent's next.
 func attemptNumber(n int) (int32, error) {
-	if n < 1 || n > math.MaxInt32 {
+	if n < math.MinInt32+1 || n > math.MaxInt32 {
 		return 0, fmt.Errorf("sqlserver: attempt number %d out of range", n)
 	}
 	return int32(n), nil
@@ -74,7 +91,7 @@ func (s *store) StartAttempt(ctx context.Context, p ports.StartAttemptParams) er
 			return mapError(err)
 		}
 		if counted == 0 {
-			return fmt.Errorf("%w: intent %q is not pending at attempt %d", core.ErrIntentNotRunnable, p.IntentID, p.Number-1)
+			return notRunnable(ctx, q, p.IntentID, fmt.Sprintf("is not pending at attempt count %d", p.Number-1))
 		}
 		err = mapError(q.InsertAttempt(ctx, sqlserverdb.InsertAttemptParams{
 			IntentID:      p.IntentID,
@@ -116,7 +133,7 @@ func (s *store) FinishAttempt(ctx context.Context, p ports.FinishAttemptParams) 
 			return mapError(err)
 		}
 		if applied == 0 {
-			return fmt.Errorf("%w: intent %q is not pending at attempt %d", core.ErrIntentNotRunnable, p.IntentID, p.Number)
+			return notRunnable(ctx, q, p.IntentID, fmt.Sprintf("is not pending at attempt count %d", p.Number))
 		}
 		closed, err := q.FinishAttempt(ctx, finish)
 		if err != nil {

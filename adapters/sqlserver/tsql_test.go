@@ -294,16 +294,31 @@ func gooseSections(text string) (up, down string, err error) {
 	return up, down, nil
 }
 
-// TestMigrationLockIsTSQL parses the hand-written migration lock
-// statements, which run on the plain connection with named parameters.
-func TestMigrationLockIsTSQL(t *testing.T) {
-	for name, sql := range map[string]string{"getAppLockSQL": getAppLockSQL, "releaseAppLockSQL": releaseAppLockSQL} {
-		stmts := parseTSQL(t, name, sql)
-		if len(stmts) == 0 {
-			t.Errorf("%s parsed to no statement", name)
+// TestHandWrittenSQLIsTSQL parses the statements written outside sqlc: the
+// migration lock (plain connection, named parameters) and the test hook
+// that shares a change timestamp (processing connector, $N).
+func TestHandWrittenSQLIsTSQL(t *testing.T) {
+	want := map[string][]string{
+		"getAppLockSQL":        {"DeclareVariableStatement", "ExecuteStatement", "SelectStatement"},
+		"releaseAppLockSQL":    {"ExecuteStatement"},
+		"shareLastModifiedSQL": {"UpdateStatement"},
+	}
+	for name, sql := range map[string]string{
+		"getAppLockSQL":        getAppLockSQL,
+		"releaseAppLockSQL":    releaseAppLockSQL,
+		"shareLastModifiedSQL": shareLastModifiedSQL,
+	} {
+		text, err := toDriverText(sql)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
 		}
+		if got := statementTypes(parseTSQL(t, name, text)); !reflect.DeepEqual(got, want[name]) {
+			t.Errorf("%s parsed as %v, want %v", name, got, want[name])
+		}
+	}
+	for _, sql := range []string{getAppLockSQL, releaseAppLockSQL} {
 		if !strings.Contains(sql, "@LockOwner = 'Session'") {
-			t.Errorf("%s must use a session-owned lock: goose runs several transactions under it", name)
+			t.Errorf("the migration lock must be session-owned (goose runs several transactions under it):\n%s", sql)
 		}
 	}
 }

@@ -111,9 +111,15 @@ OFFSET 0 ROWS FETCH NEXT 1 ROWS ONLY;
 -- name: StartIntentAttempt :execrows
 -- Counts the attempt that is about to start; it applies only while the
 -- intent is pending and nobody else counted attempt number N yet.
+-- last_modified_at moves strictly forward on every update, even within one
+-- tick of the database clock: an update that kept the row's old value would
+-- sort at or before a refresh cursor that already passed the row, and the
+-- leader would never see it.
 UPDATE submission_intents
 SET attempt_count = attempt_count + 1,
-    last_modified_at = SYSUTCDATETIME()
+    last_modified_at = CASE WHEN clock.now > last_modified_at THEN clock.now
+                            ELSE DATEADD(nanosecond, 100, last_modified_at) END
+FROM (SELECT SYSUTCDATETIME() AS now) AS clock
 WHERE intent_id = sqlc.arg(intent_id)
   AND status = 'pending'
   AND attempt_count = CAST(sqlc.arg(attempt_number) AS int) - 1;
@@ -121,6 +127,7 @@ WHERE intent_id = sqlc.arg(intent_id)
 -- name: ApplyDecision :execrows
 -- Moves the intent to the policy's decision after attempt N finished; it
 -- applies only while the intent is pending at attempt count N.
+-- last_modified_at moves strictly forward, as in StartIntentAttempt.
 UPDATE submission_intents
 SET status = CAST(sqlc.arg(status) AS varchar(16)),
     next_due_at = sqlc.narg(next_due_at),
@@ -128,7 +135,16 @@ SET status = CAST(sqlc.arg(status) AS varchar(16)),
     final_outcome_reason = sqlc.narg(final_outcome_reason),
     final_message_id = sqlc.narg(final_message_id),
     exhausted_reason = sqlc.narg(exhausted_reason),
-    last_modified_at = SYSUTCDATETIME()
+    last_modified_at = CASE WHEN clock.now > last_modified_at THEN clock.now
+                            ELSE DATEADD(nanosecond, 100, last_modified_at) END
+FROM (SELECT SYSUTCDATETIME() AS now) AS clock
 WHERE intent_id = sqlc.arg(intent_id)
   AND status = 'pending'
   AND attempt_count = CAST(sqlc.arg(attempt_number) AS int);
+
+-- name: CountIntents :one
+-- Tells a missing intent from one that moved on, after a conditional
+-- update matched no row.
+SELECT COUNT(*) AS intents
+FROM submission_intents
+WHERE intent_id = sqlc.arg(intent_id);

@@ -1,47 +1,55 @@
 -- name: TakeOverExpiredLease :execrows
 -- The "row exists and has expired" half of acquire: one conditional UPDATE,
 -- so two instances racing for an expired lease cannot both win (the second
--- re-evaluates the predicate on the row the first committed).
+-- re-evaluates the predicate on the row the first committed). Every lease
+-- statement reads the database clock once, through the one-row derived
+-- table "clock": separate SYSUTCDATETIME() calls in one statement may
+-- differ by a tick, and acquired_at, renewed_at and expires_at must agree.
+-- lease_name and holder_id are varchar columns (the lease spec's types);
+-- their nvarchar Go parameters are cast to the column type to keep seeks.
 UPDATE submission_manager_leases
 SET holder_id = CAST(sqlc.arg(holder_id) AS varchar(128)),
     lease_epoch = lease_epoch + 1,
-    acquired_at = SYSUTCDATETIME(),
-    renewed_at = SYSUTCDATETIME(),
-    expires_at = DATEADD(millisecond, CAST(sqlc.arg(duration_ms) AS int), SYSUTCDATETIME())
+    acquired_at = clock.now,
+    renewed_at = clock.now,
+    expires_at = DATEADD(millisecond, CAST(sqlc.arg(duration_ms) AS int), clock.now)
+FROM (SELECT SYSUTCDATETIME() AS now) AS clock
 WHERE lease_name = CAST(sqlc.arg(lease_name) AS varchar(64))
-  AND expires_at <= SYSUTCDATETIME();
+  AND expires_at <= clock.now;
 
 -- name: InsertLease :exec
 -- The "row is missing" half of acquire. The primary key decides a race: the
 -- loser gets error 2627 and reads the winner's row.
 INSERT INTO submission_manager_leases (
     lease_name, holder_id, lease_epoch, acquired_at, renewed_at, expires_at
-) VALUES (
-    CAST(sqlc.arg(lease_name) AS varchar(64)),
-    CAST(sqlc.arg(holder_id) AS varchar(128)),
-    1,
-    SYSUTCDATETIME(),
-    SYSUTCDATETIME(),
-    DATEADD(millisecond, CAST(sqlc.arg(duration_ms) AS int), SYSUTCDATETIME())
-);
+)
+SELECT CAST(sqlc.arg(lease_name) AS varchar(64)),
+       CAST(sqlc.arg(holder_id) AS varchar(128)),
+       1,
+       clock.now,
+       clock.now,
+       DATEADD(millisecond, CAST(sqlc.arg(duration_ms) AS int), clock.now)
+FROM (SELECT SYSUTCDATETIME() AS now) AS clock;
 
 -- name: RenewLease :execrows
 UPDATE submission_manager_leases
-SET renewed_at = SYSUTCDATETIME(),
-    expires_at = DATEADD(millisecond, CAST(sqlc.arg(duration_ms) AS int), SYSUTCDATETIME())
+SET renewed_at = clock.now,
+    expires_at = DATEADD(millisecond, CAST(sqlc.arg(duration_ms) AS int), clock.now)
+FROM (SELECT SYSUTCDATETIME() AS now) AS clock
 WHERE lease_name = CAST(sqlc.arg(lease_name) AS varchar(64))
   AND holder_id = CAST(sqlc.arg(holder_id) AS varchar(128))
   AND lease_epoch = CAST(sqlc.arg(lease_epoch) AS bigint)
-  AND expires_at > SYSUTCDATETIME();
+  AND expires_at > clock.now;
 
 -- name: ReleaseLease :execrows
 -- Expiring the lease now lets the next acquire (expires_at <= now) win.
 UPDATE submission_manager_leases
-SET expires_at = SYSUTCDATETIME()
+SET expires_at = clock.now
+FROM (SELECT SYSUTCDATETIME() AS now) AS clock
 WHERE lease_name = CAST(sqlc.arg(lease_name) AS varchar(64))
   AND holder_id = CAST(sqlc.arg(holder_id) AS varchar(128))
   AND lease_epoch = CAST(sqlc.arg(lease_epoch) AS bigint)
-  AND expires_at > SYSUTCDATETIME();
+  AND expires_at > clock.now;
 
 -- name: GetLease :one
 SELECT lease_name, holder_id, lease_epoch, acquired_at, renewed_at, expires_at

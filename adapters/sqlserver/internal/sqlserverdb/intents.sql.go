@@ -19,7 +19,9 @@ SET status = CAST($1 AS varchar(16)),
     final_outcome_reason = $4,
     final_message_id = $5,
     exhausted_reason = $6,
-    last_modified_at = SYSUTCDATETIME()
+    last_modified_at = CASE WHEN clock.now > last_modified_at THEN clock.now
+                            ELSE DATEADD(nanosecond, 100, last_modified_at) END
+FROM (SELECT SYSUTCDATETIME() AS now) AS clock
 WHERE intent_id = $7
   AND status = 'pending'
   AND attempt_count = CAST($8 AS int)
@@ -38,6 +40,7 @@ type ApplyDecisionParams struct {
 
 // Moves the intent to the policy's decision after attempt N finished; it
 // applies only while the intent is pending at attempt count N.
+// last_modified_at moves strictly forward, as in StartIntentAttempt.
 func (q *Queries) ApplyDecision(ctx context.Context, arg ApplyDecisionParams) (int64, error) {
 	result, err := q.db.ExecContext(ctx, applyDecision,
 		arg.Status,
@@ -53,6 +56,21 @@ func (q *Queries) ApplyDecision(ctx context.Context, arg ApplyDecisionParams) (i
 		return 0, err
 	}
 	return result.RowsAffected()
+}
+
+const countIntents = `-- name: CountIntents :one
+SELECT COUNT(*) AS intents
+FROM submission_intents
+WHERE intent_id = $1
+`
+
+// Tells a missing intent from one that moved on, after a conditional
+// update matched no row.
+func (q *Queries) CountIntents(ctx context.Context, intentID string) (int64, error) {
+	row := q.db.QueryRowContext(ctx, countIntents, intentID)
+	var intents int64
+	err := row.Scan(&intents)
+	return intents, err
 }
 
 const getIntent = `-- name: GetIntent :one
@@ -608,7 +626,9 @@ func (q *Queries) ListPendingIntents(ctx context.Context, arg ListPendingIntents
 const startIntentAttempt = `-- name: StartIntentAttempt :execrows
 UPDATE submission_intents
 SET attempt_count = attempt_count + 1,
-    last_modified_at = SYSUTCDATETIME()
+    last_modified_at = CASE WHEN clock.now > last_modified_at THEN clock.now
+                            ELSE DATEADD(nanosecond, 100, last_modified_at) END
+FROM (SELECT SYSUTCDATETIME() AS now) AS clock
 WHERE intent_id = $1
   AND status = 'pending'
   AND attempt_count = CAST($2 AS int) - 1
@@ -621,6 +641,10 @@ type StartIntentAttemptParams struct {
 
 // Counts the attempt that is about to start; it applies only while the
 // intent is pending and nobody else counted attempt number N yet.
+// last_modified_at moves strictly forward on every update, even within one
+// tick of the database clock: an update that kept the row's old value would
+// sort at or before a refresh cursor that already passed the row, and the
+// leader would never see it.
 func (q *Queries) StartIntentAttempt(ctx context.Context, arg StartIntentAttemptParams) (int64, error) {
 	result, err := q.db.ExecContext(ctx, startIntentAttempt, arg.IntentID, arg.AttemptNumber)
 	if err != nil {

@@ -58,14 +58,14 @@ func (q *Queries) GetLease(ctx context.Context, leaseName string) (SubmissionMan
 const insertLease = `-- name: InsertLease :exec
 INSERT INTO submission_manager_leases (
     lease_name, holder_id, lease_epoch, acquired_at, renewed_at, expires_at
-) VALUES (
-    CAST($1 AS varchar(64)),
-    CAST($2 AS varchar(128)),
-    1,
-    SYSUTCDATETIME(),
-    SYSUTCDATETIME(),
-    DATEADD(millisecond, CAST($3 AS int), SYSUTCDATETIME())
 )
+SELECT CAST($1 AS varchar(64)),
+       CAST($2 AS varchar(128)),
+       1,
+       clock.now,
+       clock.now,
+       DATEADD(millisecond, CAST($3 AS int), clock.now)
+FROM (SELECT SYSUTCDATETIME() AS now) AS clock
 `
 
 type InsertLeaseParams struct {
@@ -83,11 +83,12 @@ func (q *Queries) InsertLease(ctx context.Context, arg InsertLeaseParams) error 
 
 const releaseLease = `-- name: ReleaseLease :execrows
 UPDATE submission_manager_leases
-SET expires_at = SYSUTCDATETIME()
+SET expires_at = clock.now
+FROM (SELECT SYSUTCDATETIME() AS now) AS clock
 WHERE lease_name = CAST($1 AS varchar(64))
   AND holder_id = CAST($2 AS varchar(128))
   AND lease_epoch = CAST($3 AS bigint)
-  AND expires_at > SYSUTCDATETIME()
+  AND expires_at > clock.now
 `
 
 type ReleaseLeaseParams struct {
@@ -107,12 +108,13 @@ func (q *Queries) ReleaseLease(ctx context.Context, arg ReleaseLeaseParams) (int
 
 const renewLease = `-- name: RenewLease :execrows
 UPDATE submission_manager_leases
-SET renewed_at = SYSUTCDATETIME(),
-    expires_at = DATEADD(millisecond, CAST($1 AS int), SYSUTCDATETIME())
+SET renewed_at = clock.now,
+    expires_at = DATEADD(millisecond, CAST($1 AS int), clock.now)
+FROM (SELECT SYSUTCDATETIME() AS now) AS clock
 WHERE lease_name = CAST($2 AS varchar(64))
   AND holder_id = CAST($3 AS varchar(128))
   AND lease_epoch = CAST($4 AS bigint)
-  AND expires_at > SYSUTCDATETIME()
+  AND expires_at > clock.now
 `
 
 type RenewLeaseParams struct {
@@ -139,11 +141,12 @@ const takeOverExpiredLease = `-- name: TakeOverExpiredLease :execrows
 UPDATE submission_manager_leases
 SET holder_id = CAST($1 AS varchar(128)),
     lease_epoch = lease_epoch + 1,
-    acquired_at = SYSUTCDATETIME(),
-    renewed_at = SYSUTCDATETIME(),
-    expires_at = DATEADD(millisecond, CAST($2 AS int), SYSUTCDATETIME())
+    acquired_at = clock.now,
+    renewed_at = clock.now,
+    expires_at = DATEADD(millisecond, CAST($2 AS int), clock.now)
+FROM (SELECT SYSUTCDATETIME() AS now) AS clock
 WHERE lease_name = CAST($3 AS varchar(64))
-  AND expires_at <= SYSUTCDATETIME()
+  AND expires_at <= clock.now
 `
 
 type TakeOverExpiredLeaseParams struct {
@@ -154,7 +157,12 @@ type TakeOverExpiredLeaseParams struct {
 
 // The "row exists and has expired" half of acquire: one conditional UPDATE,
 // so two instances racing for an expired lease cannot both win (the second
-// re-evaluates the predicate on the row the first committed).
+// re-evaluates the predicate on the row the first committed). Every lease
+// statement reads the database clock once, through the one-row derived
+// table "clock": separate SYSUTCDATETIME() calls in one statement may
+// differ by a tick, and acquired_at, renewed_at and expires_at must agree.
+// lease_name and holder_id are varchar columns (the lease spec's types);
+// their nvarchar Go parameters are cast to the column type to keep seeks.
 func (q *Queries) TakeOverExpiredLease(ctx context.Context, arg TakeOverExpiredLeaseParams) (int64, error) {
 	result, err := q.db.ExecContext(ctx, takeOverExpiredLease, arg.HolderID, arg.DurationMs, arg.LeaseName)
 	if err != nil {
