@@ -1,9 +1,12 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/json"
+	"io"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -78,10 +81,12 @@ func requireAPIKey(keys apiKeys, log *slog.Logger, next http.Handler) http.Handl
 	})
 }
 
-// limitBody refuses request bodies that are not JSON before reading them and
-// bounds how much of a JSON body the server will read, so neither a wrong
-// client nor a hostile one can make the validator buffer without end.
-func limitBody(maxBody int64, log *slog.Logger) apigen.MiddlewareFunc {
+// readJSONBody refuses request bodies that are not JSON before reading
+// them, reads a JSON body up to maxBody bytes, and refuses it unless it is
+// exactly one JSON document. Reading once here bounds what any client can
+// make the server buffer, and settles "is this JSON at all" (a 400) before
+// the validator, which would take `{}}` for `{}`, judges the fields (a 422).
+func readJSONBody(maxBody int64, log *slog.Logger) apigen.MiddlewareFunc {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Method != http.MethodPost && r.Method != http.MethodPut && r.Method != http.MethodPatch {
@@ -94,7 +99,21 @@ func limitBody(maxBody int64, log *slog.Logger) apigen.MiddlewareFunc {
 				writeProblem(log, w, r, &unsupportedMediaTypeError{contentType: ct})
 				return
 			}
-			r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+			switch {
+			case err != nil:
+				writeProblem(log, w, r, err)
+				return
+			case len(bytes.TrimSpace(body)) == 0:
+				writeProblem(log, w, r, errBodyRequired)
+				return
+			case !json.Valid(body):
+				writeProblem(log, w, r, &malformedError{reason: "the request body is not a valid JSON document"})
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			r.ContentLength = int64(len(body))
+			r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 			next.ServeHTTP(w, r)
 		})
 	}

@@ -192,6 +192,14 @@ func schemaMessage(e *openapi3.SchemaError) string {
 		}
 	case "pattern":
 		return "must not contain control characters"
+	case "not":
+		if e.Schema.Not != nil && e.Schema.Not.Value != nil && len(e.Schema.Not.Value.Enum) > 0 {
+			values := make([]string, len(e.Schema.Not.Value.Enum))
+			for i, v := range e.Schema.Not.Value.Enum {
+				values[i] = fmt.Sprintf("%q", v)
+			}
+			return "must not be " + strings.Join(values, " or ")
+		}
 	case "enum":
 		values := make([]string, len(e.Schema.Enum))
 		for i, v := range e.Schema.Enum {

@@ -80,7 +80,7 @@ func New(cfg Config) (*Server, error) {
 	apigen.HandlerWithOptions(strict, apigen.StdHTTPServerOptions{
 		BaseRouter: mux,
 		// The last middleware runs first: body checks, then validation.
-		Middlewares:      []apigen.MiddlewareFunc{validate, limitBody(bodyLimit(cfg.MaxPayloadBytes), log)},
+		Middlewares:      []apigen.MiddlewareFunc{validate, readJSONBody(bodyLimit(cfg.MaxPayloadBytes), log)},
 		ErrorHandlerFunc: onError,
 	})
 	mux.Handle("/", notFound(mux, log))

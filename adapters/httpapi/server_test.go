@@ -117,7 +117,7 @@ func TestSubmitRefusesBodiesThatAreNotJSON(t *testing.T) {
 
 func TestSubmitRefusesMalformedBodies(t *testing.T) {
 	c := start(t, httpapi.Config{})
-	for _, body := range []string{`{`, `not json`, ``, `[]`, `"a string"`, `{"intentId":"a",}`} {
+	for _, body := range []string{`{`, `not json`, ``, ` `, `[]`, `"a string"`, `{"intentId":"a",}`, `{}}`, `{} {}`} {
 		res := submitRaw(t, c, "application/json", body)
 		problem(t, res.StatusCode(), res.HTTPResponse.Header.Get("Content-Type"), res.Body, 400, "malformed-request")
 	}
@@ -131,6 +131,8 @@ func TestSubmitNamesTheInvalidField(t *testing.T) {
 		{`{"intentId":"a\u0007b","submissionTarget":"sms.realtime","payload":{}}`, "intentId"},
 		{`{"intentId":"a\u0085b","submissionTarget":"sms.realtime","payload":{}}`, "intentId"},
 		{`{"intentId":42,"submissionTarget":"sms.realtime","payload":{}}`, "intentId"},
+		{`{"intentId":".","submissionTarget":"sms.realtime","payload":{}}`, "intentId"},
+		{`{"intentId":"..","submissionTarget":"sms.realtime","payload":{}}`, "intentId"},
 		{`{"submissionTarget":"sms.realtime","payload":{}}`, "intentId"},
 		{`{"intentId":"a","payload":{}}`, "submissionTarget"},
 		{`{"intentId":"a","submissionTarget":"","payload":{}}`, "submissionTarget"},

@@ -260,7 +260,8 @@ type Intent struct {
 	FinalOutcome *Outcome `json:"finalOutcome,omitempty"`
 
 	// IntentId The client's idempotency key: 1 to 255 characters, no control
-	// characters.
+	// characters, and neither "." nor ".." (URL paths resolve those as
+	// dot segments, so such an intent could never be read back).
 	//
 	//
 	// Example: order-1234-shipping-sms
@@ -278,7 +279,8 @@ type Intent struct {
 }
 
 // IntentID The client's idempotency key: 1 to 255 characters, no control
-// characters.
+// characters, and neither "." nor ".." (URL paths resolve those as
+// dot segments, so such an intent could never be read back).
 //
 // Example: order-1234-shipping-sms
 type IntentID = string
@@ -384,7 +386,8 @@ type ProblemConflictingFields string
 // SubmitIntentRequest Example: {"intentId":"order-1234-shipping-sms","payload":{"text":"Your order has shipped.","to":"+15551234567"},"submissionTarget":"sms.realtime"}
 type SubmitIntentRequest struct {
 	// IntentId The client's idempotency key: 1 to 255 characters, no control
-	// characters.
+	// characters, and neither "." nor ".." (URL paths resolve those as
+	// dot segments, so such an intent could never be read back).
 	//
 	//
 	// Example: order-1234-shipping-sms
