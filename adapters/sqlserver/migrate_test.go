@@ -1,0 +1,131 @@
+package sqlserver
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/submissionmanager/submission-manager/core"
+)
+
+// tables lists the user tables of the test database.
+func tables(t *testing.T, db *DB) []string {
+	t.Helper()
+	rows, err := db.plain.QueryContext(context.Background(), "SELECT name FROM sys.tables WHERE name LIKE 'submission%' ORDER BY name")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, n)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
+func assertStatus(t *testing.T, db *DB, applied bool) {
+	t.Helper()
+	states, err := db.MigrationStatus(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(states) == 0 {
+		t.Fatal("no migrations listed")
+	}
+	for _, s := range states {
+		if s.Applied != applied {
+			t.Errorf("migration %s applied=%v, want %v", s, s.Applied, applied)
+		}
+		if applied && s.AppliedAt.IsZero() {
+			t.Errorf("applied migration %s has no time", s)
+		}
+	}
+}
+
+// TestMigrateUpDownUp runs the migrations up, down and up again on a real
+// server, and checks the schema works after the round trip.
+func TestMigrateUpDownUp(t *testing.T) {
+	db := openTestDB(t, freshDatabase(t, databaseOptions{}))
+	ctx := context.Background()
+	want := []string{"submission_attempts", "submission_intents", "submission_manager_leases"}
+
+	assertStatus(t, db, false)
+	if err := db.Migrate(ctx, "up"); err != nil {
+		t.Fatalf("up: %v", err)
+	}
+	if got := tables(t, db); !slices.Equal(got, want) {
+		t.Fatalf("after up: tables %v, want %v", got, want)
+	}
+	assertStatus(t, db, true)
+	if err := db.Migrate(ctx, "up"); err != nil {
+		t.Fatalf("up with nothing pending: %v", err)
+	}
+	if err := db.Migrate(ctx, "down"); err != nil {
+		t.Fatalf("down: %v", err)
+	}
+	if got := tables(t, db); len(got) != 0 {
+		t.Fatalf("after down: tables %v remain", got)
+	}
+	assertStatus(t, db, false)
+	if err := db.Migrate(ctx, "down"); err == nil {
+		t.Fatal("down with nothing applied succeeded")
+	}
+	if err := db.Migrate(ctx, "up"); err != nil {
+		t.Fatalf("up again: %v", err)
+	}
+	if got := tables(t, db); !slices.Equal(got, want) {
+		t.Fatalf("after up again: tables %v, want %v", got, want)
+	}
+	if err := db.Migrate(ctx, "status"); err != nil {
+		t.Fatalf("status: %v", err)
+	}
+	if err := db.Migrate(ctx, "sideways"); err == nil {
+		t.Fatal("an unknown direction was accepted")
+	}
+	in := core.NewIntent("after-round-trip", testContract, json.RawMessage(`{}`), time.Now())
+	if _, err := db.Store().CreateIntent(ctx, in); err != nil {
+		t.Fatalf("the store does not work after up, down, up: %v", err)
+	}
+}
+
+// TestMigrateConcurrentInstances starts several instances' migrations at
+// once on one empty database: the application lock serialises them, so
+// every one succeeds and the schema is applied once.
+func TestMigrateConcurrentInstances(t *testing.T) {
+	dsn := freshDatabase(t, databaseOptions{})
+	const instances = 4
+	dbs := make([]*DB, instances)
+	for i := range dbs {
+		dbs[i] = openTestDB(t, dsn)
+	}
+	errs := make([]error, instances)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, db := range dbs {
+		wg.Go(func() {
+			<-start
+			errs[i] = db.Migrate(context.Background(), "up")
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("instance %d: migrate up: %v", i, err)
+		}
+	}
+	assertStatus(t, dbs[0], true)
+	if got := tables(t, dbs[0]); len(got) != 3 {
+		t.Fatalf("tables %v after concurrent migrations", got)
+	}
+}
