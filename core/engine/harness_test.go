@@ -108,6 +108,7 @@ func newHarness(t *testing.T, opts ...option) *harness {
 	}
 	h.rebuildEngine()
 	h.useRegistry(smsDeadline, smsMaxAttempts, pushOneShot, pushBatch)
+	h.leader.Store(true) // the elector's view until a test says otherwise
 	return h
 }
 
@@ -143,6 +144,14 @@ func (h *harness) useRegistry(contracts ...core.Contract) {
 // its first refresh timer).
 func (h *harness) startLead() {
 	h.t.Helper()
+	firstRefresh := h.clock.Now().Add(h.refreshInterval())
+	h.launchLead()
+	h.waitTimer(firstRefresh)
+}
+
+// launchLead acquires the lease and starts Lead without waiting for it.
+func (h *harness) launchLead() {
+	h.t.Helper()
 	lease, ok, err := h.mem.Acquire(h.ctx, ports.AcquireLeaseParams{
 		LeaseName: core.DefaultLeaseName, HolderID: "instance-a", Duration: 24 * time.Hour,
 	})
@@ -150,17 +159,31 @@ func (h *harness) startLead() {
 		h.t.Fatalf("acquire: ok=%v err=%v", ok, err)
 	}
 	h.lease = lease
-	h.leader.Store(true)
 	ctx, cancel := context.WithCancel(h.ctx)
 	h.stop = cancel
 	h.leadErr = make(chan error, 1)
-	firstRefresh := h.clock.Now().Add(h.refreshInterval())
 	go func() { h.leadErr <- h.engine.Lead(ctx, lease, h.leader.Load) }()
 	h.t.Cleanup(func() {
 		cancel()
 		<-h.leadErr // goleak also checks nothing outlives the test
 	})
-	h.waitTimer(firstRefresh)
+}
+
+// takeOver makes another instance the lease holder behind this one's back:
+// the lease is released (as if it had expired) and acquired by instance-b.
+// This instance's elector has not noticed, so stillLeader stays true and
+// only the store's fence can stop the engine.
+func (h *harness) takeOver() {
+	h.t.Helper()
+	if err := h.mem.Release(h.ctx, h.lease.Fence()); err != nil {
+		h.t.Fatal(err)
+	}
+	l, ok, err := h.mem.Acquire(h.ctx, ports.AcquireLeaseParams{
+		LeaseName: core.DefaultLeaseName, HolderID: "instance-b", Duration: 24 * time.Hour,
+	})
+	if err != nil || !ok || l.Epoch != h.lease.Epoch+1 {
+		h.t.Fatalf("takeover: %+v ok=%v err=%v", l, ok, err)
+	}
 }
 
 // stopLead cancels Lead and returns its result.
