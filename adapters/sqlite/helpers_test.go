@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // openTestDB opens a migrated database in a fresh file under t.TempDir and
@@ -29,3 +30,6 @@ func openAt(t testing.TB, path string) *DB {
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// testTime has nanoseconds, which the store must keep.
+var testTime = time.Date(2026, 5, 17, 8, 30, 15, 123456789, time.UTC)
