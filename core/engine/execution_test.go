@@ -217,6 +217,32 @@ func TestNoTwoAttemptsOfOneIntentAtOnce(t *testing.T) {
 	}
 }
 
+func TestStaleNotificationNeverAdvancesARetry(t *testing.T) {
+	h := newHarness(t)
+	h.startLead()
+	h.gw.on("i-1", providerFailure, accepted)
+	created := h.submit("i-1", smsDeadline, `{}`).Intent
+	in := h.waitAttempts("i-1", 1)
+	h.waitTimer(in.NextDueAt) // the scheduler holds the retry at t0+5s
+
+	// The notification of i-1's creation (due t0) arrives late, followed by
+	// i-2's; once i-2 has run, the stale one was handled.
+	mark, _ := h.metrics.inFlightReports()
+	h.engine.Notify(created)
+	h.gw.on("i-2", accepted)
+	h.submit("i-2", smsDeadline, `{}`)
+	h.waitStatus("i-2", core.StatusAccepted)
+	h.awaitInFlightRoundTrip(mark, 0)
+	if n := len(h.gw.callsFor("i-1")); n != 1 {
+		t.Fatalf("i-1 called %d times before its retry was due, want 1", n)
+	}
+	h.clock.AdvanceTo(in.NextDueAt)
+	in = h.waitStatus("i-1", core.StatusAccepted)
+	if !in.Attempts[1].StartedAt.Equal(t0.Add(core.DefaultRetryDelay)) {
+		t.Fatalf("retry at %v, want 5s", in.Attempts[1].StartedAt.Sub(t0))
+	}
+}
+
 func TestMissingGatewayIsAnAttemptError(t *testing.T) {
 	h := newHarness(t)
 	h.cfg.Gateways = map[core.GatewayType]ports.Gateway{core.GatewaySMS: h.gw}

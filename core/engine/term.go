@@ -92,11 +92,11 @@ func (t *term) run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		t.lose(fmt.Errorf("engine: schedule rebuild: %w", err))
+		t.lose(fmt.Errorf("engine: schedule rebuild: %w", err), "")
 		return t.lost
 	}
 	if !t.stillLeader() {
-		t.lose(errNotLeader("after the schedule rebuild"))
+		t.lose(errNotLeader("after the schedule rebuild"), "")
 		return t.lost
 	}
 	t.log.Info("executor_started", "schedule_size", t.schedule.Len())
@@ -105,7 +105,7 @@ func (t *term) run(ctx context.Context) error {
 		if !t.cfg.Clock.Now().Before(t.nextRefresh) {
 			if err := t.refresh(ctx); err != nil {
 				if ctx.Err() == nil {
-					t.lose(fmt.Errorf("engine: schedule refresh: %w", err))
+					t.lose(fmt.Errorf("engine: schedule refresh: %w", err), "")
 				}
 				break
 			}
@@ -137,13 +137,18 @@ func (t *term) run(ctx context.Context) error {
 
 // lose records the first sign of lost leadership and cancels every worker,
 // so no new attempt starts and gateway calls under way are cut short.
-func (t *term) lose(err error) {
+// intentID names the intent whose attempt saw it, if any.
+func (t *term) lose(err error, intentID string) {
+	attrs := []any{"error", err.Error()}
+	if intentID != "" {
+		attrs = append(attrs, "intent_id", intentID)
+	}
 	if t.lost != nil {
-		t.log.Warn("executor_error_after_loss", "error", err.Error())
+		t.log.Warn("executor_error_after_loss", attrs...)
 		return
 	}
 	t.lost = err
-	t.log.Error("leader_executor_lost", "error", err.Error())
+	t.log.Error("leader_executor_lost", attrs...)
 	if t.stopWork != nil {
 		t.stopWork()
 	}
@@ -231,7 +236,7 @@ func (t *term) dispatch(workCtx context.Context) {
 			return
 		}
 		if !t.stillLeader() {
-			t.lose(errNotLeader("before dequeueing an attempt"))
+			t.lose(errNotLeader("before dequeueing an attempt"), "")
 			return
 		}
 		entry, _ := t.schedule.PopDue(now)
@@ -251,7 +256,7 @@ func (t *term) dispatch(workCtx context.Context) {
 func (t *term) complete(r result) {
 	delete(t.inFlight, r.intentID)
 	if r.err != nil {
-		t.lose(r.err)
+		t.lose(r.err, r.intentID)
 		return
 	}
 	if r.next != nil && t.lost == nil {
