@@ -138,9 +138,11 @@ func (e *Engine) Notify(i core.Intent) {
 // leadership is lost. stillLeader is the elector's local leadership check;
 // Lead makes it before dequeueing and before each attempt. Lead returns nil
 // when ctx is cancelled, and an error wrapping core.ErrFenced, or the store's
-// error, when it lost leadership. It returns only after every goroutine it
-// started has stopped; an attempt whose gateway call was under way still
-// has its result written, through the fence, before Lead returns.
+// error, when it lost leadership (also when the loss showed only in a write
+// made while stopping). It returns only after every goroutine it started has
+// stopped; an attempt whose gateway call was under way is cancelled, and its
+// result (often the cancellation error) is still written, through the
+// fence, before Lead returns. Gateways must therefore honour ctx.
 func (e *Engine) Lead(ctx context.Context, lease core.Lease, stillLeader func() bool) error {
 	if !e.running.CompareAndSwap(false, true) {
 		return errors.New("engine: Lead is already running")
