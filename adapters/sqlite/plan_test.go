@@ -22,6 +22,10 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 	if testing.Short() {
 		t.Skipf("skipped under -short: fills a %d-row database to check query plans", planRows)
 	}
+	if raceEnabled {
+		t.Skipf("skipped under -race: filling %d rows in race-instrumented SQLite takes minutes, and the test "+
+			"has no concurrency for the detector to check; plain `go test` runs it", planRows)
+	}
 	db := openTestDB(t)
 	ctx := context.Background()
 	fillStart := time.Now()
