@@ -147,6 +147,7 @@ func TestSignalsStopTheBinaryCleanly(t *testing.T) {
 			defer cancel()
 			cmd := exec.CommandContext(ctx, os.Args[0], "--sms-listen", "127.0.0.1:0", "--push-listen", "127.0.0.1:0", "--log-format", "json")
 			cmd.Env = append(os.Environ(), asBinary+"=1")
+			dieWithParent(cmd)
 			stderr, err := cmd.StderrPipe()
 			if err != nil {
 				t.Fatal(err)
