@@ -125,8 +125,15 @@ func TestInvalidAnswersForBothGatewayTypes(t *testing.T) {
 	}
 	sim := startSim(t, gatewaysim.Config{})
 	for _, gt := range core.GatewayTypes() {
-		c := newClient(t, gt, gateway.Config{Timeout: timeout})
+		// Only the hanging cases get the short timeout, so a loaded machine
+		// cannot turn a slow but real answer into a timeout.
+		short := newClient(t, gt, gateway.Config{Timeout: timeout})
+		normal := newClient(t, gt, gateway.Config{})
 		for _, tc := range cases {
+			c := normal
+			if tc.kind == gateway.KindTimeout {
+				c = short
+			}
 			t.Run(string(gt)+"/"+string(tc.mode), func(t *testing.T) {
 				ref := t.Name()
 				if err := sim.Script(ref, gatewaysim.Fault(tc.mode)); err != nil {
@@ -150,8 +157,10 @@ func TestInvalidAnswersForBothGatewayTypes(t *testing.T) {
 						t.Fatalf("a timeout must match context.DeadlineExceeded: %v", err)
 					}
 				}
-				if n := sim.Reference(ref).Submissions; n != 1 {
-					t.Fatalf("the gateway saw %d submissions: the client must never retry", n)
+				// A timed-out call may, on a loaded machine, not have reached
+				// the gateway yet; any other call reached it exactly once.
+				if n := sim.Reference(ref).Submissions; n > 1 || (n == 0 && tc.kind != gateway.KindTimeout) {
+					t.Fatalf("the gateway saw %d submissions for one call: want 1, the client must never retry", n)
 				}
 			})
 		}

@@ -200,8 +200,12 @@ func TestFaultModes(t *testing.T) {
 			if err := sim.Script(ref, gatewaysim.Fault(mode)); err != nil {
 				t.Fatal(err)
 			}
-			ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
-			defer cancel()
+			ctx := t.Context()
+			if mode == gatewaysim.ModeHang || mode == gatewaysim.ModeAcceptThenHang {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, 500*time.Millisecond)
+				defer cancel()
+			}
 			if err := cases[mode](submit(ctx, c, sim.URL(core.GatewaySMS), ref, `{}`)); err != nil {
 				t.Fatal(err)
 			}

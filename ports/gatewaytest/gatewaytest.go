@@ -163,7 +163,10 @@ func (s *suite) invalidAnswers(t *testing.T) {
 	for _, mode := range gatewaysim.FaultModes() {
 		ref := s.ref(t, string(mode))
 		s.script(t, ref, gatewaysim.Fault(mode))
-		ctx, cancel := context.WithTimeout(t.Context(), hangDeadline)
+		ctx, cancel := t.Context(), context.CancelFunc(func() {})
+		if mode == gatewaysim.ModeHang || mode == gatewaysim.ModeAcceptThenHang {
+			ctx, cancel = context.WithTimeout(ctx, hangDeadline)
+		}
 		got, err := s.gw.Submit(ctx, s.params(ref, `{}`))
 		cancel()
 		if err == nil {
@@ -172,8 +175,11 @@ func (s *suite) invalidAnswers(t *testing.T) {
 		if got != (core.Outcome{}) {
 			t.Fatalf("mode %s: Submit returned both an error and outcome %+v", mode, got)
 		}
-		if n := s.sim.Reference(ref).Submissions; n != 1 {
-			t.Fatalf("mode %s: gateway saw %d submissions for one call: the adapter must not retry", mode, n)
+		// A hanging call may, on a loaded machine, hit its deadline before
+		// it reaches the gateway; any other call must have reached it once.
+		hangs := mode == gatewaysim.ModeHang || mode == gatewaysim.ModeAcceptThenHang
+		if n := s.sim.Reference(ref).Submissions; n > 1 || (n == 0 && !hangs) {
+			t.Fatalf("mode %s: gateway saw %d submissions for one call: want 1, the adapter must not retry", mode, n)
 		}
 		// Faults that look alike on the wire (an acceptance then a hang
 		// looks like a hang) may share a message; the others must say
