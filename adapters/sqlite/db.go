@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"log/slog"
 
 	"github.com/submissionmanager/submission-manager/adapters/sqlite/internal/sqlitedb"
@@ -13,14 +12,16 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
 
-// DB is one open SQLite database: a single writer connection and a pool of
-// read-only connections on the same file.
+// DB is one open SQLite database: a single writer connection, owned by the
+// group-commit goroutine, and a pool of read-only connections on the same
+// file.
 type DB struct {
 	cfg     Config
 	log     *slog.Logger
 	writeDB *sql.DB
 	readDB  *sql.DB
 	reads   *sqlitedb.Queries
+	writer  *groupCommitter
 }
 
 // Open opens (creating if missing) the database file and checks that both
@@ -66,6 +67,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		readDB:  readDB,
 		reads:   sqlitedb.New(readDB),
 	}
+	db.writer = newGroupCommitter(writeDB, db.log, cfg.MaxBatch)
 	db.log.Debug("sqlite store opened", "synchronous", string(cfg.Synchronous))
 	return db, nil
 }
@@ -76,30 +78,26 @@ func (db *DB) Store() ports.Store { return &intentStore{db: db} }
 // Leases returns the lease store on this database.
 func (db *DB) Leases() ports.LeaseStore { return &leaseStore{db: db} }
 
-// Close closes every connection. Operations still running fail with
-// core.ErrStoreUnavailable.
+// Close finishes the write batch in progress, fails the writes still queued
+// and every later call with core.ErrStoreUnavailable, stops the writer
+// goroutine and closes every connection.
 func (db *DB) Close() error {
-	return errors.Join(db.readDB.Close(), db.writeDB.Close())
+	return errors.Join(db.writer.close(), db.readDB.Close(), db.writeDB.Close())
 }
 
-// write runs fn in one write transaction and commits it; when fn fails,
-// nothing it wrote stays. fn's own verdicts (core errors) are returned as
-// they are, everything else through storeError.
-func (db *DB) write(ctx context.Context, op string, fn func(ctx context.Context, q *sqlitedb.Queries) error) error {
-	tx, err := db.writeDB.BeginTx(ctx, nil)
-	if err != nil {
-		return storeError(op, err)
-	}
-	if err := fn(ctx, sqlitedb.New(tx)); err != nil {
-		if rbErr := tx.Rollback(); rbErr != nil {
-			db.log.Warn("rollback failed", "op", op, "err", rbErr)
-		}
-		return storeError(op, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return storeError(op, fmt.Errorf("commit: %w", err))
-	}
-	return nil
+// write runs fn in a write transaction, shared with the writes of other
+// callers submitted at the same time (see groupCommitter), and returns once
+// that transaction committed. When fn fails, nothing it wrote stays and the
+// other writes are unaffected. fn's own verdicts (core errors) are returned
+// as they are, everything else through storeError.
+func (db *DB) write(ctx context.Context, op string, fn writeFunc) error {
+	return db.writer.do(ctx, op, false, fn)
+}
+
+// writeSingle is write for an fn that writes with at most one statement and
+// refuses only before writing: it needs no savepoint (see groupCommitter).
+func (db *DB) writeSingle(ctx context.Context, op string, fn writeFunc) error {
+	return db.writer.do(ctx, op, true, fn)
 }
 
 // read runs fn in one read transaction, so that everything it reads comes

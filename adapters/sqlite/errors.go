@@ -1,10 +1,12 @@
 package sqlite
 
 import (
-	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/submissionmanager/submission-manager/core"
 )
@@ -39,11 +41,13 @@ func isCoreError(err error) bool {
 		errors.Is(err, core.ErrStoreUnavailable)
 }
 
+// statementRolledBack reports whether SQLite refused one statement for a
+// constraint and undid just that statement, leaving its transaction intact.
+func statementRolledBack(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_CONSTRAINT
+}
+
 // noRows reports whether a single-row query found nothing; callers turn that
 // into their own answer (not found, lease missing, duplicate key).
 func noRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
-
-// contextError reports whether err is the caller's context ending.
-func contextError(err error) bool {
-	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
-}

@@ -38,7 +38,7 @@ func (s *intentStore) CreateIntent(ctx context.Context, intent core.Intent) (por
 		NextDueAt:        nullNanos(intent.NextDueAt),
 	}
 	var res ports.CreateIntentResult
-	err = s.db.write(ctx, "create intent", func(ctx context.Context, q *sqlitedb.Queries) error {
+	err = s.db.writeSingle(ctx, "create intent", func(ctx context.Context, q *sqlitedb.Queries) error {
 		lastModified, err := q.InsertIntent(ctx, params)
 		if err == nil {
 			// The creator sees what a later read returns: UTC times without

@@ -1,0 +1,280 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/submissionmanager/submission-manager/adapters/sqlite/internal/sqlitedb"
+	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/ports"
+)
+
+// batchOf builds writes for a committer under test, without submitting them.
+func batchOf(ctx context.Context, ops ...*writeOp) []*writeOp {
+	for i, op := range ops {
+		op.ctx = ctx
+		op.name = fmt.Sprintf("op %d", i)
+		op.done = make(chan struct{})
+	}
+	return ops
+}
+
+func insertIntent(id string) writeFunc {
+	return func(ctx context.Context, q *sqlitedb.Queries) error {
+		_, err := q.InsertIntent(ctx, sqlitedb.InsertIntentParams{
+			IntentID: id, SubmissionTarget: "t", Payload: []byte(`{}`), Contract: `{}`,
+			GatewayType: "sms", Mode: "batch", CreatedAt: 1, NextDueAt: nullNanos(testTime),
+		})
+		return err
+	}
+}
+
+// idle returns a committer on db's writer connection whose batches the test
+// runs itself, by calling commit, so that it decides what shares a batch.
+func idle(db *DB) *groupCommitter {
+	return &groupCommitter{db: db.writeDB, log: discardLogger(), maxBatch: 16}
+}
+
+func exists(t *testing.T, db *DB, id string) bool {
+	t.Helper()
+	_, err := db.Store().GetIntent(context.Background(), id)
+	if err != nil && !errors.Is(err, core.ErrIntentNotFound) {
+		t.Fatal(err)
+	}
+	return err == nil
+}
+
+// TestBatchIsolatesFailedWrites: in one transaction, a multi-statement write
+// that refuses after writing is rolled back to its savepoint, a statement
+// SQLite refuses is undone alone, a write whose caller gave up is skipped,
+// and every other write commits.
+func TestBatchIsolatesFailedWrites(t *testing.T) {
+	db := openTestDB(t)
+	w := idle(db)
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	batch := batchOf(context.Background(),
+		&writeOp{single: true, fn: insertIntent("a")},
+		&writeOp{fn: func(ctx context.Context, q *sqlitedb.Queries) error {
+			if err := insertIntent("b")(ctx, q); err != nil {
+				return err
+			}
+			return core.ErrFenced // refused after writing: "b" must not stay
+		}},
+		&writeOp{single: true, fn: func(ctx context.Context, q *sqlitedb.Queries) error {
+			_, err := q.InsertIntent(ctx, sqlitedb.InsertIntentParams{
+				IntentID: "c", Contract: "not json", NextDueAt: nullNanos(testTime), // CHECK (json_valid(contract))
+			})
+			return err
+		}},
+		&writeOp{fn: func(ctx context.Context, q *sqlitedb.Queries) error {
+			if err := insertIntent("d")(ctx, q); err != nil {
+				return err
+			}
+			return insertIntent("e")(ctx, q)
+		}},
+		&writeOp{single: true, fn: insertIntent("f")},
+	)
+	batch[4].ctx = gone
+	w.commit(batch)
+	for i, op := range batch {
+		select {
+		case <-op.done:
+		default:
+			t.Fatalf("op %d not answered", i)
+		}
+	}
+	if batch[0].err != nil || batch[3].err != nil {
+		t.Fatalf("successful writes answered %v and %v", batch[0].err, batch[3].err)
+	}
+	if !errors.Is(batch[1].err, core.ErrFenced) {
+		t.Fatalf("refused write answered %v, want core.ErrFenced", batch[1].err)
+	}
+	if !errors.Is(batch[2].err, core.ErrStoreUnavailable) {
+		t.Fatalf("write SQLite refused answered %v, want core.ErrStoreUnavailable", batch[2].err)
+	}
+	if !errors.Is(batch[4].err, context.Canceled) {
+		t.Fatalf("write of a canceled caller answered %v, want context.Canceled", batch[4].err)
+	}
+	for id, want := range map[string]bool{"a": true, "b": false, "c": false, "d": true, "e": true, "f": false} {
+		if got := exists(t, db, id); got != want {
+			t.Errorf("intent %s exists=%v, want %v", id, got, want)
+		}
+	}
+}
+
+// TestBatchFailsWhole: an error that may have ended the transaction (here a
+// simulated I/O error) fails every write of the batch, and none commits,
+// not even those that ran before it.
+func TestBatchFailsWhole(t *testing.T) {
+	db := openTestDB(t)
+	w := idle(db)
+	batch := batchOf(context.Background(),
+		&writeOp{single: true, fn: insertIntent("a")},
+		&writeOp{fn: insertIntent("b")},
+		&writeOp{single: true, fn: func(ctx context.Context, q *sqlitedb.Queries) error {
+			if err := insertIntent("c")(ctx, q); err != nil {
+				return err
+			}
+			return errors.New("simulated disk I/O error")
+		}},
+		&writeOp{single: true, fn: insertIntent("d")},
+	)
+	w.commit(batch)
+	for i, op := range batch {
+		if !errors.Is(op.err, core.ErrStoreUnavailable) {
+			t.Errorf("op %d answered %v, want core.ErrStoreUnavailable", i, op.err)
+		}
+	}
+	for _, id := range []string{"a", "b", "c", "d"} {
+		if exists(t, db, id) {
+			t.Errorf("intent %s of a failed batch was committed", id)
+		}
+	}
+}
+
+// TestConcurrentMixedWrites drives the real committer with 64 callers whose
+// writes share batches: creates, repeats, conflicts, fenced and unfenced
+// attempts. Each caller gets its own answer and the state adds up.
+func TestConcurrentMixedWrites(t *testing.T) {
+	db := openTestDB(t)
+	store := db.Store()
+	ctx := context.Background()
+	lease, ok, err := db.Leases().Acquire(ctx, ports.AcquireLeaseParams{LeaseName: core.DefaultLeaseName, HolderID: "me", Duration: time.Hour})
+	if err != nil || !ok {
+		t.Fatalf("acquire: %v %v", ok, err)
+	}
+	good, stale := lease.Fence(), lease.Fence()
+	stale.Epoch--
+	const callers, rounds = 64, 10
+	var wg sync.WaitGroup
+	for c := range callers {
+		wg.Go(func() {
+			for r := range rounds {
+				id := fmt.Sprintf("c%02d-r%02d", c, r)
+				in := core.NewIntent(id, testContract(), []byte(`{"v":1}`), testTime)
+				if res, err := store.CreateIntent(ctx, in); err != nil || !res.Created {
+					t.Errorf("create %s: created=%v err=%v", id, res.Created, err)
+					return
+				}
+				if res, err := store.CreateIntent(ctx, in); err != nil || res.Created {
+					t.Errorf("repeat %s: created=%v err=%v", id, res.Created, err)
+				}
+				in.Payload = []byte(`{"v":2}`)
+				var conflict *core.IdempotencyConflictError
+				if _, err := store.CreateIntent(ctx, in); !errors.As(err, &conflict) {
+					t.Errorf("conflict %s: %v", id, err)
+				}
+				err := store.StartAttempt(ctx, ports.StartAttemptParams{Fence: stale, IntentID: id, Number: 1, StartedAt: testTime})
+				if !errors.Is(err, core.ErrFenced) {
+					t.Errorf("stale start %s: %v", id, err)
+				}
+				if err := store.StartAttempt(ctx, ports.StartAttemptParams{Fence: good, IntentID: id, Number: 1, StartedAt: testTime}); err != nil {
+					t.Errorf("start %s: %v", id, err)
+				}
+				if r%2 == 0 {
+					o := core.Outcome{Status: core.OutcomeAccepted}
+					if err := store.FinishAttempt(ctx, ports.FinishAttemptParams{
+						Fence: good, IntentID: id, Number: 1, FinishedAt: testTime, Outcome: &o,
+						Decision: core.Decision{Status: core.StatusAccepted, FinalOutcome: &o},
+					}); err != nil {
+						t.Errorf("finish %s: %v", id, err)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	var pending int
+	for after := ""; ; {
+		rows, err := store.ListPending(ctx, ports.ListPendingParams{AfterIntentID: after, Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) == 0 {
+			break
+		}
+		pending += len(rows)
+		after = rows[len(rows)-1].IntentID
+	}
+	if want := callers * rounds / 2; pending != want {
+		t.Fatalf("%d pending intents, want %d", pending, want)
+	}
+	in, err := store.GetIntent(ctx, "c07-r03")
+	if err != nil || in.AttemptCount != 1 || len(in.Attempts) != 1 || in.Attempts[0].Finished() {
+		t.Fatalf("intent c07-r03: %+v err=%v; want one open attempt", in, err)
+	}
+}
+
+// TestCloseWhileWriting: Close waits for the batch in progress, answers the
+// queued writes, refuses later ones, and leaves no goroutine behind.
+func TestCloseWhileWriting(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	db, err := Open(context.Background(), Config{Path: t.TempDir() + "/c.db", Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Migrate(context.Background(), MigrateUp); err != nil {
+		t.Fatal(err)
+	}
+	store := db.Store()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var done, refused int
+	for c := range 16 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				in := core.NewIntent(fmt.Sprintf("c%d-%d", c, i), testContract(), []byte(`{}`), testTime)
+				_, err := store.CreateIntent(context.Background(), in)
+				mu.Lock()
+				if err == nil {
+					done++
+				} else {
+					refused++
+				}
+				mu.Unlock()
+				if err != nil {
+					if !errors.Is(err, core.ErrStoreUnavailable) {
+						t.Errorf("write during close: %v", err)
+					}
+					return
+				}
+			}
+		})
+	}
+	for {
+		mu.Lock()
+		n := done
+		mu.Unlock()
+		if n >= 200 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	wg.Wait()
+	if refused != 16 {
+		t.Fatalf("%d writers were refused after Close, want all 16", refused)
+	}
+}
+
+func TestCanceledContext(t *testing.T) {
+	db := openTestDB(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := db.Store().CreateIntent(ctx, core.NewIntent("x", testContract(), []byte(`{}`), testTime))
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, core.ErrStoreUnavailable) {
+		t.Fatalf("err = %v, want context.Canceled as core.ErrStoreUnavailable", err)
+	}
+	if exists(t, db, "x") {
+		t.Fatal("the write of a canceled caller was committed")
+	}
+}
