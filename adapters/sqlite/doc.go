@@ -25,11 +25,17 @@
 // through a pool of read-only connections, each multi-statement read in one
 // read transaction. Writes go through a single writer connection owned by a
 // group-commit goroutine: operations submitted concurrently are gathered into
-// one BEGIN IMMEDIATE transaction, each isolated by a SAVEPOINT so that one
-// operation's failure (a fenced write, a duplicate) rolls back only itself,
-// and every caller is answered with its own result only after the commit.
-// One fsync then covers a whole batch, which is what lets synchronous=FULL
-// keep up with thousands of writes per second.
+// one BEGIN IMMEDIATE transaction, each multi-statement operation isolated by
+// a SAVEPOINT so that one operation's failure (a fenced write, an intent that
+// moved on) rolls back only itself, and every caller is answered with its own
+// result only after the commit. One fsync then covers a whole batch, which is
+// what lets synchronous=FULL keep up with thousands of writes per second: an
+// acknowledged write is on disk (TestAcknowledgedWritesSurviveKill).
+//
+// Benchmarks (bench_test.go, 64 clients, synchronous=FULL, 2 cores) went
+// from about 2,000 creates/s (p99 ~150 ms) and 1,200 attempts/s with one
+// transaction per write to 12,000-16,000 creates/s (p99 7-16 ms) and
+// 7,500-8,000 attempts/s with group commit.
 //
 // Several processes may open the same file (SQLite locks it), but each
 // process should open it once: the group-commit writer is per DB.
