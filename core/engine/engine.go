@@ -57,6 +57,15 @@ type Config struct {
 	// RefreshInterval is how often the leader reads intents changed by
 	// other instances.
 	RefreshInterval time.Duration
+	// RefreshLookback makes every refresh re-read changes this far behind
+	// the cursor. The composite cursor alone skips a change whose
+	// last_modified_at was taken before the cursor passed it but whose
+	// transaction committed after the read: impossible on SQLite, whose one
+	// writer commits in timestamp order, but possible on SQL Server, where
+	// concurrent transactions commit in any order. Re-reading is harmless
+	// (refresh is idempotent); the window must exceed the longest time
+	// between a write's timestamp and its commit. Zero disables it.
+	RefreshLookback time.Duration
 	// RefreshPageSize and RebuildPageSize are the page sizes of ListChanged
 	// and ListPending.
 	RefreshPageSize, RebuildPageSize int
@@ -100,7 +109,7 @@ func New(cfg Config) (*Engine, error) {
 			errs = append(errs, fmt.Errorf("engine: Config.Gateways[%q] is nil", t))
 		}
 	}
-	if cfg.MaxInFlight < 0 || cfg.RefreshInterval < 0 || cfg.RefreshPageSize < 0 ||
+	if cfg.MaxInFlight < 0 || cfg.RefreshInterval < 0 || cfg.RefreshLookback < 0 || cfg.RefreshPageSize < 0 ||
 		cfg.RebuildPageSize < 0 || cfg.FinishTimeout < 0 {
 		errs = append(errs, errors.New("engine: Config sizes and durations must not be negative"))
 	}

@@ -181,10 +181,16 @@ func (t *term) rebuild(ctx context.Context) error {
 
 // refresh pages through the intents changed since the cursor (intents
 // created on other instances, and this leader's own writes) and advances the
-// cursor to the last row read, exactly as the store returned it.
+// cursor to the last row read, exactly as the store returned it. With a
+// RefreshLookback it starts that far behind the cursor, to catch changes
+// that committed late; the cursor itself never moves backwards.
 func (t *term) refresh(ctx context.Context) error {
+	from := t.cursor
+	if lb := t.cfg.RefreshLookback; lb > 0 && !from.LastModifiedAt.IsZero() {
+		from = ports.ChangeCursor{LastModifiedAt: from.LastModifiedAt.Add(-lb)}
+	}
 	for {
-		rows, err := t.cfg.Store.ListChanged(ctx, ports.ListChangedParams{After: t.cursor, Limit: t.cfg.RefreshPageSize})
+		rows, err := t.cfg.Store.ListChanged(ctx, ports.ListChangedParams{After: from, Limit: t.cfg.RefreshPageSize})
 		if err != nil {
 			return err
 		}
@@ -193,12 +199,24 @@ func (t *term) refresh(ctx context.Context) error {
 		}
 		if len(rows) > 0 {
 			last := rows[len(rows)-1]
-			t.cursor = ports.ChangeCursor{LastModifiedAt: last.LastModifiedAt, IntentID: last.IntentID}
+			from = ports.ChangeCursor{LastModifiedAt: last.LastModifiedAt, IntentID: last.IntentID}
+			if cursorAfter(from, t.cursor) {
+				t.cursor = from
+			}
 		}
 		if len(rows) < t.cfg.RefreshPageSize {
 			return nil
 		}
 	}
+}
+
+// cursorAfter reports whether a comes after b in (LastModifiedAt, IntentID)
+// order.
+func cursorAfter(a, b ports.ChangeCursor) bool {
+	if c := a.LastModifiedAt.Compare(b.LastModifiedAt); c != 0 {
+		return c > 0
+	}
+	return a.IntentID > b.IntentID
 }
 
 // noteRow applies one row the store reported: a terminal intent leaves the
