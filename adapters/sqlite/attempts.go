@@ -38,10 +38,17 @@ func (s *intentStore) StartAttempt(ctx context.Context, p ports.StartAttemptPara
 
 // FinishAttempt closes the attempt and applies the decision to the intent in
 // one transaction, only while the fence holds its lease; either both happen
-// or neither.
+// or neither. Only the intent's latest attempt can be finished, once, while
+// the intent is pending; a leader that finds an attempt cut off by a crash
+// finishes it (with an error) before it starts the next.
 func (s *intentStore) FinishAttempt(ctx context.Context, p ports.FinishAttemptParams) error {
 	if p.FinishedAt.IsZero() {
 		return fmt.Errorf("sqlite: finish attempt %d of %q: FinishedAt is required", p.Number, p.IntentID)
+	}
+	if p.Outcome != nil {
+		if err := core.ValidateOutcome(*p.Outcome); err != nil {
+			return fmt.Errorf("sqlite: finish attempt %d of %q: an attempt's outcome must be well-formed: %w", p.Number, p.IntentID, err)
+		}
 	}
 	if err := checkDecision(p.Decision); err != nil {
 		return fmt.Errorf("sqlite: finish attempt %d of %q: %w", p.Number, p.IntentID, err)
@@ -132,6 +139,9 @@ func checkDecision(d core.Decision) error {
 	case core.StatusAccepted, core.StatusRejected:
 		if d.FinalOutcome == nil {
 			return fmt.Errorf("%s decision without a final outcome", d.Status)
+		}
+		if string(d.FinalOutcome.Status) != string(d.Status) {
+			return fmt.Errorf("%s decision with a %s final outcome", d.Status, d.FinalOutcome.Status)
 		}
 		if d.ExhaustedReason != "" || !d.NextDueAt.IsZero() {
 			return fmt.Errorf("%s decision with an exhausted reason or a next due time", d.Status)

@@ -113,6 +113,13 @@ func (w *groupCommitter) run() {
 	defer close(w.stopped)
 	batch := make([]*writeOp, 0, w.maxBatch)
 	for {
+		// Stopping wins over more work, however busy the callers are.
+		select {
+		case <-w.quit:
+			w.drain()
+			return
+		default:
+		}
 		select {
 		case <-w.quit:
 			w.drain()
