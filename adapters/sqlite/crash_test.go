@@ -29,9 +29,6 @@ func TestAcknowledgedWritesSurviveKill(t *testing.T) {
 		runCrashChild(path)
 		return
 	}
-	if testing.Short() {
-		t.Skip("skipped under -short: runs and kills a child writer process")
-	}
 	path := filepath.Join(t.TempDir(), "crash.db")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestAcknowledgedWritesSurviveKill$")
 	cmd.Env = append(os.Environ(), crashChildEnv+"="+path)
