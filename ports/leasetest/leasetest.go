@@ -16,7 +16,9 @@
 //
 // The suite never compares database time with the test's clock. Where it
 // must wait for a lease to expire, it reads the database's clock through the
-// port (see DBNow) and polls until that clock has passed the expiry, so it
+// port (DBNow acquires a private lease of zero duration, which a store must
+// accept: it expires at once) and polls until that clock has passed the
+// expiry, so it
 // runs the same on a local SQLite file and on a remote SQL Server whose clock
 // differs from the test machine's. Leases are short (ExpiryWait) and every
 // wait is bounded.

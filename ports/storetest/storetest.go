@@ -17,7 +17,8 @@
 //     microsecond times) and compare with time.Time.Equal.
 //   - Payloads are stored and compared as bytes: the service compacts them
 //     first, so the store never normalizes JSON.
-//   - An idempotent repeat writes nothing: it does not move last_modified_at.
+//   - CreateIntent returns the intent as stored, its LastModifiedAt included;
+//     an idempotent repeat writes nothing: it does not move last_modified_at.
 //   - A fenced write whose lease does not hold fails with core.ErrFenced even
 //     when the intent would also refuse it, and writes nothing.
 //   - StartAttempt and FinishAttempt on a missing intent fail with
