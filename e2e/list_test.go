@@ -94,6 +94,7 @@ func TestListPagesNewestFirst(t *testing.T) {
 	if len(onlyRejected) != 1 || onlyRejected[0].IntentId != "list-sms-3" {
 		t.Fatalf("filter by status: %+v", onlyRejected)
 	}
+	waitTerminal(t, svc.api, "list-late")
 	smsTarget := "sms.realtime"
 	accepted := client.IntentStatusAccepted
 	one := 1
