@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/submissionmanager/submission-manager/adapters/sqlite"
 )
 
 // Dialect names the database a --database value selects.
@@ -21,6 +23,10 @@ type Database struct {
 	Dialect Dialect
 	// Path is the SQLite file.
 	Path string
+	// Synchronous is the SQLite durability setting, from
+	// "sqlite:PATH?synchronous=normal"; empty means the store's default
+	// (FULL).
+	Synchronous sqlite.Synchronous
 	// DSN is the SQL Server URL as given.
 	DSN string
 }
@@ -32,10 +38,27 @@ func ParseDatabase(s string) (Database, error) {
 	switch {
 	case strings.HasPrefix(s, "sqlite:"):
 		path := strings.TrimPrefix(strings.TrimPrefix(s, "sqlite:"), "//")
+		path, query, _ := strings.Cut(path, "?")
 		if path == "" {
 			return Database{}, errors.New(`"sqlite:" needs a file path, as in sqlite:data/submission-manager.db`)
 		}
-		return Database{Dialect: DialectSQLite, Path: path}, nil
+		db := Database{Dialect: DialectSQLite, Path: path}
+		params, err := url.ParseQuery(query)
+		if err != nil {
+			return Database{}, fmt.Errorf("sqlite options after '?': %v", err)
+		}
+		for key, values := range params {
+			if key != "synchronous" {
+				return Database{}, fmt.Errorf("unknown sqlite option %q (known: synchronous=full|normal)", key)
+			}
+			switch v := strings.ToUpper(values[len(values)-1]); sqlite.Synchronous(v) {
+			case sqlite.SynchronousFull, sqlite.SynchronousNormal:
+				db.Synchronous = sqlite.Synchronous(v)
+			default:
+				return Database{}, fmt.Errorf("sqlite option synchronous=%s: want full or normal", values[len(values)-1])
+			}
+		}
+		return db, nil
 	case strings.HasPrefix(s, "sqlserver://"):
 		u, err := url.Parse(s)
 		if err != nil {
@@ -53,6 +76,9 @@ func ParseDatabase(s string) (Database, error) {
 // String shows the database without its password, for logs.
 func (d Database) String() string {
 	if d.Dialect == DialectSQLite {
+		if d.Synchronous != "" {
+			return "sqlite:" + d.Path + "?synchronous=" + strings.ToLower(string(d.Synchronous))
+		}
 		return "sqlite:" + d.Path
 	}
 	u, err := url.Parse(d.DSN)

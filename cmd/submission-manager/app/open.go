@@ -56,7 +56,7 @@ func openDatabase(ctx context.Context, db Database, log *slog.Logger) (database,
 				return nil, fmt.Errorf("--database %s: %w", db, err)
 			}
 		}
-		d, err := sqlite.Open(ctx, sqlite.Config{Path: db.Path, Logger: log})
+		d, err := sqlite.Open(ctx, sqlite.Config{Path: db.Path, Synchronous: db.Synchronous, Logger: log})
 		if err != nil {
 			return nil, fmt.Errorf("--database %s: %w", db, err)
 		}

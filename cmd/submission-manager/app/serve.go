@@ -101,6 +101,7 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 		Retry:           core.FixedDelay(cfg.RetryDelay),
 		MaxInFlight:     cfg.MaxInFlight,
 		RefreshInterval: cfg.ScheduleRefreshInterval,
+		RefreshLookback: refreshLookback(dbSpec.Dialect),
 		Logger:          log,
 		Metrics:         metrics,
 	})
@@ -174,6 +175,21 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 		"database", dbSpec.String(), "registry", cfg.Registry, "targets", registry.Len(),
 		"api_keys", len(cfg.APIKeys) > 0, "pprof", cfg.Pprof)
 	return s, nil
+}
+
+// sqlServerRefreshLookback is how far behind its cursor the leader re-reads
+// changes on SQL Server, whose concurrent transactions may commit out of
+// last_modified_at order (a write whose timestamp was taken before a refresh
+// passed it, committing after). It must exceed the longest such gap: lock
+// waits of a contended write, deadlock retries. SQLite has one writer that
+// commits in timestamp order and needs none.
+const sqlServerRefreshLookback = 5 * time.Second
+
+func refreshLookback(d Dialect) time.Duration {
+	if d == DialectSQLServer {
+		return sqlServerRefreshLookback
+	}
+	return 0
 }
 
 // URL is the base URL the API answers on, e.g. "http://127.0.0.1:8000".

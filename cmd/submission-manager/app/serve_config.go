@@ -92,7 +92,7 @@ func parseServeConfig(args []string, env LookupEnv, stderr io.Writer) (ServeConf
 	cfg := DefaultServeConfig()
 	fs := newFlagSet("serve", "serve [flags]", stderr)
 	fs.StringVar(&cfg.Registry, "registry", cfg.Registry, "submission target registry file (JSON)")
-	fs.StringVar(&cfg.Database, "database", cfg.Database, "sqlite:PATH or sqlserver://user:pass@host/instance?database=name")
+	fs.StringVar(&cfg.Database, "database", cfg.Database, "sqlite:PATH[?synchronous=normal] or sqlserver://user:pass@host/instance?database=name")
 	fs.BoolVar(&cfg.Migrate, "migrate", cfg.Migrate, "apply pending SQL Server migrations at start (SQLite is always migrated)")
 	fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "HTTP listen address")
 	fs.DurationVar(&cfg.RetryDelay, "retry-delay", cfg.RetryDelay, "wait between attempts of one intent")

@@ -1,6 +1,8 @@
 package app
 
 import (
+	"github.com/submissionmanager/submission-manager/adapters/sqlite"
+
 	"bytes"
 	"errors"
 	"flag"
@@ -158,5 +160,35 @@ func TestDatabaseStringHidesThePassword(t *testing.T) {
 	lite, err := ParseDatabase("sqlite:data/x.db")
 	if err != nil || lite.Dialect != DialectSQLite || lite.Path != "data/x.db" {
 		t.Fatalf("sqlite: got %+v, %v", lite, err)
+	}
+}
+
+func TestSQLiteSynchronousOption(t *testing.T) {
+	for in, want := range map[string]sqlite.Synchronous{
+		"sqlite:data/x.db":                    "",
+		"sqlite:data/x.db?synchronous=normal": sqlite.SynchronousNormal,
+		"sqlite:data/x.db?synchronous=FULL":   sqlite.SynchronousFull,
+	} {
+		db, err := ParseDatabase(in)
+		if err != nil || db.Path != "data/x.db" || db.Synchronous != want {
+			t.Errorf("ParseDatabase(%q) = %+v, %v; want path data/x.db, synchronous %q", in, db, err, want)
+		}
+		if again, err := ParseDatabase(db.String()); err != nil || again != db {
+			t.Errorf("%q does not round-trip through String: %+v, %v", in, again, err)
+		}
+	}
+	for in, want := range map[string]string{
+		"sqlite:data/x.db?synchronous=off": "want full or normal",
+		"sqlite:data/x.db?journal=delete":  `unknown sqlite option "journal"`,
+	} {
+		if _, err := ParseDatabase(in); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseDatabase(%q) = %v, want an error containing %q", in, err, want)
+		}
+	}
+}
+
+func TestOnlySQLServerRereadsBehindTheRefreshCursor(t *testing.T) {
+	if refreshLookback(DialectSQLite) != 0 || refreshLookback(DialectSQLServer) <= 0 {
+		t.Fatalf("lookback sqlite=%v sqlserver=%v", refreshLookback(DialectSQLite), refreshLookback(DialectSQLServer))
 	}
 }
