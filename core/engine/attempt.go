@@ -16,11 +16,15 @@ import (
 // treats it like any other non-terminal attempt error.
 const OutcomeUnknownError = "outcome unknown: the previous leader stopped during the gateway call"
 
-// attempt runs in a worker goroutine: it reads the intent afresh (the store
-// is the truth, the schedule only a cache) and either closes an attempt a
-// previous leader left open, or runs the next attempt.
-func (t *term) attempt(ctx context.Context, entry core.ScheduleEntry) result {
+// attempt runs in a worker goroutine: it takes the intent's state from the
+// known-intent cache when the scheduler had it (cached), else reads it afresh
+// from the store (the truth; the schedule is only a cache), and either
+// closes an attempt a previous leader left open, or runs the next attempt.
+func (t *term) attempt(ctx context.Context, entry core.ScheduleEntry, cached *core.Intent) result {
 	res := result{intentID: entry.IntentID}
+	if cached != nil {
+		return t.attemptKnown(ctx, entry, *cached)
+	}
 	in, err := t.cfg.Store.GetIntent(ctx, entry.IntentID)
 	switch {
 	case err == nil:
@@ -50,14 +54,37 @@ func (t *term) attempt(ctx context.Context, entry core.ScheduleEntry) result {
 			"started_at", last.StartedAt)
 		return t.finish(ctx, in, last, core.AttemptResult{Err: errors.New(OutcomeUnknownError)}, false)
 	}
-	return t.execute(ctx, in)
+	res, _ = t.execute(ctx, in, false)
+	return res
+}
+
+// attemptKnown runs the next attempt of an intent whose state the scheduler
+// cached: pending, with AttemptCount attempts all finished. No store read is
+// needed, because the fenced StartAttempt succeeds only if the stored
+// attempt count still matches; if it does not, the intent is read afresh.
+func (t *term) attemptKnown(ctx context.Context, entry core.ScheduleEntry, in core.Intent) result {
+	if in.NextDueAt.After(t.cfg.Clock.Now()) {
+		return result{intentID: in.IntentID, known: &in,
+			next: &core.ScheduleEntry{IntentID: in.IntentID, DueAt: in.NextDueAt, Mode: in.Contract.Mode}}
+	}
+	if !t.stillLeader() {
+		return result{intentID: in.IntentID, err: errNotLeader("before an attempt")}
+	}
+	if res, stale := t.execute(ctx, in, true); !stale {
+		return res
+	}
+	return t.attempt(ctx, entry, nil)
 }
 
 // execute reserves the next attempt in the store, calls the gateway and records
 // the result. The reservation comes first, so a crash during the call leaves
 // an open attempt for the next leader to close instead of a silent resend.
-func (t *term) execute(ctx context.Context, in core.Intent) result {
-	res := result{intentID: in.IntentID}
+//
+// fromCache says in came from the known-intent cache; then a refused
+// reservation (the intent moved on) is reported as stale instead of logged,
+// and the caller reads the intent from the store.
+func (t *term) execute(ctx context.Context, in core.Intent, fromCache bool) (res result, stale bool) {
+	res = result{intentID: in.IntentID}
 	a := core.Attempt{Number: in.AttemptCount + 1, StartedAt: t.cfg.Clock.Now()}
 	err := t.cfg.Store.StartAttempt(ctx, ports.StartAttemptParams{
 		Fence: t.fence, IntentID: in.IntentID, Number: a.Number, StartedAt: a.StartedAt,
@@ -67,22 +94,24 @@ func (t *term) execute(ctx context.Context, in core.Intent) result {
 	case errors.Is(err, core.ErrFenced):
 		t.cfg.Metrics.FencedWrite()
 		res.err = fmt.Errorf("engine: start attempt %d of %q: %w", a.Number, in.IntentID, err)
-		return res
+		return res, false
+	case errors.Is(err, core.ErrIntentNotRunnable) && fromCache:
+		return res, true
 	case errors.Is(err, core.ErrIntentNotRunnable):
 		t.log.Warn("attempt_not_runnable", "intent_id", in.IntentID, "attempt", a.Number, "error", err.Error())
-		return res
+		return res, false
 	case isStopping(ctx, err):
-		return res
+		return res, false
 	default:
 		res.err = fmt.Errorf("engine: start attempt %d of %q: %w", a.Number, in.IntentID, err)
-		return res
+		return res, false
 	}
 	if a.Number == 1 {
 		t.cfg.Metrics.FirstAttemptLateness(a.StartedAt.Sub(in.CreatedAt))
 	}
 	t.log.Debug("attempt_started", "intent_id", in.IntentID, "attempt", a.Number,
 		"gateway_type", in.Contract.GatewayType, "gateway_url", in.Contract.GatewayURL)
-	return t.finish(ctx, in, a, t.submit(ctx, in), true)
+	return t.finish(ctx, in, a, t.submit(ctx, in), true), false
 }
 
 // submit calls the gateway named by the intent's contract snapshot, never by
@@ -153,6 +182,9 @@ func (t *term) finish(ctx context.Context, in core.Intent, a core.Attempt, r cor
 		return res
 	}
 	res.next = &core.ScheduleEntry{IntentID: in.IntentID, DueAt: d.NextDueAt, Mode: in.Contract.Mode}
+	after := in
+	after.AttemptCount, after.NextDueAt, after.Attempts = a.Number, d.NextDueAt, nil
+	res.known = &after
 	return res
 }
 

@@ -16,6 +16,14 @@ import (
 // of submissions cannot starve completions and timers.
 const maxNotifyBatch = 256
 
+// Bounds of the known-intent cache: how many intents, and how many payload
+// bytes, the scheduler keeps in memory to spare a store read per attempt.
+// Beyond them an attempt simply reads the intent from the store.
+const (
+	maxKnownIntents      = 8192
+	maxKnownPayloadBytes = 32 << 20
+)
+
 // term is one leadership term of the executor: the schedule and the attempts
 // in flight under one lease epoch. Every field except done is owned by the
 // scheduler goroutine (the one running run); workers talk to it only by
@@ -30,6 +38,12 @@ type term struct {
 
 	schedule *core.Schedule
 	inFlight map[string]struct{}
+	// known caches the state of intents this term just created (Notify) or
+	// wrote (a retry), so their next attempt needs no store read. It is only
+	// an optimisation: StartAttempt is conditional on the attempt count, and
+	// an attempt whose cached state turns out stale re-reads the store.
+	known      map[string]core.Intent
+	knownBytes int
 	cursor   ports.ChangeCursor
 	// nextRefresh is when the next ListChanged is due, on the engine clock.
 	nextRefresh time.Time
@@ -53,6 +67,9 @@ type result struct {
 	// next, when set, is the intent's next due time; nil forgets the intent
 	// (terminal, gone, or not runnable here).
 	next *core.ScheduleEntry
+	// known, with next, is the intent's state after the attempt, for the
+	// known-intent cache.
+	known *core.Intent
 	// err means leadership is lost: a fenced write or a store failure.
 	err error
 }
@@ -67,6 +84,7 @@ func newTerm(e *Engine, lease core.Lease, stillLeader func() bool) *term {
 		log:              e.log.With("lease_epoch", lease.Epoch, "holder_id", lease.HolderID),
 		schedule:         core.NewSchedule(),
 		inFlight:         make(map[string]struct{}),
+		known:            make(map[string]core.Intent),
 		done:             make(chan result, e.cfg.MaxInFlight),
 		reportedSchedule: -1,
 		reportedInFlight: -1,
@@ -228,9 +246,31 @@ func (t *term) noteRow(r ports.ScheduleRow) {
 	}
 	if r.Status.Terminal() {
 		t.schedule.Remove(r.IntentID)
+		t.forget(r.IntentID)
 		return
 	}
 	t.schedule.Upsert(core.ScheduleEntry{IntentID: r.IntentID, DueAt: r.NextDueAt, Mode: r.Mode})
+}
+
+// remember caches an intent's state without its attempts, within bounds.
+func (t *term) remember(i core.Intent) {
+	if _, ok := t.known[i.IntentID]; ok || len(t.known) >= maxKnownIntents ||
+		t.knownBytes+len(i.Payload) > maxKnownPayloadBytes {
+		return
+	}
+	i.Attempts = nil
+	t.known[i.IntentID] = i
+	t.knownBytes += len(i.Payload)
+}
+
+// forget drops an intent from the cache and returns what was cached.
+func (t *term) forget(intentID string) (core.Intent, bool) {
+	i, ok := t.known[intentID]
+	if ok {
+		delete(t.known, intentID)
+		t.knownBytes -= len(i.Payload)
+	}
+	return i, ok
 }
 
 // noteIntent schedules an intent this instance just created. An intent the
@@ -241,6 +281,7 @@ func (t *term) noteIntent(i core.Intent) {
 		return
 	}
 	t.schedule.Upsert(core.ScheduleEntry{IntentID: i.IntentID, DueAt: i.NextDueAt, Mode: i.Contract.Mode})
+	t.remember(i)
 }
 
 // dispatch starts attempts for due intents, earliest (and realtime) first,
@@ -262,10 +303,14 @@ func (t *term) dispatch(workCtx context.Context) {
 			continue // never two attempts of one intent at once
 		}
 		t.inFlight[entry.IntentID] = struct{}{}
+		var cached *core.Intent
+		if in, ok := t.forget(entry.IntentID); ok {
+			cached = &in
+		}
 		t.workers.Add(1)
 		go func() {
 			defer t.workers.Done()
-			t.done <- t.attempt(workCtx, entry)
+			t.done <- t.attempt(workCtx, entry, cached)
 		}()
 	}
 }
@@ -279,6 +324,9 @@ func (t *term) complete(r result) {
 	}
 	if r.next != nil && t.lost == nil {
 		t.schedule.Upsert(*r.next)
+		if r.known != nil {
+			t.remember(*r.known)
+		}
 	}
 }
 
