@@ -32,10 +32,11 @@
 // what lets synchronous=FULL keep up with thousands of writes per second: an
 // acknowledged write is on disk (TestAcknowledgedWritesSurviveKill).
 //
-// Benchmarks (bench_test.go, 64 clients, synchronous=FULL, 2 cores) went
-// from about 2,000 creates/s (p99 ~150 ms) and 1,200 attempts/s with one
-// transaction per write to 12,000-16,000 creates/s (p99 7-16 ms) and
-// 7,500-8,000 attempts/s with group commit.
+// Benchmarks (bench_test.go: 64 clients, synchronous=FULL, 2 shared cores,
+// runs interleaved) went from 3,100-3,300 creates/s (p99 ~100 ms) and
+// 1,400-2,000 attempts/s (p99 110-220 ms) with one transaction per write, to
+// 10,500-21,000 creates/s (p99 7-21 ms) and 9,100-12,700 attempts/s (p99
+// 8-20 ms) with group commit.
 //
 // Several processes may open the same file (SQLite locks it), but each
 // process should open it once: the group-commit writer is per DB.
