@@ -209,7 +209,7 @@ func (a *auditDB) checkInvariants(t *testing.T, stats gatewaysim.Stats) {
 		accepted := 0
 		for i, r := range rows {
 			if r.Number != i+1 {
-				t.Errorf("intent %q: attempt numbers %v have a gap", id, numbers(rows))
+				t.Errorf("intent %q: attempt numbers %v have a gap", id, haAttemptNumbers(rows))
 				break
 			}
 			if r.OutcomeStatus == "accepted" {
@@ -237,7 +237,7 @@ func (a *auditDB) checkInvariants(t *testing.T, stats gatewaysim.Stats) {
 	}
 }
 
-func numbers(rows []auditAttempt) []int {
+func haAttemptNumbers(rows []auditAttempt) []int {
 	out := make([]int, len(rows))
 	for i, r := range rows {
 		out[i] = r.Number

@@ -222,7 +222,7 @@ func (c *haCluster) lease() core.Lease {
 func (c *haCluster) waitLeader(instances ...*haInstance) *haInstance {
 	c.t.Helper()
 	var found *haInstance
-	poll(c.t, "exactly one instance leading", func() bool {
+	haPoll(c.t, "exactly one instance leading", func() bool {
 		found = nil
 		for _, in := range instances {
 			if in.leads() {
@@ -241,9 +241,9 @@ func (c *haCluster) waitLeader(instances ...*haInstance) *haInstance {
 	return found
 }
 
-// poll checks cond every few milliseconds until it holds, and fails the
+// haPoll checks cond every few milliseconds until it holds, and fails the
 // test after haWait.
-func poll(t *testing.T, what string, cond func() bool) {
+func haPoll(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(haWait)
 	for !cond() {
@@ -416,7 +416,7 @@ func (c *haCluster) stealLease(d time.Duration) (stolen, outsider core.Lease) {
 	ctx := context.Background()
 	stolen = c.lease()
 	const now = `CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000000`
-	retryBusy(c.t, "the outsider's takeover", func() error {
+	haRetryBusy(c.t, "the outsider's takeover", func() error {
 		res, err := c.audit.writer(c.t).ExecContext(ctx, `
 			UPDATE submission_manager_leases
 			SET holder_id = 'outsider', lease_epoch = lease_epoch + 1,
@@ -435,9 +435,9 @@ func (c *haCluster) stealLease(d time.Duration) (stolen, outsider core.Lease) {
 	return stolen, outsider
 }
 
-// retryBusy runs op until it does not fail with core.ErrStoreUnavailable,
+// haRetryBusy runs op until it does not fail with core.ErrStoreUnavailable,
 // and fails the test on any other error or after haWait.
-func retryBusy(t *testing.T, what string, op func() error) {
+func haRetryBusy(t *testing.T, what string, op func() error) {
 	t.Helper()
 	deadline := time.Now().Add(haWait)
 	for {
@@ -455,7 +455,7 @@ func retryBusy(t *testing.T, what string, op func() error) {
 // releaseOutsider gives the outsider's lease back.
 func (c *haCluster) releaseOutsider(outsider core.Lease) {
 	c.t.Helper()
-	retryBusy(c.t, "releasing the outsider's lease", func() error {
+	haRetryBusy(c.t, "releasing the outsider's lease", func() error {
 		return c.admin.Leases().Release(context.Background(), outsider.Fence())
 	})
 }

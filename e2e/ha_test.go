@@ -18,8 +18,8 @@ import (
 // gateway simulator over HTTP. The multi-process test with a real HAProxy is
 // in ha_haproxy_test.go.
 
-// ids returns n intent ids with a prefix.
-func ids(prefix string, n int) []string {
+// haIDs returns n intent ids with a prefix.
+func haIDs(prefix string, n int) []string {
 	out := make([]string, n)
 	for i := range out {
 		out[i] = fmt.Sprintf("%s-%03d", prefix, i)
@@ -27,24 +27,24 @@ func ids(prefix string, n int) []string {
 	return out
 }
 
-// target alternates the two HA targets.
-func target(i int) string {
+// haTarget alternates the two HA targets.
+func haTarget(i int) string {
 	if i%2 == 0 {
 		return "sms.ha"
 	}
 	return "push.ha"
 }
 
-// waitAcquireAttempts waits until each instance has tried to acquire the
+// haWaitAcquireAttempts waits until each instance has tried to acquire the
 // lease n more times than it had when the wait began: proof that followers
 // were actively competing during the interval, without sleeping a guess.
-func waitAcquireAttempts(t *testing.T, n int64, instances ...*haInstance) {
+func haWaitAcquireAttempts(t *testing.T, n int64, instances ...*haInstance) {
 	t.Helper()
 	base := make([]int64, len(instances))
 	for i, in := range instances {
 		base[i] = in.link.acquires.Load()
 	}
-	poll(t, fmt.Sprintf("%d more acquire attempts by every follower", n), func() bool {
+	haPoll(t, fmt.Sprintf("%d more acquire attempts by every follower", n), func() bool {
 		for i, in := range instances {
 			if in.link.acquires.Load()-base[i] < n {
 				return false
@@ -93,9 +93,9 @@ func TestHASingleLeaderOnConcurrentStart(t *testing.T) {
 
 	// Intents submitted through every instance are all executed by the
 	// leader alone.
-	all := ids("concurrent", 30)
+	all := haIDs("concurrent", 30)
 	for i, id := range all {
-		instances[i%3].submit(t, id, target(i))
+		instances[i%3].submit(t, id, haTarget(i))
 	}
 	c.audit.waitTerminal(t, all)
 	for _, a := range c.audit.attempts(t) {
@@ -121,9 +121,9 @@ func TestHAFailoverAfterExpiry(t *testing.T) {
 	c := newHACluster(t, gatewaysim.Config{Latency: 2 * time.Millisecond})
 	instances := []*haInstance{c.start("sm-01"), c.start("sm-02"), c.start("sm-03")}
 	old := c.waitLeader(instances...)
-	before := ids("before", 10)
+	before := haIDs("before", 10)
 	for i, id := range before {
-		instances[i%3].submit(t, id, target(i))
+		instances[i%3].submit(t, id, haTarget(i))
 	}
 	c.audit.waitTerminal(t, before)
 
@@ -135,7 +135,7 @@ func TestHAFailoverAfterExpiry(t *testing.T) {
 			survivors = append(survivors, in)
 		}
 	}
-	poll(t, "the cut-off leader dropping leadership", func() bool { return !old.leads() })
+	haPoll(t, "the cut-off leader dropping leadership", func() bool { return !old.leads() })
 	callsAtCut := old.calls.count()
 	// The old leader's last renewal is in; its lease runs out on its own.
 	oldLease := c.lease()
@@ -156,9 +156,9 @@ func TestHAFailoverAfterExpiry(t *testing.T) {
 	}
 	t.Logf("failover: %s after the leader's link was cut", took)
 
-	after := ids("after", 10)
+	after := haIDs("after", 10)
 	for i, id := range after {
-		survivors[i%2].submit(t, id, target(i))
+		survivors[i%2].submit(t, id, haTarget(i))
 	}
 	c.audit.waitTerminal(t, after)
 	for _, a := range c.audit.attempts(t) {
@@ -172,7 +172,7 @@ func TestHAFailoverAfterExpiry(t *testing.T) {
 
 	// Healed, the old leader stays a follower: the lease is held.
 	old.link.cut.Store(false)
-	waitAcquireAttempts(t, 2, old)
+	haWaitAcquireAttempts(t, 2, old)
 	if old.leads() || c.lease().HolderID != next.holderID {
 		t.Fatalf("after healing, %s leads=%v and the lease is %+v; want %s to keep it", old.holderID, old.leads(), c.lease(), next.holderID)
 	}
@@ -185,15 +185,15 @@ func TestHAFailoverAfterExpiry(t *testing.T) {
 func TestHANoExecutionWithoutLeadership(t *testing.T) {
 	c := newHACluster(t, gatewaysim.Config{})
 	// The outsider holds the lease before any instance starts.
-	outsider := mustAcquireOutside(t, c, time.Minute)
+	outsider := haAcquireOutside(t, c, time.Minute)
 	instances := []*haInstance{c.start("sm-01"), c.start("sm-02")}
-	pending := ids("follower", 20)
+	pending := haIDs("follower", 20)
 	for i, id := range pending {
-		instances[i%2].submit(t, id, target(i))
+		instances[i%2].submit(t, id, haTarget(i))
 	}
 	// Both keep trying for well over a refresh interval and a lease
 	// duration; nobody may lead or execute.
-	waitAcquireAttempts(t, 6, instances...)
+	haWaitAcquireAttempts(t, 6, instances...)
 	for _, in := range instances {
 		if in.leads() {
 			t.Fatalf("%s leads while the outsider holds the lease", in.holderID)
@@ -225,10 +225,10 @@ func TestHANoExecutionWithoutLeadership(t *testing.T) {
 	c.checkGatewayCallsRecorded(instances...)
 }
 
-// mustAcquireOutside takes the lease as an outside holder for d.
-func mustAcquireOutside(t *testing.T, c *haCluster, d time.Duration) core.Lease {
+// haAcquireOutside takes the lease as an outside holder for d.
+func haAcquireOutside(t *testing.T, c *haCluster, d time.Duration) core.Lease {
 	t.Helper()
-	poll(t, "the outsider acquiring the lease", func() bool {
+	haPoll(t, "the outsider acquiring the lease", func() bool {
 		l, ok, err := c.admin.Leases().Acquire(t.Context(), ports.AcquireLeaseParams{
 			LeaseName: core.DefaultLeaseName, HolderID: "outsider", Duration: d,
 		})
@@ -250,7 +250,7 @@ func mustAcquireOutside(t *testing.T, c *haCluster, d time.Duration) core.Lease 
 // it had; nothing runs until the outsider lets go.
 func TestHALeaderStopsAtOnceOnLeaseLoss(t *testing.T) {
 	c := newHACluster(t, gatewaysim.Config{Latency: 5 * time.Millisecond})
-	busy := ids("busy", 20)
+	busy := haIDs("busy", 20)
 	for _, id := range busy {
 		steps := make([]gatewaysim.Step, 0, 16)
 		for range 15 {
@@ -265,14 +265,14 @@ func TestHALeaderStopsAtOnceOnLeaseLoss(t *testing.T) {
 	for _, id := range busy {
 		old.submit(t, id, "sms.busy")
 	}
-	poll(t, "the leader busy retrying", func() bool { return len(c.audit.attempts(t)) >= 40 })
+	haPoll(t, "the leader busy retrying", func() bool { return len(c.audit.attempts(t)) >= 40 })
 
 	stolen, outsider := c.stealLease(time.Minute)
 	// The takeover happened, in database time, before the outsider's
 	// acquire; the old leader's lease was expired by then.
 	stealAt := outsider.AcquiredAt.Add(epochOrderTolerance)
 	tookOver := time.Now()
-	poll(t, "the old leader stopping", func() bool { return !old.leads() })
+	haPoll(t, "the old leader stopping", func() bool { return !old.leads() })
 	stoppedAfter := time.Since(tookOver)
 	if stoppedAfter >= haLeaseDuration {
 		t.Errorf("the old leader stopped %s after losing the lease, not before its lease duration (%s) ran out", stoppedAfter, haLeaseDuration)
@@ -281,7 +281,7 @@ func TestHALeaderStopsAtOnceOnLeaseLoss(t *testing.T) {
 
 	// While the outsider holds the lease, every instance (the old leader
 	// included) keeps trying to acquire, and nothing is attempted.
-	waitAcquireAttempts(t, 3, instances...)
+	haWaitAcquireAttempts(t, 3, instances...)
 	rowsDuringOutsider := len(c.audit.attempts(t))
 	for _, a := range c.audit.attempts(t) {
 		if a.Epoch == stolen.Epoch && a.StartedAt.After(stealAt) {
@@ -298,7 +298,7 @@ func TestHALeaderStopsAtOnceOnLeaseLoss(t *testing.T) {
 			t.Errorf("%s leads while the outsider holds the lease", in.holderID)
 		}
 	}
-	waitAcquireAttempts(t, 3, instances...)
+	haWaitAcquireAttempts(t, 3, instances...)
 	if n := len(c.audit.attempts(t)); n != rowsDuringOutsider {
 		t.Errorf("%d attempts recorded while the outsider held the lease", n-rowsDuringOutsider)
 	}
@@ -334,12 +334,12 @@ func TestHARefreshPicksUpFollowerSubmittedIntents(t *testing.T) {
 	lead := c.start("sm-01")
 	c.waitLeader(lead)
 	follower := c.start("sm-02")
-	waitAcquireAttempts(t, 1, follower)
+	haWaitAcquireAttempts(t, 1, follower)
 
 	// A first wave no larger than the engine's MaxInFlight, so that the
 	// time to the first attempt measures the refresh and not a queue.
-	timed := ids("timed", engine.DefaultMaxInFlight/2)
-	submitConcurrently(t, follower, timed)
+	timed := haIDs("timed", engine.DefaultMaxInFlight/2)
+	haSubmitConcurrently(t, follower, timed)
 	intents := c.audit.waitTerminal(t, timed)
 	first := map[string]auditAttempt{}
 	for _, a := range c.audit.attempts(t) {
@@ -364,8 +364,8 @@ func TestHARefreshPicksUpFollowerSubmittedIntents(t *testing.T) {
 	t.Logf("longest wait from follower submission to first attempt: %s", latest)
 
 	// A larger burst: every intent is found, none twice.
-	burst := ids("burst", 100)
-	submitConcurrently(t, follower, burst)
+	burst := haIDs("burst", 100)
+	haSubmitConcurrently(t, follower, burst)
 	c.audit.waitTerminal(t, burst)
 
 	if l := c.lease(); l.HolderID != lead.holderID || l.Epoch != 1 {
@@ -382,12 +382,12 @@ func TestHARefreshPicksUpFollowerSubmittedIntents(t *testing.T) {
 	c.checkGatewayCallsRecorded(lead, follower)
 }
 
-// submitConcurrently submits every id through in at once.
-func submitConcurrently(t *testing.T, in *haInstance, all []string) {
+// haSubmitConcurrently submits every id through in at once.
+func haSubmitConcurrently(t *testing.T, in *haInstance, all []string) {
 	t.Helper()
 	var wg sync.WaitGroup
 	for i, id := range all {
-		wg.Go(func() { in.submit(t, id, target(i)) })
+		wg.Go(func() { in.submit(t, id, haTarget(i)) })
 	}
 	wg.Wait()
 }
