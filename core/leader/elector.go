@@ -109,6 +109,14 @@ func (e *Elector) acquire(ctx context.Context) (core.Lease, bool) {
 	cancel()
 	switch {
 	case ctx.Err() != nil:
+		if err == nil && acquired {
+			// Shutting down in the same instant: hand the lease straight
+			// back rather than leave it to expire with nobody leading.
+			releaseCtx, cancel := withClockTimeout(context.WithoutCancel(ctx), e.cfg.Clock, e.cfg.RenewInterval)
+			err := e.cfg.Leases.Release(releaseCtx, lease.Fence())
+			cancel()
+			e.log.Info("leader_released_unused", "lease_epoch", lease.Epoch, "released", err == nil)
+		}
 		return core.Lease{}, false
 	case err != nil:
 		e.log.Warn("leader_acquire_failed", "sql_error", err.Error())

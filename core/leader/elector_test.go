@@ -396,3 +396,43 @@ func TestAcquireErrorIsLoggedAndRetried(t *testing.T) {
 func leaseParams(holder string) ports.AcquireLeaseParams {
 	return ports.AcquireLeaseParams{LeaseName: core.DefaultLeaseName, HolderID: holder, Duration: leaseDuration}
 }
+
+// TestShutdownDuringAcquireHandsTheLeaseBack: an acquire that succeeds as
+// the elector is being stopped does not leave the lease held by nobody.
+func TestShutdownDuringAcquireHandsTheLeaseBack(t *testing.T) {
+	w := newWorld(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	leases := &cancellingLeases{LeaseStore: w.store, cancel: cancel}
+	cfg := w.config("sm-01", 4*time.Second)
+	cfg.Leases = leases
+	e, err := leader.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = e.Run(ctx, func(context.Context, core.Lease, func() bool) error {
+		t.Error("an executor started although the elector was stopped during its acquire")
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Run = %v, want nil", err)
+	}
+	if l := w.lease(); l.Epoch != 1 || !l.ExpiresAt.Equal(t0) {
+		t.Fatalf("lease = %+v, want epoch 1 released at once", l)
+	}
+	if _, ok := e.Leadership(); ok {
+		t.Fatal("Leadership() true after Run returned")
+	}
+}
+
+// cancellingLeases cancels the elector's context while its acquire commits,
+// as a SIGTERM arriving during the statement would.
+type cancellingLeases struct {
+	ports.LeaseStore
+	cancel context.CancelFunc
+}
+
+func (c *cancellingLeases) Acquire(ctx context.Context, p ports.AcquireLeaseParams) (core.Lease, bool, error) {
+	l, ok, err := c.LeaseStore.Acquire(ctx, p)
+	c.cancel()
+	return l, ok, err
+}
