@@ -68,6 +68,9 @@ type haCluster struct {
 	// plays an outside holder that takes the lease away from a leader.
 	admin *sqlite.DB
 	audit *auditDB
+	// gate, when set, holds every elector started from then on until it is
+	// closed, so that they all race for the lease at once.
+	gate chan struct{}
 }
 
 func newHACluster(t *testing.T, simCfg gatewaysim.Config) *haCluster {
@@ -165,7 +168,18 @@ func (c *haCluster) start(holderID string, tune ...func(*leader.Config)) *haInst
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- elector.Run(runCtx, executor.Lead) }()
+	gate := c.gate
+	go func() {
+		if gate != nil {
+			select {
+			case <-gate:
+			case <-runCtx.Done():
+				done <- nil
+				return
+			}
+		}
+		done <- elector.Run(runCtx, executor.Lead)
+	}()
 	in := &haInstance{holderID: holderID, db: db, link: link, service: service, elector: elector, calls: calls}
 	var once sync.Once
 	in.stop = func() {

@@ -57,18 +57,9 @@ func haWaitAcquireAttempts(t *testing.T, n int64, instances ...*haInstance) {
 // 1. Single leader on concurrent start.
 func TestHASingleLeaderOnConcurrentStart(t *testing.T) {
 	c := newHACluster(t, gatewaysim.Config{Latency: 2 * time.Millisecond})
-	instances := make([]*haInstance, 3)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	for i := range instances {
-		wg.Go(func() {
-			in := c.start(fmt.Sprintf("sm-%02d", i+1))
-			mu.Lock()
-			instances[i] = in
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
+	c.gate = make(chan struct{})
+	instances := []*haInstance{c.start("sm-01"), c.start("sm-02"), c.start("sm-03")}
+	close(c.gate) // all three electors try to acquire at once
 	lead := c.waitLeader(instances...)
 	var followers []*haInstance
 	for _, in := range instances {
