@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/submissionmanager/submission-manager/adapters/sqlite/internal/sqlitedb"
 )
@@ -23,9 +24,22 @@ type writeOp struct {
 	// a core verdict) only before writing anything. SQLite's statement
 	// atomicity then isolates it, and it runs without a savepoint.
 	single bool
-	err    error
-	done   chan struct{}
+	// state is opQueued until either the writer claims the op to run it
+	// (opRunning) or its caller, whose context ended, abandons it
+	// (opAbandoned). Whoever moves it first decides: an abandoned op never
+	// runs, and a caller whose op already runs waits for its answer, so fn
+	// never touches the caller's variables after the caller returned.
+	state atomic.Int32
+	err   error
+	done  chan struct{}
 }
+
+// The states of a writeOp.
+const (
+	opQueued int32 = iota
+	opRunning
+	opAbandoned
+)
 
 // groupCommitter owns the writer connection. Its goroutine takes every write
 // submitted while the previous batch was committing, runs them in one
@@ -70,9 +84,10 @@ func newGroupCommitter(db *sql.DB, log *slog.Logger, maxBatch int) *groupCommitt
 	return w
 }
 
-// do submits fn and waits for its answer. When ctx ends before the answer,
-// do returns at once; the write may still commit (as with any database
-// call cut short), which create-or-get and fencing make safe to retry.
+// do submits fn and waits for its answer. When ctx ends while fn is still
+// queued, do returns at once and fn never runs; when fn is already running,
+// do waits for the batch (it runs under a context no caller cancels) and
+// returns the true answer.
 func (w *groupCommitter) do(ctx context.Context, name string, single bool, fn writeFunc) error {
 	op := &writeOp{ctx: ctx, name: name, fn: fn, single: single, done: make(chan struct{})}
 	select {
@@ -94,7 +109,13 @@ func (w *groupCommitter) do(ctx context.Context, name string, single bool, fn wr
 			return storeError(name, errClosed)
 		}
 	case <-ctx.Done():
-		return storeError(name, fmt.Errorf("%w (the write may still commit)", ctx.Err()))
+		if op.state.CompareAndSwap(opQueued, opAbandoned) {
+			return storeError(name, ctx.Err())
+		}
+		// The writer is running it in the current batch: its answer is
+		// moments away and says whether it committed.
+		<-op.done
+		return op.err
 	}
 }
 
@@ -168,9 +189,12 @@ func (w *groupCommitter) commit(batch []*writeOp) {
 	qtx := q.WithTx(tx)
 	alone := len(batch) == 1
 	for _, op := range batch {
-		if err := op.ctx.Err(); err != nil {
-			op.err = storeError(op.name, err)
+		if err := op.ctx.Err(); err != nil && op.state.CompareAndSwap(opQueued, opAbandoned) {
+			op.err = storeError(op.name, err) // its caller gave up: skip it
 			continue
+		}
+		if !op.state.CompareAndSwap(opQueued, opRunning) {
+			continue // abandoned by its caller, who has its answer
 		}
 		var broken error
 		switch {

@@ -278,3 +278,62 @@ func TestCanceledContext(t *testing.T) {
 		t.Fatal("the write of a canceled caller was committed")
 	}
 }
+
+// TestAbandonedWriteNeverRuns: a caller whose context ends while its write
+// is still queued gets its context's error at once, and the writer then
+// skips the write, so the write's function never touches the caller's
+// variables after the caller returned (the race detector's complaint about
+// Renew and Acquire before this rule).
+func TestAbandonedWriteNeverRuns(t *testing.T) {
+	db := openTestDB(t)
+	w := idle(db)
+	w.ops = make(chan *writeOp, 1) // queued, but no goroutine takes it yet
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := false
+	errc := make(chan error, 1)
+	go func() {
+		errc <- w.do(ctx, "abandoned", true, func(ctx context.Context, q *sqlitedb.Queries) error {
+			ran = true
+			return insertIntent("x")(ctx, q)
+		})
+	}()
+	op := <-w.ops // the write as the writer would take it
+	w.ops <- op
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("abandoned write answered %v, want context.Canceled", err)
+	}
+	w.commit([]*writeOp{<-w.ops})
+	if ran || exists(t, db, "x") {
+		t.Fatalf("the abandoned write ran (ran=%v)", ran)
+	}
+}
+
+// TestCallerOfARunningWriteWaitsForItsAnswer: once the writer has claimed a
+// write, its caller's context ending no longer abandons it; the caller
+// waits and gets the true answer (here: committed).
+func TestCallerOfARunningWriteWaitsForItsAnswer(t *testing.T) {
+	db := openTestDB(t)
+	w := idle(db)
+	w.ops = make(chan *writeOp, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() {
+		errc <- w.do(ctx, "running", true, func(c context.Context, q *sqlitedb.Queries) error {
+			close(started)
+			<-ctx.Done() // the caller gives up while the write runs
+			return insertIntent("y")(c, q)
+		})
+	}()
+	op := <-w.ops
+	go w.commit([]*writeOp{op})
+	<-started
+	cancel()
+	if err := <-errc; err != nil {
+		t.Fatalf("caller of a running write answered %v, want its true result (nil)", err)
+	}
+	if !exists(t, db, "y") {
+		t.Fatal("the write the caller was told committed is not there")
+	}
+}
