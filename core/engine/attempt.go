@@ -16,6 +16,11 @@ import (
 // treats it like any other non-terminal attempt error.
 const OutcomeUnknownError = "outcome unknown: the previous leader stopped during the gateway call"
 
+// NotSubmittedError is the attempt error recorded when the leader reserved an
+// attempt but lost its leadership before calling the gateway: the gateway was
+// never called, and the policy decides what follows.
+const NotSubmittedError = "not submitted: leadership was lost before the gateway call"
+
 // attempt runs in a worker goroutine: it takes the intent's state from the
 // known-intent cache when the scheduler had it (cached), else reads it afresh
 // from the store (the truth; the schedule is only a cache), and either
@@ -105,6 +110,16 @@ func (t *term) execute(ctx context.Context, in core.Intent, fromCache bool) (res
 	default:
 		res.err = fmt.Errorf("engine: start attempt %d of %q: %w", a.Number, in.IntentID, err)
 		return res, false
+	}
+	if !t.stillLeader() {
+		// Paused or slow between the reservation and the call: the lease may
+		// be gone, so the gateway is not called. The attempt is closed (still
+		// through the fence) with an error saying it was never sent.
+		r := t.finish(ctx, in, a, core.AttemptResult{Err: errors.New(NotSubmittedError)}, false)
+		if r.err == nil {
+			r.err, r.next = errNotLeader("between the attempt's reservation and the gateway call"), nil
+		}
+		return r, false
 	}
 	if a.Number == 1 {
 		t.cfg.Metrics.FirstAttemptLateness(a.StartedAt.Sub(in.CreatedAt))

@@ -259,3 +259,44 @@ func TestNotifyWhileNotLeadingIsIgnoredAndNeverBlocks(t *testing.T) {
 		t.Fatalf("gateway called %d times, want 1", n)
 	}
 }
+
+// leaderFlipStore turns the elector's leadership check false right after a
+// successful StartAttempt, as a process paused between the reservation and
+// the gateway call finds when it resumes.
+type leaderFlipStore struct {
+	ports.Store
+	h *harness
+}
+
+func (s leaderFlipStore) StartAttempt(ctx context.Context, p ports.StartAttemptParams) error {
+	err := s.Store.StartAttempt(ctx, p)
+	if err == nil {
+		s.h.leader.Store(false)
+	}
+	return err
+}
+
+func TestLeadershipLostAfterReservationMakesNoGatewayCall(t *testing.T) {
+	h := newHarness(t)
+	fs := leaderFlipStore{Store: h.mem, h: h}
+	h.store, h.cfg.Store = fs, fs
+	h.rebuildEngine()
+	h.useRegistry(smsDeadline)
+	h.startLead()
+	h.gw.on("p-1", accepted)
+	h.submit("p-1", smsDeadline, `{}`)
+	if err := h.leadResult(); !errors.Is(err, core.ErrFenced) {
+		t.Fatalf("Lead returned %v, want lost leadership", err)
+	}
+	if n := h.gw.callCount(); n != 0 {
+		t.Fatalf("%d gateway calls after leadership was lost; want none", n)
+	}
+	in, err := h.mem.GetIntent(h.ctx, "p-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Status != core.StatusPending || len(in.Attempts) != 1 || !in.Attempts[0].Finished() ||
+		in.Attempts[0].Error != engine.NotSubmittedError {
+		t.Fatalf("intent after the lost reservation: %+v", in)
+	}
+}
