@@ -44,7 +44,7 @@ type term struct {
 	// an attempt whose cached state turns out stale re-reads the store.
 	known      map[string]core.Intent
 	knownBytes int
-	cursor   ports.ChangeCursor
+	cursor     ports.ChangeCursor
 	// nextRefresh is when the next ListChanged is due, on the engine clock.
 	nextRefresh time.Time
 	// done receives one result per worker. Its capacity is MaxInFlight and
