@@ -23,8 +23,10 @@ import (
 // Defaults applied by New to zero-valued Config fields.
 const (
 	// DefaultMaxInFlight bounds concurrent gateway calls so one slow gateway
-	// delays at most this many attempts instead of all traffic.
-	DefaultMaxInFlight = 16
+	// delays at most this many attempts instead of all traffic. Throughput is
+	// about MaxInFlight / gateway latency: 64 carries ~1,300 attempts/s to a
+	// 50 ms gateway, and matches the gateway client's connection bound.
+	DefaultMaxInFlight = 64
 	// DefaultRefreshInterval is the spec's schedule_refresh_interval.
 	DefaultRefreshInterval = time.Second
 	// DefaultRefreshPageSize and DefaultRebuildPageSize bound one store read.
