@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/core/clockctx"
 	"github.com/submissionmanager/submission-manager/ports"
 )
 
@@ -170,7 +170,7 @@ func (t *term) finish(ctx context.Context, in core.Intent, a core.Attempt, r cor
 			p.Error = "attempt failed without an error message"
 		}
 	}
-	writeCtx, cancel := withClockTimeout(context.WithoutCancel(ctx), t.cfg.Clock, t.cfg.FinishTimeout)
+	writeCtx, cancel := clockctx.WithTimeout(context.WithoutCancel(ctx), t.cfg.Clock, t.cfg.FinishTimeout)
 	err := t.cfg.Store.FinishAttempt(writeCtx, p)
 	cancel()
 	switch {
@@ -221,29 +221,4 @@ func completionReason(d core.Decision) string {
 		return d.FinalOutcome.Reason
 	}
 	return ""
-}
-
-// withClockTimeout is context.WithTimeout measured on a ports.Clock, so the
-// bound follows the engine's clock (and a fake clock in tests). The returned
-// cancel stops the watcher goroutine and waits for it, so no goroutine
-// outlives the call it bounds.
-func withClockTimeout(parent context.Context, clock ports.Clock, d time.Duration) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancelCause(parent)
-	timer := clock.NewTimer(d)
-	done := make(chan struct{})
-	exited := make(chan struct{})
-	go func() {
-		defer close(exited)
-		select {
-		case <-timer.C():
-			cancel(context.DeadlineExceeded)
-		case <-done:
-		}
-	}()
-	return ctx, func() {
-		timer.Stop()
-		close(done)
-		<-exited
-		cancel(context.Canceled)
-	}
 }

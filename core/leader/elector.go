@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/core/clockctx"
 	"github.com/submissionmanager/submission-manager/ports"
 )
 
@@ -100,7 +101,7 @@ func (e *Elector) Run(ctx context.Context, lead LeadFunc) error {
 // the leadership bookkeeping of the new term already in place.
 func (e *Elector) acquire(ctx context.Context) (core.Lease, bool) {
 	start := e.cfg.Clock.Now()
-	callCtx, cancel := withClockTimeout(ctx, e.cfg.Clock, e.cfg.LeaseDuration-e.margin)
+	callCtx, cancel := clockctx.WithTimeout(ctx, e.cfg.Clock, e.cfg.LeaseDuration-e.margin)
 	lease, acquired, err := e.cfg.Leases.Acquire(callCtx, ports.AcquireLeaseParams{
 		LeaseName: e.cfg.LeaseName,
 		HolderID:  e.cfg.HolderID,
@@ -112,7 +113,7 @@ func (e *Elector) acquire(ctx context.Context) (core.Lease, bool) {
 		if err == nil && acquired {
 			// Shutting down in the same instant: hand the lease straight
 			// back rather than leave it to expire with nobody leading.
-			releaseCtx, cancel := withClockTimeout(context.WithoutCancel(ctx), e.cfg.Clock, e.cfg.RenewInterval)
+			releaseCtx, cancel := clockctx.WithTimeout(context.WithoutCancel(ctx), e.cfg.Clock, e.cfg.RenewInterval)
 			err := e.cfg.Leases.Release(releaseCtx, lease.Fence())
 			cancel()
 			e.log.Info("leader_released_unused", "lease_epoch", lease.Epoch, "released", err == nil)
@@ -207,7 +208,7 @@ func (e *Elector) renew(ctx context.Context, lease core.Lease, start time.Time) 
 		e.log.Warn("leader_renew_failed", "lease_epoch", lease.Epoch, "expires_at", lease.ExpiresAt, "error", err.Error())
 		return core.Lease{}, err
 	}
-	callCtx, cancel := withClockTimeout(ctx, e.cfg.Clock, remaining)
+	callCtx, cancel := clockctx.WithTimeout(ctx, e.cfg.Clock, remaining)
 	renewed, err := e.cfg.Leases.Renew(callCtx, ports.RenewLeaseParams{Fence: lease.Fence(), Duration: e.cfg.LeaseDuration})
 	cancel()
 	if err != nil {
@@ -253,7 +254,7 @@ func (e *Elector) drop() {
 // overlaps the successor's. It is bounded by one renew interval and outlives
 // ctx, because it is most useful exactly when ctx was cancelled.
 func (e *Elector) release(ctx context.Context, lease core.Lease, reason string, cause error) {
-	callCtx, cancel := withClockTimeout(context.WithoutCancel(ctx), e.cfg.Clock, e.cfg.RenewInterval)
+	callCtx, cancel := clockctx.WithTimeout(context.WithoutCancel(ctx), e.cfg.Clock, e.cfg.RenewInterval)
 	err := e.cfg.Leases.Release(callCtx, lease.Fence())
 	cancel()
 	attrs := []any{"reason", reason, "lease_epoch", lease.Epoch, "expires_at", lease.ExpiresAt, "released", err == nil}
