@@ -72,23 +72,18 @@ type intake struct {
 	Accepted []string
 }
 
-// submitAll posts every intent with cfg.Concurrency workers, paced by a
-// shared ticker when a rate is set.
+// submitAll posts every intent with cfg.Concurrency workers. With a rate,
+// intent i is due at start + i/rate: an open-loop schedule that, unlike a
+// ticker, drops no sends when the generator is briefly descheduled.
 func submitAll(ctx context.Context, c *client.ClientWithResponses, cfg config, ids []string, payload []byte) intake {
 	var (
 		next      atomic.Int64
 		mu        sync.Mutex
 		res       intake
 		wg        sync.WaitGroup
-		pace      <-chan time.Time
 		latencies = make([]time.Duration, len(ids))
 		ok        = make([]bool, len(ids))
 	)
-	if cfg.Rate > 0 {
-		t := time.NewTicker(time.Duration(float64(time.Second) / cfg.Rate))
-		defer t.Stop()
-		pace = t.C
-	}
 	start := time.Now()
 	for w := 0; w < cfg.Concurrency; w++ {
 		wg.Add(1)
@@ -99,11 +94,16 @@ func submitAll(ctx context.Context, c *client.ClientWithResponses, cfg config, i
 				if i >= len(ids) || ctx.Err() != nil {
 					return
 				}
-				if pace != nil {
-					select {
-					case <-pace:
-					case <-ctx.Done():
-						return
+				if cfg.Rate > 0 {
+					due := start.Add(time.Duration(float64(i) / cfg.Rate * float64(time.Second)))
+					if wait := time.Until(due); wait > 0 {
+						t := time.NewTimer(wait)
+						select {
+						case <-t.C:
+						case <-ctx.Done():
+							t.Stop()
+							return
+						}
 					}
 				}
 				t0 := time.Now()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/core/clockctx"
@@ -18,8 +19,13 @@ const OutcomeUnknownError = "outcome unknown: the previous leader stopped during
 
 // NotSubmittedError is the attempt error recorded when the leader reserved an
 // attempt but lost its leadership before calling the gateway: the gateway was
-// never called, and the policy decides what follows.
+// never called, and the intent stays due at once for the next leader.
 const NotSubmittedError = "not submitted: leadership was lost before the gateway call"
+
+// DeadlinePassedError is the attempt error recorded when an attempt fell due
+// only after its intent's acceptance deadline (no leader executed while the
+// deadline passed): the gateway is not called and the intent is exhausted.
+const DeadlinePassedError = "not submitted: the acceptance deadline had passed"
 
 // attempt runs in a worker goroutine: it takes the intent's state from the
 // known-intent cache when the scheduler had it (cached), else reads it afresh
@@ -111,11 +117,19 @@ func (t *term) execute(ctx context.Context, in core.Intent, fromCache bool) (res
 		res.err = fmt.Errorf("engine: start attempt %d of %q: %w", a.Number, in.IntentID, err)
 		return res, false
 	}
+	if deadline, ok := in.Contract.Deadline(in.CreatedAt); ok && !a.StartedAt.Before(deadline) {
+		// Due only after the deadline (no leader ran while it passed): an
+		// acceptance now could not count, so the gateway is not called and
+		// the policy exhausts the intent.
+		return t.finish(ctx, in, a, core.AttemptResult{Err: errors.New(DeadlinePassedError)}, false), false
+	}
 	if !t.stillLeader() {
 		// Paused or slow between the reservation and the call: the lease may
 		// be gone, so the gateway is not called. The attempt is closed (still
-		// through the fence) with an error saying it was never sent.
-		r := t.finish(ctx, in, a, core.AttemptResult{Err: errors.New(NotSubmittedError)}, false)
+		// through the fence) as never sent, and the intent stays due at once
+		// for the next leader: an attempt that never reached the gateway is
+		// no reason to retry later or to exhaust.
+		r := t.close(ctx, in, a, NotSubmittedError, core.Decision{Status: core.StatusPending, NextDueAt: a.StartedAt})
 		if r.err == nil {
 			r.err, r.next = errNotLeader("between the attempt's reservation and the gateway call"), nil
 		}
@@ -157,9 +171,21 @@ func (t *term) submit(ctx context.Context, in core.Intent) core.AttemptResult {
 // yet still only while this term's lease holds. observed is false for an
 // attempt closed as outcome unknown: it produced no gateway latency.
 func (t *term) finish(ctx context.Context, in core.Intent, a core.Attempt, r core.AttemptResult, observed bool) result {
-	res := result{intentID: in.IntentID}
 	finishedAt := t.cfg.Clock.Now()
 	d := core.Decide(in.Contract, in.CreatedAt, a.Number, finishedAt, r, t.cfg.Retry.Delay(a.Number))
+	return t.record(ctx, in, a, finishedAt, r, d, observed)
+}
+
+// close records an attempt that never reached the gateway with the decision
+// given, instead of the policy's: the attempt was not a try.
+func (t *term) close(ctx context.Context, in core.Intent, a core.Attempt, why string, d core.Decision) result {
+	return t.record(ctx, in, a, t.cfg.Clock.Now(), core.AttemptResult{Err: errors.New(why)}, d, false)
+}
+
+// record writes the attempt's result and the decision in one fenced
+// FinishAttempt and tells the scheduler what follows.
+func (t *term) record(ctx context.Context, in core.Intent, a core.Attempt, finishedAt time.Time, r core.AttemptResult, d core.Decision, observed bool) result {
+	res := result{intentID: in.IntentID}
 	p := ports.FinishAttemptParams{
 		Fence: t.fence, IntentID: in.IntentID, Number: a.Number, FinishedAt: finishedAt,
 		Outcome: r.Outcome, Decision: d,

@@ -90,12 +90,13 @@ func (s *Service) SubmitIntent(ctx context.Context, p ports.SubmitIntentParams) 
 		return ports.SubmitIntentResult{}, err
 	}
 	if len(payload) > s.cfg.MaxPayloadBytes {
-		return ports.SubmitIntentResult{}, fmt.Errorf("%w: %d bytes compacted, the limit is %d",
-			core.ErrPayloadTooLarge, len(payload), s.cfg.MaxPayloadBytes)
+		return s.repeatOr(ctx, p.IntentID, p.SubmissionTarget, payload, fmt.Errorf("%w: %d bytes compacted, the limit is %d",
+			core.ErrPayloadTooLarge, len(payload), s.cfg.MaxPayloadBytes))
 	}
 	contract, ok := s.cfg.Registry.Lookup(p.SubmissionTarget)
 	if !ok {
-		return ports.SubmitIntentResult{}, fmt.Errorf("%w: %q", core.ErrUnknownTarget, p.SubmissionTarget)
+		return s.repeatOr(ctx, p.IntentID, p.SubmissionTarget, payload,
+			fmt.Errorf("%w: %q", core.ErrUnknownTarget, p.SubmissionTarget))
 	}
 	created, err := s.cfg.Store.CreateIntent(ctx, core.NewIntent(p.IntentID, contract, payload, s.cfg.Clock.Now()))
 	if err != nil {
@@ -108,6 +109,25 @@ func (s *Service) SubmitIntent(ctx context.Context, p ports.SubmitIntentParams) 
 		}
 	}
 	return ports.SubmitIntentResult{Intent: created.Intent, Created: created.Created}, nil
+}
+
+// repeatOr answers a submission the current configuration would refuse (its
+// target left the registry, or the payload limit was lowered) when it
+// repeats an intent stored before the change: a client retrying a request
+// that was accepted must get the existing intent, not an error. Anything
+// else gets refusal, or the idempotency conflict if the id is taken.
+func (s *Service) repeatOr(ctx context.Context, intentID, target string, payload []byte, refusal error) (ports.SubmitIntentResult, error) {
+	existing, err := s.cfg.Store.GetIntent(ctx, intentID)
+	switch {
+	case errors.Is(err, core.ErrIntentNotFound):
+		return ports.SubmitIntentResult{}, refusal
+	case err != nil:
+		return ports.SubmitIntentResult{}, err
+	}
+	if err := core.CheckIdempotency(existing, target, payload); err != nil {
+		return ports.SubmitIntentResult{}, err
+	}
+	return ports.SubmitIntentResult{Intent: existing}, nil
 }
 
 // validateIntentID enforces what every store can hold and every log can
