@@ -65,10 +65,13 @@ CREATE INDEX ix_submission_intents_changes
 
 -- A new leader's rebuild pages through pending intents by intent_id. The
 -- filter keeps the index as small as the pending set; queries match it
--- because they compare status with the literal 'pending'.
+-- because they compare status with the literal 'pending'. status is
+-- included because the rebuild query returns it: SQL Server does not
+-- derive a returned filter column from the filter, and would otherwise
+-- look up every pending row in the clustered index.
 CREATE INDEX ix_submission_intents_pending
     ON submission_intents (intent_id)
-    INCLUDE (mode, next_due_at, last_modified_at)
+    INCLUDE (status, mode, next_due_at, last_modified_at)
     WHERE status = 'pending';
 
 -- Listing newest first, unfiltered and by status or by target; the index

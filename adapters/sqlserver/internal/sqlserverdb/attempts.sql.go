@@ -134,7 +134,7 @@ SELECT intent_id, attempt_number, started_at, finished_at, outcome_status,
        outcome_reason, message_id, error
 FROM submission_attempts
 WHERE intent_id IN (
-    SELECT CAST(value AS nvarchar(255))
+    SELECT CAST(value AS nvarchar(255)) COLLATE Latin1_General_100_BIN2
     FROM OPENJSON(CAST($1 AS nvarchar(max))))
 ORDER BY intent_id, attempt_number
 `
@@ -151,7 +151,10 @@ type ListAttemptsOfIntentsRow struct {
 }
 
 // The attempts of one listing page in one round trip: intent_ids is a JSON
-// array of strings, expanded by OPENJSON.
+// array of strings, expanded by OPENJSON. OPENJSON's value has the
+// database's default collation; the COLLATE gives it the key column's, or
+// the comparison fails with Msg 468 (collation conflict) on any database
+// whose default is not Latin1_General_100_BIN2.
 func (q *Queries) ListAttemptsOfIntents(ctx context.Context, intentIdsJson string) ([]ListAttemptsOfIntentsRow, error) {
 	rows, err := q.db.QueryContext(ctx, listAttemptsOfIntents, intentIdsJson)
 	if err != nil {
