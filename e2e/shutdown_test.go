@@ -21,6 +21,7 @@ func TestShutdownSettlesAnAttemptInFlight(t *testing.T) {
 	writeRegistry(t, registry, standardTargets(sim))
 	cfg := testConfig(dir, registry)
 	cfg.GatewayTimeout = 10 * time.Minute // only the shutdown can end the call
+	cfg.ShutdownTimeout = 2 * time.Second // of which the call may drain for 1 s
 
 	first := startService(t, cfg)
 	script(t, sim, "inflight-1", gatewaysim.Fault(gatewaysim.ModeHang), gatewaysim.StepAccepted)

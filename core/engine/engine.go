@@ -35,6 +35,9 @@ const (
 	// DefaultFinishTimeout bounds the write that records an attempt's result
 	// after the executor was told to stop.
 	DefaultFinishTimeout = 10 * time.Second
+	// DefaultDrainTimeout lets calls in flight at shutdown finish for as
+	// long as a gateway call may take by default.
+	DefaultDrainTimeout = 10 * time.Second
 	// notifyBuffer is how many local submissions may wait for the scheduler;
 	// beyond it a notification is dropped and the next refresh finds the
 	// intent instead, so Notify never blocks a request.
@@ -73,6 +76,12 @@ type Config struct {
 	RefreshPageSize, RebuildPageSize int
 	// FinishTimeout bounds FinishAttempt once the executor is stopping.
 	FinishTimeout time.Duration
+	// DrainTimeout is how long a shutdown (Lead's context cancelled) lets
+	// the gateway calls in flight finish before it cancels them. A call cut
+	// short leaves the gateway's answer unknown and its retry may meet
+	// duplicate_reference, so a rolling restart should let calls finish.
+	// Leadership loss cancels them at once: the lease may be another's.
+	DrainTimeout time.Duration
 	// Logger receives attempt and leadership events; nil means slog.Default().
 	Logger *slog.Logger
 	// Metrics receives attempt events; nil means none.
@@ -112,7 +121,7 @@ func New(cfg Config) (*Engine, error) {
 		}
 	}
 	if cfg.MaxInFlight < 0 || cfg.RefreshInterval < 0 || cfg.RefreshLookback < 0 || cfg.RefreshPageSize < 0 ||
-		cfg.RebuildPageSize < 0 || cfg.FinishTimeout < 0 {
+		cfg.RebuildPageSize < 0 || cfg.FinishTimeout < 0 || cfg.DrainTimeout < 0 {
 		errs = append(errs, errors.New("engine: Config sizes and durations must not be negative"))
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -124,6 +133,7 @@ func New(cfg Config) (*Engine, error) {
 	cfg.RefreshPageSize = cmp.Or(cfg.RefreshPageSize, DefaultRefreshPageSize)
 	cfg.RebuildPageSize = cmp.Or(cfg.RebuildPageSize, DefaultRebuildPageSize)
 	cfg.FinishTimeout = cmp.Or(cfg.FinishTimeout, DefaultFinishTimeout)
+	cfg.DrainTimeout = cmp.Or(cfg.DrainTimeout, DefaultDrainTimeout)
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	cfg.Metrics = cmp.Or[ports.Metrics](cfg.Metrics, ports.NopMetrics{})
 	return &Engine{cfg: cfg, log: cfg.Logger, notify: make(chan core.Intent, notifyBuffer)}, nil

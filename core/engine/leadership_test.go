@@ -228,7 +228,14 @@ func TestShutdownRecordsTheCancelledCallAndLeaksNothing(t *testing.T) {
 	h.submit("i-1", smsDeadline, `{}`)
 	h.waitCall()
 
-	if err := h.stopLead(); err != nil {
+	h.stop() // shutdown: the call may finish during the drain...
+	drainEnds := h.clock.Now().Add(engine.DefaultDrainTimeout)
+	h.waitTimer(drainEnds)
+	if n := h.gw.callCount(); n != 1 {
+		t.Fatalf("%d calls during the drain, want the one in flight only", n)
+	}
+	h.clock.Advance(engine.DefaultDrainTimeout) // ...but it never answers
+	if err := h.leadResult(); err != nil {
 		t.Fatalf("Lead returned %v on shutdown, want nil", err)
 	}
 	goleak.VerifyNone(t, before) // every worker, timer watcher and the scheduler are gone
@@ -239,6 +246,31 @@ func TestShutdownRecordsTheCancelledCallAndLeaksNothing(t *testing.T) {
 	}
 	if in.Status != core.StatusPending || !in.NextDueAt.Equal(a.FinishedAt.Add(core.DefaultRetryDelay)) {
 		t.Fatalf("after shutdown: %s due %v, want pending and retried by the next leader", in.Status, in.NextDueAt)
+	}
+}
+
+func TestShutdownLetsACallInFlightFinishAndRecordsItsOutcome(t *testing.T) {
+	h := newHarness(t)
+	h.startLead()
+	release := make(chan struct{})
+	h.gw.on("i-1", reply{outcome: accepted.outcome, hold: release})
+	h.gw.on("i-2", accepted)
+	h.submit("i-1", smsDeadline, `{}`)
+	h.waitCall()
+
+	h.stop()
+	h.waitTimer(h.clock.Now().Add(engine.DefaultDrainTimeout)) // draining
+	h.submit("i-2", smsDeadline, `{}`)                         // arrives during the drain
+	close(release)                                             // the gateway answers in time
+	if err := h.leadResult(); err != nil {
+		t.Fatalf("Lead returned %v on shutdown, want nil", err)
+	}
+	in := h.waitStatus("i-1", core.StatusAccepted)
+	if in.Attempts[0].Error != "" || in.Attempts[0].Outcome == nil {
+		t.Fatalf("the call that finished during the drain was not recorded as answered: %+v", in.Attempts[0])
+	}
+	if calls := h.gw.callsFor("i-2"); len(calls) != 0 {
+		t.Fatalf("an attempt was dispatched during the drain: %+v", calls)
 	}
 }
 

@@ -102,7 +102,8 @@ func errNotLeader(when string) error {
 // wait until ctx ends or leadership is lost; then stop and wait for every
 // worker.
 func (t *term) run(ctx context.Context) error {
-	workCtx, stopWork := context.WithCancel(ctx)
+	// Workers are not cancelled with ctx: a shutdown first drains them.
+	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWork()
 	t.stopWork = stopWork
 
@@ -138,6 +139,9 @@ func (t *term) run(ctx context.Context) error {
 			break
 		}
 	}
+	if t.lost == nil {
+		t.drain()
+	}
 	stopWork()
 	for len(t.inFlight) > 0 {
 		t.complete(<-t.done)
@@ -151,6 +155,26 @@ func (t *term) run(ctx context.Context) error {
 		t.log.Info("executor_stopped", "reason", "shutdown")
 	}
 	return t.lost
+}
+
+// drain waits, at shutdown, up to DrainTimeout for the attempts in flight,
+// so gateway calls already made can finish and be recorded instead of being
+// cut short with their outcome unknown. Nothing new is dispatched meanwhile.
+func (t *term) drain() {
+	if len(t.inFlight) == 0 {
+		return
+	}
+	t.log.Info("executor_draining", "in_flight", len(t.inFlight), "timeout", t.cfg.DrainTimeout)
+	timer := t.cfg.Clock.NewTimer(t.cfg.DrainTimeout)
+	defer timer.Stop()
+	for len(t.inFlight) > 0 && t.lost == nil {
+		select {
+		case r := <-t.done:
+			t.complete(r)
+		case <-timer.C():
+			return
+		}
+	}
 }
 
 // lose records the first sign of lost leadership and cancels every worker,

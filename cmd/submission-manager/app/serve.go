@@ -102,8 +102,12 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 		MaxInFlight:     cfg.MaxInFlight,
 		RefreshInterval: cfg.ScheduleRefreshInterval,
 		RefreshLookback: refreshLookback(dbSpec.Dialect),
-		Logger:          log,
-		Metrics:         metrics,
+		// At shutdown, calls in flight may finish for as long as a call may
+		// take, within half the drain budget (the other half is for writes
+		// and HTTP).
+		DrainTimeout: min(cfg.GatewayTimeout, cfg.ShutdownTimeout/2),
+		Logger:       log,
+		Metrics:      metrics,
 	})
 	if err != nil {
 		return nil, err
