@@ -158,11 +158,14 @@ func (e ProblemConflictingFields) Valid() bool {
 // Attempt One submission to the gateway. It is recorded before the gateway is
 // called; finishedAt is absent while it is in flight. A finished attempt
 // has an outcome (the gateway answered well-formed) or an error
-// (transport failure, timeout, invalid answer).
+// (transport failure, timeout, invalid answer). An error starting
+// "not submitted:" marks an attempt that was recorded but never sent
+// (leadership was lost before the call, or the acceptance deadline had
+// passed).
 //
 // Example: {"finishedAt":"2026-02-02T12:00:00.087Z","number":1,"outcome":{"reason":"provider_failure","status":"rejected"},"startedAt":"2026-02-02T12:00:00.012Z"}
 type Attempt struct {
-	// Error Example: gateway answered 502 Bad Gateway
+	// Error Example: gateway answered HTTP 502: Bad Gateway
 	Error *string `json:"error,omitempty"`
 
 	// FinishedAt Example: 2026-02-02T12:00:00.087Z
@@ -367,7 +370,7 @@ type Problem struct {
 	// Example: order-1234-shipping-sms
 	IntentId *string `json:"intentId,omitempty"`
 
-	// InvalidFields The fields to fix (422 invalid-field only).
+	// InvalidFields The fields to fix (422 invalid-field and unknown-submission-target only).
 	InvalidFields *[]InvalidField `json:"invalidFields,omitempty"`
 
 	// Status Example: 409
@@ -589,7 +592,10 @@ type ClientInterface interface {
 	// submissionTarget and payload returns the existing intent with 200;
 	// repeating it with a different submissionTarget or payload is a 409
 	// idempotency conflict. Payloads are compared after removing
-	// insignificant white space, so formatting alone never conflicts.
+	// insignificant white space, so formatting alone never conflicts. A
+	// repeat gets 200 even if its submissionTarget has since left the
+	// registry or its payload exceeds a since-lowered size limit; only an
+	// intentId that is not stored gets the 422 or 413 for those.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -603,7 +609,10 @@ type ClientInterface interface {
 	// submissionTarget and payload returns the existing intent with 200;
 	// repeating it with a different submissionTarget or payload is a 409
 	// idempotency conflict. Payloads are compared after removing
-	// insignificant white space, so formatting alone never conflicts.
+	// insignificant white space, so formatting alone never conflicts. A
+	// repeat gets 200 even if its submissionTarget has since left the
+	// registry or its payload exceeds a since-lowered size limit; only an
+	// intentId that is not stored gets the 422 or 413 for those.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -686,7 +695,10 @@ func (c *Client) ListIntents(ctx context.Context, params *ListIntentsParams, req
 // submissionTarget and payload returns the existing intent with 200;
 // repeating it with a different submissionTarget or payload is a 409
 // idempotency conflict. Payloads are compared after removing
-// insignificant white space, so formatting alone never conflicts.
+// insignificant white space, so formatting alone never conflicts. A
+// repeat gets 200 even if its submissionTarget has since left the
+// registry or its payload exceeds a since-lowered size limit; only an
+// intentId that is not stored gets the 422 or 413 for those.
 //
 // Takes any type of body and a specified content type.
 //
@@ -710,7 +722,10 @@ func (c *Client) SubmitIntentWithBody(ctx context.Context, contentType string, b
 // submissionTarget and payload returns the existing intent with 200;
 // repeating it with a different submissionTarget or payload is a 409
 // idempotency conflict. Payloads are compared after removing
-// insignificant white space, so formatting alone never conflicts.
+// insignificant white space, so formatting alone never conflicts. A
+// repeat gets 200 even if its submissionTarget has since left the
+// registry or its payload exceeds a since-lowered size limit; only an
+// intentId that is not stored gets the 422 or 413 for those.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1131,7 +1146,10 @@ type ClientWithResponsesInterface interface {
 	// submissionTarget and payload returns the existing intent with 200;
 	// repeating it with a different submissionTarget or payload is a 409
 	// idempotency conflict. Payloads are compared after removing
-	// insignificant white space, so formatting alone never conflicts.
+	// insignificant white space, so formatting alone never conflicts. A
+	// repeat gets 200 even if its submissionTarget has since left the
+	// registry or its payload exceeds a since-lowered size limit; only an
+	// intentId that is not stored gets the 422 or 413 for those.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -1145,7 +1163,10 @@ type ClientWithResponsesInterface interface {
 	// submissionTarget and payload returns the existing intent with 200;
 	// repeating it with a different submissionTarget or payload is a 409
 	// idempotency conflict. Payloads are compared after removing
-	// insignificant white space, so formatting alone never conflicts.
+	// insignificant white space, so formatting alone never conflicts. A
+	// repeat gets 200 even if its submissionTarget has since left the
+	// registry or its payload exceeds a since-lowered size limit; only an
+	// intentId that is not stored gets the 422 or 413 for those.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -1620,7 +1641,10 @@ func (c *ClientWithResponses) ListIntentsWithResponse(ctx context.Context, param
 // submissionTarget and payload returns the existing intent with 200;
 // repeating it with a different submissionTarget or payload is a 409
 // idempotency conflict. Payloads are compared after removing
-// insignificant white space, so formatting alone never conflicts.
+// insignificant white space, so formatting alone never conflicts. A
+// repeat gets 200 even if its submissionTarget has since left the
+// registry or its payload exceeds a since-lowered size limit; only an
+// intentId that is not stored gets the 422 or 413 for those.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -1640,7 +1664,10 @@ func (c *ClientWithResponses) SubmitIntentWithBodyWithResponse(ctx context.Conte
 // submissionTarget and payload returns the existing intent with 200;
 // repeating it with a different submissionTarget or payload is a 409
 // idempotency conflict. Payloads are compared after removing
-// insignificant white space, so formatting alone never conflicts.
+// insignificant white space, so formatting alone never conflicts. A
+// repeat gets 200 even if its submissionTarget has since left the
+// registry or its payload exceeds a since-lowered size limit; only an
+// intentId that is not stored gets the 422 or 413 for those.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
