@@ -8,8 +8,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -32,35 +34,64 @@ type config struct {
 	JSON         bool
 }
 
+const usageHeader = `usage: loadgen [flags]
+
+Submits intents to a running SubmissionManager through the Go SDK, waits for
+them to finish, and reports intake and execution throughput, latency and how
+many intents ended in each status. Exits 1 when the run failed, a submission
+failed or an intent did not finish in time, 2 on bad flags.
+
+flags:
+`
+
 func main() {
-	cfg, err := parseFlags(os.Args[1:])
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "loadgen:", err)
-		os.Exit(2)
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	code := realMain(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// realMain runs loadgen with args (without the program name) and returns the
+// exit code: 0 on success and for -h/--help, 1 when the run failed or left
+// errors or unfinished intents, 2 for bad flags.
+func realMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0 // the flag package printed the usage
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "loadgen:", err)
+		return 2
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
 
 	rep, err := run(ctx, cfg, logger)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "loadgen:", err)
-		os.Exit(1)
+		fmt.Fprintln(stderr, "loadgen:", err)
+		return 1
 	}
 	if cfg.JSON {
-		enc := json.NewEncoder(os.Stdout)
+		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(rep)
 	} else {
-		rep.writeText(os.Stdout)
+		rep.writeText(stdout)
 	}
 	if rep.IntakeErrors > 0 || rep.Unfinished > 0 {
-		os.Exit(1)
+		return 1
 	}
+	return 0
 }
 
-func parseFlags(args []string) (config, error) {
+// parseFlags reads the command line; usage and flag errors go to output.
+// -h or --help returns flag.ErrHelp after printing the usage.
+func parseFlags(args []string, output io.Writer) (config, error) {
 	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
+	fs.SetOutput(output)
+	fs.Usage = func() {
+		fmt.Fprint(output, usageHeader)
+		fs.PrintDefaults()
+	}
 	cfg := config{}
 	fs.StringVar(&cfg.URL, "url", envOr("SUBMISSION_URL", "http://127.0.0.1:8000"), "base URL of the service (env SUBMISSION_URL)")
 	fs.StringVar(&cfg.APIKey, "api-key", os.Getenv("SUBMISSION_API_KEY"), "bearer API key, if the service requires one (env SUBMISSION_API_KEY)")

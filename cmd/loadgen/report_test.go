@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -86,7 +87,7 @@ func TestFlagsNameTheBadFlag(t *testing.T) {
 		"--rate=-1":         "--rate",
 		"--payload-bytes=3": "--payload-bytes",
 	} {
-		_, err := parseFlags([]string{args})
+		_, err := parseFlags([]string{args}, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("parseFlags(%s) = %v, want an error naming %s", args, err, want)
 		}

@@ -61,6 +61,19 @@ func TestTargetsValidateListsEveryProblem(t *testing.T) {
 	}
 }
 
+func TestTargetsHelpPrintsUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"targets", "-h"}, {"targets", "--help"},
+		{"targets", "validate", "-h"}, {"targets", "validate", "--help"}, {"targets", "validate", "-help"},
+	} {
+		code, stdout, stderr := run(t, nil, args...)
+		if code != ExitOK || stdout != "" || !strings.Contains(stderr, "usage: submission-manager targets validate FILE") ||
+			strings.Contains(stderr, "no such file") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want the usage and exit 0", args, code, stdout, stderr)
+		}
+	}
+}
+
 func TestMigrateUpStatusDownOnSQLite(t *testing.T) {
 	db := "sqlite:" + filepath.Join(t.TempDir(), "sm.db")
 	code, stdout, stderr := run(t, nil, "migrate", "status", "--database", db)
