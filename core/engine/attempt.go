@@ -22,6 +22,19 @@ const OutcomeUnknownError = "outcome unknown: the previous leader stopped during
 // never called, and the intent stays due at once for the next leader.
 const NotSubmittedError = "not submitted: leadership was lost before the gateway call"
 
+// unsentAttempts counts the attempts closed as never sent (NotSubmittedError):
+// they were reserved but never reached the gateway, so the policy does not
+// count them as tries.
+func unsentAttempts(attempts []core.Attempt) int {
+	n := 0
+	for _, a := range attempts {
+		if a.Error == NotSubmittedError {
+			n++
+		}
+	}
+	return n
+}
+
 // DeadlinePassedError is the attempt error recorded when an attempt fell due
 // only after its intent's acceptance deadline (no leader executed while the
 // deadline passed): the gateway is not called and the intent is exhausted.
@@ -172,7 +185,8 @@ func (t *term) submit(ctx context.Context, in core.Intent) core.AttemptResult {
 // attempt closed as outcome unknown: it produced no gateway latency.
 func (t *term) finish(ctx context.Context, in core.Intent, a core.Attempt, r core.AttemptResult, observed bool) result {
 	finishedAt := t.cfg.Clock.Now()
-	d := core.Decide(in.Contract, in.CreatedAt, a.Number, finishedAt, r, t.cfg.Retry.Delay(a.Number))
+	tries := a.Number - unsentAttempts(in.Attempts)
+	d := core.Decide(in.Contract, in.CreatedAt, tries, finishedAt, r, t.cfg.Retry.Delay(a.Number))
 	return t.record(ctx, in, a, finishedAt, r, d, observed)
 }
 
@@ -223,9 +237,13 @@ func (t *term) record(ctx context.Context, in core.Intent, a core.Attempt, finis
 		return res
 	}
 	res.next = &core.ScheduleEntry{IntentID: in.IntentID, DueAt: d.NextDueAt, Mode: in.Contract.Mode}
-	after := in
-	after.AttemptCount, after.NextDueAt, after.Attempts = a.Number, d.NextDueAt, nil
-	res.known = &after
+	if unsentAttempts(in.Attempts) == 0 {
+		// The cache keeps no attempts, so it may only hold intents whose
+		// attempt count is also their number of tries.
+		after := in
+		after.AttemptCount, after.NextDueAt, after.Attempts = a.Number, d.NextDueAt, nil
+		res.known = &after
+	}
 	return res
 }
 

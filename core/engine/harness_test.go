@@ -161,11 +161,13 @@ func (h *harness) launchLead() {
 	h.lease = lease
 	ctx, cancel := context.WithCancel(h.ctx)
 	h.stop = cancel
-	h.leadErr = make(chan error, 1)
-	go func() { h.leadErr <- h.engine.Lead(ctx, lease, h.leader.Load) }()
+	errc := make(chan error, 1) // this term's own: a test may lead twice
+	h.leadErr = errc
+	eng := h.engine
+	go func() { errc <- eng.Lead(ctx, lease, h.leader.Load) }()
 	h.t.Cleanup(func() {
 		cancel()
-		<-h.leadErr // goleak also checks nothing outlives the test
+		<-errc // goleak also checks nothing outlives the test
 	})
 }
 

@@ -79,3 +79,38 @@ func TestRepeatAfterTheTargetLeftTheRegistryReturnsTheIntent(t *testing.T) {
 		t.Fatalf("new intent for the removed target: %v, want ErrUnknownTarget", err)
 	}
 }
+
+// An unsent attempt (leadership lost between reservation and call) is not a
+// try: a max_attempts intent still gets its full number of gateway calls.
+func TestUnsentAttemptDoesNotCountTowardMaxAttempts(t *testing.T) {
+	h := newHarness(t)
+	flip := leaderFlipStore{Store: h.mem, h: h}
+	h.store, h.cfg.Store = flip, flip
+	h.rebuildEngine()
+	h.useRegistry(smsMaxAttempts) // MaxAttempts: 3
+	h.startLead()
+	h.gw.on("m-1", providerFailure, providerFailure, providerFailure, accepted)
+	h.submit("m-1", smsMaxAttempts, `{}`)
+	if err := h.leadResult(); !errors.Is(err, core.ErrFenced) {
+		t.Fatalf("first term ended with %v, want lost leadership", err)
+	}
+
+	// The next term (after the lease changed hands) runs on a store that no
+	// longer flips leadership.
+	if err := h.mem.Release(h.ctx, h.lease.Fence()); err != nil {
+		t.Fatal(err)
+	}
+	h.leader.Store(true)
+	h.store, h.cfg.Store = h.mem, h.mem
+	h.rebuildEngine()
+	h.startLead()
+	h.waitAttempts("m-1", 2)
+	h.settle(core.DefaultRetryDelay)
+	h.waitAttempts("m-1", 3)
+	h.settle(core.DefaultRetryDelay)
+	in := h.waitStatus("m-1", core.StatusExhausted)
+	if calls := len(h.gw.callsFor("m-1")); calls != 3 || in.AttemptCount != 4 || in.ExhaustedReason != core.ExhaustedMaxAttempts {
+		t.Fatalf("%d gateway calls, %d attempts, %q; want 3 calls (the unsent attempt is not a try), 4 attempts, max_attempts_reached",
+			calls, in.AttemptCount, in.ExhaustedReason)
+	}
+}
