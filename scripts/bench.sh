@@ -81,6 +81,16 @@ log "$intake_cmd"
 "$bin"/loadgen --url "http://127.0.0.1:$API_PORT" --count "$INTAKE_COUNT" --concurrency 64 --run-id intake >"$work/intake.md"
 cat "$work/intake.md" >&2
 
+# Each phase starts from the same state: a fresh service on a fresh file.
+kill "$leader_pid"
+wait "$leader_pid" 2>/dev/null || true
+rm -f "$work"/bench.db*
+# shellcheck disable=SC2086
+"$bin"/submission-manager serve --listen "127.0.0.1:$API_PORT" $serve_flags 2>"$work/serve1b.log" &
+leader_pid=$!
+pids+=($leader_pid)
+wait_ready "http://127.0.0.1:$API_PORT" "mode=leader"
+
 exec_count=$((EXEC_RATE * EXEC_SECONDS))
 exec_cmd="loadgen --url http://127.0.0.1:$API_PORT --count $exec_count --concurrency 64 --rate $EXEC_RATE"
 log "$exec_cmd"
@@ -168,6 +178,8 @@ row() { echo "| $1 | $2 $3 | $4 | $(verdict "$4" "$2" "$3") |"; }
 	cat "$work/intake.md"
 	echo
 	echo "### Execution at $EXEC_RATE intents/s for ${EXEC_SECONDS} s"
+	echo
+	echo "A fresh service on a fresh database file, submitting at a fixed rate (open loop)."
 	echo
 	echo "Command: \`$exec_cmd\`"
 	echo
