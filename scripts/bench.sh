@@ -146,6 +146,10 @@ row() { echo "| $1 | $2 $3 | $4 | $(verdict "$4" "$2" "$3") |"; }
 	echo "Produced by \`make bench\` (scripts/bench.sh) on $(date -u +%Y-%m-%d). Everything runs on one host:"
 	echo "the load generator, the service and the gateway simulator share the machine's cores."
 	echo
+	echo "On a shared VM the end-to-end figures vary between runs (on the 2-core development VM the same"
+	echo "binaries measured 2,750-4,000 attempts/s at the paced load at different times of one session):"
+	echo "compare runs made back to back, and read a single figure as +-30 %."
+	echo
 	echo "| machine | |"
 	echo "| --- | --- |"
 	echo "| CPU | $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //') ($(nproc) cores) |"
