@@ -30,15 +30,21 @@ func storeError(op string, err error) error {
 	}
 }
 
-// isCoreError reports whether err is already one of the verdicts callers
-// act on, which must not be hidden behind core.ErrStoreUnavailable.
+// isCoreError reports whether err is already a core error callers act on,
+// which must not be wrapped again behind core.ErrStoreUnavailable.
 func isCoreError(err error) bool {
+	return isVerdict(err) || errors.Is(err, core.ErrStoreUnavailable)
+}
+
+// isVerdict reports whether err is a refusal about the request (a conflict,
+// a fence, an intent that moved on or is missing) rather than a failure of
+// the database: a write that returns one has left its transaction intact.
+func isVerdict(err error) bool {
 	var conflict *core.IdempotencyConflictError
 	return errors.As(err, &conflict) ||
 		errors.Is(err, core.ErrFenced) ||
 		errors.Is(err, core.ErrIntentNotRunnable) ||
-		errors.Is(err, core.ErrIntentNotFound) ||
-		errors.Is(err, core.ErrStoreUnavailable)
+		errors.Is(err, core.ErrIntentNotFound)
 }
 
 // statementRolledBack reports whether SQLite refused one statement for a

@@ -230,7 +230,7 @@ func (w *groupCommitter) commit(batch []*writeOp) {
 func (w *groupCommitter) runSingle(ctx context.Context, q *sqlitedb.Queries, op *writeOp) error {
 	err := op.fn(ctx, q)
 	op.err = storeError(op.name, err)
-	if err == nil || isCoreError(err) || statementRolledBack(err) {
+	if err == nil || isVerdict(err) || statementRolledBack(err) {
 		return nil
 	}
 	return fmt.Errorf("%s: %w", op.name, err)

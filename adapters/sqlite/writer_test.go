@@ -337,3 +337,30 @@ func TestCallerOfARunningWriteWaitsForItsAnswer(t *testing.T) {
 		t.Fatal("the write the caller was told committed is not there")
 	}
 }
+
+// TestStoreUnavailableFromASingleWriteFailsTheBatch: a single-statement
+// write that reports a database failure (already wrapped as
+// core.ErrStoreUnavailable) is not a verdict about its request; SQLite may
+// have rolled the transaction back, so no write of the batch may commit.
+func TestStoreUnavailableFromASingleWriteFailsTheBatch(t *testing.T) {
+	db := openTestDB(t)
+	w := idle(db)
+	batch := batchOf(context.Background(),
+		&writeOp{single: true, fn: insertIntent("a")},
+		&writeOp{single: true, fn: func(context.Context, *sqlitedb.Queries) error {
+			return storeError("simulated", errors.New("disk I/O error"))
+		}},
+		&writeOp{single: true, fn: insertIntent("c")},
+	)
+	w.commit(batch)
+	for i, op := range batch {
+		if !errors.Is(op.err, core.ErrStoreUnavailable) {
+			t.Errorf("op %d answered %v, want the batch's failure", i, op.err)
+		}
+	}
+	for _, id := range []string{"a", "c"} {
+		if exists(t, db, id) {
+			t.Errorf("intent %s committed although its batch failed", id)
+		}
+	}
+}
