@@ -199,7 +199,9 @@ func writeRaw(w http.ResponseWriter, body string) {
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(v)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // payloads are reported byte for byte
+	_ = enc.Encode(v)
 }
 
 // GetStats serves GET /stats.

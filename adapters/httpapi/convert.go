@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/base64"
 	"encoding/json"
+	"math"
 	"time"
 
 	"github.com/submissionmanager/submission-manager/adapters/httpapi/internal/apigen"
@@ -85,6 +86,14 @@ type cursor struct {
 	IntentID  string    `json:"i"`
 }
 
+// The times a cursor may carry: the span of Unix nanoseconds in an int64,
+// which the stores use. A forged cursor outside it is refused, not wrapped
+// around into a wrong page.
+var (
+	minCursorTime = time.Unix(0, math.MinInt64).UTC()
+	maxCursorTime = time.Unix(0, math.MaxInt64).UTC()
+)
+
 func encodeCursor(p ports.IntentPosition) string {
 	data, _ := json.Marshal(cursor{CreatedAt: p.CreatedAt.UTC(), IntentID: p.IntentID}) // a cursor always marshals
 	return base64.RawURLEncoding.EncodeToString(data)
@@ -97,7 +106,8 @@ func decodeCursor(s string) (*ports.IntentPosition, error) {
 		return nil, invalid
 	}
 	var c cursor
-	if err := json.Unmarshal(data, &c); err != nil || c.IntentID == "" || c.CreatedAt.IsZero() {
+	if err := json.Unmarshal(data, &c); err != nil || c.IntentID == "" || c.CreatedAt.IsZero() ||
+		c.CreatedAt.Before(minCursorTime) || c.CreatedAt.After(maxCursorTime) {
 		return nil, invalid
 	}
 	return &ports.IntentPosition{CreatedAt: c.CreatedAt, IntentID: c.IntentID}, nil

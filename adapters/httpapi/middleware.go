@@ -11,6 +11,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/getkin/kin-openapi/openapi3filter"
 	nethttpmiddleware "github.com/oapi-codegen/nethttp-middleware"
@@ -106,6 +107,11 @@ func readJSONBody(maxBody int64, log *slog.Logger) apigen.MiddlewareFunc {
 				return
 			case len(bytes.TrimSpace(body)) == 0:
 				writeProblem(log, w, r, errBodyRequired)
+				return
+			case !utf8.Valid(body):
+				// encoding/json would turn invalid bytes into U+FFFD, so two
+				// different intentIds could silently become one intent.
+				writeProblem(log, w, r, &malformedError{reason: "the request body is not valid UTF-8"})
 				return
 			case !json.Valid(body):
 				writeProblem(log, w, r, &malformedError{reason: "the request body is not a valid JSON document"})

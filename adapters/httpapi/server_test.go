@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -117,7 +118,9 @@ func TestSubmitRefusesBodiesThatAreNotJSON(t *testing.T) {
 
 func TestSubmitRefusesMalformedBodies(t *testing.T) {
 	c := start(t, httpapi.Config{})
-	for _, body := range []string{`{`, `not json`, ``, ` `, `[]`, `"a string"`, `{"intentId":"a",}`, `{}}`, `{} {}`} {
+	for _, body := range []string{`{`, `not json`, ``, ` `, `[]`, `"a string"`, `{"intentId":"a",}`, `{}}`, `{} {}`,
+		// Invalid UTF-8 would decode to U+FFFD and merge distinct intentIds.
+		"{\"intentId\":\"u\xff\",\"submissionTarget\":\"sms.realtime\",\"payload\":{}}"} {
 		res := submitRaw(t, c, "application/json", body)
 		problem(t, res.StatusCode(), res.HTTPResponse.Header.Get("Content-Type"), res.Body, 400, "malformed-request")
 	}
@@ -165,6 +168,8 @@ func TestListNamesTheInvalidParameter(t *testing.T) {
 	for query, field := range map[string]string{
 		"limit=0": "limit", "limit=501": "limit", "limit=ten": "limit",
 		"status=done": "status", "cursor=": "cursor", "cursor=%21%21": "cursor",
+		// A well-formed cursor whose time no store can hold (year 9999).
+		"cursor=" + base64.RawURLEncoding.EncodeToString([]byte(`{"c":"9999-01-01T00:00:00Z","i":"a"}`)): "cursor",
 	} {
 		res, err := c.ListIntentsWithResponse(context.Background(), nil, func(_ context.Context, r *http.Request) error {
 			r.URL.RawQuery = query
@@ -173,7 +178,7 @@ func TestListNamesTheInvalidParameter(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if query == "cursor=%21%21" {
+		if strings.HasPrefix(query, "cursor=") && query != "cursor=" {
 			// A syntactically valid string that is no cursor of ours passes
 			// the validator; the handler refuses it before the service.
 			p := problem(t, res.StatusCode(), res.HTTPResponse.Header.Get("Content-Type"), res.Body, 422, "invalid-field")

@@ -167,9 +167,22 @@ func (m *Metrics) Middleware(routes *http.ServeMux, next http.Handler) http.Hand
 		}
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		next.ServeHTTP(rec, r)
-		m.httpRequests.WithLabelValues(route, r.Method, strconv.Itoa(rec.status)).Inc()
-		m.httpDuration.WithLabelValues(route, r.Method).Observe(time.Since(start).Seconds())
+		method := methodLabel(r.Method)
+		m.httpRequests.WithLabelValues(route, method, strconv.Itoa(rec.status)).Inc()
+		m.httpDuration.WithLabelValues(route, method).Observe(time.Since(start).Seconds())
 	})
+}
+
+// methodLabel bounds the method label to the standard methods: clients
+// choose the method, and any other value would be a new series, before
+// authentication, for as long as the process lives.
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions:
+		return method
+	}
+	return "other"
 }
 
 // statusRecorder remembers the status code a handler wrote.

@@ -85,6 +85,11 @@ func TestMiddlewareLabelsByRoutePatternNotPath(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
+	// Clients choose the method: a made-up one must not become a label.
+	req, _ := http.NewRequest("FOO1", srv.URL+"/v1/intents/a", nil)
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+	}
 	text := scrape(t, m)
 	for _, want := range []string{
 		`submission_manager_http_requests_total{code="404",method="GET",route="GET /v1/intents/{intentId}"} 2`,
@@ -96,5 +101,8 @@ func TestMiddlewareLabelsByRoutePatternNotPath(t *testing.T) {
 	}
 	if strings.Contains(text, `route="/v1/intents/a"`) {
 		t.Error("raw path leaked into a label")
+	}
+	if strings.Contains(text, `method="FOO1"`) || !strings.Contains(text, `method="other"`) {
+		t.Error("a client-chosen method became a label value; want it counted as other")
 	}
 }

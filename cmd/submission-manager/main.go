@@ -15,6 +15,12 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Once the first signal started the drain, a second one ends the
+	// process at once (the default action), for an operator who cannot wait.
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	code := app.Main(ctx, os.Args[1:], os.LookupEnv, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

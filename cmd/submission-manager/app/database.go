@@ -62,7 +62,8 @@ func ParseDatabase(s string) (Database, error) {
 	case strings.HasPrefix(s, "sqlserver://"):
 		u, err := url.Parse(s)
 		if err != nil {
-			return Database{}, fmt.Errorf("not a valid sqlserver:// URL: %v", redact(err))
+			// The parser's message can quote part of the password.
+			return Database{}, errors.New("not a valid sqlserver:// URL (check the host, port and the escaping of the password)")
 		}
 		if u.Host == "" {
 			return Database{}, errors.New("the sqlserver:// URL names no host")
@@ -86,13 +87,4 @@ func (d Database) String() string {
 		return "sqlserver://(unparsable)"
 	}
 	return u.Redacted()
-}
-
-// redact drops the URL from a url.Error, which would repeat the password.
-func redact(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
 }

@@ -217,6 +217,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return s.shutdownErr
 }
 
+// abandonGrace bounds the wait for the executor after the shutdown timeout,
+// before the store is closed: long enough to record cut attempts and
+// release the lease, short enough that a stuck store cannot hang the exit.
+const abandonGrace = 5 * time.Second
+
 func (s *Server) shutdown(ctx context.Context) error {
 	s.log.Info("submission-manager shutting down", "holder_id", s.holderID)
 	httpDone := make(chan error, 1)
@@ -227,6 +232,13 @@ func (s *Server) shutdown(ctx context.Context) error {
 	case <-s.leadDone:
 	case <-ctx.Done():
 		errs = append(errs, errors.New("the executor did not stop in time: in-flight attempts abandoned"))
+		// The executor is still ending its drain; give it a moment to
+		// record its attempts and release the lease before the store it
+		// writes to is closed under it.
+		select {
+		case <-s.leadDone:
+		case <-time.After(abandonGrace):
+		}
 	}
 	if err := <-httpDone; err != nil {
 		_ = s.http.Close()
