@@ -22,6 +22,11 @@ const OutcomeUnknownError = "outcome unknown: the previous leader stopped during
 // never called, and the intent stays due at once for the next leader.
 const NotSubmittedError = "not submitted: leadership was lost before the gateway call"
 
+// DeadlinePassedError is the attempt error recorded when an attempt fell due
+// only after its intent's acceptance deadline (no leader executed while the
+// deadline passed): the gateway is not called and the intent is exhausted.
+const DeadlinePassedError = "not submitted: the acceptance deadline had passed"
+
 // unsentAttempts counts the attempts closed as never sent (NotSubmittedError):
 // they were reserved but never reached the gateway, so the policy does not
 // count them as tries.
@@ -35,38 +40,42 @@ func unsentAttempts(attempts []core.Attempt) int {
 	return n
 }
 
-// DeadlinePassedError is the attempt error recorded when an attempt fell due
-// only after its intent's acceptance deadline (no leader executed while the
-// deadline passed): the gateway is not called and the intent is exhausted.
-const DeadlinePassedError = "not submitted: the acceptance deadline had passed"
-
 // attempt runs in a worker goroutine: it takes the intent's state from the
-// known-intent cache when the scheduler had it (cached), else reads it afresh
-// from the store (the truth; the schedule is only a cache), and either
-// closes an attempt a previous leader left open, or runs the next attempt.
+// known-intent cache when the scheduler had it (cached: pending, all its
+// attempts finished and sent), else reads it afresh from the store (the
+// truth; the schedule is only a cache), and either closes an attempt a
+// previous leader left open, or runs the next attempt. A cached state needs
+// no read because the fenced StartAttempt succeeds only if the stored
+// attempt count still matches; if it does not, the intent is read afresh.
 func (t *term) attempt(ctx context.Context, entry core.ScheduleEntry, cached *core.Intent) result {
 	res := result{intentID: entry.IntentID}
+	var in core.Intent
 	if cached != nil {
-		return t.attemptKnown(ctx, entry, *cached)
-	}
-	in, err := t.cfg.Store.GetIntent(ctx, entry.IntentID)
-	switch {
-	case err == nil:
-	case isStopping(ctx, err):
-		return res
-	case errors.Is(err, core.ErrIntentNotFound):
-		t.log.Warn("scheduled_intent_missing", "intent_id", entry.IntentID)
-		return res
-	default:
-		res.err = fmt.Errorf("engine: read intent %q: %w", entry.IntentID, err)
-		return res
-	}
-	if in.Status.Terminal() {
-		return res // terminal intents are append-only
+		in = *cached
+	} else {
+		var err error
+		in, err = t.cfg.Store.GetIntent(ctx, entry.IntentID)
+		switch {
+		case err == nil:
+		case isStopping(ctx, err):
+			return res
+		case errors.Is(err, core.ErrIntentNotFound):
+			t.log.Warn("scheduled_intent_missing", "intent_id", entry.IntentID)
+			return res
+		default:
+			res.err = fmt.Errorf("engine: read intent %q: %w", entry.IntentID, err)
+			return res
+		}
+		if in.Status.Terminal() {
+			return res // terminal intents are append-only
+		}
 	}
 	if in.NextDueAt.After(t.cfg.Clock.Now()) {
-		// A stale entry (an old notification or row): the store says later.
+		// A stale entry (an old notification or row): the intent is due later.
 		res.next = &core.ScheduleEntry{IntentID: in.IntentID, DueAt: in.NextDueAt, Mode: in.Contract.Mode}
+		if cached != nil {
+			res.known = cached
+		}
 		return res
 	}
 	if !t.stillLeader() {
@@ -78,26 +87,11 @@ func (t *term) attempt(ctx context.Context, entry core.ScheduleEntry, cached *co
 			"started_at", last.StartedAt)
 		return t.finish(ctx, in, last, core.AttemptResult{Err: errors.New(OutcomeUnknownError)}, false)
 	}
-	res, _ = t.execute(ctx, in, false)
+	res, stale := t.execute(ctx, in, cached != nil)
+	if stale {
+		return t.attempt(ctx, entry, nil)
+	}
 	return res
-}
-
-// attemptKnown runs the next attempt of an intent whose state the scheduler
-// cached: pending, with AttemptCount attempts all finished. No store read is
-// needed, because the fenced StartAttempt succeeds only if the stored
-// attempt count still matches; if it does not, the intent is read afresh.
-func (t *term) attemptKnown(ctx context.Context, entry core.ScheduleEntry, in core.Intent) result {
-	if in.NextDueAt.After(t.cfg.Clock.Now()) {
-		return result{intentID: in.IntentID, known: &in,
-			next: &core.ScheduleEntry{IntentID: in.IntentID, DueAt: in.NextDueAt, Mode: in.Contract.Mode}}
-	}
-	if !t.stillLeader() {
-		return result{intentID: in.IntentID, err: errNotLeader("before an attempt")}
-	}
-	if res, stale := t.execute(ctx, in, true); !stale {
-		return res
-	}
-	return t.attempt(ctx, entry, nil)
 }
 
 // execute reserves the next attempt in the store, calls the gateway and records
@@ -144,7 +138,7 @@ func (t *term) execute(ctx context.Context, in core.Intent, fromCache bool) (res
 		// no reason to retry later or to exhaust.
 		r := t.close(ctx, in, a, NotSubmittedError, core.Decision{Status: core.StatusPending, NextDueAt: a.StartedAt})
 		if r.err == nil {
-			r.err, r.next = errNotLeader("between the attempt's reservation and the gateway call"), nil
+			r.err, r.next, r.known = errNotLeader("between the attempt's reservation and the gateway call"), nil, nil
 		}
 		return r, false
 	}
