@@ -169,15 +169,20 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 
 	leadCtx, stopLead := context.WithCancel(context.WithoutCancel(ctx))
 	s.stopLead = stopLead
-	go func() {
-		defer close(s.leadDone)
-		if err := elector.Run(leadCtx, executor.Lead); err != nil {
-			log.Error("leader election stopped", "error", err)
-		}
-	}()
+	if cfg.Lead {
+		go func() {
+			defer close(s.leadDone)
+			if err := elector.Run(leadCtx, executor.Lead); err != nil {
+				log.Error("leader election stopped", "error", err)
+			}
+		}()
+	} else {
+		// Never elected: the elector only answers /readyz, as a follower.
+		close(s.leadDone)
+	}
 	log.Info("submission-manager serving", "url", s.url, "holder_id", s.holderID,
 		"database", dbSpec.String(), "registry", cfg.Registry, "targets", registry.Len(),
-		"api_keys", len(cfg.APIKeys) > 0, "pprof", cfg.Pprof)
+		"lead", cfg.Lead, "api_keys", len(cfg.APIKeys) > 0, "pprof", cfg.Pprof)
 	return s, nil
 }
 
