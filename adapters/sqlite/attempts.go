@@ -92,10 +92,11 @@ func (s *intentStore) FinishAttempt(ctx context.Context, p ports.FinishAttemptPa
 		if err != nil {
 			return err
 		}
-		if n == 0 {
-			// The attempt was open but is not the intent's latest, or the
-			// intent is no longer pending: the closed attempt rolls back.
-			return core.ErrIntentNotRunnable
+		if n != 1 {
+			// CloseAttempt checked what ApplyDecision requires, in this
+			// transaction: the database contradicts itself. Not a verdict,
+			// so the whole batch rolls back and nothing of this write stays.
+			return fmt.Errorf("closed attempt %d of %q but its intent took %d decisions", p.Number, p.IntentID, n)
 		}
 		return nil
 	})

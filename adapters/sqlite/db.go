@@ -87,17 +87,18 @@ func (db *DB) Close() error {
 
 // write runs fn in a write transaction, shared with the writes of other
 // callers submitted at the same time (see groupCommitter), and returns once
-// that transaction committed. When fn fails, nothing it wrote stays and the
-// other writes are unaffected. fn's own verdicts (core errors) are returned
-// as they are, everything else through storeError.
+// that transaction committed. fn may run several statements but must decide
+// its verdicts (core errors) before its first change; they are returned as
+// they are, everything else through storeError. Any other failure fails the
+// whole batch, so that nothing of fn stays.
 func (db *DB) write(ctx context.Context, op string, fn writeFunc) error {
-	return db.writer.do(ctx, op, false, fn)
+	return db.writer.do(ctx, op, verdictFirst, fn)
 }
 
-// writeSingle is write for an fn that writes with at most one statement and
-// refuses only before writing: it needs no savepoint (see groupCommitter).
+// writeSingle is write for an fn that writes with one statement and refuses
+// only before it: a constraint SQLite refused it for fails just fn.
 func (db *DB) writeSingle(ctx context.Context, op string, fn writeFunc) error {
-	return db.writer.do(ctx, op, true, fn)
+	return db.writer.do(ctx, op, oneStatement, fn)
 }
 
 // read runs fn in one read transaction, so that everything it reads comes

@@ -39,8 +39,15 @@ func (s *intentStore) CreateIntent(ctx context.Context, intent core.Intent) (por
 	}
 	var res ports.CreateIntentResult
 	err = s.db.writeSingle(ctx, "create intent", func(ctx context.Context, q *sqlitedb.Queries) error {
-		lastModified, err := q.InsertIntent(ctx, params)
-		if err == nil {
+		inserted, err := q.InsertIntent(ctx, params)
+		if err != nil {
+			return err
+		}
+		if inserted == 1 {
+			lastModified, err := q.IntentModifiedAt(ctx, intent.IntentID)
+			if err != nil {
+				return err
+			}
 			// The creator sees what a later read returns: UTC times without
 			// a monotonic reading, no attempts yet.
 			created := intent
@@ -55,9 +62,6 @@ func (s *intentStore) CreateIntent(ctx context.Context, intent core.Intent) (por
 			created.LastModifiedAt = fromNanos(lastModified)
 			res = ports.CreateIntentResult{Intent: created, Created: true}
 			return nil
-		}
-		if !noRows(err) {
-			return err
 		}
 		// The intentId exists: this transaction sees the row that won.
 		existing, err := loadIntent(ctx, q, intent.IntentID)

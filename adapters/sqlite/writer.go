@@ -15,15 +15,30 @@ import (
 // other callers' writes and must not keep anything from it but its result.
 type writeFunc func(ctx context.Context, q *sqlitedb.Queries) error
 
+// writeKind says how a write may fail without failing the others of its
+// batch, which is what lets every write run without a savepoint.
+type writeKind uint8
+
+const (
+	// oneStatement writes with at most one statement and returns a verdict
+	// (a core error about the request) only before that statement. SQLite
+	// undoes a statement it refused (a constraint), so such a failure, like
+	// a verdict, leaves the transaction as it was.
+	oneStatement writeKind = iota
+	// verdictFirst may run several statements, but decides every verdict
+	// before its first change: its first writing statement carries all the
+	// conditions (fence, state) under which the rest must succeed. Any other
+	// error after that point fails the whole batch, since part of the write
+	// may already be in the transaction.
+	verdictFirst
+)
+
 // writeOp is a writeFunc waiting for its batch, and then for its answer.
 type writeOp struct {
 	ctx  context.Context
 	name string
 	fn   writeFunc
-	// single says fn writes with at most one statement and refuses (returns
-	// a core verdict) only before writing anything. SQLite's statement
-	// atomicity then isolates it, and it runs without a savepoint.
-	single bool
+	kind writeKind
 	// state is opQueued until either the writer claims the op to run it
 	// (opRunning) or its caller, whose context ended, abandons it
 	// (opAbandoned). Whoever moves it first decides: an abandoned op never
@@ -47,14 +62,13 @@ const (
 // transaction has committed. Under load one fsync thus covers many writes;
 // with a single caller a batch is one write, as fast as a plain transaction.
 //
-// A write that fails must not take the others down. A multi-statement write
-// runs inside its own SAVEPOINT and is rolled back to it when it fails. A
-// single-statement write needs none: SQLite undoes a failed statement (a
-// constraint violation) by itself, and a single write refuses before it
-// writes. Savepoints cost a sub-journal copy of every page they touch, so
-// intake (CreateIntent, one INSERT) and the lease go without. An error that
-// can leave the transaction itself rolled back (I/O, disk full) fails the
-// whole batch: none of it is committed, and every caller is told.
+// A write that fails must not take the others down, and savepoints, which
+// would isolate any write, cost a sub-journal copy of every page they touch.
+// So every write is written to refuse before it changes anything (see
+// writeKind): a verdict, or a single statement SQLite undid, leaves the
+// transaction intact and the batch goes on. An error that may leave part of
+// a write behind, or the transaction itself rolled back (I/O, disk full),
+// fails the whole batch: none of it is committed, and every caller is told.
 type groupCommitter struct {
 	db       *sql.DB
 	log      *slog.Logger
@@ -88,8 +102,8 @@ func newGroupCommitter(db *sql.DB, log *slog.Logger, maxBatch int) *groupCommitt
 // queued, do returns at once and fn never runs; when fn is already running,
 // do waits for the batch (it runs under a context no caller cancels) and
 // returns the true answer.
-func (w *groupCommitter) do(ctx context.Context, name string, single bool, fn writeFunc) error {
-	op := &writeOp{ctx: ctx, name: name, fn: fn, single: single, done: make(chan struct{})}
+func (w *groupCommitter) do(ctx context.Context, name string, kind writeKind, fn writeFunc) error {
+	op := &writeOp{ctx: ctx, name: name, fn: fn, kind: kind, done: make(chan struct{})}
 	select {
 	case w.ops <- op:
 	case <-w.quit:
@@ -196,9 +210,7 @@ func (w *groupCommitter) commit(batch []*writeOp) {
 		if !op.state.CompareAndSwap(opQueued, opRunning) {
 			continue // abandoned by its caller, who has its answer
 		}
-		var broken error
-		switch {
-		case alone:
+		if alone {
 			// Alone in its batch: rolling back all rolls back just it.
 			if err := op.fn(ctx, qtx); err != nil {
 				rollback(tx, w.log)
@@ -206,12 +218,9 @@ func (w *groupCommitter) commit(batch []*writeOp) {
 				w.answer(batch)
 				return
 			}
-		case op.single:
-			broken = w.runSingle(ctx, qtx, op)
-		default:
-			broken = w.runIsolated(ctx, tx, qtx, op)
+			continue
 		}
-		if broken != nil {
+		if broken := w.runOne(ctx, qtx, op); broken != nil {
 			rollback(tx, w.log)
 			w.fail(batch, broken)
 			return
@@ -224,36 +233,17 @@ func (w *groupCommitter) commit(batch []*writeOp) {
 	w.answer(batch)
 }
 
-// runSingle runs a single-statement write. A verdict or a statement SQLite
-// rolled back leaves the transaction as it was; any other error may have
-// rolled it back, and runSingle returns it so the whole batch fails.
-func (w *groupCommitter) runSingle(ctx context.Context, q *sqlitedb.Queries, op *writeOp) error {
+// runOne runs one write of a shared batch. A verdict, or a statement SQLite
+// rolled back in a one-statement write, leaves the transaction as it was;
+// any other error may have left part of the write in it (or rolled it back),
+// and runOne returns it so that the whole batch fails.
+func (w *groupCommitter) runOne(ctx context.Context, q *sqlitedb.Queries, op *writeOp) error {
 	err := op.fn(ctx, q)
 	op.err = storeError(op.name, err)
-	if err == nil || isVerdict(err) || statementRolledBack(err) {
+	if err == nil || isVerdict(err) || (op.kind == oneStatement && statementRolledBack(err)) {
 		return nil
 	}
 	return fmt.Errorf("%s: %w", op.name, err)
-}
-
-// runIsolated runs a multi-statement write inside a savepoint and rolls
-// back to it when the write fails, keeping the batch's other writes. It
-// returns an error only when the transaction itself is broken (the savepoint
-// is gone) and the whole batch must fail.
-func (w *groupCommitter) runIsolated(ctx context.Context, tx *sql.Tx, q *sqlitedb.Queries, op *writeOp) error {
-	if _, err := tx.ExecContext(ctx, "SAVEPOINT write_op"); err != nil {
-		return fmt.Errorf("savepoint: %w", err)
-	}
-	if err := op.fn(ctx, q); err != nil {
-		op.err = storeError(op.name, err)
-		if _, err := tx.ExecContext(ctx, "ROLLBACK TO write_op"); err != nil {
-			return fmt.Errorf("rolling back %s: %w", op.name, err)
-		}
-	}
-	if _, err := tx.ExecContext(ctx, "RELEASE write_op"); err != nil {
-		return fmt.Errorf("release after %s: %w", op.name, err)
-	}
-	return nil
 }
 
 // queries returns the prepared statements, preparing them once the schema

@@ -50,36 +50,28 @@ func exists(t *testing.T, db *DB, id string) bool {
 	return err == nil
 }
 
-// TestBatchIsolatesFailedWrites: in one transaction, a multi-statement write
-// that refuses after writing is rolled back to its savepoint, a statement
+// TestBatchIsolatesFailedWrites: in one transaction, with no savepoint, a
+// write that refuses before its first change leaves nothing, a statement
 // SQLite refuses is undone alone, a write whose caller gave up is skipped,
-// and every other write commits.
+// and every other write commits, several-statement ones included.
 func TestBatchIsolatesFailedWrites(t *testing.T) {
 	db := openTestDB(t)
 	w := idle(db)
 	gone, cancel := context.WithCancel(context.Background())
 	cancel()
 	batch := batchOf(context.Background(),
-		&writeOp{single: true, fn: insertIntent("a")},
-		&writeOp{fn: func(ctx context.Context, q *sqlitedb.Queries) error {
-			if err := insertIntent("b")(ctx, q); err != nil {
-				return err
-			}
-			return core.ErrFenced // refused after writing: "b" must not stay
+		&writeOp{kind: oneStatement, fn: insertIntent("a")},
+		&writeOp{kind: verdictFirst, fn: func(ctx context.Context, q *sqlitedb.Queries) error {
+			return core.ErrFenced // refused before writing
 		}},
-		&writeOp{single: true, fn: func(ctx context.Context, q *sqlitedb.Queries) error {
-			_, err := q.InsertIntent(ctx, sqlitedb.InsertIntentParams{
-				IntentID: "c", Contract: "not json", NextDueAt: nullNanos(testTime), // CHECK (json_valid(contract))
-			})
-			return err
-		}},
-		&writeOp{fn: func(ctx context.Context, q *sqlitedb.Queries) error {
+		&writeOp{kind: oneStatement, fn: insertInvalidIntent("c")},
+		&writeOp{kind: verdictFirst, fn: func(ctx context.Context, q *sqlitedb.Queries) error {
 			if err := insertIntent("d")(ctx, q); err != nil {
 				return err
 			}
 			return insertIntent("e")(ctx, q)
 		}},
-		&writeOp{single: true, fn: insertIntent("f")},
+		&writeOp{kind: oneStatement, fn: insertIntent("f")},
 	)
 	batch[4].ctx = gone
 	w.commit(batch)
@@ -102,9 +94,49 @@ func TestBatchIsolatesFailedWrites(t *testing.T) {
 	if !errors.Is(batch[4].err, context.Canceled) {
 		t.Fatalf("write of a canceled caller answered %v, want context.Canceled", batch[4].err)
 	}
-	for id, want := range map[string]bool{"a": true, "b": false, "c": false, "d": true, "e": true, "f": false} {
+	for id, want := range map[string]bool{"a": true, "c": false, "d": true, "e": true, "f": false} {
 		if got := exists(t, db, id); got != want {
 			t.Errorf("intent %s exists=%v, want %v", id, got, want)
+		}
+	}
+}
+
+// insertInvalidIntent writes a row the schema's CHECK refuses.
+func insertInvalidIntent(id string) writeFunc {
+	return func(ctx context.Context, q *sqlitedb.Queries) error {
+		_, err := q.InsertIntent(ctx, sqlitedb.InsertIntentParams{
+			IntentID: id, Contract: "not json", NextDueAt: nullNanos(testTime), // CHECK (json_valid(contract))
+		})
+		return err
+	}
+}
+
+// TestWriteFailingAfterItsFirstChangeFailsTheBatch: a several-statement
+// write whose later statement fails has already changed the transaction,
+// and nothing can undo just its part; so the whole batch fails and nothing
+// of it commits, although SQLite undid the failed statement itself.
+func TestWriteFailingAfterItsFirstChangeFailsTheBatch(t *testing.T) {
+	db := openTestDB(t)
+	w := idle(db)
+	batch := batchOf(context.Background(),
+		&writeOp{kind: oneStatement, fn: insertIntent("a")},
+		&writeOp{kind: verdictFirst, fn: func(ctx context.Context, q *sqlitedb.Queries) error {
+			if err := insertIntent("b")(ctx, q); err != nil {
+				return err
+			}
+			return insertInvalidIntent("b2")(ctx, q)
+		}},
+		&writeOp{kind: oneStatement, fn: insertIntent("c")},
+	)
+	w.commit(batch)
+	for i, op := range batch {
+		if !errors.Is(op.err, core.ErrStoreUnavailable) {
+			t.Errorf("op %d answered %v, want the batch's failure", i, op.err)
+		}
+	}
+	for _, id := range []string{"a", "b", "b2", "c"} {
+		if exists(t, db, id) {
+			t.Errorf("intent %s committed although its batch failed", id)
 		}
 	}
 }
@@ -116,15 +148,15 @@ func TestBatchFailsWhole(t *testing.T) {
 	db := openTestDB(t)
 	w := idle(db)
 	batch := batchOf(context.Background(),
-		&writeOp{single: true, fn: insertIntent("a")},
-		&writeOp{fn: insertIntent("b")},
-		&writeOp{single: true, fn: func(ctx context.Context, q *sqlitedb.Queries) error {
+		&writeOp{kind: oneStatement, fn: insertIntent("a")},
+		&writeOp{kind: verdictFirst, fn: insertIntent("b")},
+		&writeOp{kind: oneStatement, fn: func(ctx context.Context, q *sqlitedb.Queries) error {
 			if err := insertIntent("c")(ctx, q); err != nil {
 				return err
 			}
 			return errors.New("simulated disk I/O error")
 		}},
-		&writeOp{single: true, fn: insertIntent("d")},
+		&writeOp{kind: oneStatement, fn: insertIntent("d")},
 	)
 	w.commit(batch)
 	for i, op := range batch {
@@ -292,7 +324,7 @@ func TestAbandonedWriteNeverRuns(t *testing.T) {
 	ran := false
 	errc := make(chan error, 1)
 	go func() {
-		errc <- w.do(ctx, "abandoned", true, func(ctx context.Context, q *sqlitedb.Queries) error {
+		errc <- w.do(ctx, "abandoned", oneStatement, func(ctx context.Context, q *sqlitedb.Queries) error {
 			ran = true
 			return insertIntent("x")(ctx, q)
 		})
@@ -320,7 +352,7 @@ func TestCallerOfARunningWriteWaitsForItsAnswer(t *testing.T) {
 	started := make(chan struct{})
 	errc := make(chan error, 1)
 	go func() {
-		errc <- w.do(ctx, "running", true, func(c context.Context, q *sqlitedb.Queries) error {
+		errc <- w.do(ctx, "running", oneStatement, func(c context.Context, q *sqlitedb.Queries) error {
 			close(started)
 			<-ctx.Done() // the caller gives up while the write runs
 			return insertIntent("y")(c, q)
@@ -346,11 +378,11 @@ func TestStoreUnavailableFromASingleWriteFailsTheBatch(t *testing.T) {
 	db := openTestDB(t)
 	w := idle(db)
 	batch := batchOf(context.Background(),
-		&writeOp{single: true, fn: insertIntent("a")},
-		&writeOp{single: true, fn: func(context.Context, *sqlitedb.Queries) error {
+		&writeOp{kind: oneStatement, fn: insertIntent("a")},
+		&writeOp{kind: oneStatement, fn: func(context.Context, *sqlitedb.Queries) error {
 			return storeError("simulated", errors.New("disk I/O error"))
 		}},
-		&writeOp{single: true, fn: insertIntent("c")},
+		&writeOp{kind: oneStatement, fn: insertIntent("c")},
 	)
 	w.commit(batch)
 	for i, op := range batch {

@@ -6,6 +6,9 @@
 
 -- name: ReserveAttempt :execrows
 -- Counts the attempt on its intent; zero rows means fenced or not runnable.
+-- It decides for StartAttempt as a whole (the store's writes refuse before
+-- their first change): once it counted the attempt, InsertAttempt must
+-- succeed, so it also requires that no row of that attempt exists.
 UPDATE submission_intents
 SET attempt_count = attempt_count + 1,
     last_modified_at = MAX(CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000000,
@@ -13,6 +16,9 @@ SET attempt_count = attempt_count + 1,
 WHERE submission_intents.intent_id = sqlc.arg(intent_id)
   AND submission_intents.status = 'pending'
   AND submission_intents.attempt_count = CAST(sqlc.arg(attempt_number) AS INTEGER) - 1
+  AND NOT EXISTS (
+    SELECT 1 FROM submission_attempts AS a
+    WHERE a.intent_id = submission_intents.intent_id AND a.attempt_number = sqlc.arg(attempt_number))
   AND EXISTS (
     SELECT 1 FROM submission_manager_leases AS l
     WHERE l.lease_name = sqlc.arg(lease_name) AND l.holder_id = sqlc.arg(holder_id)
@@ -25,7 +31,9 @@ INSERT INTO submission_attempts (intent_id, attempt_number, holder_id, lease_epo
 VALUES (sqlc.arg(intent_id), sqlc.arg(attempt_number), sqlc.arg(holder_id), sqlc.arg(lease_epoch), sqlc.arg(started_at));
 
 -- name: CloseAttempt :execrows
--- Closes an unfinished attempt; zero rows means fenced or already closed.
+-- Closes an unfinished attempt; zero rows means fenced, already closed, or
+-- not the latest attempt of a pending intent. It decides for FinishAttempt
+-- as a whole: once it closed the attempt, ApplyDecision's conditions hold.
 UPDATE submission_attempts
 SET finished_at = sqlc.arg(finished_at),
     outcome_status = sqlc.arg(outcome_status),
@@ -36,14 +44,19 @@ WHERE submission_attempts.intent_id = sqlc.arg(intent_id)
   AND submission_attempts.attempt_number = sqlc.arg(attempt_number)
   AND submission_attempts.finished_at IS NULL
   AND EXISTS (
+    SELECT 1 FROM submission_intents AS i
+    WHERE i.intent_id = submission_attempts.intent_id AND i.status = 'pending'
+      AND i.attempt_count = submission_attempts.attempt_number)
+  AND EXISTS (
     SELECT 1 FROM submission_manager_leases AS l
     WHERE l.lease_name = sqlc.arg(lease_name) AND l.holder_id = sqlc.arg(holder_id)
       AND l.lease_epoch = sqlc.arg(lease_epoch)
       AND l.expires_at > CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000000);
 
 -- name: ApplyDecision :execrows
--- Runs in the transaction of a successful CloseAttempt, which fenced it; it
--- applies only to the intent's latest attempt while the intent is pending.
+-- Runs in the transaction of a successful CloseAttempt, which fenced it and
+-- checked what its WHERE repeats: the intent is pending and this is its
+-- latest attempt.
 UPDATE submission_intents
 SET status = sqlc.arg(status),
     next_due_at = sqlc.arg(next_due_at),

@@ -9,9 +9,11 @@
 -- seen (t, id) can never miss a row committed later, even one written in the
 -- same millisecond, and a wall clock stepping back cannot reorder changes.
 
--- name: InsertIntent :one
--- A duplicate intent_id inserts nothing and returns no row: the primary key
--- decides create-or-get, never a read before the write.
+-- name: InsertIntent :execrows
+-- A duplicate intent_id inserts nothing (zero rows): the primary key decides
+-- create-or-get, never a read before the write. No RETURNING: SQLite runs it
+-- as a trigger, which costs a statement journal on every insert; the writer
+-- reads the stamp back with IntentModifiedAt instead.
 INSERT INTO submission_intents (
     intent_id, submission_target, payload, contract, gateway_type, mode,
     status, created_at, next_due_at, attempt_count, last_modified_at
@@ -21,8 +23,10 @@ INSERT INTO submission_intents (
     MAX(CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000000,
         COALESCE((SELECT MAX(i.last_modified_at) FROM submission_intents AS i), 0) + 1)
 )
-ON CONFLICT (intent_id) DO NOTHING
-RETURNING last_modified_at;
+ON CONFLICT (intent_id) DO NOTHING;
+
+-- name: IntentModifiedAt :one
+SELECT last_modified_at FROM submission_intents WHERE intent_id = sqlc.arg(intent_id);
 
 -- name: GetIntent :one
 SELECT * FROM submission_intents WHERE intent_id = sqlc.arg(intent_id);

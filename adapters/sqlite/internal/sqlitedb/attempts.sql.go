@@ -36,8 +36,9 @@ type ApplyDecisionParams struct {
 	AttemptNumber      int64
 }
 
-// Runs in the transaction of a successful CloseAttempt, which fenced it; it
-// applies only to the intent's latest attempt while the intent is pending.
+// Runs in the transaction of a successful CloseAttempt, which fenced it and
+// checked what its WHERE repeats: the intent is pending and this is its
+// latest attempt.
 func (q *Queries) ApplyDecision(ctx context.Context, arg ApplyDecisionParams) (int64, error) {
 	result, err := q.exec(ctx, q.applyDecisionStmt, ApplyDecision,
 		arg.Status,
@@ -66,6 +67,10 @@ WHERE submission_attempts.intent_id = ?6
   AND submission_attempts.attempt_number = ?7
   AND submission_attempts.finished_at IS NULL
   AND EXISTS (
+    SELECT 1 FROM submission_intents AS i
+    WHERE i.intent_id = submission_attempts.intent_id AND i.status = 'pending'
+      AND i.attempt_count = submission_attempts.attempt_number)
+  AND EXISTS (
     SELECT 1 FROM submission_manager_leases AS l
     WHERE l.lease_name = ?8 AND l.holder_id = ?9
       AND l.lease_epoch = ?10
@@ -85,7 +90,9 @@ type CloseAttemptParams struct {
 	LeaseEpoch    int64
 }
 
-// Closes an unfinished attempt; zero rows means fenced or already closed.
+// Closes an unfinished attempt; zero rows means fenced, already closed, or
+// not the latest attempt of a pending intent. It decides for FinishAttempt
+// as a whole: once it closed the attempt, ApplyDecision's conditions hold.
 func (q *Queries) CloseAttempt(ctx context.Context, arg CloseAttemptParams) (int64, error) {
 	result, err := q.exec(ctx, q.closeAttemptStmt, CloseAttempt,
 		arg.FinishedAt,
@@ -172,6 +179,9 @@ SET attempt_count = attempt_count + 1,
 WHERE submission_intents.intent_id = ?1
   AND submission_intents.status = 'pending'
   AND submission_intents.attempt_count = CAST(?2 AS INTEGER) - 1
+  AND NOT EXISTS (
+    SELECT 1 FROM submission_attempts AS a
+    WHERE a.intent_id = submission_intents.intent_id AND a.attempt_number = ?2)
   AND EXISTS (
     SELECT 1 FROM submission_manager_leases AS l
     WHERE l.lease_name = ?3 AND l.holder_id = ?4
@@ -193,6 +203,9 @@ type ReserveAttemptParams struct {
 // Times are INTEGER Unix nanoseconds; see intents.sql for "now" and the
 // strictly increasing last_modified_at.
 // Counts the attempt on its intent; zero rows means fenced or not runnable.
+// It decides for StartAttempt as a whole (the store's writes refuse before
+// their first change): once it counted the attempt, InsertAttempt must
+// succeed, so it also requires that no row of that attempt exists.
 func (q *Queries) ReserveAttempt(ctx context.Context, arg ReserveAttemptParams) (int64, error) {
 	result, err := q.exec(ctx, q.reserveAttemptStmt, ReserveAttempt,
 		arg.IntentID,

@@ -48,6 +48,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.intentExistsStmt, err = db.PrepareContext(ctx, IntentExists); err != nil {
 		return nil, fmt.Errorf("error preparing query IntentExists: %w", err)
 	}
+	if q.intentModifiedAtStmt, err = db.PrepareContext(ctx, IntentModifiedAt); err != nil {
+		return nil, fmt.Errorf("error preparing query IntentModifiedAt: %w", err)
+	}
 	if q.latestChangeStmt, err = db.PrepareContext(ctx, LatestChange); err != nil {
 		return nil, fmt.Errorf("error preparing query LatestChange: %w", err)
 	}
@@ -130,6 +133,11 @@ func (q *Queries) Close() error {
 	if q.intentExistsStmt != nil {
 		if cerr := q.intentExistsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing intentExistsStmt: %w", cerr)
+		}
+	}
+	if q.intentModifiedAtStmt != nil {
+		if cerr := q.intentModifiedAtStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing intentModifiedAtStmt: %w", cerr)
 		}
 	}
 	if q.latestChangeStmt != nil {
@@ -244,6 +252,7 @@ type Queries struct {
 	insertAttemptStmt                *sql.Stmt
 	insertIntentStmt                 *sql.Stmt
 	intentExistsStmt                 *sql.Stmt
+	intentModifiedAtStmt             *sql.Stmt
 	latestChangeStmt                 *sql.Stmt
 	listAttemptsStmt                 *sql.Stmt
 	listAttemptsOfStmt               *sql.Stmt
@@ -271,6 +280,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		insertAttemptStmt:                q.insertAttemptStmt,
 		insertIntentStmt:                 q.insertIntentStmt,
 		intentExistsStmt:                 q.intentExistsStmt,
+		intentModifiedAtStmt:             q.intentModifiedAtStmt,
 		latestChangeStmt:                 q.latestChangeStmt,
 		listAttemptsStmt:                 q.listAttemptsStmt,
 		listAttemptsOfStmt:               q.listAttemptsOfStmt,

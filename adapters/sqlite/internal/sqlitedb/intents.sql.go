@@ -38,7 +38,7 @@ func (q *Queries) GetIntent(ctx context.Context, intentID string) (SubmissionInt
 	return i, err
 }
 
-const InsertIntent = `-- name: InsertIntent :one
+const InsertIntent = `-- name: InsertIntent :execrows
 
 INSERT INTO submission_intents (
     intent_id, submission_target, payload, contract, gateway_type, mode,
@@ -50,7 +50,6 @@ INSERT INTO submission_intents (
         COALESCE((SELECT MAX(i.last_modified_at) FROM submission_intents AS i), 0) + 1)
 )
 ON CONFLICT (intent_id) DO NOTHING
-RETURNING last_modified_at
 `
 
 type InsertIntentParams struct {
@@ -78,10 +77,12 @@ type InsertIntentParams struct {
 // so it is strictly increasing in commit order: a refresh cursor that has
 // seen (t, id) can never miss a row committed later, even one written in the
 // same millisecond, and a wall clock stepping back cannot reorder changes.
-// A duplicate intent_id inserts nothing and returns no row: the primary key
-// decides create-or-get, never a read before the write.
+// A duplicate intent_id inserts nothing (zero rows): the primary key decides
+// create-or-get, never a read before the write. No RETURNING: SQLite runs it
+// as a trigger, which costs a statement journal on every insert; the writer
+// reads the stamp back with IntentModifiedAt instead.
 func (q *Queries) InsertIntent(ctx context.Context, arg InsertIntentParams) (int64, error) {
-	row := q.queryRow(ctx, q.insertIntentStmt, InsertIntent,
+	result, err := q.exec(ctx, q.insertIntentStmt, InsertIntent,
 		arg.IntentID,
 		arg.SubmissionTarget,
 		arg.Payload,
@@ -91,6 +92,18 @@ func (q *Queries) InsertIntent(ctx context.Context, arg InsertIntentParams) (int
 		arg.CreatedAt,
 		arg.NextDueAt,
 	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const IntentModifiedAt = `-- name: IntentModifiedAt :one
+SELECT last_modified_at FROM submission_intents WHERE intent_id = ?1
+`
+
+func (q *Queries) IntentModifiedAt(ctx context.Context, intentID string) (int64, error) {
+	row := q.queryRow(ctx, q.intentModifiedAtStmt, IntentModifiedAt, intentID)
 	var last_modified_at int64
 	err := row.Scan(&last_modified_at)
 	return last_modified_at, err
