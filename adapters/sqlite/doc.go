@@ -25,11 +25,17 @@
 // through a pool of read-only connections, each multi-statement read in one
 // read transaction. Writes go through a single writer connection owned by a
 // group-commit goroutine: operations submitted concurrently are gathered into
-// one BEGIN IMMEDIATE transaction, each multi-statement operation isolated by
-// a SAVEPOINT so that one operation's failure (a fenced write, an intent that
-// moved on) rolls back only itself, and every caller is answered with its own
-// result only after the commit. One fsync then covers a whole batch, which is
-// what lets synchronous=FULL keep up with thousands of writes per second: an
+// one BEGIN IMMEDIATE transaction, and every caller is answered with its own
+// result only after the commit. No operation needs a SAVEPOINT (which copies
+// every page it touches to a sub-journal): each decides its refusals (a
+// fenced write, an intent that moved on, a duplicate intentId) in its first
+// writing statement, whose WHERE carries every condition the rest of the
+// operation needs, so a refused operation has written nothing and the batch
+// goes on; an error after an operation's first change fails the whole batch,
+// and nothing of it commits. For the same reason the per-intent writes do
+// not use RETURNING, which SQLite runs as a trigger under a statement
+// journal (the lease's, a few per second, do). One fsync covers a whole
+// batch, which is what lets synchronous=FULL keep up with thousands of writes per second: an
 // acknowledged write is on disk (TestAcknowledgedWritesSurviveKill).
 //
 // Benchmarks (bench_test.go: 64 clients, synchronous=FULL, 2 shared cores,

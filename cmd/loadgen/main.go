@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 	"time"
 )
@@ -32,6 +33,9 @@ type config struct {
 	WaitTimeout  time.Duration
 	RunID        string
 	JSON         bool
+	// CPUProfile, when set, is where the generator writes its own CPU
+	// profile, to check that it is not what limits a run on a shared host.
+	CPUProfile string
 }
 
 const usageHeader = `usage: loadgen [flags]
@@ -64,6 +68,19 @@ func realMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 2
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	if cfg.CPUProfile != "" {
+		f, err := os.Create(cfg.CPUProfile)
+		if err != nil {
+			fmt.Fprintln(stderr, "loadgen: --cpuprofile:", err)
+			return 2
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(stderr, "loadgen: --cpuprofile:", err)
+			return 2
+		}
+		defer pprof.StopCPUProfile()
+	}
 
 	rep, err := run(ctx, cfg, logger)
 	if err != nil {
@@ -104,6 +121,7 @@ func parseFlags(args []string, output io.Writer) (config, error) {
 	fs.DurationVar(&cfg.WaitTimeout, "wait-timeout", 5*time.Minute, "how long to wait for execution to finish")
 	fs.StringVar(&cfg.RunID, "run-id", fmt.Sprintf("load-%d", time.Now().UnixNano()), "prefix of the intentIds of this run")
 	fs.BoolVar(&cfg.JSON, "json", false, "print the report as JSON")
+	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write the generator's own CPU profile to this file")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
