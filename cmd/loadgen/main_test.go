@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -22,5 +23,27 @@ func TestBadFlagExitsTwo(t *testing.T) {
 	if code := realMain(t.Context(), []string{"--count=0"}, &stdout, &stderr); code != 2 ||
 		!strings.Contains(stderr.String(), "--count") {
 		t.Errorf("loadgen --count=0: exit %d, stderr %q; want exit 2 naming --count", code, stderr.String())
+	}
+}
+
+// TestBodiesEncodeTheRequestTheSDKWould checks the generator's hand-built
+// bodies against the SDK's own type: same fields, same values, the payload
+// byte for byte, whatever characters the intentId holds.
+func TestBodiesEncodeTheRequestTheSDKWould(t *testing.T) {
+	payload := makePayload(64)
+	b := newBodies(`sms."quoted"`, payload)
+	for _, id := range []string{"run-0000001", `odd "id" \ with <html> & ünïcode`} {
+		var got struct {
+			IntentID         string          `json:"intentId"`
+			SubmissionTarget string          `json:"submissionTarget"`
+			Payload          json.RawMessage `json:"payload"`
+		}
+		body := b.of(id)
+		if err := json.Unmarshal(body, &got); err != nil {
+			t.Fatalf("body %s: %v", body, err)
+		}
+		if got.IntentID != id || got.SubmissionTarget != `sms."quoted"` || !bytes.Equal(got.Payload, payload) {
+			t.Fatalf("body %s decodes to %+v", body, got)
+		}
 	}
 }
