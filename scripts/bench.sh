@@ -89,11 +89,16 @@ fresh_service() {
 # intents and executes none, so the figure is what the API and the store
 # accept, as River's insert benchmarks measure an insert-only client.
 intake_cmd="loadgen --url http://127.0.0.1:$API_PORT --count $INTAKE_COUNT --concurrency 64 --wait=false"
-log "submission-manager serve --lead=false ...; $intake_cmd"
-fresh_service --lead=false
-wait_ready "http://127.0.0.1:$API_PORT" "mode=follower"
-"$bin"/loadgen --url "http://127.0.0.1:$API_PORT" --count "$INTAKE_COUNT" --concurrency 64 --wait=false --run-id intake >"$work/intake.md"
-cat "$work/intake.md" >&2
+# Three runs, each on a fresh instance and file; the report takes the run
+# with the median throughput (and that run's latency) and lists all three,
+# because one run on a shared VM moves with its neighbours.
+for n in 1 2 3; do
+	log "submission-manager serve --lead=false ...; $intake_cmd (run $n of 3)"
+	fresh_service --lead=false
+	wait_ready "http://127.0.0.1:$API_PORT" "mode=follower"
+	"$bin"/loadgen --url "http://127.0.0.1:$API_PORT" --count "$INTAKE_COUNT" --concurrency 64 --wait=false --run-id "intake$n" >"$work/intake$n.md"
+	cat "$work/intake$n.md" >&2
+done
 
 # The same load against a leader that executes every intent it takes in,
 # on the same two cores: intake and execution share the CPU and the writer.
@@ -165,6 +170,9 @@ metric() { awk -v name="$1" -v unit="$2" '$1 ~ name { for (i = 3; i < NF; i++) i
 verdict() { awk -v got="$1" -v want="$3" -v op="$2" 'BEGIN { if (got == "" || got == "never") { print "no"; exit }
 	ok = (op == ">=") ? (got + 0 >= want + 0) : (got + 0 <= want + 0); print (ok ? "yes" : "**no**") }'; }
 row() { echo "| $1 | $2 $3 | $4 | $(verdict "$4" "$2" "$3") |"; }
+# The intake run with the median throughput.
+median_intake=$(for n in 1 2 3; do echo "$(field "$work/intake$n.md" "intake throughput" 1) $n"; done | sort -n | sed -n 2p | cut -d' ' -f2)
+cp "$work/intake$median_intake.md" "$work/intake.md"
 {
 	echo "# Benchmarks"
 	echo
@@ -187,7 +195,7 @@ row() { echo "| $1 | $2 $3 | $4 | $(verdict "$4" "$2" "$3") |"; }
 	echo
 	echo "| figure | target | measured | met |"
 	echo "| --- | --- | --- | --- |"
-	row "durable intake, 64 clients, API-only instance (intents/s)" ">=" 10000 "$(field "$work/intake.md" "intake throughput" 1)"
+	row "durable intake, 64 clients, API-only instance, median of 3 runs (intents/s)" ">=" 10000 "$(field "$work/intake.md" "intake throughput" 1)"
 	row "intake latency p99 at that load (ms)" "<=" 25 "$(field "$work/intake.md" "intake latency" 2)"
 	row "execution, $OVER_RATE intents/s offered (attempts/s)" ">=" 4000 "$(field "$work/over.md" "execution throughput" 1)"
 	row "first-attempt lateness p99 at $EXEC_RATE intents/s (ms)" "<=" 100 "$(field "$work/exec.md" "first-attempt lateness" 2)"
@@ -206,7 +214,15 @@ row() { echo "| $1 | $2 $3 | $4 | $(verdict "$4" "$2" "$3") |"; }
 	echo "durably (one fsync per group commit, synchronous=FULL) and executes none, so the figure is the"
 	echo "API and the store alone, like an insert benchmark of River's insert-only client."
 	echo
-	echo "Command: \`$intake_cmd\`"
+	echo "Command: \`$intake_cmd\`, three times, each on a fresh instance and file:"
+	echo
+	echo "| run | intake throughput (intents/s) | latency p50 / p99 / max (ms) |"
+	echo "| --- | --- | --- |"
+	for n in 1 2 3; do
+		echo "| $n | $(field "$work/intake$n.md" "intake throughput" 1) | $(field "$work/intake$n.md" "intake latency" 1) / $(field "$work/intake$n.md" "intake latency" 2) / $(field "$work/intake$n.md" "intake latency" 3) |"
+	done
+	echo
+	echo "The targets are read from run $median_intake, the median:"
 	echo
 	cat "$work/intake.md"
 	echo

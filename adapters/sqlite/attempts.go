@@ -12,19 +12,24 @@ import (
 // StartAttempt counts the attempt on its intent and records it as started,
 // in one transaction, only while the fence holds its lease.
 func (s *intentStore) StartAttempt(ctx context.Context, p ports.StartAttemptParams) error {
-	return s.db.write(ctx, "start attempt", func(ctx context.Context, q *sqlitedb.Queries) error {
+	return s.db.write(ctx, "start attempt", func(ctx context.Context, q *writeTx) error {
+		stamp, err := q.Stamp(ctx)
+		if err != nil {
+			return err
+		}
 		n, err := q.ReserveAttempt(ctx, sqlitedb.ReserveAttemptParams{
-			IntentID:      p.IntentID,
-			AttemptNumber: int64(p.Number),
-			LeaseName:     p.Fence.LeaseName,
-			HolderID:      p.Fence.HolderID,
-			LeaseEpoch:    p.Fence.Epoch,
+			LastModifiedAt: stamp,
+			IntentID:       p.IntentID,
+			AttemptNumber:  int64(p.Number),
+			LeaseName:      p.Fence.LeaseName,
+			HolderID:       p.Fence.HolderID,
+			LeaseEpoch:     p.Fence.Epoch,
 		})
 		if err != nil {
 			return err
 		}
 		if n == 0 {
-			return whyRefused(ctx, q, p.Fence, p.IntentID)
+			return whyRefused(ctx, q.Queries, p.Fence, p.IntentID)
 		}
 		return q.InsertAttempt(ctx, sqlitedb.InsertAttemptParams{
 			IntentID:      p.IntentID,
@@ -80,15 +85,21 @@ func (s *intentStore) FinishAttempt(ctx context.Context, p ports.FinishAttemptPa
 		decision.FinalOutcomeReason = nullString(o.Reason)
 		decision.FinalMessageID = nullString(o.MessageID)
 	}
-	return s.db.write(ctx, "finish attempt", func(ctx context.Context, q *sqlitedb.Queries) error {
+	return s.db.write(ctx, "finish attempt", func(ctx context.Context, q *writeTx) error {
 		n, err := q.CloseAttempt(ctx, closeParams)
 		if err != nil {
 			return err
 		}
 		if n == 0 {
-			return whyRefused(ctx, q, p.Fence, p.IntentID)
+			return whyRefused(ctx, q.Queries, p.Fence, p.IntentID)
 		}
-		n, err = q.ApplyDecision(ctx, decision)
+		stamp, err := q.Stamp(ctx)
+		if err != nil {
+			return err
+		}
+		applied := decision
+		applied.LastModifiedAt = stamp
+		n, err = q.ApplyDecision(ctx, applied)
 		if err != nil {
 			return err
 		}

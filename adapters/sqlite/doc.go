@@ -8,16 +8,18 @@
 //
 // Every time is stored as an INTEGER of Unix nanoseconds in UTC, so core
 // times (created_at, next_due_at, attempt start and finish) round-trip
-// exactly, to the nanosecond, and come back in UTC. Times the database sets
-// itself (last_modified_at and every lease time) come from SQLite's own clock
-// inside the statement, which has millisecond resolution; lease expiry and
-// fencing compare against that clock only, never the caller's.
+// exactly, to the nanosecond, and come back in UTC. Lease times come from
+// SQLite's own clock inside the statement (millisecond resolution), and
+// lease expiry and fencing compare against that clock only, never the
+// caller's.
 //
-// last_modified_at is made strictly increasing: each write stores the larger
-// of SQLite's now and the previous maximum plus one nanosecond. With one
-// writer at a time that orders changes by commit, so the refresh cursor
-// (last_modified_at, intent_id) can never skip a row committed after a page
-// was read, not even one committed in the same millisecond.
+// last_modified_at is made strictly increasing: the writer stamps each change
+// with the larger of its clock (to the millisecond, as SQLite reads it) and
+// the newest stamp plus one nanosecond, reading the newest stamp once per
+// write transaction, under BEGIN IMMEDIATE, which keeps every other writer
+// out, in this process or another. That orders changes by commit, so the
+// refresh cursor (last_modified_at, intent_id) can never skip a row committed
+// after a page was read, not even one committed in the same millisecond.
 //
 // # Layout and durability
 //

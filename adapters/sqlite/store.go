@@ -38,16 +38,18 @@ func (s *intentStore) CreateIntent(ctx context.Context, intent core.Intent) (por
 		NextDueAt:        nullNanos(intent.NextDueAt),
 	}
 	var res ports.CreateIntentResult
-	err = s.db.writeSingle(ctx, "create intent", func(ctx context.Context, q *sqlitedb.Queries) error {
-		inserted, err := q.InsertIntent(ctx, params)
+	err = s.db.writeSingle(ctx, "create intent", func(ctx context.Context, q *writeTx) error {
+		stamp, err := q.Stamp(ctx)
+		if err != nil {
+			return err
+		}
+		row := params
+		row.LastModifiedAt = stamp
+		inserted, err := q.InsertIntent(ctx, row)
 		if err != nil {
 			return err
 		}
 		if inserted == 1 {
-			lastModified, err := q.IntentModifiedAt(ctx, intent.IntentID)
-			if err != nil {
-				return err
-			}
 			// The creator sees what a later read returns: UTC times without
 			// a monotonic reading, no attempts yet.
 			created := intent
@@ -59,12 +61,12 @@ func (s *intentStore) CreateIntent(ctx context.Context, intent core.Intent) (por
 			created.Attempts = nil
 			created.FinalOutcome = nil
 			created.ExhaustedReason = ""
-			created.LastModifiedAt = fromNanos(lastModified)
+			created.LastModifiedAt = fromNanos(stamp)
 			res = ports.CreateIntentResult{Intent: created, Created: true}
 			return nil
 		}
 		// The intentId exists: this transaction sees the row that won.
-		existing, err := loadIntent(ctx, q, intent.IntentID)
+		existing, err := loadIntent(ctx, q.Queries, intent.IntentID)
 		if err != nil {
 			return err
 		}

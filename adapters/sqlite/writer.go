@@ -7,13 +7,42 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/submissionmanager/submission-manager/adapters/sqlite/internal/sqlitedb"
 )
 
 // writeFunc is one caller's write. It runs inside a transaction shared with
 // other callers' writes and must not keep anything from it but its result.
-type writeFunc func(ctx context.Context, q *sqlitedb.Queries) error
+type writeFunc func(ctx context.Context, tx *writeTx) error
+
+// writeTx is a write's view of its batch's transaction: the prepared
+// queries, and the stamps that order changes.
+type writeTx struct {
+	*sqlitedb.Queries
+	now  func() time.Time
+	last int64 // the newest stamp of the transaction, once known
+	read bool  // whether last was read from the database
+}
+
+// Stamp returns the last_modified_at of a row the write inserts or updates:
+// the writer's clock to the millisecond (as SQLite's own "now" reads it), or
+// one nanosecond past the newest stamp in the database or in this
+// transaction when that is later. The newest stamp is read once, inside the
+// transaction, which BEGIN IMMEDIATE keeps free of other writers, of this
+// process or another; so stamps increase strictly in commit order, which is
+// what the leader's refresh cursor relies on.
+func (t *writeTx) Stamp(ctx context.Context) (int64, error) {
+	if !t.read {
+		last, err := t.MaxModifiedAt(ctx)
+		if err != nil {
+			return 0, err
+		}
+		t.last, t.read = last, true
+	}
+	t.last = max(t.now().UnixMilli()*int64(time.Millisecond), t.last+1)
+	return t.last, nil
+}
 
 // writeKind says how a write may fail without failing the others of its
 // batch, which is what lets every write run without a savepoint.
@@ -73,6 +102,8 @@ type groupCommitter struct {
 	db       *sql.DB
 	log      *slog.Logger
 	maxBatch int
+	// now is the clock of the stamps (time.Now; tests set it).
+	now func() time.Time
 
 	ops     chan *writeOp
 	quit    chan struct{}
@@ -90,6 +121,7 @@ func newGroupCommitter(db *sql.DB, log *slog.Logger, maxBatch int) *groupCommitt
 		db:       db,
 		log:      log,
 		maxBatch: maxBatch,
+		now:      time.Now,
 		ops:      make(chan *writeOp, maxBatch),
 		quit:     make(chan struct{}),
 		stopped:  make(chan struct{}),
@@ -200,7 +232,7 @@ func (w *groupCommitter) commit(batch []*writeOp) {
 		w.fail(batch, fmt.Errorf("begin: %w", err))
 		return
 	}
-	qtx := q.WithTx(tx)
+	qtx := &writeTx{Queries: q.WithTx(tx), now: w.now}
 	alone := len(batch) == 1
 	for _, op := range batch {
 		if err := op.ctx.Err(); err != nil && op.state.CompareAndSwap(opQueued, opAbandoned) {
@@ -237,7 +269,7 @@ func (w *groupCommitter) commit(batch []*writeOp) {
 // rolled back in a one-statement write, leaves the transaction as it was;
 // any other error may have left part of the write in it (or rolled it back),
 // and runOne returns it so that the whole batch fails.
-func (w *groupCommitter) runOne(ctx context.Context, q *sqlitedb.Queries, op *writeOp) error {
+func (w *groupCommitter) runOne(ctx context.Context, q *writeTx, op *writeOp) error {
 	err := op.fn(ctx, q)
 	op.err = storeError(op.name, err)
 	if err == nil || isVerdict(err) || (op.kind == oneStatement && statementRolledBack(err)) {

@@ -26,19 +26,66 @@ func batchOf(ctx context.Context, ops ...*writeOp) []*writeOp {
 }
 
 func insertIntent(id string) writeFunc {
-	return func(ctx context.Context, q *sqlitedb.Queries) error {
-		_, err := q.InsertIntent(ctx, sqlitedb.InsertIntentParams{
+	return func(ctx context.Context, q *writeTx) error {
+		stamp, err := q.Stamp(ctx)
+		if err != nil {
+			return err
+		}
+		_, err = q.InsertIntent(ctx, sqlitedb.InsertIntentParams{
 			IntentID: id, SubmissionTarget: "t", Payload: []byte(`{}`), Contract: `{}`,
 			GatewayType: "sms", Mode: "batch", CreatedAt: 1, NextDueAt: nullNanos(testTime),
+			LastModifiedAt: stamp,
 		})
 		return err
+	}
+}
+
+// TestStampsIncreaseStrictlyInCommitOrder: within a batch every write gets
+// a later stamp than the one before, although the clock stands still; a
+// later batch continues after the newest stamp in the file even when the
+// clock has stepped back; and a clock ahead of every stamp is used as is,
+// to the millisecond.
+func TestStampsIncreaseStrictlyInCommitOrder(t *testing.T) {
+	db := openTestDB(t)
+	w := idle(db)
+	clock := time.Date(2026, 11, 22, 12, 0, 0, 123456789, time.UTC)
+	w.now = func() time.Time { return clock }
+	stampOf := func(id string) int64 {
+		t.Helper()
+		var v int64
+		if err := db.writeDB.QueryRow("SELECT last_modified_at FROM submission_intents WHERE intent_id = ?", id).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	ms := clock.Truncate(time.Millisecond).UnixNano()
+
+	w.commit(batchOf(context.Background(),
+		&writeOp{kind: oneStatement, fn: insertIntent("a")},
+		&writeOp{kind: oneStatement, fn: insertIntent("b")},
+		&writeOp{kind: oneStatement, fn: insertIntent("c")},
+	))
+	if a, b, c := stampOf("a"), stampOf("b"), stampOf("c"); a != ms || b != ms+1 || c != ms+2 {
+		t.Fatalf("stamps in one batch at a standing clock: %d %d %d, want %d %d %d", a, b, c, ms, ms+1, ms+2)
+	}
+
+	clock = clock.Add(-time.Hour) // stepped back
+	w.commit(batchOf(context.Background(), &writeOp{kind: oneStatement, fn: insertIntent("d")}))
+	if d := stampOf("d"); d != ms+3 {
+		t.Fatalf("stamp after the clock stepped back: %d, want %d", d, ms+3)
+	}
+
+	clock = clock.Add(2 * time.Hour)
+	w.commit(batchOf(context.Background(), &writeOp{kind: oneStatement, fn: insertIntent("e")}))
+	if e, want := stampOf("e"), clock.Truncate(time.Millisecond).UnixNano(); e != want {
+		t.Fatalf("stamp with the clock ahead: %d, want %d", e, want)
 	}
 }
 
 // idle returns a committer on db's writer connection whose batches the test
 // runs itself, by calling commit, so that it decides what shares a batch.
 func idle(db *DB) *groupCommitter {
-	return &groupCommitter{db: db.writeDB, log: discardLogger(), maxBatch: 16}
+	return &groupCommitter{db: db.writeDB, log: discardLogger(), maxBatch: 16, now: time.Now}
 }
 
 func exists(t *testing.T, db *DB, id string) bool {
@@ -61,11 +108,11 @@ func TestBatchIsolatesFailedWrites(t *testing.T) {
 	cancel()
 	batch := batchOf(context.Background(),
 		&writeOp{kind: oneStatement, fn: insertIntent("a")},
-		&writeOp{kind: verdictFirst, fn: func(ctx context.Context, q *sqlitedb.Queries) error {
+		&writeOp{kind: verdictFirst, fn: func(ctx context.Context, q *writeTx) error {
 			return core.ErrFenced // refused before writing
 		}},
 		&writeOp{kind: oneStatement, fn: insertInvalidIntent("c")},
-		&writeOp{kind: verdictFirst, fn: func(ctx context.Context, q *sqlitedb.Queries) error {
+		&writeOp{kind: verdictFirst, fn: func(ctx context.Context, q *writeTx) error {
 			if err := insertIntent("d")(ctx, q); err != nil {
 				return err
 			}
@@ -103,7 +150,7 @@ func TestBatchIsolatesFailedWrites(t *testing.T) {
 
 // insertInvalidIntent writes a row the schema's CHECK refuses.
 func insertInvalidIntent(id string) writeFunc {
-	return func(ctx context.Context, q *sqlitedb.Queries) error {
+	return func(ctx context.Context, q *writeTx) error {
 		_, err := q.InsertIntent(ctx, sqlitedb.InsertIntentParams{
 			IntentID: id, Contract: "not json", NextDueAt: nullNanos(testTime), // CHECK (json_valid(contract))
 		})
@@ -120,7 +167,7 @@ func TestWriteFailingAfterItsFirstChangeFailsTheBatch(t *testing.T) {
 	w := idle(db)
 	batch := batchOf(context.Background(),
 		&writeOp{kind: oneStatement, fn: insertIntent("a")},
-		&writeOp{kind: verdictFirst, fn: func(ctx context.Context, q *sqlitedb.Queries) error {
+		&writeOp{kind: verdictFirst, fn: func(ctx context.Context, q *writeTx) error {
 			if err := insertIntent("b")(ctx, q); err != nil {
 				return err
 			}
@@ -150,7 +197,7 @@ func TestBatchFailsWhole(t *testing.T) {
 	batch := batchOf(context.Background(),
 		&writeOp{kind: oneStatement, fn: insertIntent("a")},
 		&writeOp{kind: verdictFirst, fn: insertIntent("b")},
-		&writeOp{kind: oneStatement, fn: func(ctx context.Context, q *sqlitedb.Queries) error {
+		&writeOp{kind: oneStatement, fn: func(ctx context.Context, q *writeTx) error {
 			if err := insertIntent("c")(ctx, q); err != nil {
 				return err
 			}
@@ -324,7 +371,7 @@ func TestAbandonedWriteNeverRuns(t *testing.T) {
 	ran := false
 	errc := make(chan error, 1)
 	go func() {
-		errc <- w.do(ctx, "abandoned", oneStatement, func(ctx context.Context, q *sqlitedb.Queries) error {
+		errc <- w.do(ctx, "abandoned", oneStatement, func(ctx context.Context, q *writeTx) error {
 			ran = true
 			return insertIntent("x")(ctx, q)
 		})
@@ -352,7 +399,7 @@ func TestCallerOfARunningWriteWaitsForItsAnswer(t *testing.T) {
 	started := make(chan struct{})
 	errc := make(chan error, 1)
 	go func() {
-		errc <- w.do(ctx, "running", oneStatement, func(c context.Context, q *sqlitedb.Queries) error {
+		errc <- w.do(ctx, "running", oneStatement, func(c context.Context, q *writeTx) error {
 			close(started)
 			<-ctx.Done() // the caller gives up while the write runs
 			return insertIntent("y")(c, q)
@@ -379,7 +426,7 @@ func TestStoreUnavailableFromASingleWriteFailsTheBatch(t *testing.T) {
 	w := idle(db)
 	batch := batchOf(context.Background(),
 		&writeOp{kind: oneStatement, fn: insertIntent("a")},
-		&writeOp{kind: oneStatement, fn: func(context.Context, *sqlitedb.Queries) error {
+		&writeOp{kind: oneStatement, fn: func(context.Context, *writeTx) error {
 			return storeError("simulated", errors.New("disk I/O error"))
 		}},
 		&writeOp{kind: oneStatement, fn: insertIntent("c")},

@@ -11,8 +11,7 @@
 -- succeed, so it also requires that no row of that attempt exists.
 UPDATE submission_intents
 SET attempt_count = attempt_count + 1,
-    last_modified_at = MAX(CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000000,
-        COALESCE((SELECT MAX(i.last_modified_at) FROM submission_intents AS i), 0) + 1)
+    last_modified_at = sqlc.arg(last_modified_at)
 WHERE submission_intents.intent_id = sqlc.arg(intent_id)
   AND submission_intents.status = 'pending'
   AND submission_intents.attempt_count = CAST(sqlc.arg(attempt_number) AS INTEGER) - 1
@@ -64,8 +63,7 @@ SET status = sqlc.arg(status),
     final_outcome_reason = sqlc.arg(final_outcome_reason),
     final_message_id = sqlc.arg(final_message_id),
     exhausted_reason = sqlc.arg(exhausted_reason),
-    last_modified_at = MAX(CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000000,
-        COALESCE((SELECT MAX(i.last_modified_at) FROM submission_intents AS i), 0) + 1)
+    last_modified_at = sqlc.arg(last_modified_at)
 WHERE submission_intents.intent_id = sqlc.arg(intent_id)
   AND submission_intents.status = 'pending'
   AND submission_intents.attempt_count = sqlc.arg(attempt_number);

@@ -3,30 +3,33 @@
 -- Times are INTEGER Unix nanoseconds (UTC). The database's own "now" is
 --   CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000000
 -- (SQLite's clock, millisecond resolution, constant within one statement).
--- last_modified_at is set on every insert and update to
+-- last_modified_at is set on every insert and update to a stamp the store's
+-- single writer hands out inside its write transaction:
 --   MAX(now, MAX(last_modified_at over all intents) + 1)
--- so it is strictly increasing in commit order: a refresh cursor that has
--- seen (t, id) can never miss a row committed later, even one written in the
+-- (MaxModifiedAt, read once per transaction under BEGIN IMMEDIATE, which
+-- excludes every other writer, of this process or another), so it is
+-- strictly increasing in commit order: a refresh cursor that has seen
+-- (t, id) can never miss a row committed later, even one written in the
 -- same millisecond, and a wall clock stepping back cannot reorder changes.
 
 -- name: InsertIntent :execrows
 -- A duplicate intent_id inserts nothing (zero rows): the primary key decides
 -- create-or-get, never a read before the write. No RETURNING: SQLite runs it
--- as a trigger, which costs a statement journal on every insert; the writer
--- reads the stamp back with IntentModifiedAt instead.
+-- as a trigger, which costs a statement journal on every insert; the caller
+-- knows the stamp it passed.
 INSERT INTO submission_intents (
     intent_id, submission_target, payload, contract, gateway_type, mode,
     status, created_at, next_due_at, attempt_count, last_modified_at
 ) VALUES (
     sqlc.arg(intent_id), sqlc.arg(submission_target), sqlc.arg(payload), sqlc.arg(contract),
     sqlc.arg(gateway_type), sqlc.arg(mode), 'pending', sqlc.arg(created_at), sqlc.arg(next_due_at), 0,
-    MAX(CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000000,
-        COALESCE((SELECT MAX(i.last_modified_at) FROM submission_intents AS i), 0) + 1)
+    sqlc.arg(last_modified_at)
 )
 ON CONFLICT (intent_id) DO NOTHING;
 
--- name: IntentModifiedAt :one
-SELECT last_modified_at FROM submission_intents WHERE intent_id = sqlc.arg(intent_id);
+-- name: MaxModifiedAt :one
+-- The newest stamp, from the end of the refresh-cursor index.
+SELECT CAST(COALESCE(MAX(last_modified_at), 0) AS INTEGER) AS max_modified_at FROM submission_intents;
 
 -- name: GetIntent :one
 SELECT * FROM submission_intents WHERE intent_id = sqlc.arg(intent_id);

@@ -18,11 +18,10 @@ SET status = ?1,
     final_outcome_reason = ?4,
     final_message_id = ?5,
     exhausted_reason = ?6,
-    last_modified_at = MAX(CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000000,
-        COALESCE((SELECT MAX(i.last_modified_at) FROM submission_intents AS i), 0) + 1)
-WHERE submission_intents.intent_id = ?7
+    last_modified_at = ?7
+WHERE submission_intents.intent_id = ?8
   AND submission_intents.status = 'pending'
-  AND submission_intents.attempt_count = ?8
+  AND submission_intents.attempt_count = ?9
 `
 
 type ApplyDecisionParams struct {
@@ -32,6 +31,7 @@ type ApplyDecisionParams struct {
 	FinalOutcomeReason sql.NullString
 	FinalMessageID     sql.NullString
 	ExhaustedReason    sql.NullString
+	LastModifiedAt     int64
 	IntentID           string
 	AttemptNumber      int64
 }
@@ -47,6 +47,7 @@ func (q *Queries) ApplyDecision(ctx context.Context, arg ApplyDecisionParams) (i
 		arg.FinalOutcomeReason,
 		arg.FinalMessageID,
 		arg.ExhaustedReason,
+		arg.LastModifiedAt,
 		arg.IntentID,
 		arg.AttemptNumber,
 	)
@@ -174,27 +175,27 @@ const ReserveAttempt = `-- name: ReserveAttempt :execrows
 
 UPDATE submission_intents
 SET attempt_count = attempt_count + 1,
-    last_modified_at = MAX(CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000000,
-        COALESCE((SELECT MAX(i.last_modified_at) FROM submission_intents AS i), 0) + 1)
-WHERE submission_intents.intent_id = ?1
+    last_modified_at = ?1
+WHERE submission_intents.intent_id = ?2
   AND submission_intents.status = 'pending'
-  AND submission_intents.attempt_count = CAST(?2 AS INTEGER) - 1
+  AND submission_intents.attempt_count = CAST(?3 AS INTEGER) - 1
   AND NOT EXISTS (
     SELECT 1 FROM submission_attempts AS a
-    WHERE a.intent_id = submission_intents.intent_id AND a.attempt_number = ?2)
+    WHERE a.intent_id = submission_intents.intent_id AND a.attempt_number = ?3)
   AND EXISTS (
     SELECT 1 FROM submission_manager_leases AS l
-    WHERE l.lease_name = ?3 AND l.holder_id = ?4
-      AND l.lease_epoch = ?5
+    WHERE l.lease_name = ?4 AND l.holder_id = ?5
+      AND l.lease_epoch = ?6
       AND l.expires_at > CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000000)
 `
 
 type ReserveAttemptParams struct {
-	IntentID      string
-	AttemptNumber int64
-	LeaseName     string
-	HolderID      string
-	LeaseEpoch    int64
+	LastModifiedAt int64
+	IntentID       string
+	AttemptNumber  int64
+	LeaseName      string
+	HolderID       string
+	LeaseEpoch     int64
 }
 
 // Fenced execution writes of the embedded SQLite store. Each write carries the
@@ -208,6 +209,7 @@ type ReserveAttemptParams struct {
 // succeed, so it also requires that no row of that attempt exists.
 func (q *Queries) ReserveAttempt(ctx context.Context, arg ReserveAttemptParams) (int64, error) {
 	result, err := q.exec(ctx, q.reserveAttemptStmt, ReserveAttempt,
+		arg.LastModifiedAt,
 		arg.IntentID,
 		arg.AttemptNumber,
 		arg.LeaseName,

@@ -48,9 +48,6 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.intentExistsStmt, err = db.PrepareContext(ctx, IntentExists); err != nil {
 		return nil, fmt.Errorf("error preparing query IntentExists: %w", err)
 	}
-	if q.intentModifiedAtStmt, err = db.PrepareContext(ctx, IntentModifiedAt); err != nil {
-		return nil, fmt.Errorf("error preparing query IntentModifiedAt: %w", err)
-	}
 	if q.latestChangeStmt, err = db.PrepareContext(ctx, LatestChange); err != nil {
 		return nil, fmt.Errorf("error preparing query LatestChange: %w", err)
 	}
@@ -77,6 +74,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.listPendingStmt, err = db.PrepareContext(ctx, ListPending); err != nil {
 		return nil, fmt.Errorf("error preparing query ListPending: %w", err)
+	}
+	if q.maxModifiedAtStmt, err = db.PrepareContext(ctx, MaxModifiedAt); err != nil {
+		return nil, fmt.Errorf("error preparing query MaxModifiedAt: %w", err)
 	}
 	if q.readLeaseStmt, err = db.PrepareContext(ctx, ReadLease); err != nil {
 		return nil, fmt.Errorf("error preparing query ReadLease: %w", err)
@@ -135,11 +135,6 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing intentExistsStmt: %w", cerr)
 		}
 	}
-	if q.intentModifiedAtStmt != nil {
-		if cerr := q.intentModifiedAtStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing intentModifiedAtStmt: %w", cerr)
-		}
-	}
 	if q.latestChangeStmt != nil {
 		if cerr := q.latestChangeStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing latestChangeStmt: %w", cerr)
@@ -183,6 +178,11 @@ func (q *Queries) Close() error {
 	if q.listPendingStmt != nil {
 		if cerr := q.listPendingStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listPendingStmt: %w", cerr)
+		}
+	}
+	if q.maxModifiedAtStmt != nil {
+		if cerr := q.maxModifiedAtStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing maxModifiedAtStmt: %w", cerr)
 		}
 	}
 	if q.readLeaseStmt != nil {
@@ -252,7 +252,6 @@ type Queries struct {
 	insertAttemptStmt                *sql.Stmt
 	insertIntentStmt                 *sql.Stmt
 	intentExistsStmt                 *sql.Stmt
-	intentModifiedAtStmt             *sql.Stmt
 	latestChangeStmt                 *sql.Stmt
 	listAttemptsStmt                 *sql.Stmt
 	listAttemptsOfStmt               *sql.Stmt
@@ -262,6 +261,7 @@ type Queries struct {
 	listIntentsByStatusAndTargetStmt *sql.Stmt
 	listIntentsByTargetStmt          *sql.Stmt
 	listPendingStmt                  *sql.Stmt
+	maxModifiedAtStmt                *sql.Stmt
 	readLeaseStmt                    *sql.Stmt
 	releaseLeaseStmt                 *sql.Stmt
 	renewLeaseStmt                   *sql.Stmt
@@ -280,7 +280,6 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		insertAttemptStmt:                q.insertAttemptStmt,
 		insertIntentStmt:                 q.insertIntentStmt,
 		intentExistsStmt:                 q.intentExistsStmt,
-		intentModifiedAtStmt:             q.intentModifiedAtStmt,
 		latestChangeStmt:                 q.latestChangeStmt,
 		listAttemptsStmt:                 q.listAttemptsStmt,
 		listAttemptsOfStmt:               q.listAttemptsOfStmt,
@@ -290,6 +289,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listIntentsByStatusAndTargetStmt: q.listIntentsByStatusAndTargetStmt,
 		listIntentsByTargetStmt:          q.listIntentsByTargetStmt,
 		listPendingStmt:                  q.listPendingStmt,
+		maxModifiedAtStmt:                q.maxModifiedAtStmt,
 		readLeaseStmt:                    q.readLeaseStmt,
 		releaseLeaseStmt:                 q.releaseLeaseStmt,
 		renewLeaseStmt:                   q.renewLeaseStmt,

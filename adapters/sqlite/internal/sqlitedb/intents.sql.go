@@ -46,8 +46,7 @@ INSERT INTO submission_intents (
 ) VALUES (
     ?1, ?2, ?3, ?4,
     ?5, ?6, 'pending', ?7, ?8, 0,
-    MAX(CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000000,
-        COALESCE((SELECT MAX(i.last_modified_at) FROM submission_intents AS i), 0) + 1)
+    ?9
 )
 ON CONFLICT (intent_id) DO NOTHING
 `
@@ -61,6 +60,7 @@ type InsertIntentParams struct {
 	Mode             string
 	CreatedAt        int64
 	NextDueAt        sql.NullInt64
+	LastModifiedAt   int64
 }
 
 // Intent queries of the embedded SQLite store.
@@ -70,17 +70,20 @@ type InsertIntentParams struct {
 //	CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000000
 //
 // (SQLite's clock, millisecond resolution, constant within one statement).
-// last_modified_at is set on every insert and update to
+// last_modified_at is set on every insert and update to a stamp the store's
+// single writer hands out inside its write transaction:
 //
 //	MAX(now, MAX(last_modified_at over all intents) + 1)
 //
-// so it is strictly increasing in commit order: a refresh cursor that has
-// seen (t, id) can never miss a row committed later, even one written in the
+// (MaxModifiedAt, read once per transaction under BEGIN IMMEDIATE, which
+// excludes every other writer, of this process or another), so it is
+// strictly increasing in commit order: a refresh cursor that has seen
+// (t, id) can never miss a row committed later, even one written in the
 // same millisecond, and a wall clock stepping back cannot reorder changes.
 // A duplicate intent_id inserts nothing (zero rows): the primary key decides
 // create-or-get, never a read before the write. No RETURNING: SQLite runs it
-// as a trigger, which costs a statement journal on every insert; the writer
-// reads the stamp back with IntentModifiedAt instead.
+// as a trigger, which costs a statement journal on every insert; the caller
+// knows the stamp it passed.
 func (q *Queries) InsertIntent(ctx context.Context, arg InsertIntentParams) (int64, error) {
 	result, err := q.exec(ctx, q.insertIntentStmt, InsertIntent,
 		arg.IntentID,
@@ -91,22 +94,12 @@ func (q *Queries) InsertIntent(ctx context.Context, arg InsertIntentParams) (int
 		arg.Mode,
 		arg.CreatedAt,
 		arg.NextDueAt,
+		arg.LastModifiedAt,
 	)
 	if err != nil {
 		return 0, err
 	}
 	return result.RowsAffected()
-}
-
-const IntentModifiedAt = `-- name: IntentModifiedAt :one
-SELECT last_modified_at FROM submission_intents WHERE intent_id = ?1
-`
-
-func (q *Queries) IntentModifiedAt(ctx context.Context, intentID string) (int64, error) {
-	row := q.queryRow(ctx, q.intentModifiedAtStmt, IntentModifiedAt, intentID)
-	var last_modified_at int64
-	err := row.Scan(&last_modified_at)
-	return last_modified_at, err
 }
 
 const LatestChange = `-- name: LatestChange :one
@@ -550,4 +543,16 @@ func (q *Queries) ListPending(ctx context.Context, arg ListPendingParams) ([]Lis
 		return nil, err
 	}
 	return items, nil
+}
+
+const MaxModifiedAt = `-- name: MaxModifiedAt :one
+SELECT CAST(COALESCE(MAX(last_modified_at), 0) AS INTEGER) AS max_modified_at FROM submission_intents
+`
+
+// The newest stamp, from the end of the refresh-cursor index.
+func (q *Queries) MaxModifiedAt(ctx context.Context) (int64, error) {
+	row := q.queryRow(ctx, q.maxModifiedAtStmt, MaxModifiedAt)
+	var max_modified_at int64
+	err := row.Scan(&max_modified_at)
+	return max_modified_at, err
 }
