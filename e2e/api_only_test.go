@@ -11,7 +11,7 @@ import (
 	"github.com/submissionmanager/submission-manager/api/client"
 )
 
-// TestAPIOnlyInstanceTakesIntentsButNeverLeads checks `serve --lead=false`:
+// TestAPIOnlyInstanceTakesIntentsButNeverLeads checks `serve --api-only`:
 // the instance accepts intents durably and reports itself a follower, but it
 // never takes the lease, so nothing is sent until a leading instance on the
 // same database starts, which then executes what the API-only one took.
@@ -21,7 +21,7 @@ func TestAPIOnlyInstanceTakesIntentsButNeverLeads(t *testing.T) {
 	registry := filepath.Join(dir, "targets.json")
 	writeRegistry(t, registry, standardTargets(sim))
 	cfg := testConfig(dir, registry)
-	cfg.Lead = false
+	cfg.APIOnly = true
 	cfg.HolderID = "api-only"
 	apiOnly := startService(t, cfg)
 
@@ -30,7 +30,7 @@ func TestAPIOnlyInstanceTakesIntentsButNeverLeads(t *testing.T) {
 	// interval and sent the intent at once; give it twenty.
 	window := time.Now().Add(20 * cfg.AcquireInterval)
 	for time.Now().Before(window) {
-		if got := readyz(t, apiOnly.api); got != "mode=follower holder_id=api-only" {
+		if got := readyz(t, apiOnly.api); got != "mode=follower holder_id=api-only api_only=true" {
 			t.Fatalf("/readyz of an API-only instance: %q", got)
 		}
 		if in := getIntent(t, apiOnly.api, "api-only-1"); in.Status != client.IntentStatusPending || len(in.Attempts) != 0 {
@@ -43,13 +43,13 @@ func TestAPIOnlyInstanceTakesIntentsButNeverLeads(t *testing.T) {
 	}
 
 	leaderCfg := cfg
-	leaderCfg.Lead = true
+	leaderCfg.APIOnly = false
 	leaderCfg.HolderID = "leader"
 	leader := startService(t, leaderCfg)
 	if in := waitTerminal(t, leader.api, "api-only-1"); in.Status != client.IntentStatusAccepted || len(in.Attempts) != 1 {
 		t.Fatalf("the leader did not execute what the API-only instance took: %+v", in)
 	}
-	if got := readyz(t, apiOnly.api); !strings.HasPrefix(got, "mode=follower holder_id=api-only") {
+	if got := readyz(t, apiOnly.api); !strings.HasPrefix(got, "mode=follower holder_id=api-only") || !strings.HasSuffix(got, " api_only=true") {
 		t.Fatalf("/readyz of the API-only instance beside a leader: %q", got)
 	}
 }

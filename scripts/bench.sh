@@ -6,14 +6,14 @@
 #
 # Knobs (environment): BENCHTIME (Go benchmarks, default 1s), INTAKE_COUNT
 # (default 100000), EXEC_RATE (default 4000 intents/s, the target), OVER_RATE
-# (default 5000 intents/s, offered above it), EXEC_SECONDS (default 20), BASE_PORT (default 18000; uses BASE_PORT..BASE_PORT+3).
+# (default 6000 intents/s, offered above it), EXEC_SECONDS (default 20), BASE_PORT (default 18000; uses BASE_PORT..BASE_PORT+3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 BENCHTIME=${BENCHTIME:-1s}
 INTAKE_COUNT=${INTAKE_COUNT:-100000}
 EXEC_RATE=${EXEC_RATE:-4000}
-OVER_RATE=${OVER_RATE:-5000}
+OVER_RATE=${OVER_RATE:-6000}
 EXEC_SECONDS=${EXEC_SECONDS:-20}
 BASE_PORT=${BASE_PORT:-18000}
 API_PORT=$BASE_PORT SMS_PORT=$((BASE_PORT + 1)) PUSH_PORT=$((BASE_PORT + 2)) API2_PORT=$((BASE_PORT + 3))
@@ -85,7 +85,7 @@ fresh_service() {
 	pids+=($leader_pid)
 }
 
-# Durable intake alone: an API-only instance (--lead=false) takes the
+# Durable intake alone: an API-only instance (--api-only) takes the
 # intents and executes none, so the figure is what the API and the store
 # accept, as River's insert benchmarks measure an insert-only client.
 intake_cmd="loadgen --url http://127.0.0.1:$API_PORT --count $INTAKE_COUNT --concurrency 64 --wait=false"
@@ -93,8 +93,8 @@ intake_cmd="loadgen --url http://127.0.0.1:$API_PORT --count $INTAKE_COUNT --con
 # with the median throughput (and that run's latency) and lists all three,
 # because one run on a shared VM moves with its neighbours.
 for n in 1 2 3; do
-	log "submission-manager serve --lead=false ...; $intake_cmd (run $n of 3)"
-	fresh_service --lead=false
+	log "submission-manager serve --api-only ...; $intake_cmd (run $n of 3)"
+	fresh_service --api-only
 	wait_ready "http://127.0.0.1:$API_PORT" "mode=follower"
 	"$bin"/loadgen --url "http://127.0.0.1:$API_PORT" --count "$INTAKE_COUNT" --concurrency 64 --wait=false --run-id "intake$n" >"$work/intake$n.md"
 	cat "$work/intake$n.md" >&2
@@ -210,7 +210,7 @@ cp "$work/intake$median_intake.md" "$work/intake.md"
 	echo
 	echo "### Durable intake at 64 concurrent clients, as fast as they go"
 	echo
-	echo "An API-only instance (\`serve --lead=false\`, otherwise the flags above): it stores every intent"
+	echo "An API-only instance (\`serve --api-only\`, otherwise the flags above): it stores every intent"
 	echo "durably (one fsync per group commit, synchronous=FULL) and executes none, so the figure is the"
 	echo "API and the store alone, like an insert benchmark of River's insert-only client."
 	echo

@@ -22,6 +22,7 @@ type handlers struct {
 	service    ports.IntentService
 	leadership ports.LeadershipReporter
 	holderID   string
+	apiOnly    bool
 }
 
 var _ apigen.StrictServerInterface = (*handlers)(nil)
@@ -120,13 +121,14 @@ func (h *handlers) Healthz(context.Context, apigen.HealthzRequestObject) (apigen
 // Readyz names this instance's role for operators. Leaders and followers
 // both answer 200 so that followers stay in HTTP rotation.
 func (h *handlers) Readyz(context.Context, apigen.ReadyzRequestObject) (apigen.ReadyzResponseObject, error) {
-	return apigen.Readyz200TextResponse(readiness(h.holderID, h.leadership)), nil
+	return apigen.Readyz200TextResponse(readiness(h.holderID, h.leadership, h.apiOnly)), nil
 }
 
 // readiness formats the role line of the lease spec, for example
 // "mode=leader holder_id=sm-01 lease_epoch=3 lease_expires_at=2026-02-02T12:00:10Z".
-// A follower names itself and, when known, the leader it last saw.
-func readiness(holderID string, r ports.LeadershipReporter) string {
+// A follower names itself and, when known, the leader it last saw; an
+// API-only instance, which never leads, adds api_only=true.
+func readiness(holderID string, r ports.LeadershipReporter, apiOnly bool) string {
 	var (
 		lease  core.Lease
 		leader bool
@@ -142,6 +144,9 @@ func readiness(holderID string, r ports.LeadershipReporter) string {
 	if lease.HolderID != "" && lease.HolderID != holderID {
 		line += fmt.Sprintf(" leader_holder_id=%s lease_expires_at=%s",
 			lease.HolderID, lease.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	if apiOnly {
+		line += " api_only=true"
 	}
 	return line
 }

@@ -34,12 +34,15 @@ func TestReadinessLines(t *testing.T) {
 			"mode=follower holder_id=sm-02"},
 	}
 	for _, tc := range cases {
-		if got := readiness("sm-02", tc.r); got != tc.want {
+		if got := readiness("sm-02", tc.r, false); got != tc.want {
 			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
 		}
 	}
-	if got := readiness("sm-02", nil); got != "mode=follower holder_id=sm-02" {
+	if got := readiness("sm-02", nil, false); got != "mode=follower holder_id=sm-02" {
 		t.Errorf("without a reporter: got %q", got)
+	}
+	if got := readiness("sm-03", nil, true); got != "mode=follower holder_id=sm-03 api_only=true" {
+		t.Errorf("API-only instance: got %q", got)
 	}
 }
 

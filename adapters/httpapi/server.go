@@ -28,6 +28,9 @@ type Config struct {
 	Leadership ports.LeadershipReporter
 	// HolderID names this instance in /readyz.
 	HolderID string
+	// APIOnly says this instance never competes for the lease; /readyz
+	// then says so, so that monitoring does not count it as a standby.
+	APIOnly bool
 	// APIKeys, when not empty, are the bearer tokens /v1 accepts.
 	APIKeys []string
 	// MaxPayloadBytes is the service's payload limit. The service refuses a
@@ -72,6 +75,7 @@ func New(cfg Config) (*Server, error) {
 		service:    cfg.Service,
 		leadership: cfg.Leadership,
 		holderID:   cfg.HolderID,
+		apiOnly:    cfg.APIOnly,
 	}, nil, apigen.StrictHTTPServerOptions{
 		RequestErrorHandlerFunc:  onError,
 		ResponseErrorHandlerFunc: onError,

@@ -140,6 +140,7 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 		Service:         service,
 		Leadership:      elector,
 		HolderID:        s.holderID,
+		APIOnly:         cfg.APIOnly,
 		APIKeys:         cfg.APIKeys,
 		MaxPayloadBytes: cfg.MaxPayloadBytes,
 		Logger:          log,
@@ -169,7 +170,7 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 
 	leadCtx, stopLead := context.WithCancel(context.WithoutCancel(ctx))
 	s.stopLead = stopLead
-	if cfg.Lead {
+	if !cfg.APIOnly {
 		go func() {
 			defer close(s.leadDone)
 			if err := elector.Run(leadCtx, executor.Lead); err != nil {
@@ -182,7 +183,7 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 	}
 	log.Info("submission-manager serving", "url", s.url, "holder_id", s.holderID,
 		"database", dbSpec.String(), "registry", cfg.Registry, "targets", registry.Len(),
-		"lead", cfg.Lead, "api_keys", len(cfg.APIKeys) > 0, "pprof", cfg.Pprof)
+		"api_only", cfg.APIOnly, "api_keys", len(cfg.APIKeys) > 0, "pprof", cfg.Pprof)
 	return s, nil
 }
 

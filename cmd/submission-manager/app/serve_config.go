@@ -42,11 +42,12 @@ type ServeConfig struct {
 	RetryDelay time.Duration
 	// MaxInFlight bounds concurrent gateway calls of the leader.
 	MaxInFlight int
-	// Lead lets this instance compete for the leader lease. An instance
-	// with Lead false serves the API only (an insert-only client, in
-	// River's terms): it scales intake apart from execution and can never
-	// become the leader, for example while its host is being drained.
-	Lead bool
+	// APIOnly keeps this instance out of the leader election: it serves
+	// the API only (an insert-only client, in River's terms), to scale
+	// intake apart from execution or to keep a host from leading while it
+	// is drained. The zero value competes for the lease, as every instance
+	// should unless told otherwise.
+	APIOnly bool
 	// LeaseDuration, RenewInterval and AcquireInterval time the leader lease.
 	LeaseDuration, RenewInterval, AcquireInterval time.Duration
 	// ScheduleRefreshInterval is how often the leader reads intents other
@@ -79,7 +80,6 @@ func DefaultServeConfig() ServeConfig {
 		Listen:                  DefaultListen,
 		RetryDelay:              core.DefaultRetryDelay,
 		MaxInFlight:             engine.DefaultMaxInFlight,
-		Lead:                    true,
 		LeaseDuration:           leader.DefaultLeaseDuration,
 		RenewInterval:           leader.DefaultRenewInterval,
 		AcquireInterval:         leader.DefaultAcquireInterval,
@@ -103,7 +103,7 @@ func parseServeConfig(args []string, env LookupEnv, stderr io.Writer) (ServeConf
 	fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "HTTP listen address")
 	fs.DurationVar(&cfg.RetryDelay, "retry-delay", cfg.RetryDelay, "wait between attempts of one intent")
 	fs.IntVar(&cfg.MaxInFlight, "max-in-flight", cfg.MaxInFlight, "concurrent gateway calls of the leader")
-	fs.BoolVar(&cfg.Lead, "lead", cfg.Lead, "compete for the leader lease and execute attempts while holding it; false serves the API only")
+	fs.BoolVar(&cfg.APIOnly, "api-only", cfg.APIOnly, "serve the API only: never compete for the leader lease, never execute attempts")
 	fs.DurationVar(&cfg.LeaseDuration, "lease-duration", cfg.LeaseDuration, "how long an acquired or renewed leader lease lasts")
 	fs.DurationVar(&cfg.RenewInterval, "renew-interval", cfg.RenewInterval, "how often the leader renews its lease (below --lease-duration)")
 	fs.DurationVar(&cfg.AcquireInterval, "acquire-interval", cfg.AcquireInterval, "how often a follower tries to take the lease")

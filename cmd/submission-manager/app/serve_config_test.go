@@ -30,7 +30,7 @@ func TestServeDefaultsNeedNoConfiguration(t *testing.T) {
 	}
 	if cfg.Database != "sqlite:data/submission-manager.db" || cfg.Registry != "config/submission_targets.json" ||
 		cfg.Listen != "127.0.0.1:8000" || cfg.Migrate || cfg.Pprof || len(cfg.APIKeys) != 0 ||
-		cfg.MaxPayloadBytes != 256<<10 || cfg.RetryDelay != 5*time.Second || !cfg.Lead {
+		cfg.MaxPayloadBytes != 256<<10 || cfg.RetryDelay != 5*time.Second || cfg.APIOnly {
 		t.Fatalf("defaults drifted from the documented ones: %+v", cfg)
 	}
 }
@@ -46,7 +46,7 @@ func TestServeFlagsAndEnvironment(t *testing.T) {
 		"SUBMISSION_LOG_LEVEL":                 "debug",
 		"SUBMISSION_PPROF":                     "true",
 		"SUBMISSION_LISTEN":                    "127.0.0.1:9000",
-		"SUBMISSION_LEAD":                      "false",
+		"SUBMISSION_API_ONLY":                  "true",
 	})
 	cfg, err := parseServeConfig([]string{"--listen", "127.0.0.1:0", "--holder-id=sm-01", "--migrate",
 		"--lease-duration", "3s", "--renew-interval", "1s", "--acquire-interval", "2s",
@@ -59,7 +59,7 @@ func TestServeFlagsAndEnvironment(t *testing.T) {
 	want.RetryDelay = 50 * time.Millisecond
 	want.APIKeys = []string{"k1", "k2"}
 	want.MaxInFlight = 7
-	want.Lead = false
+	want.APIOnly = true
 	want.ScheduleRefreshInterval = 250 * time.Millisecond
 	want.LogFormat = "json"
 	want.LogLevel = slog.LevelDebug
