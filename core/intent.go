@@ -89,7 +89,8 @@ type Intent struct {
 	FinalOutcome *Outcome
 	// ExhaustedReason is set only for exhausted intents.
 	ExhaustedReason ExhaustedReason
-	// LastModifiedAt is the store's change marker (database time); it is
+	// LastModifiedAt is the store's change marker, strictly increasing in
+	// commit order (the database's or the store's writer's clock); it is
 	// informational for the core and drives the leader's refresh cursor.
 	LastModifiedAt time.Time
 }

@@ -100,12 +100,12 @@ func TestTimesRoundTripNanoseconds(t *testing.T) {
 		}
 	}
 	if got.LastModifiedAt.Location() != time.UTC || got.LastModifiedAt.IsZero() {
-		t.Errorf("last_modified_at %v, want a UTC database time", got.LastModifiedAt)
+		t.Errorf("last_modified_at %v, want a UTC change stamp", got.LastModifiedAt)
 	}
 }
 
 // TestLastModifiedStrictlyIncreasing: concurrent writes, many within one
-// millisecond of SQLite's clock, still get distinct change times in commit
+// millisecond of the writer's clock, still get distinct change times in commit
 // order, so the refresh cursor cannot skip one committed later.
 func TestLastModifiedStrictlyIncreasing(t *testing.T) {
 	db := openTestDB(t)

@@ -138,7 +138,10 @@ func whyRefused(ctx context.Context, q *sqlitedb.Queries, f core.Fence, intentID
 }
 
 // checkDecision refuses a decision whose fields contradict its status, which
-// the schema's CHECK constraints would refuse less legibly.
+// the schema's CHECK constraints would refuse less legibly. It must cover
+// every CHECK that ApplyDecision can meet: ApplyDecision runs after
+// CloseAttempt changed the attempt, so a CHECK failing there would fail the
+// whole write batch, every other caller's write with it.
 func checkDecision(d core.Decision) error {
 	switch d.Status {
 	case core.StatusPending:

@@ -96,7 +96,8 @@ func (db *DB) write(ctx context.Context, op string, fn writeFunc) error {
 }
 
 // writeSingle is write for an fn that writes with one statement and refuses
-// only before it: a constraint SQLite refused it for fails just fn.
+// only when that statement changed nothing: a constraint SQLite refused it
+// for fails just fn.
 func (db *DB) writeSingle(ctx context.Context, op string, fn writeFunc) error {
 	return db.writer.do(ctx, op, oneStatement, fn)
 }

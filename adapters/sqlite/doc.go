@@ -29,11 +29,10 @@
 // group-commit goroutine: operations submitted concurrently are gathered into
 // one BEGIN IMMEDIATE transaction, and every caller is answered with its own
 // result only after the commit. No operation needs a SAVEPOINT (which copies
-// every page it touches to a sub-journal): each decides its refusals (a
-// fenced write, an intent that moved on, a duplicate intentId) in its first
-// writing statement, whose WHERE carries every condition the rest of the
-// operation needs, so a refused operation has written nothing and the batch
-// goes on; an error after an operation's first change fails the whole batch,
+// every page it touches to a sub-journal): each refuses (a fenced write, an
+// intent that moved on, an idempotency conflict) only while it has changed
+// nothing, its first writing statement carrying in its WHERE every condition
+// the rest of the operation needs, so the batch goes on; an error after an operation's first change fails the whole batch,
 // and nothing of it commits. For the same reason the per-intent writes do
 // not use RETURNING, which SQLite runs as a trigger under a statement
 // journal (the lease's, a few per second, do). One fsync covers a whole

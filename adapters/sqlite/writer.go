@@ -50,9 +50,11 @@ type writeKind uint8
 
 const (
 	// oneStatement writes with at most one statement and returns a verdict
-	// (a core error about the request) only before that statement. SQLite
-	// undoes a statement it refused (a constraint), so such a failure, like
-	// a verdict, leaves the transaction as it was.
+	// (a core error about the request) only when nothing changed: before
+	// that statement, or after it changed no row (an insert that met an
+	// existing intentId). SQLite undoes a statement it refused (a
+	// constraint), so such a failure, like a verdict, leaves the
+	// transaction as it was.
 	oneStatement writeKind = iota
 	// verdictFirst may run several statements, but decides every verdict
 	// before its first change: its first writing statement carries all the

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/submissionmanager/submission-manager/api/client"
 )
 
 func TestHelpPrintsUsageAndExitsZero(t *testing.T) {
@@ -33,17 +35,14 @@ func TestBodiesEncodeTheRequestTheSDKWould(t *testing.T) {
 	payload := makePayload(64)
 	b := newBodies(`sms."quoted"`, payload)
 	for _, id := range []string{"run-0000001", `odd "id" \ with <html> & ünïcode`} {
-		var got struct {
-			IntentID         string          `json:"intentId"`
-			SubmissionTarget string          `json:"submissionTarget"`
-			Payload          json.RawMessage `json:"payload"`
+		var got client.SubmitIntentRequest
+		dec := json.NewDecoder(bytes.NewReader(b.of(id)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&got); err != nil {
+			t.Fatalf("body %s: %v", b.of(id), err)
 		}
-		body := b.of(id)
-		if err := json.Unmarshal(body, &got); err != nil {
-			t.Fatalf("body %s: %v", body, err)
-		}
-		if got.IntentID != id || got.SubmissionTarget != `sms."quoted"` || !bytes.Equal(got.Payload, payload) {
-			t.Fatalf("body %s decodes to %+v", body, got)
+		if got.IntentId != id || got.SubmissionTarget != `sms."quoted"` || !bytes.Equal(got.Payload, payload) {
+			t.Fatalf("body %s decodes to %+v", b.of(id), got)
 		}
 	}
 }

@@ -166,6 +166,16 @@ func testFinishNotRunnable(t *testing.T, h Harness) {
 
 	err = h.Store.FinishAttempt(t.Context(), accept(f, "missing", 1, at(4)))
 	wantErr(t, "FinishAttempt of a missing intent", err, core.ErrIntentNotFound)
+
+	// Attempt 1 was cut off (still open) and attempt 2 started: attempt 1
+	// is no longer the intent's to finish, and nothing of it may change.
+	mustCreate(t, h.Store, newIntent("intent-2", smsContract("alerts"), `{}`, base))
+	start(t, h.Store, f, "intent-2", 1, at(1))
+	start(t, h.Store, f, "intent-2", 2, at(2))
+	before = mustGet(t, h.Store, "intent-2")
+	err = h.Store.FinishAttempt(t.Context(), accept(f, "intent-2", 1, at(3)))
+	wantErr(t, "FinishAttempt of a superseded attempt", err, core.ErrIntentNotRunnable)
+	assertUnchanged(t, h.Store, before)
 }
 
 func testTerminalAppendOnly(t *testing.T, h Harness) {

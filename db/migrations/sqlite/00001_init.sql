@@ -1,9 +1,10 @@
 -- SubmissionManager schema for the embedded SQLite store.
 --
 -- Every timestamp is an INTEGER of Unix nanoseconds in UTC: it orders
--- correctly, compares fast, and round-trips a Go time.Time exactly. Times the
--- database sets itself (last_modified_at, every lease time) come from SQLite's
--- own clock inside the statement, which has millisecond resolution.
+-- correctly, compares fast, and round-trips a Go time.Time exactly. Lease
+-- times come from SQLite's own clock inside the statement (millisecond
+-- resolution); last_modified_at is stamped by the store's single writer
+-- (see adapters/sqlite/doc.go).
 
 -- +goose Up
 CREATE TABLE submission_intents (
@@ -24,8 +25,8 @@ CREATE TABLE submission_intents (
     final_outcome_reason TEXT,
     final_message_id     TEXT,
     exhausted_reason     TEXT,
-    -- Strictly increasing database time of the row's last insert or update:
-    -- the leader's refresh cursor is (last_modified_at, intent_id).
+    -- Strictly increasing stamp of the row's last insert or update, in commit
+    -- order: the leader's refresh cursor is (last_modified_at, intent_id).
     last_modified_at     INTEGER NOT NULL,
     CHECK ((status = 'pending') = (next_due_at IS NOT NULL)),
     CHECK ((status IN ('accepted', 'rejected')) = (final_outcome_status IS NOT NULL)),

@@ -1,16 +1,15 @@
 -- Intent queries of the embedded SQLite store.
 --
--- Times are INTEGER Unix nanoseconds (UTC). The database's own "now" is
---   CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000000
--- (SQLite's clock, millisecond resolution, constant within one statement).
--- last_modified_at is set on every insert and update to a stamp the store's
--- single writer hands out inside its write transaction:
---   MAX(now, MAX(last_modified_at over all intents) + 1)
--- (MaxModifiedAt, read once per transaction under BEGIN IMMEDIATE, which
--- excludes every other writer, of this process or another), so it is
--- strictly increasing in commit order: a refresh cursor that has seen
--- (t, id) can never miss a row committed later, even one written in the
--- same millisecond, and a wall clock stepping back cannot reorder changes.
+-- Times are INTEGER Unix nanoseconds (UTC). last_modified_at is set on every
+-- insert and update to a stamp the store's single writer hands out inside
+-- its write transaction:
+--   MAX(writer's clock to the millisecond, newest last_modified_at + 1)
+-- (the newest read with MaxModifiedAt once per transaction, under BEGIN
+-- IMMEDIATE, which excludes every other writer, of this process or
+-- another), so it is strictly increasing in commit order: a refresh cursor
+-- that has seen (t, id) can never miss a row committed later, even one
+-- written in the same millisecond, and a wall clock stepping back cannot
+-- reorder changes.
 
 -- name: InsertIntent :execrows
 -- A duplicate intent_id inserts nothing (zero rows): the primary key decides

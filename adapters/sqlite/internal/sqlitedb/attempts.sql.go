@@ -200,9 +200,11 @@ type ReserveAttemptParams struct {
 
 // Fenced execution writes of the embedded SQLite store. Each write carries the
 // lease fence (lease_name, holder_id, lease_epoch) and applies only while that
-// lease is unexpired in database time, evaluated inside the same statement.
-// Times are INTEGER Unix nanoseconds; see intents.sql for "now" and the
-// strictly increasing last_modified_at.
+// lease is unexpired in database time, evaluated inside the same statement:
+// SQLite's clock, CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000000
+// (millisecond resolution, constant within one statement). Times are INTEGER
+// Unix nanoseconds; see intents.sql for the strictly increasing
+// last_modified_at.
 // Counts the attempt on its intent; zero rows means fenced or not runnable.
 // It decides for StartAttempt as a whole (the store's writes refuse before
 // their first change): once it counted the attempt, InsertAttempt must
