@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -17,32 +16,31 @@ import (
 	"github.com/submissionmanager/submission-manager/api/client"
 )
 
-// newClient builds an SDK client whose connection pool matches the
-// concurrency, so the generator measures the service and not dial latency.
-func newClient(cfg config) (*client.ClientWithResponses, error) {
-	transport := &http.Transport{
-		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:        cfg.Concurrency * 2,
-		MaxIdleConnsPerHost: cfg.Concurrency * 2,
-		IdleConnTimeout:     90 * time.Second,
-		// The service answers uncompressed; asking for gzip only costs the
-		// generator a header and a reader per response.
-		DisableCompression: true,
+// newClient builds an SDK client on the generator's lean HTTP/1.1 doer
+// (doer.go), which opens a keep-alive connection per concurrent request, so
+// the generator measures the service and neither dial latency nor its own
+// HTTP bookkeeping.
+func newClient(cfg config) (*client.ClientWithResponses, *leanDoer, error) {
+	doer, err := newLeanDoer(cfg.URL, 30*time.Second)
+	if err != nil {
+		return nil, nil, err
 	}
-	opts := []client.ClientOption{client.WithHTTPClient(&http.Client{Transport: transport, Timeout: 30 * time.Second})}
+	opts := []client.ClientOption{client.WithHTTPClient(doer)}
 	if cfg.APIKey != "" {
 		opts = append(opts, client.WithAPIKey(cfg.APIKey))
 	}
-	return client.NewClientWithResponses(cfg.URL, opts...)
+	c, err := client.NewClientWithResponses(cfg.URL, opts...)
+	return c, doer, err
 }
 
 // run submits the intents, then (unless --wait=false) waits for them and
 // builds the report.
 func run(ctx context.Context, cfg config, logger *slog.Logger) (*report, error) {
-	c, err := newClient(cfg)
+	c, doer, err := newClient(cfg)
 	if err != nil {
 		return nil, err
 	}
+	defer doer.Close()
 	if _, err := c.GetTargetWithResponse(ctx, cfg.Target); err != nil {
 		return nil, fmt.Errorf("service at %s does not answer: %w", cfg.URL, err)
 	}
