@@ -43,6 +43,10 @@ log "$rebuild_cmd"
 eval "$rebuild_cmd" | tee -a "$work/gobench.txt" >&2
 
 # ------------------------------------------------------------- end to end
+# The rebuild benchmark wrote a gigabyte-sized file: let the disk settle so
+# that its writeback does not share the fsyncs measured next.
+sync
+sleep 5
 cat >"$work/registry.json" <<JSON
 {"targets": [
   {"submissionTarget": "sms.realtime", "gatewayType": "sms", "gatewayUrl": "http://127.0.0.1:$SMS_PORT",
