@@ -115,21 +115,20 @@ cat "$work/mixed.md" >&2
 
 # Execution at the target rate (lateness is read here), then offered above
 # it, so that the throughput figure is the service's and not the offer's.
-exec_count=$((EXEC_RATE * EXEC_SECONDS))
-exec_cmd="loadgen --url http://127.0.0.1:$API_PORT --count $exec_count --concurrency 64 --rate $EXEC_RATE"
-log "$exec_cmd"
-fresh_service
-wait_ready "http://127.0.0.1:$API_PORT" "mode=leader"
-"$bin"/loadgen --url "http://127.0.0.1:$API_PORT" --count "$exec_count" --concurrency 64 --rate "$EXEC_RATE" --run-id paced >"$work/exec.md"
-cat "$work/exec.md" >&2
-
-over_count=$((OVER_RATE * EXEC_SECONDS))
-over_cmd="loadgen --url http://127.0.0.1:$API_PORT --count $over_count --concurrency 64 --rate $OVER_RATE"
-log "$over_cmd"
-fresh_service
-wait_ready "http://127.0.0.1:$API_PORT" "mode=leader"
-"$bin"/loadgen --url "http://127.0.0.1:$API_PORT" --count "$over_count" --concurrency 64 --rate "$OVER_RATE" --run-id over >"$work/over.md"
-cat "$work/over.md" >&2
+# paced_run RATE NAME: a fresh leader, loadgen at RATE intents/s for
+# EXEC_SECONDS; the report goes to $work/NAME.md, the command to ${NAME}_cmd.
+paced_run() {
+	local count=$(($1 * EXEC_SECONDS))
+	local cmd="loadgen --url http://127.0.0.1:$API_PORT --count $count --concurrency 64 --rate $1"
+	printf -v "${2}_cmd" '%s' "$cmd"
+	log "$cmd"
+	fresh_service
+	wait_ready "http://127.0.0.1:$API_PORT" "mode=leader"
+	"$bin"/loadgen --url "http://127.0.0.1:$API_PORT" --count "$count" --concurrency 64 --rate "$1" --run-id "$2" >"$work/$2.md"
+	cat "$work/$2.md" >&2
+}
+paced_run "$EXEC_RATE" exec
+paced_run "$OVER_RATE" over
 
 # ------------------------------------------------------------------- failover
 # A follower on the same database; SIGKILL the leader, submit through the
