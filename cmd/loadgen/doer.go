@@ -20,7 +20,7 @@ import (
 // shared 2-core host that bookkeeping costs the generator about as much as
 // its requests, CPU the service under test then lacks. Only http:// URLs;
 // no proxies, no compression, no HTTP/2 — what a load generator on loopback
-// needs, nothing more.
+// needs, nothing more (run.go sends https:// through net/http instead).
 type leanDoer struct {
 	addr    string
 	timeout time.Duration
@@ -45,7 +45,7 @@ func newLeanDoer(base string, timeout time.Duration) (*leanDoer, error) {
 		return nil, err
 	}
 	if u.Scheme != "http" || u.Host == "" {
-		return nil, fmt.Errorf("--url %s: the load generator speaks plain http:// only", base)
+		return nil, fmt.Errorf("--url %s: the lean doer speaks plain http:// only", base)
 	}
 	addr := u.Host
 	if u.Port() == "" {

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/submissionmanager/submission-manager/api/client"
 )
 
 // echoServer answers every request with its method, path and body, and
@@ -129,6 +131,22 @@ func TestLeanDoerRefusesWhatItCannotSpeak(t *testing.T) {
 	for _, u := range []string{"https://example.com", "unix:///tmp/x", "http://"} {
 		if _, err := newLeanDoer(u, time.Second); err == nil {
 			t.Errorf("newLeanDoer(%q) accepted it", u)
+		}
+	}
+}
+
+// TestHTTPSGoesThroughNetHTTP: the lean doer is plain HTTP only; an
+// https:// service gets net/http's client.
+func TestHTTPSGoesThroughNetHTTP(t *testing.T) {
+	for url, wantLean := range map[string]bool{"http://127.0.0.1:8000": true, "https://sm.example:8443": false} {
+		c, closeIdle, err := newClient(config{URL: url, Concurrency: 4})
+		if err != nil {
+			t.Fatalf("%s: %v", url, err)
+		}
+		closeIdle()
+		_, lean := c.ClientInterface.(*client.Client).Client.(*leanDoer)
+		if lean != wantLean {
+			t.Errorf("%s: lean doer %v, want %v", url, lean, wantLean)
 		}
 	}
 }

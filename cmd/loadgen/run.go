@@ -16,31 +16,46 @@ import (
 	"github.com/submissionmanager/submission-manager/api/client"
 )
 
-// newClient builds an SDK client on the generator's lean HTTP/1.1 doer
-// (doer.go), which opens a keep-alive connection per concurrent request, so
-// the generator measures the service and neither dial latency nor its own
-// HTTP bookkeeping.
-func newClient(cfg config) (*client.ClientWithResponses, *leanDoer, error) {
-	doer, err := newLeanDoer(cfg.URL, 30*time.Second)
-	if err != nil {
-		return nil, nil, err
+// newClient builds an SDK client. For an http:// service it sends through
+// the generator's lean HTTP/1.1 doer (doer.go), which opens a keep-alive
+// connection per concurrent request, so the generator measures the service
+// and neither dial latency nor its own HTTP bookkeeping; https:// goes
+// through net/http's Transport. The returned func closes idle connections.
+func newClient(cfg config) (*client.ClientWithResponses, func(), error) {
+	var (
+		doer  client.HttpRequestDoer
+		closeIdle func()
+	)
+	if strings.HasPrefix(cfg.URL, "https://") {
+		transport := &http.Transport{
+			MaxIdleConns:        cfg.Concurrency * 2,
+			MaxIdleConnsPerHost: cfg.Concurrency * 2,
+			IdleConnTimeout:     90 * time.Second,
+		}
+		doer, closeIdle = &http.Client{Transport: transport, Timeout: 30 * time.Second}, transport.CloseIdleConnections
+	} else {
+		lean, err := newLeanDoer(cfg.URL, 30*time.Second)
+		if err != nil {
+			return nil, nil, err
+		}
+		doer, closeIdle = lean, lean.Close
 	}
 	opts := []client.ClientOption{client.WithHTTPClient(doer)}
 	if cfg.APIKey != "" {
 		opts = append(opts, client.WithAPIKey(cfg.APIKey))
 	}
 	c, err := client.NewClientWithResponses(cfg.URL, opts...)
-	return c, doer, err
+	return c, closeIdle, err
 }
 
 // run submits the intents, then (unless --wait=false) waits for them and
 // builds the report.
 func run(ctx context.Context, cfg config, logger *slog.Logger) (*report, error) {
-	c, doer, err := newClient(cfg)
+	c, closeIdle, err := newClient(cfg)
 	if err != nil {
 		return nil, err
 	}
-	defer doer.Close()
+	defer closeIdle()
 	if _, err := c.GetTargetWithResponse(ctx, cfg.Target); err != nil {
 		return nil, fmt.Errorf("service at %s does not answer: %w", cfg.URL, err)
 	}
