@@ -23,7 +23,7 @@ import (
 // through net/http's Transport. The returned func closes idle connections.
 func newClient(cfg config) (*client.ClientWithResponses, func(), error) {
 	var (
-		doer  client.HttpRequestDoer
+		doer      client.HttpRequestDoer
 		closeIdle func()
 	)
 	if strings.HasPrefix(cfg.URL, "https://") {
