@@ -184,9 +184,10 @@ cp "$work/intake$median_intake.md" "$work/intake.md"
 	echo "generator uses the Go SDK over its own lean HTTP/1.1 doer (cmd/loadgen/doer.go), about 30 us of"
 	echo "CPU per intent, so that it takes as little as it can from the service it measures."
 	echo
-	echo "On a shared VM the end-to-end figures vary between runs (on the 2-core development VM, one build"
-	echo "measured 10,200-12,500 intents/s of API-only intake and 4,400-4,850 attempts/s at 5,000/s offered"
-	echo "within one hour): compare runs made back to back, and read a single figure as +-15 %."
+	echo "On a shared VM the end-to-end figures vary between runs: on the 2-core development VM, nearly the"
+	echo "same code gave intake medians from 7,790 to 11,837 intents/s in six runs within two hours, while"
+	echo "an older binary run alongside slowed down just as much. Compare runs made back to back, read a"
+	echo "single figure as +-30 %, and look at the three intake runs listed below."
 	echo
 	echo "| machine | |"
 	echo "| --- | --- |"
