@@ -85,32 +85,18 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 
 	clock := sysclock.New()
 	metrics := prometheus.New()
-	gateways := make(map[core.GatewayType]ports.Gateway)
-	for _, t := range core.GatewayTypes() {
-		c, err := gateway.New(t, gateway.Config{Timeout: cfg.GatewayTimeout})
-		if err != nil {
-			return nil, fmt.Errorf("--gateway-timeout: %w", err)
+	// An API-only instance runs no executor: it has no gateway clients, no
+	// elector, and nothing to tell about the intents it creates.
+	var (
+		exec       *execution
+		notifier   engine.Notifier
+		leadership ports.LeadershipReporter
+	)
+	if !cfg.APIOnly {
+		if exec, err = s.newExecution(cfg, dbSpec.Dialect, clock, metrics, log); err != nil {
+			return nil, err
 		}
-		s.gateways = append(s.gateways, c)
-		gateways[t] = c
-	}
-	executor, err := engine.New(engine.Config{
-		Store:           db.Store(),
-		Gateways:        gateways,
-		Clock:           clock,
-		Retry:           core.FixedDelay(cfg.RetryDelay),
-		MaxInFlight:     cfg.MaxInFlight,
-		RefreshInterval: cfg.ScheduleRefreshInterval,
-		RefreshLookback: refreshLookback(dbSpec.Dialect),
-		// At shutdown, calls in flight may finish for as long as a call may
-		// take, within half the drain budget (the other half is for writes
-		// and HTTP).
-		DrainTimeout: min(cfg.GatewayTimeout, cfg.ShutdownTimeout/2),
-		Logger:       log,
-		Metrics:      metrics,
-	})
-	if err != nil {
-		return nil, err
+		notifier, leadership = exec.executor, exec.elector
 	}
 	service, err := engine.NewService(engine.ServiceConfig{
 		Registry:        registry,
@@ -118,27 +104,14 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 		Clock:           clock,
 		Metrics:         metrics,
 		MaxPayloadBytes: int(cfg.MaxPayloadBytes),
-		Notifier:        executor,
-	})
-	if err != nil {
-		return nil, err
-	}
-	elector, err := leader.New(leader.Config{
-		Leases:          db.Leases(),
-		Clock:           clock,
-		HolderID:        s.holderID,
-		LeaseDuration:   cfg.LeaseDuration,
-		RenewInterval:   cfg.RenewInterval,
-		AcquireInterval: cfg.AcquireInterval,
-		Logger:          log,
-		Metrics:         metrics,
+		Notifier:        notifier,
 	})
 	if err != nil {
 		return nil, err
 	}
 	api, err := httpapi.New(httpapi.Config{
 		Service:         service,
-		Leadership:      elector,
+		Leadership:      leadership,
 		HolderID:        s.holderID,
 		APIOnly:         cfg.APIOnly,
 		APIKeys:         cfg.APIKeys,
@@ -170,21 +143,73 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 
 	leadCtx, stopLead := context.WithCancel(context.WithoutCancel(ctx))
 	s.stopLead = stopLead
-	if !cfg.APIOnly {
+	if exec != nil {
 		go func() {
 			defer close(s.leadDone)
-			if err := elector.Run(leadCtx, executor.Lead); err != nil {
+			if err := exec.elector.Run(leadCtx, exec.executor.Lead); err != nil {
 				log.Error("leader election stopped", "error", err)
 			}
 		}()
 	} else {
-		// Never elected: the elector only answers /readyz, as a follower.
 		close(s.leadDone)
 	}
 	log.Info("submission-manager serving", "url", s.url, "holder_id", s.holderID,
 		"database", dbSpec.String(), "registry", cfg.Registry, "targets", registry.Len(),
 		"api_only", cfg.APIOnly, "api_keys", len(cfg.APIKeys) > 0, "pprof", cfg.Pprof)
 	return s, nil
+}
+
+// execution is what a leading instance adds to the API: the executor, and
+// the elector that runs it while this instance holds the lease.
+type execution struct {
+	executor *engine.Engine
+	elector  *leader.Elector
+}
+
+// newExecution builds the gateway clients (closed with the instance), the
+// executor and the elector.
+func (s *Server) newExecution(cfg ServeConfig, dialect Dialect, clock ports.Clock, metrics *prometheus.Metrics, log *slog.Logger) (*execution, error) {
+	gateways := make(map[core.GatewayType]ports.Gateway)
+	for _, t := range core.GatewayTypes() {
+		c, err := gateway.New(t, gateway.Config{Timeout: cfg.GatewayTimeout})
+		if err != nil {
+			return nil, fmt.Errorf("--gateway-timeout: %w", err)
+		}
+		s.gateways = append(s.gateways, c)
+		gateways[t] = c
+	}
+	executor, err := engine.New(engine.Config{
+		Store:           s.db.Store(),
+		Gateways:        gateways,
+		Clock:           clock,
+		Retry:           core.FixedDelay(cfg.RetryDelay),
+		MaxInFlight:     cfg.MaxInFlight,
+		RefreshInterval: cfg.ScheduleRefreshInterval,
+		RefreshLookback: refreshLookback(dialect),
+		// At shutdown, calls in flight may finish for as long as a call may
+		// take, within half the drain budget (the other half is for writes
+		// and HTTP).
+		DrainTimeout: min(cfg.GatewayTimeout, cfg.ShutdownTimeout/2),
+		Logger:       log,
+		Metrics:      metrics,
+	})
+	if err != nil {
+		return nil, err
+	}
+	elector, err := leader.New(leader.Config{
+		Leases:          s.db.Leases(),
+		Clock:           clock,
+		HolderID:        s.holderID,
+		LeaseDuration:   cfg.LeaseDuration,
+		RenewInterval:   cfg.RenewInterval,
+		AcquireInterval: cfg.AcquireInterval,
+		Logger:          log,
+		Metrics:         metrics,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &execution{executor: executor, elector: elector}, nil
 }
 
 // sqlServerRefreshLookback is how far behind its cursor the leader re-reads
