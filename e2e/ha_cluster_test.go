@@ -16,9 +16,9 @@ import (
 	"github.com/submissionmanager/submission-manager/adapters/gatewaysim"
 	"github.com/submissionmanager/submission-manager/adapters/sqlite"
 	"github.com/submissionmanager/submission-manager/adapters/sysclock"
+	"github.com/submissionmanager/submission-manager/app/engine"
+	"github.com/submissionmanager/submission-manager/app/leader"
 	"github.com/submissionmanager/submission-manager/core"
-	"github.com/submissionmanager/submission-manager/core/engine"
-	"github.com/submissionmanager/submission-manager/core/leader"
 	"github.com/submissionmanager/submission-manager/ports"
 )
 

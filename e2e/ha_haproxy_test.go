@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/submissionmanager/submission-manager/adapters/gatewaysim"
-	"github.com/submissionmanager/submission-manager/core/engine"
+	"github.com/submissionmanager/submission-manager/app/engine"
 )
 
 // The timings of the multi-process test, passed to every serve process.

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/submissionmanager/submission-manager/adapters/gatewaysim"
+	"github.com/submissionmanager/submission-manager/app/engine"
 	"github.com/submissionmanager/submission-manager/core"
-	"github.com/submissionmanager/submission-manager/core/engine"
 	"github.com/submissionmanager/submission-manager/ports"
 )
 

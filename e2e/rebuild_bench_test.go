@@ -12,8 +12,8 @@ import (
 
 	"github.com/submissionmanager/submission-manager/adapters/sqlite"
 	"github.com/submissionmanager/submission-manager/adapters/sysclock"
+	"github.com/submissionmanager/submission-manager/app/engine"
 	"github.com/submissionmanager/submission-manager/core"
-	"github.com/submissionmanager/submission-manager/core/engine"
 	"github.com/submissionmanager/submission-manager/ports"
 )
 

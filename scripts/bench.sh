@@ -35,7 +35,7 @@ go build -o "$work/bin/" ./cmd/...
 bin=$work/bin
 
 # ---------------------------------------------------------------- Go benchmarks
-gobench_cmd="go test -run '^\$' -bench . -benchmem -benchtime=$BENCHTIME ./core/ ./core/engine/ ./adapters/sqlite/"
+gobench_cmd="go test -run '^\$' -bench . -benchmem -benchtime=$BENCHTIME ./core/ ./app/engine/ ./adapters/sqlite/"
 log "$gobench_cmd"
 eval "$gobench_cmd" | tee "$work/gobench.txt" >&2
 rebuild_cmd="go test -run '^\$' -bench Rebuild1M -benchtime 1x ./e2e/"

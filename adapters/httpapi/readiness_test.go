@@ -10,7 +10,7 @@ import (
 )
 
 // leadership reports a fixed role, standing in for the elector whose
-// behaviour is tested in core/leader; here only the formatting is at stake.
+// behaviour is tested in app/leader; here only the formatting is at stake.
 type leadership struct {
 	lease  core.Lease
 	leader bool

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -16,11 +17,12 @@ const module = "github.com/submissionmanager/submission-manager"
 
 // pkg is the part of `go list -json` output the rules need.
 type pkg struct {
-	ImportPath string
-	Dir        string
-	GoFiles    []string
-	Imports    []string
-	Deps       []string
+	ImportPath  string
+	Dir         string
+	GoFiles     []string
+	Imports     []string
+	TestImports []string
+	Deps        []string
 }
 
 // listPackages runs `go list -deps=false -json` over patterns in the module root.
@@ -68,23 +70,94 @@ func moduleRoot(t *testing.T) string {
 	}
 }
 
-// TestCoreIsPure checks that core packages reach the outside world only
-// through ports: no adapters, generated API code, SQL, HTTP, OS or exec.
-func TestCoreIsPure(t *testing.T) {
-	// Rooms of this module the core must not reach, even transitively.
-	forbiddenRooms := []string{module + "/adapters", module + "/api", module + "/cmd", module + "/db"}
-	// Standard packages that do I/O; fmt and friends import os themselves, so
-	// only the core's own imports are checked against these.
-	forbiddenStd := map[string]bool{"database/sql": true, "net/http": true, "net": true,
-		"os": true, "os/exec": true, "io/ioutil": true, "syscall": true, "io/fs": true}
-	for _, p := range listPackages(t, "./core/...") {
+// The dependency rule, as the README states it: each room of the module may
+// import only the rooms listed for it (and its own sub-packages). It points
+// inwards: adapters and the application layer depend on ports, ports on core,
+// core on nothing of ours; only cmd wires rooms together. Test doubles live
+// in fakes, beside the application layer, so no production room can reach
+// them. The check covers non-test code and everything it reaches.
+var rule = map[string][]string{
+	"core":     {},
+	"ports":    {"core", "ports"},
+	"app":      {"core", "ports", "app"},
+	"fakes":    {"core", "ports", "fakes"},
+	"adapters": {"core", "ports", "api", "db"}, // and its own adapter, never another
+	"api":      {"api"},
+	"db":       {},
+	"internal": {},
+}
+
+// room returns the top-level room of a package of this module, or "" for a
+// package outside it.
+func room(importPath string) string {
+	rest, ok := strings.CutPrefix(importPath, module+"/")
+	if !ok {
+		return ""
+	}
+	r, _, _ := strings.Cut(rest, "/")
+	return r
+}
+
+// TestDependencyRule checks every package against the rule above, including
+// what it depends on transitively, so that a detour through a permitted room
+// cannot smuggle in a forbidden one.
+func TestDependencyRule(t *testing.T) {
+	for _, p := range listPackages(t, "./...") {
+		own := room(p.ImportPath)
+		may, ruled := rule[own]
+		if !ruled {
+			continue // cmd wires everything; e2e holds tests only
+		}
 		for _, dep := range append(p.Imports, p.Deps...) {
-			for _, room := range forbiddenRooms {
-				if dep == room || strings.HasPrefix(dep, room+"/") {
-					t.Errorf("%s depends on %s: the core must stay pure", p.ImportPath, dep)
-				}
+			r := room(dep)
+			if r == "" || r == own && own != "adapters" {
+				continue
+			}
+			if own == "adapters" && adapterRoot(dep) == adapterRoot(p.ImportPath) {
+				continue
+			}
+			if !slices.Contains(may, r) {
+				t.Errorf("%s depends on %s: %s may import only %v", p.ImportPath, dep, own, may)
 			}
 		}
+	}
+}
+
+// TestRuleCoversEveryRoom fails when a new top-level room appears that the
+// rule does not mention, so that the README's picture and the check move
+// together.
+func TestRuleCoversEveryRoom(t *testing.T) {
+	unruled := map[string]bool{"cmd": true, "e2e": true}
+	for _, p := range listPackages(t, "./...") {
+		if r := room(p.ImportPath); r != "" {
+			if _, ok := rule[r]; !ok && !unruled[r] {
+				t.Errorf("room %s (package %s) is not in the dependency rule", r, p.ImportPath)
+			}
+		}
+	}
+}
+
+// TestSuitesUseNoImplementation checks the conformance suites' test code as
+// well: a suite that imported an adapter or a fake would test one
+// implementation through another.
+func TestSuitesUseNoImplementation(t *testing.T) {
+	for _, p := range listPackages(t, "./ports/...") {
+		for _, imp := range append(p.Imports, p.TestImports...) {
+			if r := room(imp); r != "" && r != "core" && r != "ports" {
+				t.Errorf("%s imports %s: a conformance suite depends on core and ports only", p.ImportPath, imp)
+			}
+		}
+	}
+}
+
+// TestCoreIsPure checks that the core does no I/O: the standard packages
+// that reach the outside world are as forbidden as our own outer rooms.
+func TestCoreIsPure(t *testing.T) {
+	// fmt and friends import os themselves, so only the core's own imports
+	// are checked against these.
+	forbiddenStd := map[string]bool{"database/sql": true, "net/http": true, "net": true,
+		"os": true, "os/exec": true, "io/ioutil": true, "syscall": true, "io/fs": true, "context": true}
+	for _, p := range listPackages(t, "./core/...") {
 		for _, imp := range p.Imports {
 			if forbiddenStd[imp] {
 				t.Errorf("%s imports %s: the core does no I/O", p.ImportPath, imp)
@@ -93,15 +166,16 @@ func TestCoreIsPure(t *testing.T) {
 	}
 }
 
-// TestCoreReadsNoWallClock checks that no non-test core file calls
-// time.Now, time.Since, time.After, time.Sleep or time.NewTimer: the core
-// takes time from the clock port so every rule is testable with a fake clock.
-func TestCoreReadsNoWallClock(t *testing.T) {
+// TestNoWallClockBelowCmd checks that no non-test file of core, app or
+// fakes calls time.Now, time.Since, time.After, time.Sleep or time.NewTimer:
+// they take time from the clock port, so every rule and every schedule is
+// testable with a fake clock.
+func TestNoWallClockBelowCmd(t *testing.T) {
 	banned := map[string]bool{"Now": true, "Since": true, "Until": true, "After": true,
 		"AfterFunc": true, "Sleep": true, "NewTimer": true, "NewTicker": true, "Tick": true}
-	for _, p := range listPackages(t, "./core/...") {
+	for _, p := range listPackages(t, "./core/...", "./app/...", "./fakes/...") {
 		if strings.HasSuffix(p.ImportPath, "/clocktest") {
-			continue // the fake clock for tests wraps no wall clock either, but may name these
+			continue // the fake clock names these only to implement ports.Clock
 		}
 		for _, name := range p.GoFiles {
 			path := filepath.Join(p.Dir, name)
@@ -128,32 +202,8 @@ func TestCoreReadsNoWallClock(t *testing.T) {
 			}
 			for fn := range banned {
 				if strings.Contains(string(src), timeName+"."+fn+"(") {
-					t.Errorf("%s calls %s.%s: core time must come from ports.Clock", path, timeName, fn)
+					t.Errorf("%s calls %s.%s: time must come from ports.Clock", path, timeName, fn)
 				}
-			}
-		}
-	}
-}
-
-// TestPortsDependOnlyOnCore checks that ports are interfaces in core terms.
-func TestPortsDependOnlyOnCore(t *testing.T) {
-	for _, p := range listPackages(t, "./ports") {
-		for _, imp := range p.Imports {
-			if strings.HasPrefix(imp, module+"/") && imp != module+"/core" {
-				t.Errorf("%s imports %s: ports may import only core", p.ImportPath, imp)
-			}
-		}
-	}
-}
-
-// TestAdaptersNeverImportEachOther checks that each adapter depends on
-// ports, core, api and db but never on another adapter; cmd wires them.
-func TestAdaptersNeverImportEachOther(t *testing.T) {
-	for _, p := range listPackages(t, "./adapters/...") {
-		own := adapterRoot(p.ImportPath)
-		for _, dep := range append(p.Imports, p.Deps...) {
-			if other := adapterRoot(dep); other != "" && other != own {
-				t.Errorf("%s depends on adapter %s: adapters never import each other", p.ImportPath, other)
 			}
 		}
 	}

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/submissionmanager/submission-manager/adapters/httpapi"
+	"github.com/submissionmanager/submission-manager/app/engine"
+	"github.com/submissionmanager/submission-manager/app/leader"
 	"github.com/submissionmanager/submission-manager/core"
-	"github.com/submissionmanager/submission-manager/core/engine"
-	"github.com/submissionmanager/submission-manager/core/leader"
 )
 
 // Defaults that let `submission-manager serve` start with no configuration

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/submissionmanager/submission-manager/app/leader"
 	"github.com/submissionmanager/submission-manager/core"
-	"github.com/submissionmanager/submission-manager/core/leader"
 )
 
 func TestNewRejectsInvalidConfig(t *testing.T) {

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/submissionmanager/submission-manager/app/clockctx"
 	"github.com/submissionmanager/submission-manager/core"
-	"github.com/submissionmanager/submission-manager/core/clockctx"
 	"github.com/submissionmanager/submission-manager/ports"
 )
 

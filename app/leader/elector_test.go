@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/submissionmanager/submission-manager/app/leader"
 	"github.com/submissionmanager/submission-manager/core"
-	"github.com/submissionmanager/submission-manager/core/leader"
 	"github.com/submissionmanager/submission-manager/ports"
 )
 

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/submissionmanager/submission-manager/core"
-	"github.com/submissionmanager/submission-manager/core/clocktest"
-	"github.com/submissionmanager/submission-manager/core/memstore"
+	"github.com/submissionmanager/submission-manager/fakes/clocktest"
+	"github.com/submissionmanager/submission-manager/fakes/memstore"
 	"github.com/submissionmanager/submission-manager/ports"
 )
 

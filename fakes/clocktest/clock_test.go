@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/submissionmanager/submission-manager/core/clocktest"
+	"github.com/submissionmanager/submission-manager/fakes/clocktest"
 )
 
 var t0 = time.Date(2026, 2, 2, 12, 0, 0, 0, time.UTC)

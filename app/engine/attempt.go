@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/submissionmanager/submission-manager/app/clockctx"
 	"github.com/submissionmanager/submission-manager/core"
-	"github.com/submissionmanager/submission-manager/core/clockctx"
 	"github.com/submissionmanager/submission-manager/ports"
 )
 

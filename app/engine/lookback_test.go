@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/submissionmanager/submission-manager/app/engine"
 	"github.com/submissionmanager/submission-manager/core"
-	"github.com/submissionmanager/submission-manager/core/engine"
 	"github.com/submissionmanager/submission-manager/ports"
 )
 

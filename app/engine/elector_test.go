@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
+	"github.com/submissionmanager/submission-manager/app/engine"
+	"github.com/submissionmanager/submission-manager/app/leader"
 	"github.com/submissionmanager/submission-manager/core"
-	"github.com/submissionmanager/submission-manager/core/engine"
-	"github.com/submissionmanager/submission-manager/core/leader"
 	"github.com/submissionmanager/submission-manager/ports"
 )
 

@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/submissionmanager/submission-manager/app/leader"
 	"github.com/submissionmanager/submission-manager/core"
-	"github.com/submissionmanager/submission-manager/core/clocktest"
-	"github.com/submissionmanager/submission-manager/core/leader"
-	"github.com/submissionmanager/submission-manager/core/memstore"
+	"github.com/submissionmanager/submission-manager/fakes/clocktest"
+	"github.com/submissionmanager/submission-manager/fakes/memstore"
 	"github.com/submissionmanager/submission-manager/ports"
 )
 

@@ -13,10 +13,10 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/submissionmanager/submission-manager/app/engine"
 	"github.com/submissionmanager/submission-manager/core"
-	"github.com/submissionmanager/submission-manager/core/clocktest"
-	"github.com/submissionmanager/submission-manager/core/engine"
-	"github.com/submissionmanager/submission-manager/core/memstore"
+	"github.com/submissionmanager/submission-manager/fakes/clocktest"
+	"github.com/submissionmanager/submission-manager/fakes/memstore"
 	"github.com/submissionmanager/submission-manager/ports"
 )
 

@@ -8,8 +8,8 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/submissionmanager/submission-manager/core/clockctx"
-	"github.com/submissionmanager/submission-manager/core/clocktest"
+	"github.com/submissionmanager/submission-manager/app/clockctx"
+	"github.com/submissionmanager/submission-manager/fakes/clocktest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
