@@ -63,6 +63,9 @@ type Attempt struct {
 	// Error is set when the attempt produced no well-formed outcome:
 	// transport errors, timeouts, invalid answers, unknown results.
 	Error string
+	// Sent tells whether the attempt reached for the gateway (its call was
+	// made, or may have been). Only sent attempts are tries.
+	Sent bool
 }
 
 // Finished reports whether the attempt has been closed.

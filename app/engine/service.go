@@ -102,6 +102,12 @@ func (s *Service) SubmitIntent(ctx context.Context, p ports.SubmitIntentParams) 
 	if err != nil {
 		return ports.SubmitIntentResult{}, err
 	}
+	if !created.Created {
+		// The one place a repeat is judged: the store only reports what it holds.
+		if err := core.CheckIdempotency(created.Intent, contract.SubmissionTarget, payload); err != nil {
+			return ports.SubmitIntentResult{}, err
+		}
+	}
 	if created.Created {
 		s.cfg.Metrics.IntentCreated(created.Intent.SubmissionTarget)
 		if s.cfg.Notifier != nil {
@@ -164,7 +170,21 @@ func (s *Service) ListIntents(ctx context.Context, p ports.ListIntentsParams) (p
 	if p.Status != "" && !p.Status.Valid() {
 		return ports.IntentPage{}, &core.FieldError{Field: "status", Message: fmt.Sprintf("%q is not an intent status", p.Status)}
 	}
-	return s.cfg.Store.ListIntents(ctx, p)
+	// The store answers one query shape; asking for one row more than the
+	// page tells whether a next page exists without a count.
+	pageSize := p.Limit
+	p.Limit++
+	intents, err := s.cfg.Store.ListIntents(ctx, p)
+	if err != nil {
+		return ports.IntentPage{}, err
+	}
+	page := ports.IntentPage{Intents: intents}
+	if len(intents) > pageSize {
+		page.Intents = intents[:pageSize]
+		last := page.Intents[pageSize-1]
+		page.Next = &ports.IntentPosition{CreatedAt: last.CreatedAt, IntentID: last.IntentID}
+	}
+	return page, nil
 }
 
 // Targets returns every contract of the registry, ordered by target.

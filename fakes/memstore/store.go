@@ -52,10 +52,13 @@ func New(clock ports.Clock) *Store {
 	}
 }
 
+// Facts: one lock orders every change, so changes become visible in the
+// order of their markers and a refresh never needs to look back.
+func (s *Store) Facts() ports.StoreFacts { return ports.StoreFacts{} }
+
 // CreateIntent inserts the intent stamped with the store's time, or returns
-// the existing intent of the same intentId when target and payload repeat
-// it, and a *core.IdempotencyConflictError when they do not. The check and
-// the insert happen under one lock, as the primary key decides in SQL.
+// the stored intent of the same intentId unjudged. The lookup and the insert
+// happen under one lock, as the primary key decides in SQL.
 func (s *Store) CreateIntent(ctx context.Context, intent core.Intent) (ports.CreateIntentResult, error) {
 	if err := ctxErr(ctx); err != nil {
 		return ports.CreateIntentResult{}, err
@@ -66,9 +69,6 @@ func (s *Store) CreateIntent(ctx context.Context, intent core.Intent) (ports.Cre
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if existing, ok := s.intents[intent.IntentID]; ok {
-		if err := core.CheckIdempotency(*existing, intent.SubmissionTarget, intent.Payload); err != nil {
-			return ports.CreateIntentResult{}, err
-		}
 		return ports.CreateIntentResult{Intent: cloneIntent(existing)}, nil
 	}
 	stored := cloneIntent(&intent)
@@ -95,12 +95,12 @@ func (s *Store) GetIntent(ctx context.Context, intentID string) (core.Intent, er
 
 // ListIntents returns intents newest first by (CreatedAt, IntentID), strictly
 // after p.Before when set, with Next set only when another page follows.
-func (s *Store) ListIntents(ctx context.Context, p ports.ListIntentsParams) (ports.IntentPage, error) {
+func (s *Store) ListIntents(ctx context.Context, p ports.ListIntentsParams) ([]core.Intent, error) {
 	if err := ctxErr(ctx); err != nil {
-		return ports.IntentPage{}, err
+		return nil, err
 	}
 	if p.Limit < 1 {
-		return ports.IntentPage{}, fmt.Errorf("memstore: list intents: limit %d is below 1", p.Limit)
+		return nil, fmt.Errorf("memstore: list intents: limit %d is below 1", p.Limit)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -123,16 +123,11 @@ func (s *Store) ListIntents(ctx context.Context, p ports.ListIntentsParams) (por
 		}
 		return strings.Compare(b.IntentID, a.IntentID)
 	})
-	var page ports.IntentPage
-	for i, in := range match {
-		if i == p.Limit {
-			last := page.Intents[len(page.Intents)-1]
-			page.Next = &ports.IntentPosition{CreatedAt: last.CreatedAt, IntentID: last.IntentID}
-			break
-		}
-		page.Intents = append(page.Intents, cloneIntent(in))
+	var intents []core.Intent
+	for _, in := range match[:min(len(match), p.Limit)] {
+		intents = append(intents, cloneIntent(in))
 	}
-	return page, nil
+	return intents, nil
 }
 
 // olderThan reports whether in comes strictly after pos in newest-first order.

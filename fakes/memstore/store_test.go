@@ -49,24 +49,6 @@ func lead(t *testing.T, s *memstore.Store, holder string) core.Fence {
 	return l.Fence()
 }
 
-func TestCreateIntentRepeatsAndConflicts(t *testing.T) {
-	s, clk := newStore()
-	first := create(t, s, "i1", t0)
-	if !first.LastModifiedAt.Equal(t0) || first.AttemptCount != 0 {
-		t.Fatalf("created intent: %+v", first)
-	}
-	clk.Advance(time.Second)
-	res, err := s.CreateIntent(t.Context(), core.NewIntent("i1", smsContract, []byte(`{"to":"1"}`), clk.Now()))
-	if err != nil || res.Created || !res.Intent.CreatedAt.Equal(t0) {
-		t.Fatalf("repeat: created=%v createdAt=%v err=%v; want the existing intent", res.Created, res.Intent.CreatedAt, err)
-	}
-	_, err = s.CreateIntent(t.Context(), core.NewIntent("i1", smsContract, []byte(`{"to":"2"}`), clk.Now()))
-	var conflict *core.IdempotencyConflictError
-	if !errors.As(err, &conflict) || conflict.ExistingPayload != `{"to":"1"}` {
-		t.Fatalf("different payload: err=%v, want an idempotency conflict naming the existing payload", err)
-	}
-}
-
 func TestCreateIntentIsRaceSafe(t *testing.T) {
 	s, _ := newStore()
 	var wg sync.WaitGroup
@@ -301,38 +283,6 @@ func TestListChangedShowsTerminalRowsAndListPendingHidesThem(t *testing.T) {
 	}
 	if fmt.Sprint(ids) != "[p1 p2 p3]" {
 		t.Fatalf("pending pages: %v, want [p1 p2 p3]", ids)
-	}
-}
-
-func TestListIntentsNewestFirstWithPositions(t *testing.T) {
-	s, _ := newStore()
-	create(t, s, "old", t0)
-	create(t, s, "b", t0.Add(time.Second))
-	create(t, s, "a", t0.Add(time.Second))
-	create(t, s, "new", t0.Add(2*time.Second))
-	var got []string
-	var before *ports.IntentPosition
-	pages := 0
-	for {
-		page, err := s.ListIntents(t.Context(), ports.ListIntentsParams{Limit: 2, Before: before})
-		if err != nil {
-			t.Fatal(err)
-		}
-		pages++
-		for _, in := range page.Intents {
-			got = append(got, in.IntentID)
-		}
-		if page.Next == nil {
-			break
-		}
-		before = page.Next
-	}
-	if fmt.Sprint(got) != "[new b a old]" || pages != 2 {
-		t.Fatalf("listing %v in %d pages, want [new b a old] in 2", got, pages)
-	}
-	page, err := s.ListIntents(t.Context(), ports.ListIntentsParams{Limit: 10, Status: core.StatusAccepted})
-	if err != nil || len(page.Intents) != 0 || page.Next != nil {
-		t.Fatalf("status filter: %+v, %v", page, err)
 	}
 }
 
