@@ -2,8 +2,9 @@
 // adapter of the port runs it, for every gateway type, against a scripted far
 // side its own test provides (see FarSide; adapters/gateway uses the gateway
 // simulator over real HTTP). It pins what the engine relies on: outcomes come
-// back as the gateway said them, every invalid answer is an error and never
-// an outcome, each Submit is exactly one call (no retry), the call goes to
+// back as the gateway said them (as core.NewOutcome builds them), every
+// invalid answer is an error of the kind the far side names and never an
+// outcome, each Submit is exactly one call (no retry), the call goes to
 // the params' gatewayUrl, the payload travels byte for byte, and the
 // caller's context bounds the call.
 package gatewaytest
