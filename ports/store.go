@@ -21,6 +21,9 @@ type ListIntentsParams struct {
 	Status core.IntentStatus
 	// SubmissionTarget filters by target when not empty.
 	SubmissionTarget string
+	// PossiblyAccepted, when true, keeps only intents flagged possibly
+	// accepted (see core.PossiblyAccepted).
+	PossiblyAccepted bool
 	// Limit is the page size (at least 1).
 	Limit int
 	// Before continues a listing: only intents strictly older than this
@@ -142,6 +145,7 @@ type Store interface {
 	// when the intent is terminal or its attempt count is not Number-1.
 	StartAttempt(ctx context.Context, p StartAttemptParams) error
 	// FinishAttempt is a fenced write that closes the attempt and moves the
-	// intent to the decision's status in one transaction.
+	// intent to the decision's status in one transaction. When the decision
+	// says PossiblyAccepted, the same write flags the intent for good.
 	FinishAttempt(ctx context.Context, p FinishAttemptParams) error
 }

@@ -85,7 +85,7 @@ func (t *term) attempt(ctx context.Context, entry core.ScheduleEntry, cached *co
 	if last, ok := in.LastAttempt(); ok && !last.Finished() {
 		t.log.Warn("attempt_outcome_unknown", "intent_id", in.IntentID, "attempt", last.Number,
 			"started_at", last.StartedAt)
-		return t.finish(ctx, in, last, core.AttemptResult{Err: errors.New(OutcomeUnknownError)}, false)
+		return t.finish(ctx, in, last, t.resolveInDoubt(ctx, in, last), false)
 	}
 	res, stale := t.execute(ctx, in, cached != nil)
 	if stale {
@@ -179,6 +179,7 @@ func (t *term) finish(ctx context.Context, in core.Intent, a core.Attempt, r cor
 	finishedAt := t.cfg.Clock.Now()
 	tries := a.Number - unsentAttempts(in.Attempts)
 	d := core.Decide(in.Contract, in.CreatedAt, tries, finishedAt, r, t.cfg.Retry.Delay(a.Number))
+	d.PossiblyAccepted = core.PossiblyAccepted(inDoubtAttempts(in.Attempts), r)
 	return t.record(ctx, in, a, finishedAt, r, d, observed)
 }
 
@@ -218,6 +219,10 @@ func (t *term) record(ctx context.Context, in core.Intent, a core.Attempt, finis
 		res.err = fmt.Errorf("engine: finish attempt %d of %q: %w", a.Number, in.IntentID, err)
 		return res
 	}
+	if d.PossiblyAccepted && !in.PossiblyAccepted {
+		t.cfg.Metrics.IntentPossiblyAccepted(in.SubmissionTarget)
+		t.log.Warn("intent_possibly_accepted", "intent_id", in.IntentID, "attempt", a.Number)
+	}
 	label := resultLabel(r)
 	if observed {
 		t.cfg.Metrics.AttemptFinished(in.Contract.GatewayType, label, finishedAt.Sub(a.StartedAt))
@@ -229,9 +234,10 @@ func (t *term) record(ctx context.Context, in core.Intent, a core.Attempt, finis
 		return res
 	}
 	res.next = &core.ScheduleEntry{IntentID: in.IntentID, DueAt: d.NextDueAt, Mode: in.Contract.Mode}
-	if unsentAttempts(in.Attempts) == 0 {
+	if unsentAttempts(in.Attempts) == 0 && !hasInDoubt(in, p.Error) {
 		// The cache keeps no attempts, so it may only hold intents whose
-		// attempt count is also their number of tries.
+		// attempt count is also their number of tries, and none with an
+		// attempt in doubt (the possiblyAccepted rule reads those).
 		after := in
 		after.AttemptCount, after.NextDueAt, after.Attempts = a.Number, d.NextDueAt, nil
 		res.known = &after
