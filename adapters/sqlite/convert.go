@@ -66,6 +66,7 @@ func intentFromRow(r sqlitedb.SubmissionIntent) (core.Intent, error) {
 		AttemptCount:     int(r.AttemptCount),
 		ExhaustedReason:  core.ExhaustedReason(r.ExhaustedReason.String),
 		LastModifiedAt:   fromNanos(r.LastModifiedAt),
+		PossiblyAccepted: r.PossiblyAccepted != 0,
 	}
 	if r.FinalOutcomeStatus.Valid {
 		in.FinalOutcome = &core.Outcome{

@@ -270,6 +270,18 @@ type Intent struct {
 	// Example: order-1234-shipping-sms
 	IntentId IntentID `json:"intentId"`
 
+	// PossiblyAccepted Present and true when the gateway may have accepted an earlier
+	// attempt whose answer was lost: a leader stopped during an
+	// attempt's gateway call (the attempt's outcome is unknown), and
+	// a later attempt was refused as duplicate_reference. The status
+	// is unchanged (duplicate_reference is not terminal); check with
+	// the gateway before resending under a new intentId. Absent
+	// otherwise.
+	//
+	//
+	// Example: true
+	PossiblyAccepted *bool `json:"possiblyAccepted,omitempty"`
+
 	// Status An orchestration decision, never a gateway status. Every status but
 	// pending is final.
 	//
@@ -477,6 +489,11 @@ type ListIntentsParams struct {
 
 	// SubmissionTarget Only intents submitted to this target.
 	SubmissionTarget *string `form:"submissionTarget,omitempty" json:"submissionTarget,omitempty"`
+
+	// PossiblyAccepted true lists only intents flagged possiblyAccepted (the gateway
+	// may have accepted an earlier attempt whose answer was lost);
+	// false or absent does not filter on the flag.
+	PossiblyAccepted *bool `form:"possiblyAccepted,omitempty" json:"possiblyAccepted,omitempty"`
 
 	// Limit The page size.
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
@@ -884,6 +901,18 @@ func NewListIntentsRequest(server string, params *ListIntentsParams) (*http.Requ
 		if params.SubmissionTarget != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "submissionTarget", *params.SubmissionTarget, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PossiblyAccepted != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "possiblyAccepted", *params.PossiblyAccepted, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {

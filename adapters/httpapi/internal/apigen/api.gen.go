@@ -276,6 +276,18 @@ type Intent struct {
 	// Example: order-1234-shipping-sms
 	IntentId IntentID `json:"intentId"`
 
+	// PossiblyAccepted Present and true when the gateway may have accepted an earlier
+	// attempt whose answer was lost: a leader stopped during an
+	// attempt's gateway call (the attempt's outcome is unknown), and
+	// a later attempt was refused as duplicate_reference. The status
+	// is unchanged (duplicate_reference is not terminal); check with
+	// the gateway before resending under a new intentId. Absent
+	// otherwise.
+	//
+	//
+	// Example: true
+	PossiblyAccepted *bool `json:"possiblyAccepted,omitempty"`
+
 	// Status An orchestration decision, never a gateway status. Every status but
 	// pending is final.
 	//
@@ -484,6 +496,11 @@ type ListIntentsParams struct {
 	// SubmissionTarget Only intents submitted to this target.
 	SubmissionTarget *string `form:"submissionTarget,omitempty" json:"submissionTarget,omitempty"`
 
+	// PossiblyAccepted true lists only intents flagged possiblyAccepted (the gateway
+	// may have accepted an earlier attempt whose answer was lost);
+	// false or absent does not filter on the flag.
+	PossiblyAccepted *bool `form:"possiblyAccepted,omitempty" json:"possiblyAccepted,omitempty"`
+
 	// Limit The page size.
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 
@@ -587,6 +604,19 @@ func (siw *ServerInterfaceWrapper) ListIntents(w http.ResponseWriter, r *http.Re
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "submissionTarget"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "submissionTarget", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "possiblyAccepted" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "possiblyAccepted", r.URL.Query(), &params.PossiblyAccepted, runtime.BindQueryParameterOptions{Type: "boolean", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "possiblyAccepted"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "possiblyAccepted", Err: err})
 		}
 		return
 	}
@@ -1520,85 +1550,89 @@ func (sh *strictHandler) GetTarget(w http.ResponseWriter, r *http.Request, submi
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"5Fz/c9s2sv9XMLybaTInyZRitxdl+oPba3q+F7dp7L6blzCXQORKQkwCLADaVjP+39/sAqRAkfqSxO50",
-	"3utMMxJFAIv9+tnFwh+jVBWlkiCtiaYfIw2mVNIAfTnLoCiVBZmuvldynovU4uNUSQuSPvKyzEXKrVDy",
-	"qNRqlkPxtw9GSfzNpEsoOH76q4Z5NI3+crRe68j9ao5eulHR3d3dIMrApFqUOF00jS6XwAQtdZYxuBXG",
-	"GnYj7JJxlon5HDRIy0w1K4QxQslLrhdgmdKs5Ktc8WwU3Q2ic57PlS4gewW/VWA+ZQNwy4syB/yYgeUi",
-	"j6aRXQLTbiY2U9mKCcOksoyza56LjP3r4uefWKbSqsAFBpGQxnKZQjSNjq7HR247JhpExnJbmWh6HMeD",
-	"yAqL66yJrdeIBpFdlfjT0trSTI+OFsIuq9koVcXReusFl3wBOngyrB/NcjU7KriQR5lKzREvxajI/lLU",
-	"Cw3rhe4G9yOwNlOIHWr2AVJL0vhJ2eeqktkXSkEqrxhsyQ2zS2EaRdnK8yOlM9DD8eTJ8dAsRVkKuRia",
-	"oi2L47UsztwCuI85kfxAonDkDaWyQ7fOfUjiJ8VMlS5rLinNLFkHCeGlM49LpV7gwy+UhTc2ZpViOc43",
-	"ZU9i/I/NVhYMQ8J5aiEbMDSeXBTCooJMvp6Mj48PMpHxk7VYXm4u91By8fsaWqWGbqH7MpGaY49QLEtg",
-	"N0uVO8N5zOA2BcgMPU+VnItFpSFzXCPhXVil4VfJr7nI+SyHe/BnBqdkKZeo6zP0bzxdQvaMabB6xXJu",
-	"QR8ip5M4kBPRyaqA0AeSE1E/DBe6Lzll3PIZN/tYQ2L5VfLKLpUWv8OXOjcDMmOnfjYaNmXfAdegWVLF",
-	"8ZOUl4JdwYq+wGExZrwWTIvSB5JJFa5xH+I4fXmGWzaM65ZdcJmxMCSnXGsBGH0kMDXH3wovn1KrFIxB",
-	"DflBWmFXXyimOuBMWVEZUg5uWaGMZZOTE5YuuUavp80uAQlJqOG5gDwz0fTNx2iOH4PZo0FUINXopqM9",
-	"C929DUQ+mYShzIETN/mDxTFaZOgWuRehO4IdotO8AAuaUainlQbM+88OBBSGVfJKqhvpZW+qslTaQnYO",
-	"meCXtP0vEv73bugQp2JJZOHWHpU5FzKJavDTrPmMkUWHS9DUB0W+k9BwmylZgftgJMcHM+FmtSGtNqRl",
-	"HgImGoQo3HQ4NIrumuUoHzm1ForSOkmEM/4sQy1gVpFeLLiFG74asTNSCQ0pQsCMzWCOsSl4hQmTyJTn",
-	"OUprLqQwS8hOaRSfEXk3S5EDc8hFSDbPxWJpR+y0eZtxR1wiEZJyyVRlU1UAexSuw6W5AXRcN5DnQwfB",
-	"H6Mec8lAa6UT+chqLg1yns25yCsNA2ZFAaqyg1r1/TyPR+zUj2PGcm2FXCQyiZz6zQphLWTTJGIF11dE",
-	"lCeS2SW37IaHTKksk3ANmsSRyEc58Aw0ImV6MVfkexrOIbcaC+RpCiWpMsuAZ7mQwJY8S2TJjYHs8ShB",
-	"dQ8Mac3jaBpN4snXw3gyjCeX48k0jqdxPIr//s3raBDJqpiBjqbjQeT56ZJUTrYZlVpdiwz0O8+pwHQi",
-	"DZh1+PiDzNm12njyGt8rtSpBW+HSX2JsywNEHTn+8/LyJTuJJ1P2Hc/Yj+7ntU0aq4Vc4NThjsMZd2we",
-	"1YMjyRm3MEQd6Ju4ZlEw6XgQFUKKoirosx+C7mUBGscEvNxlwz/719oc3Es9MvMw6u8GEUZuoRE0vam3",
-	"Eq72thnjskikBZ0vxryuHzhteQEKBl9hBuLeJ2vxGVENFCh+SF6apbLM8iuQibxZgkRTR7VvzGjAjHJ4",
-	"j2lYCIPwDzJhjbeadMnlAj3EKJGvCBxaUQi5IB/iltWS5wxuIa2QXFaqXKQrgjDeEZZcW0QtNEnbYLzi",
-	"XXr+Udpa8NvTxvAuIFUSQcSTeBAVKgMyAZ57xrvFUBrePpHLG3HTTTwKRlnQhZA894qAEKXGLO/WFYr1",
-	"k1SUoq57uGc1eHnbsa7Wjnbr4Y/Bq3fb9r2pCy81kOeeex/VOCbPdyXz1dS5sqqocm7FNYalSmYDNteq",
-	"SKRt6k+oRBooMg2oBCUkRoR0GXo+QmdLXpYgN8RHItlpkLgl55oP2EnBb995R27C3YzCNU/2Lkk6spvx",
-	"5/jO3Vp79oR899Zdn2aFTmNTyTY9WlfrNjnyinw7GpELBcYFNPDZgLdxCm8uCKDpr5iyS9CJ1M1oQgVW",
-	"CwzIFOBxdG2Xea5uzIYkP1v9B5GwUNBWuvt1D7jWfNXxiR1WDlqW4+XYiKiHe30u9IfbJa+MheyVD6Wb",
-	"HP43abdnha5yQOZCyN5n3vHxBtz4IExqKFHv3jTe5p2ra1DGGarvO59QR4NISXiHXvgdalYOGLnfBpzf",
-	"NqzDzR/bfqULPdfkFiJfOc0h91xqsC4iNKHDxXkTbsn53rIyyzZ97nmHnLMmxwi8OW9s/c2fFQvtpetk",
-	"ND4Zh3RNWnQ1azsPecjaJ6P4afya0tg0CPH/F0IfRY9dTI+PCTMFK25lYlMamEb7S9rrkfs33QnRPAhJ",
-	"jfvaFQHqBK3j1NoS3TVFA+7aXNsLOj0DD4LM0PV+u0jadJZ3XUEdiKLXots9xDmNs394myFJHjLiwr37",
-	"hRF4IwIFpaieYOTJC4UVCHuw1qG+MNTss9dRp7lw2EuszyHZFaymbIwpfrv6NWBSOaSv8kSGzxFgSxAY",
-	"+1kSjZKISUWf8OOjX1+9YCW3S0QCRuXXiAGUAcZNIjMqTiwK5DThfzpT4eskQlV55sOgKw5nbMbTq818",
-	"d4edFvz2BciFXUbTyYnDbPX38QATeRKcDz0YhkYjh6WRrxo59Z83/0mS2zgeJsnt+HmS3H7zHD8+ff72",
-	"b3/dHpBecnfwEwSluvyEMSkIUP9/vfGnOdoSZIYsPsDPvh1EEm7t95U2SkfTCFb/+nD2QYnzD6ern0R8",
-	"c47/57/cnn9QN+f/UDfn3x/fnn84j3+6fM3PxI3gF2dfnxVPV69//O/Vi8sfVue//yLmv3T9dyPRA923",
-	"xyo93jskt5N0uwoZZtxLYDk3mMguoJWN3NcWD/NVu5zNReNON3YhmdLpEozVlOexDFJhKOHbxLlO5CP2",
-	"wzXo+hubVTaRXgcwr6AI4f2AN9+1hgRBuYFmQVhqA8v1sB5bXp8fbFjzFx0kbCrSvF5gSyG3qdP/ViFL",
-	"mmr9gM1WTPJiQxkCmjpbaogM49XeE5bdWlGfewTZWEc7zn06vJloOptlN0pfsYUCU9dAZ9ymS/c4q4gy",
-	"KiXxAqhaG2YMgR+jUW3x7sqEA4SxmZ5xG2hkXY6cMs7mPLUDBtc8r9DJoQT8YTL58K/qksGoXWD65Dyi",
-	"rSF6Sx55SYdz7Wz9WV1UnysdFFBMW0l66OjwZ42Nal73WdYGuxt72600fu4+XXnZlEN6NltRGcFVI1x5",
-	"YYUugYqKUrE6kjXnAykvelPmjUw5yJDbGwre7/CnPoTp83avnn/Pnh6ffMP8eVfTtTRi73Gi9+jFjOWz",
-	"HFgJml0JmTE1d8cNz1x1rABM/Qzjcwuava/Ps94zXpbANVWlmrIVDfSVGgmQ0RRFp9KZ+k4zIRfNuWjd",
-	"ZII73ziAZcm24JxEW5vG6ulwYWFwqYuefGnHse0nAIPj+GlwEhsg2XqjD3Ygu15r2KzVMdwedvepNblQ",
-	"LzzHRyqSOsF6Htaw+NFx/JRE/3jUrp0FUmzwSFNW6aYWwet7amZrrfjYCTNfqCA9yWNbYz4tL1vrVEhp",
-	"W706S4ZpY0+atJbgHgns0NaeNVutCbt0QrG5uGWPjicT1moCoMzLH8QPA7W1vlGzpu9AbBpAnR4FCEJB",
-	"vV1neZ3Ct7fFkP+7zXJT68KRf4DJBlWNSou9catuCqBdDnaFsQs623IaGnTHdlLCPY6utpXpR+qDiKbR",
-	"/6hKMxpA/Zn0PmQoaquiafS38cnJCc508vU3/bWKPXWpzymjBFRuhsKVa1NFxAQDDFc3nI7E220EDHdC",
-	"xoXeQiHcF9KIhRRzkXLXImCBmZKn8HjEThuo+jX7L/EdwrAM5rzKu2d7n8c1WeW+AdDqCgbR7XChhl7G",
-	"1D3xit+ce8Ab/Do0V6IcKto9z4elotK3m2RL3agP0dUnoBL/vaGKSY0w2UJdg5YmOCtoe6GN3H53CeRL",
-	"alPdALJWfvfSC9HReeedXBmkXeygmn9T03BQPihoNPCsV6Nx8EhJ8G8cVtCopOM0Yvt3Vl2BjN7eDbYX",
-	"YZqqzcl2MjdA5Rbjq4fdZ+Glewbc8PrAAkVYHN55alZP3JU86jiklRZ2dYGzOkJm1F95WqHS9TUXuVZC",
-	"1rQhUq4H+lqk4NoE3MGGAxKPhkNeiiG++HjEfpb5KpEg50qndM4Isq+V0XkF2iiJjQhqQ0PXSyXkXHWJ",
-	"vGjEeO4iDDUzmLAfwgMMh9tcbbXeg6FQnWlxDSaRwNMlUxLQAQpr2MX5BfXgVWbZOMNKWpH7fqgaMg+a",
-	"41amdCKbcgarJDo1nKqvJ6OhhcKRCeqrSqaQyEdNVLT5aoC8c1ktvlvb/2PagAaeGXruizLUr/Gs7noy",
-	"g0S6416/X585YU6fK7nA/Xb4OEpkIn9wqQtK7P22VsH3TQJl2KM6uXrsfaPLqBK5I6UasX+jamzpdMWM",
-	"HvSKvT+6Hr9PJBoR9yk1ab1h73e1DDftwu+fke4u0f0uMUWlAGAS6YpcmXJ6mIsUpCF/KDkp5EutSi3A",
-	"cr0KQFSP3p2+PIsG0TVo4zRzPIpHMTUdlSB5KaJp9GQUj56Qf7ZLMr8jR8/vVGB2QafZIaGPf/rfB+0L",
-	"SpM43mjkXHditq8gBRj4qgdC9ffpu45haictRy3X4eripioK5Mc0eiGuQeK7Q9dC4EeieYGhJjGK43xB",
-	"DtTtNnqLMx6h0q7CnW9WoGyFwXQSx00m7VrzSIfx0VzlubqhPDwXV0AnFetnxvIVQhXXqqaVJa6OWNiF",
-	"ibMsq4JL84zMxwHO5hpPIhtzJe1oy+aV28A9iAZD1rd+c0uVZ6DfiexbUwzjMe7ZwDsoVbr89kn97bZE",
-	"1X/H7bedMv44fn2onOucrBaXj2vGmQrxCI3AeRatctitC8gPQcpA0cDfTnJLfFVPsEUZgjxwn0Kggy75",
-	"gmJT7doJPTrvWPcrUTVywCTcgLFsLrRBIb7kxgUxnOErw9b1fYS5qftklTvSwvfwBXr5mXP6ieRbyv7o",
-	"0N14YZgq+W8VkKaiHhp/S26uNLqbPm1CRHbWpMJNJdnhsc3AnK+ara957cvzBEGiaUQl6WhQ+7HmvPKw",
-	"NuZ2/o7YawcNTbOgSx2EaW5dbaGl5zi1xyy+DC9/7L2BtABmxO+wjTK6b9Qixycv0fQkDrvMYqLHtZmd",
-	"xHv63PqJCXTPw6xSw7VQlWnOkfpIdEq2hWX3dtwUMjs+/vs+br/d6wU71wAOvikbHNz2XpbYcAZ09eE4",
-	"Hm+btqHz6NeN2zrHk8khg7oXau4G0Un8ZP/Yzh02cqdBMDW23sWG5wr8ZnPUR/2JpsdT0jJhGlrX+ZqG",
-	"X+q17UGlDk1W0rgyN63d9M5zB0xH7BWU6GMRONZHP811Ze+O3ONEdq6o4AL1PUDtPXpfLZXmmcTxM4Su",
-	"9XLCftI9aMLo7Dh+mkjRU+gaMX+nssacRcnpbtXcNTsX6pruFWytdnjAgZCByOM5xibfFu0XMSN2Wm+B",
-	"YWpGgAauQTLhhNDZABVBBMblHOZ0vJbIpvCgXD5R77C+NsndiCFhH8jIx7nLk8/cYQSXuBEvJNf65y+h",
-	"oLJkjjQUxPFkgoscj5942KUM9MWrsIgWuSQUjP1OZasDDP/PWGo7zBn11Q7v2lm4ryg9sD/c/YcDGM8J",
-	"Xzu7gg279IYfGiN5zYnzmn8clTfcN5hD5t12vN+Ldv6ywWf7+/jp/kF9fwsCx44P8PebF85p3MkhhPZc",
-	"3PsTBCin/EGhIihRUGWirkr0x6s20D/6WL9+tzX9/RHWHmYnJL4MryxstM0NWAk6BWmHIFOVQcaE9DmA",
-	"XTYoC7+sQVZQX20bdj/sOvh86Q8ASrtN7gvQUXy8f1Dzdy7uSeMwp6SML4QFVCzzpa2dmhaUWXvVCwHX",
-	"pX/nAeUSlNy3yKbGX2YQprKbQetzZdcFma6mtvPOWMDXpqi8wdejj5sU7rTk4HiiZck95teTIB5ihnva",
-	"ex/S9tYV+t0S/sPsr9+MPkPk7YpP+8jgzVtkqh/UW5r3yNgXqfFztzI/2vS7JurPmBszYbwunqdc+vID",
-	"syqYqN5Ad6KmZLkmCr8h2CVIPeM5lylVFWXGnBYrHRLpK1d3b+/+NwAA//8=",
+	"5Fx7c9s2tv8qGO7ONJ6VZFqx2408/cPtNl3vjds0du/OTZh1IPJIQkwCLADaVjP+7nfOAUiBIvVI4nQ6",
+	"9+7MdmSJAA7O83cezIcoVUWpJEhrosmHSIMplTRAf5xnUJTKgkyX3ys5y0Vq8etUSQuSPvKyzEXKrVDy",
+	"sNRqmkPxt/dGSfzNpAsoOH76q4ZZNIn+crg669D9ag5fulXRw8PDIMrApFqUuF00ia4WwAQddZ4xuBfG",
+	"GnYn7IJxlonZDDRIy0w1LYQxQskrrudgmdKs5Mtc8WwUPQyiC57PlC4gewW/VWA+5gJwz4syB/yYgeUi",
+	"jyaRXQDTbic2VdmSCcOksoyzW56LjP3r8uefWKbSqsADBpGQxnKZQjSJDm+PDt11TDSIjOW2MtHkOI4H",
+	"kRUWz1kRW58RDSK7LPGnhbWlmRwezoVdVNNRqorD1dULLvkcdPDNsP5qmqvpYcGFPMxUag55KUZF9pei",
+	"PmhYH/QweByBtZlC7FDT95BaksZPyj5Xlcw+UwpSecVgC26YXQjTKMpGnh8qnYEeHo2fHg/NQpSlkPOh",
+	"KdqyOF7J4twdgPeYEclfSBSOvKFUdujOeQxJ/KSYqdJFzSWlmSXrICG8dOZxpdQL/PIzZeGNjVmlWI77",
+	"TdjTGP/HpksLhiHhPLWQDRgaTy4KYVFBxl+Pj46P9zKRo6crsbxcP+5LycXfa2iVGrqDHstEao49QbEs",
+	"gN0tVO4M54DBfQqQGfo+VXIm5pWGzHGNhHdplYZfJb/lIufTHB7BnxnckqVcoq5P0b/xdAHZKdNg9ZLl",
+	"3ILeR04ncSAnopNVAaFfSE5E/TA86LHklHHLp9zsYg2J5VfJK7tQWvwOn+vcDMiMnfndaNmEfQdcg2ZJ",
+	"FcdPU14KdgNL+gP2izFHK8G0KP1CMqnCMx5DHGcvz/HKhnHdsgsuMxaG5JRrLQCjjwSmZvhb4eVTapWC",
+	"MaghP0gr7PIzxVQHnAkrKkPKwS0rlLFsfHLC0gXX6PW02SYgIQk1PBeQZyaavPkQzfBjsHs0iAqkGt10",
+	"tOOgh7eByMfjMJQ5cOI2/2JxjA4ZukMeReiOYIfoNC/AgmYU6umkAfP+swMBhWGVvJHqTnrZm6oslbaQ",
+	"XUAm+BVd/7OE/71bOsStWBJZuLeHZc6FTKIa/DRnnjKy6PAI2nqvyHcSGm6zJSvwHozk+MVMuDltSKcN",
+	"6ZgvARMNQhRuOhwaRQ/NcZSPnFkLRWmdJMIdf5ahFjCrSC/m3MIdX47YOamEhhQhYMamMMPYFDzChElk",
+	"yvMcpTUTUpgFZGe0ik+JvLuFyIE55CIkm+VivrAjdtY8zbgjLpEISblkqrKpKoA9Cc/h0twBOq47yPOh",
+	"g+AHqMdcMtBa6UQ+sZpLg5xnMy7ySsOAWVGAquygVn2/z8GInfl1zFiurZDzRCaRU79pIayFbJJErOD6",
+	"hojyRDK74Jbd8ZAplWUSbkGTOBL5JAeegUakTA/minxPwznkVmOBPE2hJFVmGfAsFxLYgmeJLLkxkB2M",
+	"ElT3wJBWPI4m0Tgefz2Mx8N4fHU0nsTxJI5H8d+/eR0NIlkVU9DR5GgQeX66JJWTbUalVrciA33tORWY",
+	"TqQBsw4ff5A52047Gr/G50qtStBWuPSXGNvyAFFHjv+8unrJTuLxhH3HM/aj+3llk8ZqIee4dXjjcMct",
+	"l0f14Ehyxi0MUQf6Nq5ZFGx6NIgKIUVRFfTZL0H3MgeNawJebrPhn/1jbQ7upB6ZuR/1D4MII7fQCJre",
+	"1FcJT3vbrHFZJNKCzhdjXtcPnLW8AAWDrzADcc+TtfiMqAYKFD8kL81CWWb5DchE3i1Aoqmj2jdmNGBG",
+	"ObzHNMyFQfgHmbDGW0264HKOHmKUyFcEDq0ohJyTD3HHaslzBveQVkguK1Uu0iVBGO8IS64tohbapG0w",
+	"XvGuPP8obS34/VljeJeQKokg4mk8iAqVAZkAzz3j3WEoDW+fyOW1uOk2HgWrLOhCSJ57RUCIUmOW61WF",
+	"YvVNKkpR1z3cdzV4eduxrtaNtuvhj8GjD5vuva4LLzWQ5555H9U4Js93JfPlxLmyqqhybsUthqVKZgM2",
+	"06pIpG3qT6hEGigyDagEJSRGhHQRej5CZwteliDXxEci2WqQeCXnmve4ScHvr70jN+FtRuGZJzuPJB3Z",
+	"zvgLfOZhpT07Qr576qFPs0Knsa5k6x6tq3XrHHlFvh2NyIUC4wIa+GzA2ziFNxcE0PSXTNkF6ETqZjWh",
+	"AqsFBmQK8Li6tss8V3dmTZKfrP6DSFgo6Crd+7ovuNZ82fGJHVYOWpbj5diIqId7fS70h/sFr4yF7JUP",
+	"pesc/jdpt2eFrnJA5kLI3lPv+HgDbnwQJjWUqHdvGm9z7eoalHGG6nvtE+poECkJ1+iFr1GzcsDI/Tbg",
+	"/KZlHW7+2PYrXei5IrcQ+dJpDrnnUoN1EaEJHS7Om/BKzveWlVm06XPfd8g5b3KMwJvzxtbf/Fmx0E66",
+	"TkZHJ0chXeMWXc3ZzkPuc/bJKH4Wv6Y0Ng1C/P+F0EfRYxvT42PCTMGJG5nYlAYm0e6S9mrl7kt3QjQP",
+	"QlLjvrZFgDpB6zi1tkS3bdGAuzbXdoJOz8C9IDN0vd82ktad5UNXUHui6JXoti9xTuP8Hy72GiOm+fKs",
+	"FuRGfEDFMF0BIwAbpp0FX7IFv60TNSqcMeA6FxgP66TwbqEMeJfX5HwTxplLBZmxqiwhY1mFjGRcNku/",
+	"Ms1RmBe6nHf1W50Kr+oyBwOkNpHcQ+qGBIrZs8ogiYZllasIwLUG6velMGJXVLJG9U4k7eigd8ae9Dxe",
+	"Q+vanA9OWbqA9IZQnIN4NeU+uSVmZnjBSmYU3yTcNe2lETubugSZwMSdMLAGEVACjc5NlcqBS+/7yCL3",
+	"kfyle/YzkdQakghKij2gwpMXGl1gtIOVL+iDE42+9gbcNBcOQ4tVP5ndwHLCjphVa1XMAZPKZWwqT2T4",
+	"Paq3BIFsZ0k0SiImFX3Cj09+ffWCldwuUH+Mym8Ry5E6m0RmVGSaF8hpyuOoN8ZXyaCq8szDGVfkz9iU",
+	"pzfrdYst/rbg9y9Azu0imoxPHPau/z4aRFI5wXkIgXBiNHI5EfJVI6f+8+Y/SXIfx8MkuT96niT33zzH",
+	"j8+ev/3bXzcDi5fcNfACcFGXERFbBEDj/29U/biAWTrr3ydevh1EEu7t95U2SkeTCJb/en/+XomL92fL",
+	"n0R8d4H/z3+5v3iv7i7+oe4uvj++v3h/Ef909ZqfizvBL8+/Pi+eLV//+N/LF1c/LC9+/0XMfunG4Uai",
+	"e4Zhjzl7onBIbqd44iqdyoWOnBvLSj6HVlb5WFfcz1dtczaXjTtdu4VkSqcLMFZTvs4ySIWhxH09X3Ei",
+	"H7EfbkHXf7FpZRPpdQCDB0V67we8+a40JABXDcQO4EU7QVgt67HlVR9ozZo/qyG0rkiz+oANBfmm3/Jb",
+	"hSxpui4DNl0yyYs1ZQho6lypITKMVzs7Zdu1ou5fBVl1RzsufFljvWDgbJbdKX3D5gpMHe6n3KYL93VW",
+	"EWVUEuQFUNU9zPwCP0ar2uLdVtEIkOJ6ms1toJF1WRlB14yndsDglucVOjmUgB8KIB/+VV36GbULhR+d",
+	"D7Y1RG+oB1xRk7VddTmtmyMzpYNCmGkrSQ8dHf6ssFHN6z7LWmN3Y2/blcbv3acrL5uyVs9lKyoHuaqS",
+	"KxMt0SUQtpaqAZQNuE150Vv6WKt4BJWO9oWC5zv8qZtpfd7u1fPv2bPjk2+Y71s202cj9g43eodezFg+",
+	"zYGVoNmNkBlTM9c2OnUQuABM4Q3jMwTj7+q+5DvGyxK4pupiU36khb7iJgEy2qLoVKxTPzEo5Lzpb9fD",
+	"QnjztUY6SzYF5yTaOPxXb4cHC4NHXfbkvVva7x8BDI7jZ0FHPUCy9UW/WGN9ddawOatjuD3s7lNrcqFe",
+	"eI6PVOx2gvU8rGHxk+P4GYn+YNSugQZSbPBIUx7rphbB4ztqnyut+NAJM5+pID1FgLbGfFxettKpkNK2",
+	"enWODNP/njRpJcEdEtiirT1ntkZMtumEYjNxz54cj8esNcxBmZdP3IeB2lo/cFvTtyc2DaBOjwIEoaC+",
+	"rrO8TgPD22LI/+1mua514co/wGSD6lSlxc64VQ930C0H28LYJfUonYYGU86dlHCHo6ttZfKB5lmiSfQ/",
+	"qtKMFtCcLT0PGYraqmgS/e3o5OQEdzr5+pv+WsWO+uInlcNWVK6HwqUbN0bEBAMMV3ecRhva4yAMb0LG",
+	"hd5CIdwX0oi5FDORcjfqYYGZkqdwMGJnDVT9mv2X+A5hWAYzXuXdHu2ncU1WuR/kdJWj++FcDb2MaQrm",
+	"Fb+78IA3+HVobkQ5VHR7ng9LRS0Mt8mGulEfoqs72RL/6wqANcJkc3ULWpqg59P2Qmu5/fYSyOfUproB",
+	"ZKX87qEXoqPzzju5Mki72EG9m6am4aB8UNBo4FmvRuPikZLgn9ivoFFJx2nE9tdW3YCM3j4MNhdhmqrN",
+	"yWYy10DlBuOrlz1m4aXby294vWeBIizyb+1+1ht3JY86DmmlhV1e4q6OkCnNyZ5VqHR9Q2JuJJQ146SU",
+	"64G+FSm4cQ/XoHJA4slwyEsxxAcPRuxnmS8TCXKmdEr9YpB9I6nOK9BFSWxEUBsaupk4IWeqS+RlI8YL",
+	"F2FoKMWEcy0eYDjc5mqr9R0MhepMi1swiQSeLpiSgA5QWMMuLy5plrIyi8YZVtKK3M+11ZB50LTNmdKJ",
+	"bMoZviCOW/XN1jS0UDgyQX1VyRQS+aSJijZfDpB3LqvFZ2v7P6ALaOCZoe99UYaaBKd1l8AMEuna9v6+",
+	"PnPCnD5Xco737fBxlMhE/uBSF5TYu00jn++aBMqwJ3VydeB9o8uoqO+wKaUasX+jamyYWMaMHvSSvTu8",
+	"PXqXSDQi7lNq0nrD3m0b/W7Gvt+dku4u0P0uMEWlAGAS6YpcmXJ6mIsUpCF/KDkp5EutSi3Acr0MQFSP",
+	"3p29PI8G0S1o4zTzaBSPYhoeK0HyUkST6OkoHj0l/2wXZH6Hjp7fqcDsgk5zQ0If//S/D9ovmo3jeG0g",
+	"dzVR236VLMDANz0Qqv99Czf5Te2nctRyHa4ubqqiQH5MohfiFiQ+O3SjIH4lmhcYGvajOM7n5EDdbaO3",
+	"uOMhKu0yvPl6BcpWGEzHcdxk0r6vhjqMX81Unqs7ysNzcQPUqVh9ZyxfIlRxI4daWeKqa4fV07S4y6Iq",
+	"uDSnZD4OcDavYyWyMVfSjrZsXrkLPIJoMGR96y+3UHkG+lpk35piGB/hnQ1cQ6nSxbdP67/uS1T9a26/",
+	"7ZTxj+LX+8q5zslqcfm4ZpypEI/QCJxn0SqH7bqA/BCkDBQN/Ftm7oiv6g02KEOQB+5SCHTQJZ9TbKpd",
+	"O6FH5x3ruTOqRg6YhDswls2ENijEl9y4IIY7fGXYqr6PMDd1n6xyLS18Dh+gh0+d008k31D2R4fu1gvD",
+	"VMl/q4A0FfXQ+LcdZ0qju+nTJkRk500q3FSSHR5bD8z5srn6ite+PE8QJJpEVJKOBrUfa/qV+42jt/N3",
+	"xF5baGiGPl3qIEzz9twGWnraqT1m8Xl4eZ1i6vTnVPZQIfGznM/nkLH1uYHWIHoit40EsK0TAQeniZzx",
+	"3ADNrTvtyRQ4HzMTuQVdaxPS4pSjj22dyYZetvX307v8uPJWwIz4HTZJit6ja53jk7lochKH05MxyceN",
+	"T57EO+Y3+4kJbNHDzlLDrVCVafpqfSQ6o9ugQo/WfguVLz7++y7te7szKnReb9n7DfCgkd37EtCac6RX",
+	"eo7jo03bNnQe/rr2FtrxeLzPou6LYg+D6CR+untt591MCi8BuDC2vsWaJw/iSNP6dLM/PZGDjgnT8rru",
+	"2Qyy0wx5D0p36LqSxpX96ezG2LkD6iP2CkqMOQik61ZY8xq+d8/u60R2Xr3CA+r3W7WPcH21ZdpnHMen",
+	"COXr44T9qPf7KWdhx/GzRIqewt+I+XeFawxelJzeGZy5If5C3dL7MhurPx6AIYQi8niOsdqP+/tDzIid",
+	"1VdgmKoSwINbkEw4IXQuQEUhgTglhxm1GxPZFGKUy6/qG9avA3O3YkhYEDLyce6l4FPn/bnEi3ghuZFW",
+	"/3IVKkvmSENBHI/HeMjx0VMPQ1U9wdSO32FRMXJJORj7ncqWexj+n7H0uJ8z6qulPrSrEr7C9oX94fZ/",
+	"EIPxnPINZ1ewZpfe8ENjJK85dl7zj6MSIYMf0vFuO97tRTv/Yscn+/v42e5Fff/GCa492sPfr/9DCrTu",
+	"ZB9Ce15I/RMEKKf8QeEmKNlQpaau0vTHq3bic/ihfvxhYzngR1h5mK0pwlX4Ks7aGOGAlaBTkHYIMlUZ",
+	"ZExInxPZRYOy8I8VyArqzW3D7odde/fb/gCgtN3kPgMdxce7FzX/fssjaRzm2JQBh7CAioe+1LdV04Ky",
+	"c696IeC68s98QbkELYgNsqnxlxmEqf160PpU2XVBpqsxbn0XMuBrU2Rf4+vhh3UKt1py0K5pWXKP+fUk",
+	"zPuY4Y5x5y9pe6uOxXYJ/2H2129GnyDydgWs3UJ58xaZ6hf1tio8MvZFe/zc7VSM1v2uifoz5sZMGK+b",
+	"CSmXvhzDrAo2qi/Q3agp4a6Iwr8Q7BKknvKcy5SqrDJjTouVDon0lbyHtw//GwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -75,6 +75,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listPendingStmt, err = db.PrepareContext(ctx, ListPending); err != nil {
 		return nil, fmt.Errorf("error preparing query ListPending: %w", err)
 	}
+	if q.listPossiblyAcceptedStmt, err = db.PrepareContext(ctx, ListPossiblyAccepted); err != nil {
+		return nil, fmt.Errorf("error preparing query ListPossiblyAccepted: %w", err)
+	}
+	if q.markPossiblyAcceptedStmt, err = db.PrepareContext(ctx, MarkPossiblyAccepted); err != nil {
+		return nil, fmt.Errorf("error preparing query MarkPossiblyAccepted: %w", err)
+	}
 	if q.maxModifiedAtStmt, err = db.PrepareContext(ctx, MaxModifiedAt); err != nil {
 		return nil, fmt.Errorf("error preparing query MaxModifiedAt: %w", err)
 	}
@@ -180,6 +186,16 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listPendingStmt: %w", cerr)
 		}
 	}
+	if q.listPossiblyAcceptedStmt != nil {
+		if cerr := q.listPossiblyAcceptedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listPossiblyAcceptedStmt: %w", cerr)
+		}
+	}
+	if q.markPossiblyAcceptedStmt != nil {
+		if cerr := q.markPossiblyAcceptedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing markPossiblyAcceptedStmt: %w", cerr)
+		}
+	}
 	if q.maxModifiedAtStmt != nil {
 		if cerr := q.maxModifiedAtStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing maxModifiedAtStmt: %w", cerr)
@@ -261,6 +277,8 @@ type Queries struct {
 	listIntentsByStatusAndTargetStmt *sql.Stmt
 	listIntentsByTargetStmt          *sql.Stmt
 	listPendingStmt                  *sql.Stmt
+	listPossiblyAcceptedStmt         *sql.Stmt
+	markPossiblyAcceptedStmt         *sql.Stmt
 	maxModifiedAtStmt                *sql.Stmt
 	readLeaseStmt                    *sql.Stmt
 	releaseLeaseStmt                 *sql.Stmt
@@ -289,6 +307,8 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listIntentsByStatusAndTargetStmt: q.listIntentsByStatusAndTargetStmt,
 		listIntentsByTargetStmt:          q.listIntentsByTargetStmt,
 		listPendingStmt:                  q.listPendingStmt,
+		listPossiblyAcceptedStmt:         q.listPossiblyAcceptedStmt,
+		markPossiblyAcceptedStmt:         q.markPossiblyAcceptedStmt,
 		maxModifiedAtStmt:                q.maxModifiedAtStmt,
 		readLeaseStmt:                    q.readLeaseStmt,
 		releaseLeaseStmt:                 q.releaseLeaseStmt,

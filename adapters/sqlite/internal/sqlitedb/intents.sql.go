@@ -12,7 +12,7 @@ import (
 )
 
 const GetIntent = `-- name: GetIntent :one
-SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at FROM submission_intents WHERE intent_id = ?1
+SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, possibly_accepted FROM submission_intents WHERE intent_id = ?1
 `
 
 func (q *Queries) GetIntent(ctx context.Context, intentID string) (SubmissionIntent, error) {
@@ -34,6 +34,7 @@ func (q *Queries) GetIntent(ctx context.Context, intentID string) (SubmissionInt
 		&i.FinalMessageID,
 		&i.ExhaustedReason,
 		&i.LastModifiedAt,
+		&i.PossiblyAccepted,
 	)
 	return i, err
 }
@@ -259,7 +260,7 @@ func (q *Queries) ListChanged(ctx context.Context, arg ListChangedParams) ([]Lis
 
 const ListIntents = `-- name: ListIntents :many
 
-SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at FROM submission_intents
+SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, possibly_accepted FROM submission_intents
 WHERE (created_at, intent_id) < (CAST(?1 AS INTEGER), CAST(?2 AS TEXT))
 ORDER BY created_at DESC, intent_id DESC
 LIMIT ?3
@@ -299,6 +300,7 @@ func (q *Queries) ListIntents(ctx context.Context, arg ListIntentsParams) ([]Sub
 			&i.FinalMessageID,
 			&i.ExhaustedReason,
 			&i.LastModifiedAt,
+			&i.PossiblyAccepted,
 		); err != nil {
 			return nil, err
 		}
@@ -314,7 +316,7 @@ func (q *Queries) ListIntents(ctx context.Context, arg ListIntentsParams) ([]Sub
 }
 
 const ListIntentsByStatus = `-- name: ListIntentsByStatus :many
-SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at FROM submission_intents
+SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, possibly_accepted FROM submission_intents
 WHERE status = ?1
   AND (created_at, intent_id) < (CAST(?2 AS INTEGER), CAST(?3 AS TEXT))
 ORDER BY created_at DESC, intent_id DESC
@@ -358,6 +360,7 @@ func (q *Queries) ListIntentsByStatus(ctx context.Context, arg ListIntentsByStat
 			&i.FinalMessageID,
 			&i.ExhaustedReason,
 			&i.LastModifiedAt,
+			&i.PossiblyAccepted,
 		); err != nil {
 			return nil, err
 		}
@@ -373,7 +376,7 @@ func (q *Queries) ListIntentsByStatus(ctx context.Context, arg ListIntentsByStat
 }
 
 const ListIntentsByStatusAndTarget = `-- name: ListIntentsByStatusAndTarget :many
-SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at FROM submission_intents
+SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, possibly_accepted FROM submission_intents
 WHERE status = ?1 AND submission_target = ?2
   AND (created_at, intent_id) < (CAST(?3 AS INTEGER), CAST(?4 AS TEXT))
 ORDER BY created_at DESC, intent_id DESC
@@ -419,6 +422,7 @@ func (q *Queries) ListIntentsByStatusAndTarget(ctx context.Context, arg ListInte
 			&i.FinalMessageID,
 			&i.ExhaustedReason,
 			&i.LastModifiedAt,
+			&i.PossiblyAccepted,
 		); err != nil {
 			return nil, err
 		}
@@ -434,7 +438,7 @@ func (q *Queries) ListIntentsByStatusAndTarget(ctx context.Context, arg ListInte
 }
 
 const ListIntentsByTarget = `-- name: ListIntentsByTarget :many
-SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at FROM submission_intents
+SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, possibly_accepted FROM submission_intents
 WHERE submission_target = ?1
   AND (created_at, intent_id) < (CAST(?2 AS INTEGER), CAST(?3 AS TEXT))
 ORDER BY created_at DESC, intent_id DESC
@@ -478,6 +482,7 @@ func (q *Queries) ListIntentsByTarget(ctx context.Context, arg ListIntentsByTarg
 			&i.FinalMessageID,
 			&i.ExhaustedReason,
 			&i.LastModifiedAt,
+			&i.PossiblyAccepted,
 		); err != nil {
 			return nil, err
 		}

@@ -38,6 +38,7 @@ type SubmissionIntent struct {
 	FinalMessageID     sql.NullString
 	ExhaustedReason    sql.NullString
 	LastModifiedAt     time.Time
+	PossiblyAccepted   interface{}
 }
 
 type SubmissionManagerLease struct {
