@@ -107,10 +107,18 @@ type groupCommitter struct {
 	// now is the clock of the stamps (time.Now; tests set it).
 	now func() time.Time
 
-	ops     chan *writeOp
-	quit    chan struct{}
-	stopped chan struct{}
-	stop    sync.Once
+	ops chan *writeOp
+	// leaseOps are the lease's writes: taken before any queued write and
+	// committed alone (see doLease).
+	leaseOps chan *writeOp
+	quit     chan struct{}
+	stopped  chan struct{}
+	stop     sync.Once
+
+	// onBatch, when set (by tests only), runs at the start of every
+	// batch's transaction: it observes the order of writes, or plays a
+	// slow disk.
+	onBatch func(batch []*writeOp)
 
 	// prepared holds the store's statements prepared on the writer
 	// connection; nil until the schema exists (before the first Migrate).
@@ -125,6 +133,7 @@ func newGroupCommitter(db *sql.DB, log *slog.Logger, maxBatch int) *groupCommitt
 		maxBatch: maxBatch,
 		now:      time.Now,
 		ops:      make(chan *writeOp, maxBatch),
+		leaseOps: make(chan *writeOp, 1),
 		quit:     make(chan struct{}),
 		stopped:  make(chan struct{}),
 	}
@@ -137,9 +146,14 @@ func newGroupCommitter(db *sql.DB, log *slog.Logger, maxBatch int) *groupCommitt
 // do waits for the batch (it runs under a context no caller cancels) and
 // returns the true answer.
 func (w *groupCommitter) do(ctx context.Context, name string, kind writeKind, fn writeFunc) error {
+	return w.submit(ctx, w.ops, name, kind, fn)
+}
+
+// submit hands fn to the writer on lane and waits for its answer, as do.
+func (w *groupCommitter) submit(ctx context.Context, lane chan *writeOp, name string, kind writeKind, fn writeFunc) error {
 	op := &writeOp{ctx: ctx, name: name, fn: fn, kind: kind, done: make(chan struct{})}
 	select {
-	case w.ops <- op:
+	case lane <- op:
 	case <-w.quit:
 		return storeError(name, errClosed)
 	case <-ctx.Done():
@@ -189,10 +203,20 @@ func (w *groupCommitter) run() {
 			return
 		default:
 		}
+		// A lease write goes first, alone in its transaction.
+		select {
+		case op := <-w.leaseOps:
+			w.commit(append(batch[:0], op))
+			continue
+		default:
+		}
 		select {
 		case <-w.quit:
 			w.drain()
 			return
+		case op := <-w.leaseOps:
+			w.commit(append(batch[:0], op))
+			continue
 		case op := <-w.ops:
 			batch = append(batch[:0], op)
 		}
@@ -235,6 +259,9 @@ func (w *groupCommitter) commit(batch []*writeOp) {
 		return
 	}
 	qtx := &writeTx{Queries: q.WithTx(tx), now: w.now}
+	if w.onBatch != nil {
+		w.onBatch(batch)
+	}
 	alone := len(batch) == 1
 	for _, op := range batch {
 		if err := op.ctx.Err(); err != nil && op.state.CompareAndSwap(opQueued, opAbandoned) {
