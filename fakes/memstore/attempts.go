@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
@@ -24,7 +25,8 @@ func (s *Store) StartAttempt(ctx context.Context, p ports.StartAttemptParams) er
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.checkFence(p.Fence); err != nil {
+	now := s.clock.Now()
+	if err := checkFence(s.leases, p.Fence, now); err != nil {
 		return err
 	}
 	in, ok := s.intents[p.IntentID]
@@ -37,7 +39,7 @@ func (s *Store) StartAttempt(ctx context.Context, p ports.StartAttemptParams) er
 	}
 	in.Attempts = append(in.Attempts, core.Attempt{Number: p.Number, StartedAt: p.StartedAt})
 	in.AttemptCount = p.Number
-	in.LastModifiedAt = s.clock.Now()
+	in.LastModifiedAt = now
 	s.signal()
 	return nil
 }
@@ -57,7 +59,8 @@ func (s *Store) FinishAttempt(ctx context.Context, p ports.FinishAttemptParams) 
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.checkFence(p.Fence); err != nil {
+	now := s.clock.Now()
+	if err := checkFence(s.leases, p.Fence, now); err != nil {
 		return err
 	}
 	in, ok := s.intents[p.IntentID]
@@ -79,7 +82,7 @@ func (s *Store) FinishAttempt(ctx context.Context, p ports.FinishAttemptParams) 
 	in.NextDueAt = d.NextDueAt
 	in.FinalOutcome = cloneOutcome(d.FinalOutcome)
 	in.ExhaustedReason = d.ExhaustedReason
-	in.LastModifiedAt = s.clock.Now()
+	in.LastModifiedAt = now
 	s.signal()
 	return nil
 }
@@ -111,11 +114,12 @@ func validateFinish(p ports.FinishAttemptParams) error {
 }
 
 // checkFence is the fencing predicate of every execution write: the lease
-// named by the fence is held by its holder at its epoch and unexpired in the
-// store's time. The caller holds the lock.
-func (s *Store) checkFence(f core.Fence) error {
-	l, ok := s.leases[f.LeaseName]
-	if !ok || l.HolderID != f.HolderID || l.Epoch != f.Epoch || !l.ExpiresAt.After(s.clock.Now()) {
+// named by the fence is held by its holder at its epoch and unexpired at now,
+// the store's time read once for the whole write as one SQL statement reads
+// SYSUTCDATETIME() once. The caller holds the lock.
+func checkFence(leases map[string]core.Lease, f core.Fence, now time.Time) error {
+	l, ok := leases[f.LeaseName]
+	if !ok || l.HolderID != f.HolderID || l.Epoch != f.Epoch || !l.ExpiresAt.After(now) {
 		return fmt.Errorf("%w: %s held by %q at epoch %d", core.ErrFenced, f.LeaseName, f.HolderID, f.Epoch)
 	}
 	return nil
