@@ -48,8 +48,9 @@ func (s *Store) StartAttempt(ctx context.Context, p ports.StartAttemptParams) er
 // in one step. It returns core.ErrFenced, core.ErrIntentNotFound, and
 // core.ErrIntentNotRunnable when the intent is already terminal (terminal
 // intents are append-only) or Number is not its open latest attempt. A
-// malformed request (no finish time, both or neither of outcome and error, a
-// decision that contradicts its status) is refused with a plain error.
+// malformed request (no finish time, both or neither of outcome and error, an
+// outcome on an attempt not sent, a decision that contradicts its status) is
+// refused with a plain error. Sent is kept on the attempt as given.
 func (s *Store) FinishAttempt(ctx context.Context, p ports.FinishAttemptParams) error {
 	if err := ctxErr(ctx); err != nil {
 		return err
@@ -77,6 +78,7 @@ func (s *Store) FinishAttempt(ctx context.Context, p ports.FinishAttemptParams) 
 	a.FinishedAt = p.FinishedAt
 	a.Outcome = cloneOutcome(p.Outcome)
 	a.Error = p.Error
+	a.Sent = p.Sent
 	d := p.Decision
 	in.Status = d.Status
 	in.NextDueAt = d.NextDueAt
@@ -97,6 +99,8 @@ func validateFinish(p ports.FinishAttemptParams) error {
 		problem = "FinishedAt is required"
 	case (p.Outcome == nil) == (p.Error == ""):
 		problem = "exactly one of Outcome and Error must be set"
+	case p.Outcome != nil && !p.Sent:
+		problem = "an attempt with the gateway's outcome was sent"
 	case !d.Status.Valid():
 		problem = fmt.Sprintf("decision status %q is not valid", d.Status)
 	case d.Status == core.StatusPending && d.NextDueAt.IsZero():

@@ -99,8 +99,12 @@ func TestFinishAttemptRefusesContradictions(t *testing.T) {
 	bad := map[string]func(*ports.FinishAttemptParams){
 		"no finish time":          func(p *ports.FinishAttemptParams) { p.FinishedAt = time.Time{} },
 		"neither outcome nor err": func(p *ports.FinishAttemptParams) { p.Error = "" },
-		"pending without due":     func(p *ports.FinishAttemptParams) { p.Decision.NextDueAt = time.Time{} },
-		"exhausted without why":   func(p *ports.FinishAttemptParams) { p.Decision = core.Decision{Status: core.StatusExhausted} },
+		"outcome but not sent": func(p *ports.FinishAttemptParams) {
+			p.Error, p.Outcome = "", &core.Outcome{Status: core.OutcomeAccepted}
+			p.Decision = core.Decision{Status: core.StatusAccepted, FinalOutcome: p.Outcome}
+		},
+		"pending without due":   func(p *ports.FinishAttemptParams) { p.Decision.NextDueAt = time.Time{} },
+		"exhausted without why": func(p *ports.FinishAttemptParams) { p.Decision = core.Decision{Status: core.StatusExhausted} },
 		"accepted without outcome": func(p *ports.FinishAttemptParams) {
 			p.Decision = core.Decision{Status: core.StatusAccepted}
 		},
