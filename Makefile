@@ -64,4 +64,4 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRegistry -fuzztime 60s ./core/
 
 clean:
-	rm -rf $(BIN) data
+	rm -rf $(BIN) data $(SDK_TS)/dist

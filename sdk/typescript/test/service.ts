@@ -4,7 +4,6 @@
  * on free loopback ports, on a fresh SQLite file. Nothing is mocked.
  */
 import { execFile, spawn, type ChildProcess } from "node:child_process";
-import { once } from "node:events";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -28,10 +27,15 @@ interface Proc {
  * the process exits first. The rest of stderr keeps being read, so the
  * process never blocks on a full pipe.
  */
-function start<T>(bin: string, args: string[], pick: (entry: Record<string, unknown>, found: T[]) => T | undefined, want: number): Promise<{ proc: Proc; found: T[] }> {
+function start<T>(
+  bin: string,
+  args: string[],
+  pick: (entry: Record<string, unknown>) => T | undefined,
+  want: number,
+): Promise<{ proc: Proc; found: T[] }> {
   const child = spawn(bin, args, { stdio: ["ignore", "ignore", "pipe"] });
   const logs: string[] = [];
-  const exited = once(child, "exit");
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const proc: Proc = {
     child,
     logs,
@@ -56,7 +60,7 @@ function start<T>(bin: string, args: string[], pick: (entry: Record<string, unkn
       } catch {
         return;
       }
-      const value = pick(entry, found);
+      const value = pick(entry);
       if (value !== undefined && found.length < want) {
         found.push(value);
         if (found.length === want) resolve({ proc, found });
@@ -92,9 +96,18 @@ function registry(sms: string, push: string) {
   const pushTerminal = ["invalid_request", "unregistered_token"];
   return {
     targets: [
-      { submissionTarget: "sms.realtime", gatewayType: "sms", gatewayUrl: sms, mode: "realtime", policy: "deadline", maxAcceptanceSeconds: 30, terminalOutcomes: smsTerminal },
-      { submissionTarget: "sms.batch", gatewayType: "sms", gatewayUrl: sms, mode: "batch", policy: "max_attempts", maxAttempts: 3, terminalOutcomes: smsTerminal },
-      { submissionTarget: "push.oneshot", gatewayType: "push", gatewayUrl: push, mode: "batch", policy: "one_shot", terminalOutcomes: pushTerminal },
+      {
+        submissionTarget: "sms.realtime", gatewayType: "sms", gatewayUrl: sms,
+        mode: "realtime", policy: "deadline", maxAcceptanceSeconds: 30, terminalOutcomes: smsTerminal,
+      },
+      {
+        submissionTarget: "sms.batch", gatewayType: "sms", gatewayUrl: sms,
+        mode: "batch", policy: "max_attempts", maxAttempts: 3, terminalOutcomes: smsTerminal,
+      },
+      {
+        submissionTarget: "push.oneshot", gatewayType: "push", gatewayUrl: push,
+        mode: "batch", policy: "one_shot", terminalOutcomes: pushTerminal,
+      },
     ],
   };
 }
@@ -122,7 +135,8 @@ export async function startService(bins: Binaries, apiKeys: string[] = []): Prom
     const urls = Object.fromEntries(sim.found);
     const targets = join(dir, "targets.json");
     await writeFile(targets, JSON.stringify(registry(urls.sms!, urls.push!)));
-    const args = ["serve", "--database", `sqlite:${join(dir, "sm.db")}`, "--listen", "127.0.0.1:0", "--registry", targets, "--retry-delay", "50ms", "--log-format", "json"];
+    const args = ["serve", "--database", `sqlite:${join(dir, "sm.db")}`, "--listen", "127.0.0.1:0"];
+    args.push("--registry", targets, "--retry-delay", "50ms", "--log-format", "json");
     if (apiKeys.length > 0) args.push("--api-keys", apiKeys.join(","));
     const sm = await start<string>(
       join(bins.dir, "submission-manager"),
