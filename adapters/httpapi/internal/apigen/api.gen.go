@@ -268,9 +268,13 @@ type Intent struct {
 	// Example: {"reason":"provider_failure","status":"rejected"}
 	FinalOutcome *Outcome `json:"finalOutcome,omitempty"`
 
-	// IntentId The client's idempotency key: 1 to 255 characters, no control
-	// characters, and neither "." nor ".." (URL paths resolve those as
-	// dot segments, so such an intent could never be read back).
+	// IntentId The client's idempotency key: 1 to 255 characters (Unicode code
+	// points) of UTF-8, without "/", without control, invisible-format or
+	// bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
+	// as U+0000, U+200B, U+202E, U+2028), and neither "." nor "..". The
+	// rule makes every accepted intentId readable back through
+	// GET /v1/intents/{intentId}; JSON-escaped lone surrogates
+	// (`\ud800`) are refused too.
 	//
 	//
 	// Example: order-1234-shipping-sms
@@ -287,9 +291,13 @@ type Intent struct {
 	SubmissionTarget string `json:"submissionTarget"`
 }
 
-// IntentID The client's idempotency key: 1 to 255 characters, no control
-// characters, and neither "." nor ".." (URL paths resolve those as
-// dot segments, so such an intent could never be read back).
+// IntentID The client's idempotency key: 1 to 255 characters (Unicode code
+// points) of UTF-8, without "/", without control, invisible-format or
+// bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
+// as U+0000, U+200B, U+202E, U+2028), and neither "." nor "..". The
+// rule makes every accepted intentId readable back through
+// GET /v1/intents/{intentId}; JSON-escaped lone surrogates
+// (`\ud800`) are refused too.
 //
 // Example: order-1234-shipping-sms
 type IntentID = string
@@ -394,9 +402,13 @@ type ProblemConflictingFields string
 
 // SubmitIntentRequest Example: {"intentId":"order-1234-shipping-sms","payload":{"text":"Your order has shipped.","to":"+15551234567"},"submissionTarget":"sms.realtime"}
 type SubmitIntentRequest struct {
-	// IntentId The client's idempotency key: 1 to 255 characters, no control
-	// characters, and neither "." nor ".." (URL paths resolve those as
-	// dot segments, so such an intent could never be read back).
+	// IntentId The client's idempotency key: 1 to 255 characters (Unicode code
+	// points) of UTF-8, without "/", without control, invisible-format or
+	// bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
+	// as U+0000, U+200B, U+202E, U+2028), and neither "." nor "..". The
+	// rule makes every accepted intentId readable back through
+	// GET /v1/intents/{intentId}; JSON-escaped lone surrogates
+	// (`\ud800`) are refused too.
 	//
 	//
 	// Example: order-1234-shipping-sms
@@ -1520,85 +1532,87 @@ func (sh *strictHandler) GetTarget(w http.ResponseWriter, r *http.Request, submi
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"5Fz/c9s2sv9XMLybaTInyZRitxdl+oPba3q+F7dp7L6blzCXQORKQkwCLADaVjP+39/sAqRAkfqSxO50",
-	"3utMMxJFAIv9+tnFwh+jVBWlkiCtiaYfIw2mVNIAfTnLoCiVBZmuvldynovU4uNUSQuSPvKyzEXKrVDy",
-	"qNRqlkPxtw9GSfzNpEsoOH76q4Z5NI3+crRe68j9ao5eulHR3d3dIMrApFqUOF00jS6XwAQtdZYxuBXG",
-	"GnYj7JJxlon5HDRIy0w1K4QxQslLrhdgmdKs5Ktc8WwU3Q2ic57PlS4gewW/VWA+ZQNwy4syB/yYgeUi",
-	"j6aRXQLTbiY2U9mKCcOksoyza56LjP3r4uefWKbSqsAFBpGQxnKZQjSNjq7HR247JhpExnJbmWh6HMeD",
-	"yAqL66yJrdeIBpFdlfjT0trSTI+OFsIuq9koVcXReusFl3wBOngyrB/NcjU7KriQR5lKzREvxajI/lLU",
-	"Cw3rhe4G9yOwNlOIHWr2AVJL0vhJ2eeqktkXSkEqrxhsyQ2zS2EaRdnK8yOlM9DD8eTJ8dAsRVkKuRia",
-	"oi2L47UsztwCuI85kfxAonDkDaWyQ7fOfUjiJ8VMlS5rLinNLFkHCeGlM49LpV7gwy+UhTc2ZpViOc43",
-	"ZU9i/I/NVhYMQ8J5aiEbMDSeXBTCooJMvp6Mj48PMpHxk7VYXm4u91By8fsaWqWGbqH7MpGaY49QLEtg",
-	"N0uVO8N5zOA2BcgMPU+VnItFpSFzXCPhXVil4VfJr7nI+SyHe/BnBqdkKZeo6zP0bzxdQvaMabB6xXJu",
-	"QR8ip5M4kBPRyaqA0AeSE1E/DBe6Lzll3PIZN/tYQ2L5VfLKLpUWv8OXOjcDMmOnfjYaNmXfAdegWVLF",
-	"8ZOUl4JdwYq+wGExZrwWTIvSB5JJFa5xH+I4fXmGWzaM65ZdcJmxMCSnXGsBGH0kMDXH3wovn1KrFIxB",
-	"DflBWmFXXyimOuBMWVEZUg5uWaGMZZOTE5YuuUavp80uAQlJqOG5gDwz0fTNx2iOH4PZo0FUINXopqM9",
-	"C929DUQ+mYShzIETN/mDxTFaZOgWuRehO4IdotO8AAuaUainlQbM+88OBBSGVfJKqhvpZW+qslTaQnYO",
-	"meCXtP0vEv73bugQp2JJZOHWHpU5FzKJavDTrPmMkUWHS9DUB0W+k9BwmylZgftgJMcHM+FmtSGtNqRl",
-	"HgImGoQo3HQ4NIrumuUoHzm1ForSOkmEM/4sQy1gVpFeLLiFG74asTNSCQ0pQsCMzWCOsSl4hQmTyJTn",
-	"OUprLqQwS8hOaRSfEXk3S5EDc8hFSDbPxWJpR+y0eZtxR1wiEZJyyVRlU1UAexSuw6W5AXRcN5DnQwfB",
-	"H6Mec8lAa6UT+chqLg1yns25yCsNA2ZFAaqyg1r1/TyPR+zUj2PGcm2FXCQyiZz6zQphLWTTJGIF11dE",
-	"lCeS2SW37IaHTKksk3ANmsSRyEc58Aw0ImV6MVfkexrOIbcaC+RpCiWpMsuAZ7mQwJY8S2TJjYHs8ShB",
-	"dQ8Mac3jaBpN4snXw3gyjCeX48k0jqdxPIr//s3raBDJqpiBjqbjQeT56ZJUTrYZlVpdiwz0O8+pwHQi",
-	"DZh1+PiDzNm12njyGt8rtSpBW+HSX2JsywNEHTn+8/LyJTuJJ1P2Hc/Yj+7ntU0aq4Vc4NThjsMZd2we",
-	"1YMjyRm3MEQd6Ju4ZlEw6XgQFUKKoirosx+C7mUBGscEvNxlwz/719oc3Es9MvMw6u8GEUZuoRE0vam3",
-	"Eq72thnjskikBZ0vxryuHzhteQEKBl9hBuLeJ2vxGVENFCh+SF6apbLM8iuQibxZgkRTR7VvzGjAjHJ4",
-	"j2lYCIPwDzJhjbeadMnlAj3EKJGvCBxaUQi5IB/iltWS5wxuIa2QXFaqXKQrgjDeEZZcW0QtNEnbYLzi",
-	"XXr+Udpa8NvTxvAuIFUSQcSTeBAVKgMyAZ57xrvFUBrePpHLG3HTTTwKRlnQhZA894qAEKXGLO/WFYr1",
-	"k1SUoq57uGc1eHnbsa7Wjnbr4Y/Bq3fb9r2pCy81kOeeex/VOCbPdyXz1dS5sqqocm7FNYalSmYDNteq",
-	"SKRt6k+oRBooMg2oBCUkRoR0GXo+QmdLXpYgN8RHItlpkLgl55oP2EnBb995R27C3YzCNU/2Lkk6spvx",
-	"5/jO3Vp79oR899Zdn2aFTmNTyTY9WlfrNjnyinw7GpELBcYFNPDZgLdxCm8uCKDpr5iyS9CJ1M1oQgVW",
-	"CwzIFOBxdG2Xea5uzIYkP1v9B5GwUNBWuvt1D7jWfNXxiR1WDlqW4+XYiKiHe30u9IfbJa+MheyVD6Wb",
-	"HP43abdnha5yQOZCyN5n3vHxBtz4IExqKFHv3jTe5p2ra1DGGarvO59QR4NISXiHXvgdalYOGLnfBpzf",
-	"NqzDzR/bfqULPdfkFiJfOc0h91xqsC4iNKHDxXkTbsn53rIyyzZ97nmHnLMmxwi8OW9s/c2fFQvtpetk",
-	"ND4Zh3RNWnQ1azsPecjaJ6P4afya0tg0CPH/F0IfRY9dTI+PCTMFK25lYlMamEb7S9rrkfs33QnRPAhJ",
-	"jfvaFQHqBK3j1NoS3TVFA+7aXNsLOj0DD4LM0PV+u0jadJZ3XUEdiKLXots9xDmNs394myFJHjLiwr37",
-	"hRF4IwIFpaieYOTJC4UVCHuw1qG+MNTss9dRp7lw2EuszyHZFaymbIwpfrv6NWBSOaSv8kSGzxFgSxAY",
-	"+1kSjZKISUWf8OOjX1+9YCW3S0QCRuXXiAGUAcZNIjMqTiwK5DThfzpT4eskQlV55sOgKw5nbMbTq818",
-	"d4edFvz2BciFXUbTyYnDbPX38QATeRKcDz0YhkYjh6WRrxo59Z83/0mS2zgeJsnt+HmS3H7zHD8+ff72",
-	"b3/dHpBecnfwEwSluvyEMSkIUP9/vfGnOdoSZIYsPsDPvh1EEm7t95U2SkfTCFb/+nD2QYnzD6ern0R8",
-	"c47/57/cnn9QN+f/UDfn3x/fnn84j3+6fM3PxI3gF2dfnxVPV69//O/Vi8sfVue//yLmv3T9dyPRA923",
-	"xyo93jskt5N0uwoZZtxLYDk3mMguoJWN3NcWD/NVu5zNReNON3YhmdLpEozVlOexDFJhKOHbxLlO5CP2",
-	"wzXo+hubVTaRXgcwr6AI4f2AN9+1hgRBuYFmQVhqA8v1sB5bXp8fbFjzFx0kbCrSvF5gSyG3qdP/ViFL",
-	"mmr9gM1WTPJiQxkCmjpbaogM49XeE5bdWlGfewTZWEc7zn06vJloOptlN0pfsYUCU9dAZ9ymS/c4q4gy",
-	"KiXxAqhaG2YMgR+jUW3x7sqEA4SxmZ5xG2hkXY6cMs7mPLUDBtc8r9DJoQT8YTL58K/qksGoXWD65Dyi",
-	"rSF6Sx55SYdz7Wz9WV1UnysdFFBMW0l66OjwZ42Nal73WdYGuxt72600fu4+XXnZlEN6NltRGcFVI1x5",
-	"YYUugYqKUrE6kjXnAykvelPmjUw5yJDbGwre7/CnPoTp83avnn/Pnh6ffMP8eVfTtTRi73Gi9+jFjOWz",
-	"HFgJml0JmTE1d8cNz1x1rABM/Qzjcwuava/Ps94zXpbANVWlmrIVDfSVGgmQ0RRFp9KZ+k4zIRfNuWjd",
-	"ZII73ziAZcm24JxEW5vG6ulwYWFwqYuefGnHse0nAIPj+GlwEhsg2XqjD3Ygu15r2KzVMdwedvepNblQ",
-	"LzzHRyqSOsF6Htaw+NFx/JRE/3jUrp0FUmzwSFNW6aYWwet7amZrrfjYCTNfqCA9yWNbYz4tL1vrVEhp",
-	"W706S4ZpY0+atJbgHgns0NaeNVutCbt0QrG5uGWPjicT1moCoMzLH8QPA7W1vlGzpu9AbBpAnR4FCEJB",
-	"vV1neZ3Ct7fFkP+7zXJT68KRf4DJBlWNSou9catuCqBdDnaFsQs623IaGnTHdlLCPY6utpXpR+qDiKbR",
-	"/6hKMxpA/Zn0PmQoaquiafS38cnJCc508vU3/bWKPXWpzymjBFRuhsKVa1NFxAQDDFc3nI7E220EDHdC",
-	"xoXeQiHcF9KIhRRzkXLXImCBmZKn8HjEThuo+jX7L/EdwrAM5rzKu2d7n8c1WeW+AdDqCgbR7XChhl7G",
-	"1D3xit+ce8Ab/Do0V6IcKto9z4elotK3m2RL3agP0dUnoBL/vaGKSY0w2UJdg5YmOCtoe6GN3H53CeRL",
-	"alPdALJWfvfSC9HReeedXBmkXeygmn9T03BQPihoNPCsV6Nx8EhJ8G8cVtCopOM0Yvt3Vl2BjN7eDbYX",
-	"YZqqzcl2MjdA5Rbjq4fdZ+Glewbc8PrAAkVYHN55alZP3JU86jiklRZ2dYGzOkJm1F95WqHS9TUXuVZC",
-	"1rQhUq4H+lqk4NoE3MGGAxKPhkNeiiG++HjEfpb5KpEg50qndM4Isq+V0XkF2iiJjQhqQ0PXSyXkXHWJ",
-	"vGjEeO4iDDUzmLAfwgMMh9tcbbXeg6FQnWlxDSaRwNMlUxLQAQpr2MX5BfXgVWbZOMNKWpH7fqgaMg+a",
-	"41amdCKbcgarJDo1nKqvJ6OhhcKRCeqrSqaQyEdNVLT5aoC8c1ktvlvb/2PagAaeGXruizLUr/Gs7noy",
-	"g0S6416/X585YU6fK7nA/Xb4OEpkIn9wqQtK7P22VsH3TQJl2KM6uXrsfaPLqBK5I6UasX+jamzpdMWM",
-	"HvSKvT+6Hr9PJBoR9yk1ab1h73e1DDftwu+fke4u0f0uMUWlAGAS6YpcmXJ6mIsUpCF/KDkp5EutSi3A",
-	"cr0KQFSP3p2+PIsG0TVo4zRzPIpHMTUdlSB5KaJp9GQUj56Qf7ZLMr8jR8/vVGB2QafZIaGPf/rfB+0L",
-	"SpM43mjkXHditq8gBRj4qgdC9ffpu45haictRy3X4eripioK5Mc0eiGuQeK7Q9dC4EeieYGhJjGK43xB",
-	"DtTtNnqLMx6h0q7CnW9WoGyFwXQSx00m7VrzSIfx0VzlubqhPDwXV0AnFetnxvIVQhXXqqaVJa6OWNiF",
-	"ibMsq4JL84zMxwHO5hpPIhtzJe1oy+aV28A9iAZD1rd+c0uVZ6DfiexbUwzjMe7ZwDsoVbr89kn97bZE",
-	"1X/H7bedMv44fn2onOucrBaXj2vGmQrxCI3AeRatctitC8gPQcpA0cDfTnJLfFVPsEUZgjxwn0Kggy75",
-	"gmJT7doJPTrvWPcrUTVywCTcgLFsLrRBIb7kxgUxnOErw9b1fYS5qftklTvSwvfwBXr5mXP6ieRbyv7o",
-	"0N14YZgq+W8VkKaiHhp/S26uNLqbPm1CRHbWpMJNJdnhsc3AnK+ara957cvzBEGiaUQl6WhQ+7HmvPKw",
-	"NuZ2/o7YawcNTbOgSx2EaW5dbaGl5zi1xyy+DC9/7L2BtABmxO+wjTK6b9Qixycv0fQkDrvMYqLHtZmd",
-	"xHv63PqJCXTPw6xSw7VQlWnOkfpIdEq2hWX3dtwUMjs+/vs+br/d6wU71wAOvikbHNz2XpbYcAZ09eE4",
-	"Hm+btqHz6NeN2zrHk8khg7oXau4G0Un8ZP/Yzh02cqdBMDW23sWG5wr8ZnPUR/2JpsdT0jJhGlrX+ZqG",
-	"X+q17UGlDk1W0rgyN63d9M5zB0xH7BWU6GMRONZHP811Ze+O3ONEdq6o4AL1PUDtPXpfLZXmmcTxM4Su",
-	"9XLCftI9aMLo7Dh+mkjRU+gaMX+nssacRcnpbtXcNTsX6pruFWytdnjAgZCByOM5xibfFu0XMSN2Wm+B",
-	"YWpGgAauQTLhhNDZABVBBMblHOZ0vJbIpvCgXD5R77C+NsndiCFhH8jIx7nLk8/cYQSXuBEvJNf65y+h",
-	"oLJkjjQUxPFkgoscj5942KUM9MWrsIgWuSQUjP1OZasDDP/PWGo7zBn11Q7v2lm4ryg9sD/c/YcDGM8J",
-	"Xzu7gg279IYfGiN5zYnzmn8clTfcN5hD5t12vN+Ldv6ywWf7+/jp/kF9fwsCx44P8PebF85p3MkhhPZc",
-	"3PsTBCin/EGhIihRUGWirkr0x6s20D/6WL9+tzX9/RHWHmYnJL4MryxstM0NWAk6BWmHIFOVQcaE9DmA",
-	"XTYoC7+sQVZQX20bdj/sOvh86Q8ASrtN7gvQUXy8f1Dzdy7uSeMwp6SML4QFVCzzpa2dmhaUWXvVCwHX",
-	"pX/nAeUSlNy3yKbGX2YQprKbQetzZdcFma6mtvPOWMDXpqi8wdejj5sU7rTk4HiiZck95teTIB5ihnva",
-	"ex/S9tYV+t0S/sPsr9+MPkPk7YpP+8jgzVtkqh/UW5r3yNgXqfFztzI/2vS7JurPmBszYbwunqdc+vID",
-	"syqYqN5Ad6KmZLkmCr8h2CVIPeM5lylVFWXGnBYrHRLpK1d3b+/+NwAA//8=",
+	"5Fz/U9y2tv9XNL53pjD1LmYDbbNMf6C5aS73lZQG8u68xFzQ2mfXCrbkSjKwzfC/v9GR7JXX3i8J0Om8",
+	"15mGXWNJR+f7+eiIz0EiilJw4FoF48+BBFUKrgC/nKRQlEIDT+avBJ/mLNHmcSK4Bo4faVnmLKGaCb5X",
+	"SjHJofj2kxLc/E4lGRTUfPq7hGkwDv62t1hrz/5W7Z3ZUcHDw0MYpKASyUozXTAOLjIgDJc6SQncM6UV",
+	"uWM6I5SkbDoFCVwTVU0KphQT/ILKGWgiJCnpPBc0HQYPYXBK86mQBaTv4PcK1JdsAO5pUeZgPqagKcuD",
+	"caAzINLORCYinROmCBeaUHJLc5aSf53/+pakIqkKs0AYMK405QkE42Dvdn/PbkcFYaA01ZUKxgdRFAaa",
+	"abPOgth6jSAM9Lw0v8q0LtV4b2/GdFZNhoko9hZbLyinM5Dek0H9aJKLyV5BGd9LRaL2aMmGRfq3ol5o",
+	"UC/0ED6NwNpMQXaIySdINErjrdA/i4qnj5QCF04xSEYV0RlTjaKs5PmekCnIwf7oxcFAZawsGZ8NVNGW",
+	"xcFCFid2AbOPKZL8TKKw5A240AO7zlNI4q0gqkqymktCEo3WgUI4s+ZxIcQv5uEjZeGMjWghSG7mG5MX",
+	"kfmPTOYaFDGE00RDGhJjPDkrmDYKMvputH9wsJWJ7L9YiOVsebnnkovb10ALMbALPZWJ1BzbMWLJgNxl",
+	"IreGs0vgPgFIFT5PBJ+yWSUhtVxD4Z1rIeE9p7eU5XSSwxP4M2WmJAnlRtcnxr/RJIP0iEjQck5yqkFu",
+	"I6fDyJMT0kkqj9BnkhNSP/AXeio5pVTTCVWbWINiec9ppTMh2R/wWOemgKfk2M2Gw8bkJ6ASJImrKHqR",
+	"0JKRG5jjF9guxuwvBNOi9JlkUvlrPIU4js9OzJYVobJlF5SnxA/JCZWSgYk+HIiYmt8VTj6lFAkoZTTk",
+	"NddMzx8ppjrgjElRKVQOqkkhlCajw0OSZFQaryfVOgExjlnDzwzyVAXjj5+DqfnozR6EQWGoNm462LDQ",
+	"w6Un8tHID2U2ObGTP1scw0UGdpEnEbol2GZ0khagQRIM9bhSSJz/7KSATJGK33Bxx53sVVWWQmpITyFl",
+	"9AK3/yjhv7JDB2YqEgca7vVemVPG46BOfpo1jwhatL8ETr1V5Dv0DbeZkhRmHwTl+Gwm3Kw2wNUGuMxz",
+	"pInKpChUdTg0DB6a5bAeOdYailJbSfgz/sp9LSBaoF7MqIY7Oh+SE1QJCYlJAVMygamJTd4rhKmYJzTP",
+	"jbSmjDOVQXqMo+gEybvLWA7EZi6Mk2nOZpkekuPmbUItcTE3KSnlRFQ6EQWQHX8dytUdGMd1B3k+sCn4",
+	"rtFjyglIKWTMd7SkXBnOkylleSUhJJoVICod1qrv5tkdkmM3jihNpWZ8FvM4sOo3KZjWkI7jgBRU3iBR",
+	"jkiiM6rJHfWZUmnC4RYkiiPmOznQFKTJlPHFXKDvaThnuNVYIE0SKFGVSQo0zRkHktE05iVVCtLdYWzU",
+	"3TOkBY+DcTCKRt8NotEgGl3sj8ZRNI6iYfTD9x+CMOBVMQEZjPfDwPHTFqkUbTMopbhlKcgrxynPdAIJ",
+	"pupw8ccwZ91q+6MP5r1SihKkZrb8Rca2PEDQkeM/Ly7OyGE0GpOfaEre2F8vbFJpyfjMTO3v2J9xzeaN",
+	"elBDcko1DIwO9E1cs8ibdD8MCsZZURX42Q0x7mUG0ozxeLnOhn91r7U5uJF6w8ztqH8IAxO5mTRJ08d6",
+	"K/5ql80YW0UaWozzNTGv6weOW14Ag8E3pgKx76O1uIqoThQwfnBaqkxooukN8JjfZcCNqRu1b8woJErY",
+	"fI9ImDFl0j9ImVbOapKM8pnxEMOYv8PkULOC8Rn6ELus5DQncA9JZcglpchZMscUxjnCkkptshacpG0w",
+	"TvEuHP+wbC3o/XFjeOeQCG6SiBdRGBQiBTQBmjvG28WMNJx9Gi4vxU078dAbpUEWjNPcKYJJUeqc5WqB",
+	"UCyeJKxkNe5hn9XJy2XHulo7Wq+Hb7xXH1bte1kXziSg5546H9U4Jsd3wfP52LqyqqhyqtmtCUsVT0My",
+	"laKIuW7wJ6NEEjAyhQhBMW4iQpL5ng+zs4yWJfAl8aFI1hqk2ZJ1zVvspKD3V86RK383Q3/Nw41Loo6s",
+	"Z/ypeedhoT0bQr5966FPs3ynsaxkyx6tq3XLHHmHvt0YkQ0FygY0cNWAs3EMbzYIGNOfE6EzkDGXzWjM",
+	"CrRkJiBjgDeja7vMc3GnliT51eofBkxDgVvp7tc+oFLSeccndlgZtizHybERUQ/3+lzo6/uMVkpD+s6F",
+	"0mUO/xu127FCVjkY5oLP3iPn+GiT3LggjGrIjd59bLzNlcU1sOL01ffKFdRBGAgOV8YLXxnNysFE7kuP",
+	"86uGdbj5pu1XuqnngtyC5XOrOeieSwnaRoQmdNg4r/wtWd9bVipr02efd8g5aWoMz5vTxtY//lVzoY10",
+	"HQ73D/d9ukYtupq1rYfcZu3DYfQy+oBlbOKF+P8LoQ+jxzqmRweYM3krrmRiAw2Mg82Q9mLk5k13QjT1",
+	"QlLjvtZFgLpA6zi1tkTXTdEkd22ubUw6HQO3Spmh6/3WkbTsLB+6gtoyi16Ibv0Q6zRO/uFsBiW5zYhz",
+	"++4jI/BSBPKgqJ5g5MjzheUJO1zoUF8YavbZ66iTnNnciy3OIckNzMdk35T4bfSL7LznLBEpEPNPzEvB",
+	"uFa7Jp1+f/Hz4Aebt4lKkzjYi4PFV6RV5FhbM8UmOQysFhFTjU9YyqTNFmjevxzVMBNYTLxKQvJqGpIP",
+	"OWb1H8oQT2FiThV5/20URVFI3n87iqKf7M/Ra/fzh90QR3BgJkUhcTCMA8IFfhrGwZBcZBBzjMMFvQFF",
+	"TOidk9q4F8ekEmhKJzmQCU1uiM6kqGZZzN+8viD+WdjnesDDEZ7RDUAltISU5AKhFCmFcbsq5jvXcVyl",
+	"P0TR9S6CrxKmlQI8f1nKjdZ4o4Le/wJ8prNgPDq0mWn9fT8MuLDq6QKsCbbDoa0YjPZIow//+fifvTgu",
+	"P79KHvDHFH98yO2P8uHy27+vjr5n1J5yeRG4xtpMAPai8f/f0PNlUaUEnhoWbxFULsOAw71+VUklZDAO",
+	"YP6vTyefBDv9dDx/y6K7U/N//tv96Sdxd/oPcXf66uD+9NNp9PbiAz1hd4yen3x3Urycf3jz3/NfLl7P",
+	"T//4jU1/6warRqJbxiqXmPWEKp/cDsJg4UDB7WEmVaZqn0Gr9HqqLW7nmNd51vMmdiztghMhkwyUlljU",
+	"khQSprC6XU7qrciH5DU6HPuNTCodc6cDpojCcOjcgbPihYZ4GUiTh3oxuJ1FL4b12PLisGTJmh91arKs",
+	"SNN6gRWodXMo8XtlWNIcTYRkMiecFkvK4NHU2VJDpB+cNx4nrdeK+pDHKz072nHqav/lqtraLLkT8obM",
+	"BKga8J1QnWT2cVohZYib0QIQmvbLI8+P4ai2eNeV/V46tVyLUu1pZI29jgklU5rokMAtzSvj5IwE3Mk5",
+	"+vBvanxk2EbTvrhoamuIXFE0X+BJZBuaOKpPEKZCemiRaitJDx0d/iwSwZrXfZa1xO7G3tYrjZu7T1fO",
+	"GuynZ7MVYiYWerFYyty4BERQuSB1JGsOQxJa9OIDS7CABwe0N+S93+FPfeLU5+3e/fyKvDw4/J64w72m",
+	"RWtIrs1E18aLKY2ZUwmS3DCemtQRjwCOLBRYgKlzFaFTDZJc14d314SWJVCJEFyD0eFAB0txgBSnKDqw",
+	"buLa6hifNYfAdUeN2fnSaTOJVwXnOFjZIVdPZxZmyix13lMcrjmj/oLE4CB66R07e2l7vdFnO31erDVo",
+	"1uoYbg+7+9QaXagTnuUjIsJWsI6HNci4cxC9RNHvDttAoSfFJh9pMKRuHeW9vgEgXGjF506YeaSC9FTK",
+	"bY35siJ0oVM+pW316izp18g9NeFCghsksEZbe9Zs9WGs0wlBpuye7ByMRqTV8YD1m+s6GHhqq11Xak3f",
+	"lrmpl+r0KIAXCurtWsvroPzOFn3+rzfLZa3zR/4JJutBOJVkG+NW3QGBuwzXhbFzPMizGuq1AndKwg2O",
+	"rraV8Wds+gjGwf+IShIcgM2o+D6kRtRaBOPg2/3Dw0Mz0+F33/cDMxtAuK/BjDwql0Ph3PbkmowJQhOu",
+	"7iie/7d7JojZCRqXg0lizrhiM86mLKG2H0IDUSVNYHdIjptU9TvyX+wnk4alMKVV3j3I/Dqu8Sp33Y5a",
+	"VhAG94OZGDgZY6vIO3p36hJe77cDdcPKgSgtfDNATAiknWQFSNaX0dXHvdz8e5cJtcgwyUzcguTKOxhp",
+	"e6Gl2n49EvIYIK4bQBbKb1/6hXV03nonC4O0wQ484GgwDZvKe4BGk571arQZPBQc3BvbARoVt5w2uf2V",
+	"FjfAg8uHcDUI06A2h6vJXEoqVxhfPewpgZfugXfD6y0BCh8JX3tEWE/clbzRcUgqyfT83MxqCZlgM+lx",
+	"ZZSur5PK9k2SpucSaz2QtywB2xNhT3FsIrEzGNCSDcyLu0PyK8/nMQc+FTLBQ1XgfX2b1ivgRlFsSFA7",
+	"NbSNY4xPRZfI80aMpzbCYOeG8ps/XIJh8zYLJNd7UBiqU8luQcUcaJIRwcE4QKYVOT89x4bDSmWNM6y4",
+	"Zrlr/qpT5rA5W0acuIEzSMWNUzNT9TWgNLRgOGpaQxBSSiDmO01U1Pk8NLyzVa15t7b/XdyABJoqfO5A",
+	"GWxOOapbvFQYc3u27fbrKidT0+eCz8x+O3wcxjzmr23pYiR2vaov8ropoBTZqYurXecbbUUV8zUl1ZD8",
+	"26jGirbe0MHb13u3+9cxN0ZEXUmNWq/I9br+6KY3+voIdTcz7jczJao9FIi5BblSh2DnLAGu0B9yigp5",
+	"JkUpGWgq514S1aN3x2cnQRjcglRWM/eH0TDCDqsSOC1ZMA5eDKPhC/TPOkPz27P0/IEAsw06zQ4x+/in",
+	"+33Yvo01iqKlrtVF22n7vpWXA9/0pFD9lxJsezT2zpbDluuwuLiqisLwYxz8wm6Bm3cHtl/CjTTmBQo7",
+	"4jCO0xk6ULvb4NLMuGeUdu7vfBmB0pUJpqMoaipp24eIOmweTUWeizusw3N2A9iWtXimNJ2bVMX25Umh",
+	"kat4fNK0nJpZsqqgXB2h+bjTnvrOUswbc0XtaMvmnd3AE4jGhKwf3eYykacgr1j6oyoG0b7Zs4IrKEWS",
+	"/fii/nZfGtW/ovrHDoy/H33YVs51TVaLy8U1ZU0FeWSMwHoWKXJYrwuGHwyVAaOBu4pll/imnmCFMnh1",
+	"4CaFMA66pDOMTbVrx+zRese6OQvRyJBwuAOlyZRJZYR4RpUNYmaGbxRZ4PsmzU3sJy3Qo+J75gV8+cg6",
+	"/ZjTFbC/ceh2PFNElPT3ClBTjR4qdyVwKqRxN33aZDKyk6YUbpBkm48tB+Z83mx9wWsHz2MKEowDhKSD",
+	"sPZjzeHsdj3b7frd5F5raGg6I23pwFRzxWwFLT1nxz1m8bh8+XPvdasZEMX+gFWU4eWqFjmueAnGh5Hf",
+	"UhchPban7jDa0NTXT4yney7NKiXcMlGp5hypj0SrZCtY9mTHTT6zo4MfNnH7cqMX7Nx52PpasHdw23sz",
+	"ZMkZ4D2Pg2h/1bQNnXvvl64mHYxG2wzq3h56CIPD6MXmsZ0Le+hOvWCqdL2LJc/l+c3mqA+bMVWPp8Rl",
+	"/DK0xvma7mZsLO7JSm02WXFlYW5cu7koQG1iOiTvoDQ+1iSO9dFP03Tg3JF9HPPOfRyzQH3pUTqP3oel",
+	"4jyjKDoyqWu9HNNfdOkbc3RyEL2MOesBuobEXSCtc86ipHiRbGo7uwtxi5coVqIdLuEwKQOSR7FjwvWA",
+	"u0XUkBzXWyCmNMOEBm6BE2aF0NkAgiDMxOUcpni8FvMGeBC2nqh3WN8RpXbEAHMfSNHH2ZuiR/YwgnKz",
+	"ESck2+fobtwYZUktaUYQB6ORWeRg/4VLu4SCvnjlg2iBLUJB6Z9EOt/C8P+KUNt2zqgPO3xoV+EOUXpm",
+	"f7j+ryQQmmN+be0KluzSGb5vjOg1R9Zr/nlU3lHXTQ+pc9vRZi/a+TMOX+3vo5ebB/X94Qszdn8Lf798",
+	"ux7HHW5DaM8txb9AgLLK7wEVHkSByESNSvTHq3ai7zWerSx/38DCw6xNiS/8+xlLPYIhKUEmwPUAeCJS",
+	"bJFzNYDOmizLfFkkWR6+2jbs/rRr6/OlPyFRWm9yj8iOooPNg5o/6vFEGmdqSqz4/LQAwTIHba3VNA9m",
+	"7VUvk3BduHeeUS4e5L5CNnX+pUK/lF0OWl8ru26SaTG1tRfkPL42oPISX/c+L1O41pK944mWJfeYX0+B",
+	"uI0Zbuhlfk7bWyD06yX8p9lfvxl9hcjbiE/7yODjpWGqG9QLzbvM2IHU5nMXmR8u+10V9FfMjZkQWoPn",
+	"CeUOfiBaeBPVG+hO1ECWC6LMN5PsYko9oTnlCaKKPCVWi4X0iXTI1cPlw/8GAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
