@@ -71,7 +71,8 @@ func FuzzSubmitBody(f *testing.F) {
 // accept exactly the ids core.ValidateIntentID allows.
 func FuzzIntentIDReadback(f *testing.F) {
 	for _, id := range []string{"order-1", "/", "a/b", ".", "..", "...", "./a", "a/..", "%2F", "%", "?", "#", "a b",
-		"\\", "a\u202eb", "a\u2028b", "a\ufffdb", "é", "😀", ";", "a//b", "~", "\x00", strings.Repeat("x", 255)} {
+		"\\", "a\u202eb", "a\u2028b", "a\ufffdb", "é", "😀", ";", "a//b", "~", "\x00", strings.Repeat("x", 255),
+		"/a", "a/", "//", "a/./b", "order/42", "a/../b", "%2E%2E"} {
 		f.Add(id)
 	}
 	svc := &storingService{}

@@ -16,7 +16,7 @@ import (
 var intentIDCases = []string{
 	"order-1234-shipping-sms", "a", "a b", " x ", "é日本😀", "a\ufffdb", "%2F", `back\slash`, "?#&=+;:@!$'()*,",
 	"...", ".a", "a.", strings.Repeat("x", 255), strings.Repeat("😀", 255),
-	"", strings.Repeat("x", 256), ".", "..", "/", "a/b", "a/", "/a", "a\x00b", "a\tb", "a\x7fb", "a\u0085b",
+	"", strings.Repeat("x", 256), ".", "..", "/", "a/b", "a/", "/a", "//", "a/../b", "a\x00b", "a\tb", "a\x7fb", "a\u0085b",
 	"a\u200bb", "a\u200eb", "a\u202eb", "a\u2066b", "\ufeffa", "a\u00adb", "a\u2028b", "a\u2029b",
 }
 

@@ -269,12 +269,13 @@ type Intent struct {
 	FinalOutcome *Outcome `json:"finalOutcome,omitempty"`
 
 	// IntentId The client's idempotency key: 1 to 255 characters (Unicode code
-	// points) of UTF-8, without "/", without control, invisible-format or
+	// points) of UTF-8, without control, invisible-format or
 	// bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
-	// as U+0000, U+200B, U+202E, U+2028), and neither "." nor "..". The
-	// rule makes every accepted intentId readable back through
-	// GET /v1/intents/{intentId}; JSON-escaped lone surrogates
-	// (`\ud800`) are refused too.
+	// as U+0000, U+200B, U+202E, U+2028), and none of the ids ".", ".."
+	// and "/" (as a path segment they are resolved away or routed as an
+	// empty segment, so such an intent could never be read back). A "/"
+	// inside a longer id is fine: percent-encode it in paths. JSON-escaped
+	// lone surrogates (`\ud800`) are refused too.
 	//
 	//
 	// Example: order-1234-shipping-sms
@@ -292,12 +293,13 @@ type Intent struct {
 }
 
 // IntentID The client's idempotency key: 1 to 255 characters (Unicode code
-// points) of UTF-8, without "/", without control, invisible-format or
+// points) of UTF-8, without control, invisible-format or
 // bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
-// as U+0000, U+200B, U+202E, U+2028), and neither "." nor "..". The
-// rule makes every accepted intentId readable back through
-// GET /v1/intents/{intentId}; JSON-escaped lone surrogates
-// (`\ud800`) are refused too.
+// as U+0000, U+200B, U+202E, U+2028), and none of the ids ".", ".."
+// and "/" (as a path segment they are resolved away or routed as an
+// empty segment, so such an intent could never be read back). A "/"
+// inside a longer id is fine: percent-encode it in paths. JSON-escaped
+// lone surrogates (`\ud800`) are refused too.
 //
 // Example: order-1234-shipping-sms
 type IntentID = string
@@ -403,12 +405,13 @@ type ProblemConflictingFields string
 // SubmitIntentRequest Example: {"intentId":"order-1234-shipping-sms","payload":{"text":"Your order has shipped.","to":"+15551234567"},"submissionTarget":"sms.realtime"}
 type SubmitIntentRequest struct {
 	// IntentId The client's idempotency key: 1 to 255 characters (Unicode code
-	// points) of UTF-8, without "/", without control, invisible-format or
+	// points) of UTF-8, without control, invisible-format or
 	// bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
-	// as U+0000, U+200B, U+202E, U+2028), and neither "." nor "..". The
-	// rule makes every accepted intentId readable back through
-	// GET /v1/intents/{intentId}; JSON-escaped lone surrogates
-	// (`\ud800`) are refused too.
+	// as U+0000, U+200B, U+202E, U+2028), and none of the ids ".", ".."
+	// and "/" (as a path segment they are resolved away or routed as an
+	// empty segment, so such an intent could never be read back). A "/"
+	// inside a longer id is fine: percent-encode it in paths. JSON-escaped
+	// lone surrogates (`\ud800`) are refused too.
 	//
 	//
 	// Example: order-1234-shipping-sms
@@ -460,12 +463,26 @@ type NotFound = Problem
 // Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
 type PayloadTooLarge = Problem
 
+// RequestTimeout An RFC 9457 problem document. `type` is stable per kind of error;
+// the members after `instance` appear only for the errors that need
+// them.
+//
+// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+type RequestTimeout = Problem
+
 // StoreUnavailable An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
 // them.
 //
 // Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
 type StoreUnavailable = Problem
+
+// SubmitUnavailable An RFC 9457 problem document. `type` is stable per kind of error;
+// the members after `instance` appear only for the errors that need
+// them.
+//
+// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+type SubmitUnavailable = Problem
 
 // Unauthorized An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
@@ -859,7 +876,18 @@ type NotFoundApplicationProblemPlusJSONResponse Problem
 
 type PayloadTooLargeApplicationProblemPlusJSONResponse Problem
 
+type RequestTimeoutApplicationProblemPlusJSONResponse Problem
+
 type StoreUnavailableApplicationProblemPlusJSONResponse Problem
+
+type SubmitUnavailableResponseHeaders struct {
+	RetryAfter *int
+}
+type SubmitUnavailableApplicationProblemPlusJSONResponse struct {
+	Body Problem
+
+	Headers SubmitUnavailableResponseHeaders
+}
 
 type UnauthorizedApplicationProblemPlusJSONResponse Problem
 
@@ -1041,6 +1069,22 @@ func (response SubmitIntent401ApplicationProblemPlusJSONResponse) VisitSubmitInt
 	return err
 }
 
+type SubmitIntent408ApplicationProblemPlusJSONResponse struct {
+	RequestTimeoutApplicationProblemPlusJSONResponse
+}
+
+func (response SubmitIntent408ApplicationProblemPlusJSONResponse) VisitSubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(408)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SubmitIntent409ApplicationProblemPlusJSONResponse struct {
 	IdempotencyConflictApplicationProblemPlusJSONResponse
 }
@@ -1106,16 +1150,19 @@ func (response SubmitIntent422ApplicationProblemPlusJSONResponse) VisitSubmitInt
 }
 
 type SubmitIntent503ApplicationProblemPlusJSONResponse struct {
-	StoreUnavailableApplicationProblemPlusJSONResponse
+	SubmitUnavailableApplicationProblemPlusJSONResponse
 }
 
 func (response SubmitIntent503ApplicationProblemPlusJSONResponse) VisitSubmitIntentResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1532,87 +1579,93 @@ func (sh *strictHandler) GetTarget(w http.ResponseWriter, r *http.Request, submi
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"5Fz/U9y2tv9XNL53pjD1LmYDbbNMf6C5aS73lZQG8u68xFzQ2mfXCrbkSjKwzfC/v9GR7JXX3i8J0Om8",
-	"15mGXWNJR+f7+eiIz0EiilJw4FoF48+BBFUKrgC/nKRQlEIDT+avBJ/mLNHmcSK4Bo4faVnmLKGaCb5X",
-	"SjHJofj2kxLc/E4lGRTUfPq7hGkwDv62t1hrz/5W7Z3ZUcHDw0MYpKASyUozXTAOLjIgDJc6SQncM6UV",
-	"uWM6I5SkbDoFCVwTVU0KphQT/ILKGWgiJCnpPBc0HQYPYXBK86mQBaTv4PcK1JdsAO5pUeZgPqagKcuD",
-	"caAzINLORCYinROmCBeaUHJLc5aSf53/+pakIqkKs0AYMK405QkE42Dvdn/PbkcFYaA01ZUKxgdRFAaa",
-	"abPOgth6jSAM9Lw0v8q0LtV4b2/GdFZNhoko9hZbLyinM5Dek0H9aJKLyV5BGd9LRaL2aMmGRfq3ol5o",
-	"UC/0ED6NwNpMQXaIySdINErjrdA/i4qnj5QCF04xSEYV0RlTjaKs5PmekCnIwf7oxcFAZawsGZ8NVNGW",
-	"xcFCFid2AbOPKZL8TKKw5A240AO7zlNI4q0gqkqymktCEo3WgUI4s+ZxIcQv5uEjZeGMjWghSG7mG5MX",
-	"kfmPTOYaFDGE00RDGhJjPDkrmDYKMvputH9wsJWJ7L9YiOVsebnnkovb10ALMbALPZWJ1BzbMWLJgNxl",
-	"IreGs0vgPgFIFT5PBJ+yWSUhtVxD4Z1rIeE9p7eU5XSSwxP4M2WmJAnlRtcnxr/RJIP0iEjQck5yqkFu",
-	"I6fDyJMT0kkqj9BnkhNSP/AXeio5pVTTCVWbWINiec9ppTMh2R/wWOemgKfk2M2Gw8bkJ6ASJImrKHqR",
-	"0JKRG5jjF9guxuwvBNOi9JlkUvlrPIU4js9OzJYVobJlF5SnxA/JCZWSgYk+HIiYmt8VTj6lFAkoZTTk",
-	"NddMzx8ppjrgjElRKVQOqkkhlCajw0OSZFQaryfVOgExjlnDzwzyVAXjj5+DqfnozR6EQWGoNm462LDQ",
-	"w6Un8tHID2U2ObGTP1scw0UGdpEnEbol2GZ0khagQRIM9bhSSJz/7KSATJGK33Bxx53sVVWWQmpITyFl",
-	"9AK3/yjhv7JDB2YqEgca7vVemVPG46BOfpo1jwhatL8ETr1V5Dv0DbeZkhRmHwTl+Gwm3Kw2wNUGuMxz",
-	"pInKpChUdTg0DB6a5bAeOdYailJbSfgz/sp9LSBaoF7MqIY7Oh+SE1QJCYlJAVMygamJTd4rhKmYJzTP",
-	"jbSmjDOVQXqMo+gEybvLWA7EZi6Mk2nOZpkekuPmbUItcTE3KSnlRFQ6EQWQHX8dytUdGMd1B3k+sCn4",
-	"rtFjyglIKWTMd7SkXBnOkylleSUhJJoVICod1qrv5tkdkmM3jihNpWZ8FvM4sOo3KZjWkI7jgBRU3iBR",
-	"jkiiM6rJHfWZUmnC4RYkiiPmOznQFKTJlPHFXKDvaThnuNVYIE0SKFGVSQo0zRkHktE05iVVCtLdYWzU",
-	"3TOkBY+DcTCKRt8NotEgGl3sj8ZRNI6iYfTD9x+CMOBVMQEZjPfDwPHTFqkUbTMopbhlKcgrxynPdAIJ",
-	"pupw8ccwZ91q+6MP5r1SihKkZrb8Rca2PEDQkeM/Ly7OyGE0GpOfaEre2F8vbFJpyfjMTO3v2J9xzeaN",
-	"elBDcko1DIwO9E1cs8ibdD8MCsZZURX42Q0x7mUG0ozxeLnOhn91r7U5uJF6w8ztqH8IAxO5mTRJ08d6",
-	"K/5ql80YW0UaWozzNTGv6weOW14Ag8E3pgKx76O1uIqoThQwfnBaqkxooukN8JjfZcCNqRu1b8woJErY",
-	"fI9ImDFl0j9ImVbOapKM8pnxEMOYv8PkULOC8Rn6ELus5DQncA9JZcglpchZMscUxjnCkkptshacpG0w",
-	"TvEuHP+wbC3o/XFjeOeQCG6SiBdRGBQiBTQBmjvG28WMNJx9Gi4vxU078dAbpUEWjNPcKYJJUeqc5WqB",
-	"UCyeJKxkNe5hn9XJy2XHulo7Wq+Hb7xXH1bte1kXziSg5546H9U4Jsd3wfP52LqyqqhyqtmtCUsVT0My",
-	"laKIuW7wJ6NEEjAyhQhBMW4iQpL5ng+zs4yWJfAl8aFI1hqk2ZJ1zVvspKD3V86RK383Q3/Nw41Loo6s",
-	"Z/ypeedhoT0bQr5966FPs3ynsaxkyx6tq3XLHHmHvt0YkQ0FygY0cNWAs3EMbzYIGNOfE6EzkDGXzWjM",
-	"CrRkJiBjgDeja7vMc3GnliT51eofBkxDgVvp7tc+oFLSeccndlgZtizHybERUQ/3+lzo6/uMVkpD+s6F",
-	"0mUO/xu127FCVjkY5oLP3iPn+GiT3LggjGrIjd59bLzNlcU1sOL01ffKFdRBGAgOV8YLXxnNysFE7kuP",
-	"86uGdbj5pu1XuqnngtyC5XOrOeieSwnaRoQmdNg4r/wtWd9bVipr02efd8g5aWoMz5vTxtY//lVzoY10",
-	"HQ73D/d9ukYtupq1rYfcZu3DYfQy+oBlbOKF+P8LoQ+jxzqmRweYM3krrmRiAw2Mg82Q9mLk5k13QjT1",
-	"QlLjvtZFgLpA6zi1tkTXTdEkd22ubUw6HQO3Spmh6/3WkbTsLB+6gtoyi16Ibv0Q6zRO/uFsBiW5zYhz",
-	"++4jI/BSBPKgqJ5g5MjzheUJO1zoUF8YavbZ66iTnNnciy3OIckNzMdk35T4bfSL7LznLBEpEPNPzEvB",
-	"uFa7Jp1+f/Hz4Aebt4lKkzjYi4PFV6RV5FhbM8UmOQysFhFTjU9YyqTNFmjevxzVMBNYTLxKQvJqGpIP",
-	"OWb1H8oQT2FiThV5/20URVFI3n87iqKf7M/Ra/fzh90QR3BgJkUhcTCMA8IFfhrGwZBcZBBzjMMFvQFF",
-	"TOidk9q4F8ekEmhKJzmQCU1uiM6kqGZZzN+8viD+WdjnesDDEZ7RDUAltISU5AKhFCmFcbsq5jvXcVyl",
-	"P0TR9S6CrxKmlQI8f1nKjdZ4o4Le/wJ8prNgPDq0mWn9fT8MuLDq6QKsCbbDoa0YjPZIow//+fifvTgu",
-	"P79KHvDHFH98yO2P8uHy27+vjr5n1J5yeRG4xtpMAPai8f/f0PNlUaUEnhoWbxFULsOAw71+VUklZDAO",
-	"YP6vTyefBDv9dDx/y6K7U/N//tv96Sdxd/oPcXf66uD+9NNp9PbiAz1hd4yen3x3Urycf3jz3/NfLl7P",
-	"T//4jU1/6warRqJbxiqXmPWEKp/cDsJg4UDB7WEmVaZqn0Gr9HqqLW7nmNd51vMmdiztghMhkwyUlljU",
-	"khQSprC6XU7qrciH5DU6HPuNTCodc6cDpojCcOjcgbPihYZ4GUiTh3oxuJ1FL4b12PLisGTJmh91arKs",
-	"SNN6gRWodXMo8XtlWNIcTYRkMiecFkvK4NHU2VJDpB+cNx4nrdeK+pDHKz072nHqav/lqtraLLkT8obM",
-	"BKga8J1QnWT2cVohZYib0QIQmvbLI8+P4ai2eNeV/V46tVyLUu1pZI29jgklU5rokMAtzSvj5IwE3Mk5",
-	"+vBvanxk2EbTvrhoamuIXFE0X+BJZBuaOKpPEKZCemiRaitJDx0d/iwSwZrXfZa1xO7G3tYrjZu7T1fO",
-	"GuynZ7MVYiYWerFYyty4BERQuSB1JGsOQxJa9OIDS7CABwe0N+S93+FPfeLU5+3e/fyKvDw4/J64w72m",
-	"RWtIrs1E18aLKY2ZUwmS3DCemtQRjwCOLBRYgKlzFaFTDZJc14d314SWJVCJEFyD0eFAB0txgBSnKDqw",
-	"buLa6hifNYfAdUeN2fnSaTOJVwXnOFjZIVdPZxZmyix13lMcrjmj/oLE4CB66R07e2l7vdFnO31erDVo",
-	"1uoYbg+7+9QaXagTnuUjIsJWsI6HNci4cxC9RNHvDttAoSfFJh9pMKRuHeW9vgEgXGjF506YeaSC9FTK",
-	"bY35siJ0oVM+pW316izp18g9NeFCghsksEZbe9Zs9WGs0wlBpuye7ByMRqTV8YD1m+s6GHhqq11Xak3f",
-	"lrmpl+r0KIAXCurtWsvroPzOFn3+rzfLZa3zR/4JJutBOJVkG+NW3QGBuwzXhbFzPMizGuq1AndKwg2O",
-	"rraV8Wds+gjGwf+IShIcgM2o+D6kRtRaBOPg2/3Dw0Mz0+F33/cDMxtAuK/BjDwql0Ph3PbkmowJQhOu",
-	"7iie/7d7JojZCRqXg0lizrhiM86mLKG2H0IDUSVNYHdIjptU9TvyX+wnk4alMKVV3j3I/Dqu8Sp33Y5a",
-	"VhAG94OZGDgZY6vIO3p36hJe77cDdcPKgSgtfDNATAiknWQFSNaX0dXHvdz8e5cJtcgwyUzcguTKOxhp",
-	"e6Gl2n49EvIYIK4bQBbKb1/6hXV03nonC4O0wQ484GgwDZvKe4BGk571arQZPBQc3BvbARoVt5w2uf2V",
-	"FjfAg8uHcDUI06A2h6vJXEoqVxhfPewpgZfugXfD6y0BCh8JX3tEWE/clbzRcUgqyfT83MxqCZlgM+lx",
-	"ZZSur5PK9k2SpucSaz2QtywB2xNhT3FsIrEzGNCSDcyLu0PyK8/nMQc+FTLBQ1XgfX2b1ivgRlFsSFA7",
-	"NbSNY4xPRZfI80aMpzbCYOeG8ps/XIJh8zYLJNd7UBiqU8luQcUcaJIRwcE4QKYVOT89x4bDSmWNM6y4",
-	"Zrlr/qpT5rA5W0acuIEzSMWNUzNT9TWgNLRgOGpaQxBSSiDmO01U1Pk8NLyzVa15t7b/XdyABJoqfO5A",
-	"GWxOOapbvFQYc3u27fbrKidT0+eCz8x+O3wcxjzmr23pYiR2vaov8ropoBTZqYurXecbbUUV8zUl1ZD8",
-	"26jGirbe0MHb13u3+9cxN0ZEXUmNWq/I9br+6KY3+voIdTcz7jczJao9FIi5BblSh2DnLAGu0B9yigp5",
-	"JkUpGWgq514S1aN3x2cnQRjcglRWM/eH0TDCDqsSOC1ZMA5eDKPhC/TPOkPz27P0/IEAsw06zQ4x+/in",
-	"+33Yvo01iqKlrtVF22n7vpWXA9/0pFD9lxJsezT2zpbDluuwuLiqisLwYxz8wm6Bm3cHtl/CjTTmBQo7",
-	"4jCO0xk6ULvb4NLMuGeUdu7vfBmB0pUJpqMoaipp24eIOmweTUWeizusw3N2A9iWtXimNJ2bVMX25Umh",
-	"kat4fNK0nJpZsqqgXB2h+bjTnvrOUswbc0XtaMvmnd3AE4jGhKwf3eYykacgr1j6oyoG0b7Zs4IrKEWS",
-	"/fii/nZfGtW/ovrHDoy/H33YVs51TVaLy8U1ZU0FeWSMwHoWKXJYrwuGHwyVAaOBu4pll/imnmCFMnh1",
-	"4CaFMA66pDOMTbVrx+zRese6OQvRyJBwuAOlyZRJZYR4RpUNYmaGbxRZ4PsmzU3sJy3Qo+J75gV8+cg6",
-	"/ZjTFbC/ceh2PFNElPT3ClBTjR4qdyVwKqRxN33aZDKyk6YUbpBkm48tB+Z83mx9wWsHz2MKEowDhKSD",
-	"sPZjzeHsdj3b7frd5F5raGg6I23pwFRzxWwFLT1nxz1m8bh8+XPvdasZEMX+gFWU4eWqFjmueAnGh5Hf",
-	"UhchPban7jDa0NTXT4yney7NKiXcMlGp5hypj0SrZCtY9mTHTT6zo4MfNnH7cqMX7Nx52PpasHdw23sz",
-	"ZMkZ4D2Pg2h/1bQNnXvvl64mHYxG2wzq3h56CIPD6MXmsZ0Le+hOvWCqdL2LJc/l+c3mqA+bMVWPp8Rl",
-	"/DK0xvma7mZsLO7JSm02WXFlYW5cu7koQG1iOiTvoDQ+1iSO9dFP03Tg3JF9HPPOfRyzQH3pUTqP3oel",
-	"4jyjKDoyqWu9HNNfdOkbc3RyEL2MOesBuobEXSCtc86ipHiRbGo7uwtxi5coVqIdLuEwKQOSR7FjwvWA",
-	"u0XUkBzXWyCmNMOEBm6BE2aF0NkAgiDMxOUcpni8FvMGeBC2nqh3WN8RpXbEAHMfSNHH2ZuiR/YwgnKz",
-	"ESck2+fobtwYZUktaUYQB6ORWeRg/4VLu4SCvnjlg2iBLUJB6Z9EOt/C8P+KUNt2zqgPO3xoV+EOUXpm",
-	"f7j+ryQQmmN+be0KluzSGb5vjOg1R9Zr/nlU3lHXTQ+pc9vRZi/a+TMOX+3vo5ebB/X94Qszdn8Lf798",
-	"ux7HHW5DaM8txb9AgLLK7wEVHkSByESNSvTHq3ai7zWerSx/38DCw6xNiS/8+xlLPYIhKUEmwPUAeCJS",
-	"bJFzNYDOmizLfFkkWR6+2jbs/rRr6/OlPyFRWm9yj8iOooPNg5o/6vFEGmdqSqz4/LQAwTIHba3VNA9m",
-	"7VUvk3BduHeeUS4e5L5CNnX+pUK/lF0OWl8ru26SaTG1tRfkPL42oPISX/c+L1O41pK944mWJfeYX0+B",
-	"uI0Zbuhlfk7bWyD06yX8p9lfvxl9hcjbiE/7yODjpWGqG9QLzbvM2IHU5nMXmR8u+10V9FfMjZkQWoPn",
-	"CeUOfiBaeBPVG+hO1ECWC6LMN5PsYko9oTnlCaKKPCVWi4X0iXTI1cPlw/8GAAD//w==",
+	"5Fx7c9s2tv8qGO7O1J5SMq3Y3USZ/uFm06731m02ce7OTZmNIfJIREwCXAC0rWb83e+cA5CCJOqRxO7s",
+	"3NuZxnoQwMF5nx8O9CnKVFUrCdKaaPwp0mBqJQ3Qm/McqlpZkNn8hZLTUmQWP86UtCDpJa/rUmTcCiWP",
+	"aq0mJVTffjRK4ncmK6Di+OrPGqbROPrT0WKtI/etOXrlRkX39/dxlIPJtKhxumgcXRbABC11njO4E8Ya",
+	"ditswTjLxXQKGqRlpplUwhih5CXXM7BMaVbzeal4Pozu4+iCl1OlK8hfw78bMJ+zAbjjVV0CvszBclFG",
+	"48gWwLSbiU1UPmfCMKks4+yGlyJnf3/z6y8sV1lT4QJxJKSxXGYQjaOjm+Mjtx0TxZGx3DYmGp8kSRxZ",
+	"YXGdBbHtGlEc2XmNXxXW1mZ8dDQTtmgmw0xVR4utV1zyGejgk0H70aRUk6OKC3mUq8wc8VoMq/xPVbvQ",
+	"oF3oPn4YgS0zhdihJh8hsySNX5T9UTUy/0opSOUVgxXcMFsI0ynKRp4fKZ2DHhyPnpwMTCHqWsjZwFTL",
+	"sjhZyOLcLYD7mBLJjyQKR95AKjtw6zyEJH5RzDRZ0XJJaWbJOkgIr5x5XCr1M374lbLwxsasUqzE+cbs",
+	"SYL/scncgmFIOM8s5DFD4ylFJSwqyOi70fHJyV4mcvxkIZZXq8s9llz8vgZWqYFb6KFMpOXYAYqlAHZb",
+	"qNIZziGDuwwgN/R5puRUzBoNueMaCc+7sUtRgWoe3JvlIneWq7W4AfK2QhIxBvQN6G8M04Dc98vv5eCe",
+	"LqTnqQ/GP4rs/J4G7TIP6tw+k0dDdllAKjMlJWQ4Fyp/VioD+XOmwYDMWSCHYSqR3DdWaXgr+Q0XJZ+U",
+	"8ACCNjgly7hE4ie4IM8KR4TVc1ZyC3ofgZ4mgTkSnawJCH0kkRL1g3ChhxJqzi2fcLOLNWR9b5Bc+8By",
+	"Ia1BrShUmQs5Y9ywist5aJoCDH4sLKv4vKXLFErbcv75QnMrThozfzRx0RIDWuLxBcUO1tTjMGbevTpS",
+	"UslLNMs5cdls5zFa6ML5WpXKg2BDhy3/+dSCW+M1vh+c0fsCeE5ewECmZG7QouPIfUppdfCwU4Zwo2/c",
+	"IGYVu+UCNzlFC6MFhZwNo5CZXnQo7hlo5Nt9HL2VvLGF0uJ3+No8i5zTmZ+Nho3ZD8A1aJY2SfIk47Vg",
+	"1zCnN7BfNDhe6OESpY+kiE24xkNo4tmrc9yyYVwvhWi+7MdZhvEBMBGWwNQUv6vIh7yVtVYZGINq+lJa",
+	"YedfKaY29x0jPZYL6fIHIW+EEZMS0BLwG61KlhVcYzqm2dtvR8no5TahCUlFzY8CytxE498+RVN8GawY",
+	"xVGFO8EsMvqCxe/fB6oxGoXZt6un3IKPlnrTIgO3yIMohyPYFaGaV2CdZ/crLXzSatUqDGvktVS30uuI",
+	"aepaaQv5BeSCX9L2v0pJXrihA5yKpZGFO3tUl1zINGrrtW7N54wsP1yCpt4rWT8NDbybklW4D0ZyfDRT",
+	"71Yb0GoDWuYxKluDVRU3axwiAQvjvndYRSpbzr+UmaL4rmxBcYNLJnIgD8AOglQgh0zl3nUcUkLY7YEC",
+	"yJm1UNV2PXj8KkPVwhiCs864hVs+H7Jz0jMNGZbCeRtagkeYMKnMeFmiCkyFFKaA/IxG8YnbUyFK8CFS",
+	"SDYtxaywQ3bWPc24Iy6VWJpzyVRjM1WB22C7DpfmFtBr3kJZDhwUcYi845KB1kqn8sBqLg2Kk025KBsN",
+	"cZtSx609+XkOh+zMj2PGcm2FnKUyjZxOY8ZmIR+nEau4viaiPJEoA8tueciUxjIJKAXcbyoPShe4C1HT",
+	"g6UyNuQccqsza55lUJN9sBx4XgoJrOB5KmtuDOSHLhUIrHPB42gcjZLRd4NkNEhGl8ejcZKMk2SYPP3L",
+	"uyiOZFNNMFs4jiPPTwfWcTL4qNbqRuSgP3hOBfYYafgIWH6THSBztq12PHqHz9Va1aCtcDAgMXbJrURr",
+	"cvzb5eUrdpqMxuwHnrOf3NcLQzdWCznDqcMdhzNu2TyqB0eSc26Barq+iVsWBZMex1ElpKiail6vZktL",
+	"vNzmGH71jy1zcCf1yMz9qL+PI0wbhMaM7bd2K+Fq77sxDk1DWtCvYDhd9wNnS16AIsw3xkVhnlmyFo8M",
+	"tVkKeR/Ja1Moyyy/BpnK2wIkmjqqfWdGMTPKFURMw0wYzIMhF9Z4q8kKLmfoIYappEQXjRadniDDw2W1",
+	"5CWDO8gaKodrVYpsTvmT96411xZTJppk2WC84l16/hF8V/G7s87wfP4cjZ8kcVSpHMgEeOkZ7xZDaXj7",
+	"RC6vBGM38TAYZUFXQvLSKwLmQm1y9GGB1C4+yUQtWvzXfdZmSe/XrGtpR9v18Kfg0ftN+17VhVeEMVg2",
+	"9T6qc0ye70qW87FzZU3VlNyKG4x1jcxjNtWqSqXtcHhUIg0U7uIW+LgtRFaEnq9qjGUFr2uQK+IjkWw1",
+	"SNySc8177KTidx+8Izfhbobhmqc7lyQd2c74C3zmfqE9O/II99R9n2aFTmNVyVY92rrWrXLkNfl2NCIX",
+	"CowLaC2k5G2cwpsLAmj6c5d/pFJ3oykrsFpgQKYAj6NbuyxLdWtWJPnF6h9HwkJlguI12K/7gGvN52s+",
+	"cY2V8ZLleDl2IurhXp8LfXlX8MZYyF/7ULrK4X+SdntW6KYEZC6E7H3uHR/vkhsfhEkNJerdb523+eDw",
+	"XSp3Q/X94IGMKI6UhA/ohT+gZpWAkft9wPlNw9a4+dOyX1nPZxfkVqKcO80h91xrsC4idKHDxXkTbsn5",
+	"3roxxTJ97vM1cs67wiXw5ryz9d/+U3OhnXSdDo9Pj0O6Rkt0dWs7D7nP2qfD5FnyjmrjLAjx/xdCH0WP",
+	"bUxPTihnClbcyMQOgxhHu4/2FiN3b3otRPMgJHXua1sEaAu0Nae2LNFtU3TJ3TLXdiadnoF7pcyw7v22",
+	"kbTqLO/XBbVnFr0Q3fYhzmmc/9XbDElynxFv3LNfGYFXIlCAefUEI09eKKxA2PFCh/rCULfPXkedlcLl",
+	"XmLRj8GuYT5mx1jij05PF8CaYQdvpchUDgz/SWWthLTmENPpt5c/Dp66vE01tgXl4gVUN3Bqw7D8nohc",
+	"aJce8LJ/fm5hpqh6eJHF7MU0Zu9KSuPf1TEdP6eSG/b22yRJkpgQv+SH2CN//u/Tw5hGBCApE7lhaTRM",
+	"oxj/DNMolfhIGh2lETvghnFWc1swA7MK0xtbwJzAWA1GlTeQM45hTWmmVWPxLcavVCL75+0oKmPoiJwv",
+	"aiHVlLmP5u5sIWcTnl0fDtmZWz6VQhqRA+OsVHIGmgkqWqZCwpjVoDOQdgCS+CMwnBKpZkiNEAMwGa8h",
+	"T2WpCKjRWqFTN+zgKk2b/GmSXB36nUwbQycPaiXx2uLqKn73M8iZLaLx6NSlve374ziSyum+j94YyYf4",
+	"z5ErSVA9NSrcv377V5rWn15k9/RnSn/ele5Pff/+2z9vju6vuOsmCCJ8CxBigA+i/f/f0PZ5UasGmSOL",
+	"9wha7+NIwp190WijdDSOYP73j+cflbj4eDb/RSS3F/h/+Y+7i4/q9uKv6vbixcndxceL5JfLd/xc3Ar+",
+	"5vy78+rZ/N1P/z3/+fLl/OL3f4jpP9aDYSfRPWOhT/x6QmFI7hqC4eBG5Q7WS24sq/kMlkq7h9rifo5/",
+	"m+d+08WmlV1IpnRWgLGaimaWQyYMVc+rRYMT+ZC9vAHdvmOTxqbS64D3M7z0HsEb8kJDggyny3ODGL+c",
+	"pS+G9djy4tRnxZq3Hv9Q3T8Bxi2rlLErcWldkabtAhug9u4k5d8NsqQ7T4nZZM4kr1aUIaBpbUsdkWHw",
+	"30HvLq1oT6aC0nZNOy48trBatTubZbdKX7OZAtMCyhNus8J9nDdEGeFyvAKCvsPyK/BjNGpZvNtghSBd",
+	"W611uQ00ssV2x4yzKc9szOCGlw06OZSA71AiH/5Ni78Ml9G6zy7KljVEbyjKL+mYdRn6eN6eUEyVDtAo",
+	"s6wkPXSs8WeRaLa87rOsFXZ39rZdafzcfbryqsOWejbbECbjoB3TNQMwQmilYm0k6w5bMl714g8rsEMA",
+	"NyxvKHh+jT/tMVmft3v94wv27OT0L8yfSHatsEN2hRNd0eGY5ZMSMF1i10LmmPfREcNzBzVWgHW08d0V",
+	"V+2J4xXjdQ1cE8TXYYA00MNeEjC3onP2Vdg48+3LQs660+y2cxF3vnKUztJNwTmNNnYit9PhwsLgUm96",
+	"is8th+2fkRicJM+Cs/KgLGg3+mhH5ou1Bt1aa4bbw+4+tSYX6oXn+EiIsxOs52GbnB+cJM9I9IfDZSAy",
+	"kGKXj3QY1XqdFjy+A4BcaMWntTDzlQrSU4kva8znFbkLnQopXVavtSXDGryn5lxIcIcEtmhrz5pLDSXb",
+	"dEKxqbhjByejEVtq06By0bdKDAK1tb77v6Vvz9w0SHV6FCAIBe12neWtnSJ4Wwz5v90sV7UuHPkHmGwA",
+	"ETVa7IxbbdsG7TLeFsZch6TT0ODKxVpJuMPRtbYy/kSdKtE4+h/VaEYDqOmfnoccRW1VNI6+PT49PcWZ",
+	"Tr/7Sz/wswPk+xJMKqByNRTO3d0HzJggxnB1y6m/YLkng3HfK3LgURmHMMykmIqMu34LC8zUPIPDITvr",
+	"UtXv2H+JHzANy2HKm3L9oPTLuCab0re1Wt1AHN0NZmrgZfzRKDl8zW8vfMIbfDsw16IeqNqhRQPCnEC7",
+	"STaAcH0ZXXucLPHf20KZRYbJZuoGdNdbhiJY9kIrtf12MORrgL71ALJQfvfQz2JN5513cjDIMthBBygd",
+	"puFS+QDQ6NKzXo3GwUMlwT+xH6DRSMdpzO0/WHUNMnp/H28GYTrU5nQzmStJ5Qbja4c9JPCyfqDe8XpP",
+	"gCJE2rceQbYTr0sedRyyRgs7f4OzOkIm1Cl71qDS9XVqebyzayhtO8BEBq7nwp0SuUTiYDDgtRjgg4dD",
+	"9qss56kEOVU6o0NbkH1Nqc4r0EZJbETQcmrout2EnKqeXuROjBcuwlBniAmbS3yC4fI2B1S3ezAUqnMt",
+	"bsCkEnhWMCUBHaCwhr25eENdko0pOmfYSCtK31zWpsxxd3ZNsHQHZ7BGolPDqfoaXDpaKByZAOVVMoNU",
+	"HnRR0ZbzGHnnqlp8trX/Q9qABp4b+tyDMtT88rxtITNxKt3Zud+vr5ywpi+VnOF+1/g4TGUqX7rSBSV2",
+	"tamZ86oroAw7aIurQ+8bXUWVyi0l1ZD9E1VjQ88yVvSg5+zq6Ob4KpVoRNyX1KT1hl1ta/7uGr+vnpPu",
+	"Fuh+CyxR3aFDKh3IlXsQuxQZSEP+UHJSyFda1VqA5XoeJFE9enf26jyKoxvQxmnm8TAZJtTBVYPktYjG",
+	"0ZNhMnxC/tkWZH5Hjp7fCWB2QafbIWUff/Pfx8u3XkdJstJqu+iVXb7XGuTA1z0pVP/lL9f7TQ2/9XDJ",
+	"dThc3DRVhfwYRz+LG5D47MD1Y/iR1CRqqOOO4jifkQN1u43e44xHdNMh3PkqAmUbDKajJOkqadfnSDqM",
+	"H01VWapbqsNLcQ10XrL4zFg+x1TF9f1pZYmrdNWp65PFWYqm4tI8J/Pxh0vt3VC6EuXMlbRjWTav3QYe",
+	"QDQYsr73mytUmYP+IPLvTTVIjnHPBj5ArbLi+yftu7saVf8Dt9+vwfjHybt95dzWZK24fFwzzlSIR2gE",
+	"zrNoVcJ2XUB+CFIGigb+yqtb4pt2gg3KENSBuxQCHXTNZxSbWtdO2aPzjm3zF6GRMZNwC8ayqdB0b+0V",
+	"Ny6I4QzfGLbA9zHNzdwrq/ztuALoAXr4uXP6qeQbYH906G68MEzV/N8NkKaiHhp/9XqqNLqbPm3CjOy8",
+	"K4U7JNnlY6uBuZx3W1/w2sPzlIJE44gg6Shu/Vh3+Ltfo/ly/Y651xYaus5LVzoI013l3UBLz9l0j1l8",
+	"Xb78qfda6wyYEb/DJsroEusSOb54icanSdiylxA9rmfvNNnRNNhPTKB7Ps2qNdwI1ZjuHKmPRKdkG1j2",
+	"YMdNIbOTk6e7uP1+pxdcu6ix988vBAe3vddZVpwBXU45SY43TdvRefR25d7VyWi0z6D1q1H3cXSaPNk9",
+	"du3GLLnTIJga2+5ixXMFfrM76qNmT9PjKWmZsAxtcb6ue5oal3uyUpdNNtI4mJvW7i4icJeYDtlrqNHH",
+	"YuLYHv10v4Hh3ZH7OJVrl4hwgfZyufYevQ9LpXlGSfIcU9d2OWE/68c1KEdnJ8mzVIoeoGvI/EX9Nues",
+	"ak635Kauc7xSN3RJYyPa4RMOTBmIPE49E77H3C9ihuys3QLD0owSGrgByYQTwtoGCAQRGJdLmNLxWio7",
+	"4EG5eqLdYXsXn7sRA8p9ICcf527kP3eHEVziRryQXB+lvyaEypI70lAQJ6MRLnJy/MSnXcpAX7wKQbTI",
+	"FaFg7A8qn+9h+P+JUNt+zqgPO7xfrsI9ovTI/nD7r9Gw9iYx2RWs2KU3/NAYyWuOnNf846i85b5bH3Lv",
+	"tpPdXnTt53K+2N8nT3cPWvkxCxr2bPewvt8lwrHHe4SJ1R8/oXGn++yv50bmHxLX1n5yYDmwue8DgCOA",
+	"NgjRaNGM/ji3XCAcfWofv99YNv8EC8+0NZW+DO+NrPQuxivdcjnzv6GB5XuXneGbRXIW4LLLDqE/Xdv7",
+	"XOoPSLC2m+pXZFXJye5B3Y8uPVAqhbUoVYphOkEgm4fEtmpaAM/2qhcmapf+mUeUSwDVb5BNm7eZOCyB",
+	"V4Pdl8puPTl1WNzWi3sBXzsweoWvR59WKdxqycGxxpIl95hfT2G5jxnu6LF+TNtbIPvbJfyH2V+/GX2B",
+	"yJeRouWjht/eI1P9oF5I32fUHtzG1+uI/nDV75qov9LuzITxFnTPuPSwBbMqmKjdwPpEHdS5IArfYZJM",
+	"qfiEl1xmhEbKnDktVjok0iNe9+/v/zcAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
