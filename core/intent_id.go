@@ -10,13 +10,13 @@ import (
 // intentId may have: the width of every store's intent_id column.
 const MaxIntentIDLength = 255
 
-// IntentIDForbidden are the Unicode categories no intentId may contain:
+// intentIDForbidden are the Unicode categories no intentId may contain:
 // controls (Cc), invisible format characters such as zero-width spaces and
 // bidirectional overrides (Cf: U+200B, U+202E, U+2066, U+FEFF...), and the
 // line and paragraph separators (Zl U+2028, Zp U+2029). An identifier made
 // of them can look like another one in logs, consoles and support tickets, or
 // reorder what is printed around it; no client needs them in a key.
-var IntentIDForbidden = []*unicode.RangeTable{unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp}
+var intentIDForbidden = []*unicode.RangeTable{unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp}
 
 // IntentIDPattern is the regular expression of the same rule for
 // api/openapi.yaml (the IntentID schema), minus the length and the three
@@ -26,7 +26,7 @@ var IntentIDForbidden = []*unicode.RangeTable{unicode.Cc, unicode.Cf, unicode.Zl
 const IntentIDPattern = `^[^\p{Cc}\p{Cf}\p{Zl}\p{Zp}]+$`
 
 // ValidateIntentID is the one home of the intentId rule: 1 to 255
-// characters of valid UTF-8, without any character of IntentIDForbidden,
+// characters of valid UTF-8, without any character of intentIDForbidden,
 // and none of the ids ".", ".." and "/". The rule exists so that every
 // accepted intentId can be read back through GET /v1/intents/{intentId}
 // with the id percent-encoded as one path segment, as the SDK sends it:
@@ -49,7 +49,7 @@ func ValidateIntentID(id string) error {
 		return field(`must not be ".", ".." or "/"`)
 	}
 	for _, r := range id {
-		if unicode.In(r, IntentIDForbidden...) {
+		if unicode.In(r, intentIDForbidden...) {
 			return field(fmt.Sprintf("contains the invisible or control character %U", r))
 		}
 	}
