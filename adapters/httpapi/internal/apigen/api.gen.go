@@ -268,9 +268,14 @@ type Intent struct {
 	// Example: {"reason":"provider_failure","status":"rejected"}
 	FinalOutcome *Outcome `json:"finalOutcome,omitempty"`
 
-	// IntentId The client's idempotency key: 1 to 255 characters, no control
-	// characters, and neither "." nor ".." (URL paths resolve those as
-	// dot segments, so such an intent could never be read back).
+	// IntentId The client's idempotency key: 1 to 255 characters (Unicode code
+	// points) of UTF-8, without control, invisible-format or
+	// bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
+	// as U+0000, U+200B, U+202E, U+2028), and none of the ids ".", ".."
+	// and "/" (as a path segment they are resolved away or routed as an
+	// empty segment, so such an intent could never be read back). A "/"
+	// inside a longer id is fine: percent-encode it in paths. JSON-escaped
+	// lone surrogates (`\ud800`) are refused too.
 	//
 	//
 	// Example: order-1234-shipping-sms
@@ -299,9 +304,14 @@ type Intent struct {
 	SubmissionTarget string `json:"submissionTarget"`
 }
 
-// IntentID The client's idempotency key: 1 to 255 characters, no control
-// characters, and neither "." nor ".." (URL paths resolve those as
-// dot segments, so such an intent could never be read back).
+// IntentID The client's idempotency key: 1 to 255 characters (Unicode code
+// points) of UTF-8, without control, invisible-format or
+// bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
+// as U+0000, U+200B, U+202E, U+2028), and none of the ids ".", ".."
+// and "/" (as a path segment they are resolved away or routed as an
+// empty segment, so such an intent could never be read back). A "/"
+// inside a longer id is fine: percent-encode it in paths. JSON-escaped
+// lone surrogates (`\ud800`) are refused too.
 //
 // Example: order-1234-shipping-sms
 type IntentID = string
@@ -406,16 +416,21 @@ type ProblemConflictingFields string
 
 // SubmitIntentRequest Example: {"intentId":"order-1234-shipping-sms","payload":{"text":"Your order has shipped.","to":"+15551234567"},"submissionTarget":"sms.realtime"}
 type SubmitIntentRequest struct {
-	// IntentId The client's idempotency key: 1 to 255 characters, no control
-	// characters, and neither "." nor ".." (URL paths resolve those as
-	// dot segments, so such an intent could never be read back).
+	// IntentId The client's idempotency key: 1 to 255 characters (Unicode code
+	// points) of UTF-8, without control, invisible-format or
+	// bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
+	// as U+0000, U+200B, U+202E, U+2028), and none of the ids ".", ".."
+	// and "/" (as a path segment they are resolved away or routed as an
+	// empty segment, so such an intent could never be read back). A "/"
+	// inside a longer id is fine: percent-encode it in paths. JSON-escaped
+	// lone surrogates (`\ud800`) are refused too.
 	//
 	//
 	// Example: order-1234-shipping-sms
 	IntentId IntentID `json:"intentId"`
 
-	// Payload Any JSON value, forwarded to the gateway as sent (without
-	// insignificant white space). At most 256 KiB by default.
+	// Payload Any JSON value, null included, forwarded to the gateway as sent
+	// (without insignificant white space). At most 256 KiB by default.
 	//
 	//
 	// Example: {"text":"Your order has shipped.","to":"+15551234567"}
@@ -460,12 +475,26 @@ type NotFound = Problem
 // Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
 type PayloadTooLarge = Problem
 
+// RequestTimeout An RFC 9457 problem document. `type` is stable per kind of error;
+// the members after `instance` appear only for the errors that need
+// them.
+//
+// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+type RequestTimeout = Problem
+
 // StoreUnavailable An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
 // them.
 //
 // Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
 type StoreUnavailable = Problem
+
+// SubmitUnavailable An RFC 9457 problem document. `type` is stable per kind of error;
+// the members after `instance` appear only for the errors that need
+// them.
+//
+// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+type SubmitUnavailable = Problem
 
 // Unauthorized An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
@@ -877,7 +906,18 @@ type NotFoundApplicationProblemPlusJSONResponse Problem
 
 type PayloadTooLargeApplicationProblemPlusJSONResponse Problem
 
+type RequestTimeoutApplicationProblemPlusJSONResponse Problem
+
 type StoreUnavailableApplicationProblemPlusJSONResponse Problem
+
+type SubmitUnavailableResponseHeaders struct {
+	RetryAfter *int
+}
+type SubmitUnavailableApplicationProblemPlusJSONResponse struct {
+	Body Problem
+
+	Headers SubmitUnavailableResponseHeaders
+}
 
 type UnauthorizedApplicationProblemPlusJSONResponse Problem
 
@@ -1059,6 +1099,22 @@ func (response SubmitIntent401ApplicationProblemPlusJSONResponse) VisitSubmitInt
 	return err
 }
 
+type SubmitIntent408ApplicationProblemPlusJSONResponse struct {
+	RequestTimeoutApplicationProblemPlusJSONResponse
+}
+
+func (response SubmitIntent408ApplicationProblemPlusJSONResponse) VisitSubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(408)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SubmitIntent409ApplicationProblemPlusJSONResponse struct {
 	IdempotencyConflictApplicationProblemPlusJSONResponse
 }
@@ -1124,16 +1180,19 @@ func (response SubmitIntent422ApplicationProblemPlusJSONResponse) VisitSubmitInt
 }
 
 type SubmitIntent503ApplicationProblemPlusJSONResponse struct {
-	StoreUnavailableApplicationProblemPlusJSONResponse
+	SubmitUnavailableApplicationProblemPlusJSONResponse
 }
 
 func (response SubmitIntent503ApplicationProblemPlusJSONResponse) VisitSubmitIntentResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1550,89 +1609,100 @@ func (sh *strictHandler) GetTarget(w http.ResponseWriter, r *http.Request, submi
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"5Fx7c9s2tv8qGO7ONJ6VZFqx2408/cPtNl3vjds0du/OTZh1IPJIQkwCLADaVjP+7nfOAUiBIvVI4nQ6",
-	"9+7MdmSJAA7O83cezIcoVUWpJEhrosmHSIMplTRAf5xnUJTKgkyX3ys5y0Vq8etUSQuSPvKyzEXKrVDy",
-	"sNRqmkPxt/dGSfzNpAsoOH76q4ZZNIn+crg669D9ag5fulXRw8PDIMrApFqUuF00ia4WwAQddZ4xuBfG",
-	"GnYn7IJxlonZDDRIy0w1LYQxQskrrudgmdKs5Mtc8WwUPQyiC57PlC4gewW/VWA+5gJwz4syB/yYgeUi",
-	"jyaRXQDTbic2VdmSCcOksoyzW56LjP3r8uefWKbSqsADBpGQxnKZQjSJDm+PDt11TDSIjOW2MtHkOI4H",
-	"kRUWz1kRW58RDSK7LPGnhbWlmRwezoVdVNNRqorD1dULLvkcdPDNsP5qmqvpYcGFPMxUag55KUZF9pei",
-	"PmhYH/QweByBtZlC7FDT95BaksZPyj5Xlcw+UwpSecVgC26YXQjTKMpGnh8qnYEeHo2fHg/NQpSlkPOh",
-	"KdqyOF7J4twdgPeYEclfSBSOvKFUdujOeQxJ/KSYqdJFzSWlmSXrICG8dOZxpdQL/PIzZeGNjVmlWI77",
-	"TdjTGP/HpksLhiHhPLWQDRgaTy4KYVFBxl+Pj46P9zKRo6crsbxcP+5LycXfa2iVGrqDHstEao49QbEs",
-	"gN0tVO4M54DBfQqQGfo+VXIm5pWGzHGNhHdplYZfJb/lIufTHB7BnxnckqVcoq5P0b/xdAHZKdNg9ZLl",
-	"3ILeR04ncSAnopNVAaFfSE5E/TA86LHklHHLp9zsYg2J5VfJK7tQWvwOn+vcDMiMnfndaNmEfQdcg2ZJ",
-	"FcdPU14KdgNL+gP2izFHK8G0KP1CMqnCMx5DHGcvz/HKhnHdsgsuMxaG5JRrLQCjjwSmZvhb4eVTapWC",
-	"MaghP0gr7PIzxVQHnAkrKkPKwS0rlLFsfHLC0gXX6PW02SYgIQk1PBeQZyaavPkQzfBjsHs0iAqkGt10",
-	"tOOgh7eByMfjMJQ5cOI2/2JxjA4ZukMeReiOYIfoNC/AgmYU6umkAfP+swMBhWGVvJHqTnrZm6oslbaQ",
-	"XUAm+BVd/7OE/71bOsStWBJZuLeHZc6FTKIa/DRnnjKy6PAI2nqvyHcSGm6zJSvwHozk+MVMuDltSKcN",
-	"6ZgvARMNQhRuOhwaRQ/NcZSPnFkLRWmdJMIdf5ahFjCrSC/m3MIdX47YOamEhhQhYMamMMPYFDzChElk",
-	"yvMcpTUTUpgFZGe0ik+JvLuFyIE55CIkm+VivrAjdtY8zbgjLpEISblkqrKpKoA9Cc/h0twBOq47yPOh",
-	"g+AHqMdcMtBa6UQ+sZpLg5xnMy7ySsOAWVGAquygVn2/z8GInfl1zFiurZDzRCaRU79pIayFbJJErOD6",
-	"hojyRDK74Jbd8ZAplWUSbkGTOBL5JAeegUakTA/minxPwznkVmOBPE2hJFVmGfAsFxLYgmeJLLkxkB2M",
-	"ElT3wJBWPI4m0Tgefz2Mx8N4fHU0nsTxJI5H8d+/eR0NIlkVU9DR5GgQeX66JJWTbUalVrciA33tORWY",
-	"TqQBsw4ff5A52047Gr/G50qtStBWuPSXGNvyAFFHjv+8unrJTuLxhH3HM/aj+3llk8ZqIee4dXjjcMct",
-	"l0f14Ehyxi0MUQf6Nq5ZFGx6NIgKIUVRFfTZL0H3MgeNawJebrPhn/1jbQ7upB6ZuR/1D4MII7fQCJre",
-	"1FcJT3vbrHFZJNKCzhdjXtcPnLW8AAWDrzADcc+TtfiMqAYKFD8kL81CWWb5DchE3i1Aoqmj2jdmNGBG",
-	"ObzHNMyFQfgHmbDGW0264HKOHmKUyFcEDq0ohJyTD3HHaslzBveQVkguK1Uu0iVBGO8IS64tohbapG0w",
-	"XvGuPP8obS34/VljeJeQKokg4mk8iAqVAZkAzz3j3WEoDW+fyOW1uOk2HgWrLOhCSJ57RUCIUmOW61WF",
-	"YvVNKkpR1z3cdzV4eduxrtaNtuvhj8GjD5vuva4LLzWQ5555H9U4Js93JfPlxLmyqqhybsUthqVKZgM2",
-	"06pIpG3qT6hEGigyDagEJSRGhHQRej5CZwteliDXxEci2WqQeCXnmve4ScHvr70jN+FtRuGZJzuPJB3Z",
-	"zvgLfOZhpT07Qr576qFPs0Knsa5k6x6tq3XrHHlFvh2NyIUC4wIa+GzA2ziFNxcE0PSXTNkF6ETqZjWh",
-	"AqsFBmQK8Li6tss8V3dmTZKfrP6DSFgo6Crd+7ovuNZ82fGJHVYOWpbj5diIqId7fS70h/sFr4yF7JUP",
-	"pesc/jdpt2eFrnJA5kLI3lPv+HgDbnwQJjWUqHdvGm9z7eoalHGG6nvtE+poECkJ1+iFr1GzcsDI/Tbg",
-	"/KZlHW7+2PYrXei5IrcQ+dJpDrnnUoN1EaEJHS7Om/BKzveWlVm06XPfd8g5b3KMwJvzxtbf/Fmx0E66",
-	"TkZHJ0chXeMWXc3ZzkPuc/bJKH4Wv6Y0Ng1C/P+F0EfRYxvT42PCTMGJG5nYlAYm0e6S9mrl7kt3QjQP",
-	"QlLjvrZFgDpB6zi1tkS3bdGAuzbXdoJOz8C9IDN0vd82ktad5UNXUHui6JXoti9xTuP8Hy72GiOm+fKs",
-	"FuRGfEDFMF0BIwAbpp0FX7IFv60TNSqcMeA6FxgP66TwbqEMeJfX5HwTxplLBZmxqiwhY1mFjGRcNku/",
-	"Ms1RmBe6nHf1W50Kr+oyBwOkNpHcQ+qGBIrZs8ogiYZllasIwLUG6velMGJXVLJG9U4k7eigd8ae9Dxe",
-	"Q+vanA9OWbqA9IZQnIN4NeU+uSVmZnjBSmYU3yTcNe2lETubugSZwMSdMLAGEVACjc5NlcqBS+/7yCL3",
-	"kfyle/YzkdQakghKij2gwpMXGl1gtIOVL+iDE42+9gbcNBcOQ4tVP5ndwHLCjphVa1XMAZPKZWwqT2T4",
-	"Paq3BIFsZ0k0SiImFX3Cj09+ffWCldwuUH+Mym8Ry5E6m0RmVGSaF8hpyuOoN8ZXyaCq8szDGVfkz9iU",
-	"pzfrdYst/rbg9y9Azu0imoxPHPau/z4aRFI5wXkIgXBiNHI5EfJVI6f+8+Y/SXIfx8MkuT96niT33zzH",
-	"j8+ev/3bXzcDi5fcNfACcFGXERFbBEDj/29U/biAWTrr3ydevh1EEu7t95U2SkeTCJb/en/+XomL92fL",
-	"n0R8d4H/z3+5v3iv7i7+oe4uvj++v3h/Ef909ZqfizvBL8+/Pi+eLV//+N/LF1c/LC9+/0XMfunG4Uai",
-	"e4Zhjzl7onBIbqd44iqdyoWOnBvLSj6HVlb5WFfcz1dtczaXjTtdu4VkSqcLMFZTvs4ySIWhxH09X3Ei",
-	"H7EfbkHXf7FpZRPpdQCDB0V67we8+a40JABXDcQO4EU7QVgt67HlVR9ozZo/qyG0rkiz+oANBfmm3/Jb",
-	"hSxpui4DNl0yyYs1ZQho6lypITKMVzs7Zdu1ou5fBVl1RzsufFljvWDgbJbdKX3D5gpMHe6n3KYL93VW",
-	"EWVUEuQFUNU9zPwCP0ar2uLdVtEIkOJ6ms1toJF1WRlB14yndsDglucVOjmUgB8KIB/+VV36GbULhR+d",
-	"D7Y1RG+oB1xRk7VddTmtmyMzpYNCmGkrSQ8dHf6ssFHN6z7LWmN3Y2/blcbv3acrL5uyVs9lKyoHuaqS",
-	"KxMt0SUQtpaqAZQNuE150Vv6WKt4BJWO9oWC5zv8qZtpfd7u1fPv2bPjk2+Y71s202cj9g43eodezFg+",
-	"zYGVoNmNkBlTM9c2OnUQuABM4Q3jMwTj7+q+5DvGyxK4pupiU36khb7iJgEy2qLoVKxTPzEo5Lzpb9fD",
-	"QnjztUY6SzYF5yTaOPxXb4cHC4NHXfbkvVva7x8BDI7jZ0FHPUCy9UW/WGN9ddawOatjuD3s7lNrcqFe",
-	"eI6PVOx2gvU8rGHxk+P4GYn+YNSugQZSbPBIUx7rphbB4ztqnyut+NAJM5+pID1FgLbGfFxettKpkNK2",
-	"enWODNP/njRpJcEdEtiirT1ntkZMtumEYjNxz54cj8esNcxBmZdP3IeB2lo/cFvTtyc2DaBOjwIEoaC+",
-	"rrO8TgPD22LI/+1mua514co/wGSD6lSlxc64VQ930C0H28LYJfUonYYGU86dlHCHo6ttZfKB5lmiSfQ/",
-	"qtKMFtCcLT0PGYraqmgS/e3o5OQEdzr5+pv+WsWO+uInlcNWVK6HwqUbN0bEBAMMV3ecRhva4yAMb0LG",
-	"hd5CIdwX0oi5FDORcjfqYYGZkqdwMGJnDVT9mv2X+A5hWAYzXuXdHu2ncU1WuR/kdJWj++FcDb2MaQrm",
-	"Fb+78IA3+HVobkQ5VHR7ng9LRS0Mt8mGulEfoqs72RL/6wqANcJkc3ULWpqg59P2Qmu5/fYSyOfUproB",
-	"ZKX87qEXoqPzzju5Mki72EG9m6am4aB8UNBo4FmvRuPikZLgn9ivoFFJx2nE9tdW3YCM3j4MNhdhmqrN",
-	"yWYy10DlBuOrlz1m4aXby294vWeBIizyb+1+1ht3JY86DmmlhV1e4q6OkCnNyZ5VqHR9Q2JuJJQ146SU",
-	"64G+FSm4cQ/XoHJA4slwyEsxxAcPRuxnmS8TCXKmdEr9YpB9I6nOK9BFSWxEUBsaupk4IWeqS+RlI8YL",
-	"F2FoKMWEcy0eYDjc5mqr9R0MhepMi1swiQSeLpiSgA5QWMMuLy5plrIyi8YZVtKK3M+11ZB50LTNmdKJ",
-	"bMoZviCOW/XN1jS0UDgyQX1VyRQS+aSJijZfDpB3LqvFZ2v7P6ALaOCZoe99UYaaBKd1l8AMEuna9v6+",
-	"PnPCnD5Xco737fBxlMhE/uBSF5TYu00jn++aBMqwJ3VydeB9o8uoqO+wKaUasX+jamyYWMaMHvSSvTu8",
-	"PXqXSDQi7lNq0nrD3m0b/W7Gvt+dku4u0P0uMEWlAGAS6YpcmXJ6mIsUpCF/KDkp5EutSi3Acr0MQFSP",
-	"3p29PI8G0S1o4zTzaBSPYhoeK0HyUkST6OkoHj0l/2wXZH6Hjp7fqcDsgk5zQ0If//S/D9ovmo3jeG0g",
-	"dzVR236VLMDANz0Qqv99Czf5Te2nctRyHa4ubqqiQH5MohfiFiQ+O3SjIH4lmhcYGvajOM7n5EDdbaO3",
-	"uOMhKu0yvPl6BcpWGEzHcdxk0r6vhjqMX81Unqs7ysNzcQPUqVh9ZyxfIlRxI4daWeKqa4fV07S4y6Iq",
-	"uDSnZD4OcDavYyWyMVfSjrZsXrkLPIJoMGR96y+3UHkG+lpk35piGB/hnQ1cQ6nSxbdP67/uS1T9a26/",
-	"7ZTxj+LX+8q5zslqcfm4ZpypEI/QCJxn0SqH7bqA/BCkDBQN/Ftm7oiv6g02KEOQB+5SCHTQJZ9TbKpd",
-	"O6FH5x3ruTOqRg6YhDswls2ENijEl9y4IIY7fGXYqr6PMDd1n6xyLS18Dh+gh0+d008k31D2R4fu1gvD",
-	"VMl/q4A0FfXQ+LcdZ0qju+nTJkRk500q3FSSHR5bD8z5srn6ite+PE8QJJpEVJKOBrUfa/qV+42jt/N3",
-	"xF5baGiGPl3qIEzz9twGWnraqT1m8Xl4eZ1i6vTnVPZQIfGznM/nkLH1uYHWIHoit40EsK0TAQeniZzx",
-	"3ADNrTvtyRQ4HzMTuQVdaxPS4pSjj22dyYZetvX307v8uPJWwIz4HTZJit6ja53jk7lochKH05MxyceN",
-	"T57EO+Y3+4kJbNHDzlLDrVCVafpqfSQ6o9ugQo/WfguVLz7++y7te7szKnReb9n7DfCgkd37EtCac6RX",
-	"eo7jo03bNnQe/rr2FtrxeLzPou6LYg+D6CR+untt591MCi8BuDC2vsWaJw/iSNP6dLM/PZGDjgnT8rru",
-	"2Qyy0wx5D0p36LqSxpX96ezG2LkD6iP2CkqMOQik61ZY8xq+d8/u60R2Xr3CA+r3W7WPcH21ZdpnHMen",
-	"COXr44T9qPf7KWdhx/GzRIqewt+I+XeFawxelJzeGZy5If5C3dL7MhurPx6AIYQi8niOsdqP+/tDzIid",
-	"1VdgmKoSwINbkEw4IXQuQEUhgTglhxm1GxPZFGKUy6/qG9avA3O3YkhYEDLyce6l4FPn/bnEi3ghuZFW",
-	"/3IVKkvmSENBHI/HeMjx0VMPQ1U9wdSO32FRMXJJORj7ncqWexj+n7H0uJ8z6qulPrSrEr7C9oX94fZ/",
-	"EIPxnPINZ1ewZpfe8ENjJK85dl7zj6MSIYMf0vFuO97tRTv/Yscn+/v42e5Fff/GCa492sPfr/9DCrTu",
-	"ZB9Ce15I/RMEKKf8QeEmKNlQpaau0vTHq3bic/ihfvxhYzngR1h5mK0pwlX4Ks7aGOGAlaBTkHYIMlUZ",
-	"ZExInxPZRYOy8I8VyArqzW3D7odde/fb/gCgtN3kPgMdxce7FzX/fssjaRzm2JQBh7CAioe+1LdV04Ky",
-	"c696IeC68s98QbkELYgNsqnxlxmEqf160PpU2XVBpqsxbn0XMuBrU2Rf4+vhh3UKt1py0K5pWXKP+fUk",
-	"zPuY4Y5x5y9pe6uOxXYJ/2H2129GnyDydgWs3UJ58xaZ6hf1tio8MvZFe/zc7VSM1v2uifoz5sZMGK+b",
-	"CSmXvhzDrAo2qi/Q3agp4a6Iwr8Q7BKknvKcy5SqrDJjTouVDon0lbyHtw//GwAA//8=",
+	"5Fx7c9s2tv8qGO7O1J5SMq3YbSJP/3Czadd76zabOHfnJvTaEAmJiEmABUDbasbf/c45ACnwoUcSu7Nz",
+	"785sY0kkAZzn7/xwwE9BIotSCiaMDqafAsV0KYVm+OEsZUUpDRPJ8qUU85wnBr5OpDBM4J+0LHOeUMOl",
+	"OCiVnOWs+PajlgJ+00nGCgp//VWxeTAN/nKwGuvA/qoPXtu7goeHhzBImU4UL+FxwTS4yBjhONRZStg9",
+	"10aTO24yQknK53OmmDBEV7OCa82luKBqwQyRipR0mUuajoOHMDin+VyqgqVv2O8V05+zAHZPizJn8GfK",
+	"DOV5MA1MxoiyTyIzmS4J10RIQyi5pTlPyT/e/vYrSWVSFTBAGHChDRUJC6bBwe3hgV2ODsJAG2oqHUyP",
+	"oigMDDcwzmqy9RhBGJhlCT9lxpR6enCw4CarZuNEFgerpRdU0AVT3jej+qtZLmcHBeXiIJWJPqAlHxfp",
+	"X4p6oFE90EP4OAprCwXFIWcfWWJQG79K85OsRPqVWhDSGQbJqCYm47oxlLUyP5AqZWp0OHl2NNIZL0su",
+	"FiNdtHVxtNLFmR0A1jHHKT+RKuz0RkKakR3nMTTxqyS6SrJaSlIRg96BSnht3eNCyl/gy6/UhXM2YqQk",
+	"OTxvSp5F8D8yWxqmCUycJoalIQHnyXnBDRjI5LvJ4dHRTi5y+Gylltfd4Z5KL25dIyPlyA70WC5SS2wP",
+	"1JIxcpfJ3DrOPmH3CWOpxu8TKeZ8USmWWqmh8lwYu+AFk9WjR7OUp9ZzleK3DKMtFzgZzdQtU99oohhI",
+	"3w2/U4B7vtKem713/5Pozq1pVA/zqMHtM2U0JhcZi0UihWAJPAuMP8mlZukJUUwzkRJPD+NYwHTfGqnY",
+	"O0FvKc/pLGePoGgNjyQJFTD5GQxIk8xOwqglyalhaheFHkeeO+I8SeVN9IlUirMf+QM9llJTauiM6m2i",
+	"Qe97C9M1j6wXtBqwikzmKRcLQjUpqFj6rsmZhq+5IQVd1vPSmVQmX36+0uyIs0ovn0xdOMQIh3h6RZG9",
+	"nnnsh8SFVzuVWNAc3HKJUtabZQweugq+RsZiz1vQfi1/OjfMjvEGPo9O8XPGaIpRQLNEilSDR4eB/RZh",
+	"tXexNQZ/oW/tTcRIckc5LHIOHoYDcrEYB74wnepA3QumQG4PYfBO0MpkUvE/2NfiLAxOp+5peNuU/Mio",
+	"YorEVRQ9S2jJyQ1b4ge2WzY4XNlha6ZPZIiVP8ZjWOLp6zNYsiZUtVI0bcdxkkB+YACEBSNyDr8VGEPe",
+	"iVLJhGkNZvpKGG6WX6mmGvtOYT6GcmHxAxe3XPNZzsAT4Bclc5JkVAEcU+Tdt5No8mqT0rjAouYnzvJU",
+	"B9MPn4I5/OmNGIRBASsBFBl8weAPl55pTCY++rb1lB3wyaA3DjKygzyKcdgJ2yJU0YIZG9ndSKuY1K1a",
+	"uSaVuBHyTjgb0VVZSmVYes5STi9w+V9lJC/trSN4FIkDw+7NQZlTLuKgrteaMU8Ier4/BD56J7B+7Dt4",
+	"80hSwDoI6vHJXL0ZbYSjjXCYp6hsNVRVVPckhArm2v5uuYpY1JJ/JRKJ+V2aDPMGFYSnDCMA2fOgQMoS",
+	"mbrQsY+AsFkDJpBTY1hRmn7y+E34pgU5BJ66oIbd0eWYnKGdKZZAKZzWqcW7hHAdi4TmOZjAnAuuM5ae",
+	"4l10ZteU8Zy5FMkFmed8kZkxOW2uJtROLhZQmlNBZGUSWTC7wHocKvQdg6h5x/J8ZKmIfZAdFYQpJVUs",
+	"9oyiQoM6yZzyvFIsrCF1WPuTe87+mJy6+4g2VBkuFrGIA2vTgNgMS6dxQAqqbnBSbpKgA0PuqC+UyhDB",
+	"QAuw3ljs5TZxZ7zEC3OpjS85kFbj1jRJWIn+QVJG05wLRjKaxqKkWrN030IBzztXMg6mwSSafDeKJqNo",
+	"cnE4mUbRNIrG0fPv3wdhIKpiBmjhMAycPC1ZR9Hhg1LJW54ydeUk5fljoNhHBuU3+gEIZ9Noh5P3cF2p",
+	"ZMmU4ZYGRMG2wkrQ0+PfLy5ek+NoMiU/0pT8bH9eObo2iosFPNpfsf/EDYsH86Aw5ZQahjXd0INrEXkP",
+	"PQyDggteVAX+3UVLLVluCgy/ucvaEtw6exDmbrN/CAOADVwBYvtQL8Uf7bK5x7JpMBeIK5BO+3HgtBUF",
+	"MMN8o20WpolBb3HMUI1SMPoIWupMGmLoDROxuMuYAFcHs2/cKCRa2oKIKLbgGnAwS7nRzmuSjIoFRIhx",
+	"LBDogtNC0OPoeDCsEjQn7J4lFZbDpcx5skT85KJrSZUByIQPaTuMM7wLJz+k7wp6f9o4nsPPwfRZFAaF",
+	"TBm6AM2d4O1goA3nnyDlTjK2Dx57dxmmCi5o7gwBsFANjq5WTO3qm4SXvOZ/7Xc1SrrseVdrRZvt8Gfv",
+	"0od16+7awmvkGAyZuxjVBCYndyny5dSGsqqocmr4LeS6SqQhmStZxMI0PDwYkWKY7sKa+LjLeJL5ka+o",
+	"tCEZLUsmOupDlWx0SFiSDc07rKSg91cukGt/NWN/zOOtQ6KNbBb8OVzzsLKeLTjCXvUwZFl+0OgaWTei",
+	"9a2uK5E3GNvBiWwq0Dah1ZSS83FMbzYJgOsvLf6IhWruRlRgFIeEjAke7q79Ms/lne5o8ovNPwy4YYX2",
+	"ildvvfYLqhRd9mJiT5Rhy3OcHhsVDUhvKIS+us9opQ1L37hU2pXwv9C6nShUlTMQLvPFe+ICH23AjUvC",
+	"aIYC7O5DE22uLL+L5a5vvleOyAjCQAp2BVH4CiwrZ5C5Lz3Jr7utJ82f23Glj2dX0y14vrSWg+G5VMzY",
+	"jNCkDpvntb8kG3vLSmft+dnve9M5awoXL5rTxtc//Kdioa3zOh4fHh/685q05tWMbSPkLmMfj6MX0Xus",
+	"jRMvxf9fSH2YPTYJPTpCzOSNuFaIDQcxDbZv7a3u3L7oXoqmXkpqwtemDFAXaL2g1tbopkc04K4tta2g",
+	"0wlwJ8jM+tFv05S6wfKhr6gdUfRKdZtvsUHj7G8292rNZ/nytFbkWnyATJyqGEEA65edBV2SjN7WhRqy",
+	"doRRlXMkiF1ReJdJzVzIa2q+KaHEloJEG1mWLCVppZCtF82t3+hmKKgLbc27+q0uhVdkz34Is40FdZC6",
+	"mQLm7HmlYYqapJWlGdiVYtj3kDDcViLWvGOBT7TQOyV7A5fX0Lp25/0TkmQsuUEUZyFePfOGcdZMIF1R",
+	"iRTzm2B3zTb7mJzObIGMYOKOa9aBCKCBxuZmUuaMChf70CN30fxbe+1XIqkOkvC4ywFQ4abnO53ntOEq",
+	"FgzBicZeBxNuknOLofmqr4bcsOWUHBIjyeT4eEWQarL3TvBEpozAf2JRSi6M3oey6N3FT6PnFn/LytTk",
+	"ariiXEfW/YlUsZjxlCsL82g+/Hxq2EJiFfgyCcnLeUje5+hE78sQ2whiQTV5920URVGIzG30Y+gYXPfv",
+	"c2vIPtlNeKpJHIzjIIR/xnEQC7gkDg7igOxRTSgpqcmIZosC3NZkbImkumJa5rdg+WCOUhElK2MdAXwN",
+	"xL+s78JyFFsd6KqmlVWeOlRm94hSMqPJzf6YnNrhY8GF5ikDn5ZiwRThWHzOuWBTUjKVMGFGTKB8OMAi",
+	"nKoeY0PLiOmEliyNRS6RcFNKgvNosncdx1X6PIqu991KrAsbKTvesSFlFfT+FyYWJgumk2NbvtSfD8NA",
+	"SGv7DoUBIhvDfw5saQnmqcDg/v3h33FcfnqZPOA/c/znfW7/KR8uv/3repT2mtquEA+p1UQvADUPtf3/",
+	"hSifhz5KG0p3AR+XYSDYvXlZKS1VMA3Y8h8fzz5Kfv7xdPkrj+7O4f/5P+/PP8q787/Ju/OXR/fnH8+j",
+	"Xy/e0zN+x+nbs+/OihfL9z//9/KXi1fL8z/+yef/7IOaRqM7YhoH4AcgjT/dHhNlaWNp83BOtSElXbBW",
+	"if5YS9wt8G+K3G+b3NRZhSBSJRnTRiH5QVKWcI0sSLf4syofk1e3TNWfyKwysXA24OIMzV1EcI68shAP",
+	"qTb1iofV2tXW6rYBX17t3nW8eeM2HvI3M8AtpJDadPJS35Dm9QBrtkyaHbHfKxBJsy8WktmSCFp0jMGb",
+	"U29JzST95L9lvtusot5h9CiKnnWcO46oy75YnyV3Ut2QhWS6xk4zapLMfp1WODPkV2nBcAvDL6O9OIZ3",
+	"tdW7iR7yYHeXs6DGs8iaowcEO6eJCQm7pXkFQQ404DrNMIZ/U/No4zbr+tnFddtC1Bpy5QK3y9sU1km9",
+	"0zSXymMVddtIBubRk88KaNayHvKsjrgbf9tsNO7ZQ7byuuEIBxZbIbdmKTrdNHXYQkXIBp03lUJCi0Ee",
+	"qUMfebRRe0He9T351NudQ9HuzU8vyYuj4++J21luWprH5BoedI2bnIbOcgZwidxwkQLuw62iE1tPFKyY",
+	"AdC0XTLX9c7xNaFlyahCqrbhcvFGR18KBtgK+yW69H/i2tC5WDRdCXUHKqy80xJB4nXJOQ7WdpTXj4OB",
+	"uYah3g6QCBuaJj4DGBxFL7yeB68sqBf6ZK0Pq7FGzVg9xx0Q95BZYwh1yrNyxJ0Dq1gnwxqc7x1FL1D1",
+	"++M2oexpscEjDdfYr9O8y7cQySur+NRLM19pIAOMSttiPq/IXdmUP9O2efWG9LmUgZpzpcEtGthgrQNj",
+	"thqDNtmEJHN+T/aOJhPSarfBctGxICPPbI07xVHPb0ds6kGdAQPwUkG9XOt5vd0g54u+/De7Zdfq/Dv/",
+	"BJf1qL5K8a15q26/wVWGm9KY7XS1FuodnemVhFsCXe0r00/YcRRMg/+RlSJ4Ax7ewOtZCqo2MpgG3x4e",
+	"Hx/Dk46/+36Y+NlC1n4Rt7iaJRXL3+ZY5naT4tKeZgHsxGybSJXnY9wi6By+wO+bpA2XQVFX5a5juMWM",
+	"1RK/DDcOGOJohIskr1KWhpA47yh2rLS7fAjVdedKTRBxoflC8DlPqO3gMYzokiZsf0xOG9D8Hfkv/iMA",
+	"wpTNaZX3t96/TH/3o4UcubV+1FKM39C7cwe1vV9H+oaXI1lanmqEbBdTVlZr6L8hLFk3JAj4r+Vxa2xL",
+	"FvKWqaY7EZTfjn8dVmEzDfM1FGM/da3czl70C+95m42LloBp0yy4BdewKbaI8KiUBhgO+hLcPJaCuSt2",
+	"o1IqYSUNVcWVkTdMBJfgBuvon4YvOl4/zQ6cXeP29W2PSfn0WzIaWe9Ijfh7NRs3sesH9zUPNs6SSnGz",
+	"fAtPtROZYa/1aQVGN9Tr55jWpiW57iHkCbNdO3af0UKYvdGIlnwEF+6PyW8iX8aCiblUCW77MzHU1myj",
+	"AC4U1YYTaoNS2y/JxVwOdLM3ajy3uQ17i7TfnuSgjUWMliKv16ARJKSK3zIdC0aTjEjBIOBxo8nb87fY",
+	"Z1vprAl+lTA8d+2JNVgPm+4HJMQbIsXta8CjhlqkmrlgItQevyxFwmKx1+Rjky9DkJ2tp+Ha2v/3cQGK",
+	"0VTj944Owr2ek3qzR4exsN0Xbr2uZtNkxnIpFrDenhzHsYjFK1s0gcau17UDXzelmyZ7dVm372KjreVw",
+	"+2hdMTcm/wLTWNP1HhKGPNf1we3hdSzAiagr5tHqNbnedHygOTpwfYK2m0H4zaA4ttsdsbD0Wuro85wn",
+	"TGiMh4KiQb5WslScGaqWEJhU/uWwy4N/A3Z7+vosCINbprS17MNxNI6wh7BkgpY8mAbPxtH4GcZ3k6H7",
+	"Htj1/IHUuE1ajYQQN/3d/R62z11PoqjT7L3q1m6frPbQ+80A+Bs+fmhPH+AuZDluhR7L6OuqKECe0+AX",
+	"fssEXDuyHUHuTmxT1tjziXmfLjAA29UGl/DEAzxr46+8y52ZCpLxJIoaDsBtr4IPwFdzmefyDhmEnN8w",
+	"3OlZfacNXcaCC9t5qqRBqdpd0bpTG56SVQUV+gTdz22L1aeT8VCedXe0rrZu3tgFPIJqIOX94BaXyTxl",
+	"6oqnP+hiFB3CmjW7YqVMsh+e1Z/uS3CdK2p+6G1AHEbvd9VzXU3W6nJ5UVtXQxmBE9nIpGTONtsCyIOj",
+	"MWA2cYeu7RDf1A9YYwxeBbvNICDAl3SBua1ODYg2bXSt2w+RRw2JYHdMGzLnCk9OvqbaJkF4wjearHYm",
+	"ABYn9i8j3fnMjOEFePGJTRqxoGs2LCAh2Pu5JrKkv1cMLRXsULvD/3OpIFwNWRMgurOmiG84cD1QaUBm",
+	"bpa+krXbWEAIE0wDJNODsI6Dzbb1bkcd2sxDv4RpzaHp/bWlBtfNYfI1cxnYVR9wi6/D290ZY8NHjoSN",
+	"9Cc/z+liwVLSbR9pnUeIxabOELKxMWT/JBZzmms86OSsJ5XMxpg5zw1TtTXBXKxxDImt1+AyKLbhtoq+",
+	"PC6cFxDN/2DrNIXHylvjuOIvmB5HfhNthPqxXbTH0ZY23uHJeL7oYGup2C2XlW52BIemaJ1ujQk92sah",
+	"b3zR0fNt1ne5NSv0jk7t/EIUbwt+8IBZJzjicbGj6HDdY5t5HrzrnIQ8mkx2ual/WPEhDI6jZ9vv7Z1h",
+	"x/TigQtt6lV0IrmXR5pNW9sCNpA5cBi/rK8Z2+Y8Ax4lGED5Fp1XQtsNCxy7cXZqgf6YvGEl5BwA4vUm",
+	"XvNWGhee7dex6B3rgwHq1z0ol+GGWHF8ziSKTqAUqIfj5rNed4M1DzmKXsSCD1CWY+JenVFj+KKkeG51",
+	"bs9yFPIWj02tZYscAAMIhdOj2P3iTn24QfSYnNZLIFDqIsBjt0wQbpXQWwCSSBxwSs7muFEai4bIkbY+",
+	"q1dYvx2D2jtGiAVZijHOviPjxEZ/KmAhTkm2s9kd3ANjSe3UQBFHkwkMcnT4zMFQWTeytfO3T4cGtqhn",
+	"2vwo0+UOjv+fSJruFoyGWOCHNqvhGLonjoeb3w9F6rP96Fes45fO8X1nxKg5sVHzz5slQAbXXuTCdrQ9",
+	"ivZeYPXF8T56vv2mzutl8LYX228belMY3Hu4Q5rovo4I7zveZX0DZ6T/lLzWewlIO7HZ3z3CyKOKkCGq",
+	"2aHhPNcumA4+1Zc/rKURfmaryLSxtLjwT3J1ulDDTt9jStxbbUpqsgadwYcVOPN47nZAGIZrO+8w/gkA",
+	"a7OrfgWqio6239S8Bu2RoBTU5lg5+3ACSUtHMW60NI/uHjQvAGoX7pon1Iu39bFGNzVu06FPCXST3Zfq",
+	"rg9OLbe58SitJ9eG3O/I9eBTd4YbPdnbJmp58oD7DRTau7jhlm75p/S91U7JZg3/af437EZfoPI2c9be",
+	"uvlwie85wZc7DIVlRHcpK3O5LPBEoT2ni5W4ReuU5DKh+YrTo5pcF/SGQflyHQvc6NHNgWnLg3+y2zYP",
+	"04ODT5nU5iEIg1uqOAQQ1GzW1FOu6A8OJ9+Po3E0Ppw+j6IoGFIR3GShlFSmteOUA/ZCCo/sjUb20/64",
+	"AZusPRRuHa0629xH5O5RnpeNmAc3lVwN4rZX4O/+ntK4m6l0MMxNNIGF0HrbJ6HCEV/ESO9Btcr7D2rI",
+	"8tWk4BOUFVi8zGgOqlP2Auv3UvmTdJzpw+XD/wYAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
