@@ -83,6 +83,9 @@ type Intent struct {
 	Status    IntentStatus
 	// Contract is the snapshot taken at submission; execution routes by it.
 	Contract Contract
+	// NotBefore is the client's earliest time for the first attempt; zero
+	// when the client named none. See WithNotBefore.
+	NotBefore time.Time
 	// NextDueAt is when the next attempt is due; zero once terminal.
 	NextDueAt time.Time
 	// AttemptCount is authoritative even when Attempts is not loaded.

@@ -62,6 +62,7 @@ func intentFromRow(r sqlitedb.SubmissionIntent) (core.Intent, error) {
 		CreatedAt:        fromNanos(r.CreatedAt),
 		Status:           core.IntentStatus(r.Status),
 		Contract:         contract,
+		NotBefore:        fromNullNanos(r.NotBefore),
 		NextDueAt:        fromNullNanos(r.NextDueAt),
 		AttemptCount:     int(r.AttemptCount),
 		ExhaustedReason:  core.ExhaustedReason(r.ExhaustedReason.String),

@@ -40,6 +40,7 @@ func (s *intentStore) CreateIntent(ctx context.Context, intent core.Intent) (por
 		Mode:             string(intent.Contract.Mode),
 		CreatedAt:        nanos(intent.CreatedAt),
 		NextDueAt:        nullNanos(intent.NextDueAt),
+		NotBefore:        nullNanos(intent.NotBefore),
 	}
 	var res ports.CreateIntentResult
 	err = s.db.writeSingle(ctx, "create intent", func(ctx context.Context, q *writeTx) error {
@@ -59,6 +60,7 @@ func (s *intentStore) CreateIntent(ctx context.Context, intent core.Intent) (por
 			created := intent
 			created.CreatedAt = fromNanos(params.CreatedAt)
 			created.NextDueAt = fromNullNanos(params.NextDueAt)
+			created.NotBefore = fromNullNanos(params.NotBefore)
 			created.Status = core.StatusPending
 			created.Contract = intent.Contract.Clone()
 			created.AttemptCount = 0

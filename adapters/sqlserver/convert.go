@@ -70,6 +70,7 @@ func intentFromRow(r intentRow) (core.Intent, error) {
 		CreatedAt:        r.CreatedAt.UTC(),
 		Status:           core.IntentStatus(r.Status),
 		Contract:         contract,
+		NotBefore:        fromNullTime(r.NotBefore),
 		NextDueAt:        fromNullTime(r.NextDueAt),
 		AttemptCount:     int(r.AttemptCount),
 		ExhaustedReason:  core.ExhaustedReason(r.ExhaustedReason.String),

@@ -108,6 +108,7 @@ func insertIntentParams(intent core.Intent) (sqlserverdb.InsertIntentParams, err
 		Mode:             string(intent.Contract.Mode),
 		CreatedAt:        dbTime(intent.CreatedAt),
 		NextDueAt:        dbTime(nextDue),
+		NotBefore:        nullTime(intent.NotBefore),
 	}, nil
 }
 

@@ -124,7 +124,7 @@ func (t *term) execute(ctx context.Context, in core.Intent, fromCache bool) (res
 		res.err = fmt.Errorf("engine: start attempt %d of %q: %w", a.Number, in.IntentID, err)
 		return res, false
 	}
-	if deadline, ok := in.Contract.Deadline(in.CreatedAt); ok && !a.StartedAt.Before(deadline) {
+	if deadline, ok := in.Contract.Deadline(in.DeadlineStart()); ok && !a.StartedAt.Before(deadline) {
 		// Due only after the deadline (no leader ran while it passed): an
 		// acceptance now could not count, so the gateway is not called and
 		// the policy exhausts the intent.
@@ -143,7 +143,7 @@ func (t *term) execute(ctx context.Context, in core.Intent, fromCache bool) (res
 		return r, false
 	}
 	if a.Number == 1 {
-		t.cfg.Metrics.FirstAttemptLateness(a.StartedAt.Sub(in.CreatedAt))
+		t.cfg.Metrics.FirstAttemptLateness(a.StartedAt.Sub(in.DeadlineStart()))
 	}
 	t.log.Debug("attempt_started", "intent_id", in.IntentID, "attempt", a.Number,
 		"gateway_type", in.Contract.GatewayType, "gateway_url", in.Contract.GatewayURL)
@@ -180,7 +180,7 @@ func (t *term) submit(ctx context.Context, in core.Intent) core.AttemptResult {
 func (t *term) finish(ctx context.Context, in core.Intent, a core.Attempt, r core.AttemptResult, observed bool) result {
 	finishedAt := t.cfg.Clock.Now()
 	tries := a.Number - unsentAttempts(in.Attempts)
-	d := core.Decide(in.Contract, in.CreatedAt, tries, finishedAt, r, t.cfg.Retry.Delay(a.Number))
+	d := core.Decide(in.Contract, in.DeadlineStart(), tries, finishedAt, r, t.cfg.Retry.Delay(a.Number))
 	return t.record(ctx, in, a, finishedAt, r, d, observed)
 }
 

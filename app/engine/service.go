@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -41,6 +42,9 @@ type ServiceConfig struct {
 	MaxPayloadBytes int
 	// Notifier is the local engine; nil when this process never executes.
 	Notifier Notifier
+	// MaxNotBefore caps how far ahead a submission may schedule its first
+	// attempt; 0 means core.DefaultMaxNotBefore.
+	MaxNotBefore time.Duration
 }
 
 // Service implements ports.IntentService: it is what the HTTP API calls.
@@ -65,19 +69,23 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	if cfg.MaxPayloadBytes < 0 {
 		errs = append(errs, errors.New("engine: ServiceConfig.MaxPayloadBytes must not be negative"))
 	}
+	if cfg.MaxNotBefore < 0 {
+		errs = append(errs, errors.New("engine: ServiceConfig.MaxNotBefore must not be negative"))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	cfg.MaxPayloadBytes = cmp.Or(cfg.MaxPayloadBytes, DefaultMaxPayloadBytes)
+	cfg.MaxNotBefore = cmp.Or(cfg.MaxNotBefore, core.DefaultMaxNotBefore)
 	cfg.Metrics = cmp.Or[ports.Metrics](cfg.Metrics, ports.NopMetrics{})
 	return &Service{cfg: cfg}, nil
 }
 
 // SubmitIntent validates the submission, snapshots its target's contract and
-// stores the intent with its first attempt due at once. A repeat of an
-// existing intent (same target, same compacted payload) returns it with
-// Created=false and starts nothing; any other reuse of the intentId is a
-// *core.IdempotencyConflictError.
+// stores the intent with its first attempt due at once (or at notBefore). A
+// repeat of an existing intent (same target, same payload in canonical form,
+// same notBefore) returns it with Created=false and starts nothing; any other
+// reuse of the intentId is a *core.IdempotencyConflictError.
 func (s *Service) SubmitIntent(ctx context.Context, p ports.SubmitIntentParams) (ports.SubmitIntentResult, error) {
 	if err := validateIntentID(p.IntentID); err != nil {
 		return ports.SubmitIntentResult{}, err
@@ -89,22 +97,39 @@ func (s *Service) SubmitIntent(ctx context.Context, p ports.SubmitIntentParams) 
 	if err != nil {
 		return ports.SubmitIntentResult{}, err
 	}
+	// Computed here only to refuse repeated member names; the comparison
+	// recomputes it from the stored bytes.
+	if _, err := core.CanonicalPayload(payload); err != nil {
+		return ports.SubmitIntentResult{}, err
+	}
+	// Every store keeps times to the microsecond; notBefore is kept at that
+	// precision so that a repeat compares equal to what was stored.
+	notBefore := p.NotBefore.Truncate(time.Microsecond).UTC()
+	if p.NotBefore.IsZero() {
+		notBefore = time.Time{}
+	}
+	sub := core.Submission{SubmissionTarget: p.SubmissionTarget, Payload: payload, NotBefore: notBefore}
+	now := s.cfg.Clock.Now()
+	if err := core.CheckNotBefore(notBefore, now, s.cfg.MaxNotBefore); err != nil {
+		return s.repeatOr(ctx, p.IntentID, sub, err)
+	}
 	if len(payload) > s.cfg.MaxPayloadBytes {
-		return s.repeatOr(ctx, p.IntentID, p.SubmissionTarget, payload, fmt.Errorf("%w: %d bytes compacted, the limit is %d",
+		return s.repeatOr(ctx, p.IntentID, sub, fmt.Errorf("%w: %d bytes compacted, the limit is %d",
 			core.ErrPayloadTooLarge, len(payload), s.cfg.MaxPayloadBytes))
 	}
 	contract, ok := s.cfg.Registry.Lookup(p.SubmissionTarget)
 	if !ok {
-		return s.repeatOr(ctx, p.IntentID, p.SubmissionTarget, payload,
+		return s.repeatOr(ctx, p.IntentID, sub,
 			fmt.Errorf("%w: %q", core.ErrUnknownTarget, p.SubmissionTarget))
 	}
-	created, err := s.cfg.Store.CreateIntent(ctx, core.NewIntent(p.IntentID, contract, payload, s.cfg.Clock.Now()))
+	intent := core.NewIntent(p.IntentID, contract, payload, now).WithNotBefore(notBefore)
+	created, err := s.cfg.Store.CreateIntent(ctx, intent)
 	if err != nil {
 		return ports.SubmitIntentResult{}, err
 	}
 	if !created.Created {
 		// The one place a repeat is judged: the store only reports what it holds.
-		if err := core.CheckIdempotency(created.Intent, contract.SubmissionTarget, payload); err != nil {
+		if err := core.CheckIdempotency(created.Intent, sub); err != nil {
 			return ports.SubmitIntentResult{}, err
 		}
 	}
@@ -122,7 +147,7 @@ func (s *Service) SubmitIntent(ctx context.Context, p ports.SubmitIntentParams) 
 // repeats an intent stored before the change: a client retrying a request
 // that was accepted must get the existing intent, not an error. Anything
 // else gets refusal, or the idempotency conflict if the id is taken.
-func (s *Service) repeatOr(ctx context.Context, intentID, target string, payload []byte, refusal error) (ports.SubmitIntentResult, error) {
+func (s *Service) repeatOr(ctx context.Context, intentID string, sub core.Submission, refusal error) (ports.SubmitIntentResult, error) {
 	existing, err := s.cfg.Store.GetIntent(ctx, intentID)
 	switch {
 	case errors.Is(err, core.ErrIntentNotFound):
@@ -130,7 +155,7 @@ func (s *Service) repeatOr(ctx context.Context, intentID, target string, payload
 	case err != nil:
 		return ports.SubmitIntentResult{}, err
 	}
-	if err := core.CheckIdempotency(existing, target, payload); err != nil {
+	if err := core.CheckIdempotency(existing, sub); err != nil {
 		return ports.SubmitIntentResult{}, err
 	}
 	return ports.SubmitIntentResult{Intent: existing}, nil

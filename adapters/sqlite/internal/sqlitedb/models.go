@@ -37,6 +37,7 @@ type SubmissionIntent struct {
 	FinalMessageID     sql.NullString
 	ExhaustedReason    sql.NullString
 	LastModifiedAt     int64
+	NotBefore          sql.NullInt64
 }
 
 type SubmissionManagerLease struct {

@@ -76,7 +76,7 @@ func (q *Queries) CountIntents(ctx context.Context, intentID string) (int64, err
 const getIntent = `-- name: GetIntent :one
 SELECT intent_id, submission_target, payload, contract, status, created_at,
        next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
-       final_message_id, exhausted_reason, last_modified_at
+       final_message_id, exhausted_reason, last_modified_at, not_before
 FROM submission_intents
 WHERE intent_id = $1
 `
@@ -95,6 +95,7 @@ type GetIntentRow struct {
 	FinalMessageID     sql.NullString
 	ExhaustedReason    sql.NullString
 	LastModifiedAt     time.Time
+	NotBefore          sql.NullTime
 }
 
 func (q *Queries) GetIntent(ctx context.Context, intentID string) (GetIntentRow, error) {
@@ -114,6 +115,7 @@ func (q *Queries) GetIntent(ctx context.Context, intentID string) (GetIntentRow,
 		&i.FinalMessageID,
 		&i.ExhaustedReason,
 		&i.LastModifiedAt,
+		&i.NotBefore,
 	)
 	return i, err
 }
@@ -121,7 +123,7 @@ func (q *Queries) GetIntent(ctx context.Context, intentID string) (GetIntentRow,
 const insertIntent = `-- name: InsertIntent :exec
 INSERT INTO submission_intents (
     intent_id, submission_target, payload, contract, gateway_type, mode,
-    status, created_at, next_due_at, attempt_count, last_modified_at
+    status, created_at, next_due_at, attempt_count, last_modified_at, not_before
 ) VALUES (
     $1,
     $2,
@@ -133,7 +135,8 @@ INSERT INTO submission_intents (
     CAST($7 AS datetime2(7)),
     CAST($8 AS datetime2(7)),
     0,
-    SYSUTCDATETIME()
+    SYSUTCDATETIME(),
+    CAST($9 AS datetime2(7))
 )
 `
 
@@ -146,6 +149,7 @@ type InsertIntentParams struct {
 	Mode             string
 	CreatedAt        time.Time
 	NextDueAt        time.Time
+	NotBefore        sql.NullTime
 }
 
 // last_modified_at is SYSUTCDATETIME() in the same statement as the insert
@@ -163,6 +167,7 @@ func (q *Queries) InsertIntent(ctx context.Context, arg InsertIntentParams) erro
 		arg.Mode,
 		arg.CreatedAt,
 		arg.NextDueAt,
+		arg.NotBefore,
 	)
 	return err
 }
@@ -260,7 +265,7 @@ func (q *Queries) ListChangedIntents(ctx context.Context, arg ListChangedIntents
 const listIntents = `-- name: ListIntents :many
 SELECT intent_id, submission_target, payload, contract, status, created_at,
        next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
-       final_message_id, exhausted_reason, last_modified_at
+       final_message_id, exhausted_reason, last_modified_at, not_before
 FROM submission_intents
 WHERE created_at <= CAST($1 AS datetime2(7))
   AND (created_at < CAST($1 AS datetime2(7))
@@ -289,6 +294,7 @@ type ListIntentsRow struct {
 	FinalMessageID     sql.NullString
 	ExhaustedReason    sql.NullString
 	LastModifiedAt     time.Time
+	NotBefore          sql.NullTime
 }
 
 // This listing and its filtered siblings page newest first with the keyset
@@ -319,6 +325,7 @@ func (q *Queries) ListIntents(ctx context.Context, arg ListIntentsParams) ([]Lis
 			&i.FinalMessageID,
 			&i.ExhaustedReason,
 			&i.LastModifiedAt,
+			&i.NotBefore,
 		); err != nil {
 			return nil, err
 		}
@@ -336,7 +343,7 @@ func (q *Queries) ListIntents(ctx context.Context, arg ListIntentsParams) ([]Lis
 const listIntentsByStatus = `-- name: ListIntentsByStatus :many
 SELECT intent_id, submission_target, payload, contract, status, created_at,
        next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
-       final_message_id, exhausted_reason, last_modified_at
+       final_message_id, exhausted_reason, last_modified_at, not_before
 FROM submission_intents
 WHERE status = CAST($1 AS varchar(16))
   AND created_at <= CAST($2 AS datetime2(7))
@@ -367,6 +374,7 @@ type ListIntentsByStatusRow struct {
 	FinalMessageID     sql.NullString
 	ExhaustedReason    sql.NullString
 	LastModifiedAt     time.Time
+	NotBefore          sql.NullTime
 }
 
 func (q *Queries) ListIntentsByStatus(ctx context.Context, arg ListIntentsByStatusParams) ([]ListIntentsByStatusRow, error) {
@@ -397,6 +405,7 @@ func (q *Queries) ListIntentsByStatus(ctx context.Context, arg ListIntentsByStat
 			&i.FinalMessageID,
 			&i.ExhaustedReason,
 			&i.LastModifiedAt,
+			&i.NotBefore,
 		); err != nil {
 			return nil, err
 		}
@@ -414,7 +423,7 @@ func (q *Queries) ListIntentsByStatus(ctx context.Context, arg ListIntentsByStat
 const listIntentsByTarget = `-- name: ListIntentsByTarget :many
 SELECT intent_id, submission_target, payload, contract, status, created_at,
        next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
-       final_message_id, exhausted_reason, last_modified_at
+       final_message_id, exhausted_reason, last_modified_at, not_before
 FROM submission_intents
 WHERE submission_target = $1
   AND created_at <= CAST($2 AS datetime2(7))
@@ -445,6 +454,7 @@ type ListIntentsByTargetRow struct {
 	FinalMessageID     sql.NullString
 	ExhaustedReason    sql.NullString
 	LastModifiedAt     time.Time
+	NotBefore          sql.NullTime
 }
 
 func (q *Queries) ListIntentsByTarget(ctx context.Context, arg ListIntentsByTargetParams) ([]ListIntentsByTargetRow, error) {
@@ -475,6 +485,7 @@ func (q *Queries) ListIntentsByTarget(ctx context.Context, arg ListIntentsByTarg
 			&i.FinalMessageID,
 			&i.ExhaustedReason,
 			&i.LastModifiedAt,
+			&i.NotBefore,
 		); err != nil {
 			return nil, err
 		}
@@ -492,7 +503,7 @@ func (q *Queries) ListIntentsByTarget(ctx context.Context, arg ListIntentsByTarg
 const listIntentsByTargetAndStatus = `-- name: ListIntentsByTargetAndStatus :many
 SELECT intent_id, submission_target, payload, contract, status, created_at,
        next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
-       final_message_id, exhausted_reason, last_modified_at
+       final_message_id, exhausted_reason, last_modified_at, not_before
 FROM submission_intents
 WHERE submission_target = $1
   AND status = CAST($2 AS varchar(16))
@@ -525,6 +536,7 @@ type ListIntentsByTargetAndStatusRow struct {
 	FinalMessageID     sql.NullString
 	ExhaustedReason    sql.NullString
 	LastModifiedAt     time.Time
+	NotBefore          sql.NullTime
 }
 
 func (q *Queries) ListIntentsByTargetAndStatus(ctx context.Context, arg ListIntentsByTargetAndStatusParams) ([]ListIntentsByTargetAndStatusRow, error) {
@@ -556,6 +568,7 @@ func (q *Queries) ListIntentsByTargetAndStatus(ctx context.Context, arg ListInte
 			&i.FinalMessageID,
 			&i.ExhaustedReason,
 			&i.LastModifiedAt,
+			&i.NotBefore,
 		); err != nil {
 			return nil, err
 		}

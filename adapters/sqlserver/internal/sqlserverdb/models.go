@@ -38,6 +38,7 @@ type SubmissionIntent struct {
 	FinalMessageID     sql.NullString
 	ExhaustedReason    sql.NullString
 	LastModifiedAt     time.Time
+	NotBefore          sql.NullTime
 }
 
 type SubmissionManagerLease struct {
