@@ -6,9 +6,11 @@
 package httpapi
 
 import (
+	"cmp"
 	"errors"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/submissionmanager/submission-manager/adapters/httpapi/internal/apigen"
 	"github.com/submissionmanager/submission-manager/ports"
@@ -38,6 +40,12 @@ type Config struct {
 	// that cannot hold an acceptable payload. Zero means
 	// DefaultMaxPayloadBytes.
 	MaxPayloadBytes int64
+	// Waiter lets requests wait for an intent's final status (Prefer:
+	// wait=N); nil ignores the preference.
+	Waiter ports.FinalWaiter
+	// MaxWait caps the wait a client may ask for; zero means
+	// DefaultMaxWait.
+	MaxWait time.Duration
 	// Logger receives refusals (debug) and server-side failures (error);
 	// nil means slog.Default().
 	Logger *slog.Logger
@@ -76,6 +84,8 @@ func New(cfg Config) (*Server, error) {
 		leadership: cfg.Leadership,
 		holderID:   cfg.HolderID,
 		apiOnly:    cfg.APIOnly,
+		waiter:     cfg.Waiter,
+		maxWait:    cmp.Or(cfg.MaxWait, DefaultMaxWait),
 	}, nil, apigen.StrictHTTPServerOptions{
 		RequestErrorHandlerFunc:  onError,
 		ResponseErrorHandlerFunc: onError,

@@ -139,6 +139,7 @@ func (e Policy) Valid() bool {
 
 // Defines values for ProblemConflictingFields.
 const (
+	NotBefore        ProblemConflictingFields = "notBefore"
 	Payload          ProblemConflictingFields = "payload"
 	SubmissionTarget ProblemConflictingFields = "submissionTarget"
 )
@@ -146,6 +147,8 @@ const (
 // Valid indicates whether the value is a known member of the ProblemConflictingFields enum.
 func (e ProblemConflictingFields) Valid() bool {
 	switch e {
+	case NotBefore:
+		return true
 	case Payload:
 		return true
 	case SubmissionTarget:
@@ -269,6 +272,11 @@ type Intent struct {
 	//
 	// Example: order-1234-shipping-sms
 	IntentId IntentID `json:"intentId"`
+
+	// NotBefore The submission's notBefore; absent when it named none.
+	//
+	// Example: 2026-02-02T09:00:00Z
+	NotBefore *time.Time `json:"notBefore,omitempty"`
 
 	// Status An orchestration decision, never a gateway status. Every status but
 	// pending is final.
@@ -396,6 +404,16 @@ type SubmitIntentRequest struct {
 	// Example: order-1234-shipping-sms
 	IntentId IntentID `json:"intentId"`
 
+	// NotBefore RFC 3339 time before which the first attempt is not made (at
+	// once when it is past). For a deadline contract the acceptance
+	// deadline counts from notBefore instead of creation. At most the
+	// server's --max-not-before (30 days by default) ahead. Kept to the
+	// microsecond; part of what an idempotent repeat must match.
+	//
+	//
+	// Example: 2026-02-02T09:00:00Z
+	NotBefore *time.Time `json:"notBefore,omitempty"`
+
 	// Payload Any JSON value, forwarded to the gateway as sent (without
 	// insignificant white space). At most 256 KiB by default.
 	//
@@ -413,6 +431,9 @@ type SubmitIntentRequest struct {
 type TargetList struct {
 	Targets []Contract `json:"targets"`
 }
+
+// Prefer Example: wait=10
+type Prefer = string
 
 // IdempotencyConflict An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
@@ -483,6 +504,28 @@ type ListIntentsParams struct {
 
 	// Cursor The nextCursor of the previous page.
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// SubmitIntentParams defines parameters for SubmitIntent.
+type SubmitIntentParams struct {
+	// Prefer RFC 7240 preferences. `wait=N` (N whole seconds) asks to answer as
+	// soon as the intent is final, or after N seconds (at most the
+	// server's --max-wait, 30 s by default) with the intent as it stands.
+	// The body is the same as without the header. Other preferences, and a
+	// `wait` whose value is not a whole number of seconds, are ignored, as
+	// RFC 7240 asks; a server at its waiter cap answers at once.
+	Prefer *Prefer `json:"Prefer,omitempty"`
+}
+
+// GetIntentParams defines parameters for GetIntent.
+type GetIntentParams struct {
+	// Prefer RFC 7240 preferences. `wait=N` (N whole seconds) asks to answer as
+	// soon as the intent is final, or after N seconds (at most the
+	// server's --max-wait, 30 s by default) with the intent as it stands.
+	// The body is the same as without the header. Other preferences, and a
+	// `wait` whose value is not a whole number of seconds, are ignored, as
+	// RFC 7240 asks; a server at its waiter cap answers at once.
+	Prefer *Prefer `json:"Prefer,omitempty"`
 }
 
 // SubmitIntentJSONRequestBody defines body for SubmitIntent for application/json ContentType.
@@ -600,7 +643,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/intents (the `SubmitIntent` operationId).
-	SubmitIntentWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	SubmitIntentWithBody(ctx context.Context, params *SubmitIntentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SubmitIntent Submit an intent (idempotent by intentId).
 	//
@@ -617,12 +660,12 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v1/intents (the `SubmitIntent` operationId).
-	SubmitIntent(ctx context.Context, body SubmitIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	SubmitIntent(ctx context.Context, params *SubmitIntentParams, body SubmitIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetIntent Read one intent with its attempts.
 	//
 	// Corresponds with GET /v1/intents/{intentId} (the `GetIntent` operationId).
-	GetIntent(ctx context.Context, intentId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetIntent(ctx context.Context, intentId string, params *GetIntentParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListTargets List every submission target's contract.
 	//
@@ -703,8 +746,8 @@ func (c *Client) ListIntents(ctx context.Context, params *ListIntentsParams, req
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/intents (the `SubmitIntent` operationId).
-func (c *Client) SubmitIntentWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSubmitIntentRequestWithBody(c.Server, contentType, body)
+func (c *Client) SubmitIntentWithBody(ctx context.Context, params *SubmitIntentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSubmitIntentRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -730,8 +773,8 @@ func (c *Client) SubmitIntentWithBody(ctx context.Context, contentType string, b
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /v1/intents (the `SubmitIntent` operationId).
-func (c *Client) SubmitIntent(ctx context.Context, body SubmitIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSubmitIntentRequest(c.Server, body)
+func (c *Client) SubmitIntent(ctx context.Context, params *SubmitIntentParams, body SubmitIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSubmitIntentRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -745,8 +788,8 @@ func (c *Client) SubmitIntent(ctx context.Context, body SubmitIntentJSONRequestB
 // GetIntent Read one intent with its attempts.
 //
 // Corresponds with GET /v1/intents/{intentId} (the `GetIntent` operationId).
-func (c *Client) GetIntent(ctx context.Context, intentId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetIntentRequest(c.Server, intentId)
+func (c *Client) GetIntent(ctx context.Context, intentId string, params *GetIntentParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetIntentRequest(c.Server, intentId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -932,18 +975,18 @@ func NewListIntentsRequest(server string, params *ListIntentsParams) (*http.Requ
 }
 
 // NewSubmitIntentRequest calls the generic SubmitIntent builder with application/json body
-func NewSubmitIntentRequest(server string, body SubmitIntentJSONRequestBody) (*http.Request, error) {
+func NewSubmitIntentRequest(server string, params *SubmitIntentParams, body SubmitIntentJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewSubmitIntentRequestWithBody(server, "application/json", bodyReader)
+	return NewSubmitIntentRequestWithBody(server, params, "application/json", bodyReader)
 }
 
 // NewSubmitIntentRequestWithBody constructs an http.Request for the SubmitIntent method, with any body, and a specified content type
-func NewSubmitIntentRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+func NewSubmitIntentRequestWithBody(server string, params *SubmitIntentParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -968,11 +1011,26 @@ func NewSubmitIntentRequestWithBody(server string, contentType string, body io.R
 
 	req.Header.Add("Content-Type", contentType)
 
+	if params != nil {
+
+		if params.Prefer != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Prefer", *params.Prefer, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Prefer", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewGetIntentRequest constructs an http.Request for the GetIntent method
-func NewGetIntentRequest(server string, intentId string) (*http.Request, error) {
+func NewGetIntentRequest(server string, intentId string, params *GetIntentParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1000,6 +1058,21 @@ func NewGetIntentRequest(server string, intentId string) (*http.Request, error) 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.Prefer != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Prefer", *params.Prefer, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Prefer", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -1154,7 +1227,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/intents (the `SubmitIntent` operationId).
-	SubmitIntentWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SubmitIntentResponse, error)
+	SubmitIntentWithBodyWithResponse(ctx context.Context, params *SubmitIntentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SubmitIntentResponse, error)
 
 	// SubmitIntentWithResponse Submit an intent (idempotent by intentId).
 	//
@@ -1171,14 +1244,14 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/intents (the `SubmitIntent` operationId).
-	SubmitIntentWithResponse(ctx context.Context, body SubmitIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitIntentResponse, error)
+	SubmitIntentWithResponse(ctx context.Context, params *SubmitIntentParams, body SubmitIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitIntentResponse, error)
 
 	// GetIntentWithResponse Read one intent with its attempts.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/intents/{intentId} (the `GetIntent` operationId).
-	GetIntentWithResponse(ctx context.Context, intentId string, reqEditors ...RequestEditorFn) (*GetIntentResponse, error)
+	GetIntentWithResponse(ctx context.Context, intentId string, params *GetIntentParams, reqEditors ...RequestEditorFn) (*GetIntentResponse, error)
 
 	// ListTargetsWithResponse List every submission target's contract.
 	//
@@ -1325,6 +1398,16 @@ func (r ListIntentsResponse) ContentType() string {
 	return ""
 }
 
+// SubmitIntentResponse200Headers the declared response headers of an HTTP 200 response for SubmitIntent
+type SubmitIntentResponse200Headers struct {
+	PreferenceApplied *string
+}
+
+// SubmitIntentResponse201Headers the declared response headers of an HTTP 201 response for SubmitIntent
+type SubmitIntentResponse201Headers struct {
+	PreferenceApplied *string
+}
+
 type SubmitIntentResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -1346,6 +1429,10 @@ type SubmitIntentResponse struct {
 	ApplicationproblemJSON422 *UnprocessableEntity
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *StoreUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *SubmitIntentResponse200Headers
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *SubmitIntentResponse201Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -1422,6 +1509,11 @@ func (r SubmitIntentResponse) ContentType() string {
 	return ""
 }
 
+// GetIntentResponse200Headers the declared response headers of an HTTP 200 response for GetIntent
+type GetIntentResponse200Headers struct {
+	PreferenceApplied *string
+}
+
 type GetIntentResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -1433,6 +1525,8 @@ type GetIntentResponse struct {
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *StoreUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetIntentResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -1649,8 +1743,8 @@ func (c *ClientWithResponses) ListIntentsWithResponse(ctx context.Context, param
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/intents (the `SubmitIntent` operationId).
-func (c *ClientWithResponses) SubmitIntentWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SubmitIntentResponse, error) {
-	rsp, err := c.SubmitIntentWithBody(ctx, contentType, body, reqEditors...)
+func (c *ClientWithResponses) SubmitIntentWithBodyWithResponse(ctx context.Context, params *SubmitIntentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SubmitIntentResponse, error) {
+	rsp, err := c.SubmitIntentWithBody(ctx, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -1672,8 +1766,8 @@ func (c *ClientWithResponses) SubmitIntentWithBodyWithResponse(ctx context.Conte
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/intents (the `SubmitIntent` operationId).
-func (c *ClientWithResponses) SubmitIntentWithResponse(ctx context.Context, body SubmitIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitIntentResponse, error) {
-	rsp, err := c.SubmitIntent(ctx, body, reqEditors...)
+func (c *ClientWithResponses) SubmitIntentWithResponse(ctx context.Context, params *SubmitIntentParams, body SubmitIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitIntentResponse, error) {
+	rsp, err := c.SubmitIntent(ctx, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -1685,8 +1779,8 @@ func (c *ClientWithResponses) SubmitIntentWithResponse(ctx context.Context, body
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/intents/{intentId} (the `GetIntent` operationId).
-func (c *ClientWithResponses) GetIntentWithResponse(ctx context.Context, intentId string, reqEditors ...RequestEditorFn) (*GetIntentResponse, error) {
-	rsp, err := c.GetIntent(ctx, intentId, reqEditors...)
+func (c *ClientWithResponses) GetIntentWithResponse(ctx context.Context, intentId string, params *GetIntentParams, reqEditors ...RequestEditorFn) (*GetIntentResponse, error) {
+	rsp, err := c.GetIntent(ctx, intentId, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -1877,6 +1971,29 @@ func ParseSubmitIntentResponse(rsp *http.Response) (*SubmitIntentResponse, error
 
 	}
 
+	switch {
+	case rsp.StatusCode == 200:
+		var headers SubmitIntentResponse200Headers
+		if values := rsp.Header.Values("Preference-Applied"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Preference-Applied", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.PreferenceApplied = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 201:
+		var headers SubmitIntentResponse201Headers
+		if values := rsp.Header.Values("Preference-Applied"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Preference-Applied", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.PreferenceApplied = &value
+		}
+		response.Headers201 = &headers
+	}
+
 	return response, nil
 }
 
@@ -1922,6 +2039,19 @@ func ParseGetIntentResponse(rsp *http.Response) (*GetIntentResponse, error) {
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetIntentResponse200Headers
+		if values := rsp.Header.Values("Preference-Applied"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Preference-Applied", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.PreferenceApplied = &value
+		}
+		response.Headers200 = &headers
 	}
 
 	return response, nil

@@ -122,7 +122,17 @@ type Waiter struct {
 // then answers at once. Register
 // before the read that decides whether to wait, so that a change committed
 // after that read cannot be missed.
-func (w *Watcher) Register(intentID string) (*Waiter, bool) {
+func (w *Watcher) Register(intentID string) (ports.WaitRegistration, bool) {
+	wt, ok := w.register(intentID)
+	if !ok {
+		return nil, false // a typed nil would not compare equal to nil
+	}
+	return wt, true
+}
+
+var _ ports.FinalWaiter = (*Watcher)(nil)
+
+func (w *Watcher) register(intentID string) (*Waiter, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if !w.ready || w.closed || w.count >= w.cfg.MaxWaiters {

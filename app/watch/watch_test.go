@@ -103,7 +103,7 @@ func (h *harness) finish(id string, d core.Decision) {
 
 func (h *harness) register(id string) *Waiter {
 	h.t.Helper()
-	wt, ok := h.w.Register(id)
+	wt, ok := h.w.register(id)
 	if !ok {
 		h.t.Fatalf("Register(%s) refused", id)
 	}

@@ -145,6 +145,7 @@ func (e Policy) Valid() bool {
 
 // Defines values for ProblemConflictingFields.
 const (
+	NotBefore        ProblemConflictingFields = "notBefore"
 	Payload          ProblemConflictingFields = "payload"
 	SubmissionTarget ProblemConflictingFields = "submissionTarget"
 )
@@ -152,6 +153,8 @@ const (
 // Valid indicates whether the value is a known member of the ProblemConflictingFields enum.
 func (e ProblemConflictingFields) Valid() bool {
 	switch e {
+	case NotBefore:
+		return true
 	case Payload:
 		return true
 	case SubmissionTarget:
@@ -275,6 +278,11 @@ type Intent struct {
 	//
 	// Example: order-1234-shipping-sms
 	IntentId IntentID `json:"intentId"`
+
+	// NotBefore The submission's notBefore; absent when it named none.
+	//
+	// Example: 2026-02-02T09:00:00Z
+	NotBefore *time.Time `json:"notBefore,omitempty"`
 
 	// Status An orchestration decision, never a gateway status. Every status but
 	// pending is final.
@@ -402,6 +410,16 @@ type SubmitIntentRequest struct {
 	// Example: order-1234-shipping-sms
 	IntentId IntentID `json:"intentId"`
 
+	// NotBefore RFC 3339 time before which the first attempt is not made (at
+	// once when it is past). For a deadline contract the acceptance
+	// deadline counts from notBefore instead of creation. At most the
+	// server's --max-not-before (30 days by default) ahead. Kept to the
+	// microsecond; part of what an idempotent repeat must match.
+	//
+	//
+	// Example: 2026-02-02T09:00:00Z
+	NotBefore *time.Time `json:"notBefore,omitempty"`
+
 	// Payload Any JSON value, forwarded to the gateway as sent (without
 	// insignificant white space). At most 256 KiB by default.
 	//
@@ -419,6 +437,9 @@ type SubmitIntentRequest struct {
 type TargetList struct {
 	Targets []Contract `json:"targets"`
 }
+
+// Prefer Example: wait=10
+type Prefer = string
 
 // IdempotencyConflict An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
@@ -491,6 +512,28 @@ type ListIntentsParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
+// SubmitIntentParams defines parameters for SubmitIntent.
+type SubmitIntentParams struct {
+	// Prefer RFC 7240 preferences. `wait=N` (N whole seconds) asks to answer as
+	// soon as the intent is final, or after N seconds (at most the
+	// server's --max-wait, 30 s by default) with the intent as it stands.
+	// The body is the same as without the header. Other preferences, and a
+	// `wait` whose value is not a whole number of seconds, are ignored, as
+	// RFC 7240 asks; a server at its waiter cap answers at once.
+	Prefer *Prefer `json:"Prefer,omitempty"`
+}
+
+// GetIntentParams defines parameters for GetIntent.
+type GetIntentParams struct {
+	// Prefer RFC 7240 preferences. `wait=N` (N whole seconds) asks to answer as
+	// soon as the intent is final, or after N seconds (at most the
+	// server's --max-wait, 30 s by default) with the intent as it stands.
+	// The body is the same as without the header. Other preferences, and a
+	// `wait` whose value is not a whole number of seconds, are ignored, as
+	// RFC 7240 asks; a server at its waiter cap answers at once.
+	Prefer *Prefer `json:"Prefer,omitempty"`
+}
+
 // SubmitIntentJSONRequestBody defines body for SubmitIntent for application/json ContentType.
 type SubmitIntentJSONRequestBody = SubmitIntentRequest
 
@@ -507,10 +550,10 @@ type ServerInterface interface {
 	ListIntents(w http.ResponseWriter, r *http.Request, params ListIntentsParams)
 	// SubmitIntent Submit an intent (idempotent by intentId).
 	// (POST /v1/intents)
-	SubmitIntent(w http.ResponseWriter, r *http.Request)
+	SubmitIntent(w http.ResponseWriter, r *http.Request, params SubmitIntentParams)
 	// GetIntent Read one intent with its attempts.
 	// (GET /v1/intents/{intentId})
-	GetIntent(w http.ResponseWriter, r *http.Request, intentId string)
+	GetIntent(w http.ResponseWriter, r *http.Request, intentId string, params GetIntentParams)
 	// ListTargets List every submission target's contract.
 	// (GET /v1/targets)
 	ListTargets(w http.ResponseWriter, r *http.Request)
@@ -631,8 +674,35 @@ func (siw *ServerInterfaceWrapper) ListIntents(w http.ResponseWriter, r *http.Re
 // SubmitIntent operation middleware
 func (siw *ServerInterfaceWrapper) SubmitIntent(w http.ResponseWriter, r *http.Request) {
 
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params SubmitIntentParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Prefer" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Prefer")]; found {
+		var Prefer Prefer
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Prefer", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Prefer", valueList[0], &Prefer, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Prefer", Err: err})
+			return
+		}
+
+		params.Prefer = &Prefer
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.SubmitIntent(w, r)
+		siw.Handler.SubmitIntent(w, r, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -657,8 +727,32 @@ func (siw *ServerInterfaceWrapper) GetIntent(w http.ResponseWriter, r *http.Requ
 		return
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetIntentParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Prefer" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Prefer")]; found {
+		var Prefer Prefer
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Prefer", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Prefer", valueList[0], &Prefer, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Prefer", Err: err})
+			return
+		}
+
+		params.Prefer = &Prefer
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.GetIntent(w, r, intentId)
+		siw.Handler.GetIntent(w, r, intentId, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -962,36 +1056,57 @@ func (response ListIntents503ApplicationProblemPlusJSONResponse) VisitListIntent
 }
 
 type SubmitIntentRequestObject struct {
-	Body *SubmitIntentJSONRequestBody
+	Params SubmitIntentParams
+	Body   *SubmitIntentJSONRequestBody
 }
 
 type SubmitIntentResponseObject interface {
 	VisitSubmitIntentResponse(w http.ResponseWriter) error
 }
 
-type SubmitIntent200JSONResponse Intent
+type SubmitIntent200ResponseHeaders struct {
+	PreferenceApplied *string
+}
+
+type SubmitIntent200JSONResponse struct {
+	Body    Intent
+	Headers SubmitIntent200ResponseHeaders
+}
 
 func (response SubmitIntent200JSONResponse) VisitSubmitIntentResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.PreferenceApplied != nil {
+		w.Header().Set("Preference-Applied", fmt.Sprint(*response.Headers.PreferenceApplied))
+	}
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
 }
 
-type SubmitIntent201JSONResponse Intent
+type SubmitIntent201ResponseHeaders struct {
+	PreferenceApplied *string
+}
+
+type SubmitIntent201JSONResponse struct {
+	Body    Intent
+	Headers SubmitIntent201ResponseHeaders
+}
 
 func (response SubmitIntent201JSONResponse) VisitSubmitIntentResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.PreferenceApplied != nil {
+		w.Header().Set("Preference-Applied", fmt.Sprint(*response.Headers.PreferenceApplied))
+	}
 	w.WriteHeader(201)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1111,21 +1226,32 @@ func (response SubmitIntent503ApplicationProblemPlusJSONResponse) VisitSubmitInt
 
 type GetIntentRequestObject struct {
 	IntentId string `json:"intentId"`
+	Params   GetIntentParams
 }
 
 type GetIntentResponseObject interface {
 	VisitGetIntentResponse(w http.ResponseWriter) error
 }
 
-type GetIntent200JSONResponse Intent
+type GetIntent200ResponseHeaders struct {
+	PreferenceApplied *string
+}
+
+type GetIntent200JSONResponse struct {
+	Body    Intent
+	Headers GetIntent200ResponseHeaders
+}
 
 func (response GetIntent200JSONResponse) VisitGetIntentResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.PreferenceApplied != nil {
+		w.Header().Set("Preference-Applied", fmt.Sprint(*response.Headers.PreferenceApplied))
+	}
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1409,8 +1535,10 @@ func (sh *strictHandler) ListIntents(w http.ResponseWriter, r *http.Request, par
 }
 
 // SubmitIntent operation middleware
-func (sh *strictHandler) SubmitIntent(w http.ResponseWriter, r *http.Request) {
+func (sh *strictHandler) SubmitIntent(w http.ResponseWriter, r *http.Request, params SubmitIntentParams) {
 	var request SubmitIntentRequestObject
+
+	request.Params = params
 
 	var body SubmitIntentJSONRequestBody
 	if err := runtime.BindJSONBody(r, &body); err != nil {
@@ -1440,10 +1568,11 @@ func (sh *strictHandler) SubmitIntent(w http.ResponseWriter, r *http.Request) {
 }
 
 // GetIntent operation middleware
-func (sh *strictHandler) GetIntent(w http.ResponseWriter, r *http.Request, intentId string) {
+func (sh *strictHandler) GetIntent(w http.ResponseWriter, r *http.Request, intentId string, params GetIntentParams) {
 	var request GetIntentRequestObject
 
 	request.IntentId = intentId
+	request.Params = params
 
 	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
 		return sh.ssi.GetIntent(ctx, request.(GetIntentRequestObject))
@@ -1520,85 +1649,93 @@ func (sh *strictHandler) GetTarget(w http.ResponseWriter, r *http.Request, submi
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"5Fz/c9s2sv9XMLybaTInyZRitxdl+oPba3q+F7dp7L6blzCXQORKQkwCLADaVjP+39/sAqRAkfqSxO50",
-	"3utMMxJFAIv9+tnFwh+jVBWlkiCtiaYfIw2mVNIAfTnLoCiVBZmuvldynovU4uNUSQuSPvKyzEXKrVDy",
-	"qNRqlkPxtw9GSfzNpEsoOH76q4Z5NI3+crRe68j9ao5eulHR3d3dIMrApFqUOF00jS6XwAQtdZYxuBXG",
-	"GnYj7JJxlon5HDRIy0w1K4QxQslLrhdgmdKs5Ktc8WwU3Q2ic57PlS4gewW/VWA+ZQNwy4syB/yYgeUi",
-	"j6aRXQLTbiY2U9mKCcOksoyza56LjP3r4uefWKbSqsAFBpGQxnKZQjSNjq7HR247JhpExnJbmWh6HMeD",
-	"yAqL66yJrdeIBpFdlfjT0trSTI+OFsIuq9koVcXReusFl3wBOngyrB/NcjU7KriQR5lKzREvxajI/lLU",
-	"Cw3rhe4G9yOwNlOIHWr2AVJL0vhJ2eeqktkXSkEqrxhsyQ2zS2EaRdnK8yOlM9DD8eTJ8dAsRVkKuRia",
-	"oi2L47UsztwCuI85kfxAonDkDaWyQ7fOfUjiJ8VMlS5rLinNLFkHCeGlM49LpV7gwy+UhTc2ZpViOc43",
-	"ZU9i/I/NVhYMQ8J5aiEbMDSeXBTCooJMvp6Mj48PMpHxk7VYXm4u91By8fsaWqWGbqH7MpGaY49QLEtg",
-	"N0uVO8N5zOA2BcgMPU+VnItFpSFzXCPhXVil4VfJr7nI+SyHe/BnBqdkKZeo6zP0bzxdQvaMabB6xXJu",
-	"QR8ip5M4kBPRyaqA0AeSE1E/DBe6Lzll3PIZN/tYQ2L5VfLKLpUWv8OXOjcDMmOnfjYaNmXfAdegWVLF",
-	"8ZOUl4JdwYq+wGExZrwWTIvSB5JJFa5xH+I4fXmGWzaM65ZdcJmxMCSnXGsBGH0kMDXH3wovn1KrFIxB",
-	"DflBWmFXXyimOuBMWVEZUg5uWaGMZZOTE5YuuUavp80uAQlJqOG5gDwz0fTNx2iOH4PZo0FUINXopqM9",
-	"C929DUQ+mYShzIETN/mDxTFaZOgWuRehO4IdotO8AAuaUainlQbM+88OBBSGVfJKqhvpZW+qslTaQnYO",
-	"meCXtP0vEv73bugQp2JJZOHWHpU5FzKJavDTrPmMkUWHS9DUB0W+k9BwmylZgftgJMcHM+FmtSGtNqRl",
-	"HgImGoQo3HQ4NIrumuUoHzm1ForSOkmEM/4sQy1gVpFeLLiFG74asTNSCQ0pQsCMzWCOsSl4hQmTyJTn",
-	"OUprLqQwS8hOaRSfEXk3S5EDc8hFSDbPxWJpR+y0eZtxR1wiEZJyyVRlU1UAexSuw6W5AXRcN5DnQwfB",
-	"H6Mec8lAa6UT+chqLg1yns25yCsNA2ZFAaqyg1r1/TyPR+zUj2PGcm2FXCQyiZz6zQphLWTTJGIF11dE",
-	"lCeS2SW37IaHTKksk3ANmsSRyEc58Aw0ImV6MVfkexrOIbcaC+RpCiWpMsuAZ7mQwJY8S2TJjYHs8ShB",
-	"dQ8Mac3jaBpN4snXw3gyjCeX48k0jqdxPIr//s3raBDJqpiBjqbjQeT56ZJUTrYZlVpdiwz0O8+pwHQi",
-	"DZh1+PiDzNm12njyGt8rtSpBW+HSX2JsywNEHTn+8/LyJTuJJ1P2Hc/Yj+7ntU0aq4Vc4NThjsMZd2we",
-	"1YMjyRm3MEQd6Ju4ZlEw6XgQFUKKoirosx+C7mUBGscEvNxlwz/719oc3Es9MvMw6u8GEUZuoRE0vam3",
-	"Eq72thnjskikBZ0vxryuHzhteQEKBl9hBuLeJ2vxGVENFCh+SF6apbLM8iuQibxZgkRTR7VvzGjAjHJ4",
-	"j2lYCIPwDzJhjbeadMnlAj3EKJGvCBxaUQi5IB/iltWS5wxuIa2QXFaqXKQrgjDeEZZcW0QtNEnbYLzi",
-	"XXr+Udpa8NvTxvAuIFUSQcSTeBAVKgMyAZ57xrvFUBrePpHLG3HTTTwKRlnQhZA894qAEKXGLO/WFYr1",
-	"k1SUoq57uGc1eHnbsa7Wjnbr4Y/Bq3fb9r2pCy81kOeeex/VOCbPdyXz1dS5sqqocm7FNYalSmYDNteq",
-	"SKRt6k+oRBooMg2oBCUkRoR0GXo+QmdLXpYgN8RHItlpkLgl55oP2EnBb995R27C3YzCNU/2Lkk6spvx",
-	"5/jO3Vp79oR899Zdn2aFTmNTyTY9WlfrNjnyinw7GpELBcYFNPDZgLdxCm8uCKDpr5iyS9CJ1M1oQgVW",
-	"CwzIFOBxdG2Xea5uzIYkP1v9B5GwUNBWuvt1D7jWfNXxiR1WDlqW4+XYiKiHe30u9IfbJa+MheyVD6Wb",
-	"HP43abdnha5yQOZCyN5n3vHxBtz4IExqKFHv3jTe5p2ra1DGGarvO59QR4NISXiHXvgdalYOGLnfBpzf",
-	"NqzDzR/bfqULPdfkFiJfOc0h91xqsC4iNKHDxXkTbsn53rIyyzZ97nmHnLMmxwi8OW9s/c2fFQvtpetk",
-	"ND4Zh3RNWnQ1azsPecjaJ6P4afya0tg0CPH/F0IfRY9dTI+PCTMFK25lYlMamEb7S9rrkfs33QnRPAhJ",
-	"jfvaFQHqBK3j1NoS3TVFA+7aXNsLOj0DD4LM0PV+u0jadJZ3XUEdiKLXots9xDmNs394myFJHjLiwr37",
-	"hRF4IwIFpaieYOTJC4UVCHuw1qG+MNTss9dRp7lw2EuszyHZFaymbIwpfrv6NWBSOaSv8kSGzxFgSxAY",
-	"+1kSjZKISUWf8OOjX1+9YCW3S0QCRuXXiAGUAcZNIjMqTiwK5DThfzpT4eskQlV55sOgKw5nbMbTq818",
-	"d4edFvz2BciFXUbTyYnDbPX38QATeRKcDz0YhkYjh6WRrxo59Z83/0mS2zgeJsnt+HmS3H7zHD8+ff72",
-	"b3/dHpBecnfwEwSluvyEMSkIUP9/vfGnOdoSZIYsPsDPvh1EEm7t95U2SkfTCFb/+nD2QYnzD6ern0R8",
-	"c47/57/cnn9QN+f/UDfn3x/fnn84j3+6fM3PxI3gF2dfnxVPV69//O/Vi8sfVue//yLmv3T9dyPRA923",
-	"xyo93jskt5N0uwoZZtxLYDk3mMguoJWN3NcWD/NVu5zNReNON3YhmdLpEozVlOexDFJhKOHbxLlO5CP2",
-	"wzXo+hubVTaRXgcwr6AI4f2AN9+1hgRBuYFmQVhqA8v1sB5bXp8fbFjzFx0kbCrSvF5gSyG3qdP/ViFL",
-	"mmr9gM1WTPJiQxkCmjpbaogM49XeE5bdWlGfewTZWEc7zn06vJloOptlN0pfsYUCU9dAZ9ymS/c4q4gy",
-	"KiXxAqhaG2YMgR+jUW3x7sqEA4SxmZ5xG2hkXY6cMs7mPLUDBtc8r9DJoQT8YTL58K/qksGoXWD65Dyi",
-	"rSF6Sx55SYdz7Wz9WV1UnysdFFBMW0l66OjwZ42Nal73WdYGuxt72600fu4+XXnZlEN6NltRGcFVI1x5",
-	"YYUugYqKUrE6kjXnAykvelPmjUw5yJDbGwre7/CnPoTp83avnn/Pnh6ffMP8eVfTtTRi73Gi9+jFjOWz",
-	"HFgJml0JmTE1d8cNz1x1rABM/Qzjcwuava/Ps94zXpbANVWlmrIVDfSVGgmQ0RRFp9KZ+k4zIRfNuWjd",
-	"ZII73ziAZcm24JxEW5vG6ulwYWFwqYuefGnHse0nAIPj+GlwEhsg2XqjD3Ygu15r2KzVMdwedvepNblQ",
-	"LzzHRyqSOsF6Htaw+NFx/JRE/3jUrp0FUmzwSFNW6aYWwet7amZrrfjYCTNfqCA9yWNbYz4tL1vrVEhp",
-	"W706S4ZpY0+atJbgHgns0NaeNVutCbt0QrG5uGWPjicT1moCoMzLH8QPA7W1vlGzpu9AbBpAnR4FCEJB",
-	"vV1neZ3Ct7fFkP+7zXJT68KRf4DJBlWNSou9catuCqBdDnaFsQs623IaGnTHdlLCPY6utpXpR+qDiKbR",
-	"/6hKMxpA/Zn0PmQoaquiafS38cnJCc508vU3/bWKPXWpzymjBFRuhsKVa1NFxAQDDFc3nI7E220EDHdC",
-	"xoXeQiHcF9KIhRRzkXLXImCBmZKn8HjEThuo+jX7L/EdwrAM5rzKu2d7n8c1WeW+AdDqCgbR7XChhl7G",
-	"1D3xit+ce8Ab/Do0V6IcKto9z4elotK3m2RL3agP0dUnoBL/vaGKSY0w2UJdg5YmOCtoe6GN3H53CeRL",
-	"alPdALJWfvfSC9HReeedXBmkXeygmn9T03BQPihoNPCsV6Nx8EhJ8G8cVtCopOM0Yvt3Vl2BjN7eDbYX",
-	"YZqqzcl2MjdA5Rbjq4fdZ+Glewbc8PrAAkVYHN55alZP3JU86jiklRZ2dYGzOkJm1F95WqHS9TUXuVZC",
-	"1rQhUq4H+lqk4NoE3MGGAxKPhkNeiiG++HjEfpb5KpEg50qndM4Isq+V0XkF2iiJjQhqQ0PXSyXkXHWJ",
-	"vGjEeO4iDDUzmLAfwgMMh9tcbbXeg6FQnWlxDSaRwNMlUxLQAQpr2MX5BfXgVWbZOMNKWpH7fqgaMg+a",
-	"41amdCKbcgarJDo1nKqvJ6OhhcKRCeqrSqaQyEdNVLT5aoC8c1ktvlvb/2PagAaeGXruizLUr/Gs7noy",
-	"g0S6416/X585YU6fK7nA/Xb4OEpkIn9wqQtK7P22VsH3TQJl2KM6uXrsfaPLqBK5I6UasX+jamzpdMWM",
-	"HvSKvT+6Hr9PJBoR9yk1ab1h73e1DDftwu+fke4u0f0uMUWlAGAS6YpcmXJ6mIsUpCF/KDkp5EutSi3A",
-	"cr0KQFSP3p2+PIsG0TVo4zRzPIpHMTUdlSB5KaJp9GQUj56Qf7ZLMr8jR8/vVGB2QafZIaGPf/rfB+0L",
-	"SpM43mjkXHditq8gBRj4qgdC9ffpu45haictRy3X4eripioK5Mc0eiGuQeK7Q9dC4EeieYGhJjGK43xB",
-	"DtTtNnqLMx6h0q7CnW9WoGyFwXQSx00m7VrzSIfx0VzlubqhPDwXV0AnFetnxvIVQhXXqqaVJa6OWNiF",
-	"ibMsq4JL84zMxwHO5hpPIhtzJe1oy+aV28A9iAZD1rd+c0uVZ6DfiexbUwzjMe7ZwDsoVbr89kn97bZE",
-	"1X/H7bedMv44fn2onOucrBaXj2vGmQrxCI3AeRatctitC8gPQcpA0cDfTnJLfFVPsEUZgjxwn0Kggy75",
-	"gmJT7doJPTrvWPcrUTVywCTcgLFsLrRBIb7kxgUxnOErw9b1fYS5qftklTvSwvfwBXr5mXP6ieRbyv7o",
-	"0N14YZgq+W8VkKaiHhp/S26uNLqbPm1CRHbWpMJNJdnhsc3AnK+ara957cvzBEGiaUQl6WhQ+7HmvPKw",
-	"NuZ2/o7YawcNTbOgSx2EaW5dbaGl5zi1xyy+DC9/7L2BtABmxO+wjTK6b9Qixycv0fQkDrvMYqLHtZmd",
-	"xHv63PqJCXTPw6xSw7VQlWnOkfpIdEq2hWX3dtwUMjs+/vs+br/d6wU71wAOvikbHNz2XpbYcAZ09eE4",
-	"Hm+btqHz6NeN2zrHk8khg7oXau4G0Un8ZP/Yzh02cqdBMDW23sWG5wr8ZnPUR/2JpsdT0jJhGlrX+ZqG",
-	"X+q17UGlDk1W0rgyN63d9M5zB0xH7BWU6GMRONZHP811Ze+O3ONEdq6o4AL1PUDtPXpfLZXmmcTxM4Su",
-	"9XLCftI9aMLo7Dh+mkjRU+gaMX+nssacRcnpbtXcNTsX6pruFWytdnjAgZCByOM5xibfFu0XMSN2Wm+B",
-	"YWpGgAauQTLhhNDZABVBBMblHOZ0vJbIpvCgXD5R77C+NsndiCFhH8jIx7nLk8/cYQSXuBEvJNf65y+h",
-	"oLJkjjQUxPFkgoscj5942KUM9MWrsIgWuSQUjP1OZasDDP/PWGo7zBn11Q7v2lm4ryg9sD/c/YcDGM8J",
-	"Xzu7gg279IYfGiN5zYnzmn8clTfcN5hD5t12vN+Ldv6ywWf7+/jp/kF9fwsCx44P8PebF85p3MkhhPZc",
-	"3PsTBCin/EGhIihRUGWirkr0x6s20D/6WL9+tzX9/RHWHmYnJL4MryxstM0NWAk6BWmHIFOVQcaE9DmA",
-	"XTYoC7+sQVZQX20bdj/sOvh86Q8ASrtN7gvQUXy8f1Dzdy7uSeMwp6SML4QFVCzzpa2dmhaUWXvVCwHX",
-	"pX/nAeUSlNy3yKbGX2YQprKbQetzZdcFma6mtvPOWMDXpqi8wdejj5sU7rTk4HiiZck95teTIB5ihnva",
-	"ex/S9tYV+t0S/sPsr9+MPkPk7YpP+8jgzVtkqh/UW5r3yNgXqfFztzI/2vS7JurPmBszYbwunqdc+vID",
-	"syqYqN5Ad6KmZLkmCr8h2CVIPeM5lylVFWXGnBYrHRLpK1d3b+/+NwAA//8=",
+	"5Hx7c9s2tvhXwXB3JvasJFOy3W7k6R9utul6N07T2P3t/Bp6Y4iEJMQkwAKgbTXj737nHIAQKFKPxHan",
+	"c29nmpFoAjjvN/Q5SmVRSsGE0dH4czRnNGMKP75TbMoUEyk7LcucswweZkynipeGSxGNo+s7ys13b6/J",
+	"3ZwJYuaMaKZumSJzKWSlWEYoubb7jAm8e0323hKu8VX4TrhJBLXb9widGqYIN5qktNw/IXSimTB2c24I",
+	"FfqOwaZ33MxlZXAHLmaDRES9SKdzVlCAkd3TosxZNI4QvGEc9SKzKOGBNoqLWfTw8NCLSqpowUwD2zaK",
+	"71+/It+OjmJSenLoAfGI770ld3OZA+KpFJneJ1TfaGKkg5ZQnQgtpSDUYs2FAZy4JlMuaN4jUjm839Z7",
+	"kD1qSCG1gQWJsCR9oUm/X9D7PpzcI4cx0WSyIBmb0io3+0iT8ACqgWTaUJHpQSIu54xMZLaoia9pweCd",
+	"mpTwzPJ+QH4yc6ZCfHuEiozQRFxbHt7NpWbkluYVg/2ENIQ6MoiqmDBF5LRGpkeoYoTPhFTIYp0IT1Ig",
+	"1QmhtdBQg7yHM5gCEXA01PAXKVJmGc2BLRbWqBcJWgBjHfu2iUFB798wMTPzaDyMR0edcqGYLqXQDMXi",
+	"LGNFKQ0T6eKVFNOcpwYepxKpDB9RelMK4nJQKjnJWfG3Txpk53MAzF8Vm0bj6C8HS3U7sH/VB+/sKnt6",
+	"U/ouPUPPMsLuuTaWZYSSjE+RP4boalJwrbkUl1TNmAGRKukilzQbRA+96JzmU6kKlr1nv1VMfwkCnoag",
+	"FobyPBpHICrK7uRFyorALc15Rv518dNbksm0KuAA4BdIYQpkPrgdHlh0NLDKUFPpaHwUx73IcIO88sDW",
+	"ZyyVd25MqccHBzNu5tVkkMriYIl6QQWdMRU86dePJrmcHBSUi4NMpvqAlnxQZH8p6oP69UEPvadhWJMo",
+	"SA45+cRSg9x4K81rWYnskVwQstb0OVoWrr2grKX5gVQZU/3h6PCor+e8LLmY9XXR5MXRkhdn9gDAY4og",
+	"PxMrLHh9IU3fnvMUnHgria7SeU0lqYhB7UAmvLPqcSnlG3j4SF44ZSNGSpLDfmNyGMN/ZLIwTBMAnKYG",
+	"7B8oT84Ljh5g9M1oeHS0k4oMD5dsebd63HPxxeHVN1L27UFPpSI1xfaALRALoPMAxdkn7D5lLLNuKpVi",
+	"ymcYSSDVkHkXRir2i6C3lOd0krMnsGcatiQpFSDrE7BvNJ2z7IQoZtSC5NSgc9nKp+M44BPCSaoA0Gfi",
+	"E0LfDw96Kj5l1NAJ1dtIg2z5RdDKzKXiv7PHGjfNREZO3W64bEy+Z1QxRZIqjg9TWnJywxb4he3mY4ZL",
+	"xjQgfSaeVOEZT8GO03dngLLGeCrQCwjNQpecUqU4A+8jGMRhZs4Kx59SyZRpDRLygzDcLB7JptrhjElR",
+	"aRSOOnAdHR+TdE4VWD2lNzGIC4waXnOWZzoaf/gcTeFjsDuEbQA1mOloy0EPVwHLR6PQldngxG7+bH4M",
+	"D+nbQ56E6RZgG9G5dIWgq8eTMHtA+7UaAnJNKnEj5J1wvNdVWUplWHbOMk4vEf1HMf+VXdqHrUgSGXZv",
+	"DsqccpFEdfDjzzwhqNHhEbj1Tp7vOFRcvyUpAA+CfHw2Ffan9fG0Ph7zHGGidinbKoUG0YM/DvORU2NY",
+	"UZp2nvqTCKUAElCQixk17I4uBuQMRUKxFELAjEzYFHxT8ArhOhEpzXPg1pQLrucsO8VVPg3nOSM2cuGC",
+	"THM+m5sBOfVvE2qBSwSEpFQQWZlUFozshecss3iW530bgu9jFiwIU0qqROwZRYUGypMp5XmlWI8YXjBZ",
+	"mV4t+m6f/QE5desg2VWGi1kiksiK36TgxrBsnESkoOoGgXJAEjOnhtzRkCiVIYJBJgr4JmIvt8WQOS/x",
+	"xVyi7fGUA2p5DaRpykoUZZIxmuVcMDKnWSJKqjXL9m3uGijSksbROBrFo2/68agfjy6Ho3Ecj+N4EP/9",
+	"218hwcWMOhoPe5GjJ6xWjKJuRqWStzxj6qOjVKA6kWKQdTj/A8TZdNpw9Cu8VypZMmW4TX+RsM1kusXH",
+	"f15eviPH8WhMvqcZ+dH+uV1y6TUwDnfcgDyIBwWQM2pYH2Sga+OaRMGmw15UcMGLqsDPbgmYlxlTsCag",
+	"5SYd/sm91qTgVuiBmLtBjwWH3yquIGj6UKMSnnbl19gsEmAB4ws+r20HThtWAJ3BC8hA7PuoLS4jqgMF",
+	"9B+ClnouDTH0holE1CU3EHuvRj2ipY33iGIzriH8Yxk32mlNOqdiBhZikIj3GBwaXnAxQxtij1WC5oTd",
+	"s7QCcEkpc54uMIRxhrCkykDUgps0FcYJ3qWjH6atBb0/9Yp3YStO0fgw7kWFzBiqAM0d4e1hwA2nn0Dl",
+	"Fb9pNx4EqwxTBRc0d4IAIUods3xcViiWT1Je8rruYZ/VwctVS7saGG2Wwx+DVx/W4b0qC+8UQ8s9dTbK",
+	"GyZHdynyxdiasqqocmr4LbilSmQ9MlWySMSyoAhCpBh6ph6WoLgAj5DOQ8uH0dmcliUTK+xDlmxUSEDJ",
+	"muYdMCno/UdnyHWIzSA883jrkSgjmwl/Du88LKVni8u3bz10SVZoNFaFbNWitaWuVZdG2w5KZF2Btg6N",
+	"uWxgWQWunQCo/oJIM2cqEcqvxqjAKA4OGR08rK71Ms/lnV7h5FeLfy/ihhWIShtf+4AqRRctm9giZa+h",
+	"OY6PnkUd1OsyoT/cz2mlDcveO1e6SuH/oHQ7UqgqZ0BcFpL3xBk+6oMb54RRDAXI3QdvbT7augZmnKH4",
+	"fnQJddSLpGAfwQp/BMnKGXjuq4Dy65a1qPlj0660Q88luAXPF1Zy0DyXihnrEbzrcDX4ECVre8tKz5vw",
+	"2ectcM58jhFYc+p1/cOfNRbaCtfxYHg8DOEaNeDyZ1sLucvZx4P4ZfwrprFp4OL/N7g+9B6biB4fYcwU",
+	"nLiWiL40MI62l7SXK7cj3XLRNHBJ3nxt8gB1gtYyak2ObtrCB3dNqm0NOh0BdwqZWdv6bQJp1Vg+tBm1",
+	"YxS9ZN3mJdZonP0D43tpvse0q9uaLZn6AoNI+26rfSxowTIsizWihJCW8UtLy93pWAvZLshc2HcfGRys",
+	"OMegStbhJx14oRwFcthbineXh/Qs6KR6mnMbFvJli5TcsMWYDImRK4W5HhHSJiEyT0T4HGJ/wTi2nJNo",
+	"kERESPwEH/d+ef+GlNTMIUjRMr+F8ERqhm3kDOsmswIojakJtnvoMr+RVZ45D23r1hmZ0PRmNRXfYEKC",
+	"dvHo2IaTvn2MYomMc14RpGowsGE+0FUBpf774b9Jch/H/SS5H75OkvtvX8PHl6+v/vbX9b7yHbU9qcBf",
+	"1pUxcJeB7/y/6yi+zAeUTGRA4h1cwFUvEuzevKqUlioaR2zxr09nnyQ//3S6eMvju3P4P//5/vyTvDv/",
+	"h7w7f3V0f/7pPH57+Ss943ecXpx9c1a8XPz64/9bvLn8YXH++898+nPbtXiO7uhZXBjV4VhCcFv1AGsE",
+	"pR3PyamGHHu2YgKfCMXdbNUmY3PhzekKFoJIlc6ZNgpTUJKxlGvMRVdDcMvyAfnhlqn6G5lUJhFOBvzs",
+	"jbMDTn2XEhLECz5qDDxmM+ZdLuvQ5WVrY0WbH9XjWBWkaX3AmhqzbyH8VgFJfCOhRyYL9IpNYQhgaqHk",
+	"gQz91dbmz2apqFsyQaLYko5zl6mv5sBWZ8mdVDdkJpmuy7MTatK5fZxVCJkfeoIFYTIT2DFc1WTvpiQ9",
+	"CH5WM0dqAomsK6VjQsmUpqZH2C3NKzBywAHX50Yb/qKuZgyata8vTnGaEqLWpLiX2DdsFhJ83DSVKqjt",
+	"6KaQdMCxITaqad2lWSvk9vq2WWjc3l2y8s5XajqQrbDCYQsltvKxAJOAMaKQpPZkvnWR0qIzm19J4oPk",
+	"vYlQ8H6LPnV/qMvavX/9irw8Ov6WuFacH6gakGvY6BqsmDZ0kjNSMkVuuMiInNpOyIkt3BUMslLtxguv",
+	"61bbNaFlyajCgpmvqOFCV0QSjGW4RdEqwqZuCI6LmW/Z1vMvgPlKb5gk65xzEq2dZ6u3g4O5hqMuOlK5",
+	"DR3lLwgMjuKXQZM4iGRrRJ+tV7w8q+/PailuB7m7xBpNqGOepSPWby1jHQ3rsHjvKH6JrN8fNMt6ARd9",
+	"POIrPu3UYsmlZXp21dtW2ltKyOeWy3mksHTkuE3p+bIcbSlfIaRNUWsdGWa3HSnTkptbuLFBcjvObExQ",
+	"bJIPSab8nuwdjUakMauAWZibF+gHImzcPGkN345xahD2dAhA4BZqdK0WturzTi9D+m9W0VWpC1f+Aeob",
+	"FA0qxbf6sHp2AbHsbXJpF9iCsxIaDPG20sMtRq/WlfFnHNeIxtH/l5UiuADHSPF9lgGrjYzG0d+Gx8fH",
+	"sNPxN9921y22lM+euNoDXvHw8PAlBnF1rGe7UAbFXGnjG/yuo1jQjJE9ahIhRcp8NYhrUlJt9gfkNcQ5",
+	"y95YHYqtdPUTEbxRCaOthfXAErAXjKITrhtlA3K6YZBfSNN3KOwdxiSji+ZEP50zmg3Iv1lp3DhHIgqe",
+	"Kmkn6098r/QOw02xLMQYoljJIByHyLyAqHa15vGoolcgR6uBy8LOO+PdgB4EF3cUZyua8ygEZA3Nn7t/",
+	"kAguNJ8JPuUptbMmhhFd0pTtL6k4Ov6G/Jt/H1CpFZ98nVyLKneTpEZVrBfd92ey79DGMZz39O7cpSfB",
+	"X/v6hpd9idjTvF9K7KHYTdZU+bri77qVLuBfe7fCC+FM3jIlwqsjTT+xUonZXLB6TCUxiA5a5sm+9Ia3",
+	"rJL1H7Zo1SxNYfPIV6Bs4hWUn3ww3WlzYPFACube2K38VAlLacjEPhp5w0R09dBbXzLzNbbj9WCupABr",
+	"zGO97CnLZO1hAk/rHctJYZdhY/u13rjNeZBxllaKm8UF7GoBmeCg7mkFQtc1pWZnUomfZ62vjXGwzlQT",
+	"1yGzod5ev09L3ocX9wfkJ5EvEsHEVKoUG9ZMdM3EBhfCkG0IUDOQt0N5XExlG8gLz8ZzGwPgVIwOB2tc",
+	"CGh9gK2E1zhoDKYyxW+ZTgSj6ZxIwcAAcqPJxfkFDnNWeu6NYSUMz51PqhOcnu/bE6kS4YtPpBKZuyPX",
+	"NdzjYcGAQQfVcIk+bG/pI/JFD2hnaxDwbq3/+4iAYjTT+NyV0HDw56T2rrqXCDs34PB1zlGTCculmAG+",
+	"LToOEpGIH2yiCRy7Xjdzeu3TXU326lR439lGm/8mYkMCPCD/AdFYMzLdIwxrg9cHt8PrRIASUVcAQanX",
+	"5HrT7LmfO78+qa/N5WZOmMjQAehE2JJkJq0c5jxlQqM99JfVZKk4M1QtgjC3Q+5O351FveiWKW0lcziI",
+	"BzFOr5VM0JJH4+hwEA8O0T6bOarfgYXnd2wHWKfjMcT48J/u7ys33UZxvDIRvBzpbd5lC7KUm+6rlR0X",
+	"PuzoOc4ll4OG6bBdDF0VBdBjHL3ht0zAu307i+JWYvSkcdoQ/TidoQG12EZXsOMBCO0ixHy1XmgqcKaj",
+	"OPZ1DzvjiTIMj6Yyz6W9c5jzG4Z9peUzbegCQhU786ikcWFeOM4Lu8yrggp9gupjQyp/HywRXl1ROpq8",
+	"eW8ReALWgMv6ziE3l3nG1EeefaeLfjwEnDX7yEqZzr87rL/dlyD6H6n5rtV0GWJsuBOf66y5Zpfza9qq",
+	"CtIIlMBaFiVztlkWgB4chcHdb8XZY3vEi3qDNcIQZOrbBAIMdEln6Jtq047Ro7WOdTyPaUePCHbHtLHZ",
+	"xiAR76i2Tgx2eKHJshsDYW5qPxlpG5DwHryAL59Yo58IuqZJAwbdrueayJL+VjGUVJBD7a5bQgJxi7a1",
+	"JU0QkZ35YkV43/lD2zHnC4/6ktaumVLfusUGwvLSre8u7zYP36ywQOy1AQY/dWpTB6799b01sHQ0vzvU",
+	"4nHx8ufOq2wzRjT/na2DDC+uNcBxyUs0Po7DccUY4bHzisfxloHJbmAC2XNhVqnYLZeV9l2/LhCtkK0h",
+	"2ZM1B0Nix0d/30btq61WsHWfZOcr10GbvfPWzYoxwDs0R/Fw3bYezoNfVq59HY1Guyxq38x66EXH8eH2",
+	"ta3LkGhOA2eqTY3FiuUK7KZvzOKgq+6wlHhM4xcMXCXWT47j0HZHVGqjyUpo25Ro1mjqi/3kPRYsOASO",
+	"daPO33v3P20AjxPRuusEB9QXSpWz6F2Vb9xnFMcnELrWx3HzRRfqMUYnR/HLRPCOUuSAuMu5dcxZlBQv",
+	"6U3t1Hwhb/GCytpqhws4IGRA8GgOvsnN17tD9ICc1igQSM0woGG3TBBumdBCAIsgHPxyzqauHOULD9Lm",
+	"EzWG9f1balf0MfZhGdo4ewv3xLaOqABEHJPsDKm7zQTCklnQgBFHoxEccjQ8dGGX1KzLX4VlzrbD6tKD",
+	"5SsH7hcgrNnAoON7mS12sBh/xirqblasqyz80EzfXSnqmQ3p5p+uIDTHwNwqJFtRaGcxel7+cCKsLqsC",
+	"ETt/k6Yf/ChNF4Bu0UH7V2wQ1pE15n8cDe6ou0BhBeM5cDqyfN3sL1o/BvLVni1+uX1R18+nwNrhDp5t",
+	"9TcacN3xLoB23HX9E7hiq61BSSYoxmANpq6/dHvmZkpz8Ll+/WFtov8je6wt7Ywx/X2glcHPHimZSpkw",
+	"fSZSmbGMcOHyIjP3kSd8WQaeQc25abO6Q9Gdu6J/QPC4Wd+fT8e/SlWPti/yv0vzROL+HpthohkvYk3S",
+	"VRA3inlQze6UbYhrL907z8jqoLOxht11mKt7YcVg1cV/bQLRjuVt6XLjHc+Arr52v0LXg8+rEG40I0EX",
+	"qGFGOjS6Iw/fRbO3zLw/pzovGyGbOfyIJPDL9K9bjb6C5c3CWrMz8+EKiOoWdXZAXALiegHwud0AGaya",
+	"cr3GaXg1IbTuUaRUuCoPMTLYqEagvZGvDC+Bgm+QU2DkOKE5FSkWb0VGrBRLFQLpCoQPVw//EwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

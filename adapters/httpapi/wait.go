@@ -1,0 +1,79 @@
+package httpapi
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/submissionmanager/submission-manager/core"
+)
+
+// DefaultMaxWait caps the wait a client may ask for with Prefer: wait=N.
+const DefaultMaxWait = 30 * time.Second
+
+// preferredWait reads the wait preference of a Prefer header (RFC 7240):
+// "wait=N" with N whole seconds, among other preferences separated by
+// commas, each perhaps with ";" parameters. It is the one place Prefer is
+// parsed. A header without a wait, or with a wait that is not a positive
+// whole number of seconds (a negative, a fraction, a word), asks for no
+// wait: RFC 7240 says a preference the server does not understand is
+// ignored, never an error.
+func preferredWait(prefer *string) (time.Duration, bool) {
+	if prefer == nil {
+		return 0, false
+	}
+	for pref := range strings.SplitSeq(*prefer, ",") {
+		pref, _, _ = strings.Cut(pref, ";")
+		name, value, found := strings.Cut(pref, "=")
+		if !found || !strings.EqualFold(strings.TrimSpace(name), "wait") {
+			continue
+		}
+		value = strings.Trim(strings.TrimSpace(value), `"`)
+		n, err := strconv.ParseUint(value, 10, 32)
+		if err != nil || n == 0 {
+			return 0, false
+		}
+		return time.Duration(n) * time.Second, true
+	}
+	return 0, false
+}
+
+// awaitFinal honours a wait preference for an intent a request has just
+// read or created: it returns the intent as soon as it is final, or once the
+// (capped) wait has passed, with the Preference-Applied value to send. The
+// preference is not applied, and the intent returned as it is, when there
+// is no waiter (an API without one), or the waiter refuses (at its cap, or
+// shutting down). Waiting ends early, with the intent as it stands, when the
+// server shuts down.
+func (h *handlers) awaitFinal(ctx context.Context, in core.Intent, prefer *string) (core.Intent, *string, error) {
+	d, ok := preferredWait(prefer)
+	if !ok || h.waiter == nil {
+		return in, nil, nil
+	}
+	d = min(d, h.maxWait)
+	applied := ptr("wait=" + strconv.Itoa(int(d/time.Second)))
+	if in.Status.Terminal() {
+		return in, applied, nil
+	}
+	reg, ok := h.waiter.Register(in.IntentID)
+	if !ok {
+		return in, nil, nil
+	}
+	defer reg.Done()
+	// Read again after registering: a change committed after the first
+	// read is either in this read or one the watcher will report.
+	cur, err := h.service.GetIntent(ctx, in.IntentID)
+	if err != nil {
+		return core.Intent{}, nil, err
+	}
+	if cur.Status.Terminal() {
+		return cur, applied, nil
+	}
+	reg.Wait(ctx, d)
+	cur, err = h.service.GetIntent(ctx, in.IntentID)
+	if err != nil {
+		return core.Intent{}, nil, err
+	}
+	return cur, applied, nil
+}
