@@ -33,8 +33,15 @@ func TestMigrateUpDownUp(t *testing.T) {
 	if err := db.Migrate(ctx, MigrateUp); err != nil {
 		t.Fatalf("second up: %v", err)
 	}
-	if err := db.Migrate(ctx, MigrateDown); err != nil {
-		t.Fatalf("down: %v", err)
+	// Down undoes one migration at a time, newest first.
+	states, err := db.MigrationStatus(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range states {
+		if err := db.Migrate(ctx, MigrateDown); err != nil {
+			t.Fatalf("down: %v", err)
+		}
 	}
 	assertApplied(t, db, false)
 	if got := tables(t, db); len(got) != 0 {

@@ -70,8 +70,15 @@ func TestMigrateUpDownUp(t *testing.T) {
 	if err := db.Migrate(ctx, "up"); err != nil {
 		t.Fatalf("up with nothing pending: %v", err)
 	}
-	if err := db.Migrate(ctx, "down"); err != nil {
-		t.Fatalf("down: %v", err)
+	// Down undoes one migration at a time, newest first.
+	states, err := db.MigrationStatus(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range states {
+		if err := db.Migrate(ctx, "down"); err != nil {
+			t.Fatalf("down: %v", err)
+		}
 	}
 	if got := tables(t, db); len(got) != 0 {
 		t.Fatalf("after down: tables %v remain", got)
