@@ -20,6 +20,7 @@ import (
 	"github.com/submissionmanager/submission-manager/adapters/sysclock"
 	"github.com/submissionmanager/submission-manager/app/engine"
 	"github.com/submissionmanager/submission-manager/app/leader"
+	"github.com/submissionmanager/submission-manager/app/watch"
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
 )
@@ -38,6 +39,11 @@ type Server struct {
 
 	stopLead context.CancelFunc
 	leadDone chan struct{}
+	// watcher wakes requests waiting for a final status; stopWatch and
+	// watchDone stop its goroutine.
+	watcher   *watch.Watcher
+	stopWatch context.CancelFunc
+	watchDone chan struct{}
 	// failed delivers an error when serving HTTP stops by itself.
 	failed chan error
 
@@ -65,7 +71,7 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{log: log, db: db, leadDone: make(chan struct{}), failed: make(chan error, 1)}
+	s := &Server{log: log, db: db, leadDone: make(chan struct{}), watchDone: make(chan struct{}), failed: make(chan error, 1)}
 	defer func() {
 		if err != nil {
 			s.closeResources()
@@ -105,8 +111,14 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 		Metrics:         metrics,
 		MaxPayloadBytes: int(cfg.MaxPayloadBytes),
 		Notifier:        notifier,
+		MaxNotBefore:    cfg.MaxNotBefore,
 	})
 	if err != nil {
+		return nil, err
+	}
+	// Every instance (leader, follower, API-only) watches the store for the
+	// requests that wait for a final status.
+	if s.watcher, err = watch.New(watch.Config{Store: db.Store(), Clock: clock, MaxWaiters: cfg.MaxWaiters, Logger: log}); err != nil {
 		return nil, err
 	}
 	api, err := httpapi.New(httpapi.Config{
@@ -116,6 +128,8 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 		APIOnly:         cfg.APIOnly,
 		APIKeys:         cfg.APIKeys,
 		MaxPayloadBytes: cfg.MaxPayloadBytes,
+		Waiter:          s.watcher,
+		MaxWait:         cfg.MaxWait,
 		Logger:          log,
 	})
 	if err != nil {
@@ -139,6 +153,13 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 		if err := s.http.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			s.failed <- fmt.Errorf("serving HTTP on %s: %w", s.url, err)
 		}
+	}()
+
+	watchCtx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
+	s.stopWatch = stopWatch
+	go func() {
+		defer close(s.watchDone)
+		_ = s.watcher.Run(watchCtx) // it logs its own read failures
 	}()
 
 	leadCtx, stopLead := context.WithCancel(context.WithoutCancel(ctx))
@@ -239,6 +260,11 @@ const abandonGrace = 5 * time.Second
 
 func (s *Server) shutdown(ctx context.Context) error {
 	s.log.Info("submission-manager shutting down", "holder_id", s.holderID)
+	// Waiting requests answer now, with their intents as they stand, so
+	// that they do not hold the HTTP drain; then the watcher stops.
+	s.watcher.Close()
+	s.stopWatch()
+	<-s.watchDone
 	httpDone := make(chan error, 1)
 	go func() { httpDone <- s.http.Shutdown(ctx) }()
 	s.stopLead()

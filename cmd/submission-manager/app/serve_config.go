@@ -8,8 +8,10 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/submissionmanager/submission-manager/adapters/httpapi"
 	"github.com/submissionmanager/submission-manager/app/engine"
 	"github.com/submissionmanager/submission-manager/app/leader"
+	"github.com/submissionmanager/submission-manager/app/watch"
 	"github.com/submissionmanager/submission-manager/core"
 )
 
@@ -64,6 +66,13 @@ type ServeConfig struct {
 	// ShutdownTimeout bounds the drain after SIGTERM: in-flight requests and
 	// in-flight attempts still unfinished then are abandoned.
 	ShutdownTimeout time.Duration
+	// MaxNotBefore caps how far ahead a submission's notBefore may be.
+	MaxNotBefore time.Duration
+	// MaxWait caps the wait a client may ask for with Prefer: wait=N.
+	MaxWait time.Duration
+	// MaxWaiters bounds the requests waiting at once on this instance;
+	// over it a request answers at once.
+	MaxWaiters int
 	// Pprof mounts net/http/pprof under /debug/pprof/.
 	Pprof bool
 	// LogLevel and LogFormat ("text" or "json") shape the logs on stderr.
@@ -86,6 +95,9 @@ func DefaultServeConfig() ServeConfig {
 		MaxPayloadBytes:         core.DefaultMaxPayloadBytes,
 		GatewayTimeout:          DefaultGatewayTimeout,
 		ShutdownTimeout:         DefaultShutdownTimeout,
+		MaxNotBefore:            core.DefaultMaxNotBefore,
+		MaxWait:                 httpapi.DefaultMaxWait,
+		MaxWaiters:              watch.DefaultMaxWaiters,
 		LogLevel:                slog.LevelInfo,
 		LogFormat:               "text",
 	}
@@ -112,6 +124,9 @@ func parseServeConfig(args []string, env LookupEnv, stderr io.Writer) (ServeConf
 	fs.Int64Var(&cfg.MaxPayloadBytes, "max-payload-bytes", cfg.MaxPayloadBytes, "largest accepted payload, in bytes of compacted JSON")
 	fs.DurationVar(&cfg.GatewayTimeout, "gateway-timeout", cfg.GatewayTimeout, "bound on one gateway call")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "drain time after SIGTERM before in-flight work is abandoned")
+	fs.DurationVar(&cfg.MaxNotBefore, "max-not-before", cfg.MaxNotBefore, "how far ahead a submission's notBefore may schedule its first attempt")
+	fs.DurationVar(&cfg.MaxWait, "max-wait", cfg.MaxWait, "longest wait a client may ask for with Prefer: wait=N")
+	fs.IntVar(&cfg.MaxWaiters, "max-waiters", cfg.MaxWaiters, "requests waiting at once with Prefer: wait on this instance; more answer at once")
 	fs.BoolVar(&cfg.Pprof, "pprof", cfg.Pprof, "mount net/http/pprof under /debug/pprof/")
 	fs.TextVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info, warn or error")
 	format := &choiceFlag{value: cfg.LogFormat, choices: []string{"text", "json"}}
@@ -145,6 +160,13 @@ func (c ServeConfig) Validate() error {
 	positive("schedule-refresh-interval", c.ScheduleRefreshInterval)
 	positive("gateway-timeout", c.GatewayTimeout)
 	positive("shutdown-timeout", c.ShutdownTimeout)
+	positive("max-not-before", c.MaxNotBefore)
+	if c.MaxWait < time.Second {
+		errs = append(errs, fmt.Errorf("--max-wait must be at least 1s (waits are whole seconds), got %s", c.MaxWait))
+	}
+	if c.MaxWaiters < 1 {
+		errs = append(errs, fmt.Errorf("--max-waiters must be at least 1, got %d", c.MaxWaiters))
+	}
 	if c.RenewInterval > 0 && c.LeaseDuration > 0 && c.RenewInterval >= c.LeaseDuration {
 		errs = append(errs, fmt.Errorf("--renew-interval (%s) must be shorter than --lease-duration (%s)", c.RenewInterval, c.LeaseDuration))
 	}
