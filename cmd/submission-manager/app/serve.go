@@ -235,6 +235,10 @@ func (s *Server) newExecution(cfg ServeConfig, clock ports.Clock, metrics *prome
 // URL is the base URL the API answers on, e.g. "http://127.0.0.1:8000".
 func (s *Server) URL() string { return s.url }
 
+// Waiters returns how many requests wait for a final status on this
+// instance now.
+func (s *Server) Waiters() int { return s.watcher.Waiters() }
+
 // HolderID is this instance's name in the lease.
 func (s *Server) HolderID() string { return s.holderID }
 
