@@ -24,7 +24,7 @@ var contract = core.Contract{
 }
 
 type harness struct {
-	t     *testing.T
+	t     testing.TB
 	clock *clocktest.Clock
 	store *memstore.Store
 	w     *Watcher
@@ -33,7 +33,7 @@ type harness struct {
 
 // newHarness starts a watcher on a memstore with a fake clock and waits
 // until it follows the store; the test's end stops it and waits for Run.
-func newHarness(t *testing.T, maxWaiters int) *harness {
+func newHarness(t testing.TB, maxWaiters int) *harness {
 	t.Helper()
 	h := &harness{t: t, clock: clocktest.New(t0)}
 	h.store = memstore.New(h.clock)
