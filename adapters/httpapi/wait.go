@@ -71,6 +71,11 @@ func (h *handlers) awaitFinal(ctx context.Context, in core.Intent, prefer *strin
 		return cur, applied, nil
 	}
 	reg.Wait(ctx, d)
+	if ctx.Err() != nil {
+		// The client went away: nobody reads the answer, and a read on a
+		// cancelled context would only log a failure.
+		return cur, applied, nil
+	}
 	cur, err = h.service.GetIntent(ctx, in.IntentID)
 	if err != nil {
 		return core.Intent{}, nil, err

@@ -631,11 +631,13 @@ type ClientInterface interface {
 	// SubmitIntentWithBody Submit an intent (idempotent by intentId).
 	//
 	// Stores the intent with a snapshot of its target's contract and runs
-	// the first attempt at once. Repeating the same intentId with the same
-	// submissionTarget and payload returns the existing intent with 200;
-	// repeating it with a different submissionTarget or payload is a 409
-	// idempotency conflict. Payloads are compared after removing
-	// insignificant white space, so formatting alone never conflicts. A
+	// the first attempt at once (or at notBefore). Repeating the same
+	// intentId with the same submissionTarget, payload and notBefore
+	// returns the existing intent with 200; repeating it with a different
+	// one is a 409 idempotency conflict. Payloads are compared in a
+	// canonical form (members sorted, one string escaping, no white space;
+	// numbers as written), so key order and escaping never conflict; a
+	// payload that repeats a member name in one object is a 422. A
 	// repeat gets 200 even if its submissionTarget has since left the
 	// registry or its payload exceeds a since-lowered size limit; only an
 	// intentId that is not stored gets the 422 or 413 for those.
@@ -648,11 +650,13 @@ type ClientInterface interface {
 	// SubmitIntent Submit an intent (idempotent by intentId).
 	//
 	// Stores the intent with a snapshot of its target's contract and runs
-	// the first attempt at once. Repeating the same intentId with the same
-	// submissionTarget and payload returns the existing intent with 200;
-	// repeating it with a different submissionTarget or payload is a 409
-	// idempotency conflict. Payloads are compared after removing
-	// insignificant white space, so formatting alone never conflicts. A
+	// the first attempt at once (or at notBefore). Repeating the same
+	// intentId with the same submissionTarget, payload and notBefore
+	// returns the existing intent with 200; repeating it with a different
+	// one is a 409 idempotency conflict. Payloads are compared in a
+	// canonical form (members sorted, one string escaping, no white space;
+	// numbers as written), so key order and escaping never conflict; a
+	// payload that repeats a member name in one object is a 422. A
 	// repeat gets 200 even if its submissionTarget has since left the
 	// registry or its payload exceeds a since-lowered size limit; only an
 	// intentId that is not stored gets the 422 or 413 for those.
@@ -734,11 +738,13 @@ func (c *Client) ListIntents(ctx context.Context, params *ListIntentsParams, req
 // SubmitIntentWithBody Submit an intent (idempotent by intentId).
 //
 // Stores the intent with a snapshot of its target's contract and runs
-// the first attempt at once. Repeating the same intentId with the same
-// submissionTarget and payload returns the existing intent with 200;
-// repeating it with a different submissionTarget or payload is a 409
-// idempotency conflict. Payloads are compared after removing
-// insignificant white space, so formatting alone never conflicts. A
+// the first attempt at once (or at notBefore). Repeating the same
+// intentId with the same submissionTarget, payload and notBefore
+// returns the existing intent with 200; repeating it with a different
+// one is a 409 idempotency conflict. Payloads are compared in a
+// canonical form (members sorted, one string escaping, no white space;
+// numbers as written), so key order and escaping never conflict; a
+// payload that repeats a member name in one object is a 422. A
 // repeat gets 200 even if its submissionTarget has since left the
 // registry or its payload exceeds a since-lowered size limit; only an
 // intentId that is not stored gets the 422 or 413 for those.
@@ -761,11 +767,13 @@ func (c *Client) SubmitIntentWithBody(ctx context.Context, params *SubmitIntentP
 // SubmitIntent Submit an intent (idempotent by intentId).
 //
 // Stores the intent with a snapshot of its target's contract and runs
-// the first attempt at once. Repeating the same intentId with the same
-// submissionTarget and payload returns the existing intent with 200;
-// repeating it with a different submissionTarget or payload is a 409
-// idempotency conflict. Payloads are compared after removing
-// insignificant white space, so formatting alone never conflicts. A
+// the first attempt at once (or at notBefore). Repeating the same
+// intentId with the same submissionTarget, payload and notBefore
+// returns the existing intent with 200; repeating it with a different
+// one is a 409 idempotency conflict. Payloads are compared in a
+// canonical form (members sorted, one string escaping, no white space;
+// numbers as written), so key order and escaping never conflict; a
+// payload that repeats a member name in one object is a 422. A
 // repeat gets 200 even if its submissionTarget has since left the
 // registry or its payload exceeds a since-lowered size limit; only an
 // intentId that is not stored gets the 422 or 413 for those.
@@ -1215,11 +1223,13 @@ type ClientWithResponsesInterface interface {
 	// SubmitIntentWithBodyWithResponse Submit an intent (idempotent by intentId).
 	//
 	// Stores the intent with a snapshot of its target's contract and runs
-	// the first attempt at once. Repeating the same intentId with the same
-	// submissionTarget and payload returns the existing intent with 200;
-	// repeating it with a different submissionTarget or payload is a 409
-	// idempotency conflict. Payloads are compared after removing
-	// insignificant white space, so formatting alone never conflicts. A
+	// the first attempt at once (or at notBefore). Repeating the same
+	// intentId with the same submissionTarget, payload and notBefore
+	// returns the existing intent with 200; repeating it with a different
+	// one is a 409 idempotency conflict. Payloads are compared in a
+	// canonical form (members sorted, one string escaping, no white space;
+	// numbers as written), so key order and escaping never conflict; a
+	// payload that repeats a member name in one object is a 422. A
 	// repeat gets 200 even if its submissionTarget has since left the
 	// registry or its payload exceeds a since-lowered size limit; only an
 	// intentId that is not stored gets the 422 or 413 for those.
@@ -1232,11 +1242,13 @@ type ClientWithResponsesInterface interface {
 	// SubmitIntentWithResponse Submit an intent (idempotent by intentId).
 	//
 	// Stores the intent with a snapshot of its target's contract and runs
-	// the first attempt at once. Repeating the same intentId with the same
-	// submissionTarget and payload returns the existing intent with 200;
-	// repeating it with a different submissionTarget or payload is a 409
-	// idempotency conflict. Payloads are compared after removing
-	// insignificant white space, so formatting alone never conflicts. A
+	// the first attempt at once (or at notBefore). Repeating the same
+	// intentId with the same submissionTarget, payload and notBefore
+	// returns the existing intent with 200; repeating it with a different
+	// one is a 409 idempotency conflict. Payloads are compared in a
+	// canonical form (members sorted, one string escaping, no white space;
+	// numbers as written), so key order and escaping never conflict; a
+	// payload that repeats a member name in one object is a 422. A
 	// repeat gets 200 even if its submissionTarget has since left the
 	// registry or its payload exceeds a since-lowered size limit; only an
 	// intentId that is not stored gets the 422 or 413 for those.
@@ -1731,11 +1743,13 @@ func (c *ClientWithResponses) ListIntentsWithResponse(ctx context.Context, param
 // SubmitIntentWithBodyWithResponse Submit an intent (idempotent by intentId).
 //
 // Stores the intent with a snapshot of its target's contract and runs
-// the first attempt at once. Repeating the same intentId with the same
-// submissionTarget and payload returns the existing intent with 200;
-// repeating it with a different submissionTarget or payload is a 409
-// idempotency conflict. Payloads are compared after removing
-// insignificant white space, so formatting alone never conflicts. A
+// the first attempt at once (or at notBefore). Repeating the same
+// intentId with the same submissionTarget, payload and notBefore
+// returns the existing intent with 200; repeating it with a different
+// one is a 409 idempotency conflict. Payloads are compared in a
+// canonical form (members sorted, one string escaping, no white space;
+// numbers as written), so key order and escaping never conflict; a
+// payload that repeats a member name in one object is a 422. A
 // repeat gets 200 even if its submissionTarget has since left the
 // registry or its payload exceeds a since-lowered size limit; only an
 // intentId that is not stored gets the 422 or 413 for those.
@@ -1754,11 +1768,13 @@ func (c *ClientWithResponses) SubmitIntentWithBodyWithResponse(ctx context.Conte
 // SubmitIntentWithResponse Submit an intent (idempotent by intentId).
 //
 // Stores the intent with a snapshot of its target's contract and runs
-// the first attempt at once. Repeating the same intentId with the same
-// submissionTarget and payload returns the existing intent with 200;
-// repeating it with a different submissionTarget or payload is a 409
-// idempotency conflict. Payloads are compared after removing
-// insignificant white space, so formatting alone never conflicts. A
+// the first attempt at once (or at notBefore). Repeating the same
+// intentId with the same submissionTarget, payload and notBefore
+// returns the existing intent with 200; repeating it with a different
+// one is a 409 idempotency conflict. Payloads are compared in a
+// canonical form (members sorted, one string escaping, no white space;
+// numbers as written), so key order and escaping never conflict; a
+// payload that repeats a member name in one object is a 422. A
 // repeat gets 200 even if its submissionTarget has since left the
 // registry or its payload exceeds a since-lowered size limit; only an
 // intentId that is not stored gets the 422 or 413 for those.

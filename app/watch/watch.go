@@ -40,7 +40,8 @@ type ChangeFeed interface {
 
 // Config wires a Watcher. Store and Clock are required.
 type Config struct {
-	Store ports.Store
+	// Store is read for changes only.
+	Store ChangeFeed
 	Clock ports.Clock
 	// Interval is the time between change reads; 0 means DefaultInterval.
 	Interval time.Duration
