@@ -83,6 +83,27 @@ func TestCanonicalPayloadRefusesRepeatedMembersNamingThePath(t *testing.T) {
 		if !errors.As(err, &fe) || fe.Field != tt.field || !strings.Contains(fe.Message, "more than once") {
 			t.Errorf("CanonicalPayload(%s) = %v, want a field error naming %s", tt.in, err, tt.field)
 		}
+		err = CheckMemberNames([]byte(tt.in))
+		if !errors.As(err, &fe) || fe.Field != tt.field {
+			t.Errorf("CheckMemberNames(%s) = %v, want a field error naming %s", tt.in, err, tt.field)
+		}
+	}
+	// Many members: the set takes over from pairwise comparison.
+	var many strings.Builder
+	many.WriteString(`{`)
+	for i := range 40 {
+		many.WriteString(`"k` + strings.Repeat("x", i) + `":1,`)
+	}
+	many.WriteString(`"\u006bxxx":2}`)
+	err := CheckMemberNames([]byte(many.String()))
+	var fe *FieldError
+	if !errors.As(err, &fe) || fe.Field != "payload.kxxx" {
+		t.Errorf("CheckMemberNames on 41 members = %v, want a field error naming payload.kxxx", err)
+	}
+	for _, ok := range []string{`{"a":{"a":{"a":1}},"b":{"a":2}}`, `[{"a":1},{"a":1}]`, `{"":1,"a":[]}`, `"a"`, `[]`, `{}`} {
+		if err := CheckMemberNames([]byte(ok)); err != nil {
+			t.Errorf("CheckMemberNames(%s) = %v, want nil", ok, err)
+		}
 	}
 	// The same name in sibling or nested objects is no repetition.
 	if got := canonical(t, `{"a":{"a":{"a":1}},"b":{"a":2}}`); got != `{"a":{"a":{"a":1}},"b":{"a":2}}` {

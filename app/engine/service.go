@@ -92,9 +92,10 @@ func (s *Service) SubmitIntent(ctx context.Context, p ports.SubmitIntentParams) 
 	if err != nil {
 		return ports.SubmitIntentResult{}, err
 	}
-	// Computed here only to refuse repeated member names; the comparison
-	// recomputes it from the stored bytes.
-	if _, err := core.CanonicalPayload(payload); err != nil {
+	// A payload that repeats a member name has no single meaning to compare
+	// or forward. (The canonical form itself is computed only when a repeat
+	// is judged, from the stored bytes.)
+	if err := core.CheckMemberNames(payload); err != nil {
 		return ports.SubmitIntentResult{}, err
 	}
 	// Every store keeps times to the microsecond; notBefore is kept at that
