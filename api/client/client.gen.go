@@ -414,8 +414,8 @@ type SubmitIntentRequest struct {
 	// Example: 2026-02-02T09:00:00Z
 	NotBefore *time.Time `json:"notBefore,omitempty"`
 
-	// Payload Any JSON value, forwarded to the gateway as sent (without
-	// insignificant white space). At most 256 KiB by default.
+	// Payload Any JSON value, null included, forwarded to the gateway as sent
+	// (without insignificant white space). At most 256 KiB by default.
 	//
 	//
 	// Example: {"text":"Your order has shipped.","to":"+15551234567"}
