@@ -94,7 +94,7 @@ func New(cfg Config) (*Server, error) {
 		ErrorHandlerFunc: onError,
 	})
 	mux.Handle("/", notFound(mux, log))
-	return &Server{mux: mux, handler: requireAPIKey(newAPIKeys(cfg.APIKeys), log, mux)}, nil
+	return &Server{mux: mux, handler: joinPreferLines(requireAPIKey(newAPIKeys(cfg.APIKeys), log, mux))}, nil
 }
 
 // Mux returns the router, to mount operator endpoints on and to label

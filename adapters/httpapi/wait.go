@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -81,4 +82,18 @@ func (h *handlers) awaitFinal(ctx context.Context, in core.Intent, prefer *strin
 		return core.Intent{}, nil, err
 	}
 	return cur, applied, nil
+}
+
+// joinPreferLines folds several Prefer header lines into one, as RFC 9110
+// (section 5.3) allows for any list-valued field, so that a client sending
+// "Prefer: return=minimal" and "Prefer: wait=5" on separate lines is read
+// like one sending both on one line, instead of failing the header's
+// binding as a repeated parameter.
+func joinPreferLines(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if lines := r.Header.Values("Prefer"); len(lines) > 1 {
+			r.Header.Set("Prefer", strings.Join(lines, ", "))
+		}
+		next.ServeHTTP(w, r)
+	})
 }

@@ -174,3 +174,23 @@ func TestUnusablePreferIsIgnored(t *testing.T) {
 		}
 	}
 }
+
+func TestPreferOnSeveralHeaderLinesIsOneList(t *testing.T) {
+	g := &gate{} // a wait would block forever on the nil channels
+	svc, url := newWaitAPI(t, g, 0)
+	svc.finish()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url+"/v1/intents/i-1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Add("Prefer", "return=minimal")
+	req.Header.Add("Prefer", "wait=3")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK || res.Header.Get("Preference-Applied") != "wait=3" {
+		t.Errorf("two Prefer lines: %d, Preference-Applied %q; want 200 and wait=3", res.StatusCode, res.Header.Get("Preference-Applied"))
+	}
+}
