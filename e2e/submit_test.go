@@ -86,7 +86,7 @@ func TestIdempotencyConflictNamesFieldsAndExistingStatus(t *testing.T) {
 		target, payload string
 		fields          []client.ProblemConflictingFields
 	}{
-		{"sms.realtime", `{"b":2,"a":1}`, []client.ProblemConflictingFields{client.Payload}}, // key order matters
+		{"sms.realtime", `{"a":1,"b":2.0}`, []client.ProblemConflictingFields{client.Payload}}, // number spelling matters (key order does not)
 		{"sms.batch", `{"a":1,"b":2}`, []client.ProblemConflictingFields{client.SubmissionTarget}},
 		{"push.oneshot", `{"a":1.0,"b":2}`, []client.ProblemConflictingFields{client.SubmissionTarget, client.Payload}},
 	}
