@@ -26,6 +26,9 @@
 //     attempt number, attempt already closed) with core.ErrIntentNotRunnable.
 //   - CreateIntent under a taken intentId returns the stored intent,
 //     unjudged: the service decides whether it is a repeat.
+//   - An intent's NotBefore (zero when none) round-trips like every time,
+//     through every read and a restart; the store keeps no schedule of its
+//     own: the first attempt's due time is NextDueAt.
 //   - ListIntents answers one query shape (at most Limit intents strictly
 //     after Before, newest first); the service cuts the pages.
 //
