@@ -271,9 +271,14 @@ type Intent struct {
 	// Example: {"reason":"provider_failure","status":"rejected"}
 	FinalOutcome *Outcome `json:"finalOutcome,omitempty"`
 
-	// IntentId The client's idempotency key: 1 to 255 characters, no control
-	// characters, and neither "." nor ".." (URL paths resolve those as
-	// dot segments, so such an intent could never be read back).
+	// IntentId The client's idempotency key: 1 to 255 characters (Unicode code
+	// points) of UTF-8, without control, invisible-format or
+	// bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
+	// as U+0000, U+200B, U+202E, U+2028), and none of the ids ".", ".."
+	// and "/" (as a path segment they are resolved away or routed as an
+	// empty segment, so such an intent could never be read back). A "/"
+	// inside a longer id is fine: percent-encode it in paths. JSON-escaped
+	// lone surrogates (`\ud800`) are refused too.
 	//
 	//
 	// Example: order-1234-shipping-sms
@@ -295,9 +300,14 @@ type Intent struct {
 	SubmissionTarget string `json:"submissionTarget"`
 }
 
-// IntentID The client's idempotency key: 1 to 255 characters, no control
-// characters, and neither "." nor ".." (URL paths resolve those as
-// dot segments, so such an intent could never be read back).
+// IntentID The client's idempotency key: 1 to 255 characters (Unicode code
+// points) of UTF-8, without control, invisible-format or
+// bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
+// as U+0000, U+200B, U+202E, U+2028), and none of the ids ".", ".."
+// and "/" (as a path segment they are resolved away or routed as an
+// empty segment, so such an intent could never be read back). A "/"
+// inside a longer id is fine: percent-encode it in paths. JSON-escaped
+// lone surrogates (`\ud800`) are refused too.
 //
 // Example: order-1234-shipping-sms
 type IntentID = string
@@ -402,9 +412,14 @@ type ProblemConflictingFields string
 
 // SubmitIntentRequest Example: {"intentId":"order-1234-shipping-sms","payload":{"text":"Your order has shipped.","to":"+15551234567"},"submissionTarget":"sms.realtime"}
 type SubmitIntentRequest struct {
-	// IntentId The client's idempotency key: 1 to 255 characters, no control
-	// characters, and neither "." nor ".." (URL paths resolve those as
-	// dot segments, so such an intent could never be read back).
+	// IntentId The client's idempotency key: 1 to 255 characters (Unicode code
+	// points) of UTF-8, without control, invisible-format or
+	// bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
+	// as U+0000, U+200B, U+202E, U+2028), and none of the ids ".", ".."
+	// and "/" (as a path segment they are resolved away or routed as an
+	// empty segment, so such an intent could never be read back). A "/"
+	// inside a longer id is fine: percent-encode it in paths. JSON-escaped
+	// lone surrogates (`\ud800`) are refused too.
 	//
 	//
 	// Example: order-1234-shipping-sms
@@ -469,12 +484,26 @@ type NotFound = Problem
 // Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
 type PayloadTooLarge = Problem
 
+// RequestTimeout An RFC 9457 problem document. `type` is stable per kind of error;
+// the members after `instance` appear only for the errors that need
+// them.
+//
+// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+type RequestTimeout = Problem
+
 // StoreUnavailable An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
 // them.
 //
 // Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
 type StoreUnavailable = Problem
+
+// SubmitUnavailable An RFC 9457 problem document. `type` is stable per kind of error;
+// the members after `instance` appear only for the errors that need
+// them.
+//
+// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+type SubmitUnavailable = Problem
 
 // Unauthorized An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
@@ -941,7 +970,18 @@ type NotFoundApplicationProblemPlusJSONResponse Problem
 
 type PayloadTooLargeApplicationProblemPlusJSONResponse Problem
 
+type RequestTimeoutApplicationProblemPlusJSONResponse Problem
+
 type StoreUnavailableApplicationProblemPlusJSONResponse Problem
+
+type SubmitUnavailableResponseHeaders struct {
+	RetryAfter *int
+}
+type SubmitUnavailableApplicationProblemPlusJSONResponse struct {
+	Body Problem
+
+	Headers SubmitUnavailableResponseHeaders
+}
 
 type UnauthorizedApplicationProblemPlusJSONResponse Problem
 
@@ -1144,6 +1184,22 @@ func (response SubmitIntent401ApplicationProblemPlusJSONResponse) VisitSubmitInt
 	return err
 }
 
+type SubmitIntent408ApplicationProblemPlusJSONResponse struct {
+	RequestTimeoutApplicationProblemPlusJSONResponse
+}
+
+func (response SubmitIntent408ApplicationProblemPlusJSONResponse) VisitSubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(408)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SubmitIntent409ApplicationProblemPlusJSONResponse struct {
 	IdempotencyConflictApplicationProblemPlusJSONResponse
 }
@@ -1209,16 +1265,19 @@ func (response SubmitIntent422ApplicationProblemPlusJSONResponse) VisitSubmitInt
 }
 
 type SubmitIntent503ApplicationProblemPlusJSONResponse struct {
-	StoreUnavailableApplicationProblemPlusJSONResponse
+	SubmitUnavailableApplicationProblemPlusJSONResponse
 }
 
 func (response SubmitIntent503ApplicationProblemPlusJSONResponse) VisitSubmitIntentResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1649,98 +1708,105 @@ func (sh *strictHandler) GetTarget(w http.ResponseWriter, r *http.Request, submi
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"5Hx7b+M21vdXIbQLNMH6IjtJu+Ogf6TdTje7zXR2kr6Lt6PshJZomxOJVEkqiTvId39wDimasuTLTJJF",
-	"8TwFOrAV8Xbu53cO/SlKZVFKwYTR0eRTtGA0Ywo/vlVsxhQTKTsry5yzDB5mTKeKl4ZLEU2im3vKzbdv",
-	"bsj9ggliFoxopu6YIgspZKVYRii5sfNMCLx7Qw7eEK7xVfhOuEkEtdP3CJ0Zpgg3mqS0PDwldKqZMHZy",
-	"bggV+p7BpPfcLGRlcAYu5oNERL1IpwtWUNgje6BFmbNoEuH2RnHUi8yyhAfaKC7m0ePjYy8qqaIFM43T",
-	"to/47vX35JvxcUxKTw49IP7gB2/I/ULmcPBUikwfEqpvNTHS7ZZQnQgtpSDUnpoLA2fimsy4oHmPSOXO",
-	"/aaegxxQQwqpDQxIhCXpV5r0+wV96MPKPXIUE02mS5KxGa1yc4g0CRegGkimDRWZHiTiasHIVGbLmvia",
-	"FgzeqUkJzyzvB+Rns2AqPG+PUJERmogby8P7hdSM3NG8YjCfkIZQRwZRFVOmiJzVh+kRqhjhcyEVslgn",
-	"wpMUSHVKaC001CDvYQ2mQAQcDTX8RYqUWUZzYIvda9SLBC2AsY59u8SgoA8/MTE3i2gyisfHnXKhmC6l",
-	"0AzF4jxjRSkNE+nyeylmOU8NPE4lUhk+ovSmFMRlWCo5zVnxl48aZOdTsJk/KzaLJtGfhit1G9q/6uFb",
-	"O8qu3pS+K8/Q84ywB66NZRmhJOMz5I8hupoWXGsuxRVVc2Z6pKTLXNIMZEtI8x2bScUG0WMvuqD5TKqC",
-	"Ze/YbxXTn3MWT07QEEN5Hk0ikBplZ/LSZaXhjuY8I/+4/PkNyWRaFbAAsA4EMgWKD+9GQ3syDVwz1FQ6",
-	"mhzHcS8y3CDb/GbrNVZ6vDCm1JPhcM7NopoOUlkMV1QoqKBzpoIn/frRNJfTYUG5GGYy1UNa8kGR/amo",
-	"F+rXCz32nod3TaIgOeT0I0sNcuONNK9lJbInckHIWukXaGS49jKzkeZDqTKm+qPx0XFfL3hZcjHv66LJ",
-	"i+MVL87tAnCOGW75hVhht9cX0vTtOs/BiTeS6Cpd1FSSihhUFGTCW6srV1L+BA+fyIta84yUJIf5JuQo",
-	"hv/IdGmYJrBxmhowhaA8OS84OoPx1+PR8fFeKjI6WrHl7fpyL8UXd66+kbJvF3ouFakpdgBsgbAA/Qgo",
-	"ziFhDyljmfVYqRQzPsegAqmGzLs0UrFfBL2jPKfTnD2DPdMwJUmpAFmfgn2j6YJlp0Qxo5Ykpwb9zE4+",
-	"ncQBn3CfpAo2+kJ8wt33w4Wei08ZNXRK9S7SIFt+EbQyC6n47+ypxk0zkZEzNxsOm5DvGFVMkaSK46OU",
-	"lpzcsiV+Yfv5mNGKMY2dvhBPqnCN52DH2dtzOLLG0CrQC4jSQpecUqU4A+8jGIRkZsEKx59SyZRpDRLy",
-	"gzDcLJ/IptrhTEhRaRSOOoYdn5yQdEEVWD2ltzGIC4waXnOWZzqavP8UzeBjMDtEcLBrMNPRjoUerwOW",
-	"j8ehK7PBiZ38xfwYLtK3izwL0+2GwXv5zIWgq8eVMJFA+7UWDcI7lbgV8l443uuqLKUyLLtgGadXePwn",
-	"Mf97O7QPU5EkMuzBDMuccpFEdfDj1zwlqNHhEjj1Xp7vJFRcPyUp4BwE+fhiKuxX6+NqfVzmJcJE7bK3",
-	"dQoNoke/HKYmZ8awojTtlPVnEUoB5KIgF3Nq2D1dDsg5ioRiKYSAGZlidhC+QrhORErzHLg144LrBcvO",
-	"cJTPyHnOiI1cuCCznM8XZkDO/NuE2s0lAkJSKoisTCoLRg7CdVYJPcvzvg3BDzEhFoQpJVUiDoyiQgPl",
-	"yYzyvFKsRwwvmKxMrxZ9N8/hgJy5cZD3KsPFPBFJZMVvWnBjWDZJIlJQdYubcpskZkENuachUSpDBIOk",
-	"FM6biIPc4iILXuKLuUTb4ykH1PIaSNOUlSjKJGM0y7lgZEGzRJRUa5Yd2jQ2UKQVjaNJNI7HX/fjcT8e",
-	"X43GkziexPEg/us3v0Kui8l1NBn1IkdPGK0YRd2MSiXveMbUB0epQHUixSDrcP4HiLNttdH4V3ivVLJk",
-	"ynCbCSNhm3l1i49/v7p6S07i8YR8RzPyo/1zG33pNU4czrjl8CAeFLacUcP6IANdE9ckCiYd9aKCC15U",
-	"BX52Q8C8zJmCMQEtt+nwz+61JgV37h6Iud/uEXv4reIKgqb39VHC1a79GJtFwl7A+ILPa9uBs4YVQGfw",
-	"FWQg9n3UFpcR1YEC+g9BS72Qhhh6y0QiavQNxN6rUY9oaeM9oticawj/WMaNdlqTLqiYg4UYJOIdBoeG",
-	"F1zM0YbYZZWgOWEPLK1gu6SUOU+XGMI4Q1hSZSBqwUmaCuME78rRD9PWgj6cecW7tOBTNDmKe1EhM4Yq",
-	"QHNHeLsYcMPpJ1B5zW/aiQfBKMNUwQXNnSBAiFLHLB9WCMXqScpLXuMe9lkdvFy3tKtxou1y+GPw6uOm",
-	"c6/LwlvF0HLPnI3yhsnRXYp8ObGmrCqqnBp+B26pElmPzJQsErHCFkGIFEPP1EM0igvwCOkitHwYnS1o",
-	"WTKxxj5kyVaFhCNZ07zHSQr68MEZch2eZhCuebJzSZSR7YS/gHceV9Kzw+Xbtx67JCs0GutCtm7R2lLX",
-	"gqjRtoMSWVegrUNjLhtYAcK1EwDVXxJpFkwlQvnRGBUYxcEho4OH0bVe5rm812uc/GLx70XcsAKP0j6v",
-	"fUCVosuWTWyRstfQHMdHz6IO6nWZ0B8eFrTShmXvnCtdp/C/UbodKVSVMyAuC8l76gwf9cGNc8IohgLk",
-	"7r23Nh8sroEZZyi+H1xCHfUiKdgHsMIfQLJyBp77OqD8pmEtav7YtCvt0HO13YLnSys5aJ5LxYz1CN51",
-	"ODg+PJK1vWWlF8392eet7Zz7HCOw5tTr+vs/aiy0c18ng9HJKNzXuLEvv7a1kPusfTKIX8W/YhqbBi7+",
-	"f4PrQ++xjejxMcZMwYobieihgUm0G9Jejdx96JaLpoFL8uZrmweoE7SWUWtydNsUPrhrUm1n0OkIuFfI",
-	"zNrWb9uW1o3lY5tRe0bRK9ZtH2KNxvnfML6vy1nd1mzF1K/0qvTVqiQLWrAMYbFGlBDSMn5labk/HWsh",
-	"2+cwl/bdJwYHa84xQMk6/KTbXihHgRz2VuLd5SE9CzqpnubchoV8VS0lt2w5ISNi5Bow1yNC2iRE5okI",
-	"n0PsLxjH6nMSDZKICImf4OPBL+9+IiU1CwhStMzvIDyRmmFFOUPcZF4ApTE1wXIPXeU3ssoz56Etbp2R",
-	"KU1v11PxLSYkqByPT2w46SvJKJbIOOcVQaoGAxvmA10VUOo/7/+TJA9x3E+Sh9HrJHn45jV8fPX6+i9/",
-	"3uwr31Jbkwr8ZY2MgbsMfOf/XUfxeT6gZCIDEu/hAq57kWAP5vtKaamiScSW//h4/lHyi49nyzc8vr+A",
-	"//N/PVx8lPcXf5P3F98fP1x8vIjfXP1Kz/k9p5fnX58Xr5a//vj/lj9d/bC8+P1ffPavtmvxHN3Ts7gw",
-	"qsOxhNtt4QHWCErbqZNTDTn2fM0EPtMR97NV24zNpTena6cQRKp0wbRRmIKSjKVcYy66HoJblg/ID3dM",
-	"1d/ItDKJcDLg23CcHXDqu5KQIF7wUWPgMZsx72pYhy6vShtr2vykGse6IM3qBTZgzL6E8FsFJPGFhB6Z",
-	"LtErNoUh2FPrSH6Tob/aWfzZLhV1SSZIFFvSceEy9fUc2OosuZfqlswl0zU8O6UmXdjHWYU78/1PMCBM",
-	"ZgI7hqOa7N2WpAfBz3rmSE0gkTVSOiGUzGhqeoTd0bwCIwcccHVutOFf1WjGoIl9fXaK05QQtSHFvcK6",
-	"YRNI8HHTTKoA29FNIenYx5bYqKZ1l2atkdvr23ahcXN3ycpbj9R0HLZChMMCJRb5WIJJwBhRSFJ7Ml+6",
-	"SGnRmc2vJfFB8t48UPB+iz51fajL2r17/T15dXzyDXGlON9QNSA3MNENWDFt6DRnpGSK3HKRETmzlZBT",
-	"C9wVDLJS7ToNb+pS2w2hZcmoQsDMI2o40IFIgrEMpyhaIGzq+uG4mPuSbd3/Aidfqw2TZJNzTqKNrW31",
-	"dLAw17DUZUcqt6Wi/BmBwXH8KigSB5FsfdAXqxWv1ur7tVqK20HuLrFGE+qYZ+mI+K1lrKNhHRYfHMev",
-	"kPWHgyasF3DRxyMe8WmnFisurdKz694uaG8lIZ9aLueJwtKR4zal5/NytJV8hTttilpryTC77UiZVtzc",
-	"wY0tktuxZqODYpt8SDLjD+TgeDwmjV4FzMJcv0A/EGELAq72t2ecGoQ9HQIQuIX6uFYLW/i808uQ/ttV",
-	"dF3qwpH/BfUNQINK8Z0+rO5dwFP2trm0SyzBWQkNmnhb6eEOo1fryuQTtmtEk+j/y0oRHIBtpPg+y4DV",
-	"RkaT6C+jk5MTmOnk62+6cYsd8Nkzoz3gFY+Ojl5hEFfHerYKZVDMlTa+wO8qigXNGDmgJhFSpMyjQVyT",
-	"kmpzOCCvIc5Z1cbqUGytqp+I4I1KGG0trN8sAXvBKDrhulA2IGdbevqFNH13hIOjmGR02WzupwtGswH5",
-	"JyuNa+dIRMFTJW2T/amvld5juClWQIwhipUMwnGIzAuIatcxjyeBXoEcUbH8eYagxHoIs7Sdz/bCALZW",
-	"VHk+QFh9rVEXn/sQC16DFLzKXXOnURVr6cR1b+uCPVyNcJHmVcayHoQ59xS7PJqdMQSk3nZ71LciuNB8",
-	"LviMp9R2vRhGdElTdrji5/jka/JP/l3Ar1ak9GUa9tCfy747KzYAvaP3Fy4xCv7a17e87Es8PM37pcTq",
-	"jaXVBnyxK/Kvi/gC/rUXPLz4z+UdUyK8v9L0UGsY0Hao7CkYZhCXtAyjfekn3rKH1nNZuKwJimHZymNf",
-	"NuULgC8fxndaOxg8kIK5N/YDviphKQ054Acjb5mIrkENNoF1Ht072bzNteRjg2Guhz0nQNduY/C03hPI",
-	"CusbWwu/9cRtzoOMs7RS3CwvYVa7kSm2CJ9VIHRd/XG2G5b4Ttr67hoHv0A1cbU5G2Qe9Pu05H148XBA",
-	"fhb5MhFMzKRKsVTORFc3bnArDdmGG2qmELYdkIuZbG/y0rPxwkYf2I+jw5YeF3xa72Mx+PoMGsO4TPE7",
-	"phPBaLogUjAweNxocnlxiW2klV5441cJw3PnDevUquc7BohUifCwF6lE5i7qdbUV+b1gqKIDHF6i9zxY",
-	"ead82QPaWfQD3q31/xAPoBjNND534B22HJ3Wfl33EmE7Ftx5nVvWZMpyKeZw3hYdB4lIxA82xQWO3Wzq",
-	"dr3xibYmB3USfuhso828E7El9R6Qf4NobGjW7hGGqOTN8G50kwhQIuqgF5R6TW62db37jveb0/ruXm4W",
-	"hIkMHYBOhAVDM2nlMOcpExrtob8xJ0vFmaFqCYZJ5V8eGAcBeofcnr09j3rRHVPaSvZoEA9i7LsrmaAl",
-	"jybR0SAeHKF9NwtU36E9z+9YyLBOy1MII9u/u7+vXdcbx/FaL/OqGbl5IS/Ir26774d2XFWxTfPYUV0O",
-	"GqbH1l90VRRAz0n0E79jAt7t2y4aNxLjPo19kuj36RwNsD1tdA0zDkHol+HJ15FOU4EzHsexR2xsdyrq",
-	"ADyayTyX9uJkzm8ZVsRWz7Shy0RwYbs1lTQuQA0bkWGWRVVQoU9R/Www6G+yJcKrO0pXkzfv7AGegTXg",
-	"8r51h1vIPGPqA8++1UU/HsGZNfvASpkuvj2qvz2UoDofqPm2VS4aYVS7F5/rfL9ml/OL2qoa0giUyFom",
-	"JXO2XRaAHhyFwV3Sxa5pu8RX9QQbhCHAGHYJBBj4ks7Rt9WuAaNNa13rTAQTph4R7J5pY/OkQSLeUm2d",
-	"IMzwlSarOhKExan9ZKQtncJ78AK+fGqdRiLohvISOAQ7nmsiS/pbxVBSQQ61uygKqc8d2uaWNEFEd+5h",
-	"lvDS9vu2Y8+X/ugrWrsyUH11GEsfq5vDvi6+Xyd/ExtqpzCNPfh+WZtqcO0vHm7YS0fZvkMtnhZvf+q8",
-	"hDdnRPPf2aad4ZW7xnZcshNNTuKw0TLG/dhOy5N4R6tn92YC2XNhWqnYHZeV9vXKri1aIdtAsmcra4bE",
-	"jo//uova1zutYOsmzN73xoMGgc77QmvGAG//HMejTdP6fQ5/Wbuwdjwe7zOofafssRedxEe7x7aucaI5",
-	"DZypNvUp1ixXYDd9SRlbdHWHpcRlGj/D4DBk3/OO7eYdUa2NRiuhbTmliS65XyfAG6zUrHCgwwF5h+AL",
-	"h1DUFR3B87r7/P4nG7AYufkWP/bF1JNixFvV2fg6oo9TjuP41ME++CfTgsoTvBEIkT45jl812nZqBHNA",
-	"3N3iOnAtSgqehAt0/1RIwVOaY2RADur6ksYrUj30RVYHCNMpLbmYY99PAKGcJsL2Smr8HQoFdlIcYqxy",
-	"y5YOJ4Gj1xPUVwvcBk9hH/669YLWSBccym4HnTRsGK8/YrrozjweD8gZUBKhMUgsMZxid0wQbkWgdY0O",
-	"IRsOfM7ZzMF4HjaRNhuqt1PfW6Z2RB8jL5ahhbW3l09tyY2KQB5s7627BQaimtmtAaOPx2NY5Hh05II+",
-	"qVmXtwzh4ba77NLC1StD9yMa1mhhyPOdzJZ72Ks/Ivq8nw3tgtMfm+CDA9Je2Ixv//UPQnNMC6zCs3Xb",
-	"YbZZDCBi58/69IPf9enaoBs0bP8QEO51bF3Jf48G99RdPLGC8RJnOrZ83e6tWj+i8sV+NX61e1DXL9DA",
-	"2NEefnX9ty1w3Mk+G+24I/wHCASstgaAUgAlIYJUo0fdcUEzoRp+ql9/3Agz/Mieaks7I1x/j2qtYbZH",
-	"SqZSJkyfiVRm1t3arMwsfNwLX1Zhb4CYN21WdyC8dzX5vxC6btf3l9PxL1LV492D/O/5PJO4v8MiomhG",
-	"q4ioOvxzq5gHWHynbENUfeXeeUFWB3WZDeyug2zdC/GKdRf/pelLO5OwwOvWu7EBXX3lYY2uw0/rO9xq",
-	"RoIaVsOMdGh0Bwqwj2bvuCvwkuq8KuNs5/ATUtDP079uNfoCljdhvWZd6f01/sYIlvK74CiMaTNW5nJZ",
-	"4BVBe/EWYRObVVGSS0iiPOBINbkp6C2DXPMmEViF0v4GtAXpP9ma0uNkOPy0kNo8Rr3ojioOBsT+hqNP",
-	"fh1CE43G3wziQTwYTf4ax3HUxSIYhHEj/tZCWA7LIeJEfJEc9Pv22+HAh9isuRTWtVZNku4rFhaQntee",
-	"zJ0VL4Mpa137gc/tgtdg3fnpDW7WGxZC65pUSoVD5YiRwUQ1y9sTeSR/tSn4BlkYxtpTmgPrlH3B6r1U",
-	"4SYdoPt4/fg/AQAA//8=",
+	"5Hx9c9s2tvdXwXB3JvaUkmjZbhN5+oebTbvZrdNs4jw7T0JvDJGQiJgEWAC0rWb83e+cA5AERVpSEruz",
+	"c29nGlsy8Xbez+8c8HOQyKKUggmjg9nnIGM0ZQp/fa3YgikmEnZaljlnKXyZMp0oXhouRTALLm8oNz++",
+	"uiQ3GRPEZIxopq6ZIpkUslIsJZRc2nlmBJ69JHuvCNf4KHwm3MSC2ulDQheGKcKNJgkt908InWsmjJ2c",
+	"G0KFvmEw6Q03mawMzsDFchyLIAx0krGCwh7ZLS3KnAWzALd3EAVhYFYlfKGN4mIZ3N3dhUFJFS2Y6Zy2",
+	"f8Q3Pz8nP0yPIlI25NBj0hx87xW5yWQOB0+kSPU+ofpKEyPdbgnVsdBSCkLtqbkwcCauyYILmodEKnfu",
+	"V/UcZI8aUkhtYEAsLEmfaDIaFfR2BCuH5DAimsxXJGULWuVmH2niL0A1kEwbKlI9jsV5xshcpqua+JoW",
+	"DJ6pSQnfWd6PyW8mY8o/b0ioSAmNxaXl4U0mNSPXNK8YzCekIdSRQVTFnCkiF/VhQkIVI3wppEIW61g0",
+	"JAVSnRBaCw01yHtYgykQAUdDDX+RImGW0RzYYvcahIGgBTDWsW+bGBT09lcmliYLZgfR9GhQLhTTpRSa",
+	"oVi8TFlRSsNEsnouxSLniYGvE4lUhl9RehMK4jIplZznrPjukwbZ+ext5q+KLYJZ8JdJq24T+1c9eW1H",
+	"2dW70nfeMPRlStgt18ayjFCS8gXyxxBdzQuuNZfinKolMyEp6SqXNAXZEtL8xBZSsXFwFwZnNF9IVbD0",
+	"Dfu9YvpLztKQEzTEUJ4HswCkRtmZGumy0nBNc56Sf7z97RVJZVIVsACwDgQyAYpPrg8m9mQauGaoqXQw",
+	"O4qiMDDcINuazdZrtHqcGVPq2WSy5Car5uNEFpOWCgUVdMmU982o/mqey/mkoFxMUpnoCS35uEj/UtQL",
+	"jeqF7sKH4V2XKEgOOf/EEoPceCXNz7IS6TdyQcha6TM0Mlw3MnMvzSdSpUyNDqaHRyOd8bLkYjnSRZcX",
+	"Ry0vXtoF4BwL3PIjscJubySkGdl1HoITryTRVZLVVJKKGFQUZMJrqyvnUv4KX34jL2rNM1KSHOabkcMI",
+	"/iPzlWGawMZpYsAUgvLkvODoDKbfTw+OjnZSkYPDli2v15d7LL64c42MlCO70EOpSE2xPWALhAXoR0Bx",
+	"9gm7TRhLrcdKpFjwJQYVSDVknjNj57xgsnpwa5by1GquUvyaoeHlfpjzRBPFgPpu+Z0M3NOWe2733vhH",
+	"4Z0706he5kGN2xfSaEzOIaZJpBAsgblA+JNcapaeEMU0Eynx+AAe/y4M3hqp2DtBrynP6TxnD8BoDVOS",
+	"hArY/BwWpElmN2HUiuTUYDixlaHHkaeOuE9SeRt9JJbi7kf+Qg/F1JQaOqd6G2lQ+97Cds0D88XGglyT",
+	"TOYpF0uIUgsqVr5qcqZdgFvQVb0vnUll8tWXM82uOK/06tHYhUuMcInHZxTZ64nHPuYZLX1jQXNQyxVS",
+	"WW+mMWhoa3yNjMWed6D9mv42i4E13sDn0Sl+toH6E13nAzaG99JM7+F+9vXWZURG2nRxjqGsXRAyv07A",
+	"71gH7F4yBXS7C4N3glYmk4r/wb41zkLjdOpmw2Ez8hOjiikSV1F0mNCSkyu2wg9sN29w0MphZ6ePJIiV",
+	"v8ZDSOLp65dwZI1ZnicltGvHSQL+gUEgLBhkhyZjBdqQd6JUMmFag5i+EIab1TeyqY59Z7AfQ7moE+9r",
+	"rvk8Z6AJ8Bclc5JkVEE4psi776bR9MUmpnGBSc3PnOWpDmYfPgcL+NVbERJMOAlEkcFXLH534YnGdOpH",
+	"3zafsgs+WuiNi4zsIg8iHHbDcOYGbCGYneBKrU1aS2DhmUpcCXkjnIzoqiylMiw9Yymn53j8bxKS53bo",
+	"CKYicWDYrZmUOeUiDup8rVnzhKDm+0vg1DsF68e+gjdTkgLOQZCPj6bqzWojXG2EyzxGZqsd4LROIWQw",
+	"1/bvFraIRU35FyKR6N8lwk0mo4LwlKEFIHteKJCyRKbOdOxjQNicAR3IqTGsKE3fefwmfNECHwKzLqlh",
+	"N3Q1Ji9RzhRLIBVOa9fiPUK4jkVC8xxEYMEF1xlLT3FUg0zynDkXyQVZ5HyZmTE5bZ4m1G4uFpCaU0Fk",
+	"ZRJZMHvAep0W2GR5PrJQxD4Cg4IwpaSKxZ5RVGhgJ1lQnleKhXVIHdb65ObZH5NTN45oQ5XhYhmLOLAy",
+	"DRGbYeksDkhB1RVuym0SeGDIDfWJUhkiGHABzhuLvdw67oyX+GAutfEpB9Rq1JomCStRP0jKaJpzwUhG",
+	"01iUVGuW7ttQwNPOlsbBLJhG0+9H0XQUTc8PprMomkXROHr6w/sgDCzIGMwOwsDRE0YrRlHhg1LJa54y",
+	"9dFRytPHQLFPDNJv1AMgzqbVDqbv4blSyZIpwy0iiITt4os9Pv79/Pw1OY6mM/ITTckv9s99FDrsnNif",
+	"ccPhQTwobDmlhmFONzRxTSJv0oMwKLjgRVXg7+vRUoeWmwzDb+6xLgW37h6IudvuEYP9veIKIrYP9VH8",
+	"1S6aMRZNg72AXQF32rcDpx0rgB7mibZemCYGtcUhQ3WUgtZH0FJn0hBDr5iIRV2FALFv1CgkWtqEiCi2",
+	"5BriYJZyo53WJBkVS7AQ41hgoAtKC0aPo+LBskrQnLBbllSYDpcy58kK4ydnXUuqDIRMOElXYZzgnTv6",
+	"IXxX0NvTRvFc/BzMDqMwKGTKUAVo7ghvFwNuOP0EKq85Yzvx2BtlmCq4oLkTBIiF6uDoY4vUtt8kvOQ1",
+	"/mu/q6Oki552dU60WQ5/8R69u+/c67LwGjEGQxbORjWGydFdinw1s6asKqqcGn4Nvq4SaUgWShaxaGss",
+	"IESKobsLa+DjJuNJ5lu+otKGZLQsmVhjH7Jko0LCkaxp3uEkBb396Ay59k8z9tc83rokyshmwp/BM3et",
+	"9GyJI+xTd0OS5RuNdSFbt2h9qeuV6tC2gxJZV6CtQ6shpbYwVjsBUP2VjT9ioZrRGBUYxcEho4OH0bVe",
+	"5rm80Wuc/GrxDwNuWKG95NU7r/2CKkVXPZvYI2XY0RzHx4ZFA9QbMqEvbjNaacPSN86VrlP43yjdjhSq",
+	"yhkQl/nkPXGGjzbBjXPCKIYC5O5DY20+WnwX011ffD86ICMIAynYR7DCH0Gycgae+8Kj/H3DetT8pWtX",
+	"+vFsu92C5ysrOWieS8WM9QiN63BlSf9I1vaWlc66+7Pf97bzsklcPGtOG13/8N8aC23d1/H44PjA39e0",
+	"s69mbWshd1n7eBw9i95jbpx4Lv5/g+tD77GJ6NERxkzeivcSscEgZsH20l47cvuhey6aei6pMV+bPECd",
+	"oPWMWpejm6Zogrsu1bYGnY6AO4XMrG/9Nm1p3Vje9Rm1YxTdsm7zEGs0Xv4N4/u6rD9szVqmPtFtC0Cv",
+	"o0bQgqWYWHeiBJ+W0TNLy93pWAvZLod5a5/9xuBgzTl6cNyAn3Tb8+XIk8OwFe8hD9mwYJDqSc5tWMjb",
+	"rhFyxVYzckCMJNPj4xbz02TvneCJTBmBf2JRSi6M3odI/935z6OnYdOb4/DCsEURR5YTRKpYzHnKlY1c",
+	"aD48PzVsKTGxeZ6E5PkiJO9zzDDelyFWxmNBNXn3XRRFUYhgZPRT6EBJ9/Ppvm0C8vBbwlNN4mAcByH8",
+	"GMdBLOCROJjEAdmjmlBSUpMRzZYFSJ3J2ApxYsW0zK9ZSih4XKmIkpWBj+BaYwHkX9WjMMPC6j1t0zRZ",
+	"5akLNGzZIyVzmlztj8mpXT4WXGieMkJJLsWSKcJT13PFZqRkKmHCjJhA+nDw9LhVPcYejRHTCS1ZGotc",
+	"IoaklAR/o8neZRxX6dMoutx3J1lUGosici0m3GCFvSak6bGNyJumJNRslH0XWIBijuGfic2WQDwVCNx/",
+	"PvwnjsvPz5M7/LHAH+9z+6O8u/jur/cHHq+pbXTwgo8au4TYwwtE/u963S9zqCUTKZB4B396EQaC3Zrn",
+	"ldJSBbOArf7x6eUnyc8+na5e8ejmDP7P/3V79knenP1N3pw9P7o9+3QWvTp/T1/yG07fvvz+ZfFs9f6X",
+	"/7f69fzF6uyPf/HFv/p+uuHojm7axaQDXtrfbg9csR5F2pp/TrUhJV2u+ZMHOuJuhn+T5X7b+Ka1Uwgi",
+	"VZIxbRTm8yRlCdeY2K/nM5blY/Limqn6E5lXJhZOBpreTmcRnCK3EuIFX00I7oUf3QSiHTagy21Bak2b",
+	"N1amEJKYM1J3mXb9Ul+QFvUC91QBmiLP7xWQpCn1hGS+whCjKwzennpHajbpO/8t+90mFXXRzMu6e9Jx",
+	"5mCPdUDB6iy5keqKLCXTNdY9pybJ7NdphTtrmmphgJ8ZenYMR3XZuwnx8CLJ9TScGk8ia9h5RihZ0MSE",
+	"hF3TvAIjBxxwzVNow5/U0NC4CyR+cb7YlRB1D15wjhXgLirTBKELqTygTHeFZGAfGwLNmtZDmrVG7kbf",
+	"NguNm3tIVl43sNfAYSuEiyzqpJs+BRtwC0lqT9bUgRJaDEIja4iIh4R0D+Q936NPXcEbsnZvfn5Onh0d",
+	"/0BcsbTp0h2TS5joEut2hs5zBuESueIihbgPqx8nFgUtGKT42jV+XNbF0EtCy5JRhehjA0/iQIfICQax",
+	"FbYArCPaiWuy5mLZFNrrpko4+VqVn8T3Oec4uLdfup4OFuYalno7kBdv6AP4gsDgKHrmlfG9tKA+6KNV",
+	"89u1Rs1aPcUdIPeQWKMJdcyzdEQw3DLW0bAOzveOomfI+v1xFyP1uNjEIw181s/TWi61ue5FuA0nbSXk",
+	"c8/lfKOwDAAGXen5soS3lS9/p11R6y3pQwUD+WfLzS3c2CC5A2t2+l42yYckC35L9o6mU9LpJsHU0XV0",
+	"jDwRtohqu78d41Qv7BkQAM8t1Me1Wtgrdji99Om/WUXXpc4f+Seor4fAVIpv9WF1dwmeMtzk0mwjp5VQ",
+	"72ZILz3cYvRqXZl9xoaaYBb8f1kpggPwbgI+z1JgtZHBLPju4Pj4GGY6/v6HYRBoCxb5wNAZeMXDw8Nn",
+	"GMTVsZ4t6RkUc6VN0y3hyrMFTRnZoyYWUiSsgda4JiXVZn9MfoY4py001qHYWotELLwnKmG0tbDNZgnY",
+	"C0bRCddVxzE53XBRTEgzckfYO4xISlfdG2M0YzQdk3+y0rjemFgUPFHSdmqeNIXnGww3RYtqGaJYySAc",
+	"h8i8gKh2Hf34JgTRkyMqVr8tEJRYD2FW9jqNvYWGfSpVno+xRrF2+wO/b0IseAxS8Cp3LctGVaynExfh",
+	"xgVDXI1wkeRVytIQwpwbii0z3TYjQnXdOlPDeVxovhR8wRNqW4gMI7qkCdtv+Tk9/p78k//k8asXKX2d",
+	"ht2OlnLkzvpJSzF+Q2/OXGLk/XWkr3g5kqVFFUeITTJlaXUPWDsU+dcdEQL+tbcGG/FfymumhH8psuuh",
+	"1jCgzaDZtwDCXlzSM4z2oV95zx5az2Xhsi4ohjXABvuyKZ8HfDVh/KC1g8FjKZh7YjfgqxKW0pADfjTy",
+	"iongAtTgPrCuQfeO79/mWvJxj2Guhz0kQNfvCWlovSOQ5ReLNlbR64n7nAcZZ0mluFm9hVntRubY7H1a",
+	"gdANNRs6XLzpia6bGDn4BaqJK3TaIHNvNKIlH8GD+2Pym8hXsWBiIVWCfQdMDPVVe1edkW24oW4KYRs2",
+	"uVjIgXb6ho1nNvrA5ibt90e54NN6H1vQqM+gMYxLFb9mOhaMJhmRgoHB40aTt2dvsdG30llj/CpheO68",
+	"YZ1ahU37BZYvGtiLVCJ1t7+HerSavWCoor1qgETvudd6p3wVAu0s+gHP1vq/jwdQjKYav3fgHfZvndR+",
+	"XYexsO0f7rzOLWsyZ7kUSzhvj47jWMTihU1xgWOX9/UjXzaJtiZ7dRK+72yjzbxjsSH1HpN/g2jc03Yf",
+	"Eoao5OXk+uAyFqBE1EEvKPWaXG66v9DcXbg8qS+E5yYjTKS2OBULC4amrtiR84QJjfawuYYtS8WZoWoF",
+	"hknlXx8YewH6gNyevn4ZhME1U9pK9sE4GkfYxFgyQUsezILDcTQ+RPtuMlTfiT3PH1jIsE6roRBGtn93",
+	"f1+7Az6NorVu87ZdvHvL28uvroZfOjBw/9Fef8Ce93LcMT22/qKrogB6zoJf+TUT8OzItiS5kRj3aWw6",
+	"Rb9Pl2iA7WmDC5hxgpd9/JOvI52mAmc8jaIGsbGtvqgD8NVC5rm0t/FzfsWwLtd+pw1dxYIL2/qqpHEB",
+	"qt8qDrNkVUGFPkH1c0XM+no03gq06o7S1eXNG3uAB2ANuLwf3eEymadMfeTpj7oYRQdwZs0+slIm2Y+H",
+	"9afbElTnIzU/9spFBxjV7sTnOt+v2eX8oraqhjQCJbKWScmcbZYFoAdHYXBvfsAWdLvEk3qCe4TBwxi2",
+	"CQQY+JIu0bfVrgGjTWtd60wEE6aQCHbDtLF50jgWr6m2ThBmeKJJW0eCsDixvxnpLohmDB/Ah0+s04gF",
+	"vae8BA7BjueayJL+XjGUVJBD7d4+AKnPNdrmnjRBRPeygVn8N4F86Dv2fNUcvaW1KwPV76PA0kf7Ooqm",
+	"yWC3uxZdbKifwnT20DQf21SD6+Y2+z17GeiBGFCLb4u3Pw/e7F4yovkf7L6d4T3uznZcshPMjiO/azXC",
+	"/di21eNoS9/s8GY82XNhWqnYNZeVbuqVQ1u0QnYPyR6srOkTOzp6uo3aF1utYO+u0s4vI/EaBAZvdK0Z",
+	"A7yfdRQd3Ddts8/Ju7Wrh0fT6S6D+rcD78LgODrcPrZ3aRzNqedMtalPsWa5PLvZlJSx31kPWEpcpvNu",
+	"H4chNxcIsHd/IKq10WgltC2ndNEl98obfC0CNS0OtD8mbxB84RCKuqIjeF73kpjmPUBYjLz/1TC2mcdN",
+	"ihFvVWfj64g+TjmNohMH++CfTA8qj7E3CCJ9chQ96/RA1QjmmLgXVtSBa1FS8CRcoPunQgqe0BwjA7JX",
+	"15c0XmIL0RdZHSDYoMPFMiRC+hDKSSxs4yneXb5RYCfFPsYqV2zlcBI4ej1BfU/DbfAE9tG8wyOjNdIF",
+	"h7LbQScNG8ZGKEwX3Zmn0zE5BUoiNAaJJYZT7JoJwq0I9C46ImTDgc85WzgYr4FNpM2G6u3UL8OgdsQI",
+	"Iy+WooW1r8Q4sSU3Kjx5sI3M7p4eiGpqtwaMPppOYZGjg0MX9EnNhrylDw/33eWQFraPTNybmazRwpDn",
+	"J5mudrBX/43o8242dAhOv+uCDw5Ie2QzvvmVUqR+BwAqPFu3HWaTxRh3L/G374obeS+LG9qgGzTpv10O",
+	"9zq1ruTPo8ENdbd4rGA8xpmOLF83e6vem7m+2q9GT7cPWntvDg57tn3Y0NvQYOzBDu54/T1LOO54l/MN",
+	"XP7+U+KH3ttNugGE/bsHRHkQFCJPNeo0HE90E7HJ5/rxu3vhiV/Yt9rgwci4ucy21rUcrvXJopu22ZzJ",
+	"mngZPrThsoe0d23dcAC9cxX6Twh5N9uJx7MNX6XiR9sHNS+Xe6B4+Q0WH0U3ykUk1uGmG8Xcw/AHZRui",
+	"8XP3zCOy2qvn3MPuOjjXoY9zrIcGX5v29DMQC9huvKDs0bWpWKzRdfJ5fYcbzYhX++qYkQGNHkAPdtHs",
+	"LRc2HlOd2/LPZg5/Q+r6Zfo3rEZfwfIuHNitR324wLfHYAvAEIyFsXDKylyuCrynaW8/I9xiszFKcgnJ",
+	"VwNUUk0uC3rFIEe9jAVWr3RzDd2C+59tLepuNpl8zqQ2d0EYXFPFwYDYFwo3SbNDdoKD6Q/jaByND2ZP",
+	"oygKhlgEgzDexBde+GW0HCJVxCXJ3mhkP+2Pm9CcdZfCeljbXOk+YkEC6XnRkHmwUmYw1a1rRvB7v1A2",
+	"Xnd++h432xgWQutaVkKFQ/OIkd5ENcv7EzUVgHZT8AmyN4zR5zQH1in7gNV7qfxNOiD47uLufwIAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
