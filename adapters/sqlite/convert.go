@@ -83,6 +83,7 @@ func attemptFromRow(r sqlitedb.SubmissionAttempt) core.Attempt {
 		StartedAt:  fromNanos(r.StartedAt),
 		FinishedAt: fromNullNanos(r.FinishedAt),
 		Error:      r.Error.String,
+		Sent:       r.Sent,
 	}
 	if r.OutcomeStatus.Valid {
 		a.Outcome = &core.Outcome{

@@ -6,7 +6,10 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/pressly/goose/v3"
+
 	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/db/migrations"
 )
 
 func TestMigrateUpDownUp(t *testing.T) {
@@ -33,8 +36,16 @@ func TestMigrateUpDownUp(t *testing.T) {
 	if err := db.Migrate(ctx, MigrateUp); err != nil {
 		t.Fatalf("second up: %v", err)
 	}
-	if err := db.Migrate(ctx, MigrateDown); err != nil {
-		t.Fatalf("down: %v", err)
+	// Down rolls back the latest migration: once per migration empties the
+	// database.
+	states, err := db.MigrationStatus(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range states {
+		if err := db.Migrate(ctx, MigrateDown); err != nil {
+			t.Fatalf("down: %v", err)
+		}
 	}
 	assertApplied(t, db, false)
 	if got := tables(t, db); len(got) != 0 {
@@ -108,4 +119,50 @@ func tables(t *testing.T, db *DB) []string {
 		t.Fatal(err)
 	}
 	return names
+}
+
+// TestMigrationCarriesSentOver migrates a database with attempts of every
+// kind to the version before the sent column, then up: an attempt closed
+// with the executor's old "not submitted" text becomes unsent, every other
+// attempt, open or closed, sent.
+func TestMigrationCarriesSentOver(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, Config{Path: filepath.Join(t.TempDir(), "m.db"), Logger: discardLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	p, err := goose.NewProvider(goose.DialectSQLite3, db.writeDB, migrations.SQLite(), goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	const notSubmitted = "not submitted: leadership was lost before the gateway call"
+	if _, err := db.writeDB.ExecContext(ctx, `
+INSERT INTO submission_intents (intent_id, submission_target, payload, contract, gateway_type, mode,
+    status, created_at, next_due_at, attempt_count, last_modified_at)
+VALUES ('i', 't', x'7b7d', '{}', 'sms', 'realtime', 'pending', 1, 1, 4, 1);
+INSERT INTO submission_attempts (intent_id, attempt_number, holder_id, lease_epoch, started_at, finished_at, error, outcome_status)
+VALUES ('i', 1, 'h', 1, 1, 2, ?, NULL),
+       ('i', 2, 'h', 1, 3, 4, 'timeout', NULL),
+       ('i', 3, 'h', 1, 5, 6, NULL, 'accepted'),
+       ('i', 4, 'h', 1, 7, NULL, NULL, NULL);`, notSubmitted); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Migrate(ctx, MigrateUp); err != nil {
+		t.Fatal(err)
+	}
+	in, err := db.Store().GetIntent(ctx, "i")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sent []bool
+	for _, a := range in.Attempts {
+		sent = append(sent, a.Sent)
+	}
+	if want := []bool{false, true, true, true}; !slices.Equal(sent, want) {
+		t.Errorf("sent after the migration %v, want %v (not submitted, timeout, outcome, open)", sent, want)
+	}
 }

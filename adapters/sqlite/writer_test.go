@@ -426,7 +426,7 @@ func TestStoreUnavailableFromASingleWriteFailsTheBatch(t *testing.T) {
 	batch := batchOf(context.Background(),
 		&writeOp{kind: oneStatement, fn: insertIntent("a")},
 		&writeOp{kind: oneStatement, fn: func(context.Context, *writeTx) error {
-			return storeError("simulated", errors.New("disk I/O error"))
+			return mapError("simulated", errors.New("disk I/O error"))
 		}},
 		&writeOp{kind: oneStatement, fn: insertIntent("c")},
 	)
@@ -446,7 +446,7 @@ func TestStoreUnavailableFromASingleWriteFailsTheBatch(t *testing.T) {
 // TestFactsStateNoLookback pins that the single writer, which commits in
 // the order of the markers it stamps, needs no refresh look-back.
 func TestFactsStateNoLookback(t *testing.T) {
-	if lb := (&intentStore{}).Facts().ChangeLookback; lb != 0 {
+	if lb := (&store{}).Facts().ChangeLookback; lb != 0 {
 		t.Fatalf("SQLite store states ChangeLookback %v, want 0", lb)
 	}
 }

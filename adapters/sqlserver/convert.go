@@ -12,9 +12,12 @@ import (
 	"github.com/submissionmanager/submission-manager/ports"
 )
 
-// maxDatetime2 is the largest datetime2(7) value. A first listing page uses
-// it as its "before" position, so one query shape serves every page.
-var maxDatetime2 = time.Date(9999, 12, 31, 23, 59, 59, 999999900, time.UTC)
+// maxDatetime2 is the "before" position of a first listing page, so one
+// query shape serves every page: the last microsecond of datetime2's range.
+// SQL Server keeps 7 fractional digits and would take 23:59:59.9999999, but
+// Babelfish for PostgreSQL keeps 6 and refuses that value as out of range;
+// every instant SubmissionManager stores is far below either.
+var maxDatetime2 = time.Date(9999, 12, 31, 23, 59, 59, 999999000, time.UTC)
 
 // dbTime prepares a time parameter. go-mssqldb sends time.Time as
 // datetimeoffset, and converting a datetimeoffset to datetime2 keeps its
@@ -95,6 +98,7 @@ func attemptFromRow(r attemptRow) core.Attempt {
 		StartedAt:  r.StartedAt.UTC(),
 		FinishedAt: fromNullTime(r.FinishedAt),
 		Error:      r.Error.String,
+		Sent:       r.Sent,
 	}
 	if r.OutcomeStatus.Valid {
 		a.Outcome = &core.Outcome{

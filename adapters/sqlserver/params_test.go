@@ -122,7 +122,6 @@ func TestApplyDecisionParams(t *testing.T) {
 		{Status: core.StatusPending},
 		{Status: core.StatusAccepted},
 		{Status: core.StatusAccepted, FinalOutcome: rejected},
-		{Status: core.StatusRejected, FinalOutcome: &core.Outcome{Status: core.OutcomeRejected}},
 		{Status: core.StatusExhausted},
 		{Status: core.StatusExhausted, ExhaustedReason: "tired"},
 		{Status: "cancelled"},
@@ -138,19 +137,17 @@ func valid(s string) sql.NullString { return sql.NullString{String: s, Valid: tr
 func TestFinishAttemptParams(t *testing.T) {
 	at := time.Date(2026, 3, 14, 9, 27, 0, 0, time.UTC)
 	p, err := finishAttemptParams(ports.FinishAttemptParams{IntentID: "i", FinishedAt: at, Error: "timeout"}, 1)
-	if err != nil || p.Error != valid("timeout") || p.OutcomeStatus.Valid {
+	if err != nil || p.Error != valid("timeout") || p.OutcomeStatus.Valid || p.Sent {
 		t.Errorf("error attempt: %+v, %v", p, err)
 	}
 	o := &core.Outcome{Status: core.OutcomeRejected, Reason: "gateway_specific"}
-	p, err = finishAttemptParams(ports.FinishAttemptParams{IntentID: "i", FinishedAt: at, Outcome: o}, 1)
-	if err != nil || p.OutcomeStatus != valid("rejected") || p.OutcomeReason != valid("gateway_specific") || p.MessageID.Valid || p.Error.Valid {
+	p, err = finishAttemptParams(ports.FinishAttemptParams{IntentID: "i", FinishedAt: at, Outcome: o, Sent: true}, 1)
+	if err != nil || !p.Sent || p.OutcomeStatus != valid("rejected") || p.OutcomeReason != valid("gateway_specific") || p.MessageID.Valid || p.Error.Valid {
 		t.Errorf("outcome attempt: %+v, %v", p, err)
 	}
 	for name, bad := range map[string]ports.FinishAttemptParams{
-		"no finish time":      {IntentID: "i", Error: "x"},
-		"neither":             {IntentID: "i", FinishedAt: at},
-		"invalid outcome":     {IntentID: "i", FinishedAt: at, Outcome: &core.Outcome{Status: "maybe"}},
-		"rejected w/o reason": {IntentID: "i", FinishedAt: at, Outcome: &core.Outcome{Status: core.OutcomeRejected}},
+		"no finish time": {IntentID: "i", Error: "x"},
+		"neither":        {IntentID: "i", FinishedAt: at},
 	} {
 		if _, err := finishAttemptParams(bad, 1); err == nil {
 			t.Errorf("%s: accepted", name)

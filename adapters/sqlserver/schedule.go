@@ -25,7 +25,7 @@ func (s *store) ListPending(ctx context.Context, p ports.ListPendingParams) ([]p
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.db.q.ListPendingIntents(ctx, sqlserverdb.ListPendingIntentsParams{
+	rows, err := s.db.q.ListPending(ctx, sqlserverdb.ListPendingParams{
 		AfterIntentID: p.AfterIntentID, RowLimit: limit})
 	if err != nil {
 		return nil, mapError(err)
@@ -53,7 +53,7 @@ func (s *store) ListChanged(ctx context.Context, p ports.ListChangedParams) ([]p
 	}
 	var out []ports.ScheduleRow
 	err = s.db.inTx(ctx, sql.LevelRepeatableRead, func(q *sqlserverdb.Queries) error {
-		rows, err := q.ListChangedIntents(ctx, sqlserverdb.ListChangedIntentsParams{
+		rows, err := q.ListChanged(ctx, sqlserverdb.ListChangedParams{
 			AfterModifiedAt: dbTime(p.After.LastModifiedAt),
 			AfterIntentID:   p.After.IntentID,
 			RowLimit:        limit,
