@@ -4,7 +4,7 @@ BIN      := bin
 # Generated trees that `make verify` requires to be up to date.
 GENERATED := api adapters db
 
-.PHONY: all build run test test-short generate verify bench fuzz clean
+.PHONY: all build run test test-short generate verify bench bench-river fuzz clean
 
 all: build
 
@@ -41,6 +41,10 @@ verify: generate
 
 bench:
 	./scripts/bench.sh
+
+# River beside SubmissionManager on the same work (also part of `make bench`).
+bench-river:
+	./scripts/bench-river.sh
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRegistry -fuzztime 60s ./core/

@@ -41,7 +41,9 @@ const (
 )
 
 // Outcome is a well-formed gateway answer: accepted, or rejected with a
-// reason. MessageID is recorded when the gateway sent one.
+// reason. MessageID is recorded when the gateway sent one. A gateway's answer
+// becomes an Outcome only through NewOutcome, which holds the rule; every
+// later layer trusts it.
 type Outcome struct {
 	Status    OutcomeStatus `json:"status"`
 	Reason    string        `json:"reason,omitempty"`

@@ -1,9 +1,6 @@
 package core
 
-import (
-	"fmt"
-	"time"
-)
+import "time"
 
 // AttemptResult is what one attempt produced: a well-formed outcome, or an
 // error (transport failure, timeout, invalid answer). Exactly one is set.
@@ -22,27 +19,6 @@ type Decision struct {
 	NextDueAt time.Time
 }
 
-// ValidateOutcome checks a gateway answer against the gateway type's rules.
-// An invalid answer is an attempt error, never an outcome: a missing or
-// unknown status, or a rejection without reason. A rejection reason outside
-// the taxonomy is valid and recorded as said (it can never be terminal,
-// because terminalOutcomes must come from the taxonomy).
-func ValidateOutcome(o Outcome) error {
-	switch o.Status {
-	case OutcomeAccepted:
-		return nil
-	case OutcomeRejected:
-		if o.Reason == "" {
-			return fmt.Errorf("invalid gateway outcome: rejected without a reason")
-		}
-		return nil
-	case "":
-		return fmt.Errorf("invalid gateway outcome: missing status")
-	default:
-		return fmt.Errorf("invalid gateway outcome: unknown status %q", o.Status)
-	}
-}
-
 // Decide applies the contract's policy to an attempt that finished at
 // finishedAt. attemptCount includes this attempt; retryDelay is the delay the
 // retry policy proposes before the next attempt. It is a pure function: the
@@ -52,13 +28,9 @@ func ValidateOutcome(o Outcome) error {
 // acceptance came at or after the deadline, which exhausts it. A rejection
 // listed in terminalOutcomes rejects it. Everything else (other rejections,
 // invalid answers, transport errors) is non-terminal and retried while the
-// policy allows.
+// policy allows. An outcome is trusted as given: NewOutcome, where the answer
+// entered the core, already refused every malformed one.
 func Decide(c Contract, createdAt time.Time, attemptCount int, finishedAt time.Time, r AttemptResult, retryDelay time.Duration) Decision {
-	if r.Err == nil && r.Outcome != nil {
-		if err := ValidateOutcome(*r.Outcome); err != nil {
-			r = AttemptResult{Err: err}
-		}
-	}
 	if r.Err == nil && r.Outcome != nil {
 		o := *r.Outcome
 		switch {
