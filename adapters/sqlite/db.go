@@ -72,6 +72,10 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	return db, nil
 }
 
+// OwnsSchema reports true: the database file is this process's own, no
+// other deployment step migrates it, so serve migrates it at every start.
+func (db *DB) OwnsSchema() bool { return true }
+
 // Store returns the intent store on this database.
 func (db *DB) Store() ports.Store { return &store{db: db} }
 

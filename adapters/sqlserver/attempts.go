@@ -2,7 +2,6 @@ package sqlserver
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"math"
@@ -11,39 +10,6 @@ import (
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
 )
-
-// fencedIsolation is the isolation level of every execution-state write.
-//
-// The write first checks the fence (FenceHolds) and then changes the
-// intent and attempt rows. Under READ COMMITTED the shared lock taken by
-// the check is released as soon as the row is read, so a follower's
-// acquire could take the expired lease over between the check and the
-// commit, and a former leader's write would land after its successor's
-// epoch began. Under REPEATABLE READ the shared lock on the lease row is
-// held until commit: the acquire (an UPDATE of that row) waits for the
-// fenced write to finish, and a write that passed the check commits while
-// its lease is still the current one. SERIALIZABLE would add range locks
-// that nothing here needs: the lease row always exists once a fence does.
-const fencedIsolation = sql.LevelRepeatableRead
-
-// checkFence returns core.ErrFenced unless the fence's holder holds the
-// lease at the fence's epoch, unexpired in database time. Called first in a
-// fenced transaction, it also takes the lease-row lock described above, so
-// every fenced transaction locks the lease row before any intent row.
-func checkFence(ctx context.Context, q *sqlserverdb.Queries, f core.Fence) error {
-	if err := validateLeaseNames(f.LeaseName, f.HolderID); err != nil {
-		return err
-	}
-	held, err := q.FenceHolds(ctx, sqlserverdb.FenceHoldsParams{
-		LeaseName: f.LeaseName, HolderID: f.HolderID, LeaseEpoch: f.Epoch})
-	if err != nil {
-		return mapError(err)
-	}
-	if held == 0 {
-		return core.ErrFenced
-	}
-	return nil
-}
 
 // notRunnable explains why a conditional update of an intent matched no
 // row: core.ErrIntentNotFound when there is no such intent, otherwise
@@ -81,8 +47,8 @@ func (s *store) StartAttempt(ctx context.Context, p ports.StartAttemptParams) er
 	if p.StartedAt.IsZero() {
 		return errors.New("sqlserver: StartAttempt needs StartedAt")
 	}
-	return s.db.inTx(ctx, fencedIsolation, func(q *sqlserverdb.Queries) error {
-		if err := checkFence(ctx, q, p.Fence); err != nil {
+	return s.db.inTx(ctx, s.db.engine.fencedIsolation, func(q *sqlserverdb.Queries) error {
+		if err := s.db.engine.checkFence(ctx, q, p.Fence); err != nil {
 			return err
 		}
 		counted, err := q.StartAttempt(ctx, sqlserverdb.StartAttemptParams{
@@ -124,8 +90,8 @@ func (s *store) FinishAttempt(ctx context.Context, p ports.FinishAttemptParams) 
 	if err != nil {
 		return err
 	}
-	return s.db.inTx(ctx, fencedIsolation, func(q *sqlserverdb.Queries) error {
-		if err := checkFence(ctx, q, p.Fence); err != nil {
+	return s.db.inTx(ctx, s.db.engine.fencedIsolation, func(q *sqlserverdb.Queries) error {
+		if err := s.db.engine.checkFence(ctx, q, p.Fence); err != nil {
 			return err
 		}
 		applied, err := q.ApplyDecision(ctx, decision)

@@ -328,11 +328,13 @@ func TestHandWrittenSQLIsTSQL(t *testing.T) {
 		"getAppLockSQL":        {"DeclareVariableStatement", "ExecuteStatement", "SelectStatement"},
 		"releaseAppLockSQL":    {"ExecuteStatement"},
 		"shareLastModifiedSQL": {"UpdateStatement"},
+		"engineSQL":            {"SelectStatement"},
 	}
 	for name, sql := range map[string]string{
 		"getAppLockSQL":        getAppLockSQL,
 		"releaseAppLockSQL":    releaseAppLockSQL,
 		"shareLastModifiedSQL": shareLastModifiedSQL,
+		"engineSQL":            engineSQL,
 	} {
 		text, err := toDriverText(sql)
 		if err != nil {

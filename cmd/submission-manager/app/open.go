@@ -18,6 +18,10 @@ type database interface {
 	Store() ports.Store
 	Leases() ports.LeaseStore
 	Migrate(ctx context.Context, direction string) error
+	// OwnsSchema is the adapter's word on who migrates its schema: true
+	// when the database is this process's own (serve migrates it at every
+	// start), false when a deployment step does (serve --migrate).
+	OwnsSchema() bool
 	Close() error
 	// migrationLines renders `migrate status`, one migration a line.
 	migrationLines(ctx context.Context) ([]string, error)
