@@ -123,8 +123,8 @@ func tables(t *testing.T, db *DB) []string {
 
 // TestMigrationCarriesSentOver migrates a database with attempts of every
 // kind to the version before the sent column, then up: an attempt closed
-// with the executor's old "not submitted" text becomes unsent, every other
-// attempt, open or closed, sent.
+// with one of the executor's "not submitted" texts becomes unsent, every
+// other attempt, open or closed, sent.
 func TestMigrationCarriesSentOver(t *testing.T) {
 	ctx := context.Background()
 	db, err := Open(ctx, Config{Path: filepath.Join(t.TempDir(), "m.db"), Logger: discardLogger()})
@@ -139,16 +139,20 @@ func TestMigrationCarriesSentOver(t *testing.T) {
 	if _, err := p.UpTo(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	const notSubmitted = "not submitted: leadership was lost before the gateway call"
+	const (
+		notSubmitted   = "not submitted: leadership was lost before the gateway call"
+		deadlinePassed = "not submitted: the acceptance deadline had passed"
+	)
 	if _, err := db.writeDB.ExecContext(ctx, `
 INSERT INTO submission_intents (intent_id, submission_target, payload, contract, gateway_type, mode,
     status, created_at, next_due_at, attempt_count, last_modified_at)
-VALUES ('i', 't', x'7b7d', '{}', 'sms', 'realtime', 'pending', 1, 1, 4, 1);
+VALUES ('i', 't', x'7b7d', '{}', 'sms', 'realtime', 'pending', 1, 1, 5, 1);
 INSERT INTO submission_attempts (intent_id, attempt_number, holder_id, lease_epoch, started_at, finished_at, error, outcome_status)
 VALUES ('i', 1, 'h', 1, 1, 2, ?, NULL),
        ('i', 2, 'h', 1, 3, 4, 'timeout', NULL),
        ('i', 3, 'h', 1, 5, 6, NULL, 'accepted'),
-       ('i', 4, 'h', 1, 7, NULL, NULL, NULL);`, notSubmitted); err != nil {
+       ('i', 4, 'h', 1, 7, 8, ?, NULL),
+       ('i', 5, 'h', 1, 9, NULL, NULL, NULL);`, notSubmitted, deadlinePassed); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Migrate(ctx, MigrateUp); err != nil {
@@ -162,7 +166,7 @@ VALUES ('i', 1, 'h', 1, 1, 2, ?, NULL),
 	for _, a := range in.Attempts {
 		sent = append(sent, a.Sent)
 	}
-	if want := []bool{false, true, true, true}; !slices.Equal(sent, want) {
-		t.Errorf("sent after the migration %v, want %v (not submitted, timeout, outcome, open)", sent, want)
+	if want := []bool{false, true, true, false, true}; !slices.Equal(sent, want) {
+		t.Errorf("sent after the migration %v, want %v (not submitted, timeout, outcome, deadline passed, open)", sent, want)
 	}
 }
