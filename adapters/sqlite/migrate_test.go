@@ -2,8 +2,10 @@ package sqlite
 
 import (
 	"context"
+	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pressly/goose/v3"
@@ -85,15 +87,16 @@ func assertApplied(t *testing.T, db *DB, applied bool) {
 	if len(states) == 0 {
 		t.Fatal("no embedded migrations")
 	}
-	if states[0].Name != "00001_init.sql" || states[0].Version != 1 {
-		t.Fatalf("first migration %+v, want 00001_init.sql version 1", states[0])
+	if path.Base(states[0].Source.Path) != "00001_init.sql" || states[0].Source.Version != 1 {
+		t.Fatalf("first migration %+v, want 00001_init.sql version 1", states[0].Source)
 	}
 	for _, s := range states {
-		if s.Applied != applied {
-			t.Fatalf("migration %s applied=%v, want %v", s.Name, s.Applied, applied)
+		isApplied := s.State == goose.StateApplied
+		if isApplied != applied {
+			t.Fatalf("migration %s applied=%v, want %v", s.Source.Path, isApplied, applied)
 		}
-		if s.Applied == s.AppliedAt.IsZero() {
-			t.Fatalf("migration %s applied=%v with applied_at %v", s.Name, s.Applied, s.AppliedAt)
+		if isApplied == s.AppliedAt.IsZero() {
+			t.Fatalf("migration %s applied=%v with applied_at %v", s.Source.Path, isApplied, s.AppliedAt)
 		}
 	}
 }
@@ -101,24 +104,14 @@ func assertApplied(t *testing.T, db *DB, applied bool) {
 // tables lists the schema's tables, without SQLite's and goose's own.
 func tables(t *testing.T, db *DB) []string {
 	t.Helper()
-	rows, err := db.readDB.QueryContext(context.Background(),
-		`SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name != 'goose_db_version' ORDER BY name`)
+	var names string
+	err := db.readDB.QueryRowContext(context.Background(), `SELECT COALESCE(group_concat(name, ' '), '') FROM (
+    SELECT name FROM sqlite_schema
+    WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name != 'goose_db_version' ORDER BY name)`).Scan(&names)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rows.Close()
-	var names []string
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		names = append(names, n)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return names
+	return strings.Fields(names)
 }
 
 // TestMigrationCarriesSentOver migrates a database with attempts of every
