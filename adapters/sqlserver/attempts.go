@@ -112,8 +112,8 @@ func (s *store) FinishAttempt(ctx context.Context, p ports.FinishAttemptParams) 
 	})
 }
 
-// finishAttemptParams builds the attempt row's closing values: an outcome,
-// or an error text, never neither. The outcome was validated where the
+// finishAttemptParams builds the attempt row's closing values: an outcome
+// or an error text, exactly one. The outcome was validated where the
 // gateway's answer entered the core; the schema's CHECKs stay the last word.
 func finishAttemptParams(p ports.FinishAttemptParams, number int32) (sqlserverdb.FinishAttemptParams, error) {
 	if p.FinishedAt.IsZero() {
@@ -126,12 +126,13 @@ func finishAttemptParams(p ports.FinishAttemptParams, number int32) (sqlserverdb
 		IntentID:      p.IntentID,
 		AttemptNumber: number,
 	}
+	if (p.Outcome == nil) == (p.Error == "") {
+		return sqlserverdb.FinishAttemptParams{}, errors.New("sqlserver: FinishAttempt needs exactly one of an outcome and an error")
+	}
 	if p.Outcome != nil {
 		params.OutcomeStatus = nullString(string(p.Outcome.Status))
 		params.OutcomeReason = nullString(p.Outcome.Reason)
 		params.MessageID = nullString(p.Outcome.MessageID)
-	} else if p.Error == "" {
-		return sqlserverdb.FinishAttemptParams{}, errors.New("sqlserver: FinishAttempt needs an outcome or an error")
 	}
 	return params, nil
 }

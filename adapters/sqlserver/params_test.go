@@ -148,6 +148,7 @@ func TestFinishAttemptParams(t *testing.T) {
 	for name, bad := range map[string]ports.FinishAttemptParams{
 		"no finish time": {IntentID: "i", Error: "x"},
 		"neither":        {IntentID: "i", FinishedAt: at},
+		"both":           {IntentID: "i", FinishedAt: at, Error: "x", Outcome: o},
 	} {
 		if _, err := finishAttemptParams(bad, 1); err == nil {
 			t.Errorf("%s: accepted", name)

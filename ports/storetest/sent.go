@@ -56,3 +56,22 @@ func testCreateNeedsNextDue(t *testing.T, h Harness) {
 	_, err := h.Store.GetIntent(t.Context(), "intent-1")
 	wantErr(t, "GetIntent after a refused create", err, core.ErrIntentNotFound)
 }
+
+// testFinishNeedsOneResult pins that an attempt closes with exactly one of
+// an outcome and an error, and that a refused close writes nothing.
+func testFinishNeedsOneResult(t *testing.T, h Harness) {
+	f := leader(t, h)
+	mustCreate(t, h.Store, newIntent("intent-1", smsContract("alerts"), `{}`, base))
+	start(t, h.Store, f, "intent-1", 1, at(1))
+	before := mustGet(t, h.Store, "intent-1")
+	neither := retryAfter(f, "intent-1", 1, at(2), at(3))
+	neither.Error = ""
+	both := accept(f, "intent-1", 1, at(2))
+	both.Error = "gateway timeout"
+	for name, p := range map[string]ports.FinishAttemptParams{"neither": neither, "both": both} {
+		if err := h.Store.FinishAttempt(t.Context(), p); err == nil {
+			t.Errorf("FinishAttempt with %s an outcome and an error succeeded", name)
+		}
+	}
+	assertUnchanged(t, h.Store, before)
+}

@@ -81,6 +81,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"TerminalIsAppendOnly", testTerminalAppendOnly},
 		{"AttemptsInOrder", testAttemptsInOrder},
 		{"AttemptSentIsData", testAttemptSent},
+		{"FinishAttemptNeedsOneResult", testFinishNeedsOneResult},
 		{"FencedNoLease", testFencedNoLease},
 		{"FencedOtherHolder", testFencedOtherHolder},
 		{"FencedStaleEpoch", testFencedStaleEpoch},
