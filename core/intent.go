@@ -73,6 +73,22 @@ type Attempt struct {
 // Finished reports whether the attempt has been closed.
 func (a Attempt) Finished() bool { return !a.FinishedAt.IsZero() }
 
+// Tries counts how many of an intent's first n attempts were tries: every
+// attempt except those closed as never sent (Sent false). An attempt still
+// open counts, because its gateway call may have been made. attempts are the
+// intent's loaded attempts; a caller holding none of them (a cached intent)
+// gets n, and must know that none of the n was left unsent. Only data
+// decides: an attempt's Error text never does.
+func Tries(n int, attempts []Attempt) int {
+	tries := n
+	for _, a := range attempts {
+		if a.Number <= n && a.Finished() && !a.Sent {
+			tries--
+		}
+	}
+	return tries
+}
+
 // Intent is the client's unit of work together with everything
 // SubmissionManager decided about it.
 type Intent struct {
