@@ -12,6 +12,9 @@ import (
 // StartAttempt counts the attempt on its intent and records it as started,
 // in one transaction, only while the fence holds its lease.
 func (s *store) StartAttempt(ctx context.Context, p ports.StartAttemptParams) error {
+	if p.StartedAt.IsZero() {
+		return fmt.Errorf("sqlite: start attempt %d of %q: StartedAt is required", p.Number, p.IntentID)
+	}
 	return s.db.write(ctx, "start attempt", func(ctx context.Context, q *writeTx) error {
 		stamp, err := q.Stamp(ctx)
 		if err != nil {
