@@ -222,3 +222,15 @@ func TestRowConversion(t *testing.T) {
 		t.Error("an unreadable contract snapshot was accepted")
 	}
 }
+
+// TestFirstPageSentinelFitsBothEngines checks the "before" position of a
+// first listing page: Babelfish keeps 6 fractional digits of datetime2 and
+// refuses 23:59:59.9999999, so the sentinel is the last microsecond.
+func TestFirstPageSentinelFitsBothEngines(t *testing.T) {
+	if maxDatetime2.Nanosecond()%1000 != 0 || maxDatetime2.Year() != 9999 || maxDatetime2.Location() != time.UTC {
+		t.Errorf("sentinel %s: want datetime2's last microsecond in UTC", maxDatetime2.Format(time.RFC3339Nano))
+	}
+	if !maxDatetime2.Add(time.Microsecond).After(time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC)) {
+		t.Errorf("sentinel %s is not the last microsecond of 9999", maxDatetime2.Format(time.RFC3339Nano))
+	}
+}
