@@ -57,6 +57,9 @@ func (s *store) FinishAttempt(ctx context.Context, p ports.FinishAttemptParams) 
 	if (p.Outcome == nil) == (p.Error == "") {
 		return fmt.Errorf("sqlite: finish attempt %d of %q: exactly one of Outcome and Error must be set", p.Number, p.IntentID)
 	}
+	if p.Outcome != nil && !p.Sent {
+		return fmt.Errorf("sqlite: finish attempt %d of %q: an attempt that was not sent has no outcome", p.Number, p.IntentID)
+	}
 	if err := checkDecision(p.Decision); err != nil {
 		return fmt.Errorf("sqlite: finish attempt %d of %q: %w", p.Number, p.IntentID, err)
 	}

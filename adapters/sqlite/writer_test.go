@@ -259,7 +259,7 @@ func TestConcurrentMixedWrites(t *testing.T) {
 				if r%2 == 0 {
 					o := core.Outcome{Status: core.OutcomeAccepted}
 					if err := store.FinishAttempt(ctx, ports.FinishAttemptParams{
-						Fence: good, IntentID: id, Number: 1, FinishedAt: testTime, Outcome: &o,
+						Fence: good, IntentID: id, Number: 1, FinishedAt: testTime, Outcome: &o, Sent: true,
 						Decision: core.Decision{Status: core.StatusAccepted, FinalOutcome: &o},
 					}); err != nil {
 						t.Errorf("finish %s: %v", id, err)

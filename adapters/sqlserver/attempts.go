@@ -129,6 +129,9 @@ func finishAttemptParams(p ports.FinishAttemptParams, number int32) (sqlserverdb
 	if (p.Outcome == nil) == (p.Error == "") {
 		return sqlserverdb.FinishAttemptParams{}, errors.New("sqlserver: FinishAttempt needs exactly one of an outcome and an error")
 	}
+	if p.Outcome != nil && !p.Sent {
+		return sqlserverdb.FinishAttemptParams{}, errors.New("sqlserver: FinishAttempt: an attempt that was not sent has no outcome")
+	}
 	if p.Outcome != nil {
 		params.OutcomeStatus = nullString(string(p.Outcome.Status))
 		params.OutcomeReason = nullString(p.Outcome.Reason)

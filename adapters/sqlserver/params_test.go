@@ -149,6 +149,7 @@ func TestFinishAttemptParams(t *testing.T) {
 		"no finish time": {IntentID: "i", Error: "x"},
 		"neither":        {IntentID: "i", FinishedAt: at},
 		"both":           {IntentID: "i", FinishedAt: at, Error: "x", Outcome: o},
+		"outcome unsent": {IntentID: "i", FinishedAt: at, Outcome: o},
 	} {
 		if _, err := finishAttemptParams(bad, 1); err == nil {
 			t.Errorf("%s: accepted", name)

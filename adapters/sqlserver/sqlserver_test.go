@@ -77,7 +77,7 @@ func TestLongAndNonASCIIValues(t *testing.T) {
 	long := strings.Repeat("gateway said ☃ ", 2000)
 	o := core.Outcome{Status: core.OutcomeRejected, Reason: long, MessageID: long}
 	err := s.FinishAttempt(ctx, ports.FinishAttemptParams{
-		Fence: lease.Fence(), IntentID: id, Number: 1, FinishedAt: now, Outcome: &o,
+		Fence: lease.Fence(), IntentID: id, Number: 1, FinishedAt: now, Outcome: &o, Sent: true,
 		Decision: core.Decision{Status: core.StatusPending, NextDueAt: now.Add(time.Second)},
 	})
 	if err != nil {

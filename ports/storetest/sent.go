@@ -58,7 +58,8 @@ func testCreateNeedsNextDue(t *testing.T, h Harness) {
 }
 
 // testFinishNeedsOneResult pins that an attempt closes with exactly one of
-// an outcome and an error, and that a refused close writes nothing.
+// an outcome and an error, never with an outcome when it was not sent, and
+// that a refused close writes nothing.
 func testFinishNeedsOneResult(t *testing.T, h Harness) {
 	f := leader(t, h)
 	mustCreate(t, h.Store, newIntent("intent-1", smsContract("alerts"), `{}`, base))
@@ -68,9 +69,15 @@ func testFinishNeedsOneResult(t *testing.T, h Harness) {
 	neither.Error = ""
 	both := accept(f, "intent-1", 1, at(2))
 	both.Error = "gateway timeout"
-	for name, p := range map[string]ports.FinishAttemptParams{"neither": neither, "both": both} {
+	unsent := accept(f, "intent-1", 1, at(2))
+	unsent.Sent = false
+	for name, p := range map[string]ports.FinishAttemptParams{
+		"neither an outcome nor an error": neither,
+		"both an outcome and an error":    both,
+		"an outcome but not sent":         unsent,
+	} {
 		if err := h.Store.FinishAttempt(t.Context(), p); err == nil {
-			t.Errorf("FinishAttempt with %s an outcome and an error succeeded", name)
+			t.Errorf("FinishAttempt with %s succeeded", name)
 		}
 	}
 	assertUnchanged(t, h.Store, before)
