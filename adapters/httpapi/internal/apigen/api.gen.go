@@ -268,9 +268,14 @@ type Intent struct {
 	// Example: {"reason":"provider_failure","status":"rejected"}
 	FinalOutcome *Outcome `json:"finalOutcome,omitempty"`
 
-	// IntentId The client's idempotency key: 1 to 255 characters, no control
-	// characters, and neither "." nor ".." (URL paths resolve those as
-	// dot segments, so such an intent could never be read back).
+	// IntentId The client's idempotency key: 1 to 255 characters (Unicode code
+	// points) of UTF-8, without control, invisible-format or
+	// bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
+	// as U+0000, U+200B, U+202E, U+2028), and none of the ids ".", ".."
+	// and "/" (as a path segment they are resolved away or routed as an
+	// empty segment, so such an intent could never be read back). A "/"
+	// inside a longer id is fine: percent-encode it in paths. JSON-escaped
+	// lone surrogates (`\ud800`) are refused too.
 	//
 	//
 	// Example: order-1234-shipping-sms
@@ -287,9 +292,14 @@ type Intent struct {
 	SubmissionTarget string `json:"submissionTarget"`
 }
 
-// IntentID The client's idempotency key: 1 to 255 characters, no control
-// characters, and neither "." nor ".." (URL paths resolve those as
-// dot segments, so such an intent could never be read back).
+// IntentID The client's idempotency key: 1 to 255 characters (Unicode code
+// points) of UTF-8, without control, invisible-format or
+// bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
+// as U+0000, U+200B, U+202E, U+2028), and none of the ids ".", ".."
+// and "/" (as a path segment they are resolved away or routed as an
+// empty segment, so such an intent could never be read back). A "/"
+// inside a longer id is fine: percent-encode it in paths. JSON-escaped
+// lone surrogates (`\ud800`) are refused too.
 //
 // Example: order-1234-shipping-sms
 type IntentID = string
@@ -394,9 +404,14 @@ type ProblemConflictingFields string
 
 // SubmitIntentRequest Example: {"intentId":"order-1234-shipping-sms","payload":{"text":"Your order has shipped.","to":"+15551234567"},"submissionTarget":"sms.realtime"}
 type SubmitIntentRequest struct {
-	// IntentId The client's idempotency key: 1 to 255 characters, no control
-	// characters, and neither "." nor ".." (URL paths resolve those as
-	// dot segments, so such an intent could never be read back).
+	// IntentId The client's idempotency key: 1 to 255 characters (Unicode code
+	// points) of UTF-8, without control, invisible-format or
+	// bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
+	// as U+0000, U+200B, U+202E, U+2028), and none of the ids ".", ".."
+	// and "/" (as a path segment they are resolved away or routed as an
+	// empty segment, so such an intent could never be read back). A "/"
+	// inside a longer id is fine: percent-encode it in paths. JSON-escaped
+	// lone surrogates (`\ud800`) are refused too.
 	//
 	//
 	// Example: order-1234-shipping-sms
@@ -448,12 +463,26 @@ type NotFound = Problem
 // Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
 type PayloadTooLarge = Problem
 
+// RequestTimeout An RFC 9457 problem document. `type` is stable per kind of error;
+// the members after `instance` appear only for the errors that need
+// them.
+//
+// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+type RequestTimeout = Problem
+
 // StoreUnavailable An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
 // them.
 //
 // Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
 type StoreUnavailable = Problem
+
+// SubmitUnavailable An RFC 9457 problem document. `type` is stable per kind of error;
+// the members after `instance` appear only for the errors that need
+// them.
+//
+// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+type SubmitUnavailable = Problem
 
 // Unauthorized An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
@@ -847,7 +876,18 @@ type NotFoundApplicationProblemPlusJSONResponse Problem
 
 type PayloadTooLargeApplicationProblemPlusJSONResponse Problem
 
+type RequestTimeoutApplicationProblemPlusJSONResponse Problem
+
 type StoreUnavailableApplicationProblemPlusJSONResponse Problem
+
+type SubmitUnavailableResponseHeaders struct {
+	RetryAfter *int
+}
+type SubmitUnavailableApplicationProblemPlusJSONResponse struct {
+	Body Problem
+
+	Headers SubmitUnavailableResponseHeaders
+}
 
 type UnauthorizedApplicationProblemPlusJSONResponse Problem
 
@@ -1029,6 +1069,22 @@ func (response SubmitIntent401ApplicationProblemPlusJSONResponse) VisitSubmitInt
 	return err
 }
 
+type SubmitIntent408ApplicationProblemPlusJSONResponse struct {
+	RequestTimeoutApplicationProblemPlusJSONResponse
+}
+
+func (response SubmitIntent408ApplicationProblemPlusJSONResponse) VisitSubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(408)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SubmitIntent409ApplicationProblemPlusJSONResponse struct {
 	IdempotencyConflictApplicationProblemPlusJSONResponse
 }
@@ -1094,16 +1150,19 @@ func (response SubmitIntent422ApplicationProblemPlusJSONResponse) VisitSubmitInt
 }
 
 type SubmitIntent503ApplicationProblemPlusJSONResponse struct {
-	StoreUnavailableApplicationProblemPlusJSONResponse
+	SubmitUnavailableApplicationProblemPlusJSONResponse
 }
 
 func (response SubmitIntent503ApplicationProblemPlusJSONResponse) VisitSubmitIntentResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1520,88 +1579,96 @@ func (sh *strictHandler) GetTarget(w http.ResponseWriter, r *http.Request, submi
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"5Fx7c9s2tv8qGO7ONJmVZEqx240y/cPttl3vjdts7N6dm9AbQ+SRhJgEuABoW834u985ByAFitQjidPp",
-	"3NuZZiSKeJ3n7zzgD1GqilJJkNZE0w+RBlMqaYC+nGVQlMqCTFffKznPRWrxcaqkBUkfeVnmIuVWKHlU",
-	"ajXLofjLe6Mk/mbSJRQcP/1ZwzyaRn86Wq915H41R6/cqOjh4WEQZWBSLUqcLppGl0tggpY6yxjcC2MN",
-	"uxN2yTjLxHwOGqRlppoVwhih5CXXC7BMaVbyVa54NooeBtE5z+dKF5C9hv9UYD7mAHDPizIH/JiB5SKP",
-	"ppFdAtNuJjZT2YoJw6SyjLNbnouM/ePil59ZptKqwAUGkZDGcplCNI2ObsdH7jgmGkTGcluZaHocx4PI",
-	"CovrrDdbrxENIrsq8aeltaWZHh0thF1Ws1GqiqP10Qsu+QJ08GRYP5rlanZUcCGPMpWaI16KUZH9qagX",
-	"GtYLPQweh2FtohA51Ow9pJa48bOyP6pKZp/JBam8YLAlN8wuhWkEZSvNj5TOQA/Hk2fHQ7MUZSnkYmiK",
-	"Ni+O17w4cwvgOea05S/ECre9oVR26NZ5DE78rJip0mVNJaWZJe0gJrxy6nGp1Et8+Jm88MrGrFIsx/mm",
-	"7FmM/7HZyoJhuHGeWsgGDJUnF4WwKCCTryfj4+ODVGT8bM2WV5vLfSm++HMNrVJDt9BjqUhNsSfIliWw",
-	"u6XKneI8ZXCfAmSGnqdKzsWi0pA5qhHzLqzS8Kvkt1zkfJbDI9gzg1OylEuU9RnaN54uIXvBNFi9Yjm3",
-	"oA/h00kc8In2yapgo1+IT7T7YbjQY/Ep45bPuNlHGmLLr5JXdqm0+A0+17gZkBk79bPRsCn7DrgGzZIq",
-	"jp+lvBTsBlb0BQ7zMeM1Y1o7/UI8qcI1HoMdp6/O8MiGcd3SCy4zFrrklGstAL2PBKbm+Fvh+VNqlYIx",
-	"KCE/SCvs6jPZVDucKSsqQ8LBLSuUsWxycsLSJddo9bTZxSAhCTX8KCDPTDR9+yGa48dg9mgQFbhrNNPR",
-	"noUergKWTyahK3PgxE3+xfwYLTJ0izwK092GHaLTvAALmpGrp5UGzNvPDgQUhlXyRqo76XlvqrJU2kJ2",
-	"Dpngl3T8z2L+927oEKdiSWTh3h6VORcyiWrw06z5gpFGh0vQ1Ad5vpNQcZspWYHnYMTHL6bCzWpDWm1I",
-	"y3wJmGgQonDTodAoemiWo3jk1FooSus4Ec74iwylgFlFcrHgFu74asTOSCQ0pAgBMzaDOfqm4BUmTCJT",
-	"nufIrbmQwiwhO6VRfEbbu1uKHJhDLkKyeS4WSztip83bjLvNJRIhKZdMVTZVBbAn4TpcmjtAw3UHeT50",
-	"EPwpyjGXDLRWOpFPrObSIOXZnIu80jBgVhSgKjuoRd/P83TETv04ZizXVshFIpPIid+sENZCNk0iVnB9",
-	"Q5vym2R2yS274yFRKssk3IImdiTySQ48A41ImV7MFdmehnJIrUYDeZpCSaLMMuBZLiSwJc8SWXJjIHs6",
-	"SlDcA0Va0ziaRpN48vUwngzjyeV4Mo3jaRyP4r9+8yYaRLIqZqCj6XgQeXq6IJWTbkalVrciA/3OUypQ",
-	"nUgDRh3e/yBxdq02nrzB90qtStBWuPCXCNuyAFGHj3+/vHzFTuLJlH3HM/aT+3mtk8ZqIRc4dXjicMYd",
-	"h0fx4LjljFsYogz0TVyTKJh0PIgKIUVRFfTZD0HzsgCNYwJa7tLhX/xrbQru3T0S87DdPwwi9NxCI2h6",
-	"Wx8lXO2qGeOiSNwLGl/0eV07cNqyAuQMvsIIxL1P2uIjohookP+QvDRLZZnlNyATebcEiaqOYt+o0YAZ",
-	"5fAe07AQBuEfZMIarzXpkssFWohRIl8TOLSiEHJBNsQtqyXPGdxDWuF2Walyka4IwnhDWHJtEbXQJG2F",
-	"8YJ36elHYWvB708bxbuAVEkEEc/iQVSoDEgFeO4J7xZDbnj9RCpv+E038SgYZUEXQvLcCwJClBqzvFtn",
-	"KNZPUlGKOu/hntXg5aqjXa0T7ZbDn4JXH7ade1MWXmkgyz33NqoxTJ7uSuarqTNlVVHl3IpbdEuVzAZs",
-	"rlWRSNvkn1CINJBnGlAKSkj0COkytHyEzpa8LEFusI9YslMh8UjONB9wkoLfv/OG3ISnGYVrnuxdkmRk",
-	"N+HP8Z2HtfTscfnurYc+yQqNxqaQbVq0rtRtUuQ12XZUIucKjHNo4KMBr+Pk3pwTQNVfMWWXoBOpm9GE",
-	"CqwW6JDJwePoWi/zXN2ZDU5+svgPImGhoKN0z+secK35qmMTO6QctDTH87FhUQ/1+kzoD/dLXhkL2Wvv",
-	"Sjcp/C+Sbk8KXeWAxIWQvC+84eMNuPFOmMRQoty9bazNO5fXoIgzFN93PqCOBpGS8A6t8DuUrBzQc18F",
-	"lN82rEPNn9p2pQs919stRL5ykkPmudRgnUdoXIfz8yY8krO9ZWWW7f25553tnDUxRmDNeaPrb/+oWGjv",
-	"vk5G45NxuK9Ja1/N2s5CHrL2ySh+Hr+hMDYNXPz/BddH3mMX0eNjwkzBiluJ2KQGptH+lPZ65P5Dd1w0",
-	"D1xSY752eYA6QOsYtTZHd03RgLs21faCTk/AgyAzdK3fri1tGsuHLqMORNFr1u0e4ozG2d+8zhAnDxlx",
-	"4d79TA+84YGCVFSPM/LbC5kVMHuwlqE+N9Scs9dQp7lw2Eus65DsBlZTNsYQv539GjCpHNJXeSLD5wiw",
-	"JQj0/SyJRknEpKJP+PHJr69fspLbJSIBo/JbxADKAOMmkRklJxYFUprwP9VU+DqIUFWeeTfoksMZm/H0",
-	"ZjPe3aGnBb9/CXJhl9F0cuIwW/19PMBAnhjnXQ+6odHIYWmkq0ZK/fvtv5PkPo6HSXI//jFJ7r/5ET8+",
-	"//HqL3/e7pBecVf4CZxSnX5CnxQ4qP+/1vjjDG0JMkMSH2BnrwaRhHv7faWN0tE0gtU/3p+9V+L8/enq",
-	"ZxHfneP/+T/vz9+ru/O/qbvz74/vz9+fxz9fvuFn4k7wi7Ovz4rnqzc//ffq5eUPq/Pf/inm/+za74aj",
-	"B5pvj1V6rHe43U7Q7TJkGHEvgeXcYCC7gFY08lhHPMxW7TI2F4053TiFZEqnSzBWU5zHMkiFoYBvE+c6",
-	"lo/YD7eg629sVtlEehnAuII8hLcDXn3XEhI45QaaBW6pDSzXw3p0eV0/2NDmzyokbArSvF5gSyK3ydP/",
-	"p0KSNNn6AZutmOTFhjAEe+ocqdlk6K/2Vlh2S0Vd9wiisY50nPtweDPQdDrL7pS+YQsFps6BzrhNl+5x",
-	"VtHOKJXEC6BsbRgxBHaMRrXZuysSDhDGZnjGbSCRdTpyyjib89QOGNzyvEIjhxzwxWSy4V/VKYNRO8H0",
-	"0XFEW0L0ljjykopz7Wj9RZ1UnysdJFBMW0h69tGhzxob1bTu06wNcjf6tlto/Nx9svKqSYf0HLaiNILL",
-	"Rrj0wgpNAiUVpWK1J2vqAykvekPmjUg5iJDbBwre79CnLsL0WbvXP37Pnh+ffMN8vavpWhqxa5zoGq2Y",
-	"sXyWAytBsxshM6bmrtzwwmXHCsDQzzA+t6DZdV3Puma8LIFryko1aSsa6DM1EiCjKYpOpjP1nWZCLpq6",
-	"aN1kgiffKMCyZJtzTqKtTWP1dLiwMLjURU+8tKNs+xHA4Dh+HlRiAyRbH/SLFWTXaw2btTqK20PuPrEm",
-	"E+qZ5+hISVLHWE/DGhY/OY6fE+ufjtq5s4CLDR5p0ird0CJ4fU/ObC0VHzpu5jMFpCd4bEvMx8Vla5kK",
-	"d9oWr86SYdjYEyatObiHAzuktWfNVmvCLplQbC7u2ZPjyYS1mgAo8vKF+GEgttY3atb7OxCbBlCnRwAC",
-	"V1Af12leJ/HtdTGk/2613JS6cOTvoLJBVqPSYq/fqpsC6JSDXW7sgmpbTkKD7thOSLjH0NW6Mv1AfRDR",
-	"NPofVWlGA6g/k96HDFltVTSN/jI+OTnBmU6+/qY/V7EnL/UpaZRgl1yufplTmLvpFFeuYRWxE7iKeJXn",
-	"I8qGbvRX0vPGaeNrGNRVue/Js7qCDsWvBjsXHNBqTMg0rzLIBug47zgV59sNDQxp6or0aLhUZZmQRiyk",
-	"mIuUu2YFC8yUPIWnI3bagOav2X+J7xAQZjDnVd6tMn4a/+6HCzX0Z6W+jdf87txD7eDXobkR5VDR4Xk+",
-	"LBUl3R2ttmSs+rBkXXuV+O8d5WpqbMsW6ha0NEGVom3/NrIKu5Mvn5MV67qutdq5l16KjrY5u+gSMO00",
-	"C1UbmmyKCyKCVEoDDHt1CQePlAT/xmGplEo6SmNU8c6qG5DRFarBtvRPky862b7NDTi7Re3rYY+Z8ulW",
-	"nxtaH5gaCdPSO+t19cRdzqOMQ1ppYVcXOKvbyIw6O08rFLq+tibXxMiaBkiKMkHfihRcg4IrqTgI82Q4",
-	"5KUY4otPR+wXma8SCXKudEoVTpB9TZTOCtBBiW20oTYodV1cQs5Vd5MXDRvPnW+jNgoTdmJ4aOMQo8vq",
-	"1mcwBBIyLW7BJBJ4umRKAho8YQ27OL+g7r/KLBvjV0krct+JVYP1QVPoZUonskmksEqiEcOp+rpBmr2Q",
-	"IzRBZlfJFBL5pPHHNl8NkHYunsZ3a/1/SgfQwDNDz306iDpFXtT9VmaQSFdo9uf1MZthM8iVXOB5O3Qc",
-	"JTKRP7igCTl2va1J8boJ3Qx7Uod1T71tdLFcIncEcyP2LxSNLT22AwaU57o+uh1fJxKViPtgnqTesOtd",
-	"zcpNo/L1C5LdJZrfJQbH5ABMIl16LVNODnORgjRkDyUngXylVakFWK5XaJh0/umwK4B/PXJ7+uosGkS3",
-	"oI2T7PEoHsXULlWC5KWIptGzUTx6RvbdLkl9j9x5fqPUuHNaDYUIN/3d/z5oX62axPFGC+q6h7R9eSpA",
-	"7zc94K//hoHrdaZG2HLUMj0uo2+qokB6TqOX4hYkvjt0zQ9+JKonGGpvI7/PF2SA3WmjK5zxCIV+FZ58",
-	"M3dmK3TGkzhucgCuqZB0AB/NVZ6rO8og5OIGqMayfmYsXyVSSNdkp5Ulqo5Y2D+KsyyrgkvzgtTPQeXm",
-	"AlIiG3Un6Wrz5rU7wCOwBl3et/5wS5VnoN+J7FtTDOMxntnAOyhVuvz2Wf3tvkTVecftt50CxDh+cyif",
-	"62iyZpf3i8apGtEIlchZJq1y2C0LSA9BwkDexN+rckt8VU+wRRiCCHafQKCBL/mCfFvtGghtOutad1pR",
-	"HnXAJNyBsWwutEEmvuLGOUGc4SvD1pUJhMWp+2SVK8bhe/gCvfzCOY1E8i0FC3QIbrwwTJX8PxWQpKIc",
-	"Gn+/b640mqs+aUJEd9YE8U0O3PREGuiZm6Ovae0LCwRhomlEyfRoUNvBptJ6WAN2O/PQDWFae2jaHF2o",
-	"IUxzX2zLXnoKwT1q8Xl4+0Pv3akFMCN+g207o5tSre34YCeansRhf1xM+3ENcifxng69/s0EsudhWqnh",
-	"VqjKNBWwvi06IdtCskcrlIXEjo//uo/aV3utYOcCw8F3fIOSc+81jw1jQJc2juPxtmmbfR79unHP6Hgy",
-	"OWRQ9yrQwyA6iZ/tH9u5fUfmNHCmxtan2LBcgd1sipTUWWl6LCUtE4axdYayaVWmLuEeVOvQaCWNS9DT",
-	"2k3XP3fAdsReQ4k2FoFnXbRqLlp7c+QeJ7JzuQYXqG8wam/R+7LANM8kjl8g9K2XE/ajbnATxmfH8fNE",
-	"ip4U3Yj526A1Zi1KTrfC5q5Nu1C3dCNia3bEAw6EDLQ9nqNv8g3dfhEzYqf1ERiGdgRo4BYkE44JnQNQ",
-	"0kSgX85hToXBRDaJC+XikfqE9YVP7kYMCftARjbOXft84cooXOJBPJNc06K/PoPCkrmtISOOJxNc5Hj8",
-	"zMMuZaDPX4Xpv8gFsWDsdypbHaD4f8Qk4WHGqC/r+dCO4n1G6gvbw91/8oDxnPC10yvY0Euv+KEyktWc",
-	"OKv5++3yjvvWeMi82Y73W9HO32T4ZHsfP98/qO+vWODY8QH2fvOqPI07OWSjPVcO/wAOygl/kOgIUhyU",
-	"2aizGv3+qg30jz7Urz9sDX9/grWF2QmJL8PLFhsNfwNWgk5B2iHIVGWQMSF9DGCXDcrCL2uQFeRn24rd",
-	"D7sOroz9DkBpt8p9BjqKj/cPav5CxyNJHMaUFPGFsICSbT41tlPSgjRtr3gh4Lr073xBvgQp+y28qfGX",
-	"GYSh7KbT+lTedUGmy8ntvO0W0LVJSm/Q9ejD5g53anJQ3mhpco/69QSIh6jhnsbkL6l76wz/bg7/bvrX",
-	"r0afwPJ2xqddcnh7RX81APRtv1kmlJZBmatVQZd+3FU6iqgd6uYsVynP17kobth1wW8Aw5DrRFKBwjR3",
-	"Gl3+9oMrNzxMj44+LJWxD9EguuVaoAEhzi6buMgH79F48s0oHsWj8fSvcRxHfSzCQQ4SKW1blZIcMRSl",
-	"ntiT4dB9ezpqQCO0l6KSx7ojy3+lnDPR86ohc28xxMcSviyAn7u1kNGmpzJRf46hMSyM1+WKlEufsGFW",
-	"BRPVLO9O1CR515vCbxgeUBAy4zmyTrsXnN4rHW7S5/oerh7+NwAA//8=",
+	"5Fx7c9s2tv8qGO7O1J5SEqXYbaJM/3Czadd76zabOHfnJvTGEAmJiEmABUDLasbf/c45AClQpB5J7M7O",
+	"vTuzjUURr/M+v3OgT0Eii1IKJowOpp8CxXQphWb44TxlRSkNE8nqhRTznCcGHidSGCbwT1qWOU+o4VKM",
+	"SiVnOSu+/ailgO90krGCwl9/VWweTIO/jNZrjey3evTKjgru7+/DIGU6UbyE6YJpcJkxwnGp85SwO66N",
+	"JktuMkJJyudzppgwRFezgmvNpbikasEMkYqUdJVLmg6D+zC4oPlcqoKlr9nvFdOfcwB2R4syZ/Bnygzl",
+	"eTANTMaIsjORmUxXhGsipCGU3NKcp+Qfb377laQyqQpYIAy40IaKhAXTYHQ7Htnj6CAMtKGm0sH0JIrC",
+	"wHAD66w3W68RhIFZlfBVZkypp6PRgpusmg0TWYzWRy+ooAumvCeD+tEsl7NRQbkYpTLRI1ryYZH+pagX",
+	"GtQL3YcPw7A2UZAccvaRJQa58as0P8lKpF/JBSGdYJCMamIyrhtB2UrzkVQpU4Px5MnJQGe8LLlYDHTR",
+	"5sXJmhfndgE4xxy3/EissNsbCGkGdp2H4MSvkugqyWoqSUUMagcy4ZVVj0spf4GHX8kLp2zESElymG9K",
+	"nkTwPzJbGaYJbJwmhqUhAeXJecENCMjku8n45OQgFRk/WbPl1eZyj8UXd66BkXJgF3ooFakpdgRsyRhZ",
+	"ZjK3inNM2F3CWKrxeSLFnC8qxVJLNWSeM2OXvGCyenBrlvLUaq5S/JahteUCN6OZumXqG00UA+q75Q8y",
+	"cE/X3HO798Y/Cu/cmQb1Mg9q3D6TRkNymbFYJFIIlsBcIPxJLjVLnxPFNBMp8fgwjAVs942Rir0V9Jby",
+	"nM5y9gCM1jAlSaiAzc9gQZpkdhNGrUhODVOHMPQ08tQR90kqb6OPxFLc/cBf6KGYmlJDZ1TvIw1q3xvY",
+	"rnlgvqDUgFRkMk+5WBCqSUHFyldNzjQ85oYUdFXvS2dSmXz1+UyzK84qvXo0duESA1zi8RlFjjricRwS",
+	"Z17tVmJBc1DLFVJZ76YxaOja+BoZiyPvQMc1/encMLvGa/g8OMPPGaMpWgHNEilSDRodBvYphtXey1YY",
+	"/IO+sYOIkWRJORxyDhqGC3KxGAY+MR3rgN0LpoBu92HwVtDKZFLxP9jXxllonM7cbDhsSn5kVDFF4iqK",
+	"niS05OSGrfADO8wbjNdy2NrpIwli5a/xEJJ49uocjqwJVS0XTdt2nCTgHxgEwoIROYfvCrQhb0WpZMK0",
+	"BjF9KQw3q69kUx37TmE/hnJh4wcubrnms5yBJsA3SuYkyaiCcEyRt99OosnLXUzjApOanzjLUx1M338K",
+	"5vCnt2IQBgWcBKLI4AsWv7/yRGMy8aNvm0/ZBR8t9MZFBnaRBxEOu2GbhCpaMGMtu1tpbZM2s1auSSVu",
+	"hFwKJyO6KkupDEsvWMrpJR7/q4TkhR06gKlIHBh2Z0ZlTrmIgzpfa9Z8TlDz/SVw6oOC9VNfwZspSQHn",
+	"IMjHR1P1ZrUBrjbAZR4js9WQVVHdoRAymGv7vcUqYlFT/qVIJPp3aTL0G1QQnjK0AOTICwVSlsjUmY5j",
+	"DAibM6ADOTOGFaXpOo/fhC9a4ENg1gU1bElXQ3KOcqZYAqlwWrsW7xXCdSwSmucgAnMuuM5Yeoaj6Mye",
+	"KeM5cy6SCzLP+SIzQ3LWvE2o3VwsIDWngsjKJLJg9oD1OlToJQOruWR5PrBQxDHQjgrClJIqFkdGUaGB",
+	"nWROeV4pFtYhdVjrk5vneEjO3DiiDVWGi0Us4sDKNERshqXTOCAFVTe4KbdJ4IEhS+oTpTJEMOACnDcW",
+	"R7l13Bkv8cVcauNTDqjVqDVNElaifpCU0TTngpGMprEoqdYsPbahgKedaxoH02ASTb4bRJNBNLkcT6ZR",
+	"NI2iYfT0+3dBGIiqmEG0MA4DR08L1lFU+KBU8panTH1wlPL0MVDsI4P0G/UAiLNrtfHkHbxXKlkyZbiF",
+	"AZGwLbMSdPj498vLV+Q0mkzJjzQlP9uv14qujeJiAVP7J/Zn3HF4EA8KW06pYZjT9U1ck8ibdBwGBRe8",
+	"qAr8ezNaatFyl2H4zb3WpuDe3QMxD9v9fRhA2MAVRGzv66P4q101YyyaBnsBuwLutGsHzlpWAD3MN9p6",
+	"YZoY1BaHDNVRClofQUudSUMMvWEiFsuMCVB1EPtGjUKipU2IiGILriEOZik32mlNklGxAAsxjAUGuqC0",
+	"YPQ4Kh4sqwTNCbtjSYXpcClznqwwfnLWtaTKQMiEk7QVxgnepaMfwncFvTtrFM/Fz8H0SRQGhUwZqgDN",
+	"HeHtYsANp59A5Q1nbCceeqMMUwUXNHeCALFQHRx9WCO16ycJL3mN/9pndZR01dGu1ol2y+HP3qv32869",
+	"KQuvEGMwZO5sVGOYHN2lyFdTa8qqosqp4bfg6yqRhmSuZBEL0+DwIESKobsLa+BjmfEk8y1fUWlDMlqW",
+	"TGywD1myUyHhSNY0H3CSgt59cIZc+6cZ+mue7l0SZWQ34S/gnfu19OyJI+xb932S5RuNTSHbtGhdqduk",
+	"yGu07aBE1hVo69BqSMnpOLo36wRA9Vc2/oiFakZjVGAUB4eMDh5G13qZ53KpNzj5xeIfBtywQnvJq3de",
+	"+4AqRVcdm9ghZdjSHMfHhkU91OszoS/vMlppw9LXzpVuUvhfKN2OFKrKGRCX+eR97gwfbYIb54RRDAXI",
+	"3fvG2nyw+C6mu774fnBARhAGUrAPYIU/gGTlDDz3lUf5bcM61Py5bVe68ex6uwXPV1Zy0DyXihnrERrX",
+	"Yf289o9kbW9Z6ay9P/u8s53zJnHxrDltdP39f2ostHdfp8Px6djf16S1r2ZtayEPWft0GD2L3mFunHgu",
+	"/v+C60PvsYvo0QnGTN6KW4nYYBDTYH9pbz1y/6E7Lpp6LqkxX7s8QJ2gdYxam6O7pmiCuzbV9gadjoAH",
+	"hcysa/12bWnTWN53GXVgFL1m3e4h1mic/83pDHLykBFv7Ltf6YE3PJCHefU4I7c9n1kes8O1DPW5oeac",
+	"vYY6ybmNvfi6H4PcsNWUjCHFn5yeroE1TY7eCp7IlBH4TyxKyYXRxxBOv738afDUxm2yMjUoF66huoEV",
+	"GwLp94ynXNnwgOb981PDFhKzhxdJSF7MQ/IuxzD+XRli+TkWVJO330ZRFIWI+EU/hg75c/8+PQ5xhAeS",
+	"Ep5qEgfDOAjhn2EcxAJeiYNRHJAjqgklJTUZ0WxRQHhjMrZCMFYxLfNblhIKbk0qomRl4CP4r1gA+Vf1",
+	"KExjsERO17mQrPLUeXNbW0jJjCY3x0NyZpePBReap4xQkkuxYIpwTFrmXLApKZlKmDADJpA+HNwpblUP",
+	"sRFiwHRCS5bGIpcI1CglwahrcnQdx1X6NIquj91J5pXGyoPcCLx2mLqC3v3CxMJkwXRyasPe+vM4DIS0",
+	"su+8N3jyIfxnZFMSEE8FAvfv9/+O4/LTi+Qe/5njP+9y+095f/XtX7d791fUdhN4Hr4GCMHBe97+/69r",
+	"+zyvVTKRAokPcFpXYSDYnXlRKS1VMA3Y6h8fzz9KfvHxbPUrj5YX8P/8n3cXH+Xy4m9yefHi5O7i40X0",
+	"6+U7es6XnL45/+68eLZ69/N/r365fLm6+OOffP7PrjNsOHqgL3SBX48r9LfbQTAs3ChtYT2n2pCSLlgr",
+	"tXuoIx5m+HdZ7jeNb9o4hSBSJRnTRmHSTFKWcI3Z82bSYFk+JC9vmao/kVllYuFkwNkZmjuL4BR5LSFe",
+	"hNPEuZ6Pb0fp62E9uryu+mxo887yD+b9M0aoIYXUZsMvdQVpXi+wBWpvKim/V0CSpp4SktmKCFpsCIO3",
+	"p86Rmk36zn/PfvdJRV2Z8lLbjnRcOGxhM2u3OkuWUt2QhWS6BpRn1CSZfZxWuDPE5WjBEPr20y/PjuGo",
+	"Nnt3wQpeuLaZ61LjSWSN7U4JJXOamJCwW5pXYOSAA65DCW34NzX+MmyjdZ+dlLUlRG1Jyi+xzNqGPp7X",
+	"FYq5VB4apdtC0rOPDn3WgWZN6z7N2iB3o2+7hcbN3ScrrxpsqeewFWIyFtrRTTMAQYRWSFJ7sqbYktCi",
+	"F3/YgB08uKF9IO/9Dn3qMlmftXv90wvy7OT0e+Iqkk0r7JBcw0TXWBwzdJYzCJfIDRcpxH1YYnhuocaC",
+	"QR6tXXfFdV1xvCa0LBlVCPE1GCAOdLCXYBBbYZ19EzZOXPsyF4umml13LsLJN0rpJN7mnONgaydyPR0s",
+	"zDUs9aYn+dxRbP+MwOAkeubVyr20oD7oo5XM12sNmrU6ittD7j6xRhPqmGfpiIizZayjYR2cH51Ez5D1",
+	"x8M2EOlxsYlHGoyqm6d5r+8BINdS8anjZr5SQHoy8bbEfF6Su5Ypf6dt8eos6efgPTnnmoN7OLBDWnvW",
+	"bDWU7JIJSeb8jhydTCak1aaB6aJrlRh4Ymtc93+9vwNjUy/U6REAzxXUx7Wa16kiOF306b9bLTelzh/5",
+	"J6isBxFViu/1W3XbBp4y3OXGbIeklVDvykUnJdxj6GpdmX7CTpVgGvyPrBTBAdj0j++zFFhtZDANvh2f",
+	"np7CTKfffd8P/OwB+b4Ek/J2ScXqtzmmuZtOcWVvQUDsxGx7QZXnQ4SWN5r28XnjtOE1SOqq3HWaGlWx",
+	"DsWvwp0Lhrga4SLJq5SlITjOJcVOh3Z3CKG67nioASIuNF8IPucJtZ0fhhFd0oQdD8lZEzR/R/6L/wgB",
+	"YcrmtMq7Jdsv49/dYCEH7qwftRTD13R54UJt79uBvuHlQJYWpxog2sWUpdUW+K8vlqwL2QL+u8ykXse2",
+	"ZCFvmWq62oD5bfu3gSrshmG+BmLsuq612tmXfuEdbbN20QIwbZgFSzcNmmKTCA9KaQLDXl2CwUMpmHvj",
+	"MCilEpbSkFV8MPKGieAK1GAb/NPgRafbt7kRzm5R+3rYQ0I+3VJ+Q+sDoREf499Z/Kwn7nIeZJwlleJm",
+	"9QZmtRuZYY/uWQVC19cj5pDWppW17j3jCbPdHrY+ZUOYo8GAlnwALx4PyW8iX8WCiblUCZaLmehrh7VW",
+	"AA+KbMMNtYNS22fHxVz2dEE3bLywvg17UrTf1uJCGxsxWoi8PoPGICFV/JbpWDCaZEQKBgaPG03eXLzB",
+	"/sxKZ43xq4ThuWtrq4P1sKmaIyDeACmkEmDEYKq+1ppmL+gItYcvS5GwWBw1/tjkqxBoZ/NpeLfW/2M8",
+	"gGI01fjcwUHYdvO8bl7TYSxs1d6d1+VsmsxYLsUCztuh4zAWsXhpkybg2PW2NtLrJnXT5KhO646dbbS5",
+	"XCx2JHND8i8QjS3d0iFhiHNdj27H17EAJaIumUep1+R6V9t503J+/RxlNwPzm0FybMsdsbDwWurg85wn",
+	"TGi0h4KiQL5SslScGapWYJhU/uVhlxf+9cjt2avzIAxumdJWssfDaBhh71nJBC15MA2eDKPhE7TvJkP1",
+	"Hdnz/IHQuHVaDYUwbvq7+z5s39edRNFGk/C6y7d9I9eL3m96gr/+a2u2ax1blcthy/RYRF9XRQH0nAa/",
+	"8Fsm4N2B7SRxI7G9VWOvIPp9ukADbE8bXMGMI7yj4Z98EzszFTjjSRQ1GIDt0EQdgEdzmedyiQhCzm8Y",
+	"VnrWz7Shq1hwYTsWlTRIVbyk1XT4wixZVVChn6P6ubJYfasVL3NZdUfpavPmtT3AA7AGXN4P7nCZzFOm",
+	"PvD0B10MojGcWbMPrJRJ9sOT+tNdCarzgZofOgWIcfTuUD7X2WTNLucXtVU1pBEokbVMSuZstywAPTgK",
+	"A3oTd1nXLvFNPcEWYfAy2H0CAQa+pAv0bbVrwGjTWte6bQ1x1JAItmTakDlXeOPuFdXWCcIM32iyrkxA",
+	"WJzYv4x09/oyhi/gy8+t04gF3VKwAIdgx3NNZEl/rxhKKsihdpfG51KBueqTJojozpskvsHAdU+mAZ65",
+	"Ofqa1q6wgCFMMA0QTA/C2g42ZevDWuTbyEM3hWntoekZtakG180l5C176amq96jF18Xbn3ov5C4Y0fwP",
+	"tm1neP22tR2X7ATT08hvNoxwP7bb8DTa0+7YvxlP9lyYVip2y2WlmwpY3xatkG0h2YMVynxiRydP91H7",
+	"aq8V7FwxOfiHI7ySc+9FnA1jgNdqTqLxtmmbfY7ebtwYO5lMDhnUvdR1Hwan0ZP9Yzt3fdGces5Um/oU",
+	"G5bLs5tNkRLbVHWPpcRl/DS2Riibvm9sue6Jam00WgltAXpcu7lCQW1gOySvWQk2FgLPumjV/HqHM0f2",
+	"cSw6159ggfpavHIWvQ8FxnkmUfQcQt96OW4+62dBMMYnJ9GzWPAeiG5I3E8M1DFrUVK83ze3Pe+FvMXr",
+	"JVvRERdwQMiA26PY7eG6490iekjO6iMQSO0woGG3TBBumdA5AIImHPxyzuZYGIxFA1xIm4/UJ6x/RYDa",
+	"EQOMfViKNs7+lsBzW0ahAg7imGQ7QN0FJxCW1G4NGHEymcAiJ+MnLuySmvX5Kx/+C2wSy7T5UaarAxT/",
+	"PxEkPMwY9aGe9+0s3iFSj2wPd/+ODqnvQKNesQ29dIrvKyNazYm1mn/eLpfU3TNgqTPb0X4r2vmhny+2",
+	"99HT/YM2foYDhz3bP6zvF5Vg7PgAN7H5sy047vSQ8/XcJf1T/FrnxxLajs1+7wEkHjSCiEiNhvT7uXaC",
+	"MPpUv36/NW3+ma0t085Q+tK/8bLRdRlu9PmlxP36B6TvTXQGH9bBmYfrtg1Cf7h2cEXtTwiwdqvqV0RV",
+	"0cn+Qc3PRT1QKAW5KGaKfjiBIJ2D1HZKmgfv9ooXBGqX7p1H5IsH9W/hTR236dBPgTed3ZfyrhucWixv",
+	"55VDj64NmL1B19GnzR3u1GSvLNLS5B7160ksD1HDPd3hj6l768rAbg7/afrXr0ZfwPI2UtQuVby/wt+D",
+	"wEvwfWYZo7uUlblcFXjzyt5nxEzcRuuU5DKh+RrDoppcF/SGQfpyHQssbOjmYqnFfT/ZMsX9dDT6lElt",
+	"7oMwuKWKgwFBzmZNPuWS/mA8+X4YDaPhePo0iqKgj0UwyIZSUplWhSWH2AshK3I0GNhPx8Mm2GTtpbBU",
+	"su7kch8Rq0Z6XjVk7i2iuBzElRPg724NZbjpqXTQj000hoXQusyRUOGAHmKkN1HN8u5EDTi83hR8grQC",
+	"k5cZzYF1yr5g9V4qf5MOI7y/uv/fAAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
