@@ -80,9 +80,9 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 			s.closeResources()
 		}
 	}()
-	// The embedded file is this process's own; a shared SQL Server schema
-	// is migrated only when the operator asks.
-	if dbSpec.Dialect == DialectSQLite || cfg.Migrate {
+	// A database this process owns (the embedded file) is migrated at every
+	// start; a shared one only when the operator asks.
+	if db.OwnsSchema() || cfg.Migrate {
 		if err := db.Migrate(ctx, "up"); err != nil {
 			return nil, fmt.Errorf("--database %s: %w", dbSpec, err)
 		}
