@@ -35,7 +35,7 @@ func (s *Store) StartAttempt(ctx context.Context, p ports.StartAttemptParams) er
 		return fmt.Errorf("%w: intent %q is %s with %d attempts, attempt %d asked",
 			core.ErrIntentNotRunnable, p.IntentID, in.Status, in.AttemptCount, p.Number)
 	}
-	in.Attempts = append(in.Attempts, core.Attempt{Number: p.Number, StartedAt: p.StartedAt})
+	in.Attempts = append(in.Attempts, core.Attempt{Number: p.Number, StartedAt: p.StartedAt, HolderID: p.Fence.HolderID, Epoch: p.Fence.Epoch})
 	in.AttemptCount = p.Number
 	in.LastModifiedAt = s.clock.Now()
 	s.signal()

@@ -91,6 +91,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"ListIntentsFilters", testListIntentsFilters},
 		{"RestartKeepsEverything", testRestart},
 	}
+	cases = append(cases, operatorCases...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			c.fn(t, newHarness(t))
