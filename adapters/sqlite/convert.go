@@ -83,6 +83,8 @@ func attemptFromRow(r sqlitedb.SubmissionAttempt) core.Attempt {
 		StartedAt:  fromNanos(r.StartedAt),
 		FinishedAt: fromNullNanos(r.FinishedAt),
 		Error:      r.Error.String,
+		HolderID:   r.HolderID,
+		Epoch:      r.LeaseEpoch,
 	}
 	if r.OutcomeStatus.Valid {
 		a.Outcome = &core.Outcome{

@@ -25,7 +25,7 @@ func TestMigrateUpDownUp(t *testing.T) {
 		t.Fatalf("up: %v", err)
 	}
 	assertApplied(t, db, true)
-	want := []string{"submission_attempts", "submission_intents", "submission_manager_leases"}
+	want := []string{"submission_attempts", "submission_intents", "submission_manager_leases", "submission_resubmissions"}
 	if got := tables(t, db); !slices.Equal(got, want) {
 		t.Fatalf("tables after up: %v, want %v", got, want)
 	}
@@ -33,8 +33,15 @@ func TestMigrateUpDownUp(t *testing.T) {
 	if err := db.Migrate(ctx, MigrateUp); err != nil {
 		t.Fatalf("second up: %v", err)
 	}
-	if err := db.Migrate(ctx, MigrateDown); err != nil {
-		t.Fatalf("down: %v", err)
+	// Down rolls back one migration at a time: once per migration.
+	states, err := db.MigrationStatus(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range states {
+		if err := db.Migrate(ctx, MigrateDown); err != nil {
+			t.Fatalf("down: %v", err)
+		}
 	}
 	assertApplied(t, db, false)
 	if got := tables(t, db); len(got) != 0 {

@@ -95,6 +95,8 @@ func attemptFromRow(r attemptRow) core.Attempt {
 		StartedAt:  r.StartedAt.UTC(),
 		FinishedAt: fromNullTime(r.FinishedAt),
 		Error:      r.Error.String,
+		HolderID:   r.HolderID,
+		Epoch:      r.LeaseEpoch,
 	}
 	if r.OutcomeStatus.Valid {
 		a.Outcome = &core.Outcome{

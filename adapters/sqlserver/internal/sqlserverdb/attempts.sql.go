@@ -82,7 +82,7 @@ func (q *Queries) InsertAttempt(ctx context.Context, arg InsertAttemptParams) er
 
 const listAttempts = `-- name: ListAttempts :many
 SELECT attempt_number, started_at, finished_at, outcome_status, outcome_reason,
-       message_id, error
+       message_id, error, holder_id, lease_epoch
 FROM submission_attempts
 WHERE intent_id = $1
 ORDER BY attempt_number
@@ -96,6 +96,8 @@ type ListAttemptsRow struct {
 	OutcomeReason sql.NullString
 	MessageID     sql.NullString
 	Error         sql.NullString
+	HolderID      string
+	LeaseEpoch    int64
 }
 
 func (q *Queries) ListAttempts(ctx context.Context, intentID string) ([]ListAttemptsRow, error) {
@@ -115,6 +117,8 @@ func (q *Queries) ListAttempts(ctx context.Context, intentID string) ([]ListAtte
 			&i.OutcomeReason,
 			&i.MessageID,
 			&i.Error,
+			&i.HolderID,
+			&i.LeaseEpoch,
 		); err != nil {
 			return nil, err
 		}
@@ -131,7 +135,7 @@ func (q *Queries) ListAttempts(ctx context.Context, intentID string) ([]ListAtte
 
 const listAttemptsOfIntents = `-- name: ListAttemptsOfIntents :many
 SELECT intent_id, attempt_number, started_at, finished_at, outcome_status,
-       outcome_reason, message_id, error
+       outcome_reason, message_id, error, holder_id, lease_epoch
 FROM submission_attempts
 WHERE intent_id IN (
     SELECT CAST(value AS nvarchar(255)) COLLATE Latin1_General_100_BIN2
@@ -148,6 +152,8 @@ type ListAttemptsOfIntentsRow struct {
 	OutcomeReason sql.NullString
 	MessageID     sql.NullString
 	Error         sql.NullString
+	HolderID      string
+	LeaseEpoch    int64
 }
 
 // The attempts of one listing page in one round trip: intent_ids is a JSON
@@ -173,6 +179,8 @@ func (q *Queries) ListAttemptsOfIntents(ctx context.Context, intentIdsJson strin
 			&i.OutcomeReason,
 			&i.MessageID,
 			&i.Error,
+			&i.HolderID,
+			&i.LeaseEpoch,
 		); err != nil {
 			return nil, err
 		}
