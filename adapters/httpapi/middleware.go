@@ -66,22 +66,6 @@ func (k apiKeys) allows(authorization string) bool {
 	return match == 1
 }
 
-// requireAPIKey guards the /v1 API when keys are configured. Health, readiness
-// and operator endpoints stay open so load balancers and scrapers need no
-// secret.
-func requireAPIKey(keys apiKeys, log *slog.Logger, next http.Handler) http.Handler {
-	if !keys.enabled() {
-		return next
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if (r.URL.Path == "/v1" || strings.HasPrefix(r.URL.Path, "/v1/")) && !keys.allows(r.Header.Get("Authorization")) {
-			writeProblem(log, w, r, errUnauthorized)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
 // readJSONBody refuses request bodies that are not JSON before reading
 // them, reads a JSON body up to maxBody bytes, and refuses it unless it is
 // exactly one JSON document. Reading once here bounds what any client can
@@ -128,7 +112,7 @@ func readJSONBody(maxBody int64, log *slog.Logger) apigen.MiddlewareFunc {
 // validateRequests checks every request against the embedded OpenAPI
 // document before a handler sees it, so handlers only ever get well-formed
 // input and refusals name the offending field. Authentication is not the
-// validator's job (requireAPIKey runs first), and the validated value is
+// validator's job (requireRole runs first), and the validated value is
 // discarded so handlers bind the raw body: the payload must reach the store
 // byte for byte as the client sent it.
 func validateRequests(log *slog.Logger) (apigen.MiddlewareFunc, error) {
@@ -137,7 +121,7 @@ func validateRequests(log *slog.Logger) (apigen.MiddlewareFunc, error) {
 		return nil, err
 	}
 	spec.Servers = nil
-	// Authentication is requireAPIKey's (the validator's would be a no-op):
+	// Authentication is requireRole's (the validator's would be a no-op):
 	// without the security requirements the validator skips that work.
 	spec.Security = nil
 	for _, path := range spec.Paths.Map() {

@@ -177,6 +177,16 @@ type Attempt struct {
 	// FinishedAt Example: 2026-02-02T12:00:00.087Z
 	FinishedAt *time.Time `json:"finishedAt,omitempty"`
 
+	// HolderId The leader that made the attempt.
+	//
+	// Example: sm-01
+	HolderId *string `json:"holderId,omitempty"`
+
+	// LeaseEpoch The lease epoch the attempt was made under.
+	//
+	// Example: 3
+	LeaseEpoch *int64 `json:"leaseEpoch,omitempty"`
+
 	// Number Example: 1
 	Number int `json:"number"`
 
@@ -275,6 +285,16 @@ type Intent struct {
 	//
 	// Example: order-1234-shipping-sms
 	IntentId IntentID `json:"intentId"`
+
+	// ResubmittedAs The intent that resubmitted this ended intent.
+	//
+	// Example: order-1234-shipping-sms~r1
+	ResubmittedAs *string `json:"resubmittedAs,omitempty"`
+
+	// ResubmittedFrom The ended intent this intent resubmits.
+	//
+	// Example: order-1234-shipping-sms
+	ResubmittedFrom *string `json:"resubmittedFrom,omitempty"`
 
 	// Status An orchestration decision, never a gateway status. Every status but
 	// pending is final.
@@ -392,6 +412,19 @@ type Problem struct {
 // ProblemConflictingFields defines model for Problem.ConflictingFields.
 type ProblemConflictingFields string
 
+// ResubmissionRequest Empty ({}) derives the new intentId.
+//
+// Example: {"intentId":"order-1234-shipping-sms-again"}
+type ResubmissionRequest struct {
+	// IntentId The client's idempotency key: 1 to 255 characters, no control
+	// characters, and neither "." nor ".." (URL paths resolve those as
+	// dot segments, so such an intent could never be read back).
+	//
+	//
+	// Example: order-1234-shipping-sms
+	IntentId *IntentID `json:"intentId,omitempty"`
+}
+
 // SubmitIntentRequest Example: {"intentId":"order-1234-shipping-sms","payload":{"text":"Your order has shipped.","to":"+15551234567"},"submissionTarget":"sms.realtime"}
 type SubmitIntentRequest struct {
 	// IntentId The client's idempotency key: 1 to 255 characters, no control
@@ -420,6 +453,13 @@ type TargetList struct {
 	Targets []Contract `json:"targets"`
 }
 
+// Forbidden An RFC 9457 problem document. `type` is stable per kind of error;
+// the members after `instance` appear only for the errors that need
+// them.
+//
+// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+type Forbidden = Problem
+
 // IdempotencyConflict An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
 // them.
@@ -447,6 +487,13 @@ type NotFound = Problem
 //
 // Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
 type PayloadTooLarge = Problem
+
+// ResubmissionConflict An RFC 9457 problem document. `type` is stable per kind of error;
+// the members after `instance` appear only for the errors that need
+// them.
+//
+// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+type ResubmissionConflict = Problem
 
 // StoreUnavailable An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
@@ -494,6 +541,9 @@ type ListIntentsParams struct {
 // SubmitIntentJSONRequestBody defines body for SubmitIntent for application/json ContentType.
 type SubmitIntentJSONRequestBody = SubmitIntentRequest
 
+// ResubmitIntentJSONRequestBody defines body for ResubmitIntent for application/json ContentType.
+type ResubmitIntentJSONRequestBody = ResubmissionRequest
+
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
 	// Healthz Liveness - the process serves HTTP.
@@ -511,6 +561,9 @@ type ServerInterface interface {
 	// GetIntent Read one intent with its attempts.
 	// (GET /v1/intents/{intentId})
 	GetIntent(w http.ResponseWriter, r *http.Request, intentId string)
+	// ResubmitIntent Resubmit an ended intent as a new intent (operator keys only).
+	// (POST /v1/intents/{intentId}/resubmissions)
+	ResubmitIntent(w http.ResponseWriter, r *http.Request, intentId string)
 	// ListTargets List every submission target's contract.
 	// (GET /v1/targets)
 	ListTargets(w http.ResponseWriter, r *http.Request)
@@ -659,6 +712,32 @@ func (siw *ServerInterfaceWrapper) GetIntent(w http.ResponseWriter, r *http.Requ
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetIntent(w, r, intentId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ResubmitIntent operation middleware
+func (siw *ServerInterfaceWrapper) ResubmitIntent(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "intentId" -------------
+	var intentId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "intentId", r.PathValue("intentId"), &intentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "intentId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ResubmitIntent(w, r, intentId)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -831,6 +910,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/intents", wrapper.ListIntents)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/intents", wrapper.SubmitIntent)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/intents/{intentId}", wrapper.GetIntent)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/intents/{intentId}/resubmissions", wrapper.ResubmitIntent)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/targets", wrapper.ListTargets)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/targets/{submissionTarget}", wrapper.GetTarget)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/healthz", wrapper.Healthz)
@@ -839,6 +919,8 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	return m
 }
 
+type ForbiddenApplicationProblemPlusJSONResponse Problem
+
 type IdempotencyConflictApplicationProblemPlusJSONResponse Problem
 
 type MalformedRequestApplicationProblemPlusJSONResponse Problem
@@ -846,6 +928,8 @@ type MalformedRequestApplicationProblemPlusJSONResponse Problem
 type NotFoundApplicationProblemPlusJSONResponse Problem
 
 type PayloadTooLargeApplicationProblemPlusJSONResponse Problem
+
+type ResubmissionConflictApplicationProblemPlusJSONResponse Problem
 
 type StoreUnavailableApplicationProblemPlusJSONResponse Problem
 
@@ -1179,6 +1263,171 @@ func (response GetIntent503ApplicationProblemPlusJSONResponse) VisitGetIntentRes
 	return err
 }
 
+type ResubmitIntentRequestObject struct {
+	IntentId string `json:"intentId"`
+	Body     *ResubmitIntentJSONRequestBody
+}
+
+type ResubmitIntentResponseObject interface {
+	VisitResubmitIntentResponse(w http.ResponseWriter) error
+}
+
+type ResubmitIntent200JSONResponse Intent
+
+func (response ResubmitIntent200JSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResubmitIntent201JSONResponse Intent
+
+func (response ResubmitIntent201JSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResubmitIntent400ApplicationProblemPlusJSONResponse struct {
+	MalformedRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ResubmitIntent400ApplicationProblemPlusJSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResubmitIntent401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ResubmitIntent401ApplicationProblemPlusJSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResubmitIntent403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ResubmitIntent403ApplicationProblemPlusJSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResubmitIntent404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ResubmitIntent404ApplicationProblemPlusJSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResubmitIntent409ApplicationProblemPlusJSONResponse struct {
+	ResubmissionConflictApplicationProblemPlusJSONResponse
+}
+
+func (response ResubmitIntent409ApplicationProblemPlusJSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResubmitIntent415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response ResubmitIntent415ApplicationProblemPlusJSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResubmitIntent422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response ResubmitIntent422ApplicationProblemPlusJSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResubmitIntent503ApplicationProblemPlusJSONResponse struct {
+	StoreUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ResubmitIntent503ApplicationProblemPlusJSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListTargetsRequestObject struct {
 }
 
@@ -1287,6 +1536,9 @@ type StrictServerInterface interface {
 	// GetIntent Read one intent with its attempts.
 	// (GET /v1/intents/{intentId})
 	GetIntent(ctx context.Context, request GetIntentRequestObject) (GetIntentResponseObject, error)
+	// ResubmitIntent Resubmit an ended intent as a new intent (operator keys only).
+	// (POST /v1/intents/{intentId}/resubmissions)
+	ResubmitIntent(ctx context.Context, request ResubmitIntentRequestObject) (ResubmitIntentResponseObject, error)
 	// ListTargets List every submission target's contract.
 	// (GET /v1/targets)
 	ListTargets(ctx context.Context, request ListTargetsRequestObject) (ListTargetsResponseObject, error)
@@ -1465,6 +1717,39 @@ func (sh *strictHandler) GetIntent(w http.ResponseWriter, r *http.Request, inten
 	}
 }
 
+// ResubmitIntent operation middleware
+func (sh *strictHandler) ResubmitIntent(w http.ResponseWriter, r *http.Request, intentId string) {
+	var request ResubmitIntentRequestObject
+
+	request.IntentId = intentId
+
+	var body ResubmitIntentJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ResubmitIntent(ctx, request.(ResubmitIntentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ResubmitIntent")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ResubmitIntentResponseObject); ok {
+		if err := validResponse.VisitResubmitIntentResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ListTargets operation middleware
 func (sh *strictHandler) ListTargets(w http.ResponseWriter, r *http.Request) {
 	var request ListTargetsRequestObject
@@ -1520,85 +1805,95 @@ func (sh *strictHandler) GetTarget(w http.ResponseWriter, r *http.Request, submi
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"5Fz/c9s2sv9XMLybaTInyZRitxdl+oPba3q+F7dp7L6blzCXQORKQkwCLADaVjP+39/sAqRAkfqSxO50",
-	"3utMMxJFAIv9+tnFwh+jVBWlkiCtiaYfIw2mVNIAfTnLoCiVBZmuvldynovU4uNUSQuSPvKyzEXKrVDy",
-	"qNRqlkPxtw9GSfzNpEsoOH76q4Z5NI3+crRe68j9ao5eulHR3d3dIMrApFqUOF00jS6XwAQtdZYxuBXG",
-	"GnYj7JJxlon5HDRIy0w1K4QxQslLrhdgmdKs5Ktc8WwU3Q2ic57PlS4gewW/VWA+ZQNwy4syB/yYgeUi",
-	"j6aRXQLTbiY2U9mKCcOksoyza56LjP3r4uefWKbSqsAFBpGQxnKZQjSNjq7HR247JhpExnJbmWh6HMeD",
-	"yAqL66yJrdeIBpFdlfjT0trSTI+OFsIuq9koVcXReusFl3wBOngyrB/NcjU7KriQR5lKzREvxajI/lLU",
-	"Cw3rhe4G9yOwNlOIHWr2AVJL0vhJ2eeqktkXSkEqrxhsyQ2zS2EaRdnK8yOlM9DD8eTJ8dAsRVkKuRia",
-	"oi2L47UsztwCuI85kfxAonDkDaWyQ7fOfUjiJ8VMlS5rLinNLFkHCeGlM49LpV7gwy+UhTc2ZpViOc43",
-	"ZU9i/I/NVhYMQ8J5aiEbMDSeXBTCooJMvp6Mj48PMpHxk7VYXm4u91By8fsaWqWGbqH7MpGaY49QLEtg",
-	"N0uVO8N5zOA2BcgMPU+VnItFpSFzXCPhXVil4VfJr7nI+SyHe/BnBqdkKZeo6zP0bzxdQvaMabB6xXJu",
-	"QR8ip5M4kBPRyaqA0AeSE1E/DBe6Lzll3PIZN/tYQ2L5VfLKLpUWv8OXOjcDMmOnfjYaNmXfAdegWVLF",
-	"8ZOUl4JdwYq+wGExZrwWTIvSB5JJFa5xH+I4fXmGWzaM65ZdcJmxMCSnXGsBGH0kMDXH3wovn1KrFIxB",
-	"DflBWmFXXyimOuBMWVEZUg5uWaGMZZOTE5YuuUavp80uAQlJqOG5gDwz0fTNx2iOH4PZo0FUINXopqM9",
-	"C929DUQ+mYShzIETN/mDxTFaZOgWuRehO4IdotO8AAuaUainlQbM+88OBBSGVfJKqhvpZW+qslTaQnYO",
-	"meCXtP0vEv73bugQp2JJZOHWHpU5FzKJavDTrPmMkUWHS9DUB0W+k9BwmylZgftgJMcHM+FmtSGtNqRl",
-	"HgImGoQo3HQ4NIrumuUoHzm1ForSOkmEM/4sQy1gVpFeLLiFG74asTNSCQ0pQsCMzWCOsSl4hQmTyJTn",
-	"OUprLqQwS8hOaRSfEXk3S5EDc8hFSDbPxWJpR+y0eZtxR1wiEZJyyVRlU1UAexSuw6W5AXRcN5DnQwfB",
-	"H6Mec8lAa6UT+chqLg1yns25yCsNA2ZFAaqyg1r1/TyPR+zUj2PGcm2FXCQyiZz6zQphLWTTJGIF11dE",
-	"lCeS2SW37IaHTKksk3ANmsSRyEc58Aw0ImV6MVfkexrOIbcaC+RpCiWpMsuAZ7mQwJY8S2TJjYHs8ShB",
-	"dQ8Mac3jaBpN4snXw3gyjCeX48k0jqdxPIr//s3raBDJqpiBjqbjQeT56ZJUTrYZlVpdiwz0O8+pwHQi",
-	"DZh1+PiDzNm12njyGt8rtSpBW+HSX2JsywNEHTn+8/LyJTuJJ1P2Hc/Yj+7ntU0aq4Vc4NThjsMZd2we",
-	"1YMjyRm3MEQd6Ju4ZlEw6XgQFUKKoirosx+C7mUBGscEvNxlwz/719oc3Es9MvMw6u8GEUZuoRE0vam3",
-	"Eq72thnjskikBZ0vxryuHzhteQEKBl9hBuLeJ2vxGVENFCh+SF6apbLM8iuQibxZgkRTR7VvzGjAjHJ4",
-	"j2lYCIPwDzJhjbeadMnlAj3EKJGvCBxaUQi5IB/iltWS5wxuIa2QXFaqXKQrgjDeEZZcW0QtNEnbYLzi",
-	"XXr+Udpa8NvTxvAuIFUSQcSTeBAVKgMyAZ57xrvFUBrePpHLG3HTTTwKRlnQhZA894qAEKXGLO/WFYr1",
-	"k1SUoq57uGc1eHnbsa7Wjnbr4Y/Bq3fb9r2pCy81kOeeex/VOCbPdyXz1dS5sqqocm7FNYalSmYDNteq",
-	"SKRt6k+oRBooMg2oBCUkRoR0GXo+QmdLXpYgN8RHItlpkLgl55oP2EnBb995R27C3YzCNU/2Lkk6spvx",
-	"5/jO3Vp79oR899Zdn2aFTmNTyTY9WlfrNjnyinw7GpELBcYFNPDZgLdxCm8uCKDpr5iyS9CJ1M1oQgVW",
-	"CwzIFOBxdG2Xea5uzIYkP1v9B5GwUNBWuvt1D7jWfNXxiR1WDlqW4+XYiKiHe30u9IfbJa+MheyVD6Wb",
-	"HP43abdnha5yQOZCyN5n3vHxBtz4IExqKFHv3jTe5p2ra1DGGarvO59QR4NISXiHXvgdalYOGLnfBpzf",
-	"NqzDzR/bfqULPdfkFiJfOc0h91xqsC4iNKHDxXkTbsn53rIyyzZ97nmHnLMmxwi8OW9s/c2fFQvtpetk",
-	"ND4Zh3RNWnQ1azsPecjaJ6P4afya0tg0CPH/F0IfRY9dTI+PCTMFK25lYlMamEb7S9rrkfs33QnRPAhJ",
-	"jfvaFQHqBK3j1NoS3TVFA+7aXNsLOj0DD4LM0PV+u0jadJZ3XUEdiKLXots9xDmNs394myFJHjLiwr37",
-	"hRF4IwIFpaieYOTJC4UVCHuw1qG+MNTss9dRp7lw2EuszyHZFaymbIwpfrv6NWBSOaSv8kSGzxFgSxAY",
-	"+1kSjZKISUWf8OOjX1+9YCW3S0QCRuXXiAGUAcZNIjMqTiwK5DThfzpT4eskQlV55sOgKw5nbMbTq818",
-	"d4edFvz2BciFXUbTyYnDbPX38QATeRKcDz0YhkYjh6WRrxo59Z83/0mS2zgeJsnt+HmS3H7zHD8+ff72",
-	"b3/dHpBecnfwEwSluvyEMSkIUP9/vfGnOdoSZIYsPsDPvh1EEm7t95U2SkfTCFb/+nD2QYnzD6ern0R8",
-	"c47/57/cnn9QN+f/UDfn3x/fnn84j3+6fM3PxI3gF2dfnxVPV69//O/Vi8sfVue//yLmv3T9dyPRA923",
-	"xyo93jskt5N0uwoZZtxLYDk3mMguoJWN3NcWD/NVu5zNReNON3YhmdLpEozVlOexDFJhKOHbxLlO5CP2",
-	"wzXo+hubVTaRXgcwr6AI4f2AN9+1hgRBuYFmQVhqA8v1sB5bXp8fbFjzFx0kbCrSvF5gSyG3qdP/ViFL",
-	"mmr9gM1WTPJiQxkCmjpbaogM49XeE5bdWlGfewTZWEc7zn06vJloOptlN0pfsYUCU9dAZ9ymS/c4q4gy",
-	"KiXxAqhaG2YMgR+jUW3x7sqEA4SxmZ5xG2hkXY6cMs7mPLUDBtc8r9DJoQT8YTL58K/qksGoXWD65Dyi",
-	"rSF6Sx55SYdz7Wz9WV1UnysdFFBMW0l66OjwZ42Nal73WdYGuxt72600fu4+XXnZlEN6NltRGcFVI1x5",
-	"YYUugYqKUrE6kjXnAykvelPmjUw5yJDbGwre7/CnPoTp83avnn/Pnh6ffMP8eVfTtTRi73Gi9+jFjOWz",
-	"HFgJml0JmTE1d8cNz1x1rABM/Qzjcwuava/Ps94zXpbANVWlmrIVDfSVGgmQ0RRFp9KZ+k4zIRfNuWjd",
-	"ZII73ziAZcm24JxEW5vG6ulwYWFwqYuefGnHse0nAIPj+GlwEhsg2XqjD3Ygu15r2KzVMdwedvepNblQ",
-	"LzzHRyqSOsF6Htaw+NFx/JRE/3jUrp0FUmzwSFNW6aYWwet7amZrrfjYCTNfqCA9yWNbYz4tL1vrVEhp",
-	"W706S4ZpY0+atJbgHgns0NaeNVutCbt0QrG5uGWPjicT1moCoMzLH8QPA7W1vlGzpu9AbBpAnR4FCEJB",
-	"vV1neZ3Ct7fFkP+7zXJT68KRf4DJBlWNSou9catuCqBdDnaFsQs623IaGnTHdlLCPY6utpXpR+qDiKbR",
-	"/6hKMxpA/Zn0PmQoaquiafS38cnJCc508vU3/bWKPXWpzymjBFRuhsKVa1NFxAQDDFc3nI7E220EDHdC",
-	"xoXeQiHcF9KIhRRzkXLXImCBmZKn8HjEThuo+jX7L/EdwrAM5rzKu2d7n8c1WeW+AdDqCgbR7XChhl7G",
-	"1D3xit+ce8Ab/Do0V6IcKto9z4elotK3m2RL3agP0dUnoBL/vaGKSY0w2UJdg5YmOCtoe6GN3H53CeRL",
-	"alPdALJWfvfSC9HReeedXBmkXeygmn9T03BQPihoNPCsV6Nx8EhJ8G8cVtCopOM0Yvt3Vl2BjN7eDbYX",
-	"YZqqzcl2MjdA5Rbjq4fdZ+Glewbc8PrAAkVYHN55alZP3JU86jiklRZ2dYGzOkJm1F95WqHS9TUXuVZC",
-	"1rQhUq4H+lqk4NoE3MGGAxKPhkNeiiG++HjEfpb5KpEg50qndM4Isq+V0XkF2iiJjQhqQ0PXSyXkXHWJ",
-	"vGjEeO4iDDUzmLAfwgMMh9tcbbXeg6FQnWlxDSaRwNMlUxLQAQpr2MX5BfXgVWbZOMNKWpH7fqgaMg+a",
-	"41amdCKbcgarJDo1nKqvJ6OhhcKRCeqrSqaQyEdNVLT5aoC8c1ktvlvb/2PagAaeGXruizLUr/Gs7noy",
-	"g0S6416/X585YU6fK7nA/Xb4OEpkIn9wqQtK7P22VsH3TQJl2KM6uXrsfaPLqBK5I6UasX+jamzpdMWM",
-	"HvSKvT+6Hr9PJBoR9yk1ab1h73e1DDftwu+fke4u0f0uMUWlAGAS6YpcmXJ6mIsUpCF/KDkp5EutSi3A",
-	"cr0KQFSP3p2+PIsG0TVo4zRzPIpHMTUdlSB5KaJp9GQUj56Qf7ZLMr8jR8/vVGB2QafZIaGPf/rfB+0L",
-	"SpM43mjkXHditq8gBRj4qgdC9ffpu45haictRy3X4eripioK5Mc0eiGuQeK7Q9dC4EeieYGhJjGK43xB",
-	"DtTtNnqLMx6h0q7CnW9WoGyFwXQSx00m7VrzSIfx0VzlubqhPDwXV0AnFetnxvIVQhXXqqaVJa6OWNiF",
-	"ibMsq4JL84zMxwHO5hpPIhtzJe1oy+aV28A9iAZD1rd+c0uVZ6DfiexbUwzjMe7ZwDsoVbr89kn97bZE",
-	"1X/H7bedMv44fn2onOucrBaXj2vGmQrxCI3AeRatctitC8gPQcpA0cDfTnJLfFVPsEUZgjxwn0Kggy75",
-	"gmJT7doJPTrvWPcrUTVywCTcgLFsLrRBIb7kxgUxnOErw9b1fYS5qftklTvSwvfwBXr5mXP6ieRbyv7o",
-	"0N14YZgq+W8VkKaiHhp/S26uNLqbPm1CRHbWpMJNJdnhsc3AnK+ara957cvzBEGiaUQl6WhQ+7HmvPKw",
-	"NuZ2/o7YawcNTbOgSx2EaW5dbaGl5zi1xyy+DC9/7L2BtABmxO+wjTK6b9Qixycv0fQkDrvMYqLHtZmd",
-	"xHv63PqJCXTPw6xSw7VQlWnOkfpIdEq2hWX3dtwUMjs+/vs+br/d6wU71wAOvikbHNz2XpbYcAZ09eE4",
-	"Hm+btqHz6NeN2zrHk8khg7oXau4G0Un8ZP/Yzh02cqdBMDW23sWG5wr8ZnPUR/2JpsdT0jJhGlrX+ZqG",
-	"X+q17UGlDk1W0rgyN63d9M5zB0xH7BWU6GMRONZHP811Ze+O3ONEdq6o4AL1PUDtPXpfLZXmmcTxM4Su",
-	"9XLCftI9aMLo7Dh+mkjRU+gaMX+nssacRcnpbtXcNTsX6pruFWytdnjAgZCByOM5xibfFu0XMSN2Wm+B",
-	"YWpGgAauQTLhhNDZABVBBMblHOZ0vJbIpvCgXD5R77C+NsndiCFhH8jIx7nLk8/cYQSXuBEvJNf65y+h",
-	"oLJkjjQUxPFkgoscj5942KUM9MWrsIgWuSQUjP1OZasDDP/PWGo7zBn11Q7v2lm4ryg9sD/c/YcDGM8J",
-	"Xzu7gg279IYfGiN5zYnzmn8clTfcN5hD5t12vN+Ldv6ywWf7+/jp/kF9fwsCx44P8PebF85p3MkhhPZc",
-	"3PsTBCin/EGhIihRUGWirkr0x6s20D/6WL9+tzX9/RHWHmYnJL4MryxstM0NWAk6BWmHIFOVQcaE9DmA",
-	"XTYoC7+sQVZQX20bdj/sOvh86Q8ASrtN7gvQUXy8f1Dzdy7uSeMwp6SML4QFVCzzpa2dmhaUWXvVCwHX",
-	"pX/nAeUSlNy3yKbGX2YQprKbQetzZdcFma6mtvPOWMDXpqi8wdejj5sU7rTk4HiiZck95teTIB5ihnva",
-	"ex/S9tYV+t0S/sPsr9+MPkPk7YpP+8jgzVtkqh/UW5r3yNgXqfFztzI/2vS7JurPmBszYbwunqdc+vID",
-	"syqYqN5Ad6KmZLkmCr8h2CVIPeM5lylVFWXGnBYrHRLpK1d3b+/+NwAA//8=",
+	"5Fz/c9u2kv9XMHxvJvZUkiXFTl/k6Q9uX9Lnd3Gbxu69uUR5MUSuJMQkwAKgbTXj/u03uwApUKS+OLFz",
+	"vbvONCPJBLDYXex+9gv4KYpVlisJ0ppo9CnSYHIlDdCXl0pPRJKAxC+xkhakxY88z1MRcyuUPMi1mqSQ",
+	"ffPRKHoMbnmWp4AfE7BcpNEosnNhmMpB0xAmARLDuPQ/Kc2uYBF1IiGN5TKGaBQdXA8OBK1nDpROQHcH",
+	"w6eHXTMXeS7krGsyc6DBFJNMGCOUNFEnMpbbwkSjw/7TTmSFRSKCLXQiu8jxp7m1uRkdHMyEnReTXqyy",
+	"g+VEGZd8Bjr4pVv+NEnV5CDjQh4kKjYHPBe9LPnLtFrgrhOZeA4Zx73/VcM0GkV/OViy98D91Ry8diyL",
+	"7u7uOlECJtYiR8ZEo+hiDsgMJgzjLE4FSIvfj5mdwzYOsr1ut/zevYKF2e8hTacJZLmyIOPFD0pOUxHb",
+	"e4jzQXbkJHmaMLgVxhp2I+yccZaI6RQ0bnHJ7QuuZ2CZ0izni1TxhPZwxtOp0hkkb+C3Aoz9Yn0Ept1M",
+	"bKISYrdUlnF2zVORsH+e//wTS1RcZLjAOsWsqVx/qXIVseUaj6V6WblQt1zooVSwzhRih5p8hNiSNH5S",
+	"9qUqZPKFUpDKKwabc8PIRpSKcm9jUJPF4VIWp24B3MeUSH4kUTjyulLZrlvnISTxk2KmiOcll5Rmlk4H",
+	"CeG1Ox4XSr3CH79QFv6wMasUS3G+EXvax//YZGHBMCScxxaSDlmiVGTCooIMnw0Hh4c7HZFBYJVfry73",
+	"WHLx++papbpuoYc6IiXH9lAsc2A3c5W6g7PP4DYmA42/x0pOxazQkDiukfDeBK7rM4xymwS9koyjNSdk",
+	"HKG8cpCJkLNjpmS6YCATSLx6GRZzySZoGIk2ayF5SJ/8vPVQEgVf4VC6dR5K9oHZqjbRYV4RJNwsHZ7k",
+	"GaCjVnYO2v9MGnBulYZfJb/mIuWTFB7AoxmcEqWINJEgeTyH5JhpsHrBUm5B73JSj0L8RHSyIiD0kYRF",
+	"1HfDhR5KWgm3fMLNNtaQWH6VvLBzpcXv8KXuzYBM2ImfjYaN2PfANWg2Lvr9pzHPBcI2+gK7oYzBUjA1",
+	"Sh9JJkW4xkOI4+T1KW7ZMK5rlpHLhIWgLOZaC8DTJYGpKf4t8/LJtYrBGNSQF9IKu3gQu3majFhWGFIO",
+	"blmmjGXDoyMWz7lGv6fNJgEJSbjxpYA0MdHo3adoih+D2aNOlCHV6KijLQvdvQ9EPhyGdtPBUzf5oxlN",
+	"WqTrFnkQoTuCHabXPAOLphDBHq1UGc5GECAMK+SVVDfSy94Uea60heQMEsEvaPtfJPwf3NAuTsXGkYVb",
+	"e5CnXEjnLdFaVGseMzrR4RI09U7Y5yg8uNWULMN9MJLjox3harUurdalZR4jUDDoE7lpcKgX3VXLUVrh",
+	"xFrIcuskEc74swy1gFlFejHjFm74osdOSSU0xIg+EjaBKfqm4BEmzFjGPE1RWlMhhZlDckKj+ITIu5mL",
+	"FJjDrkKyaSpmc9tjJ9XTjDvixhK9O0bYhY1VBmwvXIdLcwNouG4gTbsuCNtHPeaSgdZKj+We1Vwa5Dyb",
+	"cpEWGjrMigxUYTul6vt59nvsxI9jxnJthZyN5Thy6uex2GgcsYzrKyLKE8nsnFt2w0OmFJZJuAZN4hjL",
+	"vRR4AhpBGj2YKrI9FeeQW9UJ5HEMOakyS4AnqZDA5jwZy5wbA8l+b4zqHhykJY+jUTTsD591+8Nuf3gx",
+	"GI76/VG/3+v/7du3USeSRTYBHY0Gncjz0+WaOJ3NKNfqWiSgP3hOBUcn0oBxp/c/yJxNqw2Gb/G5XKsc",
+	"tBUui0WMrVmAqCHHf1xcvGZH/eGIfc8T9qP78/JMGquFnOHU4Y7DGTdsHtWDI8kJt9BFHWibeK7SBPRp",
+	"0jwVeM6cFJ28M5442Xkt6IUyiUzW7Q/aFkiBG3iRq3i+dgkDDPCBcHbSGlqykAmipGCxp8HmhLTPDpfr",
+	"ohGcgcaFS+EH7Bp0okxIkRUZfW6OCbRkk3X62T9W142tckE12U0ud50IMYnQCAfflVsJV3tfjXEZEqQF",
+	"3Qp68yajT2r2jdzcE4yu3fNkB3xwUUIg8oyS52auLLP8CuRY3sxBohFD0VQGosOMckiWaZgJg8AWEmGN",
+	"twfxnMsZ2r7eWL4h2GtFJuSMrKNbVkueMriFuKAsY65SES8InHkTn3NtEY/RJHVT4I/UhecfpWQyfntS",
+	"mZRziJVEePS034kylQAdbp56xrvFUBre8iCXVxCBm7gXjLKgMyF56hUBwVeJxj4ss2/LX2KRizKn534r",
+	"Ydn7ht2o7WizHv4YPHq3bt+ruvBaA/mkqbe+lcn1fMcQfeSMdJEVKbfiGh1uIZMOm2qVjaWtYlFUIg3k",
+	"czuUXhUSfV08D2064c45z3OQK+IjkWw8kLglZxB22EnGbz9482HC3dSMx9HWJUlHNjP+DJ+5W2rPFjDj",
+	"nrpr06xPNRtaV7JVU9rUulWOvCGvhYfIOTnjTDf4OMefcXLczr3h0V8wShOMpa5GE96xWiDUIOiCo8tz",
+	"mabqxqxI8rPVvxMJCxltpblf9wPXmi8aNrHByk7t5Hg5ViJq4V6bCX1xO+eFsZC88SBhlcP/Iu32rNBF",
+	"Cj6btWTvsTd8vIJtHl6QGkrUu3eVtfngcnYUS4fq+8GnCqJOpCR8QCv8ATUrBcQk70PPu2ZYg5s/1u1K",
+	"0xMvyc1EunCaQ+Y512CdR6hch0MwJtySs715YeZ1+tzvDXJOq+gpsOa8Ouvv/qwobytdR73B0SCka1ij",
+	"q1rbWchd1j7q9Z/331KAHgcu/v+C6yPvsYnp/UPCTMGKa5lYJT1G0fZyzXLk9k03XDQPXFJlvjZ5gDL0",
+	"bBi1ukQ3TVGBuzrXtoJOz8CdggFoWr9NJK0ay7umoHZE0UvRbR7ijMbp3yNyBhUGPTHtFs37O7JkweOu",
+	"6BdWIeqxzBrt+UO3BjjBxC+1ytopCRcLa44VWWYnEtrWLzV6F86du2e/EImseOIg2djilD15odIGSt9Z",
+	"nqU2d1zJu5WprlHhiWFi2WvArmAxYgNm1Up+s8OkchGPSscy/B0DDQmCSiXjqDeOmFT0CT/u/frmFcu5",
+	"nSMiMiq9RiykDDBuxjKh9NMsQ05THER1U74MplSRJh4OuPR/wiY8vlrNaGwQd8ZvX4Gc2Xk0Gh457Fp+",
+	"H3QiqZzgvAtGHer1XEyBfNXIqX+/+/d4fNvvd8fj28HL8fj225f48fnL99/8db1jfs1dcTdwzmWCEX1z",
+	"4Kj//3ql+zkcXwPdxd+870QSbu0PhTZKR6MIFv/8ePpRibOPJ4ufRP/mDP9Pf7k9+6huzv6ubs5+OLw9",
+	"+3jW/+niLT8VN4Kfnz47zZ4v3v74n4tXFy8WZ7//Iqa/NP1YJdEd3ZjHbC1eLCS3kXxwOVAlXQ2fGwzo",
+	"Z1A3eA+0xd1s1SZjc16Z05VdSKZ0PAdjfTNUArEwFPiu4n0n8h57cQ26/MYmhR1LrwMYX5Gn9HbAH9+l",
+	"hgTgpIKogXuuA+zlsJazvKwQrZzmLyoVrSrStFxgTaq+qsT8ViBLqnpMh00WVKyuK0NAU2NLFZGhv9pa",
+	"Q9usFWVlK4hKG9px5tMCqwG3O7PsRukrNlNgyiz3hNt47n5OCqKMUmo8A8rHh5FTYMdoVF28mzICAdJa",
+	"DVO5DTSyTDiPGGdTHtsOg2ueFmjkUAK+YYRs+JMyddKrJ9ruHU/VNUSviacvqPxaz1ocl2WTqdJBImkF",
+	"IrXQsQEblbxuO1kr7K7O22al8XO36crrKi3UstmC0ikuK+PSLAs0CZRclYqVnqyqAMU8a00drGQMgkxB",
+	"fUPB8w3+lGW2Nmv35uUP7Pnh0bfMVzSrzsQeu8SJLtGKGcsnKbAcNLsSMmFq6gpKxy5LmAGGwIbxqQXN",
+	"LsuK5SXjeQ5cu3agMn1HA33GSgIkNEXWyPjGvnFJyFlV+S4byXDn92lNWtcYWk6HCwuDS523xI0bCvP3",
+	"AAb1HqUAyZYbfbSS+3KtbrVW4+C2sLtNrcmEeuE5PlKy2AnW87CExXuH/eck+v1ePYcYSLHCI1V6qRla",
+	"BI9vyR0uteJTw818oYK0BNF1jblfXLbUqZDSuno1lgzD55YwaSnBLRK4T9i50nyySScUm4pbtnc4HLJa",
+	"mwdFXr7VohuorfXN2CV9O2LTAOq0KEDgCsrtupPXKAD4sxjyf/OxXNW6cORXOLJBdqfQYqvfKts+aJed",
+	"TW4sbBcNOuB5kgiUMk9fB5ZiylMDq70aL7LcLtjep7t9loAW176wGPYqrsCM7aazy2dcyHXBzH1ySHct",
+	"ez6nbIx7JtjzvSgMTNPoE3X3RKPov1ShGQ2gBk56Hmj3VkWj6JvB0dERznT07Nv2/MyWnOTnpNACKlfd",
+	"/8K13yNKhA666BtOjR715hiGOyGDghZSYYgjpBEzKaYi5q7xxQIzOY9hv8dOKnj+jP2H+B6hZwJTXqTN",
+	"uu7ncU0WqW9rtbqATnTbnamulzH1BL3hN2ce5Ad/7ZorkXdV7rS6mysqe7hJ1uTK2lBsWf2W+O8NZYlK",
+	"VM1m6hq0NEGdaLV/opbP2Jz2+ZJ8XNNpLpXfPfRKNHTeWWSX+qkneKjeU+VxXPgSJHEqSNqq0Ti4pyT4",
+	"J3ZL4hTScRrjmQ9WXYGM3t911ieeqkzV0XoyV4D0msNXDnvIZFOz/l/xesekTFgY2FgxLSduSh51HOJC",
+	"C7s4x1kdIRPqGj4p7Ly9Zc41yLKquZbiW9DXIgbXIuKKWg487XW7PBf+fhj7WaaLsQQ5VTqmGjPItgZd",
+	"ZxVooyQ2IqgOh12HoJBT1STyvBLjmfOq1Mhiwl6Y8hICYVV/8c3vwRA8SchrjSXweM6UBDSAwhp2fnZO",
+	"naWFmVfGsJBWpL7LrwwTOlWpnSk9llUKx7U10VRt/TgVLa44EOSUlYxhLPcqJGDTRQd55yJ5fLY8//u0",
+	"AQ08MfS7T0RRr85x2WdlOmPpSv1+vz5aNGwCqZIz3G+Dj72xHMsXLlxDiV2ua4C9rIJGw/bKgHLf20YX",
+	"RY7lhjCyx/6FqrGmf7vDgDJslwfXg8uxXN5T9Fpv2OWmRviqCf7S3XOco/mdY1hODsCMpUvsJcrpYSpi",
+	"kIbsoeSkkIh/tADL9SIAji16d/L6NOpE16CN08xBr9/rU8NZDpLnIhpFT3v93lOyz3ZOx+/A0fM7JdWd",
+	"06l2SOjjH/7vnfrt2WG/v9KevOwvrl+tDHD/VQtsbL9/5PrgqUk679VMh6sFmCLLkB+j6JW4BonPdl37",
+	"iB+JxwsMtT6SH+czMqBut9F7nPEAlXYR7nw162YLdKbDfr/KHvhWRdRh/Gmq0lTdUO4hFVdA1Znlb8by",
+	"BUIV14CplSWu9ljYW4yzzIuMS3NMx8eB7Op64lhWx5W0oy6bN24DDyAadFnf+c25Zs0PIvmO2i1d7+QH",
+	"6p387mn57TZH1f/A7XeN0sWg/3ZXOZdxaCku79eMOyrEI3fJCFmjVQqbdQH5IUgZyBv4Cqhb4kk5wRpl",
+	"CGLfbQqBBjrnM/JNpWkn9OisY9mrRhnYDoYhYCybCm1QiK+5cU4MZ3hi2LKmgTA3dp+scmU8F8bculLG",
+	"sTP6Y8nXlDrQoLvxdCOd/1YAaSrqofG3f6dKo7lp0yZEZKdV+F9lzx0eW3XM6aLa+pLXviRBECQaRZSG",
+	"jzqlHatqtLs159dzFoi9NtAQVN2Vo6W8TbqGlpYScsux+DK8/Kn1ZuUMmBG/wzrK6B5ljRwfvESjo37Y",
+	"YdgnelyL4VF/S49jOzGB7nmYlWu4FqowVe2sjUSnZGtY9mAltpDZ/cO/beP2+61WsHG5Zec3AATF6tYr",
+	"QCvGgC70HPYH66at6Dz4deUO2uFwuMug5jWxu0501H+6fWzjZiaZ08CZGlvuYsVyBXazKm9Sb6ppsZS0",
+	"TBiGlrnNqtmb+qxbUKlDk4U0LrVPa1fd+twB0x57AznaWASOZbmrupXqzZH7eSwbF69wgfJ+s/YWvS1/",
+	"TPMM+/1jhK7lcsLe6/0O7lUXh/3nYylakns95u+Kl5gzyzndGJy6RvdMXdNtmbXZDg84EDIQeTxF3+Rb",
+	"4v0ipsdOyi0wDM0I0MA1SCacEBoboCSIQL+cwpRKimNZJR6UiyfKHZbXwbkb0SXsAwnZOHcp3N/H5hI3",
+	"4oXk2j791SpUlsSRhoI4HA5xkcPBUw+7lIE2fxUm0SIXhIKx36tkscPB/zOm2nYzRm25w7t6FO4zSo9s",
+	"D7dcIOcp4Wt3rmDlXPqDHx5GsppDZzW/HpU33F8ugMSb7f52K9p4Y8tn2/v+8+2D2t5xg2MHO9j71Rdp",
+	"0LijXQhtuY76J3BQTvmDREWQoqDMRJmVaPdXdaB/8Kl8/G5t+PsjLC3MRkh8EV5XWWkV7LAcdAzSdkHG",
+	"yvVo+hjAziuUhV+WICvIr9YPdjvs2rmm9hWA0uYj9wXoqH+4fVD1/p4H0jiMKSniC2EBJct8auuemrby",
+	"FpHRpzUQ6qLs0ChDHEQIdL0p6aI/JdfPWTibN2ToiyXclN52xfBuxEMuXVjz908oKNWu0dRjtD102/TS",
+	"Li1mSOQTUyG7/Q5LhbyCZCwnys7ZDcaeeyvty+yA1Rqr93vsNMgpIjIgIpDvM3ENkm7xuuJeMmKXS3b+",
+	"oQeXrrn28g89vHTNPEh9wBY1xT8OLnvsdGksctAV+SOClYFVmXMMs2vM7TBdA50xT9MAP3K7iht7Y/nz",
+	"8j00e81UbYdVedr9De+paU/8mDr42WqawtbwP585ug9y280StVWV/8woac79hYFQ544RH8+pb2sFpnw9",
+	"nFQ7Sf/TaGkHc/4yfGXhvT3GToCs9QVX/9uRVWlS6C0P4T0S7v1JhbjC1zKaZf/MWh8YlBpbIdYrYeyF",
+	"f+YRj2NQdl6j6qV/M50wnbvqMD8XvzQTLa6utPHOfMDXqrC6wteDT6sUbkSzQYm+5jJabH5LknQX27/l",
+	"Ws9j4s9llXqzhL8aBm2Hkp8h8nrVo142f/cemeoHtZanfXbIF2rxc7M63Vt19iZqzxpXx2T5FldELd58",
+	"WBVMVG6gOVFVtlsShd8QvhESnfCUy5gqazKp3gQbEumrN3fv7/47AAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
