@@ -56,8 +56,13 @@ type ServeConfig struct {
 	// HolderID names this instance in the lease; empty means
 	// hostname-pid-random.
 	HolderID string
-	// APIKeys, when not empty, are the bearer tokens /v1 requires.
+	// APIKeys, when not empty, are the bearer tokens clients use on /v1:
+	// they submit and read.
 	APIKeys []string
+	// OperatorKeys are the operators' bearer tokens: everything clients
+	// may do, plus resubmission, gateway controls and the console. With no
+	// key of either kind the API and the console are open.
+	OperatorKeys []string
 	// MaxPayloadBytes bounds a submission's compacted payload.
 	MaxPayloadBytes int64
 	// GatewayTimeout bounds one gateway call.
@@ -109,7 +114,8 @@ func parseServeConfig(args []string, env LookupEnv, stderr io.Writer) (ServeConf
 	fs.DurationVar(&cfg.AcquireInterval, "acquire-interval", cfg.AcquireInterval, "how often a follower tries to take the lease")
 	fs.DurationVar(&cfg.ScheduleRefreshInterval, "schedule-refresh-interval", cfg.ScheduleRefreshInterval, "how often the leader reads intents changed by other instances")
 	fs.StringVar(&cfg.HolderID, "holder-id", cfg.HolderID, "this instance's name in the lease (default hostname-pid-random)")
-	fs.Var((*listFlag)(&cfg.APIKeys), "api-keys", "comma-separated API keys; when set, /v1 requires Authorization: Bearer <key>")
+	fs.Var((*keysFlag)(&cfg.APIKeys), "api-keys", "comma-separated client keys; when set, /v1 requires Authorization: Bearer <key>")
+	fs.Var((*keysFlag)(&cfg.OperatorKeys), "operator-keys", "comma-separated operator keys: the console, resubmission and gateway controls")
 	fs.Int64Var(&cfg.MaxPayloadBytes, "max-payload-bytes", cfg.MaxPayloadBytes, "largest accepted payload, in bytes of compacted JSON")
 	fs.DurationVar(&cfg.GatewayTimeout, "gateway-timeout", cfg.GatewayTimeout, "bound on one gateway call")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "drain time after SIGTERM before in-flight work is abandoned")
