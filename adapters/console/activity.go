@@ -97,9 +97,9 @@ type ActivitySnapshot struct {
 }
 
 // Snapshot returns the last ActivityWindow, second by second, ending with
-// the last complete second.
+// the current (still counting) second.
 func (a *Activity) Snapshot() ActivitySnapshot {
-	end := a.clock.Now().Unix() - 1
+	end := a.clock.Now().Unix()
 	n := len(a.buckets)
 	snap := ActivitySnapshot{End: time.Unix(end, 0).UTC(),
 		Intake: make([]int64, n), Attempts: make([]int64, n), Completions: make([]int64, n)}

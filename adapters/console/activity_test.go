@@ -18,7 +18,6 @@ func TestActivityRing(t *testing.T) {
 	a.FirstAttemptLateness(30 * time.Millisecond)
 	clk.Advance(time.Second)
 	a.IntentCompleted("t", core.StatusAccepted, "")
-	clk.Advance(time.Second)
 	s := a.Snapshot()
 	n := len(s.Intake)
 	if s.Intake[n-2] != 2 || s.Attempts[n-2] != 1 || s.Completions[n-1] != 1 {
