@@ -196,7 +196,6 @@ func TestConsoleInABrowser(t *testing.T) {
 	if !strings.HasSuffix(location, "/ui/signin") {
 		t.Fatalf("unsigned browser at %s, want the sign-in form", location)
 	}
-	screenshot(t, ctx, "console-signin")
 	run(t, ctx, "submit the key",
 		chromedp.SendKeys("#key", operatorKey, chromedp.ByID),
 		chromedp.Click("#signin", chromedp.ByID),
@@ -300,7 +299,6 @@ func TestConsoleInABrowser(t *testing.T) {
 	if id != "dead-letter-1~r1" || from != "dead-letter-1" {
 		t.Fatalf("after resubmitting: intent %q from %q", id, from)
 	}
-	screenshot(t, ctx, "console-intent")
 	run(t, ctx, "original links forward",
 		chromedp.Click("#resubmitted-from a", chromedp.ByQuery),
 		chromedp.WaitVisible("#resubmitted-as", chromedp.ByID),
@@ -309,6 +307,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	if as != "dead-letter-1~r1" {
 		t.Fatalf("original shows resubmitted as %q", as)
 	}
+	screenshot(t, ctx, "console-intent")
 	if in := getIntent(t, api, "dead-letter-1"); in.ResubmittedAs == nil || *in.ResubmittedAs != "dead-letter-1~r1" {
 		t.Fatalf("the API does not show the link: %+v", in.ResubmittedAs)
 	}
