@@ -306,6 +306,9 @@ func (s linkStore) GetIntent(ctx context.Context, id string) (core.Intent, error
 	return s.l.store.GetIntent(ctx, id)
 }
 
+// Facts are the store's own: a cut link does not change what it is.
+func (s linkStore) Facts() ports.StoreFacts { return s.l.store.Facts() }
+
 func (s linkStore) ListIntents(ctx context.Context, p ports.ListIntentsParams) ([]core.Intent, error) {
 	if err := s.l.check(); err != nil {
 		return nil, err

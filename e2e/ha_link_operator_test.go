@@ -30,4 +30,3 @@ func (s linkStore) CountIntents(ctx context.Context) ([]ports.IntentCount, error
 	return s.l.store.CountIntents(ctx)
 }
 
-func (s linkStore) Facts() ports.StoreFacts { return s.l.store.Facts() }

@@ -12,11 +12,6 @@ import (
 	"github.com/submissionmanager/submission-manager/ports"
 )
 
-// DefaultMaxPayloadBytes is the compacted payload size limit unless the
-// operator sets another: generous for SMS and push bodies, small enough that
-// one client cannot fill the store.
-const DefaultMaxPayloadBytes = 256 << 10
-
 // maxIntentIDLen is the width, in characters, of the intent_id column.
 const maxIntentIDLen = 255
 
@@ -37,7 +32,7 @@ type ServiceConfig struct {
 	// Metrics counts created intents; nil means none.
 	Metrics ports.Metrics
 	// MaxPayloadBytes limits the compacted payload; 0 means
-	// DefaultMaxPayloadBytes.
+	// core.DefaultMaxPayloadBytes.
 	MaxPayloadBytes int
 	// Notifier is the local engine; nil when this process never executes.
 	Notifier Notifier
@@ -68,7 +63,7 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	cfg.MaxPayloadBytes = cmp.Or(cfg.MaxPayloadBytes, DefaultMaxPayloadBytes)
+	cfg.MaxPayloadBytes = cmp.Or(cfg.MaxPayloadBytes, core.DefaultMaxPayloadBytes)
 	cfg.Metrics = cmp.Or[ports.Metrics](cfg.Metrics, ports.NopMetrics{})
 	return &Service{cfg: cfg}, nil
 }

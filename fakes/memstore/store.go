@@ -1,16 +1,19 @@
 // Package memstore is an in-memory ports.Store and ports.LeaseStore for the
-// core's tests. It is NOT a product store: nothing survives the process and
-// nothing is shared between processes, so it must never be wired into the
-// service. It exists to be the executable specification of the semantics the
-// SQL stores must have: fencing by (lease name, holder, epoch) unexpired in
-// the store's own time, ErrIntentNotRunnable, race-safe idempotent creation,
-// and the paging orders of ListIntents, ListPending and ListChanged.
+// application's tests. It is NOT a product store: nothing survives the
+// process and nothing is shared between processes, so it must never be wired
+// into the service. It passes the same conformance suites as the SQL stores
+// (ports/storetest and ports/leasetest, run from its tests), so the fake every
+// engine test stands on holds the semantics the real stores hold: fencing by
+// (lease name, holder, epoch) unexpired in the store's own time,
+// ErrIntentNotRunnable, race-safe creation, and the paging orders of
+// ListIntents, ListPending and ListChanged. What it adds of its own is
+// WaitIntent, which lets a test wait for the engine's writes without sleeping.
 //
 // The store's clock plays the database clock: every lease comparison and
-// every LastModifiedAt stamp reads it, never the caller's clock, just as the
-// SQL stores use SYSUTCDATETIME(). Two writes at one instant get the same
-// stamp, as they can in SQL Server, so the refresh cursor's tie-break on
-// intentId is exercised.
+// every LastModifiedAt stamp reads it, once per operation, never the
+// caller's clock, just as the SQL stores use SYSUTCDATETIME(). Two writes at
+// one instant of a fake clock get the same stamp, as they can in SQL Server,
+// so the refresh cursor's tie-break on intentId is exercised.
 package memstore
 
 import (
@@ -95,8 +98,8 @@ func (s *Store) GetIntent(ctx context.Context, intentID string) (core.Intent, er
 	return cloneIntent(in), nil
 }
 
-// ListIntents returns intents newest first by (CreatedAt, IntentID), strictly
-// after p.Before when set, with Next set only when another page follows.
+// ListIntents returns at most p.Limit intents newest first by (CreatedAt,
+// IntentID), strictly after p.Before when set; the service cuts the pages.
 func (s *Store) ListIntents(ctx context.Context, p ports.ListIntentsParams) ([]core.Intent, error) {
 	if err := ctxErr(ctx); err != nil {
 		return nil, err

@@ -188,4 +188,3 @@ func TestSQLiteSynchronousOption(t *testing.T) {
 		}
 	}
 }
-
