@@ -183,11 +183,3 @@ var operatorCases = []struct {
 	{"AttemptNamesItsLeader", testAttemptNamesItsLeader},
 }
 
-// RunOperator runs only the operator cases, for a store that cannot provide
-// everything Run needs (the in-memory fake has no restart or shared stamps).
-func RunOperator(t *testing.T, newHarness func(t *testing.T) Harness) {
-	t.Helper()
-	for _, c := range operatorCases {
-		t.Run(c.name, func(t *testing.T) { c.fn(t, newHarness(t)) })
-	}
-}
