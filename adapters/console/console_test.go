@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -163,5 +164,48 @@ func TestOpenConsoleShowsTheBanner(t *testing.T) {
 	// Forms still need the session's token.
 	if code, _, _ := b.do("POST", "/ui/resubmit", url.Values{"id": {"x"}}); code != http.StatusForbidden {
 		t.Fatalf("open console, resubmit without token: %d, want 403", code)
+	}
+}
+
+func TestBulkResubmissionConfirmsWithACount(t *testing.T) {
+	b, svc, store := newConsole(t, nil)
+	lease, _, _ := store.Acquire(t.Context(), ports.AcquireLeaseParams{LeaseName: core.DefaultLeaseName, HolderID: "h", Duration: time.Hour})
+	for _, id := range []string{"d-1", "d-2", "d-3", "live"} {
+		if _, err := svc.SubmitIntent(t.Context(), ports.SubmitIntentParams{IntentID: id, SubmissionTarget: "sms.realtime", Payload: []byte(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+		if id == "live" {
+			continue
+		}
+		_ = store.StartAttempt(t.Context(), ports.StartAttemptParams{Fence: lease.Fence(), IntentID: id, Number: 1, StartedAt: lease.AcquiredAt})
+		_ = store.FinishAttempt(t.Context(), ports.FinishAttemptParams{Fence: lease.Fence(), IntentID: id, Number: 1, FinishedAt: lease.AcquiredAt,
+			Error: "x", Sent: true, Decision: core.Decision{Status: core.StatusExhausted, ExhaustedReason: core.ExhaustedOneShotCompleted}})
+	}
+	if _, err := svc.ResubmitIntent(t.Context(), ports.ResubmitIntentParams{IntentID: "d-1"}); err != nil {
+		t.Fatal(err)
+	}
+	code, _, page := b.do("GET", "/ui/bulk-resubmit?status=exhausted", nil)
+	if code != http.StatusOK || !strings.Contains(page, "2 exhausted intent(s)") || !strings.Contains(page, "Resubmit 2 intents") {
+		t.Fatalf("confirmation: %d\n%s", code, page)
+	}
+	if code, _, _ := b.do("GET", "/ui/bulk-resubmit?status=pending", nil); code != http.StatusBadRequest {
+		t.Fatalf("bulk of pending intents: %d, want 400", code)
+	}
+	tok := csrfOf(t, page)
+	tooMany := url.Values{"csrf": {tok}}
+	for i := range console.DefaultBulkLimit + 1 {
+		tooMany.Add("id", fmt.Sprint("x-", i))
+	}
+	if code, _, _ := b.do("POST", "/ui/bulk-resubmit", tooMany); code != http.StatusBadRequest {
+		t.Fatalf("bulk beyond the limit: %d, want 400", code)
+	}
+	code, _, page = b.do("POST", "/ui/bulk-resubmit", url.Values{"csrf": {tok}, "id": {"d-2", "d-3", "live"}})
+	if code != http.StatusOK || !strings.Contains(page, "Resubmitted 2 of 3 intents") || !strings.Contains(page, "still pending") {
+		t.Fatalf("bulk: %d\n%s", code, page)
+	}
+	for _, id := range []string{"d-2~r1", "d-3~r1"} {
+		if _, err := svc.GetIntent(t.Context(), id); err != nil {
+			t.Errorf("%s: %v", id, err)
+		}
 	}
 }
