@@ -169,7 +169,9 @@ func (c *Console) reader(h func(http.ResponseWriter, *http.Request, session)) ht
 // the session's CSRF token in the form.
 func (c *Console) operator(h func(http.ResponseWriter, *http.Request, session)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+		// A bulk form names up to BulkLimit intentIds of up to 255
+		// characters each, percent-encoded.
+		r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
 		ss, ok := c.session(w, r)
 		if !ok {
 			c.render(w, r, http.StatusUnauthorized, "error", page{Title: "Signed out", Error: "Your session has ended; sign in again."})
