@@ -2,7 +2,6 @@ package ports
 
 import (
 	"context"
-	"time"
 
 	"github.com/submissionmanager/submission-manager/core"
 )
@@ -62,27 +61,4 @@ type OperatorService interface {
 	ResubmitIntent(ctx context.Context, p ResubmitIntentParams) (SubmitIntentResult, error)
 	// CountIntents returns the number of intents per target and status.
 	CountIntents(ctx context.Context) ([]IntentCount, error)
-}
-
-// GatewayState is one gateway as the console shows it: its protection state
-// when gateway protection reports one.
-type GatewayState struct {
-	Name        string
-	GatewayType core.GatewayType
-	// Breaker is the circuit breaker's state ("closed", "open",
-	// "half-open"); empty when the gateway has no breaker.
-	Breaker string
-	// Limit describes the rate or concurrency limit in force, if any.
-	Limit  string
-	Paused bool
-	// Reason is why the gateway is paused or its breaker open, as written
-	// by an operator or a gateway: the console escapes it.
-	Reason    string
-	UpdatedAt time.Time
-}
-
-// GatewayReporter reports the gateways' protection state. It is optional:
-// without one, the console says that gateway state is not available.
-type GatewayReporter interface {
-	Gateways(ctx context.Context) ([]GatewayState, error)
 }

@@ -41,8 +41,10 @@ type Config struct {
 	// follower that knows no leader (an API-only instance).
 	Leadership ports.LeadershipReporter
 	// Gateways reports gateway protection state; nil shows that gateway
-	// state is not available.
-	Gateways ports.GatewayReporter
+	// state is not available. GatewayControl pauses and resumes gateways;
+	// nil shows no controls.
+	Gateways       GatewayReporter
+	GatewayControl GatewayController
 	// Activity feeds the overview's rates; nil shows none.
 	Activity *Activity
 	// Clock stamps and expires sessions. Required.
@@ -121,6 +123,7 @@ func (c *Console) routes() {
 	mux.HandleFunc("POST /ui/resubmit", c.operator(c.resubmit))
 	mux.HandleFunc("GET /ui/bulk-resubmit", c.reader(c.bulkConfirm))
 	mux.HandleFunc("POST /ui/bulk-resubmit", c.operator(c.bulkResubmit))
+	mux.HandleFunc("POST /ui/gateways/{action}", c.operator(c.gatewayAction))
 	mux.HandleFunc("/ui/", func(w http.ResponseWriter, r *http.Request) {
 		c.render(w, r, http.StatusNotFound, "error", page{Title: "Not found", Error: "No console page at this address."})
 	})

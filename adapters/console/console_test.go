@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -207,5 +208,57 @@ func TestBulkResubmissionConfirmsWithACount(t *testing.T) {
 		if _, err := svc.GetIntent(t.Context(), id); err != nil {
 			t.Errorf("%s: %v", id, err)
 		}
+	}
+}
+
+// fakeGateways reports one gateway and records pause and resume.
+type fakeGateways struct{ paused map[string]string }
+
+func (f *fakeGateways) Gateways(context.Context) ([]console.GatewayState, error) {
+	reason, paused := f.paused["sms-1"]
+	return []console.GatewayState{{Name: "sms-1", GatewayType: core.GatewaySMS, Breaker: "open",
+		Paused: paused, Reason: reason}}, nil
+}
+
+func (f *fakeGateways) PauseGateway(_ context.Context, name, reason string) error {
+	f.paused[name] = reason
+	return nil
+}
+
+func (f *fakeGateways) ResumeGateway(_ context.Context, name string) error {
+	delete(f.paused, name)
+	return nil
+}
+
+func TestGatewaysShownAndControlled(t *testing.T) {
+	clk := clocktest.New(time.Date(2026, 2, 2, 12, 0, 0, 0, time.UTC))
+	store := memstore.New(clk)
+	reg, _ := core.NewRegistry([]core.Contract{contract})
+	svc, _ := engine.NewService(engine.ServiceConfig{Registry: reg, Store: store, Clock: clk})
+	gw := &fakeGateways{paused: map[string]string{}}
+	ui, err := console.New(console.Config{Service: svc, Operator: svc, Clock: clk, Gateways: gw, GatewayControl: gw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(ui)
+	t.Cleanup(ts.Close)
+	jar, _ := cookiejar.New(nil)
+	b := &browser{t: t, base: ts.URL, c: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}}
+	_, _, page := b.do("GET", "/ui/", nil)
+	if !strings.Contains(page, `id="gateways"`) || !strings.Contains(page, "sms-1") || !strings.Contains(page, `action="/ui/gateways/pause"`) {
+		t.Fatalf("overview without the gateway and its pause control:\n%s", page)
+	}
+	reason := `<b onmouseover="x()">provider down</b>`
+	if code, _, _ := b.do("POST", "/ui/gateways/pause", url.Values{"csrf": {csrfOf(t, page)}, "gateway": {"sms-1"}, "reason": {reason}}); code != http.StatusSeeOther {
+		t.Fatalf("pause: %d", code)
+	}
+	_, _, page = b.do("GET", "/ui/", nil)
+	if strings.Contains(page, reason) || !strings.Contains(page, "&lt;b onmouseover=") || !strings.Contains(page, `action="/ui/gateways/resume"`) {
+		t.Fatalf("paused gateway shown wrongly:\n%s", page)
+	}
+	if code, _, _ := b.do("POST", "/ui/gateways/resume", url.Values{"gateway": {"sms-1"}}); code != http.StatusForbidden {
+		t.Fatalf("resume without CSRF token: %d", code)
 	}
 }

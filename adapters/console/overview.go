@@ -35,7 +35,8 @@ type overviewData struct {
 	LeaseKnown bool
 
 	GatewaysAvailable bool
-	Gateways          []ports.GatewayState
+	GatewayControls   bool
+	Gateways          []GatewayState
 	GatewayError      string
 }
 
@@ -75,6 +76,7 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, ss session) {
 	}
 	if c.cfg.Gateways != nil {
 		d.GatewaysAvailable = true
+		d.GatewayControls = c.cfg.GatewayControl != nil
 		if d.Gateways, err = c.cfg.Gateways.Gateways(r.Context()); err != nil {
 			d.GatewayError = err.Error()
 		}

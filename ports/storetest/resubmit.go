@@ -182,4 +182,3 @@ var operatorCases = []struct {
 	{"CountIntents", testCountIntents},
 	{"AttemptNamesItsLeader", testAttemptNamesItsLeader},
 }
-
