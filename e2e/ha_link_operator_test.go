@@ -29,4 +29,3 @@ func (s linkStore) CountIntents(ctx context.Context) ([]ports.IntentCount, error
 	}
 	return s.l.store.CountIntents(ctx)
 }
-
