@@ -14,7 +14,7 @@ import (
 // single writer's transaction excludes every other writer, so the link read
 // at its start still holds when the intent and the link are inserted: every
 // verdict is decided before the first change.
-func (s *intentStore) CreateResubmission(ctx context.Context, intent core.Intent) (ports.CreateIntentResult, error) {
+func (s *store) CreateResubmission(ctx context.Context, intent core.Intent) (ports.CreateIntentResult, error) {
 	from := intent.ResubmittedFrom
 	if from == "" || intent.NextDueAt.IsZero() {
 		return ports.CreateIntentResult{}, fmt.Errorf("sqlite: create resubmission %q: a resubmission names its original and is due", intent.IntentID)
@@ -28,7 +28,7 @@ func (s *intentStore) CreateResubmission(ctx context.Context, intent core.Intent
 		as, err := q.GetResubmissionOf(ctx, from)
 		switch {
 		case err == nil:
-			existing, err := loadIntent(ctx, q.Queries, as)
+			existing, err := readIntent(ctx, q.Queries, as)
 			res = ports.CreateIntentResult{Intent: existing}
 			return err
 		case !noRows(err):
@@ -70,7 +70,7 @@ func (s *intentStore) CreateResubmission(ctx context.Context, intent core.Intent
 		}); err != nil {
 			return err
 		}
-		created, err := loadIntent(ctx, q.Queries, intent.IntentID)
+		created, err := readIntent(ctx, q.Queries, intent.IntentID)
 		res = ports.CreateIntentResult{Intent: created, Created: true}
 		return err
 	})
@@ -78,7 +78,7 @@ func (s *intentStore) CreateResubmission(ctx context.Context, intent core.Intent
 }
 
 // ResubmissionLinks reads the links of the given intents from one snapshot.
-func (s *intentStore) ResubmissionLinks(ctx context.Context, intentIDs []string) (map[string]ports.ResubmissionLinks, error) {
+func (s *store) ResubmissionLinks(ctx context.Context, intentIDs []string) (map[string]ports.ResubmissionLinks, error) {
 	out := make(map[string]ports.ResubmissionLinks)
 	if len(intentIDs) == 0 {
 		return out, nil
@@ -108,10 +108,10 @@ func (s *intentStore) ResubmissionLinks(ctx context.Context, intentIDs []string)
 }
 
 // CountIntents counts intents per target and status.
-func (s *intentStore) CountIntents(ctx context.Context) ([]ports.IntentCount, error) {
+func (s *store) CountIntents(ctx context.Context) ([]ports.IntentCount, error) {
 	rows, err := s.db.reads.CountIntentsByTargetStatus(ctx)
 	if err != nil {
-		return nil, storeError("count intents", err)
+		return nil, mapError("count intents", err)
 	}
 	out := make([]ports.IntentCount, len(rows))
 	for i, r := range rows {

@@ -27,7 +27,7 @@ func (s *Service) ResubmitIntent(ctx context.Context, p ports.ResubmitIntentPara
 	if newID == "" {
 		newID = core.DeriveResubmissionID(original.IntentID)
 	}
-	if err := validateIntentID(newID); err != nil {
+	if err := core.ValidateIntentID(newID); err != nil {
 		return ports.SubmitIntentResult{}, err
 	}
 	contract, ok := s.cfg.Registry.Lookup(original.SubmissionTarget)

@@ -278,9 +278,14 @@ type Intent struct {
 	// Example: {"reason":"provider_failure","status":"rejected"}
 	FinalOutcome *Outcome `json:"finalOutcome,omitempty"`
 
-	// IntentId The client's idempotency key: 1 to 255 characters, no control
-	// characters, and neither "." nor ".." (URL paths resolve those as
-	// dot segments, so such an intent could never be read back).
+	// IntentId The client's idempotency key: 1 to 255 characters (Unicode code
+	// points) of UTF-8, without control, invisible-format or
+	// bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
+	// as U+0000, U+200B, U+202E, U+2028), and none of the ids ".", ".."
+	// and "/" (as a path segment they are resolved away or routed as an
+	// empty segment, so such an intent could never be read back). A "/"
+	// inside a longer id is fine: percent-encode it in paths. JSON-escaped
+	// lone surrogates (`\ud800`) are refused too.
 	//
 	//
 	// Example: order-1234-shipping-sms
@@ -307,9 +312,14 @@ type Intent struct {
 	SubmissionTarget string `json:"submissionTarget"`
 }
 
-// IntentID The client's idempotency key: 1 to 255 characters, no control
-// characters, and neither "." nor ".." (URL paths resolve those as
-// dot segments, so such an intent could never be read back).
+// IntentID The client's idempotency key: 1 to 255 characters (Unicode code
+// points) of UTF-8, without control, invisible-format or
+// bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
+// as U+0000, U+200B, U+202E, U+2028), and none of the ids ".", ".."
+// and "/" (as a path segment they are resolved away or routed as an
+// empty segment, so such an intent could never be read back). A "/"
+// inside a longer id is fine: percent-encode it in paths. JSON-escaped
+// lone surrogates (`\ud800`) are refused too.
 //
 // Example: order-1234-shipping-sms
 type IntentID = string
@@ -416,9 +426,14 @@ type ProblemConflictingFields string
 //
 // Example: {"intentId":"order-1234-shipping-sms-again"}
 type ResubmissionRequest struct {
-	// IntentId The client's idempotency key: 1 to 255 characters, no control
-	// characters, and neither "." nor ".." (URL paths resolve those as
-	// dot segments, so such an intent could never be read back).
+	// IntentId The client's idempotency key: 1 to 255 characters (Unicode code
+	// points) of UTF-8, without control, invisible-format or
+	// bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
+	// as U+0000, U+200B, U+202E, U+2028), and none of the ids ".", ".."
+	// and "/" (as a path segment they are resolved away or routed as an
+	// empty segment, so such an intent could never be read back). A "/"
+	// inside a longer id is fine: percent-encode it in paths. JSON-escaped
+	// lone surrogates (`\ud800`) are refused too.
 	//
 	//
 	// Example: order-1234-shipping-sms
@@ -427,9 +442,14 @@ type ResubmissionRequest struct {
 
 // SubmitIntentRequest Example: {"intentId":"order-1234-shipping-sms","payload":{"text":"Your order has shipped.","to":"+15551234567"},"submissionTarget":"sms.realtime"}
 type SubmitIntentRequest struct {
-	// IntentId The client's idempotency key: 1 to 255 characters, no control
-	// characters, and neither "." nor ".." (URL paths resolve those as
-	// dot segments, so such an intent could never be read back).
+	// IntentId The client's idempotency key: 1 to 255 characters (Unicode code
+	// points) of UTF-8, without control, invisible-format or
+	// bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
+	// as U+0000, U+200B, U+202E, U+2028), and none of the ids ".", ".."
+	// and "/" (as a path segment they are resolved away or routed as an
+	// empty segment, so such an intent could never be read back). A "/"
+	// inside a longer id is fine: percent-encode it in paths. JSON-escaped
+	// lone surrogates (`\ud800`) are refused too.
 	//
 	//
 	// Example: order-1234-shipping-sms
@@ -488,6 +508,13 @@ type NotFound = Problem
 // Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
 type PayloadTooLarge = Problem
 
+// RequestTimeout An RFC 9457 problem document. `type` is stable per kind of error;
+// the members after `instance` appear only for the errors that need
+// them.
+//
+// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+type RequestTimeout = Problem
+
 // ResubmissionConflict An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
 // them.
@@ -501,6 +528,13 @@ type ResubmissionConflict = Problem
 //
 // Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
 type StoreUnavailable = Problem
+
+// SubmitUnavailable An RFC 9457 problem document. `type` is stable per kind of error;
+// the members after `instance` appear only for the errors that need
+// them.
+//
+// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+type SubmitUnavailable = Problem
 
 // Unauthorized An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
@@ -929,9 +963,20 @@ type NotFoundApplicationProblemPlusJSONResponse Problem
 
 type PayloadTooLargeApplicationProblemPlusJSONResponse Problem
 
+type RequestTimeoutApplicationProblemPlusJSONResponse Problem
+
 type ResubmissionConflictApplicationProblemPlusJSONResponse Problem
 
 type StoreUnavailableApplicationProblemPlusJSONResponse Problem
+
+type SubmitUnavailableResponseHeaders struct {
+	RetryAfter *int
+}
+type SubmitUnavailableApplicationProblemPlusJSONResponse struct {
+	Body Problem
+
+	Headers SubmitUnavailableResponseHeaders
+}
 
 type UnauthorizedApplicationProblemPlusJSONResponse Problem
 
@@ -1113,6 +1158,22 @@ func (response SubmitIntent401ApplicationProblemPlusJSONResponse) VisitSubmitInt
 	return err
 }
 
+type SubmitIntent408ApplicationProblemPlusJSONResponse struct {
+	RequestTimeoutApplicationProblemPlusJSONResponse
+}
+
+func (response SubmitIntent408ApplicationProblemPlusJSONResponse) VisitSubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(408)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SubmitIntent409ApplicationProblemPlusJSONResponse struct {
 	IdempotencyConflictApplicationProblemPlusJSONResponse
 }
@@ -1178,16 +1239,19 @@ func (response SubmitIntent422ApplicationProblemPlusJSONResponse) VisitSubmitInt
 }
 
 type SubmitIntent503ApplicationProblemPlusJSONResponse struct {
-	StoreUnavailableApplicationProblemPlusJSONResponse
+	SubmitUnavailableApplicationProblemPlusJSONResponse
 }
 
 func (response SubmitIntent503ApplicationProblemPlusJSONResponse) VisitSubmitIntentResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1805,98 +1869,106 @@ func (sh *strictHandler) GetTarget(w http.ResponseWriter, r *http.Request, submi
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"5Fx7c9vGtf8qO2hnLE1JCqSlpKYnfyipnarXSlxbuZ2bULWWwCG5FrCL7i4kMRr1s985ZxfgggAfsuXc",
-	"3Hs704wIY1/n+TuPxX2UqLxQEqQ10fg+0mAKJQ3Qj9dKT0WagsQfiZIWpMU/eVFkIuFWKHlUaDXNIP/T",
-	"R6PoNbjjeZEB/pmC5SKLxpFdCMNUAZqGMAmQGsalf6Q0u4Zl1IuENJbLBKJxdHQzPBK0njlSOgXdH46e",
-	"H/fNQhSFkPO+yc2RBlNOc2GMUNJEvchYbksTjY/j573ICoubCI7Qi+yywEcLawszPjqaC7sop4NE5Uer",
-	"iXIu+Rx08KRfPZpmanqUcyGPUpWYI16IQZ7+YVYv8NCLTLKAnOPZ/6hhFo2jPxytyHvk/tUcvXUkix4e",
-	"HnpRCibRokDCROPoYgFIDCYM4yzJBEiLv18yu4BdFGQH/X71u38NS3M4wD2dpZAXyoJMlt8pOctEYh/B",
-	"zic5kePkWcrgThhr2K2wC8ZZKmYz0HjEFbUvuJ6DZUqzgi8zxVM6wznPZkrnkL6Df5Vg7GfLIzDtZmJT",
-	"lRK5pbKMsxueiZT97f2PP7BUJWWOC2wSzIbIxSuRqzdbrfGlRC+vFupXCz2VCDaJQuRQ04+QWOLGD8q+",
-	"VqVMP5MLUnnBYAtuGNmISlAebQwavDhe8eLMLYDnmNGWvxAr3Pb6Utm+W+cpOPGDYqZMFhWVlGaWtIOY",
-	"8Napx4VSb/DhZ/LCKxuzSrEM5xuz5zH+j02XFgzDjfPEQtojS5SJXFgUkNFXo+Hx8V4qMgys8tv15b4U",
-	"X/y5+lapvlvoqVSkotgBsmUB7HahMqc4hwzuEjLQ+DxRcibmpYbUUY2Y9y5wXZ9glLs46IVkEm3QkEmE",
-	"/CpApkLOXzIlsyUDmULqxcuwhEs2RcNIe7MW0qf0yS86lZJ28BsopVvnqXgfmK36ED3mBUHC7crhSZ4D",
-	"OmplF6D9Y5KA91Zp+EnyGy4yPs3gCTyawSmRi7gnYiRPFpC+ZBqsXrKMW9D7aOpJiJ9on6wMNvqFmEW7",
-	"74cLPRW3Um75lJtdpCG2/CR5aRdKi1/hc92bAZmyUz8bDRuzb4Fr0GxSxvHzhBcCYRv9gP1QxnDFmMZO",
-	"vxBPynCNp2DH6dszPLJhXDcsI5cpC0FZwrUWgNolgakZ/lvu+VNolYAxKCGvpBV2+SR28ywds7w0JBzc",
-	"slwZy0YnJyxZcI1+T5ttDBKScONrAVlqovEv99EM/wxmj3pRjrtGRx3tWOjhMmD5aBTaTQdP3eRfzGjS",
-	"In23yJMw3W3YYXrNc7BoChHs0Uq14WwFAcKwUl5LdSs9701ZFEpbSM8hFfyCjv9ZzP/ODe3jVGwSWbiz",
-	"R0XGhXTeEq1FveZLRhodLkFT74V9TkLFradkOZ6DER+/mArXq/VptT4t8yUCBYM+kZsWhQbRQ70cpRVO",
-	"rYW8sI4T4Yw/ylAKmFUkF3Nu4ZYvB+yMREJDgugjZVOYoW8KXmHCTGTCswy5NRNSmAWkpzSKT2l7twuR",
-	"AXPYVUg2y8R8YQfstH6bcbe5iUTvjhF2aROVAzsI1+HS3AIarlvIsr4Lwg5RjrlkoLXSE3lgNZcGKc9m",
-	"XGSlhh6zIgdV2l4l+n6ewwE79eOYsVxbIecTOYmc+HksNp5ELOf6mjblN8nsglt2y0OilJZJuAFN7JjI",
-	"gwx4ChpBGr2YKbI9NeWQWrUG8iSBgkSZpcDTTEhgC55OZMGNgfRwMEFxDxRpReNoHI3i0Vf9eNSPRxfD",
-	"0TiOx3E8iP/89c9RL5JlPgUdjYe9yNPT5Zo46WZUaHUjUtAfPKUC1Yk0YNzp/Q8SZ9tqw9HP+F6hVQHa",
-	"CpfFIsI2LEDU4uNfLy7espN4NGbf8pR97/55pZPGaiHnOHV44nDGLYdH8eC45ZRb6KMMdE28UFkK+ixt",
-	"awXqmeOi43fOU8c7LwWDkCeRyfvxsGuBDLiBV4VKFhuXMMAAXwhnJ6mhJUuZIkoKFnseHE5I+9Xxal00",
-	"gnPQuHDF/IBcw16UCynyMqe/22MCKdlmnX70rzVlYydfUEz248tDL0JMIjTCwV+qo4SrXdZjXIYE94Ju",
-	"Bb15m9CnDftGbu4ZRtfufbIDPrioIBB5RskLs1CWWX4NciJvFyDRiCFragPRY0Y5JMs0zIVBYAupsMbb",
-	"g2TB5Rxt32Ai3xHstSIXck7W0S2rJc8Y3EFSUpaxUJlIlgTOvIkvuLaIx2iSpinwKnXh6UcpmZzfndYm",
-	"5T0kSiI8eh73olylQMrNM094txhyw1sepPIaInATD4JRFnQuJM+8ICD4qtDYh1X2bfUkEYWocnruWQXL",
-	"Llt2o3Gi7XL4ffDqw6Zzr8vCWw3kk2be+tYm19MdQ/SxM9JlXmbciht0uKVMe2ymVT6Rto5FUYg0kM/t",
-	"UXpVSPR1ySK06YQ7F7woQK6xj1iyVSHxSM4g7HGSnN998ObDhKdpGI+TnUuSjGwn/Dm+87CSnh1gxr31",
-	"0CVZ9w0b2hSydVPalrp1irwjr4VK5JyccaYbfJzjdZwct3NvqPpLRmmCidT1aMI7VguEGgRdcHSll1mm",
-	"bs0aJz9Z/HuRsJDTUdrndQ+41nzZsoktUvYamuP5WLOog3pdJvTV3YKXxkL6zoOEdQr/g6Tbk0KXGfhs",
-	"1oq8L73h4zVs8/CCxFCi3P1SW5sPLmdHsXQovh98qiDqRUrCB7TCH1CyMkBMchl63g3DWtT8vmlX2p54",
-	"td1cZEsnOWSeCw3WeYTadTgEY8IjOdtblGbR3J973trOWR09Bdac17r+y+8V5e3c18lgeDIM9zVq7Kte",
-	"21nIfdY+GcQv4p8pQE8CF/9/wfWR99hG9PiYMFOw4kYi1kmPcbS7XLMaufvQLRfNA5dUm69tHqAKPVtG",
-	"rcnRbVPU4K5JtZ2g0xNwr2AA2tZv25bWjeVDm1F7ougV67YPcUbj7C8ROYMag56abovm/R1ZsuB1V/QL",
-	"qxDNWGaD9PxbdwY4wcSvtcq7dxIuFtYc622ZvbbQtX4l0ftQ7r179zORyJonDpKNHU7Zby8U2kDoeytd",
-	"6nLHNb87ieoaFZ4ZJla9BuwalmM2ZFat5Td7TCoX8ahsIsPnGGhIEFQqmUSDScSkor/wz4Of3r1hBbcL",
-	"RERGZTeIhZQBxs1EppR+mudIaYqDqG7KV8GUKrPUwwGX/k/ZlCfX6xmNLezO+d0bkHO7iMajE4ddq9/D",
-	"XiSVY5x3wShDg4GLKZCuGin1z1/+OZncxXF/Mrkbvp5M7r5+jX++eH35pz9udsxvuSvuBs65SjCibw4c",
-	"9f9fr/Q4h+NroPv4m8teJOHOfldqo3Q0jmD5t49nH5U4/3i6/EHEt+f4/+zvd+cf1e35X9Tt+XfHd+cf",
-	"z+MfLn7mZ+JW8PdnX53lL5Y/f/+fyzcXr5bnv/5dzP7e9mM1R/d0Yx6zdXixcLut5IPLgSrpavjcYEA/",
-	"h6bBe6Ij7merthmb97U5XTuFZEonCzDWN0OlkAhDge863ncsH7BXN6CrX2xa2on0MoDxFXlKbwe8+q4k",
-	"JAAnNUQN3HMTYK+GdejyqkK0ps2fVSpaF6RZtcCGVH1diflXiSSp6zE9Nl1SsbopDMGeWkeqNxn6q501",
-	"tO1SUVW2gqi0JR3nPi2wHnA7nWW3Sl+zuQJTZbmn3CYL9zgtaWeUUuM5UD4+jJwCO0ajmuzdlhEIkNZ6",
-	"mMptIJFVwnnMOJvxxPYY3PCsRCOHHPANI2TDn1Wpk0Ez0fboeKopIXpDPH1B5ddm1uJlVTaZKR0kktYg",
-	"Usc+tmCjitZdmrVG7lrftguNn7tLVt7WaaGOw5aUTnFZGZdmWaJJoOSqVKzyZHUFKOF5Z+pgLWMQZAqa",
-	"Bwreb9GnKrN1Wbt3r79jL45Pvma+oll3Jg7YFU50hVbMWD7NgBWg2bWQKVMzV1B66bKEOWAIbBifWdDs",
-	"qqpYXjFeFMC1aweq0nc00GesJEBKU+StjG/iG5eEnNeV76qRDE/+mNakTY2h1XS4sDC41PuOuHFLYf4R",
-	"wKDZoxQg2eqgX6zkvlqrX6/VUtwOcneJNZlQzzxHR0oWO8Z6Glaw+OA4fkGsPxw0c4gBF2s8UqeX2qFF",
-	"8PqO3OFKKu5bbuYzBaQjiG5KzOPispVMhTttildryTB87giTVhzcwYHHhJ1rzSfbZEKxmbhjB8ejEWu0",
-	"eVDk5Vst+oHYWt+MXe1vT2waQJ0OAQhcQXVcp3mtAoDXxZD+29VyXerCkb+BygbZnVKLnX6ravugU/a2",
-	"ubGwXTTogOdpKpDLPHsbWIoZzwys92q8ygu7ZAf3D4csBS1ufGEx7FVcgxm7TWefz7mQm4KZx+SQHjrO",
-	"/J6yMe6d4MyP2mFgmsb31N0TjaP/UqVmNIAaOOl9oNNbFY2jPw1PTk5wppOvvu7Oz+zISX5KCi3YJZfL",
-	"H2cU2q8DgaVrxEe8CK7Po8yyAWXC1/rG6XkNVPA1DGTLzHeaWl1Ci+KXva0L9mg1JmSSldTtOlP6llPL",
-	"SbNNhyFNXesJGmtVWiakEXMpZiLhrgXHAjMFT+BwwE7rQOEr9h/iWwTBKcx4mbUrzJ/Gv7v+XPX9Wakb",
-	"6R2/PffhRfCvfXMtir4qnD71C0UFF0erDVm6Lvxc1d0l/veW8lMVnmdzdQNamqBCtd650cikbE84fU4m",
-	"sO2uV2rnXnojWtrmfIFLOjVTS1RpqjNILnAK0kc1GO7UJRw8UBL8G/ulj0rpKI2R1AerrkFGl6gGm1Je",
-	"dY7sZPM21yD8BrWvhj1lmqvdeVDTes90UFiS2FqrrSZucx5lHJJSC7t8j7O6jUypX/m0tIvuZj3Xmsvq",
-	"tl6KrEHfiARcc4orpznYdtDv80L4m2nsR5ktJxLkTOmEqtsgu1qDnRWggxLbaENNIO56E4WcqfYm39ds",
-	"PHf+nFpoTNiFU11/IJTsr9z5MxgCRin5y4kEniyYkoAGT1jD3p+/p57W0ixq41dKKzLfX1gFKL26yM+U",
-	"nsg6eeQaqmiqrk6gei+uLBFks5VMYCIPagxis2UPaedyCPhupf+HdAANPDX03KfAqEvoZdXhZXoT6ZoM",
-	"/Hl9nGrYFDIl53jeFh0HEzmRr1ygiBy72tR6e1WHq4YdVKHsobeNLn6dyC0B7ID9A0VjQ+d4jwHl9q6O",
-	"boZXE7m6Ieml3rCrbS34dfv9lbthuUDzu2AgU3IAZiJdSjFVTg4zkYA0ZA8lJ4FE5KUFWK6XaJh09ulQ",
-	"M4C8HXJ7+vYs6kU3oI2T7OEgHsTUKleA5IWIxtHzQTx4TvbdLkh9j9x5fqVygHNaNYUIN/3V/3uvee93",
-	"FMdrjdWrzujmpdAgYrnuALzdN6dcBz+1dxeDhulxVQxT5jnScxy9ETcg8d2+a3zxI1E9wVDTJvl9PicD",
-	"7E4bXeKMRyj0y/Dk6/lCW6IzHsVxnffwTZaoA/hoprJM3VLWJBPXQHWl1TNj+XIihXSto1pZouqAhV3R",
-	"OMuizLk0L0n9XHhQX6ycyFrdSbqavHnnDvAErEGX940/nGsz/SDSb6hR1HV9fqCuz2+eV7/uClSdD9x+",
-	"0yq6DOOf9+VzFUFX7PJ+0ThVIxq561FIGq0y2C4LSA9BwkDexNdu3RLPqgk2CEMQte8SCDTwBZ+Tb6tc",
-	"A6FNZ12rLjvKHfcwgAJj2Uxog0x8y41zgjjDM8NW1RiExYn7yypXgHQB2J0rwrx0TmMi+YYiDToEN57u",
-	"0vN/lUCSinJo/L3lmdJorrqkCRHdWZ24qPP+piPSQM9cH31Fa19MIQgTjSMqIES9yg7W1eX9rhU0sy3t",
-	"EKaxh6BfQLm9VPdgN+ylo/jdoRafh7fvO++EzoEZ8Sts2hndAG1sxwc70fgkDnsjY9qPa448iXd0Z3Zv",
-	"JpA9D9MKDTdClaau+nVt0QnZBpI9WXEwJHZ8/Odd1L7caQVb13L2/nZBUGbvvLy0ZgzoKtJxPNw0bb3P",
-	"o5/Wbs8dj0b7DGpfcHvoRSfx891jW3dKyZwGztTY6hRrliuwm3VhlrpqTYelpGXCMLbKytZt6tQh3oFq",
-	"HRotpXFFCVq7vmfAHbAdsHdQoI1F4FkV6ur7tN4cuccT2boyhgtUN7O1t+hdmW+aZxTHLxH6VssJ+6gv",
-	"U7iPdBzHLyZSdKQlB8zfcq8wa15wuus4cy36ubqhez4bsyMecCBkoO3xDH2Tb+b3i5gBO62OwDC0I0AD",
-	"NyCZcExoHYCSJgL9cgYzKoZOZJ24UC4eqU5YXWTnbkSfsA+kZOPcdXZ/k5xLPIhnkmtY9ZfCUFhStzVk",
-	"xPFohIscD5972KUMdPmrMP0XuSAWjP1Wpcs9FP/3mCTczxh1ZT0fmlG8z0h9YXu44+o7zwhfO72CNb30",
-	"ih8qI1nNkbOav90ub7m/FgGpN9vxbiva+tbMJ9v7+MXuQV1f58Gxwz3s/fonQGjcyT4b7bhI+ztwUE74",
-	"g0RHkOKgzEaV1ej2V02gf3Rfvf6wMfz9HlYWZiskvggv2qw1OfZYAToBafsgE+W6S30MYBc1ysIfK5AV",
-	"5Gebit0Nu/auBv4GQGm7yn0GOoqPdw+qvzz0RBKHMSVFfCEsoGSbT409UtLWvn8yvt8AoS6q3pIqxEGE",
-	"QBez0j76U3L9nIWzeUOGvljCbeVt1wzvVjzk0o0Nf/+MglLtWmQ9RjtAt02fG9Nijpt8Zmpkd9hjmZDX",
-	"kE7kVNkFu8XY82Ct8ZodsUZL+OGAnQU5SUQGtAmk+1zcgKT7x64smY7Z1Yqc/9bDK9cWfPVvPbpybUi4",
-	"+4Asaob/OLwasLOVsShA19sfE6wMrMqCY5jdIG6P6QboTHiWBfiR23XcOJjIH1df0Dlop3p7rM7zHm75",
-	"wk534sc0wc9O0xQ2tf/+zNFjkNt+lqirHv57RkkL7q86hDL3EvHxgjrO1mDKb4eTGpr0P42W9jDnr8OP",
-	"LT7aY+wFyDo/zfW/HVlVJoW+TxHegOHen9SIK/ygpFl1/mz0gUGpshNivRHGXvh3vqA6BmXrDaJe+TfT",
-	"C9O56w7zU/FLO9Hi6lJbb/sHdK0Ls2t0Pbpf3+FWNBuU+Bsuo8PmdyRJ97H9Oy4kfUn8uapyb+fwb4ZB",
-	"u6HkJ7C8WfVolt1/uaTvQYG+6fb/lKlIocjUMqdLz+5TApRV9riSZSohrOnrMdywq5xfA9OlvJpIKtKb",
-	"+psOroZ570ruD+Ojo/uFMvYh6kU3XAs0LsTZRQ1sfQI7Go6+HsSDeDAc/zmO46iLRTjIYVKlbaNbIBPG",
-	"ApVf2EG/736579dWtf9wKSr7rzqx/U+quxI9L2sydzYE+HyaL43j3+1+gME6PDJRd569NiyrL/YizvMG",
-	"16pgoorl7YnqQudqU/gLAS9h9ynPkHXavVAZ6XCTvt71cPnw3wEAAP//",
+	"5Hx9c9s2tvdXwXB3JvaUkmjFbhNl+oebTbrep26zifPs3ITeGCIhETEJcAHQtupxP/udcwCSoES9OLFz",
+	"O/d2prElEwRwXn/nBbgNElmUUjBhdDC5DRTTpRSa4YfXUk15mjIBHxIpDBMGfqVlmfOEGi7FqFRymrPi",
+	"u89a4mPshhZlzuDXlBnK82ASmIxrIkumcAgRjKWaUOG+kopcskUQBlxoQ0XCgkkwujoYcZxPj6RKmRoc",
+	"jJ8eDnTGy5KL+UAXeqSYrqYF15pLoYMw0IaaSgeTw+hpGBhuYBHeFsLALEr4KjOm1JPRaM5NVk2HiSxG",
+	"7YsKKuicKe+bQf3VNJfTUUG5GKUy0SNa8mGR/mXWTHAXBjrJWEFh739VbBZMgr+MWvKO7F/16I0lWXB3",
+	"dxcGKdOJ4iUQJpgEZxkDYhCuCSVJzpkw8PkFMRnbRkGyNxjUnweXbKH3h7Cmk5QVpTRMJIuXUsxynph7",
+	"sPNBdmQ5eZISdsO10eSam4xQkvLZjCnYYkvtM6rmzBCpSEkXuaQp7uGU5jOpCpa+Zf+pmDZfLY+MKPsm",
+	"MpUpkltIQyi5ojlPyT/e/fYrSWVSFTDBOsHsiFzUilyz2HqOxxK9op5oUE/0UCLYJQqSQ04/s8QgN36V",
+	"5rWsRPqVXBDSCQbJqCZoI2pBubcx6PDisOXFiZ0A9jHDJT8SK+zyBkKagZ3nITjxqyS6SrKaSlIRg9qB",
+	"THhj1eNMyl/gy6/khVM2YqQkObxvQp5G8B+ZLgzTBBZOE8PSEC1RzgtuQEDG348PDg93UpEDzyq/WZ7u",
+	"sfji9jUwUg7sRA+lIjXF9oAtGSPXmcyt4uwTdpOggYbvEylmfF4pllqqIfOcGTvjBZPVg1uzlKdWc5Xi",
+	"VwytLRe4GM3UFVNPNFEMqO+m38nAPWu551bvjX8U3rk9DeppHtS43ZNGQ3KWsVgkUgiWoAvmmiS51Cx9",
+	"QRTTTKTE48MwFpbN7Wa/wPf2MdvZgjhYYwjjAFZWMpFyMX9BpMgXhImUpc6KaJJQQaawUlybMSx9SOj1",
+	"vNf24gq+ge218zyUoHjeqdlESJy+C3bd4hpBCwZ4TJqMKfc1Kvo7IxV7L+gV5Tmd5uwBVF3DK4GLsCZk",
+	"JE0yK4ZGLUhODVO7qPSRD5NxnaTyFvpIzMLVD/yJHopbKTV0SvU20li2oOg/MF/QboD2ZTIH7SNUk4KK",
+	"hW+cOYiJJtyQgi7qdelMKpMv7s80O+O00otHYxdOMcApHp9RZG9FPPYbhbNLiQXNwTAvkMp6M43BRrfu",
+	"18hY7Hkb2q/pT2eG2TnewufBMX7OGE3RD2iWSJFqsOlhYL/F6Nh72AqDv9F3dhAxklxTDpucgYbhhFzM",
+	"h4FPTMc6YPecKaDbXRi8F7QymVT8d/a1SBvd07F7Gw6bkJ8YVUyRuIqipwktOUSQ+IHthgcOWjnsrPSR",
+	"BLHy53gISTx+cwJb1oSqDkijXU9OEkAIDDyAYETO4G8F2pD3olQyYVqDmL4ShpvFg/j2k3QC6zGUC4sg",
+	"ubjimk9zBpoAf1EyJ0lGFQByRd5/N47GrzYxjQsMa19zlqc6mHy8DWbwqzdjEAYF7ATiiOALJr8790Rj",
+	"PPYxgI2o7YSPBgBwkoGd5EGEwy7YpiEULZixlt3N1Nqk5bwF16QSl0JeCycjuipLqQxLT1nK6Rlu/6uE",
+	"5KUdOoBXkTgw7MaMypxyYZEfGNRmzhcENd+fAl+9U7h25Ct480pSwD4I8vHRVL2ZbYCzDXCax8htaMB3",
+	"VK9QCBnMtf27zVbFoqb8K5FI9O8W7ZmMCsJThhaA7HlQIGWJTJ3p2MeQoNkDOpBjY1hRmlXn8ZvwRQt8",
+	"CLx1Tg27poshOUE5UywBeJ7WrsV7hHAdi4TmOYjAjAuuM5Ye4yg6tXvKeM6ci+SCzHI+z8yQHDdPE2oX",
+	"FwuAv1QQWZlEFsxusJ6HCn3NwGpeszwf2GTUPtCOCsKUkioWe0ZRoYGdZEZ5XikW1kFVWOuTe8/+kBy7",
+	"cUQbqgwX81jEgZVpF6xM4oAUVF3iotwigQeGXFOfKJUhggEXYL+x2Mut4854iQ/mUhufckCtRq1pkrAS",
+	"9YOkjKY5F4xkNI1FSbVm6b6FAp52tjQOJsE4Gn8/iMaDaHx2MJ5E0SSKhtGzHz4EYSCqYgpo4SAMHD1t",
+	"zp2iwgelklc8ZeqTo5Snj4Fin1linPMD4mya7WD8AZ4rlSyZMtxm85GwHbMSrPDx72dnb8hRNJ6Qn2hK",
+	"frZ/bhVdG8XFHF7t79h/44bNg3hQWHJKDcOovu/FAOuYOklXtQKU13LR8rugqeWdk4Khz5NAF4PooG+C",
+	"nFHNXpUyydZOoRlh8ID/dpQanLISKYQR3mRPvc1xYb4/bOdtMF3LfI9cB2FQcMGLqsDfV8d4UrLJ5P3m",
+	"HuvKxla+gJjsxpe7MABAxBVg0Y/1VvzZzpsxNlMMawGLCUBhldDHHfuGvvOJtviCJgbtgIu+a/yFdlXQ",
+	"UmfSEEMvmYjFdcYEGDFgTWMgQqKlDfWIYnOuAeGzlBvt7EGSUTEH2zeMBUJ4MEdgzjmaFJhWCZoTdsOS",
+	"ClM9pcx5skBk6PxGSZUBMIgv6ZoCp1Jnjn6Ymi7ozXFjUlxkEEyeRmFQyJShctPcEd5OBtxwlgeovAQz",
+	"7IuH3ijDVMEFzZ0gAMqrYd+ntgrRfpPwkte1Dftdjf/OV+xGZ0eb5fBn79G7dfteloU3mD8zZOasb2Ny",
+	"Hd2lyBcTa6Srosqp4VfgxSuRhmSmZBEL0yRrQIgUQ0ce1km964wnmW/Ti0obktGyZGKJfciSjQoJW7IG",
+	"YYedFPTmkzMf2t9Nx3gcbZ0SZWQz4U/hmbtWerYgJPvUXZ9k3XZsaFfIlk3pqtQtU+Qtei1QIuvktDXd",
+	"dbrU6Tg6buveQPUXFlnFQjWjEe8YxQFqIHSB0bVe5rm81kuc/GLxDwNuWKG9sNzbr/2CKkUXKzZxhZRh",
+	"R3McHxsW9VCvz4S+uslopQ1L3zqQsEzhf6F0O1KoKmcu3duS94UzfLSBbQ5eoBgKkLuPjbX5ZGsXGMj7",
+	"4vvJpWiCMJCCfQIr/AkkK2eASc59z7tm2Ao1f+7alVVP3C634PnCSg6a51IxYz1C4zosgtH+lqztLSud",
+	"dddnv19ZzkkTknnWnDa6/vHPivK2rutoeHB04K9r3FlXM7e1kLvMfTSMnkcfMOpPPBf/v8H1offYRPTo",
+	"EDGTN+NaIjbZlUmwvWzdjty+6RUXTT2X1JivTR6gDj1XjFqXo5te0YC7LtW2gk5HwJ2CAbZq/TYtadlY",
+	"3q0yakcU3bJu8xBrNE7+FqAzaDDose63aM7foSXzHrfND36ZrhvLrJGeP1RvgOO9+LWSRf9K/Mn83otm",
+	"WXqnJfTNX0v0LpR7Z5/9SiSy5Im9rGaPU3bL84XWE/qw1aU+d9zwu5eotmHriSa87bkil2wxIQfESDI+",
+	"OmpTp5rsvRc8kSkj8E8sSsmF0fsQVrw/ez14ZvGrrEyddg3bZOzAqg+RKhZTnnJlYRLN+99PDZtLjKJe",
+	"JiF5OQvJhxzDmQ9liC0msaCavP8uiqIoxJxu9FPocrvu57P9EEd4aXDCU03iYBgHIfwYxkEs4JE4GMUB",
+	"2aOaUFJSkxHN5oUVM7bAdLtiWuZXLCUU3LtURMkK1AAzTbEA8i/qURjOYRsMbWNCWeWpQzW2epSSKU0u",
+	"94fk2E4fCy40TxmhJJdizhThGLzNuGATUjKVMGEGTCB9OMAKXKoeYrPTgOmEliyNRS4xFaeUBOemyd5F",
+	"HFfpsyi62Hc7mVUaa0tyCYBu0JiC3vzCxNxkwWR8ZOF//fkgDIS0su9QDKjhEP4Z2dAMxFOBwP3747/j",
+	"uLx9mdzhjxn++JDbH+Xd+Xd/XY9y3lDbMeQhnToFDEDHQz3/d138/by367jYxXmfh4FgN+ZlpbRUwSRg",
+	"i398Pvks+enn48WvPLo+hf/zf96cfpbXp3+T16cvD29OP59Gv559oCf8mtN3J9+fFM8XH37+/4tfzl4t",
+	"Tn//J5/9cxUUNBzdERM4ANwDCfzlrmRybEJZ2uaZnGpDSjpnXe/xQFvczfBvstzvGt+0tAtBpEoypo3r",
+	"sE1ZwjVmEZaDJ8vyIXl1xVT9iUwrEwsnA87O0NxZBKfIrYR4SK/B+x7W6UYr7bAeXW7rekvavLHAh/mP",
+	"KSPUkEJqs+SXVgVpVk+wppjS1Mr+UwFJmopZSKYLbI3pCoO3ppUtNYv0nf+W9W6Tirr26IX4K9Jx6nIs",
+	"y9kLq7PkWqpLMpdM1yWDKTVJZr9OK1wZ5idpwbC44Yehnh3DUV32bkqveLB1OeanxpPIOns/IZTMaGJC",
+	"wq5oXoGRAw64LkS04U/qPNSwm7W8d3DalRC1JjlxhoX0bgroRV2DmknlZeWW8GbPOjYAzZrWfZq1RO5G",
+	"3zYLjXt3n6y8aXJsPZutMDdlU1y6afcgmKkWktSerCmnJbTozcMspV+8tEt3Q97zK/SpC6F91u7t65fk",
+	"+eHRD8TVnJt29yG5gBddYPnT0GnOAC6RSy5SwH1YRHphU64FK6YANG3/zEVdU74gtCwZVbb5sM6F4kCX",
+	"/hMMsBV2UiynzxPXJsnFvOlXqLuTYef3aYRcd9qgfh1MzDVM9a4nCN/QTnEPYNDtiPTCgnqjj9YU0c41",
+	"aOZaUdwecveJNZpQxzxLR8y8W8Y6GtbgfO8weo6s3x92E7IeFxs80uTqVuM07/EtidhWKm5X3MxXCkhP",
+	"RqIrMfcLcluZ8lfaFa+VKf1cRE/M2XJwCwfuE8MvtQxtkglJZvyG7B2Ox6TTiIPhomuGGXhia9wJn3p9",
+	"O2JTD+r0CIDnCurtWs1bqaY4XfTpv1ktl6XOH/kNVNZLlVWKb/VbdWMO7jLc5Mb85nTvWBVNU25zCW88",
+	"SzGjuWbL3TSvME7fu73bJylT/MpVaf3O6CWYsd10DuiccrEumLlPQu6uZ8+279c+4+35Xiv0TNPkFvuv",
+	"gknwX7JSBAdguzg+z3D3RgaT4LuDo6MjeNPR9z/0J7u2JHi/JB/prZKKxW8zDO2XgcDCnu4CvMhs00yV",
+	"50MsKywdRsLvG6ACj0EgW+Wuf9qoiq1Q/DzcOGGIsxEukrzC3vqZVNcU+3e6PU+E6rqPp06KcaH5XPAZ",
+	"T6jtZzKM6JImbH9IjptA4Xvy//hPAIJTNqNVvlqu/zL+3QzmcuD2+llLMXxLr09deOH9daAveTmQpdWn",
+	"AWb4mLK0WpPy7MPPdRODgH+vM6lbPE/m8oqppldzNXW8lEnZnHr6mrTqqrtu1c4+9Atf0TbrC2zSqZta",
+	"wrJdk0GygZOXPmrAcK8uweChFMw9sVv6qBKW0hBJfTLykongHNRgXcqryZEdrV/mEoRfo/b1sIdMc622",
+	"cTS03jEd5Nd3Nha+6xevch5knCWV4mbxDt5qFzLFzvPjymT9nY8uu9w0aNcdlTxhttPH1iYtbNsbDGjJ",
+	"3XFn8pvIF7FgYiZVgq0CTPQ1eVsrgBtFtuGCukDcdo9yMZM9vf0NG0+tP8d+JO23NNWHrRAlu3Pcbg8a",
+	"gVGK/jIWjCYZkYKBweNGk3en77DruNJZY/wqYXjumjXrACVsOiawCNAkj2x3Gr6qr62qWYut8Xg5dSkS",
+	"Fou9BoOYfBEC7WwOAZ6t9X8fN6AYTTV+71Jg2HL1om6X02EsbMeG26+LUzWZslyKOex3hY7DWMTilQ0U",
+	"gWMX65qjL5pwVZO9OpTdd7bRxq+x2BDADsm/QDTWnAEICcPc3sXo6uAiFu2xeyf1mlxsOkzRHKS4sMf2",
+	"MzC/GWEitSWeWNiUYupKBjlPmNBoDwVFgQTkpTgzVC3AMKn8y6GmB3l75Pb4zUkQBldMaSvZB8NoGGHf",
+	"YckELXkwCZ4Oo+FTtO8mQ/Ud2f38juUA67QaCiFu+rv7e9i9TGIcRUut723vevemAS9iuewBvP3Hce1Z",
+	"DGzAL4cd02OrGLoqCqDnJPiFXzEBzw5sF5EbiU3bGjtg0e/TORpgu9vgHN44wpNH/s6X84WmAmc8jqIm",
+	"7+E6VkEH4KuZzHN5jVmTnF8yrG6132lDF7HgwvbhKmmQqnj4tOlbh7dkVUGFfoHq50qB9Wl9PKRq1R2l",
+	"q8ubt3YDD8AacHk/us3Znt1PPP0Ru25tC+0nbKH98Wn96aYE1flEzY8rRZeD6MOufK4j6Jpdzi9qq2pI",
+	"I3sYE0ijZM42ywLQg6MwoDdxhXA7xZP6BWuEwYvatwkEGPiSztG31a4B0aa1rnXLIuaOQwigmDZkxhWe",
+	"JH5DtXWC8IYnmrTVGIDFif3NSHdeGQOwG1uEeWGdRizomiINOAQ7Hi9oof+pGEoqyKF2l2HMpAJz1SdN",
+	"gOhOmsRFk/fXPZEGeOZm6y2tXTEFIUwwCbCAEIS1HWxK9bsd/OhmW1ZDmM4avOYLaddSX66wZi09nQQ9",
+	"avF1ePu296KBOSOa/87WrQyvFegsxwU7weQo8htNI1yP7TQ9ira0uvYvxpM9B9NKxa64rHRT9etbohWy",
+	"NSR7sOKgT+zo8Nk2ap9vtYIrB6d2vhDHK7P3Hi9bMgZ4WOwwOlj32mado/dL5yAPx+NdBq0eVbwLg6Po",
+	"6faxKyfY0Zx6zlSbehdLlsuzm01hFluUdY+lxGn8MLbOyjY9/9hu34NqLRqthLZFCZy7ObRBLbAdkres",
+	"BBsLwLMu1DWn9505sl/HYuVQH0xQX/ehnEXvy3zje8ZR9AKgbz0dN/e67sje/HQYPY8F70lLDom7OqXG",
+	"rEVJ8dTqzJ53KOQVHppamx1xgAMgAy6PYoeLOxnhJtFDclxvgUBoh4CGXTFBuGXCygYwacLBL+dshsXQ",
+	"WDSJC2njkXqH9e0o1I4YIPZhKdo4e0eKu7eCCtiIY5Lt/nXH9kBYUrs0YMTheAyTHB48dbBLatbnr/z0",
+	"X2CDWKbNTzJd7KD4f8Yk4W7GqC/redeN4l1G6pHt4ZaLNuqT/ahXbEkvneL7yohWc2yt5rdb5TV1Z0xY",
+	"6sx2tN2Krlxg9sX2Pnq2fdDS9UI47Pn2YX03xcHYgx3cxPJ1VDjuaJf99ZyQ/iZ+beUKkK5js3/3EiRe",
+	"agQzInU2pN/PdQOE0W39+N3asPln1lqmjVD6zD/ttNRpGi71NqbE3WoE4XuDzuBDC868vG7XIPTDtZ2r",
+	"iN8AYG1W1a9AVdHh9kHNNXgPBKUgFsVI0YcTmKRzKbV7StrSLU2T2zXQ66zuSalDI0AWeDouHYAfRshA",
+	"if82ZwDBhwt2XXvpJYO9EUfZNGUHJzzBYFbZBl+H7fbA3ePdl4rPYZFPdIMI90OSc3HJ0lhMpcnINcSs",
+	"e0vd72REOn35+0Ny4uUyAVHgIoDuc37F7NF/W85MJ+SiJecf6uDC9kBf/KHGF7Z9CVbvkUXO4I8HF0Ny",
+	"0hqLkqlm+ROEo55VySiE5x3ihkR1wGpC89zDndQs481hLH5r7/naW00Rh6TJD+9vuAesP2Gku6Bpq2ny",
+	"Txb8+czRfRDfbpaor47+Z0ZXGXXnTXyZewG4OsNOtSV48+3wVUeT/qdR1g7m/LV/8++9PcZOiKz3AsE/",
+	"P7Ta5ud0g606x5Co8ycN4vJvN9Ztx9BaH+iVOHsh1i9cmzP3zCOqo1fuXiPqtX/ToZ8GXnaYX4pfVhM0",
+	"tp618coFj65NQXeJrqPb5RVuRLNea0DHZfTY/J7k6i62f8upsMfEn211fDOHvxkG7YeSX8DybrWkW67/",
+	"eI43feH1Rn3+HzMcKStzuSjw5Lm9zwGz0Q5XklwmiDVdHYdqclHQS0ZUJS5igcV93VysYWuft7ZUfzcZ",
+	"jW4zqc1dEAZXVHEwLsjZrAG2LvEdHIx/GEbDaHgweRZFUdDHIhhkMalUptNlkHNtGJZtyN5gYD/Zy9Tr",
+	"ngF/KmwXaDu43Ues1yI9zxsy9zYSuDycK6nD76t9BMNleKSD/vx8Y1ja6+MB5zmDa6T3oprlqy9qCqTt",
+	"ouATAF7E7lOaA+uUfaA20v4iXZ3s7vzuvwMAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

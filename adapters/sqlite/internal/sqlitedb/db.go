@@ -30,14 +30,14 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.applyDecisionStmt, err = db.PrepareContext(ctx, ApplyDecision); err != nil {
 		return nil, fmt.Errorf("error preparing query ApplyDecision: %w", err)
 	}
-	if q.closeAttemptStmt, err = db.PrepareContext(ctx, CloseAttempt); err != nil {
-		return nil, fmt.Errorf("error preparing query CloseAttempt: %w", err)
-	}
 	if q.countIntentsByTargetStatusStmt, err = db.PrepareContext(ctx, CountIntentsByTargetStatus); err != nil {
 		return nil, fmt.Errorf("error preparing query CountIntentsByTargetStatus: %w", err)
 	}
 	if q.fenceHoldsStmt, err = db.PrepareContext(ctx, FenceHolds); err != nil {
 		return nil, fmt.Errorf("error preparing query FenceHolds: %w", err)
+	}
+	if q.finishAttemptStmt, err = db.PrepareContext(ctx, FinishAttempt); err != nil {
+		return nil, fmt.Errorf("error preparing query FinishAttempt: %w", err)
 	}
 	if q.getIntentStmt, err = db.PrepareContext(ctx, GetIntent); err != nil {
 		return nil, fmt.Errorf("error preparing query GetIntent: %w", err)
@@ -63,8 +63,8 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listAttemptsStmt, err = db.PrepareContext(ctx, ListAttempts); err != nil {
 		return nil, fmt.Errorf("error preparing query ListAttempts: %w", err)
 	}
-	if q.listAttemptsOfStmt, err = db.PrepareContext(ctx, ListAttemptsOf); err != nil {
-		return nil, fmt.Errorf("error preparing query ListAttemptsOf: %w", err)
+	if q.listAttemptsOfIntentsStmt, err = db.PrepareContext(ctx, ListAttemptsOfIntents); err != nil {
+		return nil, fmt.Errorf("error preparing query ListAttemptsOfIntents: %w", err)
 	}
 	if q.listChangedStmt, err = db.PrepareContext(ctx, ListChanged); err != nil {
 		return nil, fmt.Errorf("error preparing query ListChanged: %w", err)
@@ -102,8 +102,8 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.renewLeaseStmt, err = db.PrepareContext(ctx, RenewLease); err != nil {
 		return nil, fmt.Errorf("error preparing query RenewLease: %w", err)
 	}
-	if q.reserveAttemptStmt, err = db.PrepareContext(ctx, ReserveAttempt); err != nil {
-		return nil, fmt.Errorf("error preparing query ReserveAttempt: %w", err)
+	if q.startAttemptStmt, err = db.PrepareContext(ctx, StartAttempt); err != nil {
+		return nil, fmt.Errorf("error preparing query StartAttempt: %w", err)
 	}
 	return &q, nil
 }
@@ -120,11 +120,6 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing applyDecisionStmt: %w", cerr)
 		}
 	}
-	if q.closeAttemptStmt != nil {
-		if cerr := q.closeAttemptStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing closeAttemptStmt: %w", cerr)
-		}
-	}
 	if q.countIntentsByTargetStatusStmt != nil {
 		if cerr := q.countIntentsByTargetStatusStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing countIntentsByTargetStatusStmt: %w", cerr)
@@ -133,6 +128,11 @@ func (q *Queries) Close() error {
 	if q.fenceHoldsStmt != nil {
 		if cerr := q.fenceHoldsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing fenceHoldsStmt: %w", cerr)
+		}
+	}
+	if q.finishAttemptStmt != nil {
+		if cerr := q.finishAttemptStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing finishAttemptStmt: %w", cerr)
 		}
 	}
 	if q.getIntentStmt != nil {
@@ -175,9 +175,9 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listAttemptsStmt: %w", cerr)
 		}
 	}
-	if q.listAttemptsOfStmt != nil {
-		if cerr := q.listAttemptsOfStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing listAttemptsOfStmt: %w", cerr)
+	if q.listAttemptsOfIntentsStmt != nil {
+		if cerr := q.listAttemptsOfIntentsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listAttemptsOfIntentsStmt: %w", cerr)
 		}
 	}
 	if q.listChangedStmt != nil {
@@ -240,9 +240,9 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing renewLeaseStmt: %w", cerr)
 		}
 	}
-	if q.reserveAttemptStmt != nil {
-		if cerr := q.reserveAttemptStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing reserveAttemptStmt: %w", cerr)
+	if q.startAttemptStmt != nil {
+		if cerr := q.startAttemptStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing startAttemptStmt: %w", cerr)
 		}
 	}
 	return err
@@ -286,9 +286,9 @@ type Queries struct {
 	tx                               *sql.Tx
 	acquireLeaseStmt                 *sql.Stmt
 	applyDecisionStmt                *sql.Stmt
-	closeAttemptStmt                 *sql.Stmt
 	countIntentsByTargetStatusStmt   *sql.Stmt
 	fenceHoldsStmt                   *sql.Stmt
+	finishAttemptStmt                *sql.Stmt
 	getIntentStmt                    *sql.Stmt
 	getResubmissionOfStmt            *sql.Stmt
 	insertAttemptStmt                *sql.Stmt
@@ -297,7 +297,7 @@ type Queries struct {
 	intentExistsStmt                 *sql.Stmt
 	latestChangeStmt                 *sql.Stmt
 	listAttemptsStmt                 *sql.Stmt
-	listAttemptsOfStmt               *sql.Stmt
+	listAttemptsOfIntentsStmt        *sql.Stmt
 	listChangedStmt                  *sql.Stmt
 	listIntentsStmt                  *sql.Stmt
 	listIntentsByStatusStmt          *sql.Stmt
@@ -310,7 +310,7 @@ type Queries struct {
 	readLeaseStmt                    *sql.Stmt
 	releaseLeaseStmt                 *sql.Stmt
 	renewLeaseStmt                   *sql.Stmt
-	reserveAttemptStmt               *sql.Stmt
+	startAttemptStmt                 *sql.Stmt
 }
 
 func (q *Queries) WithTx(tx *sql.Tx) *Queries {
@@ -319,9 +319,9 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		tx:                               tx,
 		acquireLeaseStmt:                 q.acquireLeaseStmt,
 		applyDecisionStmt:                q.applyDecisionStmt,
-		closeAttemptStmt:                 q.closeAttemptStmt,
 		countIntentsByTargetStatusStmt:   q.countIntentsByTargetStatusStmt,
 		fenceHoldsStmt:                   q.fenceHoldsStmt,
+		finishAttemptStmt:                q.finishAttemptStmt,
 		getIntentStmt:                    q.getIntentStmt,
 		getResubmissionOfStmt:            q.getResubmissionOfStmt,
 		insertAttemptStmt:                q.insertAttemptStmt,
@@ -330,7 +330,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		intentExistsStmt:                 q.intentExistsStmt,
 		latestChangeStmt:                 q.latestChangeStmt,
 		listAttemptsStmt:                 q.listAttemptsStmt,
-		listAttemptsOfStmt:               q.listAttemptsOfStmt,
+		listAttemptsOfIntentsStmt:        q.listAttemptsOfIntentsStmt,
 		listChangedStmt:                  q.listChangedStmt,
 		listIntentsStmt:                  q.listIntentsStmt,
 		listIntentsByStatusStmt:          q.listIntentsByStatusStmt,
@@ -343,6 +343,6 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		readLeaseStmt:                    q.readLeaseStmt,
 		releaseLeaseStmt:                 q.releaseLeaseStmt,
 		renewLeaseStmt:                   q.renewLeaseStmt,
-		reserveAttemptStmt:               q.reserveAttemptStmt,
+		startAttemptStmt:                 q.startAttemptStmt,
 	}
 }
