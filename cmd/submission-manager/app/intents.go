@@ -56,7 +56,16 @@ func runIntents(ctx context.Context, args []string, env LookupEnv, stdout, stder
 	newID := fs.String("new-id", "", "resubmit: the new intent's intentId (default derived: ID~r1)")
 	maxBulk := fs.Int("max", 100, "resubmit --status: at most this many intents")
 	yes := fs.Bool("yes", false, "resubmit --status: act without asking (the count is printed first)")
-	positional, err := parseInterleaved(fs, rest, env)
+	// Only --url comes from the environment (SUBMISSION_URL): a stray
+	// SUBMISSION_YES or SUBMISSION_STATUS must never turn a command into a
+	// bulk resubmission nobody typed.
+	urlOnly := func(name string) (string, bool) {
+		if name != EnvName("url") {
+			return "", false
+		}
+		return env(name)
+	}
+	positional, err := parseInterleaved(fs, rest, urlOnly)
 	if err != nil {
 		return err
 	}

@@ -86,7 +86,11 @@ func TestIntentsCommands(t *testing.T) {
 	if code, out, errOut := run(t, client, "intents", "resubmit", "dead-1"); code != ExitError || !strings.Contains(out, "403 Forbidden") {
 		t.Fatalf("resubmit with a client key: %d %s%s", code, out, errOut)
 	}
-	code, _, errOut = run(t, operator, "intents", "resubmit", "--status", "exhausted")
+	withYes := map[string]string{"SUBMISSION_YES": "true"}
+	for k, v := range operator {
+		withYes[k] = v
+	}
+	code, _, errOut = run(t, withYes, "intents", "resubmit", "--status", "exhausted")
 	if code != ExitError || !strings.Contains(errOut, "2 exhausted intent(s)") || !strings.Contains(errOut, "--yes") {
 		t.Fatalf("bulk without --yes: %d %s", code, errOut)
 	}
