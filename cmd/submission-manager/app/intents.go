@@ -48,6 +48,10 @@ func runIntents(ctx context.Context, args []string, env LookupEnv, stdout, stder
 	}
 	sub, rest := args[0], args[1:]
 	fs := newFlagSet("intents "+sub, "intents "+sub+" [flags] [intentId...]", stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, intentsUsage+"\nflags:\n")
+		fs.PrintDefaults()
+	}
 	url := fs.String("url", "http://127.0.0.1:8000", "base URL of the submission-manager API")
 	asJSON := fs.Bool("json", false, "print JSON for scripts instead of a table")
 	status := fs.String("status", "", "list or bulk-resubmit only intents in this status")
