@@ -36,6 +36,12 @@ func intentFromCore(in core.Intent) apigen.Intent {
 	if in.Status == core.StatusExhausted && in.ExhaustedReason != "" {
 		out.ExhaustedReason = ptr(apigen.ExhaustedReason(in.ExhaustedReason))
 	}
+	if in.ResubmittedFrom != "" {
+		out.ResubmittedFrom = ptr(in.ResubmittedFrom)
+	}
+	if in.ResubmittedAs != "" {
+		out.ResubmittedAs = ptr(in.ResubmittedAs)
+	}
 	return out
 }
 
@@ -49,6 +55,9 @@ func attemptFromCore(a core.Attempt) apigen.Attempt {
 	}
 	if a.Error != "" {
 		out.Error = ptr(a.Error)
+	}
+	if a.HolderID != "" {
+		out.HolderId, out.LeaseEpoch = ptr(a.HolderID), ptr(a.Epoch)
 	}
 	return out
 }

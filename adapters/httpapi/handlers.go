@@ -21,6 +21,7 @@ const defaultPageSize = 50
 // type. Errors are returned untouched for problemFor to answer.
 type handlers struct {
 	service    ports.IntentService
+	operator   ports.OperatorService // nil when the service offers none
 	leadership ports.LeadershipReporter
 	holderID   string
 	apiOnly    bool

@@ -29,8 +29,12 @@ type Config struct {
 	// APIOnly says this instance never competes for the lease; /readyz
 	// then says so, so that monitoring does not count it as a standby.
 	APIOnly bool
-	// APIKeys, when not empty, are the bearer tokens /v1 accepts.
+	// APIKeys, when not empty, are the bearer tokens /v1 accepts from
+	// clients: they submit and read.
 	APIKeys []string
+	// OperatorKeys are the bearer tokens of operators, who may also
+	// resubmit and control gateways. With neither kind of key, /v1 is open.
+	OperatorKeys []string
 	// MaxPayloadBytes is the service's payload limit. The service refuses a
 	// larger compacted payload; the API uses the limit to stop reading a body
 	// that cannot hold an acceptable payload. Zero means
@@ -81,9 +85,11 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	operator, _ := cfg.Service.(ports.OperatorService)
 	onError := func(w http.ResponseWriter, r *http.Request, err error) { writeProblem(log, w, r, err) }
 	h := &handlers{
 		service:    cfg.Service,
+		operator:   operator,
 		leadership: cfg.Leadership,
 		holderID:   cfg.HolderID,
 		apiOnly:    cfg.APIOnly,
@@ -103,7 +109,7 @@ func New(cfg Config) (*Server, error) {
 		ErrorHandlerFunc: onError,
 	})
 	mux.Handle("/", notFound(mux, log))
-	return &Server{mux: mux, handler: joinPreferLines(requireAPIKey(newAPIKeys(cfg.APIKeys), log, mux))}, nil
+	return &Server{mux: mux, handler: joinPreferLines(requireRole(newKeyring(cfg.APIKeys, cfg.OperatorKeys), log, mux))}, nil
 }
 
 // Mux returns the router, to mount operator endpoints on and to label

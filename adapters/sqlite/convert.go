@@ -78,6 +78,8 @@ func attemptFromRow(r sqlitedb.SubmissionAttempt) core.Attempt {
 		FinishedAt: fromNullNanos(r.FinishedAt),
 		Outcome:    outcomeFrom(r.OutcomeStatus, r.OutcomeReason, r.MessageID),
 		Error:      r.Error.String,
+		HolderID:   r.HolderID,
+		Epoch:      r.LeaseEpoch,
 		Sent:       r.Sent,
 	}
 }

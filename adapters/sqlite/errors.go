@@ -44,7 +44,9 @@ func isVerdict(err error) bool {
 	return errors.As(err, &conflict) ||
 		errors.Is(err, core.ErrFenced) ||
 		errors.Is(err, core.ErrIntentNotRunnable) ||
-		errors.Is(err, core.ErrIntentNotFound)
+		errors.Is(err, core.ErrIntentNotFound) ||
+		errors.Is(err, core.ErrIntentNotEnded) ||
+		errors.Is(err, core.ErrResubmissionIDTaken)
 }
 
 // statementRolledBack reports whether SQLite refused one statement for a

@@ -93,6 +93,8 @@ func attemptFromRow(r attemptRow) core.Attempt {
 		FinishedAt: fromNullTime(r.FinishedAt),
 		Outcome:    outcomeFrom(r.OutcomeStatus, r.OutcomeReason, r.MessageID),
 		Error:      r.Error.String,
+		HolderID:   r.HolderID,
+		Epoch:      r.LeaseEpoch,
 		Sent:       r.Sent,
 	}
 }

@@ -267,6 +267,8 @@ func (s *store) attachAttempts(ctx context.Context, intents []core.Intent) error
 			OutcomeReason: r.OutcomeReason,
 			MessageID:     r.MessageID,
 			Error:         r.Error,
+			HolderID:      r.HolderID,
+			LeaseEpoch:    r.LeaseEpoch,
 			Sent:          r.Sent,
 		})
 	}

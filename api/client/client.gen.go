@@ -174,6 +174,16 @@ type Attempt struct {
 	// FinishedAt Example: 2026-02-02T12:00:00.087Z
 	FinishedAt *time.Time `json:"finishedAt,omitempty"`
 
+	// HolderId The leader that made the attempt.
+	//
+	// Example: sm-01
+	HolderId *string `json:"holderId,omitempty"`
+
+	// LeaseEpoch The lease epoch the attempt was made under.
+	//
+	// Example: 3
+	LeaseEpoch *int64 `json:"leaseEpoch,omitempty"`
+
 	// Number Example: 1
 	Number int `json:"number"`
 
@@ -282,6 +292,16 @@ type Intent struct {
 	//
 	// Example: 2026-02-02T09:00:00Z
 	NotBefore *time.Time `json:"notBefore,omitempty"`
+
+	// ResubmittedAs The intent that resubmitted this ended intent.
+	//
+	// Example: order-1234-shipping-sms~r1
+	ResubmittedAs *string `json:"resubmittedAs,omitempty"`
+
+	// ResubmittedFrom The ended intent this intent resubmits.
+	//
+	// Example: order-1234-shipping-sms
+	ResubmittedFrom *string `json:"resubmittedFrom,omitempty"`
 
 	// Status An orchestration decision, never a gateway status. Every status but
 	// pending is final.
@@ -404,6 +424,24 @@ type Problem struct {
 // ProblemConflictingFields defines model for Problem.ConflictingFields.
 type ProblemConflictingFields string
 
+// ResubmissionRequest Empty ({}) derives the new intentId.
+//
+// Example: {"intentId":"order-1234-shipping-sms-again"}
+type ResubmissionRequest struct {
+	// IntentId The client's idempotency key: 1 to 255 characters (Unicode code
+	// points) of UTF-8, without control, invisible-format or
+	// bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
+	// as U+0000, U+200B, U+202E, U+2028), and none of the ids ".", ".."
+	// and "/" (as a path segment they are resolved away or routed as an
+	// empty segment, so such an intent could never be read back). A "/"
+	// inside a longer id is fine: percent-encode it in paths. JSON-escaped
+	// lone surrogates (`\ud800`) are refused too.
+	//
+	//
+	// Example: order-1234-shipping-sms
+	IntentId *IntentID `json:"intentId,omitempty"`
+}
+
 // SubmitIntentRequest Example: {"intentId":"order-1234-shipping-sms","payload":{"text":"Your order has shipped.","to":"+15551234567"},"submissionTarget":"sms.realtime"}
 type SubmitIntentRequest struct {
 	// IntentId The client's idempotency key: 1 to 255 characters (Unicode code
@@ -450,6 +488,13 @@ type TargetList struct {
 // Prefer Example: wait=10
 type Prefer = string
 
+// Forbidden An RFC 9457 problem document. `type` is stable per kind of error;
+// the members after `instance` appear only for the errors that need
+// them.
+//
+// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+type Forbidden = Problem
+
 // IdempotencyConflict An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
 // them.
@@ -484,6 +529,13 @@ type PayloadTooLarge = Problem
 //
 // Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
 type RequestTimeout = Problem
+
+// ResubmissionConflict An RFC 9457 problem document. `type` is stable per kind of error;
+// the members after `instance` appear only for the errors that need
+// them.
+//
+// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+type ResubmissionConflict = Problem
 
 // StoreUnavailable An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
@@ -559,6 +611,9 @@ type GetIntentParams struct {
 
 // SubmitIntentJSONRequestBody defines body for SubmitIntent for application/json ContentType.
 type SubmitIntentJSONRequestBody = SubmitIntentRequest
+
+// ResubmitIntentJSONRequestBody defines body for ResubmitIntent for application/json ContentType.
+type ResubmitIntentJSONRequestBody = ResubmissionRequest
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -700,6 +755,38 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/intents/{intentId} (the `GetIntent` operationId).
 	GetIntent(ctx context.Context, intentId string, params *GetIntentParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ResubmitIntentWithBody Resubmit an ended intent as a new intent (operator keys only).
+	//
+	// Terminal intents are append-only, so a resubmission creates a new
+	// intent with the same submissionTarget and payload under the
+	// registry's current contract (not the original's snapshot), linked
+	// both ways (resubmittedFrom / resubmittedAs). Its intentId is the
+	// one given, or derived: `{intentId}~r1`, and `~r2` for a
+	// resubmission of `~r1`. Idempotent per original: once an intent has
+	// a resubmission, repeating the call returns that intent with 200.
+	// Only ended (accepted, rejected, exhausted) intents can be resubmitted.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/intents/{intentId}/resubmissions (the `ResubmitIntent` operationId).
+	ResubmitIntentWithBody(ctx context.Context, intentId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResubmitIntent Resubmit an ended intent as a new intent (operator keys only).
+	//
+	// Terminal intents are append-only, so a resubmission creates a new
+	// intent with the same submissionTarget and payload under the
+	// registry's current contract (not the original's snapshot), linked
+	// both ways (resubmittedFrom / resubmittedAs). Its intentId is the
+	// one given, or derived: `{intentId}~r1`, and `~r2` for a
+	// resubmission of `~r1`. Idempotent per original: once an intent has
+	// a resubmission, repeating the call returns that intent with 200.
+	// Only ended (accepted, rejected, exhausted) intents can be resubmitted.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/intents/{intentId}/resubmissions (the `ResubmitIntent` operationId).
+	ResubmitIntent(ctx context.Context, intentId string, body ResubmitIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListTargets List every submission target's contract.
 	//
 	// Corresponds with GET /v1/targets (the `ListTargets` operationId).
@@ -827,6 +914,58 @@ func (c *Client) SubmitIntent(ctx context.Context, params *SubmitIntentParams, b
 // Corresponds with GET /v1/intents/{intentId} (the `GetIntent` operationId).
 func (c *Client) GetIntent(ctx context.Context, intentId string, params *GetIntentParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetIntentRequest(c.Server, intentId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResubmitIntentWithBody Resubmit an ended intent as a new intent (operator keys only).
+//
+// Terminal intents are append-only, so a resubmission creates a new
+// intent with the same submissionTarget and payload under the
+// registry's current contract (not the original's snapshot), linked
+// both ways (resubmittedFrom / resubmittedAs). Its intentId is the
+// one given, or derived: `{intentId}~r1`, and `~r2` for a
+// resubmission of `~r1`. Idempotent per original: once an intent has
+// a resubmission, repeating the call returns that intent with 200.
+// Only ended (accepted, rejected, exhausted) intents can be resubmitted.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/intents/{intentId}/resubmissions (the `ResubmitIntent` operationId).
+func (c *Client) ResubmitIntentWithBody(ctx context.Context, intentId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResubmitIntentRequestWithBody(c.Server, intentId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResubmitIntent Resubmit an ended intent as a new intent (operator keys only).
+//
+// Terminal intents are append-only, so a resubmission creates a new
+// intent with the same submissionTarget and payload under the
+// registry's current contract (not the original's snapshot), linked
+// both ways (resubmittedFrom / resubmittedAs). Its intentId is the
+// one given, or derived: `{intentId}~r1`, and `~r2` for a
+// resubmission of `~r1`. Idempotent per original: once an intent has
+// a resubmission, repeating the call returns that intent with 200.
+// Only ended (accepted, rejected, exhausted) intents can be resubmitted.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/intents/{intentId}/resubmissions (the `ResubmitIntent` operationId).
+func (c *Client) ResubmitIntent(ctx context.Context, intentId string, body ResubmitIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResubmitIntentRequest(c.Server, intentId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1115,6 +1254,53 @@ func NewGetIntentRequest(server string, intentId string, params *GetIntentParams
 	return req, nil
 }
 
+// NewResubmitIntentRequest calls the generic ResubmitIntent builder with application/json body
+func NewResubmitIntentRequest(server string, intentId string, body ResubmitIntentJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewResubmitIntentRequestWithBody(server, intentId, "application/json", bodyReader)
+}
+
+// NewResubmitIntentRequestWithBody constructs an http.Request for the ResubmitIntent method, with any body, and a specified content type
+func NewResubmitIntentRequestWithBody(server string, intentId string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "intentId", intentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/intents/%s/resubmissions", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewListTargetsRequest constructs an http.Request for the ListTargets method
 func NewListTargetsRequest(server string) (*http.Request, error) {
 	var err error
@@ -1293,6 +1479,38 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/intents/{intentId} (the `GetIntent` operationId).
 	GetIntentWithResponse(ctx context.Context, intentId string, params *GetIntentParams, reqEditors ...RequestEditorFn) (*GetIntentResponse, error)
+
+	// ResubmitIntentWithBodyWithResponse Resubmit an ended intent as a new intent (operator keys only).
+	//
+	// Terminal intents are append-only, so a resubmission creates a new
+	// intent with the same submissionTarget and payload under the
+	// registry's current contract (not the original's snapshot), linked
+	// both ways (resubmittedFrom / resubmittedAs). Its intentId is the
+	// one given, or derived: `{intentId}~r1`, and `~r2` for a
+	// resubmission of `~r1`. Idempotent per original: once an intent has
+	// a resubmission, repeating the call returns that intent with 200.
+	// Only ended (accepted, rejected, exhausted) intents can be resubmitted.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/intents/{intentId}/resubmissions (the `ResubmitIntent` operationId).
+	ResubmitIntentWithBodyWithResponse(ctx context.Context, intentId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ResubmitIntentResponse, error)
+
+	// ResubmitIntentWithResponse Resubmit an ended intent as a new intent (operator keys only).
+	//
+	// Terminal intents are append-only, so a resubmission creates a new
+	// intent with the same submissionTarget and payload under the
+	// registry's current contract (not the original's snapshot), linked
+	// both ways (resubmittedFrom / resubmittedAs). Its intentId is the
+	// one given, or derived: `{intentId}~r1`, and `~r2` for a
+	// resubmission of `~r1`. Idempotent per original: once an intent has
+	// a resubmission, repeating the call returns that intent with 200.
+	// Only ended (accepted, rejected, exhausted) intents can be resubmitted.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/intents/{intentId}/resubmissions (the `ResubmitIntent` operationId).
+	ResubmitIntentWithResponse(ctx context.Context, intentId string, body ResubmitIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*ResubmitIntentResponse, error)
 
 	// ListTargetsWithResponse List every submission target's contract.
 	//
@@ -1633,6 +1851,110 @@ func (r GetIntentResponse) ContentType() string {
 	return ""
 }
 
+type ResubmitIntentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Intent
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Intent
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *MalformedRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ResubmissionConflict
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *StoreUnavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ResubmitIntentResponse) GetJSON200() *Intent {
+	return r.JSON200
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r ResubmitIntentResponse) GetJSON201() *Intent {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ResubmitIntentResponse) GetApplicationproblemJSON400() *MalformedRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ResubmitIntentResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ResubmitIntentResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ResubmitIntentResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ResubmitIntentResponse) GetApplicationproblemJSON409() *ResubmissionConflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r ResubmitIntentResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ResubmitIntentResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ResubmitIntentResponse) GetApplicationproblemJSON503() *StoreUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ResubmitIntentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ResubmitIntentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ResubmitIntentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ResubmitIntentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ListTargetsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -1844,6 +2166,50 @@ func (c *ClientWithResponses) GetIntentWithResponse(ctx context.Context, intentI
 		return nil, err
 	}
 	return ParseGetIntentResponse(rsp)
+}
+
+// ResubmitIntentWithBodyWithResponse Resubmit an ended intent as a new intent (operator keys only).
+//
+// Terminal intents are append-only, so a resubmission creates a new
+// intent with the same submissionTarget and payload under the
+// registry's current contract (not the original's snapshot), linked
+// both ways (resubmittedFrom / resubmittedAs). Its intentId is the
+// one given, or derived: `{intentId}~r1`, and `~r2` for a
+// resubmission of `~r1`. Idempotent per original: once an intent has
+// a resubmission, repeating the call returns that intent with 200.
+// Only ended (accepted, rejected, exhausted) intents can be resubmitted.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/intents/{intentId}/resubmissions (the `ResubmitIntent` operationId).
+func (c *ClientWithResponses) ResubmitIntentWithBodyWithResponse(ctx context.Context, intentId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ResubmitIntentResponse, error) {
+	rsp, err := c.ResubmitIntentWithBody(ctx, intentId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResubmitIntentResponse(rsp)
+}
+
+// ResubmitIntentWithResponse Resubmit an ended intent as a new intent (operator keys only).
+//
+// Terminal intents are append-only, so a resubmission creates a new
+// intent with the same submissionTarget and payload under the
+// registry's current contract (not the original's snapshot), linked
+// both ways (resubmittedFrom / resubmittedAs). Its intentId is the
+// one given, or derived: `{intentId}~r1`, and `~r2` for a
+// resubmission of `~r1`. Idempotent per original: once an intent has
+// a resubmission, repeating the call returns that intent with 200.
+// Only ended (accepted, rejected, exhausted) intents can be resubmitted.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/intents/{intentId}/resubmissions (the `ResubmitIntent` operationId).
+func (c *ClientWithResponses) ResubmitIntentWithResponse(ctx context.Context, intentId string, body ResubmitIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*ResubmitIntentResponse, error) {
+	rsp, err := c.ResubmitIntent(ctx, intentId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResubmitIntentResponse(rsp)
 }
 
 // ListTargetsWithResponse List every submission target's contract.
@@ -2128,6 +2494,95 @@ func ParseGetIntentResponse(rsp *http.Response) (*GetIntentResponse, error) {
 			headers.PreferenceApplied = &value
 		}
 		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseResubmitIntentResponse parses an HTTP response from a ResubmitIntentWithResponse call
+func ParseResubmitIntentResponse(rsp *http.Response) (*ResubmitIntentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ResubmitIntentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Intent
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Intent
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest MalformedRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ResubmissionConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest StoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
 	}
 
 	return response, nil

@@ -154,7 +154,15 @@ func (s *Service) repeatOr(ctx context.Context, intentID string, sub core.Submis
 
 // GetIntent returns one intent with its attempts, or core.ErrIntentNotFound.
 func (s *Service) GetIntent(ctx context.Context, intentID string) (core.Intent, error) {
-	return s.cfg.Store.GetIntent(ctx, intentID)
+	in, err := s.cfg.Store.GetIntent(ctx, intentID)
+	if err != nil {
+		return core.Intent{}, err
+	}
+	linked, err := s.withLinks(ctx, []core.Intent{in})
+	if err != nil {
+		return core.Intent{}, err
+	}
+	return linked[0], nil
 }
 
 // ListIntents returns a page of intents, newest first, after checking the
@@ -179,6 +187,9 @@ func (s *Service) ListIntents(ctx context.Context, p ports.ListIntentsParams) (p
 		page.Intents = intents[:pageSize]
 		last := page.Intents[pageSize-1]
 		page.Next = &ports.IntentPosition{CreatedAt: last.CreatedAt, IntentID: last.IntentID}
+	}
+	if page.Intents, err = s.withLinks(ctx, page.Intents); err != nil {
+		return ports.IntentPage{}, err
 	}
 	return page, nil
 }

@@ -39,7 +39,8 @@ func (s *Store) StartAttempt(ctx context.Context, p ports.StartAttemptParams) er
 	}
 	// An open attempt counts as sent, as in the SQL stores: the reservation
 	// precedes the gateway call, which may have been made before a crash.
-	in.Attempts = append(in.Attempts, core.Attempt{Number: p.Number, StartedAt: p.StartedAt, Sent: true})
+	in.Attempts = append(in.Attempts, core.Attempt{Number: p.Number, StartedAt: p.StartedAt, Sent: true,
+		HolderID: p.Fence.HolderID, Epoch: p.Fence.Epoch})
 	in.AttemptCount = p.Number
 	in.LastModifiedAt = now
 	s.signal()

@@ -35,6 +35,8 @@ type Store struct {
 	mu      sync.Mutex
 	intents map[string]*core.Intent
 	leases  map[string]core.Lease
+	// links maps an intentId to its resubmission links (resubmit.go).
+	links map[string]ports.ResubmissionLinks
 	// changed is closed and replaced on every write, so WaitIntent wakes
 	// without polling.
 	changed chan struct{}

@@ -31,6 +31,11 @@
 //     own: the first attempt's due time is NextDueAt.
 //   - ListIntents answers one query shape (at most Limit intents strictly
 //     after Before, newest first); the service cuts the pages.
+//   - CreateResubmission writes the new intent and its link together or not
+//     at all, and is idempotent per original, also under concurrent calls
+//     naming different new intentIds; GetIntent does not fill the links
+//     (ResubmissionLinks does, for the service).
+//   - Attempts report the holder and epoch of the fence that started them.
 //
 // Lease expiry is waited out on the database's clock, read through the lease
 // port (leasetest.WaitExpired), never with a fixed sleep.
@@ -98,6 +103,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"RestartKeepsEverything", testRestart},
 		{"NotBeforeStoredAndScheduled", testNotBefore},
 	}
+	cases = append(cases, operatorCases...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			c.fn(t, newHarness(t))

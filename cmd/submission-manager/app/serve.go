@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/submissionmanager/submission-manager/adapters/console"
 	"github.com/submissionmanager/submission-manager/adapters/gateway"
 	"github.com/submissionmanager/submission-manager/adapters/httpapi"
 	"github.com/submissionmanager/submission-manager/adapters/prometheus"
@@ -94,6 +95,8 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 
 	clock := sysclock.New()
 	metrics := prometheus.New()
+	// The console's rates are fed by the same events as Prometheus.
+	activity := console.NewActivity(metrics, clock)
 	// An API-only instance runs no executor: it has no gateway clients, no
 	// elector, and nothing to tell about the intents it creates.
 	var (
@@ -102,7 +105,7 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 		leadership ports.LeadershipReporter
 	)
 	if !cfg.APIOnly {
-		if exec, err = s.newExecution(cfg, clock, metrics, log); err != nil {
+		if exec, err = s.newExecution(cfg, clock, activity, log); err != nil {
 			return nil, err
 		}
 		notifier, leadership = exec.executor, exec.elector
@@ -111,7 +114,7 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 		Registry:        registry,
 		Store:           db.Store(),
 		Clock:           clock,
-		Metrics:         metrics,
+		Metrics:         activity,
 		MaxPayloadBytes: int(cfg.MaxPayloadBytes),
 		Notifier:        notifier,
 		MaxNotBefore:    cfg.MaxNotBefore,
@@ -130,6 +133,7 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 		HolderID:          s.holderID,
 		APIOnly:           cfg.APIOnly,
 		APIKeys:           cfg.APIKeys,
+		OperatorKeys:      cfg.OperatorKeys,
 		MaxPayloadBytes:   cfg.MaxPayloadBytes,
 		MaxBodiesInFlight: cfg.MaxBodiesInFlight,
 		Waiter:            s.watcher,
@@ -140,6 +144,14 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 		return nil, err
 	}
 	mountOperatorRoutes(api.Mux(), metrics)
+	ui, err := console.New(console.Config{
+		Service: service, Operator: service, Leadership: leadership, Activity: activity, Clock: clock,
+		HolderID: s.holderID, APIOnly: cfg.APIOnly, OperatorKeys: cfg.OperatorKeys, ClientKeys: cfg.APIKeys, Logger: log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	api.Mux().Handle("/ui/", ui)
 
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -191,7 +203,7 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 	}
 	log.Info("submission-manager serving", "url", s.url, "holder_id", s.holderID,
 		"database", dbSpec.String(), "registry", cfg.Registry, "targets", registry.Len(),
-		"api_only", cfg.APIOnly, "api_keys", len(cfg.APIKeys) > 0, "pprof", s.pprofURL)
+		"api_only", cfg.APIOnly, "api_keys", len(cfg.APIKeys) > 0, "operator_keys", len(cfg.OperatorKeys) > 0, "pprof", s.pprofURL)
 	return s, nil
 }
 
@@ -215,7 +227,7 @@ type execution struct {
 
 // newExecution builds the gateway clients (closed with the instance), the
 // executor and the elector.
-func (s *Server) newExecution(cfg ServeConfig, clock ports.Clock, metrics *prometheus.Metrics, log *slog.Logger) (*execution, error) {
+func (s *Server) newExecution(cfg ServeConfig, clock ports.Clock, metrics ports.Metrics, log *slog.Logger) (*execution, error) {
 	gateways := make(map[core.GatewayType]ports.Gateway)
 	for _, t := range core.GatewayTypes() {
 		c, err := gateway.New(t, gateway.Config{Timeout: cfg.GatewayTimeout})

@@ -64,8 +64,13 @@ type ServeConfig struct {
 	// HolderID names this instance in the lease; empty means
 	// hostname-pid-random.
 	HolderID string
-	// APIKeys, when not empty, are the bearer tokens /v1 requires.
+	// APIKeys, when not empty, are the bearer tokens clients use on /v1:
+	// they submit and read.
 	APIKeys []string
+	// OperatorKeys are the operators' bearer tokens: everything clients
+	// may do, plus resubmission, gateway controls and the console. With no
+	// key of either kind the API and the console are open.
+	OperatorKeys []string
 	// MaxPayloadBytes bounds a submission's compacted payload.
 	MaxPayloadBytes int64
 	// MaxBodiesInFlight bounds the request bodies held in memory at once;
@@ -139,7 +144,8 @@ func parseServeConfig(args []string, env LookupEnv, stderr io.Writer) (ServeConf
 	fs.DurationVar(&cfg.AcquireInterval, "acquire-interval", cfg.AcquireInterval, "how often a follower tries to take the lease")
 	fs.DurationVar(&cfg.ScheduleRefreshInterval, "schedule-refresh-interval", cfg.ScheduleRefreshInterval, "how often the leader reads intents changed by other instances")
 	fs.StringVar(&cfg.HolderID, "holder-id", cfg.HolderID, "this instance's name in the lease (default hostname-pid-random)")
-	fs.Var((*listFlag)(&cfg.APIKeys), "api-keys", "comma-separated API keys; when set, /v1 requires Authorization: Bearer <key> (a list with no key is refused)")
+	fs.Var((*listFlag)(&cfg.APIKeys), "api-keys", "comma-separated client keys (submit, read); when set, /v1 requires Authorization: Bearer <key> (a list with no key is refused)")
+	fs.Var((*listFlag)(&cfg.OperatorKeys), "operator-keys", "comma-separated operator keys: also the console, resubmission and gateway controls (a list with no key is refused)")
 	fs.Int64Var(&cfg.MaxPayloadBytes, "max-payload-bytes", cfg.MaxPayloadBytes, "largest accepted payload, in bytes of compacted JSON")
 	fs.IntVar(&cfg.MaxBodiesInFlight, "max-bodies-in-flight", cfg.MaxBodiesInFlight, "request bodies held in memory at once; beyond, 503 with Retry-After")
 	fs.DurationVar(&cfg.WriteTimeout, "write-timeout", cfg.WriteTimeout, "bound on one request from its headers to the end of its answer (keep above the long-poll cap)")
@@ -164,6 +170,10 @@ func parseServeConfig(args []string, env LookupEnv, stderr io.Writer) (ServeConf
 		// serve /v1 to anyone while the operator believes it guarded.
 		return ServeConfig{}, &usageError{msg: fmt.Sprintf("--api-keys (%s) lists no key; give at least one, or leave it unset to serve /v1 without keys",
 			EnvName("api-keys"))}
+	}
+	if given(fs, "operator-keys") && len(cfg.OperatorKeys) == 0 {
+		return ServeConfig{}, &usageError{msg: fmt.Sprintf("--operator-keys (%s) lists no key; give at least one, or leave it unset to run without operator keys",
+			EnvName("operator-keys"))}
 	}
 	cfg.LogFormat = format.value
 	if err := cfg.Validate(); err != nil {

@@ -29,7 +29,7 @@ WHERE intent_id = sqlc.arg(intent_id)
 
 -- name: ListAttempts :many
 SELECT attempt_number, started_at, finished_at, outcome_status, outcome_reason,
-       message_id, error, sent
+       message_id, error, sent, holder_id, lease_epoch
 FROM submission_attempts
 WHERE intent_id = sqlc.arg(intent_id)
 ORDER BY attempt_number;
@@ -41,7 +41,7 @@ ORDER BY attempt_number;
 -- the comparison fails with Msg 468 (collation conflict) on any database
 -- whose default is not Latin1_General_100_BIN2.
 SELECT intent_id, attempt_number, started_at, finished_at, outcome_status,
-       outcome_reason, message_id, error, sent
+       outcome_reason, message_id, error, sent, holder_id, lease_epoch
 FROM submission_attempts
 WHERE intent_id IN (
     SELECT CAST(value AS nvarchar(255)) COLLATE Latin1_General_100_BIN2

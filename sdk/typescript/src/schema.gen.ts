@@ -57,6 +57,33 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/intents/{intentId}/resubmissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resubmit an ended intent as a new intent (operator keys only).
+         * @description Terminal intents are append-only, so a resubmission creates a new
+         *     intent with the same submissionTarget and payload under the
+         *     registry's current contract (not the original's snapshot), linked
+         *     both ways (resubmittedFrom / resubmittedAs). Its intentId is the
+         *     one given, or derived: `{intentId}~r1`, and `~r2` for a
+         *     resubmission of `~r1`. Idempotent per original: once an intent has
+         *     a resubmission, repeating the call returns that intent with 200.
+         *     Only ended (accepted, rejected, exhausted) intents can be resubmitted.
+         */
+        post: operations["resubmitIntent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/targets": {
         parameters: {
             query?: never;
@@ -337,6 +364,17 @@ export interface components {
             outcome?: components["schemas"]["Outcome"];
             /** @example gateway answered HTTP 502: Bad Gateway */
             error?: string;
+            /**
+             * @description The leader that made the attempt.
+             * @example sm-01
+             */
+            holderId?: string;
+            /**
+             * Format: int64
+             * @description The lease epoch the attempt was made under.
+             * @example 3
+             */
+            leaseEpoch?: number;
         };
         /**
          * @description Which policy rule ended the intent; never a gateway failure.
@@ -406,6 +444,16 @@ export interface components {
             attempts: components["schemas"]["Attempt"][];
             finalOutcome?: components["schemas"]["Outcome"];
             exhaustedReason?: components["schemas"]["ExhaustedReason"];
+            /**
+             * @description The ended intent this intent resubmits.
+             * @example order-1234-shipping-sms
+             */
+            resubmittedFrom?: string;
+            /**
+             * @description The intent that resubmitted this ended intent.
+             * @example order-1234-shipping-sms~r1
+             */
+            resubmittedAs?: string;
         };
         /**
          * @example {
@@ -440,6 +488,15 @@ export interface components {
              * @example eyJjIjoiMjAyNi0wMi0wMlQxMjowMDowMC4xMjM0NTZaIiwiaSI6Im9yZGVyLTEyMzQifQ
              */
             nextCursor?: string;
+        };
+        /**
+         * @description Empty ({}) derives the new intentId.
+         * @example {
+         *       "intentId": "order-1234-shipping-sms-again"
+         *     }
+         */
+        ResubmissionRequest: {
+            intentId?: components["schemas"]["IntentID"];
         };
         /**
          * @example {
@@ -536,6 +593,42 @@ export interface components {
                  *       "status": 401,
                  *       "detail": "send Authorization: Bearer <api key>",
                  *       "instance": "/v1/intents"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The key is a client key; the operation needs an operator key (--operator-keys). */
+        Forbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#forbidden",
+                 *       "title": "Forbidden",
+                 *       "status": 403,
+                 *       "detail": "this operation needs an operator key",
+                 *       "instance": "/v1/intents/order-1234-shipping-sms/resubmissions"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The intent has not ended, or the new intentId names another intent. */
+        ResubmissionConflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#intent-not-ended",
+                 *       "title": "Intent not ended",
+                 *       "status": 409,
+                 *       "detail": "intent \"order-1234-shipping-sms\" is pending; only ended intents can be resubmitted",
+                 *       "instance": "/v1/intents/order-1234-shipping-sms/resubmissions"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -847,6 +940,50 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    resubmitIntent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The ended intent, percent-encoded in the path. */
+                intentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResubmissionRequest"];
+            };
+        };
+        responses: {
+            /** @description The intent already had this resubmission; nothing was created. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Intent"];
+                };
+            };
+            /** @description The resubmission was created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Intent"];
+                };
+            };
+            400: components["responses"]["MalformedRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["ResubmissionConflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             503: components["responses"]["StoreUnavailable"];
         };
     };

@@ -180,6 +180,16 @@ type Attempt struct {
 	// FinishedAt Example: 2026-02-02T12:00:00.087Z
 	FinishedAt *time.Time `json:"finishedAt,omitempty"`
 
+	// HolderId The leader that made the attempt.
+	//
+	// Example: sm-01
+	HolderId *string `json:"holderId,omitempty"`
+
+	// LeaseEpoch The lease epoch the attempt was made under.
+	//
+	// Example: 3
+	LeaseEpoch *int64 `json:"leaseEpoch,omitempty"`
+
 	// Number Example: 1
 	Number int `json:"number"`
 
@@ -288,6 +298,16 @@ type Intent struct {
 	//
 	// Example: 2026-02-02T09:00:00Z
 	NotBefore *time.Time `json:"notBefore,omitempty"`
+
+	// ResubmittedAs The intent that resubmitted this ended intent.
+	//
+	// Example: order-1234-shipping-sms~r1
+	ResubmittedAs *string `json:"resubmittedAs,omitempty"`
+
+	// ResubmittedFrom The ended intent this intent resubmits.
+	//
+	// Example: order-1234-shipping-sms
+	ResubmittedFrom *string `json:"resubmittedFrom,omitempty"`
 
 	// Status An orchestration decision, never a gateway status. Every status but
 	// pending is final.
@@ -410,6 +430,24 @@ type Problem struct {
 // ProblemConflictingFields defines model for Problem.ConflictingFields.
 type ProblemConflictingFields string
 
+// ResubmissionRequest Empty ({}) derives the new intentId.
+//
+// Example: {"intentId":"order-1234-shipping-sms-again"}
+type ResubmissionRequest struct {
+	// IntentId The client's idempotency key: 1 to 255 characters (Unicode code
+	// points) of UTF-8, without control, invisible-format or
+	// bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
+	// as U+0000, U+200B, U+202E, U+2028), and none of the ids ".", ".."
+	// and "/" (as a path segment they are resolved away or routed as an
+	// empty segment, so such an intent could never be read back). A "/"
+	// inside a longer id is fine: percent-encode it in paths. JSON-escaped
+	// lone surrogates (`\ud800`) are refused too.
+	//
+	//
+	// Example: order-1234-shipping-sms
+	IntentId *IntentID `json:"intentId,omitempty"`
+}
+
 // SubmitIntentRequest Example: {"intentId":"order-1234-shipping-sms","payload":{"text":"Your order has shipped.","to":"+15551234567"},"submissionTarget":"sms.realtime"}
 type SubmitIntentRequest struct {
 	// IntentId The client's idempotency key: 1 to 255 characters (Unicode code
@@ -456,6 +494,13 @@ type TargetList struct {
 // Prefer Example: wait=10
 type Prefer = string
 
+// Forbidden An RFC 9457 problem document. `type` is stable per kind of error;
+// the members after `instance` appear only for the errors that need
+// them.
+//
+// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+type Forbidden = Problem
+
 // IdempotencyConflict An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
 // them.
@@ -490,6 +535,13 @@ type PayloadTooLarge = Problem
 //
 // Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
 type RequestTimeout = Problem
+
+// ResubmissionConflict An RFC 9457 problem document. `type` is stable per kind of error;
+// the members after `instance` appear only for the errors that need
+// them.
+//
+// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+type ResubmissionConflict = Problem
 
 // StoreUnavailable An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
@@ -566,6 +618,9 @@ type GetIntentParams struct {
 // SubmitIntentJSONRequestBody defines body for SubmitIntent for application/json ContentType.
 type SubmitIntentJSONRequestBody = SubmitIntentRequest
 
+// ResubmitIntentJSONRequestBody defines body for ResubmitIntent for application/json ContentType.
+type ResubmitIntentJSONRequestBody = ResubmissionRequest
+
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
 	// Healthz Liveness - the process serves HTTP.
@@ -583,6 +638,9 @@ type ServerInterface interface {
 	// GetIntent Read one intent with its attempts.
 	// (GET /v1/intents/{intentId})
 	GetIntent(w http.ResponseWriter, r *http.Request, intentId string, params GetIntentParams)
+	// ResubmitIntent Resubmit an ended intent as a new intent (operator keys only).
+	// (POST /v1/intents/{intentId}/resubmissions)
+	ResubmitIntent(w http.ResponseWriter, r *http.Request, intentId string)
 	// ListTargets List every submission target's contract.
 	// (GET /v1/targets)
 	ListTargets(w http.ResponseWriter, r *http.Request)
@@ -791,6 +849,32 @@ func (siw *ServerInterfaceWrapper) GetIntent(w http.ResponseWriter, r *http.Requ
 	handler.ServeHTTP(w, r)
 }
 
+// ResubmitIntent operation middleware
+func (siw *ServerInterfaceWrapper) ResubmitIntent(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "intentId" -------------
+	var intentId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "intentId", r.PathValue("intentId"), &intentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "intentId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ResubmitIntent(w, r, intentId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListTargets operation middleware
 func (siw *ServerInterfaceWrapper) ListTargets(w http.ResponseWriter, r *http.Request) {
 
@@ -954,6 +1038,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/intents", wrapper.ListIntents)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/intents", wrapper.SubmitIntent)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/intents/{intentId}", wrapper.GetIntent)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/intents/{intentId}/resubmissions", wrapper.ResubmitIntent)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/targets", wrapper.ListTargets)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/targets/{submissionTarget}", wrapper.GetTarget)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/healthz", wrapper.Healthz)
@@ -961,6 +1046,8 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 
 	return m
 }
+
+type ForbiddenApplicationProblemPlusJSONResponse Problem
 
 type IdempotencyConflictApplicationProblemPlusJSONResponse Problem
 
@@ -971,6 +1058,8 @@ type NotFoundApplicationProblemPlusJSONResponse Problem
 type PayloadTooLargeApplicationProblemPlusJSONResponse Problem
 
 type RequestTimeoutApplicationProblemPlusJSONResponse Problem
+
+type ResubmissionConflictApplicationProblemPlusJSONResponse Problem
 
 type StoreUnavailableApplicationProblemPlusJSONResponse Problem
 
@@ -1364,6 +1453,171 @@ func (response GetIntent503ApplicationProblemPlusJSONResponse) VisitGetIntentRes
 	return err
 }
 
+type ResubmitIntentRequestObject struct {
+	IntentId string `json:"intentId"`
+	Body     *ResubmitIntentJSONRequestBody
+}
+
+type ResubmitIntentResponseObject interface {
+	VisitResubmitIntentResponse(w http.ResponseWriter) error
+}
+
+type ResubmitIntent200JSONResponse Intent
+
+func (response ResubmitIntent200JSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResubmitIntent201JSONResponse Intent
+
+func (response ResubmitIntent201JSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResubmitIntent400ApplicationProblemPlusJSONResponse struct {
+	MalformedRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ResubmitIntent400ApplicationProblemPlusJSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResubmitIntent401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ResubmitIntent401ApplicationProblemPlusJSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResubmitIntent403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ResubmitIntent403ApplicationProblemPlusJSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResubmitIntent404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ResubmitIntent404ApplicationProblemPlusJSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResubmitIntent409ApplicationProblemPlusJSONResponse struct {
+	ResubmissionConflictApplicationProblemPlusJSONResponse
+}
+
+func (response ResubmitIntent409ApplicationProblemPlusJSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResubmitIntent415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response ResubmitIntent415ApplicationProblemPlusJSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResubmitIntent422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response ResubmitIntent422ApplicationProblemPlusJSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResubmitIntent503ApplicationProblemPlusJSONResponse struct {
+	StoreUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ResubmitIntent503ApplicationProblemPlusJSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListTargetsRequestObject struct {
 }
 
@@ -1472,6 +1726,9 @@ type StrictServerInterface interface {
 	// GetIntent Read one intent with its attempts.
 	// (GET /v1/intents/{intentId})
 	GetIntent(ctx context.Context, request GetIntentRequestObject) (GetIntentResponseObject, error)
+	// ResubmitIntent Resubmit an ended intent as a new intent (operator keys only).
+	// (POST /v1/intents/{intentId}/resubmissions)
+	ResubmitIntent(ctx context.Context, request ResubmitIntentRequestObject) (ResubmitIntentResponseObject, error)
 	// ListTargets List every submission target's contract.
 	// (GET /v1/targets)
 	ListTargets(ctx context.Context, request ListTargetsRequestObject) (ListTargetsResponseObject, error)
@@ -1653,6 +1910,39 @@ func (sh *strictHandler) GetIntent(w http.ResponseWriter, r *http.Request, inten
 	}
 }
 
+// ResubmitIntent operation middleware
+func (sh *strictHandler) ResubmitIntent(w http.ResponseWriter, r *http.Request, intentId string) {
+	var request ResubmitIntentRequestObject
+
+	request.IntentId = intentId
+
+	var body ResubmitIntentJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ResubmitIntent(ctx, request.(ResubmitIntentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ResubmitIntent")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ResubmitIntentResponseObject); ok {
+		if err := validResponse.VisitResubmitIntentResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ListTargets operation middleware
 func (sh *strictHandler) ListTargets(w http.ResponseWriter, r *http.Request) {
 	var request ListTargetsRequestObject
@@ -1708,105 +1998,116 @@ func (sh *strictHandler) GetTarget(w http.ResponseWriter, r *http.Request, submi
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"5Hx9c9s2tvdXwXB3JvaUkmjZbhN5+oebTbvZrdNs4jw7T0JvDJGQiJgEWAC0rWb83e+cA5AERVpSEruz",
-	"c29nGlsy8Xbez+8c8HOQyKKUggmjg9nnIGM0ZQp/fa3YgikmEnZaljlnKXyZMp0oXhouRTALLm8oNz++",
-	"uiQ3GRPEZIxopq6ZIpkUslIsJZRc2nlmBJ69JHuvCNf4KHwm3MSC2ulDQheGKcKNJgkt908InWsmjJ2c",
-	"G0KFvmEw6Q03mawMzsDFchyLIAx0krGCwh7ZLS3KnAWzALd3EAVhYFYlfKGN4mIZ3N3dhUFJFS2Y6Zy2",
-	"f8Q3Pz8nP0yPIlI25NBj0hx87xW5yWQOB0+kSPU+ofpKEyPdbgnVsdBSCkLtqbkwcCauyYILmodEKnfu",
-	"V/UcZI8aUkhtYEAsLEmfaDIaFfR2BCuH5DAimsxXJGULWuVmH2niL0A1kEwbKlI9jsV5xshcpqua+JoW",
-	"DJ6pSQnfWd6PyW8mY8o/b0ioSAmNxaXl4U0mNSPXNK8YzCekIdSRQVTFnCkiF/VhQkIVI3wppEIW61g0",
-	"JAVSnRBaCw01yHtYgykQAUdDDX+RImGW0RzYYvcahIGgBTDWse8rxEAxXUqhGUrBy5QVpTRMJKvnUixy",
-	"nhj4OpFIVPgVhTWhIB2TUsl5zorvPmkQlc/e2n9VbBHMgr9MWu2a2L/qyWs7yq7eFbbzhn8vU8JuuTaW",
-	"Q4SSlC+QHYboal5wrbkU51QtmQlJSVe5pCmIkpDmJ7aQio2DuzA4o/lCqoKlb9jvFdNfcpaGeqAQhvI8",
-	"mAUgJMrO1AiTZf41zXlK/vH2t1cklUlVwALAKZC/BCg+uT6Y2JNpYJKhptLB7CiKwsBwg1xqNluv0fIr",
-	"M6bUs8lkyU1WzceJLCYtFQoq6JIp75tR/dU8l/NJQbmYpDLRE1rycZH+pagXGtUL3YUPw7suUZAccv6J",
-	"JQa58Uqan2Ul0m/kgpC1jmdoU7huZOZemk+kSpkaHUwPj0Y642XJxXKkiy4vjlpevLQLwDkWuOVHYoXd",
-	"3khIM7LrPAQnXkmiqySrqSQVMagoyITXVlfOpfwVvvxGXtSaZ6QkOcw3I4cR/EfmK8M0gY3TxIDlA+XJ",
-	"ecHR9k+/nx4cHe2kIgeHLVtery/3WHxx5xoZKUd2oYdSkZpie8AWiALQbYDi7BN2mzCWWgeVSLHgS4wh",
-	"kGrIPGfGznnBZPXg1izlqdVcpfg1Q8PL/ajmiSaKAfXd8jsZuKct99zuvfGPwjt3plG9zIMaty+k0Zic",
-	"QwiTSCFYAnOB8Ce51Cw9IYppJlLi8QEc/F0YvDVSsXeCXlOe03nOHoDRGqYkCRWw+TksSJPMbsKoFcmp",
-	"wehhK0OPI08dcZ+k8jb6SCzF3Y/8hR6KqSk1dE71NtKg9r2F7ZoH5osN/bgmmcxTLpYQlBZUrHzV5Ey7",
-	"eLagq3pfOpPK5KsvZ5pdcV7p1aOxC5cY4RKPzyiy1xOPfUwrWvrGguagliukst5MY9DQ1vgaGYs970D7",
-	"Nf1t0gJrvIHPo1P8bOPyJ7oO/23I7mWV3sP9ZOutS4CMtNnhHENZuyAkep343rEO2L1kCuh2FwbvBK1M",
-	"JhX/g31rnIXG6dTNhsNm5CdGFVMkrqLoMKElJ1dshR/Ybt7goJXDzk4fSRArf42HkMTT1y/hyBqTOk9K",
-	"aNeOkwT8A4NAWDBIBk3GCrQh70SpZMK0BjF9IQw3q29kUx37zmA/hnJR59nXXPN5zkAT4C9K5iTJqIJw",
-	"TJF3302j6YtNTOMCk5qfOctTHcw+fA4W8Ku3YhAGBZwEosjgKxa/u/BEYzr1o2+bT9kFHy30xkVGdpEH",
-	"EQ67YThzg60QzE5wpdYmrSWw8EwlroS8EU5GdFWWUhmWnrGU03M8/jcJyXM7dARTkTgw7NZMypxyEQd1",
-	"vtaseUJQ8/0lcOqdgvVjX8GbKUkB5yDIx0dT9Wa1Ea42wmUeI7PVDl9apxAymGv7dwtbxKKm/AuRSPTv",
-	"EtElk1FBeMrQApA9LxRIWSJTZzr2MSBszoAO5NQYVpSm7zx+E75ogQ+BWZfUsBu6GpOXKGeKJZAKp7Vr",
-	"8R4hXMcioXkOIrDgguuMpac4qgEiec6ci+SCLHK+zMyYnDZPE2o3FwtIzakgsjKJLJg9YL1Oi2OyPB9Z",
-	"KGIfcUBBmFJSxWLPKCo0sJMsKM8rxcI6pA5rfXLz7I/JqRtHtKHKcLGMRRxYmYaIzbB0FgekoOoKN+U2",
-	"CTww5Ib6RKkMEQy4AOeNxV5uHXfGS3wwl9r4lANqNWpNk4SVqB8kZTTNuWAko2ksSqo1S/dtKOBpZ0vj",
-	"YBZMo+n3o2g6iqbnB9NZFM2iaBw9/eF9EAYWUwxmB2Hg6AmjFaOo8EGp5DVPmfroKOXpY6DYJwbpN+oB",
-	"EGfTagfT9/BcqWTJlOEWEUTCduHEHh//fn7+mhxH0xn5iabkF/vnPtoYdk7sz7jh8CAeFLacUsMwpxua",
-	"uCaRN+lBGBRc8KIq8Pf1aKlDy02G4Tf3WJeCW3cPxNxt94jB/l5xBRHbh/oo/moXzRiLpsFewK6AO+3b",
-	"gdOOFUAP80RbL0wTg9rikKE6SkHrI2ipM2mIoVdMxKIuOoDYN2oUEi1tQkQUW3INcTBLudFOa5KMiiVY",
-	"iHEsMNAFpQWjx1HxYFklaE7YLUsqTIdLmfNkhfGTs64lVQZCJpykqzBO8M4d/RC+K+jtaaN4Ln4OZodR",
-	"GBQyZagCNHeEt4sBN5x+ApXXnLGdeOyNMkwVXNDcCQLEQnVw9LFFattvEl7yGv+139VR0kVPuzon2iyH",
-	"v3iP3t137nVZeI0YgyELZ6Maw+ToLkW+mllTVhVVTg2/Bl9XiTQkCyWLWLQlFRAixdDdhTXwcZPxJPMt",
-	"X1FpQzJalkyssQ9ZslEh4UjWNO9wkoLefnSGXPunGftrHm9dEmVkM+HP4Jm7Vnq2xBH2qbshyfKNxrqQ",
-	"rVu0vtT1KnNo20GJrCvQ1qHVkFJbB6udAKj+ysYfsVDNaIwKjOLgkNHBw+haL/Nc3ug1Tn61+IcBN6zQ",
-	"XvLqndd+QZWiq55N7JEy7GiO42PDogHqDZnQF7cZrbRh6RvnStcp/G+UbkcKVeUMiMt88p44w0eb4MY5",
-	"YRRDAXL3obE2Hy2+i+muL74fHZARhIEU7CNY4Y8gWTkDz33hUf6+YT1q/tK1K/14tt1uwfOVlRw0z6Vi",
-	"xnqExnW4KqR/JGt7y0pn3f3Z73vbedkkLp41p42uf/hvjYW27ut4fHB84O9r2tlXs7a1kLusfTyOnkXv",
-	"MTdOPBf/v8H1offYRPToCGMmb8V7idhgELNge2mvHbn90D0XTT2X1JivTR6gTtB6Rq3L0U1TNMFdl2pb",
-	"g05HwJ1CZta3fpu2tG4s7/qM2jGKblm3eYg1Gi//hvF9XdYftmYtU5/otgWg10AjaMFSTKw7UYJPy+iZ",
-	"peXudKyFbJfDvLXPfmNwsOYcPThuwE+67fly5Mlh2Ir3kIdsWDBI9STnNizkbdcIuWKrGTkgRpLp8XGL",
-	"+Wmy907wRKaMwD+xKCUXRu9DpP/u/OfR07BpxXF4YdiiiCPLCSJVLOY85cpGLjQfnp8atpSY2DxPQvJ8",
-	"EZL3OWYY78sQK+OxoJq8+y6KoihEMDL6KXSgpPv5dN/2/Hj4LeGpJnEwjoMQfozjIBbwSBxM4oDsUU0o",
-	"KanJiGbLAqTOZGyFOLFiWubXLCUUPK5URMnKwEdwrbEA8q/qUZhhYfWetmmarPLUBRq27JGSOU2u9sfk",
-	"1C4fCy40TxmhJJdiyRThqWuxYjNSMpUwYUZMIH04eHrcqh5jj8aI6YSWLI1FLhFDUkqCv9Fk7zKOq/Rp",
-	"FF3uu5MsKo1FEbkWE26wwgW9/ZWJpcmC2fTYRuT15wPUbJR9F1iAYo7hn4nNlkA8FQjcfz78J47Lz8+T",
-	"O/yxwB/vc/ujvLv47q/3Bx6vqW108IKPGruE2MMLRP7vet0vc6glEymQeAd/ehEGgt2a55XSUgWzgK3+",
-	"8enlJ8nPPp2uXvHo5gz+z/91e/ZJ3pz9Td6cPT+6Pft0Fr06f09f8htO3778/mXxbPX+l/+3+vX8xers",
-	"j3/xxb/6frrh6I5u2sWkA17a324PXLEeRdqaf061ISVdrvmTBzriboZ/k+V+2/imtVMIIlWSMW0U5vMk",
-	"ZQnXmNiv5zOW5WPy4pqp+hOZVyYWTgaaVk5nEZwitxLiBV9NCO6FH90Eoh02oMttQWpNmzdWphCSmDNS",
-	"N5V2/VJfkBb1AvdUAZoiz+8VkKQp9YRkvsIQoysM3p56R2o26Tv/LfvdJhV10czLunvSceZgj3VAweos",
-	"uZHqiiwl0zXWPacmyezXaYU7a3poYYCfGXp2DEd12bsJ8fAiyfU0nBpPImvYeUYoWdDEhIRd07wCIwcc",
-	"cM1TaMOf1NDQuAskfnG+2JUQdQ9ecI4V4C4q0wShC6k8oEx3hWRgHxsCzZrWQ5q1Ru5G3zYLjZt7SFZe",
-	"N7DXwGErhIss6qSbPgUbcAtJak/W1IESWgxCI2uIiIeEdA/kPd+jT13BG7J2b35+Tp4dHf9AXLG06dId",
-	"k0uY6BLrdobOcwbhErniIoW4D6sfJxYFLRik+No1flzWxdBLQsuSUYXoYwNP4kCHyAkGsRW2AKwj2olr",
-	"suZi2RTa66ZKOPlalZ/E9znnOLi3X7qeDhbmGpZ6O5AXb+gD+ILA4Ch65pXxvbSgPuijVfPbtUbNWj3F",
-	"HSD3kFijCXXMs3REMNwy1tGwDs73jqJnyPr9cRcj9bjYxCMNfNbP01outbnuRbgNJ20l5HPP5XyjsAwA",
-	"Bl3p+bKEt5Uvf6ddUest6UMFA/lny80t3NgguQNrdvpeNsmHJAt+S/aOplPS6SbB1NF1dIw8EbaIaru/",
-	"HeNUL+wZEADPLdTHtVrYK3Y4vfTpv1lF16XOH/knqK+HwFSKb/VhdXcJnjLc5NJsI6eVUO9mSC893GL0",
-	"al2ZfcaGmmAW/H9ZKYID8G4CPs9SYLWRwSz47uD4+BhmOv7+h2EQaAsW+cDQGXjFw8PDZxjE1bGeLekZ",
-	"FHOlTdMt4cqzBU0Z2aMmFlIkrIHWuCYl1WZ/TH6GOKctNNah2FqLRCy8JyphtLWwzWYJ2AtG0QnXVccx",
-	"Od1wL0xIM3JH2DuMSEpX3QtiNGM0HZN/stK43phYFDxR0nZqnjSF5xsMN0WLahmiWMkgHIfIvICodh39",
-	"+CYE0ZMjKla/LRCUWA9hVvY6jb10hn0qVZ6PsUaxdvsDv29CLHgMUvAqdy3LRlWspxMX4cYFQ1yNcJHk",
-	"VcrSEMKcG4otM902I0J13TpTw3lcaL4UfMETaluIDCO6pAnbb/k5Pf6e/JP/5PGrFyl9nYbdjpZy5M76",
-	"SUsxfkNvzlxi5P11pK94OZKlRRVHiE0yZWl1D1g7FPnXHREC/rWXBBvxX8prpoR/B7LrodYwoM2g2bcA",
-	"wl5c0jOM9qFfec8eWs9l4bIuKIY1wAb7simfB3w1YfygtYPBYymYe2I34KsSltKQA3408oqJ4ALU4D6w",
-	"rkH3ju/f5lrycY9hroc9JEDX7wlpaL0jkOUXizZW0euJ+5wHGWdJpbhZvYVZ7Ubm2Ox9WoHQDTUbOly8",
-	"6Ymumxg5+AWqiSt02iBzbzSiJR/Bg/tj8pvIV7FgYiFVgn0HTAz1VXs3m5FtuKFuCmEbNrlYyIF2+oaN",
-	"Zzb6wOYm7fdHueDTeh9b0KjPoDGMSxW/ZjoWjCYZkYKBweNGk7dnb7HRt9JZY/wqYXjuvGGdWoVN+wWW",
-	"LxrYi1QidZe9h3q0mr1gqKK9aoBE77nXeqd8FQLtLPoBz9b6v48HUIymGr934B32b53Ufl2HsbDtH+68",
-	"zi1rMme5FEs4b4+O41jE4oVNcYFjl/f1I182ibYme3USvu9so828Y7Eh9R6Tf4No3NN2HxKGqOTl5Prg",
-	"MhagRNRBLyj1mlxuur/Q3F24PKnvf+cmI0yktjgVCwuGpq7YkfOECY32sLl1LUvFmaFqBYZJ5V8fGHsB",
-	"+oDcnr5+GYTBNVPaSvbBOBpH2MRYMkFLHsyCw3E0PkT7bjJU34k9zx9YyLBOq6EQRrZ/d39fuwM+jaK1",
-	"bvO2Xbx7y9vLr66GL5cP3H+01x+w570cd0yPrb/oqiiAnrPgV37NBDw7si1JbiTGfRqbTtHv0yUaYHva",
-	"4AJmnOBlH//k60inqcAZT6OoQWxsqy/qAHy1kHku7eX7nF8xrMu132lDV7Hgwra+KmlcgOq3isMsWVVQ",
-	"oU9Q/VwRs74ejbcCrbqjdHV588Ye4AFYAy7vR3e4TOYpUx95+qMuRtEBnFmzj6yUSfbjYf3ptgTV+UjN",
-	"j71y0QFGtTvxuc73a3Y5v6itqiGNQImsZVIyZ5tlAejBURjcix6wBd0u8aSe4B5h8DCGbQIBBr6kS/Rt",
-	"tWvAaNNa1zoTwYQpJILdMG1snjSOxWuqrROEGZ5o0taRICxO7G9GuguiGcMH8OET6zRiQe8pL4FDsOO5",
-	"JrKkv1cMJRXkULu3D0Dqc422uSdNENG9bGAW/8UfH/qOPV81R29p7cpA9esnsPTRvn2iaTLY7a5FFxvq",
-	"pzCdPTTNxzbV4Lq5zX7PXgZ6IAbU4tvi7c+DN7uXjGj+B7tvZ3iPu7Mdl+wEs+PI71qNcD+2bfU42tI3",
-	"O7wZT/ZcmFYqds1lpZt65dAWrZDdQ7IHK2v6xI6Onm6j9sVWK9i7q7Tzy0i8BoHBG11rxgDvZx1FB/dN",
-	"2+xz8m7t6uHRdLrLoP7twLswOI4Ot4/tXRpHc+o5U23qU6xZLs9uNiVl7HfWA5YSl+m8ysdhyM0FAuzd",
-	"H4hqbTRaCW3LKV10yb3hBl+LQE2LA+2PyRsEXziEoq7oCJ7XvSSmee0PFiPvfzWMbeZxk2LEW9XZ+Dqi",
-	"j1NOo+jEwT74J9ODymPsDYJInxxFzzo9UDWCOSbuhRV14FqUFDwJF+j+qZCCJzTHyIDs1fUljZfYQvRF",
-	"VgcINuhwsQyJkD6EchIL23iKd5dvFNhJsY+xyhVbOZwEjl5PUN/TcBs8gX007/DIaI10waHsdtBJw4ax",
-	"EQrTRXfm6XRMToGSCI1BYonhFLtmgnArAr2LjgjZcOBzzhYOxmtgE2mzoXo79cswqB0xwsiLpWhh7Ssx",
-	"TmzJjQpPHmwjs7unB6Ka2q0Bo4+mU1jk6ODQBX1SsyFv6cPDfXc5pIXtIxP3IiZrtDDk+Ummqx3s1X8j",
-	"+rybDR2C0++64IMD0h7ZjG9+pRSp3wGACs/WbYfZZDHG3Uv87avhRt674YY26AZN+i+Tw71OrSv582hw",
-	"Q90tHisYj3GmI8vXzd6q92aur/ar0dPtg9bem4PDnm0fNvQ2NBh7sIM7Xn/PEo473uV8A5e//5T4ofd2",
-	"k24AYf/uAVEeBIXIU406DccT3URs8rl+/O5eeOIX9q02eDAybi6zrXUth2t9suimbTZnsiZehg9tuOwh",
-	"7V1bNxxA71yF/hNC3s124vFsw1ep+NH2Qc3L5R4oXn6DxUfRjXIRiXW46UYx9zD8QdmGaPzcPfOIrPbq",
-	"Ofewuw7OdejjHOuhwdemPf0MxAK2Gy8oe3RtKhZrdJ18Xt/hRjPi1b46ZmRAowfQg100e8uFjcdU57b8",
-	"s5nD35C6fpn+DavRV7C8Cwd261EfLvDtMdgCMARjYSycsjKXqwLvadrbzwi32GyMklxC8tUAlVSTy4Je",
-	"MchRL2OB1SvdXEO34P5nW4u6m00mnzOpzV0QBtdUcTAg9v3BTdLskJ3gYPrDOBpH44PZ0yiKgiEWwSCM",
-	"N/GFF34ZLYdIFXFJsjca2U/74yY0Z92lsB7WNle6j1iQQHpeNGQerJQZTHXrmhH83i+Ujdedn77HzTaG",
-	"hdC6lpVQ4dA8YqQ3Uc3y/kRNBaDdFHyC7A1j9DnNgXXKPmD1Xip/kw4Ivru4+58AAAD//w==",
+	"5H1/U9w40v9bUfmuKlDrGcwAu8lQ+webS/a4W7K5hHyvvllzQWNrZhRsySvJwCzFvfanuiXb8tjzgwRS",
+	"W89zVbcwgy21ulvdn/4h5S5IZF5IwYTRwfgumDOaMoW/vlVsyhQTCTspioyzFL5MmU4ULwyXIhgHlzeU",
+	"mx/fXJKbORPEzBnRTF0zReZSyFKxlFByaccZE3j2kuy8IVzjo/CZcBMLaocPCZ0apgg3miS02D0mdKKZ",
+	"MHZwbggV+obBoDfczGVpcAQuZsNYBGGgkznLKdDIbmleZCwYB0jefhSEgVkU8IU2iotZcH9/HwYFVTRn",
+	"prXa7hLfvX5JfhgdRqSo2aGHpF74zhtyM5cZLDyRItW7hOorTYx01BKqY6GlFITaVXNhYE1ckykXNAuJ",
+	"VG7db6oxyA41JJfawAuxsCx9pslgkNPbAcwckoOIaDJZkJRNaZmZXeSJPwHVwDJtqEj1MBbnc0YmMl1U",
+	"zNc0Z/BMxUr4zsp+SH41c6b89YaEipTQWFxaGd7MpWbkmmYlg/GENIQ6NogynzBF5LRaTEioYoTPhFQo",
+	"Yh2LmqXAqmNCK6WhBmUPczAFKuB4qOEvUiTMCpqDWCytQRgImoNgnfi+QA0U04UUmqEWvJZqwtOUCfiQ",
+	"SGQl/IoqmlDQib1CyUnG8u8+ayla84DqGMqzYByYOddEFkzhK0QwlmpChftKKnLFFrgUEFACJO1d7+9Z",
+	"0ek9qVKmBvujg8OBnvOi4GI20LneU0yXk5xrzaXQsFZDTamD8WF0EAaGG1xss4R6uXNjCj3e25txMy8n",
+	"w0Tme81AORV0xpT3zaD6apLJyV5OudhLZaL3aMGHefqXaT3Bvc/uvyo2DcbBX/Yag7Jn/6r33lqWWYa3",
+	"9xco5hVDvaQkyTjo7hVbHKNGbuAg2RkMqs+DK7bQu0Og6TRleSENE8nipRTTjCfmAeJ8lBVZSZ6mhN1y",
+	"bew2I5SkfIp7ypCG2+dUzZgJSUEXmaQp2AMhzU9sKhXD5ZzRbCpVztJ37PeSafPVqsmIsiPVFsHu4Gua",
+	"8ZT84/2vb0gqkzKHCVbpaEv7okb7amKrOZ5KC/NqokE10WNpY5spyA45+cwSg9J4I81rWYr0K6UgZGWo",
+	"5+gYuK515sF2oSWLw0YWp3YCWMcUSX4iUVjyBkKagZ3nMSTxRhJdJvOKS1IRgxsFhfDW7pVzKX+BL79S",
+	"FtXOM1KSDMYbk4MI/kcmC8M0AcJpYsB9webJeM7RgY++H+0fHm61RfY9A/12ebqnkotb18BIObATPdYW",
+	"qTi2A2IBKIe+HzbOLmG3Cdpq+D6RYspnCASRayg8Z8bOec5k+ejWLOWp3blK8WuGhpf70PSZJooB9930",
+	"Wxm45430HPXe+08iO7emQTXNoxq3B/JoSM4BhyZSCJagN+aaJJnULD0mimkmUuLJAVAairlZ7Be44T5h",
+	"O1sQBysMYRwAZQUTKRezYyJFtiBMpCx1VgTiCkEmQCnSZgxLHxOFvei1vUjBN7C9dp7HUhTPO9WLwGAF",
+	"JC3YTQNxAIEDNJMYNtivcaO/N1KxD4JeU57RScYeYatrGBKkCDShIGkyt2po1IJk1GAQsHFLH/mIGekk",
+	"pUfoEwkLqR/4Ez2WtFJq6ITqTayxYkHVf2S52AiOazKXGew+iC1zKha+ceagJhiW5nRR0aXnUpls8XCh",
+	"2RknpV48mbhwigFO8fSCIjsd9ditN5wlJRY0A8O8QC7r9TwGG924XyNjseMtaLfiv809wBzv4PPgBD/b",
+	"8PqZrqJ4G3l7ySHv4W7O5L3LYxhpkzwTDGbshFzMhq0w3YkOxD1jCvh2HwYfBC3NXCr+B/tapI3u6cSN",
+	"hq+NyU+MKqZIXEbRQUILDsEkfmDb4YH9Rg9blD6RIpb+HI+hiSdvT2HJGnMznpbQticnCSAEBh5AMCKn",
+	"8LccbcgHUSiZMK1BTV8Jw83iUXz7aToGegzlokqXXXPNJxmDnQB/UTIjyZwqAOSKfPhuFI1erRMaFxjW",
+	"vuYsS3Uw/u0umMKv3oxBGOSwEogjgi+Y/P7CU43RyMcANqK2Ez4ZAMBJBnaSR1EOSzCsuU6REoxPcabG",
+	"Ji2lMOCZUlwJeSOcjuiyKKQyLD1jKafnuPyvUpKX9tUBDEXiwLBbs1dklAuL/MCg1nMeE9z5/hQ49Fbh",
+	"2pG/weshSQ7rICjHJ9vq9WwDnG2A0zxFbkO7NPEyh1DAXNu/28RVLCrOvxKJRP9u0Z6ZU0F4ytACkB0P",
+	"CqQskakzHbsYEtRrQAdyYgzLC9N1Hr8KX7XAh8CoM2rYDV0MySnqmWIJwPO0ci3eI4TrWCQ0y0AFplxw",
+	"PWfpCb5V1xN4xpyL5IJMMz6bmyE5qZ8m1BIXC4C/VBBZmkTmzC6wmqcpR7AsG9hk1C6m8wVhSkkVix2j",
+	"qNAgTjKlPCsVC6ugKqz2kxtnd0hO3HtEG6oMF7NYxIHVaResjOOA5FRdIVGOSJCBITfUZ0ppiGAgBVhv",
+	"LHYy67jnvMAHM6mNzzngVr2taZKwAvcHSRlNMy4YmdM0FgXVmqW7Fgp4u7PhcTAORtHo+0E0GkSj8/3R",
+	"OIrGUTSMnv/wMQgDWxoIxvth4PgJbytGccMHhZLXPGXqk+OUtx8DxT6zxDjnB8xZN9v+6CM8VyhZMGW4",
+	"TewjY9tVgY4c/35+/pYcRaMx+Ymm5Gf7527RIGyt2B9xzeJBPSiQnFLDMKrvGxhgHVOnPZU22LxWilbe",
+	"OU2t7JwWDH2ZBDofRPt9E2SMavaqkMl85RSaEQYP+KOj1uCUpUghjPAmO/AWx4X5/rCZt8Z0jfA9du2H",
+	"Qc4Fz8scf+++42nJOpP3q3usrRsb5QJqsp1csEj0e8kVYNHfqqX4s13U79hMMdACFhOAQpfRJy37hr7z",
+	"mbb4giYG7YCLviv8hXZV0ELPpSGGXjERi6oqCqKpDURItLShHlFsxjUgfJZyo509SOZUzMD2DWOBEB7M",
+	"EZhzjiYFplWCZoTdsqTEVE8hM54sEBk6v1FQZQAM4iBtU+C21LnjH6amc3p7UpsUFxkE44MoDHKZMtzc",
+	"NHOMt5OBNJzlAS4vwQw78NB7yzCVc0EzpwiA8irY96mpQjTfJLzgVW3Dflfhv4uO3WitaL0e/uw9er9q",
+	"3cu68BbzZ4ZMnfWtTa7juxTZYmyNdJmXGTX8Grx4KdKQTJXMY9HUfEGJFENHHlZJvZs5T+a+Tc9Lbcic",
+	"FgUTS+JDkazdkLAkaxC2WElObz8586H91bSMx9HGKVFH1jP+DJ65b7RnA0KyT933adZdy4a2lWzZlHa1",
+	"rtM6gF4LNpF1ctqa7ipd2hTqK/cGW39hkVUsVP024h2jOEANhC7wdrUvs0ze6CVJfrH6hwE3LNdeWO6t",
+	"135BlaKLjk3ssDJs7Rwnx1pEPdzrM6Gvbue01Ial7xxIWObwv1G7HStUmTGX7m3Ye+wMH61hm4MXqIYC",
+	"9O632tp8srULDOR99f3kUjRBGEjBPoEV/gSalTHAJBe+513xWoebP7ftStcTN+TmPFtYzUHzXChmrEeo",
+	"XYdrk/CXZG1vUep5mz77fYec0zok86w5rff6b39WlLeRrqPh/tG+T9eoRVc9t7WQ28x9NIxeRB8x6k88",
+	"F/+/wfWh91jH9OgQMZM340om1tmVcbC5bN28uXnRHRdNPZdUm691HqAKPTtGrS3RdUPU4K7NtY2g0zFw",
+	"q2CAda3fOpKWjeV9V1BbouhGdOtfsUbj9G+I76uWlX5r1gj1mW7aWzodfoLmLMWUQTue8XgZvbC83J6P",
+	"XrHvRPeT51wxGlnvcduX4VcQ22StUOz/qv0NdLxWMu+nxJ/MbwupydJbkdA3f7XZthHqe/vsV4KkJZDg",
+	"JVx78IIjz99P3n4Mm23ehxRqVexlqm0re6YJbzrDyBVbjMk+MZKMjo6arK4mOx8ET2TKCPwnFoXkwuhd",
+	"iHg+nL8ePA/rnkmXEQ6bPPHAaiSRKhYTnnJlERzN+senhs0kBngvk5C8nIbkY4aR1scixO6XWFBNPnwX",
+	"RVEUYro5+il0aWf38/mubc70MvSEp5rEwTAOQvgxjINYwCNxsBcHZIdqQklBzZxoNsutmrEFVgIU0zK7",
+	"ZimhgDykIkqWsA0wCRYLYP+iegsjTezQoU24KsssdYDLFrZSMqHJ1e6QnNjpY8GF5ikjlGRSzJgiPHW9",
+	"sGxMCqYSJsyACeQPB8SDpOoh9mENmE5owdJYZBKzhEpJ8Lua7FzGcZk+j6LLXbeSaamx7CWXsPGaHZPT",
+	"21+YmJl5MB4d2cik+ryPFg513wEs2IZD+M+ejRpBPRUo3H9++08cF3cvk3v8McUfHzP7o7i/+O6vqwHY",
+	"W2qbmTwQVmWnAYN5gOz/Lvp4GLBwzSDb4IqLMBDs1rwslZYqGAds8Y/Pp58lP/t8snjDo5sz+H/2r9uz",
+	"z/Lm7G/y5uzl4e3Z57PozflHespvOH1/+v1p/mLx8ef/t/jl/NXi7I9/8em/unilluiWcMVh8x604pPb",
+	"STJZzyptX09GtSEFnS351Uda4naGf53lfl/7pqVVCCJVMmfauD7glCVcY4JjOa6zIh+SV9dMVZ/IpDSx",
+	"cDpQ99w7i+A2cqMhHgitQxEPhrUDqea1nr3clByXdvPa2iOmZiaMVN3/bb/UVaRpNcGKOk9dxvu9BJbU",
+	"xbyQTBYItdrK4NHUWVJNpO/8N9C7SSuqsqiXfehox5lL/ywnVuyeJTdSXZGZZLqqZkyoSeb267REyurD",
+	"DvCCHyF7dgzfaot3XebHQ9TL6QhqPI2sCgtjQsmUJiYk7JpmJRg5kIBrkEQb/qxKkQ3bCdUHx81tDVEr",
+	"8ibnWONvZ6dqMD6VyksYLuHNHjrWAM2K1307a4nd9X5brzRu7D5deVun/3oWW2LazGbfdN2JYgMPIUnl",
+	"yepKX0Lz3hTRUmbIywi1F+Q93+FPVaPts3bvXr8kLw6PfiCuHF534g/JJQx0iZVZQycZA7hErrhIAfdh",
+	"fevYZoNzlk/w1Ay28lxW5e5LQouCUWX7Iqs0Lb7oMpOCAbbCJo/lzH7iOji5mNWtFFXjNKz8IT2aq85E",
+	"VMPBxFzDVO978gNrOj0eAAzazZpeWFAt9Mn6NZq5BvVcnY3bw+4+tUYT6oRn+YhFAStYx8MKnO8cRi9Q",
+	"9LvDdq7Yk2KNR+o0YjdOa6TUxPwX4aZ8caMhdx2X85XK0pM4aWvPwwLeRr98Stuq1pnST5n0xJ+NNDdI",
+	"4yHx/FJn0zr9kGTKb8nO4WhEWv1CGDq6np2Bp8I2s9zQtyVO9WBPjwJ4bqFart2FnaKP25c+/9dv0WWt",
+	"89/8BtvXy0SVim/0YVX/EK4yXOfS/B567/QXTVNu8wpvPasxpZlmy00/rzBm37m73yUpU/zaFZP9Bu4l",
+	"yLHZjA7ojHKxKrB5SN7wvmfNtj3ZPuOt+UEUemZqfIdtYsE4+P+yVARfwK52fJ7h6o0MxsF3+0dHRzDS",
+	"0fc/9Ce+NuShHzltCkjg4ODgBQLXCt/acq7Bra20qfszXGkeWzR2qImFFAmr06pck4JqszskrwHbNUXm",
+	"Cn4uNf7EwnuiFEZbr1ITS8BGMorAo6o4D8nJmkPLQpqBW8LOQURSumifXqZzRtMh+ScrjOv4ikXOEyVt",
+	"//Fx3XRwgxBbNJk8QxQrGIQgEI3kgOSXMz5flT329IiKxa9TTMQsw7aFPSZoT0Rj91WZZUOsTy2dasPv",
+	"a1gJj12EAfywjfhGlayzJy7CtROGOBvhIslKPKQxleqGYiNYu3mOUF01hFUpTC40nwk+5Qm1jXGGEV3Q",
+	"hO028hwdfU/+yX/y5NVBh1+2w24HMzlwa/2spRi+ozdnLhj0/jrQV7wYyMJavAHmY5myvFqRoO6Ldqpu",
+	"GAH/tSfYa/WfyWumhH9Af7mfqpX3Wp8o/JokuIfFOobRPvQL79hD661tirCdCMT6b53vs2Gul+yrQ5de",
+	"awcvD6Vg7ontkn2lsJyGuPeTkVdMBBewDVYlKOuM5tFqMpcCrhWGuXrtMZOS3X6gmtdbJu/8QuHaDopq",
+	"4K7kQcdZUipuFu9hVEvIBI8wnJRm3t9C62oBdad/1ZrLwS9QTVyR2wLrncGAFtwdoSe/imwRCyamUiXY",
+	"c8JE32kB79oNFBsS1A6bbBsyF1PZc0ikFuOZRVzY2Kb93rjq1B56H3c3gFuDRuiaIqKJBaPJnEjBwOBx",
+	"o8n7s/fYvl7qeW38SmF45rxhFU6GdesNlmzqVJ9tc8Sh+vrzalpsRc6rgEj0njuNd8oWIfDOZnzg2Wr/",
+	"7+ICFKOpxu9dwhJ7944rv67DWNjWH7de55Y1mbBMihmst8PHYSxi8cqG9SCxy1Vd9pd1ckGTnSrxsOts",
+	"o802xGJNumFI/g2qseIwSUgYZmIv9673L2PRXOXgtF6Ty3WncuoTOZfH1eUkmZkTJlJbkIuFTQCnrsCT",
+	"8YQJjfawvhJEFoozQ9UCDJPKvjwY8IKSHr09eXsahME1U9pq9v4wGkbYwFowQQsejIODYTQ8QPtu5rh9",
+	"9+x6/sDijXVaNYcQ2f7d/X3pgpJRFC2doWgOQbRvr/Biyqv+m096znXbQz14kqMYtkyPrTnpMs+Bn+Pg",
+	"F37NBDw7sO1o7k3EfRpbqdHv0xkaYLva4AJG3MMjbP7Kl7O7pgRnPIqiOkvlWp9hD8BXU5ll0t4Mk/Er",
+	"hrXI5jtt6CIWXNiGbiWNA6j+AQgYZV7mVOhj3H6ucFtd+4Cnne12R+1qy+adXcAjiAZc3o9ucbb5+xNP",
+	"f8T2bduL/Ql7sX88qD7dFrB1PlHzY6dEto+odis5VzmOSlzOL2q71ZBH9lQvsEbJjK3XBeAHR2VwtxBh",
+	"24Kd4lk1wApl8PIqmxQCDHxBZ+jbKteAaNNa1yoSwYAphBCXaWPjpGEs3lJtnSCM8EyTpnYGsDixvxnp",
+	"Dr5jiHxrS2bH1mnEgq4oqYFDsO/jpT/095KhpoIeanerCoQ+12ibO9oEiO60Ti35t1L91nXs2aJeesNr",
+	"V/qq7kbCck9zNVLdWLHdCaJ2PqwbwrRo8FplpKWluqVjBS09fR892+Lr8PZd740VM0Y0/4Otogzvp2iR",
+	"44KdYHwU+R3LEdJjW5aPog090/3EeLrnYFqh2DWXpa5rtH0kWiVbwbJHK+X6zI4On2/i9sVGK9g5gbf1",
+	"JUteU0TvOcUlY4CnDg+j/VXD1nTufVg6UHs4Gm3zUvfM630YHEUHm9/tXIWA5tRzptpUq1iyXJ7drMvo",
+	"2OuueywlTtO6Z87lzevDI3huowfVWjRaCm1LSO3skrt+Da97oabJA+0OyTtMvnCAoq7QCp7X3QxR30mH",
+	"BdjVV17ZBiY3KCLesorGl6sYOOQoio5d2gf/ZDrlgRj7ofBOscPoRavvq8raDom7iKcCrnlBFfbeofun",
+	"Qgqe0AyRAdmpamoaj2aG6IvsHiDYlMTFLCRC+imU41jYpmM8kX+jwE6KXcQqV2zh8iSw9GqA6oyOI/AY",
+	"6KjvJrKtibBkWJQlB500EIzNXxguujWPRkNyApzE1BgElgin2DUThFsV6BzfxZQNBzlnbOrSeHXaRNpo",
+	"qCKnuuSH2jcGiLxYihbWXvXjrl+hwtMH28TuTp+CqqaWNBD04WgEkxzuHzjQJzXr85Z+erjrLvt2YfPI",
+	"nrsl0BothDw/yXSxhb36M2aft7Ohfen0+3bywSXSntiMb7hoprrZAjc8W7YdZp3FGLavpmjuLR14F5f2",
+	"Eehe2uvedIq0jqwr+XY8uKHuBJdVjKdY06GV63pv1blx8Iv9avR880tL94Hhay82v9Z3yyO8u7+FO16+",
+	"Pw7fO9pmfT1XGnwT/NC5s6cNIOzfvUSUl4LCzFOVderHE+1AbO+uevx+ZXriZ/a1Njhc3Yjf7dQOl3qD",
+	"0U3baM7Ma7wMHxq47GXa27auH0BvXXn/BpB3vZ14OtvwRVv8cPNL9aWZj4SX32HxUbRRLmZiXd70gWq+",
+	"dKfb+G4Fvj6v2sSq+BeQI56lTQcAdxDcUeKP5gw6QCXBbiowtAEao3+rfJ3NRbfg2DPMWCjbc+8A/A6g",
+	"Krw0V/EZEPlM17B/NyQZF1csjcVEmjm5oQtNdpYOpJA90joqszskp17C2t0cbZH1jF8ze1GI7SpIx+Sy",
+	"Yed/1f6lPZZw+V81urQdhUC9xxY5hT/uXw7JaWOpCqZq8sc25mhM2pzqWLSZG3pRQHWRBWnCB2qWw4Zh",
+	"LH5tbgXc6dYBQlIXAXbX3BrYnxXUa7Hp+sM+fz4L9xB8vJ1x62tn+TNj0Tl1R8B8nTsG4DnH5lEfrn1T",
+	"vNjaSctkfGuIt4U5f+1fGf5gj7EVHOy9bvTPj+s2+TldA7vWyUDq/EkN9/xr0XXTuLfSB3p17F589wvX",
+	"5tw984Tb0etpWKHqlX/ToZ/rX3aYX5r662bhbNFy7QUtHl/rqv0SX/fulilcC6W9/o+Wy+ix+T0Z9G1s",
+	"/4aDmk8JaZsWiPUS/or07cMsSj+U/AKRt0ti7Z6M3y7wXkBsg+vz/5gPSlmRyUWO91TY21+w5OBwJclk",
+	"gljTFeuoJpc5vWJEleIyFtjBoetreGyB+872Y9yP9/bu5lKb+yAMrqniYFzsP/BSA1tX3Qj2Rz8Mo2E0",
+	"3B8/j6Io6BMRvGQxqVSm1UqScW0Y1ubIzmBgP9l/haFqDPGnwp6Q5lCF+4hFeeTnRc3m3m4Rg0Cv6puA",
+	"37vNIsNleKRXhJq1YWn+3QnAec7gGukNVIm8O1BdBW+Igk8AeBG7T2gGolP2gcpI+0S6Yuj9xf3/BAAA",
+	"//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

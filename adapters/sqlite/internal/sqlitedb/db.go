@@ -30,6 +30,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.applyDecisionStmt, err = db.PrepareContext(ctx, ApplyDecision); err != nil {
 		return nil, fmt.Errorf("error preparing query ApplyDecision: %w", err)
 	}
+	if q.countIntentsByTargetStatusStmt, err = db.PrepareContext(ctx, CountIntentsByTargetStatus); err != nil {
+		return nil, fmt.Errorf("error preparing query CountIntentsByTargetStatus: %w", err)
+	}
 	if q.fenceHoldsStmt, err = db.PrepareContext(ctx, FenceHolds); err != nil {
 		return nil, fmt.Errorf("error preparing query FenceHolds: %w", err)
 	}
@@ -39,11 +42,17 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.getIntentStmt, err = db.PrepareContext(ctx, GetIntent); err != nil {
 		return nil, fmt.Errorf("error preparing query GetIntent: %w", err)
 	}
+	if q.getResubmissionOfStmt, err = db.PrepareContext(ctx, GetResubmissionOf); err != nil {
+		return nil, fmt.Errorf("error preparing query GetResubmissionOf: %w", err)
+	}
 	if q.insertAttemptStmt, err = db.PrepareContext(ctx, InsertAttempt); err != nil {
 		return nil, fmt.Errorf("error preparing query InsertAttempt: %w", err)
 	}
 	if q.insertIntentStmt, err = db.PrepareContext(ctx, InsertIntent); err != nil {
 		return nil, fmt.Errorf("error preparing query InsertIntent: %w", err)
+	}
+	if q.insertResubmissionStmt, err = db.PrepareContext(ctx, InsertResubmission); err != nil {
+		return nil, fmt.Errorf("error preparing query InsertResubmission: %w", err)
 	}
 	if q.intentExistsStmt, err = db.PrepareContext(ctx, IntentExists); err != nil {
 		return nil, fmt.Errorf("error preparing query IntentExists: %w", err)
@@ -75,6 +84,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listPendingStmt, err = db.PrepareContext(ctx, ListPending); err != nil {
 		return nil, fmt.Errorf("error preparing query ListPending: %w", err)
 	}
+	if q.listResubmissionsAsStmt, err = db.PrepareContext(ctx, ListResubmissionsAs); err != nil {
+		return nil, fmt.Errorf("error preparing query ListResubmissionsAs: %w", err)
+	}
+	if q.listResubmissionsFromStmt, err = db.PrepareContext(ctx, ListResubmissionsFrom); err != nil {
+		return nil, fmt.Errorf("error preparing query ListResubmissionsFrom: %w", err)
+	}
 	if q.maxModifiedAtStmt, err = db.PrepareContext(ctx, MaxModifiedAt); err != nil {
 		return nil, fmt.Errorf("error preparing query MaxModifiedAt: %w", err)
 	}
@@ -105,6 +120,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing applyDecisionStmt: %w", cerr)
 		}
 	}
+	if q.countIntentsByTargetStatusStmt != nil {
+		if cerr := q.countIntentsByTargetStatusStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing countIntentsByTargetStatusStmt: %w", cerr)
+		}
+	}
 	if q.fenceHoldsStmt != nil {
 		if cerr := q.fenceHoldsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing fenceHoldsStmt: %w", cerr)
@@ -120,6 +140,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing getIntentStmt: %w", cerr)
 		}
 	}
+	if q.getResubmissionOfStmt != nil {
+		if cerr := q.getResubmissionOfStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getResubmissionOfStmt: %w", cerr)
+		}
+	}
 	if q.insertAttemptStmt != nil {
 		if cerr := q.insertAttemptStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing insertAttemptStmt: %w", cerr)
@@ -128,6 +153,11 @@ func (q *Queries) Close() error {
 	if q.insertIntentStmt != nil {
 		if cerr := q.insertIntentStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing insertIntentStmt: %w", cerr)
+		}
+	}
+	if q.insertResubmissionStmt != nil {
+		if cerr := q.insertResubmissionStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing insertResubmissionStmt: %w", cerr)
 		}
 	}
 	if q.intentExistsStmt != nil {
@@ -178,6 +208,16 @@ func (q *Queries) Close() error {
 	if q.listPendingStmt != nil {
 		if cerr := q.listPendingStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listPendingStmt: %w", cerr)
+		}
+	}
+	if q.listResubmissionsAsStmt != nil {
+		if cerr := q.listResubmissionsAsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listResubmissionsAsStmt: %w", cerr)
+		}
+	}
+	if q.listResubmissionsFromStmt != nil {
+		if cerr := q.listResubmissionsFromStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listResubmissionsFromStmt: %w", cerr)
 		}
 	}
 	if q.maxModifiedAtStmt != nil {
@@ -246,11 +286,14 @@ type Queries struct {
 	tx                               *sql.Tx
 	acquireLeaseStmt                 *sql.Stmt
 	applyDecisionStmt                *sql.Stmt
+	countIntentsByTargetStatusStmt   *sql.Stmt
 	fenceHoldsStmt                   *sql.Stmt
 	finishAttemptStmt                *sql.Stmt
 	getIntentStmt                    *sql.Stmt
+	getResubmissionOfStmt            *sql.Stmt
 	insertAttemptStmt                *sql.Stmt
 	insertIntentStmt                 *sql.Stmt
+	insertResubmissionStmt           *sql.Stmt
 	intentExistsStmt                 *sql.Stmt
 	latestChangeStmt                 *sql.Stmt
 	listAttemptsStmt                 *sql.Stmt
@@ -261,6 +304,8 @@ type Queries struct {
 	listIntentsByStatusAndTargetStmt *sql.Stmt
 	listIntentsByTargetStmt          *sql.Stmt
 	listPendingStmt                  *sql.Stmt
+	listResubmissionsAsStmt          *sql.Stmt
+	listResubmissionsFromStmt        *sql.Stmt
 	maxModifiedAtStmt                *sql.Stmt
 	readLeaseStmt                    *sql.Stmt
 	releaseLeaseStmt                 *sql.Stmt
@@ -274,11 +319,14 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		tx:                               tx,
 		acquireLeaseStmt:                 q.acquireLeaseStmt,
 		applyDecisionStmt:                q.applyDecisionStmt,
+		countIntentsByTargetStatusStmt:   q.countIntentsByTargetStatusStmt,
 		fenceHoldsStmt:                   q.fenceHoldsStmt,
 		finishAttemptStmt:                q.finishAttemptStmt,
 		getIntentStmt:                    q.getIntentStmt,
+		getResubmissionOfStmt:            q.getResubmissionOfStmt,
 		insertAttemptStmt:                q.insertAttemptStmt,
 		insertIntentStmt:                 q.insertIntentStmt,
+		insertResubmissionStmt:           q.insertResubmissionStmt,
 		intentExistsStmt:                 q.intentExistsStmt,
 		latestChangeStmt:                 q.latestChangeStmt,
 		listAttemptsStmt:                 q.listAttemptsStmt,
@@ -289,6 +337,8 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listIntentsByStatusAndTargetStmt: q.listIntentsByStatusAndTargetStmt,
 		listIntentsByTargetStmt:          q.listIntentsByTargetStmt,
 		listPendingStmt:                  q.listPendingStmt,
+		listResubmissionsAsStmt:          q.listResubmissionsAsStmt,
+		listResubmissionsFromStmt:        q.listResubmissionsFromStmt,
 		maxModifiedAtStmt:                q.maxModifiedAtStmt,
 		readLeaseStmt:                    q.readLeaseStmt,
 		releaseLeaseStmt:                 q.releaseLeaseStmt,

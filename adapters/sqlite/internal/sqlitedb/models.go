@@ -49,3 +49,9 @@ type SubmissionManagerLease struct {
 	RenewedAt  int64
 	ExpiresAt  int64
 }
+
+type SubmissionResubmission struct {
+	IntentID      string
+	ResubmittedAs string
+	CreatedAt     int64
+}

@@ -91,7 +91,7 @@ func (q *Queries) InsertAttempt(ctx context.Context, arg InsertAttemptParams) er
 
 const listAttempts = `-- name: ListAttempts :many
 SELECT attempt_number, started_at, finished_at, outcome_status, outcome_reason,
-       message_id, error, sent
+       message_id, error, sent, holder_id, lease_epoch
 FROM submission_attempts
 WHERE intent_id = $1
 ORDER BY attempt_number
@@ -106,6 +106,8 @@ type ListAttemptsRow struct {
 	MessageID     sql.NullString
 	Error         sql.NullString
 	Sent          bool
+	HolderID      string
+	LeaseEpoch    int64
 }
 
 func (q *Queries) ListAttempts(ctx context.Context, intentID string) ([]ListAttemptsRow, error) {
@@ -126,6 +128,8 @@ func (q *Queries) ListAttempts(ctx context.Context, intentID string) ([]ListAtte
 			&i.MessageID,
 			&i.Error,
 			&i.Sent,
+			&i.HolderID,
+			&i.LeaseEpoch,
 		); err != nil {
 			return nil, err
 		}
@@ -142,7 +146,7 @@ func (q *Queries) ListAttempts(ctx context.Context, intentID string) ([]ListAtte
 
 const listAttemptsOfIntents = `-- name: ListAttemptsOfIntents :many
 SELECT intent_id, attempt_number, started_at, finished_at, outcome_status,
-       outcome_reason, message_id, error, sent
+       outcome_reason, message_id, error, sent, holder_id, lease_epoch
 FROM submission_attempts
 WHERE intent_id IN (
     SELECT CAST(value AS nvarchar(255)) COLLATE Latin1_General_100_BIN2
@@ -160,6 +164,8 @@ type ListAttemptsOfIntentsRow struct {
 	MessageID     sql.NullString
 	Error         sql.NullString
 	Sent          bool
+	HolderID      string
+	LeaseEpoch    int64
 }
 
 // The attempts of one listing page in one round trip: intent_ids is a JSON
@@ -186,6 +192,8 @@ func (q *Queries) ListAttemptsOfIntents(ctx context.Context, intentIdsJson strin
 			&i.MessageID,
 			&i.Error,
 			&i.Sent,
+			&i.HolderID,
+			&i.LeaseEpoch,
 		); err != nil {
 			return nil, err
 		}

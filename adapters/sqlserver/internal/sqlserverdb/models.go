@@ -50,3 +50,9 @@ type SubmissionManagerLease struct {
 	RenewedAt  time.Time
 	ExpiresAt  time.Time
 }
+
+type SubmissionResubmission struct {
+	IntentID      string
+	ResubmittedAs string
+	CreatedAt     time.Time
+}
