@@ -86,6 +86,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Metrics receives attempt events; nil means none.
 	Metrics ports.Metrics
+	// Protection is the gateway protection: retry policies, breakers and
+	// limits (protection.go). The zero value protects nothing.
+	Protection Protection
 }
 
 // Engine executes attempts while this instance leads. Create it once per
@@ -123,6 +126,9 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.MaxInFlight < 0 || cfg.RefreshInterval < 0 || cfg.RefreshLookback < 0 || cfg.RefreshPageSize < 0 ||
 		cfg.RebuildPageSize < 0 || cfg.FinishTimeout < 0 || cfg.DrainTimeout < 0 {
 		errs = append(errs, errors.New("engine: Config sizes and durations must not be negative"))
+	}
+	if err := cfg.Protection.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("engine: Config.Protection: %w", err))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
