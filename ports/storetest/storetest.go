@@ -87,6 +87,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"ListIntentsNewestFirst", testListIntents},
 		{"ListIntentsFilters", testListIntentsFilters},
 		{"RestartKeepsEverything", testRestart},
+		{"Reschedule", testReschedule},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
