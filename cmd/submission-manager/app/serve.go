@@ -192,6 +192,7 @@ func (s *Server) newExecution(cfg ServeConfig, dialect Dialect, clock ports.Cloc
 		DrainTimeout: min(cfg.GatewayTimeout, cfg.ShutdownTimeout/2),
 		Logger:       log,
 		Metrics:      metrics,
+		Protection:   cfg.Protection.engineProtection(cfg.RetryDelay),
 	})
 	if err != nil {
 		return nil, err
