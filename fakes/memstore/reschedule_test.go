@@ -33,3 +33,10 @@ func TestRescheduleConformance(t *testing.T) {
 		return storetest.Harness{Store: s, Leases: s}
 	})
 }
+
+func TestPauseConformance(t *testing.T) {
+	storetest.RunPauses(t, func(t *testing.T) storetest.Harness {
+		s := memstore.New(&tickingClock{Clock: clocktest.New(time.Now().UTC().Truncate(time.Microsecond))})
+		return storetest.Harness{Store: s, Leases: s}
+	})
+}

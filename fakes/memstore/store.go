@@ -32,6 +32,8 @@ type Store struct {
 	mu      sync.Mutex
 	intents map[string]*core.Intent
 	leases  map[string]core.Lease
+	// pauses are the operator's gateway pauses (pause.go), by pauseKey.
+	pauses map[string]core.GatewayPause
 	// changed is closed and replaced on every write, so WaitIntent wakes
 	// without polling.
 	changed chan struct{}

@@ -88,6 +88,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"ListIntentsFilters", testListIntentsFilters},
 		{"RestartKeepsEverything", testRestart},
 		{"Reschedule", testReschedule},
+		{"Pauses", testPauses},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
