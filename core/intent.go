@@ -41,7 +41,9 @@ const (
 )
 
 // Outcome is a well-formed gateway answer: accepted, or rejected with a
-// reason. MessageID is recorded when the gateway sent one.
+// reason. MessageID is recorded when the gateway sent one. A gateway's answer
+// becomes an Outcome only through NewOutcome, which holds the rule; every
+// later layer trusts it.
 type Outcome struct {
 	Status    OutcomeStatus `json:"status"`
 	Reason    string        `json:"reason,omitempty"`
@@ -63,10 +65,29 @@ type Attempt struct {
 	// Error is set when the attempt produced no well-formed outcome:
 	// transport errors, timeouts, invalid answers, unknown results.
 	Error string
+	// Sent tells whether the attempt reached for the gateway (its call was
+	// made, or may have been). Only sent attempts are tries.
+	Sent bool
 }
 
 // Finished reports whether the attempt has been closed.
 func (a Attempt) Finished() bool { return !a.FinishedAt.IsZero() }
+
+// Tries counts how many of an intent's first n attempts were tries: every
+// attempt except those closed as never sent (Sent false). An attempt still
+// open counts, because its gateway call may have been made. attempts are the
+// intent's loaded attempts; a caller holding none of them (a cached intent)
+// gets n, and must know that none of the n was left unsent. Only data
+// decides: an attempt's Error text never does.
+func Tries(n int, attempts []Attempt) int {
+	tries := n
+	for _, a := range attempts {
+		if a.Number <= n && a.Finished() && !a.Sent {
+			tries--
+		}
+	}
+	return tries
+}
 
 // Intent is the client's unit of work together with everything
 // SubmissionManager decided about it.

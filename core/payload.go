@@ -7,6 +7,12 @@ import (
 	"unicode/utf8"
 )
 
+// DefaultMaxPayloadBytes is the compacted payload size limit unless the
+// operator sets another: generous for SMS and push bodies, small enough that
+// one client cannot fill the store. The service enforces it and the HTTP API
+// bounds request bodies from it, so it has this one home.
+const DefaultMaxPayloadBytes = 256 << 10
+
 // CompactPayload validates a JSON payload and removes insignificant white
 // space. The compacted bytes are what SubmissionManager stores, compares for
 // idempotency and forwards to the gateway, so two submissions that differ

@@ -1,9 +1,6 @@
 package core
 
-import (
-	"fmt"
-	"time"
-)
+import "time"
 
 // AttemptResult is what one attempt produced: a well-formed outcome, or an
 // error (transport failure, timeout, invalid answer). Exactly one is set.
@@ -22,43 +19,19 @@ type Decision struct {
 	NextDueAt time.Time
 }
 
-// ValidateOutcome checks a gateway answer against the gateway type's rules.
-// An invalid answer is an attempt error, never an outcome: a missing or
-// unknown status, or a rejection without reason. A rejection reason outside
-// the taxonomy is valid and recorded as said (it can never be terminal,
-// because terminalOutcomes must come from the taxonomy).
-func ValidateOutcome(o Outcome) error {
-	switch o.Status {
-	case OutcomeAccepted:
-		return nil
-	case OutcomeRejected:
-		if o.Reason == "" {
-			return fmt.Errorf("invalid gateway outcome: rejected without a reason")
-		}
-		return nil
-	case "":
-		return fmt.Errorf("invalid gateway outcome: missing status")
-	default:
-		return fmt.Errorf("invalid gateway outcome: unknown status %q", o.Status)
-	}
-}
-
 // Decide applies the contract's policy to an attempt that finished at
-// finishedAt. attemptCount includes this attempt; retryDelay is the delay the
-// retry policy proposes before the next attempt. It is a pure function: the
-// same inputs always yield the same decision.
+// finishedAt. tries counts the intent's tries so far (Tries), this attempt
+// included when it was sent; retryDelay is the delay the retry policy
+// proposes for that count. It is a pure function: the same inputs always
+// yield the same decision.
 //
 // Accepted ends the intent, except under the deadline policy when the
 // acceptance came at or after the deadline, which exhausts it. A rejection
 // listed in terminalOutcomes rejects it. Everything else (other rejections,
 // invalid answers, transport errors) is non-terminal and retried while the
-// policy allows.
-func Decide(c Contract, createdAt time.Time, attemptCount int, finishedAt time.Time, r AttemptResult, retryDelay time.Duration) Decision {
-	if r.Err == nil && r.Outcome != nil {
-		if err := ValidateOutcome(*r.Outcome); err != nil {
-			r = AttemptResult{Err: err}
-		}
-	}
+// policy allows. An outcome is trusted as given: NewOutcome, where the answer
+// entered the core, already refused every malformed one.
+func Decide(c Contract, createdAt time.Time, tries int, finishedAt time.Time, r AttemptResult, retryDelay time.Duration) Decision {
 	if r.Err == nil && r.Outcome != nil {
 		o := *r.Outcome
 		switch {
@@ -71,11 +44,11 @@ func Decide(c Contract, createdAt time.Time, attemptCount int, finishedAt time.T
 			return Decision{Status: StatusRejected, FinalOutcome: &o}
 		}
 	}
-	return decideRetry(c, createdAt, attemptCount, finishedAt.Add(retryDelay))
+	return decideRetry(c, createdAt, tries, finishedAt.Add(retryDelay))
 }
 
 // decideRetry decides what follows a non-terminal attempt.
-func decideRetry(c Contract, createdAt time.Time, attemptCount int, nextDue time.Time) Decision {
+func decideRetry(c Contract, createdAt time.Time, tries int, nextDue time.Time) Decision {
 	switch c.Policy {
 	case PolicyDeadline:
 		deadline, _ := c.Deadline(createdAt)
@@ -84,7 +57,7 @@ func decideRetry(c Contract, createdAt time.Time, attemptCount int, nextDue time
 		}
 		return Decision{Status: StatusExhausted, ExhaustedReason: ExhaustedDeadlineExceeded}
 	case PolicyMaxAttempts:
-		if attemptCount < c.MaxAttempts {
+		if tries < c.MaxAttempts {
 			return Decision{Status: StatusPending, NextDueAt: nextDue}
 		}
 		return Decision{Status: StatusExhausted, ExhaustedReason: ExhaustedMaxAttempts}
@@ -97,8 +70,10 @@ func decideRetry(c Contract, createdAt time.Time, attemptCount int, nextDue time
 // internal execution policy chosen by the operator, never a contract term and
 // never shown in an API representation.
 type RetryPolicy interface {
-	// Delay returns the wait after the attempt numbered attemptNumber (from 1).
-	Delay(attemptNumber int) time.Duration
+	// Delay returns the wait after an intent's tries-th try (from 1). It is
+	// given tries (Tries), never an attempt number: an attempt that never
+	// reached the gateway must not grow the wait.
+	Delay(tries int) time.Duration
 }
 
 // DefaultRetryDelay is the fixed delay between attempts unless the operator

@@ -93,14 +93,15 @@ func TestDecide(t *testing.T) {
 		{"max_attempts: push reason on sms is non-terminal", maxAttemptsContract, 1, 0, rejected(ReasonUnregisteredToken), pending(5 * time.Second)},
 		{"max_attempts: reasons match exactly", maxAttemptsContract, 1, 0, rejected("INVALID_REQUEST"), pending(5 * time.Second)},
 
-		// Invalid outcomes are attempt errors: never terminal.
-		{"max_attempts: missing status", maxAttemptsContract, 1, 0, AttemptResult{Outcome: &Outcome{}}, pending(5 * time.Second)},
-		{"max_attempts: rejected without reason", maxAttemptsContract, 1, 0, AttemptResult{Outcome: &Outcome{Status: OutcomeRejected}}, pending(5 * time.Second)},
-		{"max_attempts: unknown status", maxAttemptsContract, 1, 0, AttemptResult{Outcome: &Outcome{Status: "queued"}}, pending(5 * time.Second)},
-		{"max_attempts: status case matters", maxAttemptsContract, 1, 0, AttemptResult{Outcome: &Outcome{Status: "ACCEPTED"}}, pending(5 * time.Second)},
-		{"max_attempts: invalid outcome on the last attempt", maxAttemptsContract, 3, 0, AttemptResult{Outcome: &Outcome{Status: OutcomeRejected}}, exhausted(ExhaustedMaxAttempts)},
-		{"one_shot: invalid outcome exhausts", oneShotContract, 1, 0, AttemptResult{Outcome: &Outcome{Status: "queued"}}, exhausted(ExhaustedOneShotCompleted)},
-		{"deadline: invalid outcome near the deadline", deadlineContract, 2, 26 * time.Second, AttemptResult{Outcome: &Outcome{}}, exhausted(ExhaustedDeadlineExceeded)},
+		// Invalid answers are attempt errors (NewOutcome refuses them where
+		// they enter the core): never terminal.
+		{"max_attempts: missing status", maxAttemptsContract, 1, 0, invalidAnswer("", ""), pending(5 * time.Second)},
+		{"max_attempts: rejected without reason", maxAttemptsContract, 1, 0, invalidAnswer(OutcomeRejected, ""), pending(5 * time.Second)},
+		{"max_attempts: unknown status", maxAttemptsContract, 1, 0, invalidAnswer("queued", ""), pending(5 * time.Second)},
+		{"max_attempts: status case matters", maxAttemptsContract, 1, 0, invalidAnswer("ACCEPTED", ""), pending(5 * time.Second)},
+		{"max_attempts: invalid outcome on the last attempt", maxAttemptsContract, 3, 0, invalidAnswer(OutcomeRejected, ""), exhausted(ExhaustedMaxAttempts)},
+		{"one_shot: invalid outcome exhausts", oneShotContract, 1, 0, invalidAnswer("queued", ""), exhausted(ExhaustedOneShotCompleted)},
+		{"deadline: invalid outcome near the deadline", deadlineContract, 2, 26 * time.Second, invalidAnswer("", ""), exhausted(ExhaustedDeadlineExceeded)},
 
 		// Transport errors are non-terminal, and an error wins over an
 		// outcome given alongside it.
@@ -171,34 +172,6 @@ func TestDecideUsesTheRetryDelayItIsGiven(t *testing.T) {
 		if want := at(time.Minute + delay); d.Status != StatusPending || !d.NextDueAt.Equal(want) {
 			t.Errorf("delay %v: Decide = %s, want pending at %v", delay, describeDecision(d), want)
 		}
-	}
-}
-
-func TestValidateOutcome(t *testing.T) {
-	tests := []struct {
-		name    string
-		outcome Outcome
-		wantErr string // empty: valid
-	}{
-		{"accepted", Outcome{Status: OutcomeAccepted}, ""},
-		{"accepted with message id", Outcome{Status: OutcomeAccepted, MessageID: "m-1"}, ""},
-		{"rejected with a taxonomy reason", Outcome{Status: OutcomeRejected, Reason: ReasonProviderFailure}, ""},
-		{"rejected with an unknown reason", Outcome{Status: OutcomeRejected, Reason: "rate_limited"}, ""},
-		{"missing status", Outcome{Reason: ReasonProviderFailure}, "missing status"},
-		{"rejected without reason", Outcome{Status: OutcomeRejected}, "rejected without a reason"},
-		{"unknown status", Outcome{Status: "queued"}, `unknown status "queued"`},
-		{"status is case-sensitive", Outcome{Status: "Accepted"}, `unknown status "Accepted"`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := ValidateOutcome(tt.outcome)
-			switch {
-			case tt.wantErr == "" && err != nil:
-				t.Errorf("ValidateOutcome(%+v) = %v, want nil", tt.outcome, err)
-			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
-				t.Errorf("ValidateOutcome(%+v) = %v, want an error containing %q", tt.outcome, err, tt.wantErr)
-			}
-		})
 	}
 }
 

@@ -306,9 +306,12 @@ func (s linkStore) GetIntent(ctx context.Context, id string) (core.Intent, error
 	return s.l.store.GetIntent(ctx, id)
 }
 
-func (s linkStore) ListIntents(ctx context.Context, p ports.ListIntentsParams) (ports.IntentPage, error) {
+// Facts are the store's own: a cut link does not change what it is.
+func (s linkStore) Facts() ports.StoreFacts { return s.l.store.Facts() }
+
+func (s linkStore) ListIntents(ctx context.Context, p ports.ListIntentsParams) ([]core.Intent, error) {
 	if err := s.l.check(); err != nil {
-		return ports.IntentPage{}, err
+		return nil, err
 	}
 	return s.l.store.ListIntents(ctx, p)
 }

@@ -19,9 +19,10 @@ type SubmitParams struct {
 }
 
 // Gateway submits one attempt to a gateway and reads its answer. It returns a
-// well-formed outcome, or an error for anything else (transport failure,
-// timeout, non-200 status, invalid body); the error text says which. A
-// Gateway never retries on its own: the engine owns attempts.
+// well-formed outcome, built with core.NewOutcome (the engine trusts it as
+// given), or an error for anything else (transport failure, timeout, non-200
+// status, invalid body); the error text says which. A Gateway never retries
+// on its own: the engine owns attempts.
 type Gateway interface {
 	Submit(ctx context.Context, p SubmitParams) (core.Outcome, error)
 }

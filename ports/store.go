@@ -8,7 +8,8 @@ import (
 )
 
 // CreateIntentResult tells whether CreateIntent inserted the intent or found
-// an identical one under the same intentId.
+// one already stored under the same intentId. The store does not judge
+// whether a found intent repeats the new one; the service does, in one place.
 type CreateIntentResult struct {
 	Intent  core.Intent
 	Created bool
@@ -33,7 +34,8 @@ type IntentPosition struct {
 	IntentID  string
 }
 
-// IntentPage is one page of a listing. Next is nil on the last page.
+// IntentPage is one page of a listing, as the service cuts it. Next is nil
+// on the last page.
 type IntentPage struct {
 	Intents []core.Intent
 	Next    *IntentPosition
@@ -92,6 +94,20 @@ type FinishAttemptParams struct {
 	Outcome    *core.Outcome
 	Error      string
 	Decision   core.Decision
+	// Sent tells whether the attempt reached for the gateway. An attempt
+	// closed as never sent is not a try under any policy; the store keeps
+	// the fact as data so that tries are counted from it, never from text.
+	Sent bool
+}
+
+// StoreFacts are what a store states about itself, so that the application
+// never switches on a dialect name and a new store cannot forget one.
+type StoreFacts struct {
+	// ChangeLookback is how far behind its cursor the leader's refresh must
+	// read again, because commits can become visible out of the order of
+	// their change markers (zero when the store's single writer rules that
+	// out).
+	ChangeLookback time.Duration
 }
 
 // Store is the durable home of intents and attempts. Writes that change
@@ -100,16 +116,20 @@ type FinishAttemptParams struct {
 // Every method maps driver errors onto core errors (core.ErrStoreUnavailable
 // for anything that says nothing about the request) and never half-writes.
 type Store interface {
-	// CreateIntent inserts a new pending intent, or, when the intentId exists,
-	// returns the existing intent if target and payload repeat it and a
-	// *core.IdempotencyConflictError otherwise. It is race-safe across
-	// instances: the primary key decides, not a read before the write.
+	// Facts states the store's properties the application must respect.
+	Facts() StoreFacts
+	// CreateIntent inserts a new pending intent, or, when the intentId
+	// exists, returns the stored intent with Created=false and judges
+	// nothing. It is race-safe across instances: the primary key decides,
+	// not a read before the write.
 	CreateIntent(ctx context.Context, intent core.Intent) (CreateIntentResult, error)
 	// GetIntent returns an intent with its attempts in order, or
 	// core.ErrIntentNotFound.
 	GetIntent(ctx context.Context, intentID string) (core.Intent, error)
-	// ListIntents returns a page of intents (with their attempts), newest first.
-	ListIntents(ctx context.Context, p ListIntentsParams) (IntentPage, error)
+	// ListIntents returns at most p.Limit intents (with their attempts) that
+	// match the filters and lie strictly after p.Before, newest first. The
+	// store answers this one query shape; the service decides the page.
+	ListIntents(ctx context.Context, p ListIntentsParams) ([]core.Intent, error)
 	// ListPending returns a page of pending intents ordered by intentId.
 	ListPending(ctx context.Context, p ListPendingParams) ([]ScheduleRow, error)
 	// ListChanged returns intents changed after the cursor, in cursor order.

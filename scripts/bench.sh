@@ -164,6 +164,11 @@ t0=$(date +%s.%N)
 kill -TERM "$follower_pid"
 term_secs=$(first_attempt_after "http://127.0.0.1:$API_PORT" "failover-term")
 
+# ------------------------------------------------------------ against River
+# The same work through River on PostgreSQL, in this run, for the ratios.
+log "scripts/bench-river.sh"
+scripts/bench-river.sh "$work/river.md"
+
 # ---------------------------------------------------------------- the report
 # field FILE LABEL N: the N-th number in the value column of a loadgen row.
 field() { awk -F'|' -v label="$2" -v n="$3" 'index($2, label) { split($3, v, /[^0-9.]+/); k = 0
@@ -275,5 +280,7 @@ cp "$work/intake$median_intake.md" "$work/intake.md"
 	echo "| benchmark | iterations | ns/op | other figures |"
 	echo "| --- | --- | --- | --- |"
 	awk '/^Benchmark/ { name=$1; iters=$2; nsop=$3; rest=""; for (i=5; i<=NF; i+=2) rest = rest $i " " $(i+1) "; "; printf "| %s | %s | %s | %s |\n", name, iters, nsop, rest }' "$work/gobench.txt"
+	echo
+	cat "$work/river.md"
 } >"$OUT"
 log "wrote $OUT"

@@ -23,8 +23,9 @@ var answerReaders = map[core.GatewayType]answerReader{
 }
 
 // readStatusAnswer reads {"status": "accepted"|"rejected", "reason": ...,
-// "messageId": ...}. It checks the answer's shape only; which reasons are
-// known or terminal is for the core and the contract to decide.
+// "messageId": ...}. It checks the answer's JSON shape; core.NewOutcome says
+// whether it is an outcome, and which reasons are known or terminal is for
+// the core and the contract to decide.
 func readStatusAnswer(c *Client, body []byte) (core.Outcome, error) {
 	var ans gatewayapi.SubmissionAnswer
 	if err := json.Unmarshal(body, &ans); err != nil {
@@ -41,27 +42,29 @@ func readStatusAnswer(c *Client, body []byte) (core.Outcome, error) {
 	if bytes.Equal(bytes.TrimSpace(body), []byte("null")) {
 		return core.Outcome{}, c.errorf(KindNotObject, http.StatusOK, nil, "gateway answer is not a JSON object: null")
 	}
-	o := core.Outcome{Status: core.OutcomeStatus(ans.Status)}
+	var reason, messageID string
 	if ans.Reason != nil {
-		o.Reason = *ans.Reason
+		reason = *ans.Reason
 	}
 	if ans.MessageId != nil {
-		o.MessageID = *ans.MessageId
+		messageID = *ans.MessageId
 	}
-	switch o.Status {
-	case core.OutcomeAccepted:
-		// A reason on an acceptance means nothing; it is not recorded.
-		o.Reason = ""
-		return o, nil
-	case core.OutcomeRejected:
-		if o.Reason == "" {
-			return core.Outcome{}, c.errorf(KindNoReason, http.StatusOK, nil, "gateway answer rejected without a reason")
-		}
-		return o, nil
-	case "":
-		return core.Outcome{}, c.errorf(KindNoStatus, http.StatusOK, nil, "gateway answer has no status")
+	o, err := core.NewOutcome(core.OutcomeStatus(ans.Status), reason, messageID)
+	if err != nil {
+		return core.Outcome{}, c.errorf(outcomeErrorKind(err), http.StatusOK, err, "%v", err)
+	}
+	return o, nil
+}
+
+// outcomeErrorKind classifies an answer core.NewOutcome refused.
+func outcomeErrorKind(err error) Kind {
+	switch {
+	case errors.Is(err, core.ErrOutcomeNoStatus):
+		return KindNoStatus
+	case errors.Is(err, core.ErrOutcomeNoReason):
+		return KindNoReason
 	default:
-		return core.Outcome{}, c.errorf(KindUnknownStatus, http.StatusOK, nil, "gateway answer has unknown status %q", o.Status)
+		return KindUnknownStatus
 	}
 }
 

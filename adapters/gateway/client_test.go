@@ -390,17 +390,7 @@ func TestNewRefusesUnknownTypesAndBadConfig(t *testing.T) {
 	if _, err := gateway.New(core.GatewaySMS, gateway.Config{Timeout: -time.Second}); err == nil {
 		t.Fatal("New accepted a negative timeout")
 	}
-	if _, err := gateway.NewRouter(gateway.Config{MaxConnsPerHost: -1}); err == nil {
-		t.Fatal("NewRouter accepted a negative connection bound")
+	if _, err := gateway.New(core.GatewayPush, gateway.Config{MaxConnsPerHost: -1}); err == nil {
+		t.Fatal("New accepted a negative connection bound")
 	}
-}
-
-func TestRouterRefusesUnknownGatewayType(t *testing.T) {
-	r, err := gateway.NewRouter(gateway.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	_, err = r.Submit(t.Context(), params("fax", "http://127.0.0.1:1", "r", `{}`))
-	wantError(t, err, gateway.KindNotSent, gateway.ErrNotSent, `gateway call not sent: no client for gateway type "fax"`)
 }

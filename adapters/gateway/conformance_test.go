@@ -10,21 +10,16 @@ import (
 )
 
 func TestClientConformance(t *testing.T) {
-	gatewaytest.Run(t, func(t *testing.T, gt core.GatewayType) ports.Gateway {
-		c, err := gateway.New(gt, gateway.Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(c.Close)
-		return c
+	gatewaytest.Run(t, gatewaytest.Harness{
+		NewGateway: func(t *testing.T, gt core.GatewayType) ports.Gateway {
+			c, err := gateway.New(gt, gateway.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(c.Close)
+			return c
+		},
+		StartFarSide: startFarSide,
+		KindOf:       func(err error) string { return string(gateway.KindOf(err)) },
 	})
-}
-
-func TestRouterConformance(t *testing.T) {
-	r, err := gateway.NewRouter(gateway.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(r.Close)
-	gatewaytest.Run(t, func(*testing.T, core.GatewayType) ports.Gateway { return r })
 }

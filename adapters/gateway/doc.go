@@ -3,7 +3,7 @@
 // reads the answer by the gateway type's rules.
 //
 // Only a 200 answer carrying accepted, or rejected with a reason, is an
-// outcome. Everything else (transport failure, timeout, another HTTP status,
+// outcome, and core.NewOutcome, which holds that rule, builds it. Everything else (transport failure, timeout, another HTTP status,
 // a body that is not a JSON object, a missing or unknown status, a rejection
 // without a reason) is returned as an *Error whose message says which, and
 // which errors.Is matches against ErrTransport, ErrTimeout, ErrCanceled,

@@ -11,13 +11,9 @@ import (
 	"net/http"
 
 	"github.com/submissionmanager/submission-manager/adapters/httpapi/internal/apigen"
+	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
 )
-
-// DefaultMaxPayloadBytes is the payload limit the service enforces unless
-// configured otherwise (256 KiB of compacted JSON); the API bounds request
-// bodies from it.
-const DefaultMaxPayloadBytes = 256 << 10
 
 // Config wires the API to the service it exposes.
 type Config struct {
@@ -36,7 +32,7 @@ type Config struct {
 	// MaxPayloadBytes is the service's payload limit. The service refuses a
 	// larger compacted payload; the API uses the limit to stop reading a body
 	// that cannot hold an acceptable payload. Zero means
-	// DefaultMaxPayloadBytes.
+	// core.DefaultMaxPayloadBytes.
 	MaxPayloadBytes int64
 	// Logger receives refusals (debug) and server-side failures (error);
 	// nil means slog.Default().
@@ -63,7 +59,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.MaxPayloadBytes <= 0 {
-		cfg.MaxPayloadBytes = DefaultMaxPayloadBytes
+		cfg.MaxPayloadBytes = core.DefaultMaxPayloadBytes
 	}
 	log := cfg.Logger
 	validate, err := validateRequests(log)

@@ -16,6 +16,10 @@ type intentStore struct{ db *DB }
 
 var _ ports.Store = (*intentStore)(nil)
 
+// Facts: one writer commits in the order of the change markers it stamps,
+// so the leader's refresh never needs to look back.
+func (s *intentStore) Facts() ports.StoreFacts { return ports.StoreFacts{} }
+
 // CreateIntent inserts the intent unless its intentId exists; the primary
 // key decides, inside the write transaction, so concurrent creators of one
 // intentId (in this process or another) yield one row.
@@ -70,9 +74,6 @@ func (s *intentStore) CreateIntent(ctx context.Context, intent core.Intent) (por
 		if err != nil {
 			return err
 		}
-		if err := core.CheckIdempotency(existing, intent.SubmissionTarget, intent.Payload); err != nil {
-			return err
-		}
 		res = ports.CreateIntentResult{Intent: existing}
 		return nil
 	})
@@ -114,30 +115,24 @@ func loadIntent(ctx context.Context, q *sqlitedb.Queries, intentID string) (core
 // ListIntents reads one page newest first, with the page's attempts, from
 // one snapshot. It reads one row more than the page to know whether another
 // page follows.
-func (s *intentStore) ListIntents(ctx context.Context, p ports.ListIntentsParams) (ports.IntentPage, error) {
+func (s *intentStore) ListIntents(ctx context.Context, p ports.ListIntentsParams) ([]core.Intent, error) {
 	if p.Limit < 1 {
-		return ports.IntentPage{}, fmt.Errorf("sqlite: list intents: limit %d is below 1", p.Limit)
+		return nil, fmt.Errorf("sqlite: list intents: limit %d is below 1", p.Limit)
 	}
 	beforeCreated, beforeID := int64(math.MaxInt64), ""
 	if p.Before != nil {
 		beforeCreated, beforeID = nanos(p.Before.CreatedAt), p.Before.IntentID
 	}
-	limit := int64(p.Limit) + 1
-	var page ports.IntentPage
+	var intents []core.Intent
 	err := s.db.read(ctx, "list intents", func(ctx context.Context, q *sqlitedb.Queries) error {
-		rows, err := listIntentRows(ctx, q, p, beforeCreated, beforeID, limit)
+		rows, err := listIntentRows(ctx, q, p, beforeCreated, beforeID, int64(p.Limit))
 		if err != nil {
 			return err
 		}
-		if len(rows) > p.Limit {
-			rows = rows[:p.Limit]
-			last := rows[len(rows)-1]
-			page.Next = &ports.IntentPosition{CreatedAt: fromNanos(last.CreatedAt), IntentID: last.IntentID}
-		}
-		page.Intents, err = intentsWithAttempts(ctx, q, rows)
+		intents, err = intentsWithAttempts(ctx, q, rows)
 		return err
 	})
-	return page, err
+	return intents, err
 }
 
 // listIntentRows picks the listing query whose index serves the filters.

@@ -246,9 +246,8 @@ func TestConcurrentMixedWrites(t *testing.T) {
 					t.Errorf("repeat %s: created=%v err=%v", id, res.Created, err)
 				}
 				in.Payload = []byte(`{"v":2}`)
-				var conflict *core.IdempotencyConflictError
-				if _, err := store.CreateIntent(ctx, in); !errors.As(err, &conflict) {
-					t.Errorf("conflict %s: %v", id, err)
+				if res, err := store.CreateIntent(ctx, in); err != nil || res.Created || string(res.Intent.Payload) != `{"v":1}` {
+					t.Errorf("taken id %s: created=%v payload=%s err=%v, want the stored intent", id, res.Created, res.Intent.Payload, err)
 				}
 				err := store.StartAttempt(ctx, ports.StartAttemptParams{Fence: stale, IntentID: id, Number: 1, StartedAt: testTime})
 				if !errors.Is(err, core.ErrFenced) {
@@ -441,5 +440,13 @@ func TestStoreUnavailableFromASingleWriteFailsTheBatch(t *testing.T) {
 		if exists(t, db, id) {
 			t.Errorf("intent %s committed although its batch failed", id)
 		}
+	}
+}
+
+// TestFactsStateNoLookback pins that the single writer, which commits in
+// the order of the markers it stamps, needs no refresh look-back.
+func TestFactsStateNoLookback(t *testing.T) {
+	if lb := (&intentStore{}).Facts().ChangeLookback; lb != 0 {
+		t.Fatalf("SQLite store states ChangeLookback %v, want 0", lb)
 	}
 }

@@ -108,3 +108,12 @@ func TestDSNWithDatabase(t *testing.T) {
 		t.Fatalf("ADO DSN %q: database %q err %v", got, params.Database, err)
 	}
 }
+
+// TestFactsStateALookback pins the fact the leader's refresh relies on:
+// concurrent SQL Server transactions commit out of change-marker order, so
+// the store states a look-back instead of cmd switching on the dialect.
+func TestFactsStateALookback(t *testing.T) {
+	if lb := (&store{}).Facts().ChangeLookback; lb <= 0 {
+		t.Fatalf("SQL Server store states ChangeLookback %v, want a positive window", lb)
+	}
+}

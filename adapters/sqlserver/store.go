@@ -1,6 +1,8 @@
 package sqlserver
 
 import (
+	"time"
+
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -20,6 +22,16 @@ type store struct {
 
 var _ ports.Store = (*store)(nil)
 
+// changeLookback is how far behind its cursor the leader re-reads changes on
+// SQL Server, whose concurrent transactions may commit out of
+// last_modified_at order (a write whose timestamp was taken before a refresh
+// passed it, committing after). It must exceed the longest such gap: lock
+// waits of a contended write, deadlock retries.
+const changeLookback = 5 * time.Second
+
+// Facts states the look-back that concurrent writers make necessary.
+func (s *store) Facts() ports.StoreFacts { return ports.StoreFacts{ChangeLookback: changeLookback} }
+
 // maxKeyLen is the nvarchar length of intent_id and submission_target.
 const maxKeyLen = 255
 
@@ -29,8 +41,8 @@ const maxKeyLen = 255
 const createAttempts = 3
 
 // CreateIntent inserts the intent, and when the primary key says another
-// request (on any instance) created it first, reads that row and applies
-// core.CheckIdempotency. It never reads before writing, so two concurrent
+// request (on any instance) created it first, reads that row and returns it
+// for the service to judge. It never reads before writing, so two concurrent
 // creates of one intentId cannot both insert.
 func (s *store) CreateIntent(ctx context.Context, intent core.Intent) (ports.CreateIntentResult, error) {
 	params, err := insertIntentParams(intent)
@@ -57,9 +69,6 @@ func (s *store) CreateIntent(ctx context.Context, intent core.Intent) (ports.Cre
 			// key "a " collides with "a". Refusing is the only honest answer.
 			return ports.CreateIntentResult{}, &core.FieldError{Field: "intentId",
 				Message: fmt.Sprintf("collides with the existing intentId %q: SQL Server compares identifiers ignoring trailing spaces", existing.IntentID)}
-		}
-		if err := core.CheckIdempotency(existing, intent.SubmissionTarget, intent.Payload); err != nil {
-			return ports.CreateIntentResult{}, err
 		}
 		return ports.CreateIntentResult{Intent: existing, Created: false}, nil
 	}
@@ -158,33 +167,26 @@ func (s *store) readIntent(ctx context.Context, q *sqlserverdb.Queries, intentID
 
 // ListIntents returns a page of intents with their attempts, newest first.
 // It reads one row more than the page to know whether another page follows.
-func (s *store) ListIntents(ctx context.Context, p ports.ListIntentsParams) (ports.IntentPage, error) {
+func (s *store) ListIntents(ctx context.Context, p ports.ListIntentsParams) ([]core.Intent, error) {
 	if p.Limit < 1 {
-		return ports.IntentPage{}, fmt.Errorf("sqlserver: list limit %d, want at least 1", p.Limit)
+		return nil, fmt.Errorf("sqlserver: list limit %d, want at least 1", p.Limit)
 	}
-	limit := min(p.Limit, math.MaxInt32-1)
-	rows, err := s.listIntentRows(ctx, p, int32(limit+1))
+	rows, err := s.listIntentRows(ctx, p, int32(min(p.Limit, math.MaxInt32)))
 	if err != nil {
-		return ports.IntentPage{}, err
+		return nil, err
 	}
-	var page ports.IntentPage
-	if len(rows) > limit {
-		rows = rows[:limit]
-		last := rows[limit-1]
-		page.Next = &ports.IntentPosition{CreatedAt: last.CreatedAt.UTC(), IntentID: last.IntentID}
-	}
-	page.Intents = make([]core.Intent, 0, len(rows))
+	intents := make([]core.Intent, 0, len(rows))
 	for _, r := range rows {
 		intent, err := intentFromRow(r)
 		if err != nil {
-			return ports.IntentPage{}, err
+			return nil, err
 		}
-		page.Intents = append(page.Intents, intent)
+		intents = append(intents, intent)
 	}
-	if err := s.attachAttempts(ctx, page.Intents); err != nil {
-		return ports.IntentPage{}, err
+	if err := s.attachAttempts(ctx, intents); err != nil {
+		return nil, err
 	}
-	return page, nil
+	return intents, nil
 }
 
 // listIntentRows runs the listing query that matches the filters, so each

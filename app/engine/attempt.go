@@ -19,7 +19,9 @@ const OutcomeUnknownError = "outcome unknown: the previous leader stopped during
 
 // NotSubmittedError is the attempt error recorded when the leader reserved an
 // attempt but lost its leadership before calling the gateway: the gateway was
-// never called, and the intent stays due at once for the next leader.
+// never called, and the intent stays due at once for the next leader. The
+// text is for people; the attempt's Sent field, false, is what keeps it from
+// counting as a try.
 const NotSubmittedError = "not submitted: leadership was lost before the gateway call"
 
 // DeadlinePassedError is the attempt error recorded when an attempt fell due
@@ -27,18 +29,22 @@ const NotSubmittedError = "not submitted: leadership was lost before the gateway
 // deadline passed): the gateway is not called and the intent is exhausted.
 const DeadlinePassedError = "not submitted: the acceptance deadline had passed"
 
-// unsentAttempts counts the attempts closed as never sent (NotSubmittedError):
-// they were reserved but never reached the gateway, so the policy does not
-// count them as tries.
-func unsentAttempts(attempts []core.Attempt) int {
-	n := 0
-	for _, a := range attempts {
-		if a.Error == NotSubmittedError {
-			n++
-		}
-	}
-	return n
-}
+// reach says how far an attempt got toward its gateway, which decides what
+// it counts as: a try (sent, stored as the attempt's Sent) and a latency
+// sample (called).
+type reach int
+
+const (
+	// notSent: the gateway was not called. The attempt is no try.
+	notSent reach = iota
+	// maybeSent: a previous leader stopped during the call, which may have
+	// reached the gateway: a try, but without a latency to observe.
+	maybeSent
+	// called: this leader called the gateway and has its result.
+	called
+)
+
+func (r reach) sent() bool { return r != notSent }
 
 // attempt runs in a worker goroutine: it takes the intent's state from the
 // known-intent cache when the scheduler had it (cached: pending, all its
@@ -85,7 +91,7 @@ func (t *term) attempt(ctx context.Context, entry core.ScheduleEntry, cached *co
 	if last, ok := in.LastAttempt(); ok && !last.Finished() {
 		t.log.Warn("attempt_outcome_unknown", "intent_id", in.IntentID, "attempt", last.Number,
 			"started_at", last.StartedAt)
-		return t.finish(ctx, in, last, core.AttemptResult{Err: errors.New(OutcomeUnknownError)}, false)
+		return t.finish(ctx, in, last, core.AttemptResult{Err: errors.New(OutcomeUnknownError)}, maybeSent)
 	}
 	res, stale := t.guarded(ctx, in, cached != nil)
 	if stale {
@@ -128,7 +134,7 @@ func (t *term) execute(ctx context.Context, in core.Intent, fromCache bool, tk *
 		// Due only after the deadline (no leader ran while it passed): an
 		// acceptance now could not count, so the gateway is not called and
 		// the policy exhausts the intent.
-		return t.finish(ctx, in, a, core.AttemptResult{Err: errors.New(DeadlinePassedError)}, false), false
+		return t.finish(ctx, in, a, core.AttemptResult{Err: errors.New(DeadlinePassedError)}, notSent), false
 	}
 	if !t.stillLeader() {
 		// Paused or slow between the reservation and the call: the lease may
@@ -147,11 +153,12 @@ func (t *term) execute(ctx context.Context, in core.Intent, fromCache bool, tk *
 	}
 	t.log.Debug("attempt_started", "intent_id", in.IntentID, "attempt", a.Number,
 		"gateway_type", in.Contract.GatewayType, "gateway_url", in.Contract.GatewayURL)
-	return t.finish(ctx, in, a, t.call(ctx, in, tk), true), false
+	return t.finish(ctx, in, a, t.call(ctx, in, tk), called), false
 }
 
 // submit calls the gateway named by the intent's contract snapshot, never by
-// the registry, and turns an invalid answer into an attempt error.
+// the registry. The outcome is trusted as given: the gateway adapter built it
+// with core.NewOutcome and returned an error for any invalid answer.
 func (t *term) submit(ctx context.Context, in core.Intent) core.AttemptResult {
 	gw, ok := t.cfg.Gateways[in.Contract.GatewayType]
 	if !ok {
@@ -166,37 +173,41 @@ func (t *term) submit(ctx context.Context, in core.Intent) core.AttemptResult {
 	if err != nil {
 		return core.AttemptResult{Err: err}
 	}
-	if err := core.ValidateOutcome(o); err != nil {
-		return core.AttemptResult{Err: err}
-	}
 	return core.AttemptResult{Outcome: &o}
 }
 
 // finish applies the policy to the attempt's result and writes both in one
 // fenced FinishAttempt. The write outlives the term's cancellation for up to
 // FinishTimeout, so a result the gateway gave is recorded even at shutdown,
-// yet still only while this term's lease holds. observed is false for an
-// attempt closed as outcome unknown: it produced no gateway latency.
-func (t *term) finish(ctx context.Context, in core.Intent, a core.Attempt, r core.AttemptResult, observed bool) result {
+// yet still only while this term's lease holds. The policy counts tries, not
+// attempts: an attempt that was not sent neither counts nor grows the retry
+// delay (it waits none; it only ever comes here past a deadline, which
+// exhausts the intent).
+func (t *term) finish(ctx context.Context, in core.Intent, a core.Attempt, r core.AttemptResult, how reach) result {
 	finishedAt := t.cfg.Clock.Now()
-	tries := a.Number - unsentAttempts(in.Attempts)
-	d := core.Decide(in.Contract, in.CreatedAt, tries, finishedAt, r, t.retryFor(in.Contract).Delay(tries))
-	return t.record(ctx, in, a, finishedAt, r, d, observed)
+	tries := core.Tries(a.Number-1, in.Attempts)
+	var delay time.Duration
+	if how.sent() {
+		tries++
+		delay = t.retryFor(in.Contract).Delay(tries)
+	}
+	d := core.Decide(in.Contract, in.CreatedAt, tries, finishedAt, r, delay)
+	return t.record(ctx, in, a, finishedAt, r, d, how)
 }
 
 // close records an attempt that never reached the gateway with the decision
 // given, instead of the policy's: the attempt was not a try.
 func (t *term) close(ctx context.Context, in core.Intent, a core.Attempt, why string, d core.Decision) result {
-	return t.record(ctx, in, a, t.cfg.Clock.Now(), core.AttemptResult{Err: errors.New(why)}, d, false)
+	return t.record(ctx, in, a, t.cfg.Clock.Now(), core.AttemptResult{Err: errors.New(why)}, d, notSent)
 }
 
 // record writes the attempt's result and the decision in one fenced
 // FinishAttempt and tells the scheduler what follows.
-func (t *term) record(ctx context.Context, in core.Intent, a core.Attempt, finishedAt time.Time, r core.AttemptResult, d core.Decision, observed bool) result {
+func (t *term) record(ctx context.Context, in core.Intent, a core.Attempt, finishedAt time.Time, r core.AttemptResult, d core.Decision, how reach) result {
 	res := result{intentID: in.IntentID}
 	p := ports.FinishAttemptParams{
 		Fence: t.fence, IntentID: in.IntentID, Number: a.Number, FinishedAt: finishedAt,
-		Outcome: r.Outcome, Decision: d,
+		Outcome: r.Outcome, Decision: d, Sent: how.sent(),
 	}
 	if r.Err != nil {
 		p.Error = r.Err.Error()
@@ -221,7 +232,7 @@ func (t *term) record(ctx context.Context, in core.Intent, a core.Attempt, finis
 		return res
 	}
 	label := resultLabel(r)
-	if observed {
+	if how == called {
 		t.cfg.Metrics.AttemptFinished(in.Contract.GatewayType, label, finishedAt.Sub(a.StartedAt))
 	}
 	t.log.Debug("attempt_finished", "intent_id", in.IntentID, "attempt", a.Number, "result", label,
@@ -231,7 +242,7 @@ func (t *term) record(ctx context.Context, in core.Intent, a core.Attempt, finis
 		return res
 	}
 	res.next = &core.ScheduleEntry{IntentID: in.IntentID, DueAt: d.NextDueAt, Mode: in.Contract.Mode}
-	if unsentAttempts(in.Attempts) == 0 {
+	if how.sent() && core.Tries(a.Number, in.Attempts) == a.Number {
 		// The cache keeps no attempts, so it may only hold intents whose
 		// attempt count is also their number of tries.
 		after := in

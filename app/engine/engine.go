@@ -69,7 +69,9 @@ type Config struct {
 	// writer commits in timestamp order, but possible on SQL Server, where
 	// concurrent transactions commit in any order. Re-reading is harmless
 	// (refresh is idempotent); the window must exceed the longest time
-	// between a write's timestamp and its commit. Zero disables it.
+	// between a write's timestamp and its commit. Zero takes the store's
+	// stated fact (ports.StoreFacts.ChangeLookback), so no caller has to
+	// know which store needs it.
 	RefreshLookback time.Duration
 	// RefreshPageSize and RebuildPageSize are the page sizes of ListChanged
 	// and ListPending.
@@ -136,6 +138,7 @@ func New(cfg Config) (*Engine, error) {
 	cfg.Retry = cmp.Or[core.RetryPolicy](cfg.Retry, core.FixedDelay(core.DefaultRetryDelay))
 	cfg.MaxInFlight = cmp.Or(cfg.MaxInFlight, DefaultMaxInFlight)
 	cfg.RefreshInterval = cmp.Or(cfg.RefreshInterval, DefaultRefreshInterval)
+	cfg.RefreshLookback = cmp.Or(cfg.RefreshLookback, cfg.Store.Facts().ChangeLookback)
 	cfg.RefreshPageSize = cmp.Or(cfg.RefreshPageSize, DefaultRefreshPageSize)
 	cfg.RebuildPageSize = cmp.Or(cfg.RebuildPageSize, DefaultRebuildPageSize)
 	cfg.FinishTimeout = cmp.Or(cfg.FinishTimeout, DefaultFinishTimeout)

@@ -59,15 +59,25 @@ func TestDeadlineExhaustsWhenTheNextRetryWouldMissIt(t *testing.T) {
 	}
 }
 
+// invalidAnswer is the reply of a gateway adapter to an answer that
+// core.NewOutcome refuses: an error, never an outcome.
+func invalidAnswer(status core.OutcomeStatus, messageID string) reply {
+	_, err := core.NewOutcome(status, "", messageID)
+	if err == nil {
+		panic(fmt.Sprintf("core.NewOutcome accepted status %q without a reason", status))
+	}
+	return reply{err: err}
+}
+
 func TestInvalidOutcomesAreNonTerminalAttemptErrors(t *testing.T) {
 	cases := []struct {
 		name    string
 		reply   reply
 		wantErr string
 	}{
-		{"missing status", reply{outcome: core.Outcome{MessageID: "x"}}, "missing status"},
-		{"rejected without reason", reply{outcome: core.Outcome{Status: core.OutcomeRejected}}, "rejected without a reason"},
-		{"unknown status", reply{outcome: core.Outcome{Status: "queued"}}, `unknown status "queued"`},
+		{"missing status", invalidAnswer("", "x"), "has no status"},
+		{"rejected without reason", invalidAnswer(core.OutcomeRejected, ""), "rejected without a reason"},
+		{"unknown status", invalidAnswer("queued", ""), `unknown status "queued"`},
 		{"transport error", reply{err: errors.New("dial tcp: connection refused")}, "connection refused"},
 	}
 	for _, tc := range cases {

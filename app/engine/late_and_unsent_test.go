@@ -25,6 +25,9 @@ func TestNoGatewayCallAfterTheDeadlinePassed(t *testing.T) {
 		in.Attempts[0].Error != engine.DeadlinePassedError {
 		t.Fatalf("intent after a late pickup: %+v", in)
 	}
+	if in.Attempts[0].Sent {
+		t.Fatal("the attempt that fell due past the deadline is stored as sent; the gateway was never called")
+	}
 	if n := h.gw.callCount(); n != 0 {
 		t.Fatalf("gateway called %d time(s) %v after creation, past the 30 s deadline; attempt fact=%+v",
 			n, h.gw.callsFor("i-1")[0].at.Sub(in.CreatedAt), in.Attempts[0].Outcome)

@@ -120,6 +120,9 @@ func TestCrashRecoveryClosesTheUnfinishedAttempt(t *testing.T) {
 	if a.Error != engine.OutcomeUnknownError || a.Outcome != nil || !a.FinishedAt.Equal(recovered) {
 		t.Fatalf("attempt 1 closed as %+v, want the unknown-outcome error at recovery time", a)
 	}
+	if !a.Sent {
+		t.Fatalf("attempt 1 closed as outcome unknown with Sent=false: its call may have reached the gateway, so it is a try")
+	}
 	if in.Status != core.StatusPending || !in.NextDueAt.Equal(recovered.Add(core.DefaultRetryDelay)) {
 		t.Fatalf("after recovery: %s due %v, want pending and retried after the delay", in.Status, in.NextDueAt)
 	}
@@ -330,5 +333,8 @@ func TestLeadershipLostAfterReservationMakesNoGatewayCall(t *testing.T) {
 	if in.Status != core.StatusPending || len(in.Attempts) != 1 || !in.Attempts[0].Finished() ||
 		in.Attempts[0].Error != engine.NotSubmittedError {
 		t.Fatalf("intent after the lost reservation: %+v", in)
+	}
+	if in.Attempts[0].Sent {
+		t.Fatal("the attempt closed before the gateway call is stored as sent")
 	}
 }

@@ -74,7 +74,7 @@ func (t *term) call(ctx context.Context, in core.Intent, tk *ticket) core.Attemp
 // keep leaves an intent in the leader's schedule at due without any write.
 func (t *term) keep(in core.Intent, due time.Time) result {
 	res := result{intentID: in.IntentID, next: &core.ScheduleEntry{IntentID: in.IntentID, DueAt: due, Mode: in.Contract.Mode}}
-	if unsentAttempts(in.Attempts) == 0 {
+	if core.Tries(in.AttemptCount, in.Attempts) == in.AttemptCount {
 		k := in
 		k.Attempts, k.NextDueAt = nil, due
 		res.known = &k

@@ -12,11 +12,6 @@ import (
 	"github.com/submissionmanager/submission-manager/ports"
 )
 
-// DefaultMaxPayloadBytes is the compacted payload size limit unless the
-// operator sets another: generous for SMS and push bodies, small enough that
-// one client cannot fill the store.
-const DefaultMaxPayloadBytes = 256 << 10
-
 // maxIntentIDLen is the width, in characters, of the intent_id column.
 const maxIntentIDLen = 255
 
@@ -37,7 +32,7 @@ type ServiceConfig struct {
 	// Metrics counts created intents; nil means none.
 	Metrics ports.Metrics
 	// MaxPayloadBytes limits the compacted payload; 0 means
-	// DefaultMaxPayloadBytes.
+	// core.DefaultMaxPayloadBytes.
 	MaxPayloadBytes int
 	// Notifier is the local engine; nil when this process never executes.
 	Notifier Notifier
@@ -68,7 +63,7 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	cfg.MaxPayloadBytes = cmp.Or(cfg.MaxPayloadBytes, DefaultMaxPayloadBytes)
+	cfg.MaxPayloadBytes = cmp.Or(cfg.MaxPayloadBytes, core.DefaultMaxPayloadBytes)
 	cfg.Metrics = cmp.Or[ports.Metrics](cfg.Metrics, ports.NopMetrics{})
 	return &Service{cfg: cfg}, nil
 }
@@ -101,6 +96,12 @@ func (s *Service) SubmitIntent(ctx context.Context, p ports.SubmitIntentParams) 
 	created, err := s.cfg.Store.CreateIntent(ctx, core.NewIntent(p.IntentID, contract, payload, s.cfg.Clock.Now()))
 	if err != nil {
 		return ports.SubmitIntentResult{}, err
+	}
+	if !created.Created {
+		// The one place a repeat is judged: the store only reports what it holds.
+		if err := core.CheckIdempotency(created.Intent, contract.SubmissionTarget, payload); err != nil {
+			return ports.SubmitIntentResult{}, err
+		}
 	}
 	if created.Created {
 		s.cfg.Metrics.IntentCreated(created.Intent.SubmissionTarget)
@@ -164,7 +165,21 @@ func (s *Service) ListIntents(ctx context.Context, p ports.ListIntentsParams) (p
 	if p.Status != "" && !p.Status.Valid() {
 		return ports.IntentPage{}, &core.FieldError{Field: "status", Message: fmt.Sprintf("%q is not an intent status", p.Status)}
 	}
-	return s.cfg.Store.ListIntents(ctx, p)
+	// The store answers one query shape; asking for one row more than the
+	// page tells whether a next page exists without a count.
+	pageSize := p.Limit
+	p.Limit++
+	intents, err := s.cfg.Store.ListIntents(ctx, p)
+	if err != nil {
+		return ports.IntentPage{}, err
+	}
+	page := ports.IntentPage{Intents: intents}
+	if len(intents) > pageSize {
+		page.Intents = intents[:pageSize]
+		last := page.Intents[pageSize-1]
+		page.Next = &ports.IntentPosition{CreatedAt: last.CreatedAt, IntentID: last.IntentID}
+	}
+	return page, nil
 }
 
 // Targets returns every contract of the registry, ordered by target.

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -79,8 +80,8 @@ func TestSubmitRefusesInvalidInput(t *testing.T) {
 			}
 		})
 	}
-	if page, _ := store.ListIntents(t.Context(), ports.ListIntentsParams{Limit: 10}); len(page.Intents) != 0 {
-		t.Fatalf("refused submissions stored %d intents", len(page.Intents))
+	if page, _ := store.ListIntents(t.Context(), ports.ListIntentsParams{Limit: 10}); len(page) != 0 {
+		t.Fatalf("refused submissions stored %d intents", len(page))
 	}
 	if len(n.ids) != 0 || len(m.created) != 0 {
 		t.Fatalf("refused submissions notified %v and counted %v", n.ids, m.created)
@@ -157,5 +158,33 @@ func TestReadsValidateAndDelegate(t *testing.T) {
 func TestNewServiceRefusesIncompleteConfig(t *testing.T) {
 	if _, err := engine.NewService(engine.ServiceConfig{}); err == nil {
 		t.Fatal("NewService accepted an empty config")
+	}
+}
+
+// TestSubmitJudgesARepeatOnce pins that the service, not the store, decides
+// whether a submission under a taken intentId repeats it: the store returns
+// what it holds and the service names the conflicting fields and the stored
+// status.
+func TestSubmitJudgesARepeatOnce(t *testing.T) {
+	svc, _, _, _ := newService(t, 1024)
+	submit := func(target, payload string) (ports.SubmitIntentResult, error) {
+		return svc.SubmitIntent(t.Context(), ports.SubmitIntentParams{
+			IntentID: "i-1", SubmissionTarget: target, Payload: []byte(payload),
+		})
+	}
+	if _, err := submit("sms.realtime", `{"to":"+1"}`); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := submit("sms.realtime", `{ "to" : "+1" }`); err != nil || res.Created {
+		t.Fatalf("a repeat (compacted alike): created=%v err=%v, want the stored intent", res.Created, err)
+	}
+	_, err := submit("push.batch", `{"to":"+2"}`)
+	var conflict *core.IdempotencyConflictError
+	if !errors.As(err, &conflict) {
+		t.Fatalf("err = %v, want *core.IdempotencyConflictError", err)
+	}
+	want := []core.ConflictField{core.ConflictSubmissionTarget, core.ConflictPayload}
+	if !slices.Equal(conflict.ConflictingFields, want) || conflict.ExistingStatus != core.StatusPending {
+		t.Fatalf("conflict = %+v, want fields %v and the stored status pending", conflict, want)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
@@ -24,7 +25,8 @@ func (s *Store) StartAttempt(ctx context.Context, p ports.StartAttemptParams) er
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.checkFence(p.Fence); err != nil {
+	now := s.clock.Now()
+	if err := checkFence(s.leases, p.Fence, now); err != nil {
 		return err
 	}
 	in, ok := s.intents[p.IntentID]
@@ -37,7 +39,7 @@ func (s *Store) StartAttempt(ctx context.Context, p ports.StartAttemptParams) er
 	}
 	in.Attempts = append(in.Attempts, core.Attempt{Number: p.Number, StartedAt: p.StartedAt})
 	in.AttemptCount = p.Number
-	in.LastModifiedAt = s.clock.Now()
+	in.LastModifiedAt = now
 	s.signal()
 	return nil
 }
@@ -46,8 +48,9 @@ func (s *Store) StartAttempt(ctx context.Context, p ports.StartAttemptParams) er
 // in one step. It returns core.ErrFenced, core.ErrIntentNotFound, and
 // core.ErrIntentNotRunnable when the intent is already terminal (terminal
 // intents are append-only) or Number is not its open latest attempt. A
-// malformed request (no finish time, both or neither of outcome and error, a
-// decision that contradicts its status) is refused with a plain error.
+// malformed request (no finish time, both or neither of outcome and error, an
+// outcome on an attempt not sent, a decision that contradicts its status) is
+// refused with a plain error. Sent is kept on the attempt as given.
 func (s *Store) FinishAttempt(ctx context.Context, p ports.FinishAttemptParams) error {
 	if err := ctxErr(ctx); err != nil {
 		return err
@@ -57,7 +60,8 @@ func (s *Store) FinishAttempt(ctx context.Context, p ports.FinishAttemptParams) 
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.checkFence(p.Fence); err != nil {
+	now := s.clock.Now()
+	if err := checkFence(s.leases, p.Fence, now); err != nil {
 		return err
 	}
 	in, ok := s.intents[p.IntentID]
@@ -74,12 +78,13 @@ func (s *Store) FinishAttempt(ctx context.Context, p ports.FinishAttemptParams) 
 	a.FinishedAt = p.FinishedAt
 	a.Outcome = cloneOutcome(p.Outcome)
 	a.Error = p.Error
+	a.Sent = p.Sent
 	d := p.Decision
 	in.Status = d.Status
 	in.NextDueAt = d.NextDueAt
 	in.FinalOutcome = cloneOutcome(d.FinalOutcome)
 	in.ExhaustedReason = d.ExhaustedReason
-	in.LastModifiedAt = s.clock.Now()
+	in.LastModifiedAt = now
 	s.signal()
 	return nil
 }
@@ -94,6 +99,8 @@ func validateFinish(p ports.FinishAttemptParams) error {
 		problem = "FinishedAt is required"
 	case (p.Outcome == nil) == (p.Error == ""):
 		problem = "exactly one of Outcome and Error must be set"
+	case p.Outcome != nil && !p.Sent:
+		problem = "an attempt with the gateway's outcome was sent"
 	case !d.Status.Valid():
 		problem = fmt.Sprintf("decision status %q is not valid", d.Status)
 	case d.Status == core.StatusPending && d.NextDueAt.IsZero():
@@ -111,11 +118,12 @@ func validateFinish(p ports.FinishAttemptParams) error {
 }
 
 // checkFence is the fencing predicate of every execution write: the lease
-// named by the fence is held by its holder at its epoch and unexpired in the
-// store's time. The caller holds the lock.
-func (s *Store) checkFence(f core.Fence) error {
-	l, ok := s.leases[f.LeaseName]
-	if !ok || l.HolderID != f.HolderID || l.Epoch != f.Epoch || !l.ExpiresAt.After(s.clock.Now()) {
+// named by the fence is held by its holder at its epoch and unexpired at now,
+// the store's time read once for the whole write as one SQL statement reads
+// SYSUTCDATETIME() once. The caller holds the lock.
+func checkFence(leases map[string]core.Lease, f core.Fence, now time.Time) error {
+	l, ok := leases[f.LeaseName]
+	if !ok || l.HolderID != f.HolderID || l.Epoch != f.Epoch || !l.ExpiresAt.After(now) {
 		return fmt.Errorf("%w: %s held by %q at epoch %d", core.ErrFenced, f.LeaseName, f.HolderID, f.Epoch)
 	}
 	return nil

@@ -17,8 +17,8 @@ func (s *Store) Acquire(ctx context.Context, p ports.AcquireLeaseParams) (core.L
 	if err := ctxErr(ctx); err != nil {
 		return core.Lease{}, false, err
 	}
-	if p.LeaseName == "" || p.HolderID == "" || p.Duration <= 0 {
-		return core.Lease{}, false, errors.New("memstore: acquire: LeaseName, HolderID and a positive Duration are required")
+	if p.LeaseName == "" || p.HolderID == "" || p.Duration < 0 {
+		return core.Lease{}, false, errors.New("memstore: acquire: LeaseName, HolderID and a non-negative Duration are required")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -46,15 +46,15 @@ func (s *Store) Renew(ctx context.Context, p ports.RenewLeaseParams) (core.Lease
 	if err := ctxErr(ctx); err != nil {
 		return core.Lease{}, err
 	}
-	if p.Duration <= 0 {
-		return core.Lease{}, errors.New("memstore: renew: a positive Duration is required")
+	if p.Duration < 0 {
+		return core.Lease{}, errors.New("memstore: renew: a non-negative Duration is required")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.checkFence(p.Fence); err != nil {
+	now := s.clock.Now()
+	if err := checkFence(s.leases, p.Fence, now); err != nil {
 		return core.Lease{}, err
 	}
-	now := s.clock.Now()
 	l := s.leases[p.Fence.LeaseName]
 	l.RenewedAt = now
 	l.ExpiresAt = now.Add(p.Duration)
@@ -71,11 +71,12 @@ func (s *Store) Release(ctx context.Context, fence core.Fence) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.checkFence(fence); err != nil {
+	now := s.clock.Now()
+	if err := checkFence(s.leases, fence, now); err != nil {
 		return err
 	}
 	l := s.leases[fence.LeaseName]
-	l.ExpiresAt = s.clock.Now()
+	l.ExpiresAt = now
 	s.leases[fence.LeaseName] = l
 	s.signal()
 	return nil

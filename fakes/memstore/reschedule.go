@@ -26,7 +26,8 @@ func (s *Store) Reschedule(ctx context.Context, p ports.RescheduleParams) error 
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.checkFence(p.Fence); err != nil {
+	now := s.clock.Now()
+	if err := checkFence(s.leases, p.Fence, now); err != nil {
 		return err
 	}
 	in, ok := s.intents[p.IntentID]
@@ -41,7 +42,7 @@ func (s *Store) Reschedule(ctx context.Context, p ports.RescheduleParams) error 
 	in.Status = d.Status
 	in.NextDueAt = d.NextDueAt
 	in.ExhaustedReason = d.ExhaustedReason
-	in.LastModifiedAt = s.clock.Now()
+	in.LastModifiedAt = now
 	s.signal()
 	return nil
 }

@@ -1,16 +1,19 @@
 // Package memstore is an in-memory ports.Store and ports.LeaseStore for the
-// core's tests. It is NOT a product store: nothing survives the process and
-// nothing is shared between processes, so it must never be wired into the
-// service. It exists to be the executable specification of the semantics the
-// SQL stores must have: fencing by (lease name, holder, epoch) unexpired in
-// the store's own time, ErrIntentNotRunnable, race-safe idempotent creation,
-// and the paging orders of ListIntents, ListPending and ListChanged.
+// application's tests. It is NOT a product store: nothing survives the
+// process and nothing is shared between processes, so it must never be wired
+// into the service. It passes the same conformance suites as the SQL stores
+// (ports/storetest and ports/leasetest, run from its tests), so the fake every
+// engine test stands on holds the semantics the real stores hold: fencing by
+// (lease name, holder, epoch) unexpired in the store's own time,
+// ErrIntentNotRunnable, race-safe creation, and the paging orders of
+// ListIntents, ListPending and ListChanged. What it adds of its own is
+// WaitIntent, which lets a test wait for the engine's writes without sleeping.
 //
 // The store's clock plays the database clock: every lease comparison and
-// every LastModifiedAt stamp reads it, never the caller's clock, just as the
-// SQL stores use SYSUTCDATETIME(). Two writes at one instant get the same
-// stamp, as they can in SQL Server, so the refresh cursor's tie-break on
-// intentId is exercised.
+// every LastModifiedAt stamp reads it, once per operation, never the
+// caller's clock, just as the SQL stores use SYSUTCDATETIME(). Two writes at
+// one instant of a fake clock get the same stamp, as they can in SQL Server,
+// so the refresh cursor's tie-break on intentId is exercised.
 package memstore
 
 import (
@@ -54,10 +57,13 @@ func New(clock ports.Clock) *Store {
 	}
 }
 
+// Facts: one lock orders every change, so changes become visible in the
+// order of their markers and a refresh never needs to look back.
+func (s *Store) Facts() ports.StoreFacts { return ports.StoreFacts{} }
+
 // CreateIntent inserts the intent stamped with the store's time, or returns
-// the existing intent of the same intentId when target and payload repeat
-// it, and a *core.IdempotencyConflictError when they do not. The check and
-// the insert happen under one lock, as the primary key decides in SQL.
+// the stored intent of the same intentId unjudged. The lookup and the insert
+// happen under one lock, as the primary key decides in SQL.
 func (s *Store) CreateIntent(ctx context.Context, intent core.Intent) (ports.CreateIntentResult, error) {
 	if err := ctxErr(ctx); err != nil {
 		return ports.CreateIntentResult{}, err
@@ -68,9 +74,6 @@ func (s *Store) CreateIntent(ctx context.Context, intent core.Intent) (ports.Cre
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if existing, ok := s.intents[intent.IntentID]; ok {
-		if err := core.CheckIdempotency(*existing, intent.SubmissionTarget, intent.Payload); err != nil {
-			return ports.CreateIntentResult{}, err
-		}
 		return ports.CreateIntentResult{Intent: cloneIntent(existing)}, nil
 	}
 	stored := cloneIntent(&intent)
@@ -95,14 +98,14 @@ func (s *Store) GetIntent(ctx context.Context, intentID string) (core.Intent, er
 	return cloneIntent(in), nil
 }
 
-// ListIntents returns intents newest first by (CreatedAt, IntentID), strictly
-// after p.Before when set, with Next set only when another page follows.
-func (s *Store) ListIntents(ctx context.Context, p ports.ListIntentsParams) (ports.IntentPage, error) {
+// ListIntents returns at most p.Limit intents newest first by (CreatedAt,
+// IntentID), strictly after p.Before when set; the service cuts the pages.
+func (s *Store) ListIntents(ctx context.Context, p ports.ListIntentsParams) ([]core.Intent, error) {
 	if err := ctxErr(ctx); err != nil {
-		return ports.IntentPage{}, err
+		return nil, err
 	}
 	if p.Limit < 1 {
-		return ports.IntentPage{}, fmt.Errorf("memstore: list intents: limit %d is below 1", p.Limit)
+		return nil, fmt.Errorf("memstore: list intents: limit %d is below 1", p.Limit)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -125,16 +128,11 @@ func (s *Store) ListIntents(ctx context.Context, p ports.ListIntentsParams) (por
 		}
 		return strings.Compare(b.IntentID, a.IntentID)
 	})
-	var page ports.IntentPage
-	for i, in := range match {
-		if i == p.Limit {
-			last := page.Intents[len(page.Intents)-1]
-			page.Next = &ports.IntentPosition{CreatedAt: last.CreatedAt, IntentID: last.IntentID}
-			break
-		}
-		page.Intents = append(page.Intents, cloneIntent(in))
+	var intents []core.Intent
+	for _, in := range match[:min(len(match), p.Limit)] {
+		intents = append(intents, cloneIntent(in))
 	}
-	return page, nil
+	return intents, nil
 }
 
 // olderThan reports whether in comes strictly after pos in newest-first order.

@@ -3,8 +3,6 @@ package memstore_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -49,159 +47,43 @@ func lead(t *testing.T, s *memstore.Store, holder string) core.Fence {
 	return l.Fence()
 }
 
-func TestCreateIntentRepeatsAndConflicts(t *testing.T) {
-	s, clk := newStore()
-	first := create(t, s, "i1", t0)
-	if !first.LastModifiedAt.Equal(t0) || first.AttemptCount != 0 {
-		t.Fatalf("created intent: %+v", first)
-	}
-	clk.Advance(time.Second)
-	res, err := s.CreateIntent(t.Context(), core.NewIntent("i1", smsContract, []byte(`{"to":"1"}`), clk.Now()))
-	if err != nil || res.Created || !res.Intent.CreatedAt.Equal(t0) {
-		t.Fatalf("repeat: created=%v createdAt=%v err=%v; want the existing intent", res.Created, res.Intent.CreatedAt, err)
-	}
-	_, err = s.CreateIntent(t.Context(), core.NewIntent("i1", smsContract, []byte(`{"to":"2"}`), clk.Now()))
-	var conflict *core.IdempotencyConflictError
-	if !errors.As(err, &conflict) || conflict.ExistingPayload != `{"to":"1"}` {
-		t.Fatalf("different payload: err=%v, want an idempotency conflict naming the existing payload", err)
-	}
-}
-
-func TestCreateIntentIsRaceSafe(t *testing.T) {
+// TestNoSharedMemory pins what only an in-memory store can get wrong: its
+// callers and its stored state share no slices or pointers, in either
+// direction, so each read is a snapshot as a row read from SQL is.
+func TestNoSharedMemory(t *testing.T) {
 	s, _ := newStore()
-	var wg sync.WaitGroup
-	created := make(chan bool, 32)
-	for range 32 {
-		wg.Go(func() {
-			res, err := s.CreateIntent(context.Background(), core.NewIntent("race", smsContract, []byte(`1`), t0))
-			if err != nil {
-				t.Error(err)
-			}
-			created <- res.Created
-		})
+	in := core.NewIntent("i1", smsContract.Clone(), []byte(`{"to":"1"}`), t0)
+	if _, err := s.CreateIntent(t.Context(), in); err != nil {
+		t.Fatal(err)
 	}
-	wg.Wait()
-	close(created)
-	n := 0
-	for c := range created {
-		if c {
-			n++
-		}
-	}
-	if n != 1 {
-		t.Fatalf("%d concurrent creates reported Created, want exactly 1", n)
-	}
-}
-
-func TestReadsAreSnapshots(t *testing.T) {
-	s, _ := newStore()
-	create(t, s, "i1", t0)
+	in.Payload[0] = 'X'
+	in.Contract.TerminalOutcomes[0] = "edited by the caller"
 	got, err := s.GetIntent(t.Context(), "i1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	got.Payload[0] = 'X'
-	got.Contract.TerminalOutcomes[0] = "changed"
-	again, _ := s.GetIntent(t.Context(), "i1")
-	if string(again.Payload) != `{"to":"1"}` || again.Contract.TerminalOutcomes[0] != core.ReasonInvalidRecipient {
-		t.Fatalf("a caller's edit reached the stored intent: %+v", again)
-	}
-	if _, err := s.GetIntent(t.Context(), "nope"); !errors.Is(err, core.ErrIntentNotFound) {
-		t.Fatalf("missing intent: %v", err)
-	}
-}
+	got.Payload[1] = 'Y'
+	got.Contract.TerminalOutcomes[0] = "edited by the reader"
 
-func TestExecutionWritesAreFenced(t *testing.T) {
-	s, clk := newStore()
-	create(t, s, "i1", t0)
-	stale := core.Fence{LeaseName: core.DefaultLeaseName, HolderID: "a", Epoch: 1}
-	start := ports.StartAttemptParams{Fence: stale, IntentID: "i1", Number: 1, StartedAt: t0}
-	if err := s.StartAttempt(t.Context(), start); !errors.Is(err, core.ErrFenced) {
-		t.Fatalf("start without any lease: %v, want ErrFenced", err)
-	}
-	fa := lead(t, s, "a")
-	if fa != stale {
-		t.Fatalf("first acquire fence %+v, want epoch 1", fa)
-	}
-	wrongHolder := start
-	wrongHolder.Fence.HolderID = "b"
-	if err := s.StartAttempt(t.Context(), wrongHolder); !errors.Is(err, core.ErrFenced) {
-		t.Fatalf("start by a non-holder: %v, want ErrFenced", err)
-	}
-	if err := s.StartAttempt(t.Context(), start); err != nil {
-		t.Fatalf("start under the lease: %v", err)
-	}
-	clk.Advance(time.Minute) // expiresAt == now: expired in the store's time
-	finish := ports.FinishAttemptParams{Fence: fa, IntentID: "i1", Number: 1, FinishedAt: clk.Now(), Error: "timeout",
-		Decision: core.Decision{Status: core.StatusPending, NextDueAt: clk.Now().Add(5 * time.Second)}}
-	if err := s.FinishAttempt(t.Context(), finish); !errors.Is(err, core.ErrFenced) {
-		t.Fatalf("finish after expiry: %v, want ErrFenced", err)
-	}
-	fb := lead(t, s, "b")
-	if fb.Epoch != 2 {
-		t.Fatalf("takeover epoch %d, want 2", fb.Epoch)
-	}
-	if err := s.FinishAttempt(t.Context(), finish); !errors.Is(err, core.ErrFenced) {
-		t.Fatalf("finish by the former leader: %v, want ErrFenced", err)
-	}
-	in, _ := s.GetIntent(t.Context(), "i1")
-	if in.Attempts[0].Finished() {
-		t.Fatal("a fenced finish changed the attempt")
-	}
-	finish.Fence = fb
-	if err := s.FinishAttempt(t.Context(), finish); err != nil {
-		t.Fatalf("finish by the new leader: %v", err)
-	}
-}
-
-func TestAttemptsMustFollowTheCount(t *testing.T) {
-	s, clk := newStore()
-	create(t, s, "i1", t0)
-	f := lead(t, s, "a")
-	start := func(n int) error {
-		return s.StartAttempt(t.Context(), ports.StartAttemptParams{Fence: f, IntentID: "i1", Number: n, StartedAt: clk.Now()})
-	}
-	if err := start(2); !errors.Is(err, core.ErrIntentNotRunnable) {
-		t.Fatalf("start attempt 2 first: %v, want ErrIntentNotRunnable", err)
-	}
-	if err := start(1); err != nil {
-		t.Fatal(err)
-	}
-	if err := start(1); !errors.Is(err, core.ErrIntentNotRunnable) {
-		t.Fatalf("second start of attempt 1: %v, want ErrIntentNotRunnable", err)
-	}
-	if err := s.StartAttempt(t.Context(), ports.StartAttemptParams{Fence: f, IntentID: "x", Number: 1, StartedAt: t0}); !errors.Is(err, core.ErrIntentNotFound) {
-		t.Fatalf("start of a missing intent: %v", err)
-	}
-	in, _ := s.GetIntent(t.Context(), "i1")
-	if in.AttemptCount != 1 || len(in.Attempts) != 1 || in.Attempts[0].Finished() {
-		t.Fatalf("after one start: %+v", in)
-	}
-}
-
-func TestTerminalIntentsAreAppendOnly(t *testing.T) {
-	s, clk := newStore()
-	create(t, s, "i1", t0)
 	f := lead(t, s, "a")
 	if err := s.StartAttempt(t.Context(), ports.StartAttemptParams{Fence: f, IntentID: "i1", Number: 1, StartedAt: t0}); err != nil {
 		t.Fatal(err)
 	}
 	ok := &core.Outcome{Status: core.OutcomeAccepted, MessageID: "m1"}
-	accept := ports.FinishAttemptParams{Fence: f, IntentID: "i1", Number: 1, FinishedAt: t0, Outcome: ok,
-		Decision: core.Decision{Status: core.StatusAccepted, FinalOutcome: ok}}
-	if err := s.FinishAttempt(t.Context(), accept); err != nil {
+	if err := s.FinishAttempt(t.Context(), ports.FinishAttemptParams{Fence: f, IntentID: "i1", Number: 1, FinishedAt: t0,
+		Outcome: ok, Sent: true, Decision: core.Decision{Status: core.StatusAccepted, FinalOutcome: ok}}); err != nil {
 		t.Fatal(err)
 	}
-	ok.MessageID = "edited by the caller"
-	if err := s.FinishAttempt(t.Context(), accept); !errors.Is(err, core.ErrIntentNotRunnable) {
-		t.Fatalf("second finish: %v, want ErrIntentNotRunnable", err)
-	}
-	if err := s.StartAttempt(t.Context(), ports.StartAttemptParams{Fence: f, IntentID: "i1", Number: 2, StartedAt: clk.Now()}); !errors.Is(err, core.ErrIntentNotRunnable) {
-		t.Fatalf("start on an accepted intent: %v, want ErrIntentNotRunnable", err)
-	}
-	in, _ := s.GetIntent(t.Context(), "i1")
-	if in.Status != core.StatusAccepted || in.FinalOutcome.MessageID != "m1" || !in.NextDueAt.IsZero() || in.AttemptCount != 1 {
-		t.Fatalf("accepted intent changed: %+v", in)
+	ok.MessageID = "edited by the executor"
+	read, _ := s.GetIntent(t.Context(), "i1")
+	read.FinalOutcome.MessageID = "edited by a reader"
+	read.Attempts[0].Outcome.MessageID = "edited by a reader"
+
+	again, _ := s.GetIntent(t.Context(), "i1")
+	if string(again.Payload) != `{"to":"1"}` || again.Contract.TerminalOutcomes[0] != core.ReasonInvalidRecipient ||
+		again.FinalOutcome.MessageID != "m1" || again.Attempts[0].Outcome.MessageID != "m1" {
+		t.Fatalf("an edit outside the store reached its state: payload %s, terminal outcomes %v, final %+v, attempt outcome %+v",
+			again.Payload, again.Contract.TerminalOutcomes, again.FinalOutcome, again.Attempts[0].Outcome)
 	}
 }
 
@@ -217,8 +99,12 @@ func TestFinishAttemptRefusesContradictions(t *testing.T) {
 	bad := map[string]func(*ports.FinishAttemptParams){
 		"no finish time":          func(p *ports.FinishAttemptParams) { p.FinishedAt = time.Time{} },
 		"neither outcome nor err": func(p *ports.FinishAttemptParams) { p.Error = "" },
-		"pending without due":     func(p *ports.FinishAttemptParams) { p.Decision.NextDueAt = time.Time{} },
-		"exhausted without why":   func(p *ports.FinishAttemptParams) { p.Decision = core.Decision{Status: core.StatusExhausted} },
+		"outcome but not sent": func(p *ports.FinishAttemptParams) {
+			p.Error, p.Outcome = "", &core.Outcome{Status: core.OutcomeAccepted}
+			p.Decision = core.Decision{Status: core.StatusAccepted, FinalOutcome: p.Outcome}
+		},
+		"pending without due":   func(p *ports.FinishAttemptParams) { p.Decision.NextDueAt = time.Time{} },
+		"exhausted without why": func(p *ports.FinishAttemptParams) { p.Decision = core.Decision{Status: core.StatusExhausted} },
 		"accepted without outcome": func(p *ports.FinishAttemptParams) {
 			p.Decision = core.Decision{Status: core.StatusAccepted}
 		},
@@ -232,154 +118,6 @@ func TestFinishAttemptRefusesContradictions(t *testing.T) {
 	}
 	if err := s.FinishAttempt(t.Context(), base); err != nil {
 		t.Fatalf("the well-formed finish after refusals: %v", err)
-	}
-}
-
-func TestListChangedPagesThroughSharedTimestamps(t *testing.T) {
-	s, clk := newStore()
-	for _, id := range []string{"c", "a", "b"} {
-		create(t, s, id, t0) // three rows stamped at one instant
-	}
-	clk.Advance(time.Millisecond)
-	create(t, s, "0-later", clk.Now())
-
-	latest, err := s.LatestChange(t.Context())
-	if err != nil || latest.IntentID != "0-later" || !latest.LastModifiedAt.Equal(clk.Now()) {
-		t.Fatalf("LatestChange = %+v, %v", latest, err)
-	}
-	var seen []string
-	var cursor ports.ChangeCursor
-	for {
-		rows, err := s.ListChanged(t.Context(), ports.ListChangedParams{After: cursor, Limit: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(rows) == 0 {
-			break
-		}
-		last := rows[len(rows)-1]
-		seen = append(seen, last.IntentID)
-		cursor = ports.ChangeCursor{LastModifiedAt: last.LastModifiedAt, IntentID: last.IntentID}
-	}
-	if fmt.Sprint(seen) != "[a b c 0-later]" {
-		t.Fatalf("changed rows in cursor order: %v, want [a b c 0-later]", seen)
-	}
-}
-
-func TestListChangedShowsTerminalRowsAndListPendingHidesThem(t *testing.T) {
-	s, clk := newStore()
-	for _, id := range []string{"p1", "p2", "p3", "done"} {
-		create(t, s, id, t0)
-	}
-	f := lead(t, s, "a")
-	clk.Advance(time.Second)
-	if err := s.StartAttempt(t.Context(), ports.StartAttemptParams{Fence: f, IntentID: "done", Number: 1, StartedAt: clk.Now()}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.FinishAttempt(t.Context(), ports.FinishAttemptParams{Fence: f, IntentID: "done", Number: 1, FinishedAt: clk.Now(), Error: "x",
-		Decision: core.Decision{Status: core.StatusExhausted, ExhaustedReason: core.ExhaustedOneShotCompleted}}); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := s.ListChanged(t.Context(), ports.ListChangedParams{After: ports.ChangeCursor{LastModifiedAt: t0, IntentID: "p3"}, Limit: 10})
-	if err != nil || len(rows) != 1 || rows[0].IntentID != "done" || rows[0].Status != core.StatusExhausted || rows[0].Mode != core.ModeRealtime {
-		t.Fatalf("ListChanged after the creates = %+v, %v; want the exhausted row", rows, err)
-	}
-	var ids []string
-	after := ""
-	for {
-		page, err := s.ListPending(t.Context(), ports.ListPendingParams{AfterIntentID: after, Limit: 2})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range page {
-			ids = append(ids, r.IntentID)
-		}
-		if len(page) < 2 {
-			break
-		}
-		after = page[len(page)-1].IntentID
-	}
-	if fmt.Sprint(ids) != "[p1 p2 p3]" {
-		t.Fatalf("pending pages: %v, want [p1 p2 p3]", ids)
-	}
-}
-
-func TestListIntentsNewestFirstWithPositions(t *testing.T) {
-	s, _ := newStore()
-	create(t, s, "old", t0)
-	create(t, s, "b", t0.Add(time.Second))
-	create(t, s, "a", t0.Add(time.Second))
-	create(t, s, "new", t0.Add(2*time.Second))
-	var got []string
-	var before *ports.IntentPosition
-	pages := 0
-	for {
-		page, err := s.ListIntents(t.Context(), ports.ListIntentsParams{Limit: 2, Before: before})
-		if err != nil {
-			t.Fatal(err)
-		}
-		pages++
-		for _, in := range page.Intents {
-			got = append(got, in.IntentID)
-		}
-		if page.Next == nil {
-			break
-		}
-		before = page.Next
-	}
-	if fmt.Sprint(got) != "[new b a old]" || pages != 2 {
-		t.Fatalf("listing %v in %d pages, want [new b a old] in 2", got, pages)
-	}
-	page, err := s.ListIntents(t.Context(), ports.ListIntentsParams{Limit: 10, Status: core.StatusAccepted})
-	if err != nil || len(page.Intents) != 0 || page.Next != nil {
-		t.Fatalf("status filter: %+v, %v", page, err)
-	}
-}
-
-func TestLeaseAcquireRenewRelease(t *testing.T) {
-	s, clk := newStore()
-	ctx := t.Context()
-	acquire := func(holder string) (core.Lease, bool) {
-		l, ok, err := s.Acquire(ctx, ports.AcquireLeaseParams{LeaseName: core.DefaultLeaseName, HolderID: holder, Duration: time.Minute})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return l, ok
-	}
-	la, ok := acquire("a")
-	if !ok || la.Epoch != 1 || !la.ExpiresAt.Equal(t0.Add(time.Minute)) {
-		t.Fatalf("first acquire: %+v %v", la, ok)
-	}
-	if l, ok := acquire("b"); ok || l.HolderID != "a" {
-		t.Fatalf("acquire of a held lease: ok=%v holder=%q, want refused showing holder a", ok, l.HolderID)
-	}
-	clk.Advance(30 * time.Second)
-	renewed, err := s.Renew(ctx, ports.RenewLeaseParams{Fence: la.Fence(), Duration: time.Minute})
-	if err != nil || renewed.Epoch != 1 || !renewed.ExpiresAt.Equal(clk.Now().Add(time.Minute)) {
-		t.Fatalf("renew: %+v %v", renewed, err)
-	}
-	clk.Advance(time.Minute)
-	if _, err := s.Renew(ctx, ports.RenewLeaseParams{Fence: la.Fence(), Duration: time.Minute}); !errors.Is(err, core.ErrFenced) {
-		t.Fatalf("renew after expiry: %v, want ErrFenced", err)
-	}
-	la2, ok := acquire("a")
-	if !ok || la2.Epoch != 2 {
-		t.Fatalf("re-acquire by the same holder after expiry: %+v %v, want epoch 2", la2, ok)
-	}
-	if err := s.Release(ctx, la.Fence()); !errors.Is(err, core.ErrFenced) {
-		t.Fatalf("release by a stale epoch: %v, want ErrFenced", err)
-	}
-	if err := s.Release(ctx, la2.Fence()); err != nil {
-		t.Fatal(err)
-	}
-	if lb, ok := acquire("b"); !ok || lb.Epoch != 3 {
-		t.Fatalf("acquire after release: %+v %v, want epoch 3", lb, ok)
-	}
-	if l, found, err := s.Read(ctx, core.DefaultLeaseName); err != nil || !found || l.HolderID != "b" {
-		t.Fatalf("Read = %+v %v %v", l, found, err)
-	}
-	if _, found, _ := s.Read(ctx, "other"); found {
-		t.Fatal("Read found a lease never acquired")
 	}
 }
 

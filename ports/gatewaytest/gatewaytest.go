@@ -1,8 +1,10 @@
 // Package gatewaytest is the conformance suite of ports.Gateway: every
-// adapter of the port runs it, against the gateway simulator over real HTTP,
-// for every gateway type. It pins what the engine relies on: outcomes come
-// back as the gateway said them, every invalid answer is an error and never
-// an outcome, each Submit is exactly one call (no retry), the call goes to
+// adapter of the port runs it, for every gateway type, against a scripted far
+// side its own test provides (see FarSide; adapters/gateway uses the gateway
+// simulator over real HTTP). It pins what the engine relies on: outcomes come
+// back as the gateway said them (as core.NewOutcome builds them), every
+// invalid answer is an error of the kind the far side names and never an
+// outcome, each Submit is exactly one call (no retry), the call goes to
 // the params' gatewayUrl, the payload travels byte for byte, and the
 // caller's context bounds the call.
 package gatewaytest
@@ -17,7 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/submissionmanager/submission-manager/adapters/gatewaysim"
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
 )
@@ -26,17 +27,15 @@ import (
 // for a loopback round trip, short enough to keep the suite quick.
 const hangDeadline = 300 * time.Millisecond
 
-// NewGateway builds the adapter under test for one gateway type. It is
-// called once per gateway type; the adapter is released by the test's
-// cleanup if it needs releasing.
-type NewGateway func(t *testing.T, gatewayType core.GatewayType) ports.Gateway
-
 // Run runs the suite for every gateway type.
-func Run(t *testing.T, newGateway NewGateway) {
-	sim := startSim(t)
+func Run(t *testing.T, h Harness) {
+	if h.NewGateway == nil || h.StartFarSide == nil {
+		t.Fatal("gatewaytest.Run needs Harness.NewGateway and Harness.StartFarSide")
+	}
+	far := h.StartFarSide(t)
 	for _, gt := range core.GatewayTypes() {
 		t.Run(string(gt), func(t *testing.T) {
-			s := &suite{gw: newGateway(t, gt), gt: gt, sim: sim}
+			s := &suite{h: h, gw: h.NewGateway(t, gt), gt: gt, far: far}
 			t.Run("Accepted", s.accepted)
 			t.Run("Rejected", s.rejected)
 			t.Run("DuplicateAfterAcceptance", s.duplicateAfterAcceptance)
@@ -53,23 +52,10 @@ func Run(t *testing.T, newGateway NewGateway) {
 }
 
 type suite struct {
+	h   Harness
 	gw  ports.Gateway
 	gt  core.GatewayType
-	sim *gatewaysim.Simulator
-}
-
-func startSim(t *testing.T) *gatewaysim.Simulator {
-	t.Helper()
-	sim, err := gatewaysim.Start(gatewaysim.Config{})
-	if err != nil {
-		t.Fatalf("start gateway simulator: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := sim.Close(); err != nil {
-			t.Errorf("close gateway simulator: %v", err)
-		}
-	})
-	return sim
+	far FarSide
 }
 
 // ref makes a reference unique to the running test and gateway type.
@@ -78,12 +64,12 @@ func (s *suite) ref(t *testing.T, suffix string) string {
 }
 
 func (s *suite) params(ref string, payload string) ports.SubmitParams {
-	return ports.SubmitParams{GatewayType: s.gt, GatewayURL: s.sim.URL(s.gt), Reference: ref, Payload: json.RawMessage(payload)}
+	return ports.SubmitParams{GatewayType: s.gt, GatewayURL: s.far.URL(s.gt), Reference: ref, Payload: json.RawMessage(payload)}
 }
 
-func (s *suite) script(t *testing.T, ref string, steps ...gatewaysim.Step) {
+func (s *suite) script(t *testing.T, ref string, steps ...Step) {
 	t.Helper()
-	if err := s.sim.Script(ref, steps...); err != nil {
+	if err := s.far.Script(ref, steps...); err != nil {
 		t.Fatalf("script %s: %v", ref, err)
 	}
 }
@@ -96,8 +82,8 @@ func (s *suite) wantOutcome(t *testing.T, p ports.SubmitParams, want core.Outcom
 	if err != nil {
 		t.Fatalf("Submit(%s) error: %v; want outcome %+v", p.Reference, err, want)
 	}
-	if err := core.ValidateOutcome(got); err != nil {
-		t.Fatalf("Submit(%s) returned an outcome the core refuses: %+v: %v", p.Reference, got, err)
+	if o, err := core.NewOutcome(got.Status, got.Reason, got.MessageID); err != nil || o != got {
+		t.Fatalf("Submit(%s) returned an outcome core.NewOutcome would not build: %+v (%+v, %v)", p.Reference, got, o, err)
 	}
 	if got.Status != want.Status || got.Reason != want.Reason {
 		t.Fatalf("Submit(%s) = %+v, want %+v", p.Reference, got, want)
@@ -112,7 +98,7 @@ func (s *suite) accepted(t *testing.T) {
 	if got.MessageID == "" {
 		t.Fatalf("the simulator sent a messageId, the outcome lost it: %+v", got)
 	}
-	if st := s.sim.Reference(ref); st.Submissions != 1 || st.Accepted != 1 {
+	if st := s.far.Received(ref); st.Submissions != 1 || st.Accepted != 1 {
 		t.Fatalf("gateway saw %+v, want one accepted submission", st)
 	}
 }
@@ -123,7 +109,7 @@ func (s *suite) rejected(t *testing.T) {
 	// recorded as said (the core decides it is never terminal).
 	for _, reason := range append(s.gt.RejectionReasons(), "carrier_on_fire") {
 		ref := s.ref(t, reason)
-		s.script(t, ref, gatewaysim.Rejected(reason))
+		s.script(t, ref, Rejected(reason))
 		got := s.wantOutcome(t, s.params(ref, `{}`), core.Outcome{Status: core.OutcomeRejected, Reason: reason})
 		if got.MessageID != "" {
 			t.Fatalf("rejection %s came with a messageId the gateway never sent: %+v", reason, got)
@@ -136,7 +122,7 @@ func (s *suite) duplicateAfterAcceptance(t *testing.T) {
 	ref := s.ref(t, "1")
 	s.wantOutcome(t, s.params(ref, `{}`), core.Outcome{Status: core.OutcomeAccepted})
 	s.wantOutcome(t, s.params(ref, `{}`), core.Outcome{Status: core.OutcomeRejected, Reason: core.ReasonDuplicateReference})
-	if st := s.sim.Reference(ref); st.Submissions != 2 || st.Accepted != 1 {
+	if st := s.far.Received(ref); st.Submissions != 2 || st.Accepted != 1 {
 		t.Fatalf("gateway saw %+v, want 2 submissions and one acceptance", st)
 	}
 }
@@ -144,7 +130,7 @@ func (s *suite) duplicateAfterAcceptance(t *testing.T) {
 func (s *suite) scriptedSequence(t *testing.T) {
 	t.Parallel()
 	ref := s.ref(t, "1")
-	s.script(t, ref, "provider_failure", "provider_failure", gatewaysim.StepAccepted)
+	s.script(t, ref, Rejected(core.ReasonProviderFailure), Rejected(core.ReasonProviderFailure), Accepted())
 	for _, want := range []core.Outcome{
 		{Status: core.OutcomeRejected, Reason: core.ReasonProviderFailure},
 		{Status: core.OutcomeRejected, Reason: core.ReasonProviderFailure},
@@ -152,52 +138,73 @@ func (s *suite) scriptedSequence(t *testing.T) {
 	} {
 		s.wantOutcome(t, s.params(ref, `{}`), want)
 	}
-	if st := s.sim.Reference(ref); st.Submissions != 3 {
+	if st := s.far.Received(ref); st.Submissions != 3 {
 		t.Fatalf("gateway saw %d submissions for 3 calls: the adapter must not retry", st.Submissions)
 	}
 }
 
 func (s *suite) invalidAnswers(t *testing.T) {
 	t.Parallel()
-	messages := map[string]gatewaysim.Mode{}
-	for _, mode := range gatewaysim.FaultModes() {
-		ref := s.ref(t, string(mode))
-		s.script(t, ref, gatewaysim.Fault(mode))
+	faults := s.far.Faults()
+	if len(faults) == 0 {
+		t.Fatal("the far side plays no faults")
+	}
+	messages := map[string]Fault{}
+	for _, f := range faults {
+		ref := s.ref(t, f.Name)
+		s.script(t, ref, Faulted(f))
 		ctx, cancel := t.Context(), context.CancelFunc(func() {})
-		if mode == gatewaysim.ModeHang || mode == gatewaysim.ModeAcceptThenHang {
+		if f.Hangs {
 			ctx, cancel = context.WithTimeout(ctx, hangDeadline)
 		}
 		got, err := s.gw.Submit(ctx, s.params(ref, `{}`))
 		cancel()
 		if err == nil {
-			t.Fatalf("mode %s: Submit returned outcome %+v, want an error", mode, got)
+			t.Fatalf("fault %s: Submit returned outcome %+v, want an error", f.Name, got)
 		}
 		if got != (core.Outcome{}) {
-			t.Fatalf("mode %s: Submit returned both an error and outcome %+v", mode, got)
+			t.Fatalf("fault %s: Submit returned both an error and outcome %+v", f.Name, got)
+		}
+		if s.h.KindOf != nil && f.Kind != "" {
+			if kind := s.h.KindOf(err); kind != f.Kind {
+				t.Fatalf("fault %s: error %q is of kind %q, want %q", f.Name, err, kind, f.Kind)
+			}
 		}
 		// A hanging call may, on a loaded machine, hit its deadline before
 		// it reaches the gateway; any other call must have reached it once.
-		hangs := mode == gatewaysim.ModeHang || mode == gatewaysim.ModeAcceptThenHang
-		if n := s.sim.Reference(ref).Submissions; n > 1 || (n == 0 && !hangs) {
-			t.Fatalf("mode %s: gateway saw %d submissions for one call: want 1, the adapter must not retry", mode, n)
+		if n := s.far.Received(ref).Submissions; n > 1 || (n == 0 && !f.Hangs) {
+			t.Fatalf("fault %s: gateway saw %d submissions for one call: want 1, the adapter must not retry", f.Name, n)
 		}
 		// Faults that look alike on the wire (an acceptance then a hang
 		// looks like a hang) may share a message; the others must say
 		// which failure they were.
-		if mode == gatewaysim.ModeAcceptThenHang || mode == gatewaysim.ModeAcceptThenDrop {
+		if f.LooksLike != "" {
 			continue
 		}
 		if other, dup := messages[err.Error()]; dup {
-			t.Fatalf("modes %s and %s give the same error %q: the error must say which failure it was", other, mode, err)
+			t.Fatalf("faults %s and %s give the same error %q: the error must say which failure it was", other.Name, f.Name, err)
 		}
-		messages[err.Error()] = mode
+		messages[err.Error()] = f
 	}
+}
+
+// hang returns the fault that only hangs (accepts nothing first), for the
+// deadline case.
+func (s *suite) hang(t *testing.T) Fault {
+	t.Helper()
+	for _, f := range s.far.Faults() {
+		if f.Hangs && f.LooksLike == "" {
+			return f
+		}
+	}
+	t.Fatal("the far side plays no fault that hangs")
+	return Fault{}
 }
 
 func (s *suite) callerDeadline(t *testing.T) {
 	t.Parallel()
 	ref := s.ref(t, "1")
-	s.script(t, ref, gatewaysim.Fault(gatewaysim.ModeHang))
+	s.script(t, ref, Faulted(s.hang(t)))
 	ctx, cancel := context.WithTimeout(t.Context(), hangDeadline)
 	defer cancel()
 	got, err := s.gw.Submit(ctx, s.params(ref, `{}`))
@@ -217,7 +224,7 @@ func (s *suite) canceledContext(t *testing.T) {
 	if got, err := s.gw.Submit(ctx, s.params(ref, `{}`)); err == nil {
 		t.Fatalf("Submit with a canceled context returned outcome %+v", got)
 	}
-	if st := s.sim.Reference(ref); st.Accepted != 0 {
+	if st := s.far.Received(ref); st.Accepted != 0 {
 		t.Fatalf("a canceled call was accepted by the gateway: %+v", st)
 	}
 }
@@ -239,15 +246,15 @@ func (s *suite) unreachable(t *testing.T) {
 
 func (s *suite) routesToParamsURL(t *testing.T) {
 	t.Parallel()
-	other := startSim(t)
+	other := s.h.StartFarSide(t)
 	ref := s.ref(t, "1")
 	p := s.params(ref, `{}`)
 	p.GatewayURL = other.URL(s.gt)
 	s.wantOutcome(t, p, core.Outcome{Status: core.OutcomeAccepted})
-	if n := other.Reference(ref).Submissions; n != 1 {
+	if n := other.Received(ref).Submissions; n != 1 {
 		t.Fatalf("the gateway at the params' URL saw %d submissions, want 1", n)
 	}
-	if n := s.sim.Reference(ref).Submissions; n != 0 {
+	if n := s.far.Received(ref).Submissions; n != 0 {
 		t.Fatalf("another gateway saw %d submissions: the adapter must call the params' URL only", n)
 	}
 }
@@ -264,7 +271,7 @@ func (s *suite) payloadVerbatim(t *testing.T) {
 	for i, payload := range payloads {
 		ref := s.ref(t, fmt.Sprint(i))
 		s.wantOutcome(t, s.params(ref, payload), core.Outcome{Status: core.OutcomeAccepted})
-		if got := string(s.sim.Reference(ref).LastPayload); got != payload {
+		if got := string(s.far.Received(ref).LastPayload); got != payload {
 			t.Fatalf("gateway received payload\n%s\nwant byte for byte\n%s", got, payload)
 		}
 	}

@@ -101,7 +101,7 @@ func testFinishRetry(t *testing.T, h Harness) {
 	start(t, h.Store, f, "intent-1", 2, at(5003))
 	rejected := core.Outcome{Status: core.OutcomeRejected, Reason: core.ReasonDuplicateReference, MessageID: "m-2"}
 	finish(t, h.Store, ports.FinishAttemptParams{
-		Fence: f, IntentID: "intent-1", Number: 2, FinishedAt: at(5004), Outcome: &rejected,
+		Fence: f, IntentID: "intent-1", Number: 2, FinishedAt: at(5004), Outcome: &rejected, Sent: true,
 		Decision: core.Decision{Status: core.StatusPending, NextDueAt: at(10004)},
 	})
 	got = mustGet(t, h.Store, "intent-1")
@@ -124,7 +124,7 @@ func testFinishTerminal(t *testing.T, h Harness) {
 			in.FinalOutcome = &core.Outcome{Status: core.OutcomeAccepted, MessageID: "msg-accepted"}
 		}},
 		{"rejected", ports.FinishAttemptParams{
-			Fence: f, IntentID: "rejected", Number: 1, FinishedAt: at(2), Outcome: &rejected,
+			Fence: f, IntentID: "rejected", Number: 1, FinishedAt: at(2), Outcome: &rejected, Sent: true,
 			Decision: core.Decision{Status: core.StatusRejected, FinalOutcome: &rejected},
 		}, func(in *core.Intent) {
 			in.Status = core.StatusRejected

@@ -2,9 +2,7 @@ package storetest
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"reflect"
 	"sync"
 	"testing"
 
@@ -104,64 +102,43 @@ func testCreateConcurrent(t *testing.T, h Harness) {
 	}
 }
 
-func testCreateConflict(t *testing.T, h Harness) {
+// testCreateTakenID pins that a store reports what it holds under a taken
+// intentId and judges nothing: whether the new submission repeats it is the
+// service's rule, decided in one place.
+func testCreateTakenID(t *testing.T, h Harness) {
 	existing := mustCreate(t, h.Store, newIntent("intent-1", smsContract("alerts"), `{"to":"+100"}`, base))
-	cases := []struct {
-		name    string
-		target  string
-		payload string
-		fields  []core.ConflictField
-	}{
-		{"target", "other-target", `{"to":"+100"}`, []core.ConflictField{core.ConflictSubmissionTarget}},
-		{"payload", "alerts", `{"to":"+200"}`, []core.ConflictField{core.ConflictPayload}},
-		// Stored bytes are compared as they are: the service compacts first.
-		{"payload spacing", "alerts", `{"to": "+100"}`, []core.ConflictField{core.ConflictPayload}},
-		{"both", "other-target", `{"to":"+200"}`, []core.ConflictField{core.ConflictSubmissionTarget, core.ConflictPayload}},
+	cases := []struct{ name, target, payload string }{
+		{"same", "alerts", `{"to":"+100"}`},
+		{"target", "other-target", `{"to":"+100"}`},
+		{"payload", "alerts", `{"to":"+200"}`},
+		{"payload spacing", "alerts", `{"to": "+100"}`},
+		{"both", "other-target", `{"to":"+200"}`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := h.Store.CreateIntent(t.Context(), newIntent("intent-1", smsContract(c.target), c.payload, at(1)))
-			var conflict *core.IdempotencyConflictError
-			if !errors.As(err, &conflict) {
-				t.Fatalf("err = %v, want *core.IdempotencyConflictError", err)
+			res, err := h.Store.CreateIntent(t.Context(), newIntent("intent-1", smsContract(c.target), c.payload, at(1)))
+			if err != nil || res.Created {
+				t.Fatalf("CreateIntent of a taken id: created=%v err=%v, want the stored intent", res.Created, err)
 			}
-			want := &core.IdempotencyConflictError{
-				IntentID:          "intent-1",
-				ConflictingFields: c.fields,
-				ExistingTarget:    "alerts",
-				IncomingTarget:    c.target,
-				ExistingPayload:   `{"to":"+100"}`,
-				IncomingPayload:   c.payload,
-				ExistingStatus:    core.StatusPending,
-			}
-			if !reflect.DeepEqual(conflict, want) {
-				t.Fatalf("conflict = %+v, want %+v", conflict, want)
-			}
+			assertIntent(t, res.Intent, existing)
 		})
 	}
 	assertUnchanged(t, h.Store, existing)
 }
 
-func testConflictTerminalStatus(t *testing.T, h Harness) {
+func testTakenIDTerminal(t *testing.T, h Harness) {
 	f := leader(t, h)
 	mustCreate(t, h.Store, newIntent("intent-1", smsContract("alerts"), `{"a":1}`, base))
 	complete(t, h.Store, accept(f, "intent-1", 1, at(10)))
-	_, err := h.Store.CreateIntent(t.Context(), newIntent("intent-1", smsContract("alerts"), `{"a":2}`, at(20)))
-	var conflict *core.IdempotencyConflictError
-	if !errors.As(err, &conflict) {
-		t.Fatalf("err = %v, want *core.IdempotencyConflictError", err)
-	}
-	if conflict.ExistingStatus != core.StatusAccepted {
-		t.Fatalf("conflict shows existing status %q, want %q", conflict.ExistingStatus, core.StatusAccepted)
-	}
-	// A repeat of a terminal intent returns it as it is now, terminal.
-	res, err := h.Store.CreateIntent(t.Context(), newIntent("intent-1", smsContract("alerts"), `{"a":1}`, at(20)))
+	// A taken id returns the intent as it is now, terminal.
+	res, err := h.Store.CreateIntent(t.Context(), newIntent("intent-1", smsContract("alerts"), `{"a":2}`, at(20)))
 	if err != nil || res.Created {
-		t.Fatalf("repeat of a terminal intent: created=%v err=%v", res.Created, err)
+		t.Fatalf("create under a terminal intent's id: created=%v err=%v", res.Created, err)
 	}
-	if res.Intent.Status != core.StatusAccepted || res.Intent.AttemptCount != 1 || res.Intent.FinalOutcome == nil {
-		t.Fatalf("repeat returned status %q, attempt count %d, final outcome %v; want accepted, 1, set",
-			res.Intent.Status, res.Intent.AttemptCount, res.Intent.FinalOutcome)
+	if res.Intent.Status != core.StatusAccepted || res.Intent.AttemptCount != 1 || res.Intent.FinalOutcome == nil ||
+		string(res.Intent.Payload) != `{"a":1}` {
+		t.Fatalf("returned status %q, attempt count %d, final outcome %v, payload %s; want the stored accepted intent",
+			res.Intent.Status, res.Intent.AttemptCount, res.Intent.FinalOutcome, res.Intent.Payload)
 	}
 }
 

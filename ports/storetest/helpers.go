@@ -98,7 +98,7 @@ func finish(t testing.TB, s ports.Store, p ports.FinishAttemptParams) {
 func retryAfter(f core.Fence, id string, n int, finishedAt, nextDue time.Time) ports.FinishAttemptParams {
 	return ports.FinishAttemptParams{
 		Fence: f, IntentID: id, Number: n, FinishedAt: finishedAt,
-		Error:    "gateway timeout",
+		Error: "gateway timeout", Sent: true,
 		Decision: core.Decision{Status: core.StatusPending, NextDueAt: nextDue},
 	}
 }
@@ -107,7 +107,7 @@ func retryAfter(f core.Fence, id string, n int, finishedAt, nextDue time.Time) p
 func accept(f core.Fence, id string, n int, finishedAt time.Time) ports.FinishAttemptParams {
 	o := core.Outcome{Status: core.OutcomeAccepted, MessageID: "msg-" + id}
 	return ports.FinishAttemptParams{
-		Fence: f, IntentID: id, Number: n, FinishedAt: finishedAt, Outcome: &o,
+		Fence: f, IntentID: id, Number: n, FinishedAt: finishedAt, Outcome: &o, Sent: true,
 		Decision: core.Decision{Status: core.StatusAccepted, FinalOutcome: &o},
 	}
 }
@@ -116,7 +116,7 @@ func accept(f core.Fence, id string, n int, finishedAt time.Time) ports.FinishAt
 func exhaust(f core.Fence, id string, n int, finishedAt time.Time) ports.FinishAttemptParams {
 	o := core.Outcome{Status: core.OutcomeRejected, Reason: core.ReasonProviderFailure}
 	return ports.FinishAttemptParams{
-		Fence: f, IntentID: id, Number: n, FinishedAt: finishedAt, Outcome: &o,
+		Fence: f, IntentID: id, Number: n, FinishedAt: finishedAt, Outcome: &o, Sent: true,
 		Decision: core.Decision{Status: core.StatusExhausted, ExhaustedReason: core.ExhaustedMaxAttempts},
 	}
 }

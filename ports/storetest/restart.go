@@ -1,7 +1,6 @@
 package storetest
 
 import (
-	"errors"
 	"slices"
 	"testing"
 
@@ -35,16 +34,17 @@ func testRestart(t *testing.T, h Harness) {
 	for id, want := range before {
 		assertIntent(t, mustGet(t, h.Store, id), want)
 	}
-	// Idempotency survives: a repeat is found, a different payload conflicts.
+	// Idempotency survives: a taken id returns the stored intent, whatever
+	// the new submission says.
 	res, err := h.Store.CreateIntent(t.Context(), newIntent("accepted", pushContract("news"), `{"a":1}`, at(99)))
 	if err != nil || res.Created {
 		t.Fatalf("repeat after restart: created=%v err=%v", res.Created, err)
 	}
 	assertIntent(t, res.Intent, before["accepted"])
-	_, err = h.Store.CreateIntent(t.Context(), newIntent("accepted", pushContract("news"), `{"a":2}`, at(99)))
-	var conflict *core.IdempotencyConflictError
-	if !errors.As(err, &conflict) || conflict.ExistingStatus != core.StatusAccepted {
-		t.Fatalf("conflict after restart: err = %v, want an idempotency conflict with an accepted intent", err)
+	res, err = h.Store.CreateIntent(t.Context(), newIntent("accepted", pushContract("news"), `{"a":2}`, at(99)))
+	if err != nil || res.Created || res.Intent.Status != core.StatusAccepted || string(res.Intent.Payload) != `{"a":1}` {
+		t.Fatalf("taken id after restart: created=%v status=%q payload=%s err=%v, want the stored accepted intent",
+			res.Created, res.Intent.Status, res.Intent.Payload, err)
 	}
 	// The rebuild and the refresh cursor see the same state as before.
 	pending, err := h.Store.ListPending(t.Context(), ports.ListPendingParams{Limit: 10})

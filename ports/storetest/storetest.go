@@ -24,7 +24,10 @@
 //   - StartAttempt and FinishAttempt on a missing intent fail with
 //     core.ErrIntentNotFound; on an intent that moved on (terminal, another
 //     attempt number, attempt already closed) with core.ErrIntentNotRunnable.
-//   - ListIntents returns Next only when another page follows.
+//   - CreateIntent under a taken intentId returns the stored intent,
+//     unjudged: the service decides whether it is a repeat.
+//   - ListIntents answers one query shape (at most Limit intents strictly
+//     after Before, newest first); the service cuts the pages.
 //
 // Lease expiry is waited out on the database's clock, read through the lease
 // port (leasetest.WaitExpired), never with a fixed sleep.
@@ -66,8 +69,8 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"GetMissing", testGetMissing},
 		{"CreateIdempotentRepeat", testCreateRepeat},
 		{"CreateConcurrentSameID", testCreateConcurrent},
-		{"CreateConflict", testCreateConflict},
-		{"CreateConflictShowsTerminalStatus", testConflictTerminalStatus},
+		{"CreateUnderATakenID", testCreateTakenID},
+		{"CreateUnderATerminalIntentsID", testTakenIDTerminal},
 		{"StartAttempt", testStartAttempt},
 		{"StartAttemptNotRunnable", testStartAttemptNotRunnable},
 		{"StartAttemptConcurrent", testStartAttemptConcurrent},

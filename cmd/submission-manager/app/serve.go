@@ -93,7 +93,7 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 		leadership ports.LeadershipReporter
 	)
 	if !cfg.APIOnly {
-		if exec, err = s.newExecution(cfg, dbSpec.Dialect, clock, metrics, log); err != nil {
+		if exec, err = s.newExecution(cfg, clock, metrics, log); err != nil {
 			return nil, err
 		}
 		notifier, leadership = exec.executor, exec.elector
@@ -168,7 +168,7 @@ type execution struct {
 
 // newExecution builds the gateway clients (closed with the instance), the
 // executor and the elector.
-func (s *Server) newExecution(cfg ServeConfig, dialect Dialect, clock ports.Clock, metrics *prometheus.Metrics, log *slog.Logger) (*execution, error) {
+func (s *Server) newExecution(cfg ServeConfig, clock ports.Clock, metrics *prometheus.Metrics, log *slog.Logger) (*execution, error) {
 	gateways := make(map[core.GatewayType]ports.Gateway)
 	for _, t := range core.GatewayTypes() {
 		c, err := gateway.New(t, gateway.Config{Timeout: cfg.GatewayTimeout})
@@ -185,7 +185,6 @@ func (s *Server) newExecution(cfg ServeConfig, dialect Dialect, clock ports.Cloc
 		Retry:           core.FixedDelay(cfg.RetryDelay),
 		MaxInFlight:     cfg.MaxInFlight,
 		RefreshInterval: cfg.ScheduleRefreshInterval,
-		RefreshLookback: refreshLookback(dialect),
 		// At shutdown, calls in flight may finish for as long as a call may
 		// take, within half the drain budget (the other half is for writes
 		// and HTTP).
@@ -211,21 +210,6 @@ func (s *Server) newExecution(cfg ServeConfig, dialect Dialect, clock ports.Cloc
 		return nil, err
 	}
 	return &execution{executor: executor, elector: elector}, nil
-}
-
-// sqlServerRefreshLookback is how far behind its cursor the leader re-reads
-// changes on SQL Server, whose concurrent transactions may commit out of
-// last_modified_at order (a write whose timestamp was taken before a refresh
-// passed it, committing after). It must exceed the longest such gap: lock
-// waits of a contended write, deadlock retries. SQLite has one writer that
-// commits in timestamp order and needs none.
-const sqlServerRefreshLookback = 5 * time.Second
-
-func refreshLookback(d Dialect) time.Duration {
-	if d == DialectSQLServer {
-		return sqlServerRefreshLookback
-	}
-	return 0
 }
 
 // URL is the base URL the API answers on, e.g. "http://127.0.0.1:8000".

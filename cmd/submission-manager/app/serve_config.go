@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/submissionmanager/submission-manager/adapters/httpapi"
 	"github.com/submissionmanager/submission-manager/app/engine"
 	"github.com/submissionmanager/submission-manager/app/leader"
 	"github.com/submissionmanager/submission-manager/core"
@@ -86,7 +85,7 @@ func DefaultServeConfig() ServeConfig {
 		RenewInterval:           leader.DefaultRenewInterval,
 		AcquireInterval:         leader.DefaultAcquireInterval,
 		ScheduleRefreshInterval: engine.DefaultRefreshInterval,
-		MaxPayloadBytes:         httpapi.DefaultMaxPayloadBytes,
+		MaxPayloadBytes:         core.DefaultMaxPayloadBytes,
 		GatewayTimeout:          DefaultGatewayTimeout,
 		ShutdownTimeout:         DefaultShutdownTimeout,
 		LogLevel:                slog.LevelInfo,

@@ -188,9 +188,3 @@ func TestSQLiteSynchronousOption(t *testing.T) {
 		}
 	}
 }
-
-func TestOnlySQLServerRereadsBehindTheRefreshCursor(t *testing.T) {
-	if refreshLookback(DialectSQLite) != 0 || refreshLookback(DialectSQLServer) <= 0 {
-		t.Fatalf("lookback sqlite=%v sqlserver=%v", refreshLookback(DialectSQLite), refreshLookback(DialectSQLServer))
-	}
-}

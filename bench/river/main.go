@@ -1,0 +1,280 @@
+// Command riverbench runs River, the Go job queue on PostgreSQL, through the
+// same three shapes of work that `make bench` measures SubmissionManager on,
+// so that the two can be compared as ratios from one run on one machine:
+//
+//   - intake: producers only (no worker runs), each insert one durable
+//     transaction, as one intent is one HTTP request;
+//   - backlog: a queue of jobs inserted beforehand is executed by 64
+//     concurrent workers whose work takes a fixed time (the gateway call);
+//   - mixed: producers and workers at once, timed until every job completed.
+//
+// It lives in its own module so that the product's go.mod stays River-free.
+// It prints one JSON object per phase on stdout.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
+)
+
+// config is what a run is parameterised by; the defaults are the shape of
+// work the comparison in docs/benchmarks.md uses.
+type config struct {
+	DSN           string
+	Phase         string
+	Count         int
+	Producers     int
+	Workers       int
+	WorkTime      time.Duration
+	FetchCooldown time.Duration
+	PoolSize      int
+}
+
+// result is one phase's figures.
+type result struct {
+	Phase     string  `json:"phase"`
+	Jobs      int     `json:"jobs"`
+	Seconds   float64 `json:"seconds"`
+	PerSecond float64 `json:"perSecond"`
+	P50Ms     float64 `json:"insertP50Ms,omitempty"`
+	P99Ms     float64 `json:"insertP99Ms,omitempty"`
+	River     string  `json:"river"`
+}
+
+// riverVersion reads the River release this module pins (go.mod) from the
+// binary's build information, so that the report cannot name another.
+func riverVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, m := range bi.Deps {
+			if m.Path == "github.com/riverqueue/river" {
+				return m.Version
+			}
+		}
+	}
+	return "unknown"
+}
+
+func main() {
+	var cfg config
+	flag.StringVar(&cfg.DSN, "dsn", os.Getenv("RIVERBENCH_DSN"), "PostgreSQL connection string (env RIVERBENCH_DSN)")
+	flag.StringVar(&cfg.Phase, "phase", "intake", "intake, backlog or mixed")
+	flag.IntVar(&cfg.Count, "count", 20000, "jobs in the phase")
+	flag.IntVar(&cfg.Producers, "producers", 64, "concurrent producers (intake, mixed)")
+	flag.IntVar(&cfg.Workers, "workers", 64, "concurrent workers (backlog, mixed)")
+	flag.DurationVar(&cfg.WorkTime, "work-time", 5*time.Millisecond, "time one job's work takes")
+	flag.DurationVar(&cfg.FetchCooldown, "fetch-cooldown", 5*time.Millisecond, "River's FetchCooldown (its best setting here)")
+	flag.IntVar(&cfg.PoolSize, "pool", 80, "PostgreSQL connections")
+	flag.Parse()
+	if cfg.DSN == "" {
+		fmt.Fprintln(os.Stderr, "riverbench: --dsn (or RIVERBENCH_DSN) is required")
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := run(ctx, cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "riverbench:", err)
+		os.Exit(1)
+	}
+	_ = json.NewEncoder(os.Stdout).Encode(res)
+}
+
+// sendArgs stands for one submission.
+type sendArgs struct {
+	N int `json:"n"`
+}
+
+func (sendArgs) Kind() string { return "send" }
+
+// sendWorker spends the gateway's time, as an attempt waits for its call.
+type sendWorker struct {
+	river.WorkerDefaults[sendArgs]
+	workTime time.Duration
+}
+
+func (w *sendWorker) Work(ctx context.Context, _ *river.Job[sendArgs]) error {
+	t := time.NewTimer(w.workTime)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func run(ctx context.Context, cfg config) (result, error) {
+	pcfg, err := pgxpool.ParseConfig(cfg.DSN)
+	if err != nil {
+		return result{}, err
+	}
+	pcfg.MaxConns = int32(cfg.PoolSize)
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return result{}, err
+	}
+	defer pool.Close()
+	driver := riverpgxv5.New(pool)
+	migrator, err := rivermigrate.New(driver, nil)
+	if err != nil {
+		return result{}, err
+	}
+	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return result{}, fmt.Errorf("migrate: %w", err)
+	}
+	if _, err := pool.Exec(ctx, "TRUNCATE river_job"); err != nil {
+		return result{}, err
+	}
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &sendWorker{workTime: cfg.WorkTime})
+	client, err := river.NewClient(driver, &river.Config{
+		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Workers}},
+		Workers:           workers,
+		FetchCooldown:     cfg.FetchCooldown,
+		FetchPollInterval: max(cfg.FetchCooldown, 50*time.Millisecond),
+	})
+	if err != nil {
+		return result{}, err
+	}
+	res := result{Phase: cfg.Phase, Jobs: cfg.Count, River: riverVersion()}
+	switch cfg.Phase {
+	case "intake":
+		start := time.Now()
+		lat, err := produce(ctx, client, cfg)
+		if err != nil {
+			return res, err
+		}
+		res.Seconds = time.Since(start).Seconds()
+		res.P50Ms, res.P99Ms = percentile(lat, 0.50), percentile(lat, 0.99)
+	case "backlog":
+		if _, err := produce(ctx, client, cfg); err != nil {
+			return res, err
+		}
+		start := time.Now()
+		if err := executeAll(ctx, client, cfg.Count, nil); err != nil {
+			return res, err
+		}
+		res.Seconds = time.Since(start).Seconds()
+	case "mixed":
+		start := time.Now()
+		if err := executeAll(ctx, client, cfg.Count, func() error {
+			_, err := produce(ctx, client, cfg)
+			return err
+		}); err != nil {
+			return res, err
+		}
+		res.Seconds = time.Since(start).Seconds()
+	default:
+		return res, fmt.Errorf("unknown phase %q (intake, backlog or mixed)", cfg.Phase)
+	}
+	res.PerSecond = float64(cfg.Count) / res.Seconds
+	return res, nil
+}
+
+// produce inserts cfg.Count jobs from cfg.Producers goroutines, one durable
+// insert each, and returns every insert's latency.
+func produce(ctx context.Context, client *river.Client[pgx.Tx], cfg config) ([]time.Duration, error) {
+	var next atomic.Int64
+	lat := make([]time.Duration, cfg.Count)
+	errs := make(chan error, cfg.Producers)
+	var wg sync.WaitGroup
+	for range cfg.Producers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= cfg.Count {
+					return
+				}
+				t := time.Now()
+				if _, err := client.Insert(ctx, sendArgs{N: i}, nil); err != nil {
+					errs <- err
+					return
+				}
+				lat[i] = time.Since(t)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	return lat, errors.Join(collect(errs)...)
+}
+
+// executeAll starts the client's workers, runs also (when given) beside
+// them, and returns once count jobs completed: River reports a completion
+// after the completer has written it.
+func executeAll(ctx context.Context, client *river.Client[pgx.Tx], count int, also func() error) error {
+	completed, cancel := client.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed)
+	defer cancel()
+	if err := client.Start(ctx); err != nil {
+		return err
+	}
+	defer func() {
+		stopCtx, done := context.WithTimeout(context.Background(), 10*time.Second)
+		defer done()
+		_ = client.Stop(stopCtx)
+	}()
+	alsoErr := make(chan error, 1)
+	if also != nil {
+		go func() { alsoErr <- also() }()
+	} else {
+		alsoErr <- nil
+	}
+	timeout := time.NewTimer(10 * time.Minute)
+	defer timeout.Stop()
+	for done := 0; done < count; {
+		select {
+		case ev := <-completed:
+			if ev.Kind != river.EventKindJobCompleted {
+				return fmt.Errorf("job %d failed", ev.Job.ID)
+			}
+			done++
+		case err := <-alsoErr:
+			if err != nil {
+				return err
+			}
+			alsoErr = nil
+		case <-timeout.C:
+			return errors.New("jobs did not complete within 10 minutes")
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if alsoErr != nil {
+		return <-alsoErr
+	}
+	return nil
+}
+
+func collect(ch <-chan error) []error {
+	var out []error
+	for err := range ch {
+		out = append(out, err)
+	}
+	return out
+}
+
+func percentile(d []time.Duration, p float64) float64 {
+	if len(d) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return float64(s[min(len(s)-1, int(p*float64(len(s))))].Microseconds()) / 1000
+}

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# River beside SubmissionManager, on the same work, in one run: 64 producers,
+# 64 concurrent executions, 5 ms of work (River's worker sleeps; our gateway
+# simulator answers after 5 ms). River v0.51 runs on a throwaway PostgreSQL 15
+# cluster (fsync on, FetchCooldown 5 ms: its best setting here); we run
+# through HTTP and the Go SDK on embedded SQLite with synchronous=FULL.
+# Three figures each:
+#   intake   producers only (River: insert-only; we: an --api-only instance)
+#   backlog  a queue of BACKLOG jobs executed from a standing start
+#   mixed    producers and execution at once, until every job completed
+# The whole comparison runs RUNS times (default 2); each run's ratios come
+# from that run alone. Writes a markdown section to the file given as $1
+# (default: stdout). Knobs: RUNS, INTAKE (default 20000), BACKLOG (default
+# 20000), MIXED (default 20000), BASE_PORT (default 18100).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNS=${RUNS:-2}
+INTAKE=${INTAKE:-20000}
+BACKLOG=${BACKLOG:-20000}
+MIXED=${MIXED:-20000}
+BASE_PORT=${BASE_PORT:-18100}
+API_PORT=$BASE_PORT SMS_PORT=$((BASE_PORT + 1)) PUSH_PORT=$((BASE_PORT + 2)) PG_PORT=$((BASE_PORT + 3))
+out=${1:-/dev/stdout}
+
+work=$(mktemp -d)
+chmod 755 "$work"
+pids=()
+cleanup() {
+	for p in "${pids[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	scripts/postgres-throwaway.sh stop "$work/pg" || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+log() { printf '== %s\n' "$*" >&2; }
+
+log "building SubmissionManager and the River benchmark"
+go build -o "$work/bin/" ./cmd/...
+(cd bench/river && go build -o "$work/bin/riverbench" .)
+bin=$work/bin
+dsn=$(scripts/postgres-throwaway.sh start "$work/pg" "$PG_PORT")
+pg_version=$(psql "$dsn" -Atc 'SHOW server_version' | cut -d' ' -f1)
+
+cat >"$work/registry.json" <<JSON
+{"targets": [
+  {"submissionTarget": "sms.realtime", "gatewayType": "sms", "gatewayUrl": "http://127.0.0.1:$SMS_PORT",
+   "mode": "realtime", "policy": "deadline", "maxAcceptanceSeconds": 600,
+   "terminalOutcomes": ["invalid_request", "invalid_recipient", "invalid_message"]}
+]}
+JSON
+"$bin"/gateway-sim --sms-listen "127.0.0.1:$SMS_PORT" --push-listen "127.0.0.1:$PUSH_PORT" --latency 5ms 2>"$work/sim.log" &
+pids+=($!)
+
+serve_flags="--listen 127.0.0.1:$API_PORT --database sqlite:$work/sm.db --registry $work/registry.json --max-in-flight 64 --lease-duration 5s --renew-interval 1s --acquire-interval 1s --log-level warn"
+service_pid=
+start_service() { # [extra flags]; waits until /readyz answers
+	stop_service
+	# shellcheck disable=SC2086
+	"$bin"/submission-manager serve $serve_flags "$@" 2>>"$work/serve.log" &
+	service_pid=$!
+	pids+=($service_pid)
+	for _ in $(seq 1 300); do
+		curl -fsS "http://127.0.0.1:$API_PORT/readyz" >/dev/null 2>&1 && return 0
+		sleep 0.05
+	done
+	echo "service never became ready" >&2
+	return 1
+}
+stop_service() {
+	if [ -n "$service_pid" ]; then
+		kill -TERM "$service_pid" 2>/dev/null || true
+		wait "$service_pid" 2>/dev/null || true
+		service_pid=
+	fi
+}
+json() { python3 -c "import json,sys; print(json.load(sys.stdin)$1)"; }
+now() { date +%s.%N; }
+loadgen() { "$bin"/loadgen --url "http://127.0.0.1:$API_PORT" --concurrency 64 --json "$@"; }
+
+# ours_backlog: an API-only instance takes BACKLOG intents; then a leader
+# starts on the same file and executes them; timed from the leader's start
+# until no intent is pending (polled every 20 ms), as River's backlog phase
+# is timed from its client's start.
+ours_backlog() {
+	rm -f "$work"/sm.db*
+	start_service --api-only
+	loadgen --count "$BACKLOG" --wait=false --run-id "backlog$1" >/dev/null
+	stop_service
+	local t0 t1
+	t0=$(now)
+	start_service
+	while curl -fsS "http://127.0.0.1:$API_PORT/v1/intents?status=pending&limit=1" | grep -q '"intentId"'; do
+		sleep 0.02
+	done
+	t1=$(now)
+	stop_service
+	awk -v n="$BACKLOG" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f\n", n / (b - a) }'
+}
+
+rows=()
+for run in $(seq 1 "$RUNS"); do
+	log "run $run of $RUNS: SubmissionManager intake ($INTAKE, API-only)"
+	rm -f "$work"/sm.db*
+	start_service --api-only
+	sm_intake=$(loadgen --count "$INTAKE" --wait=false --run-id "intake$run" | json '["intakePerSecond"]')
+	stop_service
+	log "run $run: SubmissionManager backlog ($BACKLOG)"
+	sm_backlog=$(ours_backlog "$run")
+	log "run $run: SubmissionManager producers and execution at once ($MIXED)"
+	rm -f "$work"/sm.db*
+	start_service
+	mixed_json=$(loadgen --count "$MIXED" --run-id "mixed$run")
+	stop_service
+	sm_mixed=$(echo "$mixed_json" | json '["intentsPerSecond"]')
+	sm_unfinished=$(echo "$mixed_json" | json '["unfinished"]')
+
+	log "run $run: River intake, backlog, mixed"
+	r_intake=$("$bin"/riverbench --dsn "$dsn" --phase intake --count "$INTAKE" | json '["perSecond"]')
+	r_backlog=$("$bin"/riverbench --dsn "$dsn" --phase backlog --count "$BACKLOG" | json '["perSecond"]')
+	r_mixed=$("$bin"/riverbench --dsn "$dsn" --phase mixed --count "$MIXED" | json '["perSecond"]')
+	river_version=$("$bin"/riverbench --dsn "$dsn" --phase intake --count 1 | json '["river"]')
+	ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+	fmt() { printf "%.0f" "$1"; }
+	rows+=("| $run | durable intake/s, producers only | $(fmt "$r_intake") | $(fmt "$sm_intake") | **$(ratio "$sm_intake" "$r_intake")×** | 3× |")
+	rows+=("| $run | a $BACKLOG backlog executed/s | $(fmt "$r_backlog") | $(fmt "$sm_backlog") | **$(ratio "$sm_backlog" "$r_backlog")×** | 2× |")
+	rows+=("| $run | producers and execution at once: completed/s ($sm_unfinished left pending) | $(fmt "$r_mixed") | $(fmt "$sm_mixed") | **$(ratio "$sm_mixed" "$r_mixed")×** | 2× |")
+done
+
+{
+	echo "## Against River, side by side"
+	echo
+	echo "\`scripts/bench-river.sh\` (part of \`make bench\`), on $(date -u +%Y-%m-%d): River $river_version (pgx v5) on a"
+	echo "throwaway PostgreSQL $pg_version cluster on loopback (fsync on, FetchCooldown 5 ms) beside"
+	echo "SubmissionManager through HTTP and the Go SDK on embedded SQLite (synchronous=FULL), 64 producers,"
+	echo "64 concurrent executions, 5 ms of work per job (River's worker sleeps; our gateway simulator"
+	echo "answers after 5 ms), on $(nproc) cores of a $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), everything on one host."
+	echo "Each run's ratio comes from that run alone; absolute figures move ±30 % between runs here."
+	echo
+	echo "| run | figure | River | SubmissionManager | ratio | goal |"
+	echo "| --- | --- | --- | --- | --- | --- |"
+	printf '%s\n' "${rows[@]}"
+	echo
+	echo "Our backlog figure is timed from the leader's process start (it includes the rebuild) to the"
+	echo "last pending intent leaving pending, polled every 20 ms; River's from its client's start to its"
+	echo "last JobCompleted event. Mixed: ours from the first intent's createdAt to the last attempt's"
+	echo "finish (loadgen's intents/s), River's from the first insert to the last completion."
+} >"$out"
