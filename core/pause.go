@@ -1,9 +1,14 @@
 package core
 
 import (
+	"errors"
 	"net/url"
 	"time"
 )
+
+// ErrPausesUnavailable means the store in use keeps no gateway pauses, so a
+// pause could not be seen by every instance and is refused.
+var ErrPausesUnavailable = errors.New("gateway pauses are not available on this store")
 
 // GatewayPause is an operator's pause of a gateway: by gateway type (every
 // URL of that type) or by one gateway URL. While it is in force the executor

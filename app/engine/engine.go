@@ -106,6 +106,8 @@ type Engine struct {
 	leading atomic.Bool
 	// notify carries locally created intents to the scheduler goroutine.
 	notify chan core.Intent
+	// gates is the current (or last) term's gateway protection.
+	gates atomic.Pointer[gates]
 }
 
 // New validates cfg and applies the defaults.

@@ -3,6 +3,7 @@ package engine
 import (
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/submissionmanager/submission-manager/core"
@@ -61,23 +62,38 @@ type gatewayView struct {
 // only for arithmetic, never across I/O.
 type gates struct {
 	p       Protection
-	paused  func(url string, t core.GatewayType) bool
 	log     *slog.Logger
 	metrics ports.ProtectionMetrics
+	// pauses is the latest snapshot of the stored pauses.
+	pauses atomic.Pointer[[]core.GatewayPause]
 
 	mu    sync.Mutex
 	views map[string]*gatewayView
 }
 
-func newGates(p Protection, paused func(string, core.GatewayType) bool, log *slog.Logger, m ports.Metrics) *gates {
+func newGates(p Protection, log *slog.Logger, m ports.Metrics) *gates {
 	pm, _ := m.(ports.ProtectionMetrics)
-	return &gates{p: p, paused: paused, log: log, metrics: pm, views: make(map[string]*gatewayView)}
+	return &gates{p: p, log: log, metrics: pm, views: make(map[string]*gatewayView)}
 }
 
 // active reports whether any protection needs the gate at all; without it
 // the executor skips the gate entirely (today's path).
 func (g *gates) active() bool {
-	return g.p.Breaker != nil || len(g.p.Limits) > 0 || g.paused != nil
+	return g.p.Breaker != nil || len(g.p.Limits) > 0 || g.p.Pauses != nil
+}
+
+// setPauses replaces the pause snapshot.
+func (g *gates) setPauses(ps []core.GatewayPause) {
+	g.pauses.Store(&ps)
+	if g.metrics != nil {
+		g.metrics.GatewaysPaused(len(ps))
+	}
+}
+
+// paused reports whether a stored pause covers the gateway.
+func (g *gates) paused(url string, t core.GatewayType) bool {
+	ps := g.pauses.Load()
+	return ps != nil && core.Paused(*ps, url, t)
 }
 
 // view returns the gateway's view, creating it on first sight. The caller
@@ -105,7 +121,7 @@ func (g *gates) view(c core.Contract) *gatewayView {
 // now. callNow counts the call in flight: the caller must report it with
 // finish exactly once.
 func (g *gates) admit(intentID string, c core.Contract, now time.Time) verdict {
-	paused := g.paused != nil && g.paused(c.GatewayURL, c.GatewayType)
+	paused := g.paused(c.GatewayURL, c.GatewayType)
 	g.mu.Lock()
 	v := g.view(c)
 	out, tr := g.decide(v, intentID, paused, now)
@@ -232,4 +248,40 @@ func (g *gates) transition(url string, tr *core.BreakerTransition) {
 	if g.metrics != nil {
 		g.metrics.BreakerTransition(url, tr.From, tr.To)
 	}
+}
+
+// status returns the executor's view of every gateway it has seen.
+func (g *gates) status() map[string]ports.GatewayExecution {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make(map[string]ports.GatewayExecution, len(g.views))
+	for url, v := range g.views {
+		e := ports.GatewayExecution{
+			InFlight: v.inFlight, MaxInFlight: v.limit.MaxInFlight, Rate: v.limit.Rate, Burst: v.limit.Burst,
+			RecentCalls: v.recentN,
+		}
+		for i := range v.recentN {
+			if v.recent[i] {
+				e.RecentFailures++
+			}
+		}
+		if v.breaker != nil {
+			e.Breaker = v.breaker.State()
+			if e.Breaker == core.BreakerOpen {
+				e.ProbeAt = v.breaker.ProbeAt()
+			}
+		}
+		out[url] = e
+	}
+	return out
+}
+
+// typeOf returns the gateway type of a URL the gates have seen.
+func (g *gates) typeOf(url string) core.GatewayType {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if v, ok := g.views[url]; ok {
+		return v.gatewayType
+	}
+	return ""
 }

@@ -204,3 +204,35 @@ func (t *term) unparkAll() {
 		t.unpark(url)
 	}
 }
+
+// start rebuilds the schedule and reads the pauses: a new leader must not
+// call a paused gateway even once.
+func (t *term) start(ctx context.Context) error {
+	if err := t.rebuild(ctx); err != nil {
+		return err
+	}
+	if t.cfg.Protection.Pauses == nil {
+		return nil
+	}
+	ps, err := t.cfg.Protection.Pauses.ListPauses(ctx)
+	if err != nil {
+		return fmt.Errorf("read gateway pauses: %w", err)
+	}
+	t.gates.setPauses(ps)
+	return nil
+}
+
+// afterRefresh re-reads the pauses (another instance may have paused or
+// resumed a gateway) and gives parked work its chance. A failed read keeps
+// the last snapshot: the next refresh tries again.
+func (t *term) afterRefresh(ctx context.Context) {
+	if t.cfg.Protection.Pauses != nil {
+		ps, err := t.cfg.Protection.Pauses.ListPauses(ctx)
+		if err != nil {
+			t.log.Warn("gateway_pauses_unread", "error", err.Error())
+		} else {
+			t.gates.setPauses(ps)
+		}
+	}
+	t.unparkAll()
+}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/ports"
 )
 
 // Protection is the operator's gateway protection: retry policies per
@@ -25,6 +26,10 @@ type Protection struct {
 	// Limits bound calls per gateway: a rule naming a URL wins over one
 	// naming the gateway type.
 	Limits []GatewayLimit
+	// Pauses, when set, is where the operator's gateway pauses are
+	// stored; the leader reads them at the start of its term and at every
+	// schedule refresh.
+	Pauses ports.PauseStore
 	// PauseRecheck is how far a paused gateway's due attempts are deferred
 	// before the executor looks again; zero means DefaultPauseRecheck.
 	PauseRecheck time.Duration
@@ -113,7 +118,28 @@ func (p Protection) limitFor(url string, t core.GatewayType) (GatewayLimit, bool
 }
 
 // newGates builds a leadership term's gates: breakers start closed with
-// each new leader.
+// each new leader. The engine keeps the current term's gates for
+// GatewayStatus.
 func (e *Engine) newGates(core.Lease) *gates {
-	return newGates(e.cfg.Protection, nil, e.log, e.cfg.Metrics)
+	g := newGates(e.cfg.Protection, e.log, e.cfg.Metrics)
+	e.gates.Store(g)
+	return g
+}
+
+// GatewayStatus returns the executor's view of every gateway it has called
+// or deferred, by URL, and false when this instance does not lead.
+func (e *Engine) GatewayStatus() (map[string]ports.GatewayExecution, bool) {
+	g := e.gates.Load()
+	if g == nil || !e.leading.Load() {
+		return nil, false
+	}
+	return g.status(), true
+}
+
+// gatewayType returns the type of a gateway URL the executor has seen.
+func (e *Engine) gatewayType(url string) core.GatewayType {
+	if g := e.gates.Load(); g != nil {
+		return g.typeOf(url)
+	}
+	return ""
 }

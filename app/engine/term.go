@@ -115,7 +115,7 @@ func (t *term) run(ctx context.Context) error {
 	defer stopWork()
 	t.stopWork = stopWork
 
-	if err := t.rebuild(ctx); err != nil {
+	if err := t.start(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -137,7 +137,7 @@ func (t *term) run(ctx context.Context) error {
 				break
 			}
 			t.nextRefresh = t.cfg.Clock.Now().Add(t.cfg.RefreshInterval)
-			t.unparkAll()
+			t.afterRefresh(ctx)
 		}
 		t.dispatch(workCtx)
 		if t.lost != nil {
