@@ -20,6 +20,7 @@ const defaultPageSize = 50
 // type. Errors are returned untouched for problemFor to answer.
 type handlers struct {
 	service    ports.IntentService
+	gateways   ports.GatewayOperator
 	leadership ports.LeadershipReporter
 	holderID   string
 	apiOnly    bool

@@ -39,6 +39,7 @@ const (
 	TypeUnknownSubmissionTarget = ProblemTypeBase + "unknown-submission-target"
 	TypeStoreUnavailable        = ProblemTypeBase + "store-unavailable"
 	TypeInternalError           = ProblemTypeBase + "internal-error"
+	TypeNotAvailable            = ProblemTypeBase + "not-available"
 )
 
 // problemContentType is the media type of RFC 9457 problem documents.
@@ -103,6 +104,8 @@ func problemFor(err error) problem {
 			"the store cannot be reached; retry later")
 		p.header.Set("Retry-After", "1")
 		return p
+	case errors.Is(err, core.ErrPausesUnavailable):
+		return newProblem(http.StatusNotImplemented, TypeNotAvailable, "Not available", err.Error())
 	case errors.Is(err, errUnauthorized):
 		p := newProblem(http.StatusUnauthorized, TypeUnauthorized, "Unauthorized", "send Authorization: Bearer <api key>")
 		p.header.Set("WWW-Authenticate", `Bearer realm="submission-manager"`)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/submissionmanager/submission-manager/app/engine"
 	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/ports"
 )
 
 // ProtectionConfig is the operator's gateway protection: retry policies per
@@ -88,10 +89,10 @@ func (c ProtectionConfig) Validate() error {
 
 // engineProtection is the executor's view of the settings; retryDelay is
 // the default policy for intents no --retry rule names.
-func (c ProtectionConfig) engineProtection(retryDelay time.Duration) engine.Protection {
+func (c ProtectionConfig) engineProtection(retryDelay time.Duration, pauses ports.PauseStore) engine.Protection {
 	rules := append([]core.RetryRule{{Policy: core.FixedDelay(retryDelay)}}, c.Retry...)
 	table := core.NewRetryTable(rules...)
-	p := engine.Protection{Retry: &table, FailureReasons: c.BreakerFailureReasons, Limits: c.Limits}
+	p := engine.Protection{Retry: &table, FailureReasons: c.BreakerFailureReasons, Limits: c.Limits, Pauses: pauses}
 	if c.Breaker {
 		b := c.BreakerSettings
 		p.Breaker = &b
@@ -209,4 +210,11 @@ func parseGatewayLimit(s string) (engine.GatewayLimit, error) {
 		l.Burst = max(1, int(l.Rate))
 	}
 	return l, nil
+}
+
+// pauseStore returns the store's gateway pauses, or nil when the store keeps
+// none (pause and resume then answer 501).
+func pauseStore(s ports.Store) ports.PauseStore {
+	ps, _ := s.(ports.PauseStore)
+	return ps
 }

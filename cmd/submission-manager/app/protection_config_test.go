@@ -16,7 +16,7 @@ func TestProtectionDefaultsTurnTheBreakerOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := cfg.Protection.engineProtection(cfg.RetryDelay)
+	p := cfg.Protection.engineProtection(cfg.RetryDelay, nil)
 	if p.Breaker == nil || *p.Breaker != core.DefaultBreakerConfig() || len(p.Limits) != 0 {
 		t.Fatalf("default protection = %+v", p)
 	}
@@ -24,7 +24,7 @@ func TestProtectionDefaultsTurnTheBreakerOn(t *testing.T) {
 		t.Fatalf("default retry = %v, want the unchanged fixed 5 s", got)
 	}
 	off, err := parseServeConfig([]string{"--breaker=false"}, envOf(nil), &bytes.Buffer{})
-	if err != nil || off.Protection.engineProtection(time.Second).Breaker != nil {
+	if err != nil || off.Protection.engineProtection(time.Second, nil).Breaker != nil {
 		t.Fatalf("--breaker=false: %v %+v", err, off.Protection)
 	}
 }
@@ -43,7 +43,7 @@ func TestProtectionFlagsAndEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := cfg.Protection.engineProtection(cfg.RetryDelay)
+	p := cfg.Protection.engineProtection(cfg.RetryDelay, nil)
 	if e, ok := p.Retry.For(core.GatewaySMS, core.ModeBatch).(core.Exponential); !ok || e.Max != time.Minute {
 		t.Fatalf("sms retry = %v", p.Retry.For(core.GatewaySMS, core.ModeBatch))
 	}

@@ -109,8 +109,19 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 	if err != nil {
 		return nil, err
 	}
+	var executor *engine.Engine
+	if exec != nil {
+		executor = exec.executor
+	}
+	gateways, err := engine.NewGatewayService(engine.GatewayServiceConfig{
+		Targets: service.Targets, Pauses: pauseStore(db.Store()), Executor: executor, Logger: log,
+	})
+	if err != nil {
+		return nil, err
+	}
 	api, err := httpapi.New(httpapi.Config{
 		Service:         service,
+		Gateways:        gateways,
 		Leadership:      leadership,
 		HolderID:        s.holderID,
 		APIOnly:         cfg.APIOnly,
@@ -191,7 +202,7 @@ func (s *Server) newExecution(cfg ServeConfig, clock ports.Clock, metrics *prome
 		DrainTimeout: min(cfg.GatewayTimeout, cfg.ShutdownTimeout/2),
 		Logger:       log,
 		Metrics:      metrics,
-		Protection:   cfg.Protection.engineProtection(cfg.RetryDelay),
+		Protection:   cfg.Protection.engineProtection(cfg.RetryDelay, pauseStore(s.db.Store())),
 	})
 	if err != nil {
 		return nil, err

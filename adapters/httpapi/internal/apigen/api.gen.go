@@ -44,6 +44,27 @@ func (e ExhaustedReason) Valid() bool {
 	}
 }
 
+// Defines values for GatewayExecutionBreaker.
+const (
+	Closed   GatewayExecutionBreaker = "closed"
+	HalfOpen GatewayExecutionBreaker = "half_open"
+	Open     GatewayExecutionBreaker = "open"
+)
+
+// Valid indicates whether the value is a known member of the GatewayExecutionBreaker enum.
+func (e GatewayExecutionBreaker) Valid() bool {
+	switch e {
+	case Closed:
+		return true
+	case HalfOpen:
+		return true
+	case Open:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GatewayType.
 const (
 	Push GatewayType = "push"
@@ -238,6 +259,94 @@ type Contract struct {
 // Example: max_attempts_reached
 type ExhaustedReason string
 
+// Gateway defines model for Gateway.
+type Gateway struct {
+	// Executor The leader's view of one gateway.
+	Executor *GatewayExecution `json:"executor,omitempty"`
+
+	// GatewayType The gateway family that interprets the target's answers.
+	//
+	// Example: sms
+	GatewayType GatewayType `json:"gatewayType"`
+
+	// GatewayUrl Example: http://127.0.0.1:8080
+	GatewayUrl string `json:"gatewayUrl"`
+
+	// Paused Whether a pause of this URL or its type is in force.
+	Paused bool `json:"paused"`
+
+	// Targets The registry's submission targets routed to this URL.
+	//
+	// Example: ["sms.batch","sms.realtime"]
+	Targets []string `json:"targets"`
+}
+
+// GatewayExecution The leader's view of one gateway.
+type GatewayExecution struct {
+	// Breaker Absent when the circuit breaker is turned off.
+	Breaker *GatewayExecutionBreaker `json:"breaker,omitempty"`
+
+	// Burst The rate limit's burst, when one is set.
+	Burst *int `json:"burst,omitempty"`
+
+	// InFlight Calls to this gateway in flight.
+	InFlight int `json:"inFlight"`
+
+	// MaxInFlight The gateway's concurrency limit, when one is set.
+	MaxInFlight *int `json:"maxInFlight,omitempty"`
+
+	// ProbeAt When an open breaker lets its one probe call through.
+	ProbeAt *time.Time `json:"probeAt,omitempty"`
+
+	// Rate The gateway's rate limit in calls per second, when one is set.
+	Rate *float64 `json:"rate,omitempty"`
+
+	// RecentCalls How many of the latest calls (at most 100) the failure count covers.
+	RecentCalls int `json:"recentCalls"`
+
+	// RecentFailures Gateway failures (errors, timeouts, invalid answers) among them.
+	RecentFailures int `json:"recentFailures"`
+}
+
+// GatewayExecutionBreaker Absent when the circuit breaker is turned off.
+type GatewayExecutionBreaker string
+
+// GatewayList defines model for GatewayList.
+type GatewayList struct {
+	Gateways []Gateway `json:"gateways"`
+
+	// Leader Whether this instance leads; only the leader has executor views.
+	Leader bool           `json:"leader"`
+	Pauses []GatewayPause `json:"pauses"`
+}
+
+// GatewayPause defines model for GatewayPause.
+type GatewayPause struct {
+	// GatewayType The gateway family that interprets the target's answers.
+	//
+	// Example: sms
+	GatewayType *GatewayType `json:"gatewayType,omitempty"`
+
+	// GatewayUrl Example: http://127.0.0.1:8080
+	GatewayUrl *string `json:"gatewayUrl,omitempty"`
+
+	// PausedAt When the pause was first stored.
+	PausedAt time.Time `json:"pausedAt"`
+}
+
+// GatewaySelector Exactly one of gatewayType and gatewayUrl.
+type GatewaySelector struct {
+	// GatewayType The gateway family that interprets the target's answers.
+	//
+	// Example: sms
+	GatewayType *GatewayType `json:"gatewayType,omitempty"`
+
+	// GatewayUrl An absolute http or https URL, as in the registry.
+	//
+	// Example: http://127.0.0.1:8080
+	GatewayUrl *string `json:"gatewayUrl,omitempty"`
+}
+
 // GatewayType The gateway family that interprets the target's answers.
 //
 // Example: sms
@@ -392,6 +501,12 @@ type Problem struct {
 // ProblemConflictingFields defines model for Problem.ConflictingFields.
 type ProblemConflictingFields string
 
+// ResumeResult defines model for ResumeResult.
+type ResumeResult struct {
+	// WasPaused Whether a pause of this type or URL was in force.
+	WasPaused bool `json:"wasPaused"`
+}
+
 // SubmitIntentRequest Example: {"intentId":"order-1234-shipping-sms","payload":{"text":"Your order has shipped.","to":"+15551234567"},"submissionTarget":"sms.realtime"}
 type SubmitIntentRequest struct {
 	// IntentId The client's idempotency key: 1 to 255 characters, no control
@@ -491,6 +606,12 @@ type ListIntentsParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
+// PauseGatewayJSONRequestBody defines body for PauseGateway for application/json ContentType.
+type PauseGatewayJSONRequestBody = GatewaySelector
+
+// ResumeGatewayJSONRequestBody defines body for ResumeGateway for application/json ContentType.
+type ResumeGatewayJSONRequestBody = GatewaySelector
+
 // SubmitIntentJSONRequestBody defines body for SubmitIntent for application/json ContentType.
 type SubmitIntentJSONRequestBody = SubmitIntentRequest
 
@@ -502,6 +623,15 @@ type ServerInterface interface {
 	// Readyz Readiness with this instance's role.
 	// (GET /readyz)
 	Readyz(w http.ResponseWriter, r *http.Request)
+	// ListGateways List the gateways and their protection state (operator).
+	// (GET /v1/gateways)
+	ListGateways(w http.ResponseWriter, r *http.Request)
+	// PauseGateway Pause a gateway by type or URL (operator).
+	// (POST /v1/gateways/pause)
+	PauseGateway(w http.ResponseWriter, r *http.Request)
+	// ResumeGateway Resume a paused gateway by type or URL (operator).
+	// (POST /v1/gateways/resume)
+	ResumeGateway(w http.ResponseWriter, r *http.Request)
 	// ListIntents List intents, newest first.
 	// (GET /v1/intents)
 	ListIntents(w http.ResponseWriter, r *http.Request, params ListIntentsParams)
@@ -547,6 +677,48 @@ func (siw *ServerInterfaceWrapper) Readyz(w http.ResponseWriter, r *http.Request
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.Readyz(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListGateways operation middleware
+func (siw *ServerInterfaceWrapper) ListGateways(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListGateways(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// PauseGateway operation middleware
+func (siw *ServerInterfaceWrapper) PauseGateway(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.PauseGateway(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ResumeGateway operation middleware
+func (siw *ServerInterfaceWrapper) ResumeGateway(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ResumeGateway(w, r)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -833,6 +1005,9 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/intents/{intentId}", wrapper.GetIntent)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/targets", wrapper.ListTargets)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/targets/{submissionTarget}", wrapper.GetTarget)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/gateways", wrapper.ListGateways)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/gateways/pause", wrapper.PauseGateway)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/gateways/resume", wrapper.ResumeGateway)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/healthz", wrapper.Healthz)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/readyz", wrapper.Readyz)
 
@@ -888,6 +1063,291 @@ func (response Readyz200TextResponse) VisitReadyzResponse(w http.ResponseWriter)
 	w.WriteHeader(200)
 
 	_, err := w.Write([]byte(fmt.Sprint(response)))
+	return err
+}
+
+type ListGatewaysRequestObject struct {
+}
+
+type ListGatewaysResponseObject interface {
+	VisitListGatewaysResponse(w http.ResponseWriter) error
+}
+
+type ListGateways200JSONResponse GatewayList
+
+func (response ListGateways200JSONResponse) VisitListGatewaysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListGateways401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListGateways401ApplicationProblemPlusJSONResponse) VisitListGatewaysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListGateways503ApplicationProblemPlusJSONResponse struct {
+	StoreUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListGateways503ApplicationProblemPlusJSONResponse) VisitListGatewaysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseGatewayRequestObject struct {
+	Body *PauseGatewayJSONRequestBody
+}
+
+type PauseGatewayResponseObject interface {
+	VisitPauseGatewayResponse(w http.ResponseWriter) error
+}
+
+type PauseGateway200JSONResponse GatewayPause
+
+func (response PauseGateway200JSONResponse) VisitPauseGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseGateway400ApplicationProblemPlusJSONResponse struct {
+	MalformedRequestApplicationProblemPlusJSONResponse
+}
+
+func (response PauseGateway400ApplicationProblemPlusJSONResponse) VisitPauseGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseGateway401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response PauseGateway401ApplicationProblemPlusJSONResponse) VisitPauseGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseGateway415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response PauseGateway415ApplicationProblemPlusJSONResponse) VisitPauseGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseGateway422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response PauseGateway422ApplicationProblemPlusJSONResponse) VisitPauseGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseGateway501ApplicationProblemPlusJSONResponse Problem
+
+func (response PauseGateway501ApplicationProblemPlusJSONResponse) VisitPauseGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(501)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseGateway503ApplicationProblemPlusJSONResponse struct {
+	StoreUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response PauseGateway503ApplicationProblemPlusJSONResponse) VisitPauseGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeGatewayRequestObject struct {
+	Body *ResumeGatewayJSONRequestBody
+}
+
+type ResumeGatewayResponseObject interface {
+	VisitResumeGatewayResponse(w http.ResponseWriter) error
+}
+
+type ResumeGateway200JSONResponse ResumeResult
+
+func (response ResumeGateway200JSONResponse) VisitResumeGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeGateway400ApplicationProblemPlusJSONResponse struct {
+	MalformedRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ResumeGateway400ApplicationProblemPlusJSONResponse) VisitResumeGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeGateway401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ResumeGateway401ApplicationProblemPlusJSONResponse) VisitResumeGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeGateway415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response ResumeGateway415ApplicationProblemPlusJSONResponse) VisitResumeGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeGateway422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response ResumeGateway422ApplicationProblemPlusJSONResponse) VisitResumeGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeGateway501ApplicationProblemPlusJSONResponse Problem
+
+func (response ResumeGateway501ApplicationProblemPlusJSONResponse) VisitResumeGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(501)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeGateway503ApplicationProblemPlusJSONResponse struct {
+	StoreUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ResumeGateway503ApplicationProblemPlusJSONResponse) VisitResumeGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
 	return err
 }
 
@@ -1278,6 +1738,15 @@ type StrictServerInterface interface {
 	// Readyz Readiness with this instance's role.
 	// (GET /readyz)
 	Readyz(ctx context.Context, request ReadyzRequestObject) (ReadyzResponseObject, error)
+	// ListGateways List the gateways and their protection state (operator).
+	// (GET /v1/gateways)
+	ListGateways(ctx context.Context, request ListGatewaysRequestObject) (ListGatewaysResponseObject, error)
+	// PauseGateway Pause a gateway by type or URL (operator).
+	// (POST /v1/gateways/pause)
+	PauseGateway(ctx context.Context, request PauseGatewayRequestObject) (PauseGatewayResponseObject, error)
+	// ResumeGateway Resume a paused gateway by type or URL (operator).
+	// (POST /v1/gateways/resume)
+	ResumeGateway(ctx context.Context, request ResumeGatewayRequestObject) (ResumeGatewayResponseObject, error)
 	// ListIntents List intents, newest first.
 	// (GET /v1/intents)
 	ListIntents(ctx context.Context, request ListIntentsRequestObject) (ListIntentsResponseObject, error)
@@ -1375,6 +1844,92 @@ func (sh *strictHandler) Readyz(w http.ResponseWriter, r *http.Request) {
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(ReadyzResponseObject); ok {
 		if err := validResponse.VisitReadyzResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListGateways operation middleware
+func (sh *strictHandler) ListGateways(w http.ResponseWriter, r *http.Request) {
+	var request ListGatewaysRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListGateways(ctx, request.(ListGatewaysRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListGateways")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListGatewaysResponseObject); ok {
+		if err := validResponse.VisitListGatewaysResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// PauseGateway operation middleware
+func (sh *strictHandler) PauseGateway(w http.ResponseWriter, r *http.Request) {
+	var request PauseGatewayRequestObject
+
+	var body PauseGatewayJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.PauseGateway(ctx, request.(PauseGatewayRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PauseGateway")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(PauseGatewayResponseObject); ok {
+		if err := validResponse.VisitPauseGatewayResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ResumeGateway operation middleware
+func (sh *strictHandler) ResumeGateway(w http.ResponseWriter, r *http.Request) {
+	var request ResumeGatewayRequestObject
+
+	var body ResumeGatewayJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ResumeGateway(ctx, request.(ResumeGatewayRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ResumeGateway")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ResumeGatewayResponseObject); ok {
+		if err := validResponse.VisitResumeGatewayResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -1520,88 +2075,110 @@ func (sh *strictHandler) GetTarget(w http.ResponseWriter, r *http.Request, submi
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"5Fx7c9s2tv8qGO7ONJmVZEqx240y/cPttl3vjdts7N6dm9AbQ+SRhJgEuABoW834u985ByAFitQjidPp",
-	"3NuZZiSKeJ3n7zzgD1GqilJJkNZE0w+RBlMqaYC+nGVQlMqCTFffKznPRWrxcaqkBUkfeVnmIuVWKHlU",
-	"ajXLofjLe6Mk/mbSJRQcP/1ZwzyaRn86Wq915H41R6/cqOjh4WEQZWBSLUqcLppGl0tggpY6yxjcC2MN",
-	"uxN2yTjLxHwOGqRlppoVwhih5CXXC7BMaVbyVa54NooeBtE5z+dKF5C9hv9UYD7mAHDPizIH/JiB5SKP",
-	"ppFdAtNuJjZT2YoJw6SyjLNbnouM/ePil59ZptKqwAUGkZDGcplCNI2ObsdH7jgmGkTGcluZaHocx4PI",
-	"CovrrDdbrxENIrsq8aeltaWZHh0thF1Ws1GqiqP10Qsu+QJ08GRYP5rlanZUcCGPMpWaI16KUZH9qagX",
-	"GtYLPQweh2FtohA51Ow9pJa48bOyP6pKZp/JBam8YLAlN8wuhWkEZSvNj5TOQA/Hk2fHQ7MUZSnkYmiK",
-	"Ni+O17w4cwvgOea05S/ECre9oVR26NZ5DE78rJip0mVNJaWZJe0gJrxy6nGp1Et8+Jm88MrGrFIsx/mm",
-	"7FmM/7HZyoJhuHGeWsgGDJUnF4WwKCCTryfj4+ODVGT8bM2WV5vLfSm++HMNrVJDt9BjqUhNsSfIliWw",
-	"u6XKneI8ZXCfAmSGnqdKzsWi0pA5qhHzLqzS8Kvkt1zkfJbDI9gzg1OylEuU9RnaN54uIXvBNFi9Yjm3",
-	"oA/h00kc8In2yapgo1+IT7T7YbjQY/Ep45bPuNlHGmLLr5JXdqm0+A0+17gZkBk79bPRsCn7DrgGzZIq",
-	"jp+lvBTsBlb0BQ7zMeM1Y1o7/UI8qcI1HoMdp6/O8MiGcd3SCy4zFrrklGstAL2PBKbm+Fvh+VNqlYIx",
-	"KCE/SCvs6jPZVDucKSsqQ8LBLSuUsWxycsLSJddo9bTZxSAhCTX8KCDPTDR9+yGa48dg9mgQFbhrNNPR",
-	"noUergKWTyahK3PgxE3+xfwYLTJ0izwK092GHaLTvAALmpGrp5UGzNvPDgQUhlXyRqo76XlvqrJU2kJ2",
-	"Dpngl3T8z2L+927oEKdiSWTh3h6VORcyiWrw06z5gpFGh0vQ1Ad5vpNQcZspWYHnYMTHL6bCzWpDWm1I",
-	"y3wJmGgQonDTodAoemiWo3jk1FooSus4Ec74iwylgFlFcrHgFu74asTOSCQ0pAgBMzaDOfqm4BUmTCJT",
-	"nufIrbmQwiwhO6VRfEbbu1uKHJhDLkKyeS4WSztip83bjLvNJRIhKZdMVTZVBbAn4TpcmjtAw3UHeT50",
-	"EPwpyjGXDLRWOpFPrObSIOXZnIu80jBgVhSgKjuoRd/P83TETv04ZizXVshFIpPIid+sENZCNk0iVnB9",
-	"Q5vym2R2yS274yFRKssk3IImdiTySQ48A41ImV7MFdmehnJIrUYDeZpCSaLMMuBZLiSwJc8SWXJjIHs6",
-	"SlDcA0Va0ziaRpN48vUwngzjyeV4Mo3jaRyP4r9+8yYaRLIqZqCj6XgQeXq6IJWTbkalVrciA/3OUypQ",
-	"nUgDRh3e/yBxdq02nrzB90qtStBWuPCXCNuyAFGHj3+/vHzFTuLJlH3HM/aT+3mtk8ZqIRc4dXjicMYd",
-	"h0fx4LjljFsYogz0TVyTKJh0PIgKIUVRFfTZD0HzsgCNYwJa7tLhX/xrbQru3T0S87DdPwwi9NxCI2h6",
-	"Wx8lXO2qGeOiSNwLGl/0eV07cNqyAuQMvsIIxL1P2uIjohookP+QvDRLZZnlNyATebcEiaqOYt+o0YAZ",
-	"5fAe07AQBuEfZMIarzXpkssFWohRIl8TOLSiEHJBNsQtqyXPGdxDWuF2Walyka4IwnhDWHJtEbXQJG2F",
-	"8YJ36elHYWvB708bxbuAVEkEEc/iQVSoDEgFeO4J7xZDbnj9RCpv+E038SgYZUEXQvLcCwJClBqzvFtn",
-	"KNZPUlGKOu/hntXg5aqjXa0T7ZbDn4JXH7ade1MWXmkgyz33NqoxTJ7uSuarqTNlVVHl3IpbdEuVzAZs",
-	"rlWRSNvkn1CINJBnGlAKSkj0COkytHyEzpa8LEFusI9YslMh8UjONB9wkoLfv/OG3ISnGYVrnuxdkmRk",
-	"N+HP8Z2HtfTscfnurYc+yQqNxqaQbVq0rtRtUuQ12XZUIucKjHNo4KMBr+Pk3pwTQNVfMWWXoBOpm9GE",
-	"CqwW6JDJwePoWi/zXN2ZDU5+svgPImGhoKN0z+secK35qmMTO6QctDTH87FhUQ/1+kzoD/dLXhkL2Wvv",
-	"Sjcp/C+Sbk8KXeWAxIWQvC+84eMNuPFOmMRQoty9bazNO5fXoIgzFN93PqCOBpGS8A6t8DuUrBzQc18F",
-	"lN82rEPNn9p2pQs919stRL5ykkPmudRgnUdoXIfz8yY8krO9ZWWW7f25553tnDUxRmDNeaPrb/+oWGjv",
-	"vk5G45NxuK9Ja1/N2s5CHrL2ySh+Hr+hMDYNXPz/BddH3mMX0eNjwkzBiluJ2KQGptH+lPZ65P5Dd1w0",
-	"D1xSY752eYA6QOsYtTZHd03RgLs21faCTk/AgyAzdK3fri1tGsuHLqMORNFr1u0e4ozG2d+8zhAnDxlx",
-	"4d79TA+84YGCVFSPM/LbC5kVMHuwlqE+N9Scs9dQp7lw2Eus65DsBlZTNsYQv539GjCpHNJXeSLD5wiw",
-	"JQj0/SyJRknEpKJP+PHJr69fspLbJSIBo/JbxADKAOMmkRklJxYFUprwP9VU+DqIUFWeeTfoksMZm/H0",
-	"ZjPe3aGnBb9/CXJhl9F0cuIwW/19PMBAnhjnXQ+6odHIYWmkq0ZK/fvtv5PkPo6HSXI//jFJ7r/5ET8+",
-	"//HqL3/e7pBecVf4CZxSnX5CnxQ4qP+/1vjjDG0JMkMSH2BnrwaRhHv7faWN0tE0gtU/3p+9V+L8/enq",
-	"ZxHfneP/+T/vz9+ru/O/qbvz74/vz9+fxz9fvuFn4k7wi7Ovz4rnqzc//ffq5eUPq/Pf/inm/+za74aj",
-	"B5pvj1V6rHe43U7Q7TJkGHEvgeXcYCC7gFY08lhHPMxW7TI2F4053TiFZEqnSzBWU5zHMkiFoYBvE+c6",
-	"lo/YD7eg629sVtlEehnAuII8hLcDXn3XEhI45QaaBW6pDSzXw3p0eV0/2NDmzyokbArSvF5gSyK3ydP/",
-	"p0KSNNn6AZutmOTFhjAEe+ocqdlk6K/2Vlh2S0Vd9wiisY50nPtweDPQdDrL7pS+YQsFps6BzrhNl+5x",
-	"VtHOKJXEC6BsbRgxBHaMRrXZuysSDhDGZnjGbSCRdTpyyjib89QOGNzyvEIjhxzwxWSy4V/VKYNRO8H0",
-	"0XFEW0L0ljjykopz7Wj9RZ1UnysdJFBMW0h69tGhzxob1bTu06wNcjf6tlto/Nx9svKqSYf0HLaiNILL",
-	"Rrj0wgpNAiUVpWK1J2vqAykvekPmjUg5iJDbBwre79CnLsL0WbvXP37Pnh+ffMN8vavpWhqxa5zoGq2Y",
-	"sXyWAytBsxshM6bmrtzwwmXHCsDQzzA+t6DZdV3Puma8LIFryko1aSsa6DM1EiCjKYpOpjP1nWZCLpq6",
-	"aN1kgiffKMCyZJtzTqKtTWP1dLiwMLjURU+8tKNs+xHA4Dh+HlRiAyRbH/SLFWTXaw2btTqK20PuPrEm",
-	"E+qZ5+hISVLHWE/DGhY/OY6fE+ufjtq5s4CLDR5p0ird0CJ4fU/ObC0VHzpu5jMFpCd4bEvMx8Vla5kK",
-	"d9oWr86SYdjYEyatObiHAzuktWfNVmvCLplQbC7u2ZPjyYS1mgAo8vKF+GEgttY3atb7OxCbBlCnRwAC",
-	"V1Af12leJ/HtdTGk/2613JS6cOTvoLJBVqPSYq/fqpsC6JSDXW7sgmpbTkKD7thOSLjH0NW6Mv1AfRDR",
-	"NPofVWlGA6g/k96HDFltVTSN/jI+OTnBmU6+/qY/V7EnL/UpaZRgl1yufplTmLvpFFeuYRWxE7iKeJXn",
-	"I8qGbvRX0vPGaeNrGNRVue/Js7qCDsWvBjsXHNBqTMg0rzLIBug47zgV59sNDQxp6or0aLhUZZmQRiyk",
-	"mIuUu2YFC8yUPIWnI3bagOav2X+J7xAQZjDnVd6tMn4a/+6HCzX0Z6W+jdf87txD7eDXobkR5VDR4Xk+",
-	"LBUl3R2ttmSs+rBkXXuV+O8d5WpqbMsW6ha0NEGVom3/NrIKu5Mvn5MV67qutdq5l16KjrY5u+gSMO00",
-	"C1UbmmyKCyKCVEoDDHt1CQePlAT/xmGplEo6SmNU8c6qG5DRFarBtvRPky862b7NDTi7Re3rYY+Z8ulW",
-	"nxtaH5gaCdPSO+t19cRdzqOMQ1ppYVcXOKvbyIw6O08rFLq+tibXxMiaBkiKMkHfihRcg4IrqTgI82Q4",
-	"5KUY4otPR+wXma8SCXKudEoVTpB9TZTOCtBBiW20oTYodV1cQs5Vd5MXDRvPnW+jNgoTdmJ4aOMQo8vq",
-	"1mcwBBIyLW7BJBJ4umRKAho8YQ27OL+g7r/KLBvjV0krct+JVYP1QVPoZUonskmksEqiEcOp+rpBmr2Q",
-	"IzRBZlfJFBL5pPHHNl8NkHYunsZ3a/1/SgfQwDNDz306iDpFXtT9VmaQSFdo9uf1MZthM8iVXOB5O3Qc",
-	"JTKRP7igCTl2va1J8boJ3Qx7Uod1T71tdLFcIncEcyP2LxSNLT22AwaU57o+uh1fJxKViPtgnqTesOtd",
-	"zcpNo/L1C5LdJZrfJQbH5ABMIl16LVNODnORgjRkDyUngXylVakFWK5XaJh0/umwK4B/PXJ7+uosGkS3",
-	"oI2T7PEoHsXULlWC5KWIptGzUTx6RvbdLkl9j9x5fqPUuHNaDYUIN/3d/z5oX62axPFGC+q6h7R9eSpA",
-	"7zc94K//hoHrdaZG2HLUMj0uo2+qokB6TqOX4hYkvjt0zQ9+JKonGGpvI7/PF2SA3WmjK5zxCIV+FZ58",
-	"M3dmK3TGkzhucgCuqZB0AB/NVZ6rO8og5OIGqMayfmYsXyVSSNdkp5Ulqo5Y2D+KsyyrgkvzgtTPQeXm",
-	"AlIiG3Un6Wrz5rU7wCOwBl3et/5wS5VnoN+J7FtTDOMxntnAOyhVuvz2Wf3tvkTVecftt50CxDh+cyif",
-	"62iyZpf3i8apGtEIlchZJq1y2C0LSA9BwkDexN+rckt8VU+wRRiCCHafQKCBL/mCfFvtGghtOutad1pR",
-	"HnXAJNyBsWwutEEmvuLGOUGc4SvD1pUJhMWp+2SVK8bhe/gCvfzCOY1E8i0FC3QIbrwwTJX8PxWQpKIc",
-	"Gn+/b640mqs+aUJEd9YE8U0O3PREGuiZm6Ovae0LCwRhomlEyfRoUNvBptJ6WAN2O/PQDWFae2jaHF2o",
-	"IUxzX2zLXnoKwT1q8Xl4+0Pv3akFMCN+g207o5tSre34YCeansRhf1xM+3ENcifxng69/s0EsudhWqnh",
-	"VqjKNBWwvi06IdtCskcrlIXEjo//uo/aV3utYOcCw8F3fIOSc+81jw1jQJc2juPxtmmbfR79unHP6Hgy",
-	"OWRQ9yrQwyA6iZ/tH9u5fUfmNHCmxtan2LBcgd1sipTUWWl6LCUtE4axdYayaVWmLuEeVOvQaCWNS9DT",
-	"2k3XP3fAdsReQ4k2FoFnXbRqLlp7c+QeJ7JzuQYXqG8wam/R+7LANM8kjl8g9K2XE/ajbnATxmfH8fNE",
-	"ip4U3Yj526A1Zi1KTrfC5q5Nu1C3dCNia3bEAw6EDLQ9nqNv8g3dfhEzYqf1ERiGdgRo4BYkE44JnQNQ",
-	"0kSgX85hToXBRDaJC+XikfqE9YVP7kYMCftARjbOXft84cooXOJBPJNc06K/PoPCkrmtISOOJxNc5Hj8",
-	"zMMuZaDPX4Xpv8gFsWDsdypbHaD4f8Qk4WHGqC/r+dCO4n1G6gvbw91/8oDxnPC10yvY0Euv+KEyktWc",
-	"OKv5++3yjvvWeMi82Y73W9HO32T4ZHsfP98/qO+vWODY8QH2fvOqPI07OWSjPVcO/wAOygl/kOgIUhyU",
-	"2aizGv3+qg30jz7Urz9sDX9/grWF2QmJL8PLFhsNfwNWgk5B2iHIVGWQMSF9DGCXDcrCL2uQFeRn24rd",
-	"D7sOroz9DkBpt8p9BjqKj/cPav5CxyNJHMaUFPGFsICSbT41tlPSgjRtr3gh4Lr073xBvgQp+y28qfGX",
-	"GYSh7KbT+lTedUGmy8ntvO0W0LVJSm/Q9ejD5g53anJQ3mhpco/69QSIh6jhnsbkL6l76wz/bg7/bvrX",
-	"r0afwPJ2xqddcnh7RX81APRtv1kmlJZBmatVQZd+3FU6iqgd6uYsVynP17kobth1wW8Aw5DrRFKBwjR3",
-	"Gl3+9oMrNzxMj44+LJWxD9EguuVaoAEhzi6buMgH79F48s0oHsWj8fSvcRxHfSzCQQ4SKW1blZIcMRSl",
-	"ntiT4dB9ezpqQCO0l6KSx7ojy3+lnDPR86ohc28xxMcSviyAn7u1kNGmpzJRf46hMSyM1+WKlEufsGFW",
-	"BRPVLO9O1CR515vCbxgeUBAy4zmyTrsXnN4rHW7S5/oerh7+NwAA//8=",
+	"7Fx9c9s2mv8qGO7OxJ6VZEqx20aZ/uF2k6736jYbu3dzDb0JREISYhLgAqBlNePvfvM8ACHwRbIS2929",
+	"vetMM7JE4uV5f/kBn6JUFqUUTBgdTT9FiulSCs3wj7OMFaU0TKTr76WY5zw18HUqhWECP9KyzHlKDZfi",
+	"qFRylrPiTx+1FPCbTpesoPDpj4rNo2n0h6PNXEf2V330xr4V3d3dDaKM6VTxEoaLptHlkhGOU51lhN1y",
+	"bTRZcbMklGR8PmeKCUN0NSu41lyKS6oWzBCpSEnXuaTZKLobROc0n0tVsOwt+0fF9OdsgN3SoswZfMyY",
+	"oTyPppFZMqLsSGQmszXhmghpCCU3NOcZ+evFzz+RTKZVARMMIi60oSJl0TQ6uhkf2e3oaBBpQ02lo+lx",
+	"HA8iww3Ms1lsPUc0iMy6hJ+WxpR6enS04GZZzUapLI42Wy+ooAumgm+G9VezXM6OCsrFUSZTfURLPiqy",
+	"PxT1RMN6orvB4zCsSRQkh5x9ZKlBbvwkzWtZieyBXBDSCQZZUk3MkmsvKFtpfiRVxtRwPHl+PNRLXpZc",
+	"LIa6aPLieMOLMzsB7GOOS34iVtjlDYU0QzvPY3DiJ0l0lS5rKklFDGoHMuGNVY9LKX+ELx/IC6dsxEhJ",
+	"chhvSp7H8B+ZrQ3TBBZOU8OyAQHlyXnBDQjI5KvJ+Ph4LxUZP9+w5U17uqfii9vX0Eg5tBM9lorUFDsA",
+	"tiwZWS1lbhXnkLDblLFM4/epFHO+qBTLLNWQeRdGKvaLoDeU53SWs0ewZxqGJCkVIOszsG80XbLsJVHM",
+	"qDXJqWFqHz6dxAGfcJ2kChb6RHzC1Q/DiR6LTxk1dEb1faRBtvwiaGWWUvHf2EONm2YiI6duNHxtSr5j",
+	"VDFFkiqOn6e05OSarfEPtp+PGW8Y01jpE/GkCud4DHacvjmDLWtCVUMvqMhI6JJTqhRn4H0EI3IOvxWO",
+	"P6WSKdMaJOSVMNysH8im2uFMSVFpFA5qSCG1IZOTE5IuqQKrp/QuBnGBUcNrzvJMR9N3n6I5fAxGjwZR",
+	"AasGMx3dM9HdVcDyySR0ZTY4sYM/mR/DSYZ2kkdhul2wjegULZhhiqCrx5kGxNnPTgjINanEtZAr4Xiv",
+	"q7KUyrDsnGWcXuL2H8T87+2rQxiKJJFht+aozCkXSVQHP37OlwQ1OpwCh97L852EiuuHJAXsgyAfn0yF",
+	"/WxDnG2I0zxFmKghRKG6Q6FRdOenw3zk1BhWlMZyIhzxZxFKATES5WJBDVvR9YicoUgolkIImJEZm4Nv",
+	"Ch4hXCcipXkO3JpzwfWSZaf4Fp3h8lZLnjNiIxcuyDzni6UZkVP/NKF2cYmAkJQKIiuTyoKRg3AeKvSK",
+	"geFasTwf2hD8EOSYCsKUkioRB0ZRoYHyZE55Xik2IIYXTFZmUIu+G+dwRE7de0QbqgwXi0QkkRW/WcGN",
+	"Ydk0iUhB1TUuyi2SmCU1ZEVDolSGCHbDFLIjEQc5oxlTECnjg7lE2+MpB9TyGkjTlJUoyiRjNMu5YGRJ",
+	"s0SUVGuWHY4SEPdAkTY0jqbRJJ58NYwnw3hyOZ5M43gax6P4m69/jQaRqIoZU9F0PIgcPW2SSlE3o1LJ",
+	"G54x9d5RKlCdSDHIOpz/AeLsmm08+RWeK5UsmTLcpr9I2IYFiDp8/Mvl5RtyEk+m5DuakR/szxud1EZx",
+	"sYChwx2HI+7YPIgHhSVn1LAhyEDfwDWJgkHHg6jgghdVgZ/dK2BeFkzBOwEtd+nwz+6xJgXvXT0Qc7/V",
+	"3w0i8NxcQdD0rt5KONuVf8dmkbAWML7g87p24LRhBdAZPIMMxD6P2uIyojpQQP8haKmX0hBDr5lIxGrJ",
+	"BKg6iL1XowHR0sZ7RLEF1xD+sYwb7bQmXVKxAAsxSsRbDA4NL7hYoA2x0ypBc8JuWVrBckkpc56uMYRx",
+	"hrCkykDUgoM0FcYJ3qWjH6atBb099Yp3wVIpIIh4Hg+iQmYMVYDmjvB2MuCG00+gcstv2oFHwVuGqYIL",
+	"mjtBgBCljlnebyoUm29SXvK67mG/q4OXq452NXa0Ww5/CB6927bvtiy8UQwt99zZKG+YHN2lyNdTa8qq",
+	"osqp4TfgliqRDchcySIRxtefQIgUQ880wBIUF+AR0mVo+TA6W9KyZKLFPmTJToWELVnTvMdOCnr73hly",
+	"He5mFM55cu+UKCO7CX8Oz9xtpOcel2+fuuuTrNBotIWsbdG6UtemyFu07aBE1hVo69CYywacjqN7s04A",
+	"VH9NpFkylQjl38aowCgODhkdPLxd62Wey5VucfKLxX8QccMK3Ep3v/YLqhRdd2xih5SDhuY4PnoW9VCv",
+	"z4S+ul3SShuWvXWutE3h/0LpdqRQVc6AuCwk70tn+KgPbpwTRjEUIHfvvLV5b+samHGG4vveJdTRIJKC",
+	"vQcr/B4kK2fgua8Cym97rUPN2gdPP7XdOVpe69H3sDavakMNg365sXJv/qLyphJAtD49OhpPvh7Fo3g0",
+	"nn4TfxP37aeklbY1hTaHGIgzoQSfsNku1+SXtz9CWAaeCcaqA1apUuSMG38mZc4o7s36yR4tu8TE2vq6",
+	"Z7rrWjVRsoJsBONtO/WoqS2g6jNq0iW4m1Dtv1whAoK2VaHeiSdan+h32Nu7bxv9PtPkhrMV0FaKTUIR",
+	"tX3ZTDF6bYOwVkBSZw9MWFfDVVpxQ9wLwBxTKcEyIufzUHHSXGqrFiUDC7Sk+fw9fr7qkZFZpbTZwkBq",
+	"XNH1mSb43MAuBzbENdHMBGIR+AcuXmOS0x32e5rn2jPdp1A+K4q2eLizrSNeblIkG6+llVJMpGu78j1X",
+	"DIk7OzW9qiIwJSuZ8KTPQYBBS2BYfBVzGmKWSlaL5WjvABwofN+WNlwAOqVIwBJzLYheeve3mVxWjfKp",
+	"i5JRLVImDLKju4C/yBUpKHi9uS28U2MrZDD3QV1CGsfxIf7sjDdJZQXhsbxhSveT2c762j7fM/EPTXeg",
+	"yQEmUtqnsbqdx+pDQgspFq5c1520ZQK8aDZJ0FnaDvX/kVuF6Y1J8bM3T3sY+67RGkTWgmy3265rZStA",
+	"aG/0SwzjLLfwbWxv1X4LTZHut+Fo7z572W/grXsNrtvIYEMdP98OAtuxt1H4n+dIt9oHDP3Qk0LeN+dK",
+	"G9sZyUZfls36+XZQ6YLlLHUxSXNNr25pavI1cYXsgG6YMW6o0fVGj0XjlisThM60zCvDCNAcggwsOYLb",
+	"H0CwzYWrxduQoREKbGVTQW9/ZGJhltF0Eh9/g1lL/cW4j8TbSFlvd6sZJnNacFQvamw+XirwAbBmXytw",
+	"Bil0xTbZLiu9bAak9vuOmJ35onKQvlOf3L37Vy1+3buuk9H4ZByua9JYl5/bpsT7zH0yil/Ev2LfIg1q",
+	"Ov8OtQ4sF+wienyMRbJgxq1E9L2gaXQ/hmHz5v2b7tRkaFCD2MuR1BX5Hv8XcnTXEL6a16TavVVGR8C9",
+	"QjTWTXd3LamdHd91GbVn2XTDut2vWKNx9menM8jJfd64sM8+sOTSCa9877Gn+uCWFzIrYPZgI0N9bs/v",
+	"s9dQpzm3xTa+AZ6Ra7aekjGkG81254AIaUu7Mk9E+D34R8E4RllJNEoiIiR+go8HkB+X1Cw1UUzL/IYR",
+	"s5SaEaoTkWE3alEApbHgiyAauqkayyrPXN3DogEyMqPpdbvBsUNPQ393ctJ2d0JaxjnXA25oNLLFU6Cr",
+	"Akr9/d3fk+Q2jodJcjt+nSS3X7+Gjy9eX/3pj9sd0htqkT6BU6r7jeCTAgf1f9caf56hLZnIgMR72Nmr",
+	"QSTYrfm+UhpivYit//rx7KPk5x9P1z/xeHUO/+d/uz3/KFfnf5ar8++Pb88/nsc/Xf5Kz/iK04uzr86K",
+	"F+tff/jP9Y+Xr9bnv/2Nz//Wtd+eo3uabxer9FjvcLlbihpSuLxSG1LSBWvGe4+0xf1s1S5jc+HNaSee",
+	"lSpdMm0UFvZJxlKuscLfLmxalo/Iqxum6r/IrDKJcDIAaTt6CGcHnPpuJCRwyj40C9xSM7DcvNajyxvA",
+	"SEubH4QcaQvSvJ5gS+feAzP+UQFJPDxjQGZrImjREoZgTZ0t+UWG/upeSM1uqaiBLkH5vSMd567/0e4s",
+	"WJ0lK6muyUIyXTe9sYxpv84qXBn2DmnBsK4RZgyBHbPFzwZ7d7U+ggijnaJSE0hk3X+eEkrmNDUDwm5o",
+	"XoGRAw449CDa8Gd1j2jU7Ch+dh7RlBC1pXFgi8bN9szLGkUxlyromOmmkPSso0OfTWxU07pPs1rk9vq2",
+	"W2jc2H2y8sb3v3o2W2HfyLafbD9pDSYBS3pCktqTeUBISoveHkmrNRK0RJobCp7v0KdG3fRZu7evvycv",
+	"jk++Jg7g5GHqI/IBBvqAxUdDZznD2uQ1FxmRc4sveWnboQWD1E8TOjdMkQ91+eoDoWXJqLL1q7pPact+",
+	"ljaCsQyHKDqt7dQdLeBi4YFwNaoYdt5C3JFkm3NOoq2nBOrhYGKuYaqLnnxpB07vMwKD4/hFAL0LItl6",
+	"o0+GwNvMNfRzdRS3h9x9Yo0m1DHP0hG74paxjoZ1WHxwHL9A1h+22j8BF3084ssq3dQiePyentBGKj51",
+	"3MwDBaQneWxKzOflZRuZClfaFK/OlGHa2JMmbTh4Dwd2SGvPnA0s6i6ZkGTOb8nB8WRCGqhPzLwc8nIY",
+	"iK1xJ3Pq9e0ZmwahTo8ABK6g3q7VvE7DwuliSP/datmWuna5+YlVNqhqVIrf67dqFCjucrDLjb1luioY",
+	"/Jv3ND9WVL/5zF4zNpilwp7ziu5uNLdWvZmtb6UXCLuyuhQc3Ookr/eY5Fqrp58QohtNo/+WlSL4AvZW",
+	"8Hlb4TcymkZ/Gp+cnMBIJ1993V9VuaeC9iUFn2CVVKx/nmNC3nbfa3uWCqI8ZsGaVZ6PsG7bOvqD3/vw",
+	"Ah6D9LPK3XERoyrWofjVYOeEA5yNcJHmVcayAXB5RRE32sTaEqCpxY+CiZWVIVxovhB8zlNqcbSGEV3S",
+	"lB2OyKkP778i/8G/g9A1Y3Na5V0A3Jfx73a4kEO3V4QUv6Wrc5cUBL8O9TUvhxI3T/NhKbE9YGm1pba2",
+	"HSpBmIB/V1hVqqNwspA3TAkdAGialrpV/9hdJnpI/a7rZDdqZx+qe6Mh9WuMyLt2QQj7Ir7uU2M9fNHH",
+	"h7C9ugQvj6Rg7on9ij6VsJSG/Oe9kddMRFegBtsKVb6ydbJ9ma3Ae4va1689ZnGqC4wM8Dh7OcqwgL6z",
+	"kVsP3OU8yDhLK8XN+gJGdagWPHR0WoHQ9SHuHbDAn83BfJipG57aHqpr/thg62A4pCUfwoOHI/KzyNeJ",
+	"YAK9RWZzpZ7zPdYK4EaRbbigZvhsDxhwMZfdRV54Np5bL4wI3waSyQVhNra19ed6DxrDmUzxG6YTwWi6",
+	"xGaskYgauTi/wIMplV5641cJw3N3SKBOKwYeg0ikSoQv+ZBKgBFDmFYPUNmvBR2hDmrQUqQsEQc+cjD5",
+	"egC0s5k/PFvr/yFuQDGaWaCLK1whiPllfRRADxJhMZBuvy671GTGcsRkSNKh4ygRiXhl0zvg2Idt52c+",
+	"+CRTk4M6AT10ttFmnYnYkXaOCPbmtxz/GhCGFbkPRzfjD4kAJaKu7IBSr8mHXefo/Bm6Dy9RdpdgfpeQ",
+	"xqMD0ImwhcBMWjnMecqEBTUIigL5RslScWaoWoNhUvmXB4hBoNojt6dvzqJBdMOUtpI9HsWjGJH8JRO0",
+	"5NE0ej6KR8/Rvpslqu+R3c9vWMS3TstTCOOmv7jfB81T/5M4bp2O2hxvap7rD/KM654wtf/wqz2Gh2e0",
+	"ylHD9Njeg66KAug5jX7kN0zAs0MLznBvgnoyjScv0O/TBRpgu9voCkY8AqFfhztvV/lMBc54Ese+WuEQ",
+	"N6AD8NVc5rlcYa0j59cMu0Gb77Sh60RwYc9/KGmQqiMSHm2CUZZVQYV+iepng3p/Nj4RXt1Rupq8eWs3",
+	"8AisAZf3bQ0nknnG1HuefauLYTyGPWv2npUyXX77vP7rtgTVeU/Nt51WyTj+dV8+e2STY5fzi9qqGtII",
+	"lMhaJiVztlsWgB4chQG9SQM89aweYIsw3IyPQmBXr0TY0n5tyBFDO2+gWcgBSAatUeT4iK2FWHRWIrTh",
+	"ee7wdcB7pHXtYA7tuYHA3ltzu2pmViAUoOWEG2f6emBiA4LOqF5suAoIihOhGROE5loSvZQrS+IW8nTg",
+	"FupRmwMLT8RVgUdIsV7rQIGKGuYYV6MnwSvWiB8Pli1YIdUadYUmolaXGlTjnvt2TnNtUUxCNtFtI/KT",
+	"P7gL29aJoJsQGsIudxgUj8kAM1wo3aNBEMX+sEGs3aNHndOZe19gEgIKt+hCLX0Dm7lYT21RU+7EgsXT",
+	"Bfnz3SA6jsfb5vabOfqlddL6JH5+/0udOwRQ8wK7q02Y1Ol6mVyBETautg/hBCMHlupSHYb65/Wto4FH",
+	"pQcGSt2LxeO5o4e7MaKWc5BJlDohrfC+DKIdTVaUG+KSzkToujOHkY0l9CaGsvGHfQNb+nieAIfzx4RA",
+	"+DbRGipv5zQDpLuVrmhuLb8tjmA4I7E5g+EJ+AmnvjW7Bbs1tcPRjBFu7Ao5BHzqBndJiWIYQY8S8YZW",
+	"2vYUrAOhOTo4RyZ39gz9yhIeC4LDwz7VwMLL5qyiM83fyWy9h1bsPJS29/HgNv7xrpmsuMT7qZXWAWC3",
+	"XdOB3GyqZHy/dnVuHPpSXT4en+zzUs/hdnh5Mtnn5e6tCGhExr/3PU/BnQ72OpJrxkpU9Vr9rYkcPZaR",
+	"Q9YHHdXZulHN/GyzprC2ut2uvWWFvHEHTn0RlTmQb6eYekCJxSnBg5m0up2InM8Nsef+7W8DhDbBmDYq",
+	"QTspK5EdWou0sTEQBRBqEmGPrN4aApzJqhxCnLlievkSDeKmqaCJqoQ/usIVydicKUVzSNwzPSJYTg7N",
+	"kj3DiiYJ/3I5XG94C9R6PBP0i0+9uhjj/y02qVGd71GTdhEeT+XzuWHZ/9umfy/bZCWhZnT2UBsVoMJ2",
+	"ZsN4EIou0DLVJiAIWOsT0Ah3GRDBVkwbe1ACQxRdG7cFZGQbABkESan9ZKTFTPoYCB5+aStmiaBbcGXk",
+	"tH6fayJL+o/KRlKQhGt3795cKgi2tiUCZ77X6qFKuqfN8rPI15uA0ieaDv+F9dtoGiHmKRrURSAPiN1P",
+	"2JoN4m7/prEGf/2AP25X3+O2ZS09eN2emsDDmg2feoOlBSOa/8a2rQyzy8ZyXKcnmp7E4bn1GNdjD66f",
+	"xPecnO9fTCB7LosvFbvhstIeqNi3RCtkW0j2aHjGzzzwcvWEHidABvdev9QyBl+elT7M4D9SRut20bJc",
+	"geX0WFK88aAviMNpwh5eDSTxV4jg7R09JX1biq+Etjgqe7ysvo2H2qo+RFQl2Fh7EtJiC/0FqM4c2a8T",
+	"0bn0CiaobxZUzqL3gXVwnEkcv0yE8tNx81k3q2IOSo7jF4ngPUiKEXG3NNYF+6KkeFvb3F6fUsgbvKlo",
+	"a2vYVVtVQQ0uj+bgm9xFK24SPSKn9RYI1tMmcQwZtyDcMqGzAewYc1tHm2OJIxG+vufOzNc7rC9ipPaN",
+	"IVayIALgv7mTvO60JhWwEcckE0TCtghglwaMOJ5MYJLj8XNXc5aa9fmrEPvwkND4XwYhsZ8x6oN8/M4R",
+	"eA2H33UVsa+9oF6xll46xQ+VEa3mZGfU+gSrhOTAnXr4Z2QH8Yv7X+q7XRoziz3sffsK239uRvJwB2WF",
+	"P6hQBiU8bOvWLd1+f9UM9I8+1Y/fbe39/cA2FmZnSHwZXoLUOpc1ICVTKRNmyEQqM0j763PUZumjLPhj",
+	"E2QF4JSmYveHXXsDGH+HQGm3yj0gOoqP73/J35z9aDkmzeyNE0FYgP0fhwvYKWkBRqVXvCDguvS3sTwZ",
+	"XwK80vbcHeOvZu+l7bS+lHfdINMCEnbeQhfQ1SNyWnQ9+tRe4U5NDrBdDU3uUb+eBHEfNbzn/OhT6t4G",
+	"3rSbw7+b/vWr0RewvNnubuKt3l3hbb5M3fSbZYzSMlbmcl3gZVz2ijvMqG3UTUkuU5pvesdUkw8FvWaQ",
+	"hnxIBPaWtL9r0IJXPlms1d306OjTUmpzFw2iG6o4GBDk7NLnRS55j8JqaxxHfSyCl2xIJJVpwMRyiKGw",
+	"9EQOhkP71+HIB42sORXivTYHZ9yfCLhBel55MvciwVwu4TBR8LkLBBu1PZWO+msM3rAQWmO1UipcwYYY",
+	"GQxUs7w7kEe4bBYFf0F6gEnIjObAOmUfqMt94SId0KGnjOQetnd06Wmjofusp4/bAgjoQSIsIuDQRbO2",
+	"BQkj1nV/3z2xIuSW5AuQd1d3/xMAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
