@@ -91,6 +91,8 @@ func (t *term) deferAttempt(ctx context.Context, in core.Intent, until time.Time
 	if deadline, ok := in.Contract.Deadline(in.CreatedAt); ok && !until.Before(deadline) {
 		d = core.Decision{Status: core.StatusExhausted, ExhaustedReason: core.ExhaustedDeadlineExceeded}
 	}
+	t.log.Debug("attempt_deferred", "intent_id", in.IntentID, "gateway_url", in.Contract.GatewayURL,
+		"status", d.Status, "next_due_at", d.NextDueAt)
 	rs, ok := t.cfg.Store.(ports.Rescheduler)
 	if !ok {
 		if d.Status == core.StatusPending {
@@ -119,8 +121,6 @@ func (t *term) deferAttempt(ctx context.Context, in core.Intent, until time.Time
 		res.err = fmt.Errorf("engine: defer %q: %w", in.IntentID, err)
 		return res, false
 	}
-	t.log.Debug("attempt_deferred", "intent_id", in.IntentID, "gateway_url", in.Contract.GatewayURL,
-		"status", d.Status, "next_due_at", d.NextDueAt)
 	if d.Status.Terminal() {
 		t.cfg.Metrics.IntentCompleted(in.SubmissionTarget, d.Status, string(d.ExhaustedReason))
 		return res, false
