@@ -253,9 +253,11 @@ type Contract struct {
 // Example: max_attempts_reached
 type ExhaustedReason string
 
-// Gateway defines model for Gateway.
+// Gateway Example: {"executor":{"breaker":"open","inFlight":0,"probeAt":"2026-02-02T12:00:05Z","recentCalls":100,"recentFailures":100},"gatewayType":"sms","gatewayUrl":"http://127.0.0.1:8080","paused":false,"targets":["sms.batch","sms.realtime"]}
 type Gateway struct {
 	// Executor The leader's view of one gateway.
+	//
+	// Example: {"breaker":"open","burst":20,"inFlight":0,"maxInFlight":8,"probeAt":"2026-02-02T12:00:05Z","rate":100,"recentCalls":100,"recentFailures":100}
 	Executor *GatewayExecution `json:"executor,omitempty"`
 
 	// GatewayType The gateway family that interprets the target's answers.
@@ -267,6 +269,8 @@ type Gateway struct {
 	GatewayUrl string `json:"gatewayUrl"`
 
 	// Paused Whether a pause of this URL or its type is in force.
+	//
+	// Example: false
 	Paused bool `json:"paused"`
 
 	// Targets The registry's submission targets routed to this URL.
@@ -276,45 +280,67 @@ type Gateway struct {
 }
 
 // GatewayExecution The leader's view of one gateway.
+//
+// Example: {"breaker":"open","burst":20,"inFlight":0,"maxInFlight":8,"probeAt":"2026-02-02T12:00:05Z","rate":100,"recentCalls":100,"recentFailures":100}
 type GatewayExecution struct {
 	// Breaker Absent when the circuit breaker is turned off.
+	//
+	// Example: open
 	Breaker *GatewayExecutionBreaker `json:"breaker,omitempty"`
 
 	// Burst The rate limit's burst, when one is set.
+	//
+	// Example: 20
 	Burst *int `json:"burst,omitempty"`
 
 	// InFlight Calls to this gateway in flight.
+	//
+	// Example: 0
 	InFlight int `json:"inFlight"`
 
 	// MaxInFlight The gateway's concurrency limit, when one is set.
+	//
+	// Example: 8
 	MaxInFlight *int `json:"maxInFlight,omitempty"`
 
 	// ProbeAt When an open breaker lets its one probe call through.
+	//
+	// Example: 2026-02-02T12:00:05Z
 	ProbeAt *time.Time `json:"probeAt,omitempty"`
 
 	// Rate The gateway's rate limit in calls per second, when one is set.
+	//
+	// Example: 100
 	Rate *float64 `json:"rate,omitempty"`
 
 	// RecentCalls How many of the latest calls (at most 100) the failure count covers.
+	//
+	// Example: 100
 	RecentCalls int `json:"recentCalls"`
 
 	// RecentFailures Gateway failures (errors, timeouts, invalid answers) among them.
+	//
+	// Example: 100
 	RecentFailures int `json:"recentFailures"`
 }
 
 // GatewayExecutionBreaker Absent when the circuit breaker is turned off.
+//
+// Example: open
 type GatewayExecutionBreaker string
 
-// GatewayList defines model for GatewayList.
+// GatewayList Example: {"gateways":[{"executor":{"breaker":"closed","inFlight":3,"recentCalls":100,"recentFailures":0},"gatewayType":"sms","gatewayUrl":"http://127.0.0.1:8080","paused":false,"targets":["sms.batch","sms.realtime"]}],"leader":true,"pauses":[]}
 type GatewayList struct {
 	Gateways []Gateway `json:"gateways"`
 
 	// Leader Whether this instance leads; only the leader has executor views.
+	//
+	// Example: true
 	Leader bool           `json:"leader"`
 	Pauses []GatewayPause `json:"pauses"`
 }
 
-// GatewayPause defines model for GatewayPause.
+// GatewayPause Example: {"gatewayType":"sms","pausedAt":"2026-02-02T12:00:00Z"}
 type GatewayPause struct {
 	// GatewayType The gateway family that interprets the target's answers.
 	//
@@ -325,10 +351,14 @@ type GatewayPause struct {
 	GatewayUrl *string `json:"gatewayUrl,omitempty"`
 
 	// PausedAt When the pause was first stored.
+	//
+	// Example: 2026-02-02T12:00:00Z
 	PausedAt time.Time `json:"pausedAt"`
 }
 
 // GatewaySelector Exactly one of gatewayType and gatewayUrl.
+//
+// Example: {"gatewayType":"sms"}
 type GatewaySelector struct {
 	// GatewayType The gateway family that interprets the target's answers.
 	//
@@ -495,9 +525,11 @@ type Problem struct {
 // ProblemConflictingFields defines model for Problem.ConflictingFields.
 type ProblemConflictingFields string
 
-// ResumeResult defines model for ResumeResult.
+// ResumeResult Example: {"wasPaused":true}
 type ResumeResult struct {
 	// WasPaused Whether a pause of this type or URL was in force.
+	//
+	// Example: true
 	WasPaused bool `json:"wasPaused"`
 }
 

@@ -553,7 +553,12 @@ export interface components {
             conflictingFields?: ("submissionTarget" | "payload")[];
             existingStatus?: components["schemas"]["IntentStatus"];
         };
-        /** @description Exactly one of gatewayType and gatewayUrl. */
+        /**
+         * @description Exactly one of gatewayType and gatewayUrl.
+         * @example {
+         *       "gatewayType": "sms"
+         *     }
+         */
         GatewaySelector: {
             gatewayType?: components["schemas"]["GatewayType"];
             /**
@@ -562,6 +567,12 @@ export interface components {
              */
             gatewayUrl?: string;
         };
+        /**
+         * @example {
+         *       "gatewayType": "sms",
+         *       "pausedAt": "2026-02-02T12:00:00Z"
+         *     }
+         */
         GatewayPause: {
             gatewayType?: components["schemas"]["GatewayType"];
             /** @example http://127.0.0.1:8080 */
@@ -569,41 +580,98 @@ export interface components {
             /**
              * Format: date-time
              * @description When the pause was first stored.
+             * @example 2026-02-02T12:00:00Z
              */
             pausedAt: string;
         };
+        /**
+         * @example {
+         *       "wasPaused": true
+         *     }
+         */
         ResumeResult: {
-            /** @description Whether a pause of this type or URL was in force. */
+            /**
+             * @description Whether a pause of this type or URL was in force.
+             * @example true
+             */
             wasPaused: boolean;
         };
-        /** @description The leader's view of one gateway. */
+        /**
+         * @description The leader's view of one gateway.
+         * @example {
+         *       "breaker": "open",
+         *       "probeAt": "2026-02-02T12:00:05Z",
+         *       "inFlight": 0,
+         *       "maxInFlight": 8,
+         *       "rate": 100,
+         *       "burst": 20,
+         *       "recentCalls": 100,
+         *       "recentFailures": 100
+         *     }
+         */
         GatewayExecution: {
             /**
              * @description Absent when the circuit breaker is turned off.
+             * @example open
              * @enum {string}
              */
             breaker?: "closed" | "open" | "half_open";
             /**
              * Format: date-time
              * @description When an open breaker lets its one probe call through.
+             * @example 2026-02-02T12:00:05Z
              */
             probeAt?: string;
-            /** @description Calls to this gateway in flight. */
+            /**
+             * @description Calls to this gateway in flight.
+             * @example 0
+             */
             inFlight: number;
-            /** @description The gateway's concurrency limit, when one is set. */
+            /**
+             * @description The gateway's concurrency limit, when one is set.
+             * @example 8
+             */
             maxInFlight?: number;
             /**
              * Format: double
              * @description The gateway's rate limit in calls per second, when one is set.
+             * @example 100
              */
             rate?: number;
-            /** @description The rate limit's burst, when one is set. */
+            /**
+             * @description The rate limit's burst, when one is set.
+             * @example 20
+             */
             burst?: number;
-            /** @description How many of the latest calls (at most 100) the failure count covers. */
+            /**
+             * @description How many of the latest calls (at most 100) the failure count covers.
+             * @example 100
+             */
             recentCalls: number;
-            /** @description Gateway failures (errors, timeouts, invalid answers) among them. */
+            /**
+             * @description Gateway failures (errors, timeouts, invalid answers) among them.
+             * @example 100
+             */
             recentFailures: number;
         };
+        /**
+         * @example {
+         *       "gatewayUrl": "http://127.0.0.1:8080",
+         *       "gatewayType": "sms",
+         *       "targets": [
+         *         "sms.batch",
+         *         "sms.realtime"
+         *       ],
+         *       "paused": false,
+         *       "executor": {
+         *         "breaker": "open",
+         *         "probeAt": "2026-02-02T12:00:05Z",
+         *         "inFlight": 0,
+         *         "recentCalls": 100,
+         *         "recentFailures": 100
+         *       }
+         *     }
+         */
         Gateway: {
             /** @example http://127.0.0.1:8080 */
             gatewayUrl: string;
@@ -616,12 +684,41 @@ export interface components {
              *     ]
              */
             targets: string[];
-            /** @description Whether a pause of this URL or its type is in force. */
+            /**
+             * @description Whether a pause of this URL or its type is in force.
+             * @example false
+             */
             paused: boolean;
             executor?: components["schemas"]["GatewayExecution"];
         };
+        /**
+         * @example {
+         *       "leader": true,
+         *       "gateways": [
+         *         {
+         *           "gatewayUrl": "http://127.0.0.1:8080",
+         *           "gatewayType": "sms",
+         *           "targets": [
+         *             "sms.batch",
+         *             "sms.realtime"
+         *           ],
+         *           "paused": false,
+         *           "executor": {
+         *             "breaker": "closed",
+         *             "inFlight": 3,
+         *             "recentCalls": 100,
+         *             "recentFailures": 0
+         *           }
+         *         }
+         *       ],
+         *       "pauses": []
+         *     }
+         */
         GatewayList: {
-            /** @description Whether this instance leads; only the leader has executor views. */
+            /**
+             * @description Whether this instance leads; only the leader has executor views.
+             * @example true
+             */
             leader: boolean;
             gateways: components["schemas"]["Gateway"][];
             pauses: components["schemas"]["GatewayPause"][];

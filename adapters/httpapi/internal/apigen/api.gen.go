@@ -259,9 +259,11 @@ type Contract struct {
 // Example: max_attempts_reached
 type ExhaustedReason string
 
-// Gateway defines model for Gateway.
+// Gateway Example: {"executor":{"breaker":"open","inFlight":0,"probeAt":"2026-02-02T12:00:05Z","recentCalls":100,"recentFailures":100},"gatewayType":"sms","gatewayUrl":"http://127.0.0.1:8080","paused":false,"targets":["sms.batch","sms.realtime"]}
 type Gateway struct {
 	// Executor The leader's view of one gateway.
+	//
+	// Example: {"breaker":"open","burst":20,"inFlight":0,"maxInFlight":8,"probeAt":"2026-02-02T12:00:05Z","rate":100,"recentCalls":100,"recentFailures":100}
 	Executor *GatewayExecution `json:"executor,omitempty"`
 
 	// GatewayType The gateway family that interprets the target's answers.
@@ -273,6 +275,8 @@ type Gateway struct {
 	GatewayUrl string `json:"gatewayUrl"`
 
 	// Paused Whether a pause of this URL or its type is in force.
+	//
+	// Example: false
 	Paused bool `json:"paused"`
 
 	// Targets The registry's submission targets routed to this URL.
@@ -282,45 +286,67 @@ type Gateway struct {
 }
 
 // GatewayExecution The leader's view of one gateway.
+//
+// Example: {"breaker":"open","burst":20,"inFlight":0,"maxInFlight":8,"probeAt":"2026-02-02T12:00:05Z","rate":100,"recentCalls":100,"recentFailures":100}
 type GatewayExecution struct {
 	// Breaker Absent when the circuit breaker is turned off.
+	//
+	// Example: open
 	Breaker *GatewayExecutionBreaker `json:"breaker,omitempty"`
 
 	// Burst The rate limit's burst, when one is set.
+	//
+	// Example: 20
 	Burst *int `json:"burst,omitempty"`
 
 	// InFlight Calls to this gateway in flight.
+	//
+	// Example: 0
 	InFlight int `json:"inFlight"`
 
 	// MaxInFlight The gateway's concurrency limit, when one is set.
+	//
+	// Example: 8
 	MaxInFlight *int `json:"maxInFlight,omitempty"`
 
 	// ProbeAt When an open breaker lets its one probe call through.
+	//
+	// Example: 2026-02-02T12:00:05Z
 	ProbeAt *time.Time `json:"probeAt,omitempty"`
 
 	// Rate The gateway's rate limit in calls per second, when one is set.
+	//
+	// Example: 100
 	Rate *float64 `json:"rate,omitempty"`
 
 	// RecentCalls How many of the latest calls (at most 100) the failure count covers.
+	//
+	// Example: 100
 	RecentCalls int `json:"recentCalls"`
 
 	// RecentFailures Gateway failures (errors, timeouts, invalid answers) among them.
+	//
+	// Example: 100
 	RecentFailures int `json:"recentFailures"`
 }
 
 // GatewayExecutionBreaker Absent when the circuit breaker is turned off.
+//
+// Example: open
 type GatewayExecutionBreaker string
 
-// GatewayList defines model for GatewayList.
+// GatewayList Example: {"gateways":[{"executor":{"breaker":"closed","inFlight":3,"recentCalls":100,"recentFailures":0},"gatewayType":"sms","gatewayUrl":"http://127.0.0.1:8080","paused":false,"targets":["sms.batch","sms.realtime"]}],"leader":true,"pauses":[]}
 type GatewayList struct {
 	Gateways []Gateway `json:"gateways"`
 
 	// Leader Whether this instance leads; only the leader has executor views.
+	//
+	// Example: true
 	Leader bool           `json:"leader"`
 	Pauses []GatewayPause `json:"pauses"`
 }
 
-// GatewayPause defines model for GatewayPause.
+// GatewayPause Example: {"gatewayType":"sms","pausedAt":"2026-02-02T12:00:00Z"}
 type GatewayPause struct {
 	// GatewayType The gateway family that interprets the target's answers.
 	//
@@ -331,10 +357,14 @@ type GatewayPause struct {
 	GatewayUrl *string `json:"gatewayUrl,omitempty"`
 
 	// PausedAt When the pause was first stored.
+	//
+	// Example: 2026-02-02T12:00:00Z
 	PausedAt time.Time `json:"pausedAt"`
 }
 
 // GatewaySelector Exactly one of gatewayType and gatewayUrl.
+//
+// Example: {"gatewayType":"sms"}
 type GatewaySelector struct {
 	// GatewayType The gateway family that interprets the target's answers.
 	//
@@ -501,9 +531,11 @@ type Problem struct {
 // ProblemConflictingFields defines model for Problem.ConflictingFields.
 type ProblemConflictingFields string
 
-// ResumeResult defines model for ResumeResult.
+// ResumeResult Example: {"wasPaused":true}
 type ResumeResult struct {
 	// WasPaused Whether a pause of this type or URL was in force.
+	//
+	// Example: true
 	WasPaused bool `json:"wasPaused"`
 }
 
@@ -2075,110 +2107,113 @@ func (sh *strictHandler) GetTarget(w http.ResponseWriter, r *http.Request, submi
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Fx9c9s2mv8qGO7OxJ6VZEqx20aZ/uF2k6736jYbu3dzDb0JREISYhLgAqBlNePvfvM8ACHwRbIS2929",
-	"vetMM7JE4uV5f/kBn6JUFqUUTBgdTT9FiulSCs3wj7OMFaU0TKTr76WY5zw18HUqhWECP9KyzHlKDZfi",
-	"qFRylrPiTx+1FPCbTpesoPDpj4rNo2n0h6PNXEf2V330xr4V3d3dDaKM6VTxEoaLptHlkhGOU51lhN1y",
-	"bTRZcbMklGR8PmeKCUN0NSu41lyKS6oWzBCpSEnXuaTZKLobROc0n0tVsOwt+0fF9OdsgN3SoswZfMyY",
-	"oTyPppFZMqLsSGQmszXhmghpCCU3NOcZ+evFzz+RTKZVARMMIi60oSJl0TQ6uhkf2e3oaBBpQ02lo+lx",
-	"HA8iww3Ms1lsPUc0iMy6hJ+WxpR6enS04GZZzUapLI42Wy+ooAumgm+G9VezXM6OCsrFUSZTfURLPiqy",
-	"PxT1RMN6orvB4zCsSRQkh5x9ZKlBbvwkzWtZieyBXBDSCQZZUk3MkmsvKFtpfiRVxtRwPHl+PNRLXpZc",
-	"LIa6aPLieMOLMzsB7GOOS34iVtjlDYU0QzvPY3DiJ0l0lS5rKklFDGoHMuGNVY9LKX+ELx/IC6dsxEhJ",
-	"chhvSp7H8B+ZrQ3TBBZOU8OyAQHlyXnBDQjI5KvJ+Ph4LxUZP9+w5U17uqfii9vX0Eg5tBM9lorUFDsA",
-	"tiwZWS1lbhXnkLDblLFM4/epFHO+qBTLLNWQeRdGKvaLoDeU53SWs0ewZxqGJCkVIOszsG80XbLsJVHM",
-	"qDXJqWFqHz6dxAGfcJ2kChb6RHzC1Q/DiR6LTxk1dEb1faRBtvwiaGWWUvHf2EONm2YiI6duNHxtSr5j",
-	"VDFFkiqOn6e05OSarfEPtp+PGW8Y01jpE/GkCud4DHacvjmDLWtCVUMvqMhI6JJTqhRn4H0EI3IOvxWO",
-	"P6WSKdMaJOSVMNysH8im2uFMSVFpFA5qSCG1IZOTE5IuqQKrp/QuBnGBUcNrzvJMR9N3n6I5fAxGjwZR",
-	"AasGMx3dM9HdVcDyySR0ZTY4sYM/mR/DSYZ2kkdhul2wjegULZhhiqCrx5kGxNnPTgjINanEtZAr4Xiv",
-	"q7KUyrDsnGWcXuL2H8T87+2rQxiKJJFht+aozCkXSVQHP37OlwQ1OpwCh97L852EiuuHJAXsgyAfn0yF",
-	"/WxDnG2I0zxFmKghRKG6Q6FRdOenw3zk1BhWlMZyIhzxZxFKATES5WJBDVvR9YicoUgolkIImJEZm4Nv",
-	"Ch4hXCcipXkO3JpzwfWSZaf4Fp3h8lZLnjNiIxcuyDzni6UZkVP/NKF2cYmAkJQKIiuTyoKRg3AeKvSK",
-	"geFasTwf2hD8EOSYCsKUkioRB0ZRoYHyZE55Xik2IIYXTFZmUIu+G+dwRE7de0QbqgwXi0QkkRW/WcGN",
-	"Ydk0iUhB1TUuyi2SmCU1ZEVDolSGCHbDFLIjEQc5oxlTECnjg7lE2+MpB9TyGkjTlJUoyiRjNMu5YGRJ",
-	"s0SUVGuWHY4SEPdAkTY0jqbRJJ58NYwnw3hyOZ5M43gax6P4m69/jQaRqIoZU9F0PIgcPW2SSlE3o1LJ",
-	"G54x9d5RKlCdSDHIOpz/AeLsmm08+RWeK5UsmTLcpr9I2IYFiDp8/Mvl5RtyEk+m5DuakR/szxud1EZx",
-	"sYChwx2HI+7YPIgHhSVn1LAhyEDfwDWJgkHHg6jgghdVgZ/dK2BeFkzBOwEtd+nwz+6xJgXvXT0Qc7/V",
-	"3w0i8NxcQdD0rt5KONuVf8dmkbAWML7g87p24LRhBdAZPIMMxD6P2uIyojpQQP8haKmX0hBDr5lIxGrJ",
-	"BKg6iL1XowHR0sZ7RLEF1xD+sYwb7bQmXVKxAAsxSsRbDA4NL7hYoA2x0ypBc8JuWVrBckkpc56uMYRx",
-	"hrCkykDUgoM0FcYJ3qWjH6atBb099Yp3wVIpIIh4Hg+iQmYMVYDmjvB2MuCG00+gcstv2oFHwVuGqYIL",
-	"mjtBgBCljlnebyoUm29SXvK67mG/q4OXq452NXa0Ww5/CB6927bvtiy8UQwt99zZKG+YHN2lyNdTa8qq",
-	"osqp4TfgliqRDchcySIRxtefQIgUQ880wBIUF+AR0mVo+TA6W9KyZKLFPmTJToWELVnTvMdOCnr73hly",
-	"He5mFM55cu+UKCO7CX8Oz9xtpOcel2+fuuuTrNBotIWsbdG6UtemyFu07aBE1hVo69CYywacjqN7s04A",
-	"VH9NpFkylQjl38aowCgODhkdPLxd62Wey5VucfKLxX8QccMK3Ep3v/YLqhRdd2xih5SDhuY4PnoW9VCv",
-	"z4S+ul3SShuWvXWutE3h/0LpdqRQVc6AuCwk70tn+KgPbpwTRjEUIHfvvLV5b+samHGG4vveJdTRIJKC",
-	"vQcr/B4kK2fgua8Cym97rUPN2gdPP7XdOVpe69H3sDavakMNg365sXJv/qLyphJAtD49OhpPvh7Fo3g0",
-	"nn4TfxP37aeklbY1hTaHGIgzoQSfsNku1+SXtz9CWAaeCcaqA1apUuSMG38mZc4o7s36yR4tu8TE2vq6",
-	"Z7rrWjVRsoJsBONtO/WoqS2g6jNq0iW4m1Dtv1whAoK2VaHeiSdan+h32Nu7bxv9PtPkhrMV0FaKTUIR",
-	"tX3ZTDF6bYOwVkBSZw9MWFfDVVpxQ9wLwBxTKcEyIufzUHHSXGqrFiUDC7Sk+fw9fr7qkZFZpbTZwkBq",
-	"XNH1mSb43MAuBzbENdHMBGIR+AcuXmOS0x32e5rn2jPdp1A+K4q2eLizrSNeblIkG6+llVJMpGu78j1X",
-	"DIk7OzW9qiIwJSuZ8KTPQYBBS2BYfBVzGmKWSlaL5WjvABwofN+WNlwAOqVIwBJzLYheeve3mVxWjfKp",
-	"i5JRLVImDLKju4C/yBUpKHi9uS28U2MrZDD3QV1CGsfxIf7sjDdJZQXhsbxhSveT2c762j7fM/EPTXeg",
-	"yQEmUtqnsbqdx+pDQgspFq5c1520ZQK8aDZJ0FnaDvX/kVuF6Y1J8bM3T3sY+67RGkTWgmy3265rZStA",
-	"aG/0SwzjLLfwbWxv1X4LTZHut+Fo7z572W/grXsNrtvIYEMdP98OAtuxt1H4n+dIt9oHDP3Qk0LeN+dK",
-	"G9sZyUZfls36+XZQ6YLlLHUxSXNNr25pavI1cYXsgG6YMW6o0fVGj0XjlisThM60zCvDCNAcggwsOYLb",
-	"H0CwzYWrxduQoREKbGVTQW9/ZGJhltF0Eh9/g1lL/cW4j8TbSFlvd6sZJnNacFQvamw+XirwAbBmXytw",
-	"Bil0xTbZLiu9bAak9vuOmJ35onKQvlOf3L37Vy1+3buuk9H4ZByua9JYl5/bpsT7zH0yil/Ev2LfIg1q",
-	"Ov8OtQ4sF+wienyMRbJgxq1E9L2gaXQ/hmHz5v2b7tRkaFCD2MuR1BX5Hv8XcnTXEL6a16TavVVGR8C9",
-	"QjTWTXd3LamdHd91GbVn2XTDut2vWKNx9menM8jJfd64sM8+sOTSCa9877Gn+uCWFzIrYPZgI0N9bs/v",
-	"s9dQpzm3xTa+AZ6Ra7aekjGkG81254AIaUu7Mk9E+D34R8E4RllJNEoiIiR+go8HkB+X1Cw1UUzL/IYR",
-	"s5SaEaoTkWE3alEApbHgiyAauqkayyrPXN3DogEyMqPpdbvBsUNPQ393ctJ2d0JaxjnXA25oNLLFU6Cr",
-	"Akr9/d3fk+Q2jodJcjt+nSS3X7+Gjy9eX/3pj9sd0htqkT6BU6r7jeCTAgf1f9caf56hLZnIgMR72Nmr",
-	"QSTYrfm+UhpivYit//rx7KPk5x9P1z/xeHUO/+d/uz3/KFfnf5ar8++Pb88/nsc/Xf5Kz/iK04uzr86K",
-	"F+tff/jP9Y+Xr9bnv/2Nz//Wtd+eo3uabxer9FjvcLlbihpSuLxSG1LSBWvGe4+0xf1s1S5jc+HNaSee",
-	"lSpdMm0UFvZJxlKuscLfLmxalo/Iqxum6r/IrDKJcDIAaTt6CGcHnPpuJCRwyj40C9xSM7DcvNajyxvA",
-	"SEubH4QcaQvSvJ5gS+feAzP+UQFJPDxjQGZrImjREoZgTZ0t+UWG/upeSM1uqaiBLkH5vSMd567/0e4s",
-	"WJ0lK6muyUIyXTe9sYxpv84qXBn2DmnBsK4RZgyBHbPFzwZ7d7U+ggijnaJSE0hk3X+eEkrmNDUDwm5o",
-	"XoGRAw449CDa8Gd1j2jU7Ch+dh7RlBC1pXFgi8bN9szLGkUxlyromOmmkPSso0OfTWxU07pPs1rk9vq2",
-	"W2jc2H2y8sb3v3o2W2HfyLafbD9pDSYBS3pCktqTeUBISoveHkmrNRK0RJobCp7v0KdG3fRZu7evvycv",
-	"jk++Jg7g5GHqI/IBBvqAxUdDZznD2uQ1FxmRc4sveWnboQWD1E8TOjdMkQ91+eoDoWXJqLL1q7pPact+",
-	"ljaCsQyHKDqt7dQdLeBi4YFwNaoYdt5C3JFkm3NOoq2nBOrhYGKuYaqLnnxpB07vMwKD4/hFAL0LItl6",
-	"o0+GwNvMNfRzdRS3h9x9Yo0m1DHP0hG74paxjoZ1WHxwHL9A1h+22j8BF3084ssq3dQiePyentBGKj51",
-	"3MwDBaQneWxKzOflZRuZClfaFK/OlGHa2JMmbTh4Dwd2SGvPnA0s6i6ZkGTOb8nB8WRCGqhPzLwc8nIY",
-	"iK1xJ3Pq9e0ZmwahTo8ABK6g3q7VvE7DwuliSP/datmWuna5+YlVNqhqVIrf67dqFCjucrDLjb1luioY",
-	"/Jv3ND9WVL/5zF4zNpilwp7ziu5uNLdWvZmtb6UXCLuyuhQc3Ookr/eY5Fqrp58QohtNo/+WlSL4AvZW",
-	"8Hlb4TcymkZ/Gp+cnMBIJ1993V9VuaeC9iUFn2CVVKx/nmNC3nbfa3uWCqI8ZsGaVZ6PsG7bOvqD3/vw",
-	"Ah6D9LPK3XERoyrWofjVYOeEA5yNcJHmVcayAXB5RRE32sTaEqCpxY+CiZWVIVxovhB8zlNqcbSGEV3S",
-	"lB2OyKkP778i/8G/g9A1Y3Na5V0A3Jfx73a4kEO3V4QUv6Wrc5cUBL8O9TUvhxI3T/NhKbE9YGm1pba2",
-	"HSpBmIB/V1hVqqNwspA3TAkdAGialrpV/9hdJnpI/a7rZDdqZx+qe6Mh9WuMyLt2QQj7Ir7uU2M9fNHH",
-	"h7C9ugQvj6Rg7on9ij6VsJSG/Oe9kddMRFegBtsKVb6ydbJ9ma3Ae4va1689ZnGqC4wM8Dh7OcqwgL6z",
-	"kVsP3OU8yDhLK8XN+gJGdagWPHR0WoHQ9SHuHbDAn83BfJipG57aHqpr/thg62A4pCUfwoOHI/KzyNeJ",
-	"YAK9RWZzpZ7zPdYK4EaRbbigZvhsDxhwMZfdRV54Np5bL4wI3waSyQVhNra19ed6DxrDmUzxG6YTwWi6",
-	"xGaskYgauTi/wIMplV5641cJw3N3SKBOKwYeg0ikSoQv+ZBKgBFDmFYPUNmvBR2hDmrQUqQsEQc+cjD5",
-	"egC0s5k/PFvr/yFuQDGaWaCLK1whiPllfRRADxJhMZBuvy671GTGcsRkSNKh4ygRiXhl0zvg2Idt52c+",
-	"+CRTk4M6AT10ttFmnYnYkXaOCPbmtxz/GhCGFbkPRzfjD4kAJaKu7IBSr8mHXefo/Bm6Dy9RdpdgfpeQ",
-	"xqMD0ImwhcBMWjnMecqEBTUIigL5RslScWaoWoNhUvmXB4hBoNojt6dvzqJBdMOUtpI9HsWjGJH8JRO0",
-	"5NE0ej6KR8/Rvpslqu+R3c9vWMS3TstTCOOmv7jfB81T/5M4bp2O2hxvap7rD/KM654wtf/wqz2Gh2e0",
-	"ylHD9Njeg66KAug5jX7kN0zAs0MLznBvgnoyjScv0O/TBRpgu9voCkY8AqFfhztvV/lMBc54Ese+WuEQ",
-	"N6AD8NVc5rlcYa0j59cMu0Gb77Sh60RwYc9/KGmQqiMSHm2CUZZVQYV+iepng3p/Nj4RXt1Rupq8eWs3",
-	"8AisAZf3bQ0nknnG1HuefauLYTyGPWv2npUyXX77vP7rtgTVeU/Nt51WyTj+dV8+e2STY5fzi9qqGtII",
-	"lMhaJiVztlsWgB4chQG9SQM89aweYIsw3IyPQmBXr0TY0n5tyBFDO2+gWcgBSAatUeT4iK2FWHRWIrTh",
-	"ee7wdcB7pHXtYA7tuYHA3ltzu2pmViAUoOWEG2f6emBiA4LOqF5suAoIihOhGROE5loSvZQrS+IW8nTg",
-	"FupRmwMLT8RVgUdIsV7rQIGKGuYYV6MnwSvWiB8Pli1YIdUadYUmolaXGlTjnvt2TnNtUUxCNtFtI/KT",
-	"P7gL29aJoJsQGsIudxgUj8kAM1wo3aNBEMX+sEGs3aNHndOZe19gEgIKt+hCLX0Dm7lYT21RU+7EgsXT",
-	"Bfnz3SA6jsfb5vabOfqlddL6JH5+/0udOwRQ8wK7q02Y1Ol6mVyBETautg/hBCMHlupSHYb65/Wto4FH",
-	"pQcGSt2LxeO5o4e7MaKWc5BJlDohrfC+DKIdTVaUG+KSzkToujOHkY0l9CaGsvGHfQNb+nieAIfzx4RA",
-	"+DbRGipv5zQDpLuVrmhuLb8tjmA4I7E5g+EJ+AmnvjW7Bbs1tcPRjBFu7Ao5BHzqBndJiWIYQY8S8YZW",
-	"2vYUrAOhOTo4RyZ39gz9yhIeC4LDwz7VwMLL5qyiM83fyWy9h1bsPJS29/HgNv7xrpmsuMT7qZXWAWC3",
-	"XdOB3GyqZHy/dnVuHPpSXT4en+zzUs/hdnh5Mtnn5e6tCGhExr/3PU/BnQ72OpJrxkpU9Vr9rYkcPZaR",
-	"Q9YHHdXZulHN/GyzprC2ut2uvWWFvHEHTn0RlTmQb6eYekCJxSnBg5m0up2InM8Nsef+7W8DhDbBmDYq",
-	"QTspK5EdWou0sTEQBRBqEmGPrN4aApzJqhxCnLlievkSDeKmqaCJqoQ/usIVydicKUVzSNwzPSJYTg7N",
-	"kj3DiiYJ/3I5XG94C9R6PBP0i0+9uhjj/y02qVGd71GTdhEeT+XzuWHZ/9umfy/bZCWhZnT2UBsVoMJ2",
-	"ZsN4EIou0DLVJiAIWOsT0Ah3GRDBVkwbe1ACQxRdG7cFZGQbABkESan9ZKTFTPoYCB5+aStmiaBbcGXk",
-	"tH6fayJL+o/KRlKQhGt3795cKgi2tiUCZ77X6qFKuqfN8rPI15uA0ieaDv+F9dtoGiHmKRrURSAPiN1P",
-	"2JoN4m7/prEGf/2AP25X3+O2ZS09eN2emsDDmg2feoOlBSOa/8a2rQyzy8ZyXKcnmp7E4bn1GNdjD66f",
-	"xPecnO9fTCB7LosvFbvhstIeqNi3RCtkW0j2aHjGzzzwcvWEHidABvdev9QyBl+elT7M4D9SRut20bJc",
-	"geX0WFK88aAviMNpwh5eDSTxV4jg7R09JX1biq+Etjgqe7ysvo2H2qo+RFQl2Fh7EtJiC/0FqM4c2a8T",
-	"0bn0CiaobxZUzqL3gXVwnEkcv0yE8tNx81k3q2IOSo7jF4ngPUiKEXG3NNYF+6KkeFvb3F6fUsgbvKlo",
-	"a2vYVVtVQQ0uj+bgm9xFK24SPSKn9RYI1tMmcQwZtyDcMqGzAewYc1tHm2OJIxG+vufOzNc7rC9ipPaN",
-	"IVayIALgv7mTvO60JhWwEcckE0TCtghglwaMOJ5MYJLj8XNXc5aa9fmrEPvwkND4XwYhsZ8x6oN8/M4R",
-	"eA2H33UVsa+9oF6xll46xQ+VEa3mZGfU+gSrhOTAnXr4Z2QH8Yv7X+q7XRoziz3sffsK239uRvJwB2WF",
-	"P6hQBiU8bOvWLd1+f9UM9I8+1Y/fbe39/cA2FmZnSHwZXoLUOpc1ICVTKRNmyEQqM0j763PUZumjLPhj",
-	"E2QF4JSmYveHXXsDGH+HQGm3yj0gOoqP73/J35z9aDkmzeyNE0FYgP0fhwvYKWkBRqVXvCDguvS3sTwZ",
-	"XwK80vbcHeOvZu+l7bS+lHfdINMCEnbeQhfQ1SNyWnQ9+tRe4U5NDrBdDU3uUb+eBHEfNbzn/OhT6t4G",
-	"3rSbw7+b/vWr0RewvNnubuKt3l3hbb5M3fSbZYzSMlbmcl3gZVz2ijvMqG3UTUkuU5pvesdUkw8FvWaQ",
-	"hnxIBPaWtL9r0IJXPlms1d306OjTUmpzFw2iG6o4GBDk7NLnRS55j8JqaxxHfSyCl2xIJJVpwMRyiKGw",
-	"9EQOhkP71+HIB42sORXivTYHZ9yfCLhBel55MvciwVwu4TBR8LkLBBu1PZWO+msM3rAQWmO1UipcwYYY",
-	"GQxUs7w7kEe4bBYFf0F6gEnIjObAOmUfqMt94SId0KGnjOQetnd06Wmjofusp4/bAgjoQSIsIuDQRbO2",
-	"BQkj1nV/3z2xIuSW5AuQd1d3/xMAAP//",
+	"7Fz7c9s2nv9XMNydqT1LyZRjt40y/cHtNl3v1W02Se/mWnoTiIQk1CTABUDLasb/+833CxACH3oktrt7",
+	"e9eZZmSJxOP7fnyAD1Emy0oKJoyOph8ixXQlhWb4x2XOykoaJrL1N1LMC54Z+DqTwjCBH2lVFTyjhktx",
+	"Uik5K1j5p1+1FPCbzpaspPDpj4rNo2n0h5PNXCf2V33yyr4V3d/fx1HOdKZ4BcNF0+jtkhGOU13mhN1x",
+	"bTRZcbMklOR8PmeKCUN0PSu51lyKt1QtmCFSkYquC0nzcXQfR1e0mEtVsvw1+0fN9MdsgN3RsioYfMyZ",
+	"obyIppFZMqLsSGQm8zXhmghpCCW3tOA5+eubH38guczqEiaIIy60oSJj0TQ6uZ2c2O3oKI60oabW0fQs",
+	"SeLIcAPzbBbbzBHFkVlX8NPSmEpPT04W3Czr2TiT5clm6yUVdMFU8M2o+WpWyNlJSbk4yWWmT2jFx2X+",
+	"h7KZaNRMdB8/DsPaREFyyNmvLDPIjR+keSlrkT+QC0I6wSBLqolZcu0FZSvNT6TKmRpNTp+djfSSVxUX",
+	"i5Eu27w42/Di0k4A+5jjkp+IFXZ5IyHNyM7zGJz4QRJdZ8uGSlIRg9qBTHhl1eOtlN/Dlw/khVM2YqQk",
+	"BYw3Jc8S+I/M1oZpAgunmWF5TEB5Cl5yAwJy+vnp5OzsIBWZPNuw5VV3uqfii9vXyEg5shM9loo0FDsC",
+	"tiwZWS1lYRXnmLC7jLFc4/eZFHO+qBXLLdWQeW+MVOwnQW8pL+isYI9gzzQMSTIqQNZnYN9otmT5C6KY",
+	"UWtSUMPUIXw6TwI+4TpJHSz0ifiEqx+FEz0Wn3Jq6IzqfaRBtvwkaG2WUvHf2EONm2YiJxduNHxtSr5m",
+	"VDFF0jpJnmW04uSGrfEPdpiPmWwY01rpE/GkDud4DHZcvLqELWtCVUsvqMhJ6JIzqhRn4H0EI3IOv5WO",
+	"P5WSGdMaJORbYbhZP5BNjcOZkrLWKBzUkFJqQ07Pz0m2pAqsntK7GMQFRg0vOStyHU1/+RDN4WMwehRH",
+	"JawazHS0Z6L764Dlp6ehK7PBiR38yfwYTjKykzwK0+2CbUSnaMkMUwRdPc4UE2c/eyEg16QWN0KuhOO9",
+	"rqtKKsPyK5Zz+ha3/yDmf2NfHcFQJI0MuzMnVUG5SKMm+PFzviCo0eEUOPRBnu88VFw/JClhHwT5+GQq",
+	"7Gcb4WwjnOYpwkQNIQrVPQqNo3s/HeYjF8awsjKWE+GIP4pQCoiRKBcLatiKrsfkEkVCsQxCwJzM2Bx8",
+	"U/AI4ToVGS0K4NacC66XLL/At+gMl7da8oIRG7lwQeYFXyzNmFz4pwm1i0sFhKRUEFmbTJaMHIXzUKFX",
+	"DAzXihXFyIbgxyDHVBCmlFSpODKKCg2UJ3PKi1qxmBheMlmbuBF9N87xmFy494g2VBkuFqlIIyt+s5Ib",
+	"w/JpGpGSqhtclFskMUtqyIqGRKkNEeyWKWRHKo4KRnOmIFLGBwuJtsdTDqjlNZBmGatQlEnOaF5wwciS",
+	"5qmoqNYsPx6nIO6BIm1oHE2j0+T081FyOkpO305Op0kyTZJx8uUXP0dxJOpyxlQ0ncSRo6dNUinqZlQp",
+	"ectzpt45SgWqEykGWYfzP0CcXbNNTn+G5yolK6YMt+kvErZlAaIeH//y9u0rcp6cTsnXNCff2Z83OqmN",
+	"4mIBQ4c7DkfcsXkQDwpLzqlhI5CBoYEbEgWDTuKo5IKXdYmf3StgXhZMwTsBLXfp8I/usTYF964eiHnY",
+	"6u/jCDw3VxA0/dJsJZzt2r9js0hYCxhf8Hl9O3DRsgLoDD6DDMQ+j9riMqImUED/IWill9IQQ2+YSMVq",
+	"yQSoOoi9V6OYaGnjPaLYgmsI/1jOjXZaky2pWICFGKfiNQaHhpdcLNCG2GmVoAVhdyyrYbmkkgXP1hjC",
+	"OENYUWUgasFB2grjBO+tox+mrSW9u/CK94ZlUkAQ8SyJo1LmDFWAFo7wdjLghtNPoHLHb9qBx8FbhqmS",
+	"C1o4QYAQpYlZ3m0qFJtvMl7xpu5hv2uCl+uedrV2tFsOvwsevd+2764svFIMLffc2ShvmBzdpSjWU2vK",
+	"6rIuqOG34JZqkcdkrmSZCuPrTyBEiqFnirEExQV4hGwZWj6Mzpa0qpjosA9ZslMhYUvWNB+wk5LevXOG",
+	"XIe7GYdznu+dEmVkN+Gv4Jn7jfTscfn2qfshyQqNRlfIuhatL3VdirxG2w5KZF2Btg6NuWzA6Ti6N+sE",
+	"QPXXRJolU6lQ/m2MCozi4JDRwcPbjV4WhVzpDic/WfzjiBtW4lb6+7VfUKXoumcTe6SMW5rj+OhZNEC9",
+	"IRP67d2S1tqw/LVzpV0K/xdKtyOFqgsGxGUheV84w0d9cOOcMIqhALn7xVubd7augRlnKL7vXEIdxZEU",
+	"7B1Y4XcgWQUDz30dUH7baz1qNj64Hblbs2vd+UwxegMuM5IVs3H4S4znommCVmrGtkQK5+DYFMuYMN/Q",
+	"otDRdJIkzTcv7fbtl/fxoMl23/2kChewT09OJqdfjJNxMp5Mv0y+TICVtNbA/DktNIsj68fQ9oLmzKjJ",
+	"lmC9Qy3qm9dwwwfY1m8btxR1V/5RpjncX6jy27ba416z9748MlBeQgk+YXN7rslPr7+HIBT8MIzVhOdS",
+	"ZaxlDhta2vlmUhaM4l49dT8MZCmNp/9M9wMLTZSsIRfDbMMuZdy2FdvZ9cnmICBw1xA0O/FEHFL8HrsH",
+	"921j/880ueVsBbSWYpNOtQOTnjLNaqVNND1NOnpV0rtL//eXh+gZNaylYPtVrq0Cfmm9MLHJ6ZiwAQBX",
+	"Wc0NcS+AEJlaCZYTOZ+H5iwrpLbGyu51SYv5O/zcMlXu1x5nHWkGJY0aVxv/TBN8LrbrA8pzTTQzLcID",
+	"efs+fUPw7hxIOy+qPu31mWw4drIlQrncOvrbTYpr4+2sVoqJbG23tHsrXw5N56VjwBAITK8rJjzDClBH",
+	"sAEwBb6K+SkxSyXrxbI13TZxOyzbskK5e/8bXgKBM6R8hYk1hKq7iYHCvVmKrFuVc5cg3Xc0orucv8gV",
+	"KSkEPHPbc6HGFkdhJUdN9XCSJMf4s/PbJJM1ZEbylindX1SfR10d7C7ju3ZcoMkRZtTa1zN0t6Chjwkt",
+	"pVi4uu2+JXRso5f+Nnl6C91hF7/n2nQiB8dXW54dDiO8Wdjo37NDjNbvHyVcx5G17dHUqJq5UeCtrQka",
+	"fvbe6oBYoO/DNpNuc+uuhWvLoeh+9AvMaaz84tvY620YgJ6pLaV2Q30P32zx43bxCt7a647dvuINsfx8",
+	"O6TMjj0oZi05sCzeVrUaqFj90wO3rRYbEyuM3FZUkzlX2ti+Y77POCefWEzyC9rBiDesYJlT5/aiv72j",
+	"mSnWxPWRAsJiwWZDrvG+Os2TMakT0whCZ1oWtWEEmAZRMXYEIC6NIRfmwrXKbEzbpvs2Ppf07nsmFmYJ",
+	"IcfZl1hUaL6YDLFgG6mb7W51nGROS44KT40tl1UK3Dqs2ZfynJsIYzKnKrVetoMw+31PTi99zyfgGvW1",
+	"l1/+VWvTe9d1Pp6cT8J1nbbW5ee2FatD5j4fJ8/BylzHURaUXP8dSpFYzdtF9OQMzU4w41Yi+lbtNNoP",
+	"Mdq8uX/TPctBgxLhQb6saZgNeOSQo7uG8MX2NtX2NgEcAQ8Kqlm/GrVrSd3i1X2fUQd2NTas2/2KNRqX",
+	"f3Y6g5w85I039tkHVkR7Ya6HBgwUB93yQmYFzI43MjTkFv0+Bw11VnBbC+cbXCi5YespmUBm2UYjxERI",
+	"23mRRSrC78F/CsYx7kujcRoRIfETfDz66fX3pKJmqYliWha3jJil1IxQnYocm8WLEiiN/RjEuNFNU0fW",
+	"Re7Kkhask5MZzW66/ccdehr6u/PzrrsT0jLOuR5wQ+OxLb4BXRVQ6u+//D1N75JklKZ3k5dpevfFS/j4",
+	"/OX1n/643SG9ootuRNjAAcAnBQ7q/641/jhDWzGRA4kPsLPXcSTYnfmmVhpiwYit//rr5a+SX/16sf6B",
+	"J6sr+L/4293Vr3J19We5uvrm7O7q16vkh7c/00u+4vTN5eeX5fP1z9/95/r7t9+ur377G5//rW+/PUcP",
+	"NN8uVhmw3uFyt1S3pHC5vzakoot2OfSxtniYrdplbN54c9qLZ6XKlkwbhX03krOMa2zAdfsOluVj8u0t",
+	"U81fZFabVDgZIBxSDkELZwec+m4kJHDKPjQL3FI7sNy8NqDLGzxXR5sfBOzqCtK8mWALsMbjpv5RA0k8",
+	"eiomszURtOwIQ7Cm3pb8IkN/tRfxtlsqGhxa0B3rSceVa092G39WZ8lKqhuykEw3mBQseNiv8xpXhq19",
+	"WjKsNoUZQ2DHbJmkxd5dnckgwujmuNQEEtnAQ6aEkjnNTEzYLS1qMHLAAQfuRRv+WdPC7SSSH51HtCVE",
+	"benr2a5Gu3v6ogE5zaUKGtrt6srQOnr02cRGDa2HNKtDbq9vu4XGjT0kK698e3pgszW2dW132LZ712AS",
+	"sAgrJGk8mcdrZbQcbGF2OpdBx7K9oeD5Hn0aUNyQtXv98hvy/Oz8C+Lwh/4UyZi8h4HeY7nY0FnBsJp8",
+	"w0VO5NzCv15YtELJIPXThM4NU+R9U1B7T2hVMapsRa2BEdhirKWNYCzHIcoe8iRzJ3+4WHicagP6h513",
+	"ALEk3eac02jrIZ5mOJiYa5jqzUC+tANG+xGBwVnyPEDGBpFss9EnA8hu5hr5uXqKO0DuIbFGE+qYZ+mI",
+	"oBXLWEfDJiw+OkueI+uPO/3JgIs+HvFllX5qETy+p2m5kYoPPTfzQAEZSB7bEvNxedlGpsKVtsWrN2WY",
+	"Ng6kSRsO7uHADmkdmLMFFd8lE5LM+R05Ojs9JS1QNmZeDhg9CsTWuINzzfoOjE2DUGdAAAJX0GzXal6v",
+	"jeR0MaT/brXsSl23Xv3EKhtUNWrF9/qtBqSNu4x3ubHXTNclg3+LboFyRfUr1+8xqmY9qxH8fihyAuES",
+	"UiGCYkW3wCaGeyqdHW4mH9rVG0RQWr0LzmD2Et095ruxANMPiLaPptF/y1oRfAE7Q/i8bScYGU2jP03O",
+	"z89hpPPPvxiuwOyptn1KcShYJRXrH+eYvHdd/doei4SIkFncdV0UY6zxdk7x4fc+FIHHIFWtC3fyq8Wd",
+	"huLX8c4JY5yNcJEVdc7yGJi+oggBb8PmCdDUQsHBHMvaEC40Xwg+5xm1kHjDiK5oxo7H5MKnAp+T/+Bf",
+	"Q5ibszmtiz6W9dP4dzdayJHbK54OeE1XVy6BCH4d6RtejSRunhajSmIrwavNUB1uO+6HMAH/rrAC1UTs",
+	"ZCFvmRI6wMK1rXqnVrK7pPSQWl/fIW/Uzj400M/eNIq7xSPsofgaUdNB9gUiH+4O6hK8PJaCuScOKxDV",
+	"wlIacqV3Rt4wEV2DGmwravkq2Pn2ZXaC9C1q37z2mIWsfgs9AJcd5FTDYvvOvnMzcJ/zIOMsqxU36zcw",
+	"qoNC4fnBixqEbujwjAOK+GN2mDszdcsz27B1jSIbmB2NRrTiI3jweEx+FMU6FUyg88htXjVwVM9aAdwo",
+	"sg0X1A617VkhLuayv8g3no1X1mMjWL8Fy3MBm42Dba262YPG0CdX/JbpVDCaLbGxaySCht5cvcEzZrVe",
+	"euNXC8MLd96nSUFiDycmUqXCl4dILcCIIQZx4MyBXws6Qh3Uq6XIWCqOfJRhinUMtLNVAni20f9j3IBi",
+	"NLc4J1fkwvMIL5pTPTpOhYUzu/26TFSTGSsQVSNJj47jVKTiW5sKAsfebzsK994npJocNcnqsbONNkNN",
+	"xY4UdUwQCLDlJGdMGFbv3p/cTt6nApSIuhIFSr0m73cdifXHYd+/QNldgvldQsqPDkCnwhYNc2nlsOAZ",
+	"ExaDISgK5CslK8WZoWoNhslDbz4hmAyC2gG5vXh1GcXRLVPaSvZknIwTPJRTMUErHk2jZ+Nk/Aztu1mi",
+	"+p7Y/fyGBX/rtDyFMG76i/s9bl/gcZoknYOOm5OK7Ss6gpzkZiCkHT7Hbk/U4nHLatwyPbZPoeuyBHpO",
+	"o+/5LRPw7MgiQdyboJ5M4yEq9Pt0gQbY7ja6hhFPQOjX4c67FUFTgzM+TRJf2XB4IdAB+Goui0KusC5S",
+	"8BuGnaPNd9rQdSq4sEe5lDRI1TEJTynCKMu6pEK/QPWzCYC/5iIVXt1Rutq8eW038AisAZf3VQOGkkXO",
+	"1Duef6XLUTKBPWv2jlUyW371rPnrrgLVeUfNV722ygRxNQfx2eOyHLucX9RW1ZBGoETWMilZsN2yAPTg",
+	"KAzoTVrQr8+aAbYIw+3kJISlDUqEbQM0hhwB4vMW8oUcgWTQ5kAIPmLrJhZblgpteFE4vCTwHmndOJhj",
+	"ewQosPfW3K7aiRYIBWg54caZvgGQW0zQGTWLDVcBQXEqNGOC0EJLopdyZUncgSvHbqEezBtb8CmuCjxC",
+	"hrVdB/JU1DDHuAY8C16xQQd55HfJSqnWqCs0FY26NAAc99xXCD60HV3ZxuaNyQ/+DD5sW6eCbkJoCLvc",
+	"uW488QbMcKH0gAZBFPvdBmC3R496B60PvosoBIFu0YVG+mKbuVhPbRFW7vCRhf8F6fR9HJ0lk21z+82c",
+	"/NS5NOE8ebb/pd51IKh5gd3VJkzqdLNMrsAIG9cHgHCCkSNLdamOQ/3z+tbTwJOqwTFWUg8C/3jh6OEu",
+	"f2nkHGQSpU5IK7wvgmhHkxXlhrikMxW66eJhZGMJvYmhbPxh38D2Px4NwuH8iT8Qvk20hsrbO5gE6W6t",
+	"a1pYy29rJRjOSGzkYHgCfsKpb8Nuwe5M43A0Y4Qbu0IOAZ+6xV1SohhG0ONUvKK1tv0H60BogQ7Okckd",
+	"I0W/soTHguDweEg1sPCyOXbsTPPXMl8foBX7cIsfpTUeS3nfTlZc4v3USuvwuttu3EFutlUy2a9dvcvD",
+	"PlWXzybnh7w0cE8FvHx6esjL/QtO0IhMfu8r24LrWezNQjeMVajqjfpbEzl+LCOHrA+6r7N1q7j50WZN",
+	"YR12u117zUp5686O+5oqc4DhXm31iBKLaYIHc2l1OxUFnxtir/Cwv8UIg4IxbVSCdlLWIj+2FmljYyAK",
+	"INSkwp4+vzMEOJPXBYQ4c8X08gUaxE0DQhNVC3/eiSuSszlTihaQuOd6TLD0HJolexwdTRL+5XK4wfAW",
+	"qPV4JmjXqYf/LTapVckfUJNuTR4v2OBzw/L/t03/XrbJSkLD6PyhNipAkO3MhvEcHF2gZWpMQBCwNpcZ",
+	"IDQmJoKtmDb2VAaGKLoxbgvIyDZgMwiSMvvJSIuv9DEQPPzCVsxSQbdg0MhF8z7XRFb0H7WNpCAJ1+4K",
+	"zblUEGxtSwQufV/Ww5r0QJvlR1GsNwGlTzQdVgzrt9E0QnxUFDdFIA+ePUzY2s3kfv+mtQZ/k4g/hdlc",
+	"ybhlLQPY3oGawMOaDR8Gg6UFI5r/xratDLPL1nJcpyeanifhFRT21K+9g+I82XMJxvBiAtlzWXyl2C2X",
+	"tfagxqElWiHbQrJHwz5+5OGY6yf0OAGKePAmtY4x+PSs9GEG/5EyWreLjuUKLKfHneLlJUNBHE4T9vAa",
+	"0Im/DQgv4hko6dtSfC20xVzZs2zNxVrUVvUhoqrAxtqzrBaH6O8ydubIfp2K3v11MEFzSahyFn0I2IPj",
+	"nCbJi1QoPx03H3VJMuag5Cx5ngo+gLoYE3fhalOwLyuKFy/O7U1IpbzFS8e2toZdtVWV1ODyaAG+yd2Z",
+	"5CbRY3LRbIFgPe00SSDjFoRbJvQ2gB1jbutocyxxpMLX99yFEM0OmztVqX1jhJUsiAD4b+6ctjtrSgVs",
+	"xDHJBJGwLQLYpQEjzk5PYZKzyTNXc5aaDfmrEPvwkND4XwYhcZgxGoJ8/M4ReAOd33WruK+9oF6xjl46",
+	"xQ+VEa3m6c6o9QlWCcmBOyHxz8gOkuf7Xxq6KB4ziwPsffc26n9uRvJwB2WFP6hQBiU8bOs2Ld1hf9UO",
+	"9E8+NI/fb+39fcc2FmZnSPw2vM+sc4YrJhVTGRNmxEQmc0j7m0PbZumjLPhjE2QF4JS2Yg+HXQeDHX+H",
+	"QGm3yj0gOkrO9r/kL8F/tByT5vY+kSAswP6PwwXslLQAozIoXhBwvfVXCz0ZXwK80vbcHeOvdu+l67Q+",
+	"lXf9INMCEnZeKBnQ1SNyOnQ9+dBd4U5NDrBdLU0eUL+BBPEQNdxz1vQpdW8Db9rN4d9N/4bV6BNY3m53",
+	"t/FWv+C1K9g7HzTLGKXlrCrkusR79extlZhR26ibkkJmtNj0jqkm70t6wyANeZ8K7C1pf22oBa98sFir",
+	"++nJyYel1OY+iqNbqjgYEOTs0udFLnmPwmprkkRDLIKXbEgklWnBxAqIobD0RI5GI/vX8dgHjaw9FeK9",
+	"Nods3J8IuEF6XnsyDyLBXC7hMFHwuQ8EG3c9lY6GawzesBDaYLUyKlzBhhgZDNSwvD+QR7hsFgV/QXqA",
+	"SciMFsA6ZR9oyn3hIh3QYaCM5B62F87paauh+9lAH7cDENBxKiwi4NhFs7YFCSM2dX/fPbEi5JbkC5D3",
+	"1/f/EwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
