@@ -95,6 +95,22 @@ func TestGatewayOutageDefersInsteadOfExhausting(t *testing.T) {
 			t.Fatalf("a max_attempts intent did not survive the outage: %s", body)
 		}
 	}
+	// The operator's view after the recovery: the breaker closed again.
+	gws, err := svc.api.ListGatewaysWithResponse(context.Background())
+	if err != nil || gws.JSON200 == nil || !gws.JSON200.Leader || len(gws.JSON200.Gateways) != 1 {
+		t.Fatalf("GET /v1/gateways: %v %s", err, gws.Body)
+	}
+	if g := gws.JSON200.Gateways[0]; g.GatewayUrl != smsURL || g.Executor == nil || g.Executor.Breaker == nil ||
+		*g.Executor.Breaker != "closed" || g.Executor.RecentCalls == 0 || len(g.Targets) != 2 {
+		t.Fatalf("the gateway after the outage: %s", gws.Body)
+	}
+	// SQLite keeps no pauses yet: pausing is refused, not silently local.
+	sms := client.GatewayType("sms")
+	pause, err := svc.api.PauseGatewayWithResponse(context.Background(), client.GatewaySelector{GatewayType: &sms})
+	if err != nil {
+		t.Fatal(err)
+	}
+	problemOf(t, pause.StatusCode(), pause.HTTPResponse.Header.Get("Content-Type"), pause.Body, 501, "not-available")
 	for _, in := range listTarget(t, svc.api, "sms.short") {
 		if in.Status != client.IntentStatusExhausted || in.ExhaustedReason == nil ||
 			*in.ExhaustedReason != client.DeadlineExceeded {
