@@ -294,3 +294,74 @@ func TestRetryTableChoosesThePolicyPerGatewayTypeAndMode(t *testing.T) {
 		t.Fatalf("after try 2 due at %s, want 1s+3s", in.NextDueAt.Sub(t0))
 	}
 }
+
+// A well-formed rejection is the provider's answer, not the gateway's
+// failure: a run of provider_failure rejections never opens the breaker,
+// unless the operator lists the reason.
+func TestRejectionsOpenTheBreakerOnlyWhenListed(t *testing.T) {
+	for _, listed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("listed=%v", listed), func(t *testing.T) {
+			p := engine.Protection{Breaker: testBreaker()}
+			if listed {
+				p.FailureReasons = []string{core.ReasonProviderFailure}
+			}
+			h := newHarness(t, withMaxInFlight(1), withProtection(p))
+			h.gw.on("b-1", providerFailure, accepted)
+			h.gw.on("b-2", providerFailure, accepted)
+			h.startLead()
+			h.submit("b-1", smsMaxAttempts, `{}`)
+			h.waitAttempts("b-1", 1)
+			h.submit("b-2", smsMaxAttempts, `{}`)
+			h.waitAttempts("b-2", 1)
+			h.settle(5 * time.Second)
+			if !listed {
+				h.waitStatus("b-1", core.StatusAccepted)
+				h.waitStatus("b-2", core.StatusAccepted)
+				if ev := h.protectionEvents(); len(ev) != 0 {
+					t.Fatalf("rejections moved the breaker: %v", ev)
+				}
+				return
+			}
+			h.awaitProtection("deferred http://sms-b.test breaker_open", 2)
+			if n := h.gw.callCount(); n != 2 {
+				t.Fatalf("%d calls with the breaker open", n)
+			}
+		})
+	}
+}
+
+// The pause is the database's: a new leader reads it before its first
+// dispatch, so a failover never lets a call through to a paused gateway.
+func TestPauseHoldsAcrossANewLeadershipTerm(t *testing.T) {
+	h := newHarness(t)
+	h.cfg.Protection.Pauses = h.mem
+	h.rebuildEngine()
+	h.useRegistry(smsDeadline, smsMaxAttempts, pushOneShot, pushBatch)
+	h.gw.on("b-1", accepted)
+	h.startLead()
+	if _, err := h.mem.PauseGateway(h.ctx, core.GatewayPause{GatewayURL: smsMaxAttempts.GatewayURL}); err != nil {
+		t.Fatal(err)
+	}
+	h.settle(time.Second) // the leader reads the pause at its refresh
+	h.submit("b-1", smsMaxAttempts, `{}`)
+	h.awaitProtection("deferred", 1)
+	if err := h.stopLead(); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.mem.Release(h.ctx, h.lease.Fence()); err != nil {
+		t.Fatal(err)
+	}
+	h.rebuildEngine() // a new process: no memory of the pause but the store's
+	h.useRegistry(smsDeadline, smsMaxAttempts, pushOneShot, pushBatch)
+	h.startLead()
+	h.settle(engine.DefaultPauseRecheck) // b-1 falls due under the new leader, which defers it again
+	h.awaitProtection("deferred", 2)
+	if n := h.gw.callCount(); n != 0 {
+		t.Fatalf("%d calls to the paused gateway across the new term", n)
+	}
+	if _, err := h.mem.ResumeGateway(h.ctx, "", smsMaxAttempts.GatewayURL); err != nil {
+		t.Fatal(err)
+	}
+	h.settle(engine.DefaultPauseRecheck)
+	h.waitStatus("b-1", core.StatusAccepted)
+}
