@@ -6,6 +6,10 @@ import (
 	"time"
 )
 
+// MaxPausedURLLength bounds a paused gateway URL, so the stores can key
+// their pause rows by it (SQL Server index keys are at most 900 bytes).
+const MaxPausedURLLength = 400
+
 // ErrPausesUnavailable means the store in use keeps no gateway pauses, so a
 // pause could not be seen by every instance and is refused.
 var ErrPausesUnavailable = errors.New("gateway pauses are not available on this store")
@@ -50,6 +54,8 @@ func ValidateGatewaySelector(t GatewayType, gatewayURL string) error {
 		return &FieldError{Field: "gatewayUrl", Message: "name a gateway type or a gatewayUrl, not both"}
 	case t != "" && !t.Known():
 		return &FieldError{Field: "gatewayType", Message: "must be one of sms, push"}
+	case len([]rune(gatewayURL)) > MaxPausedURLLength:
+		return &FieldError{Field: "gatewayUrl", Message: "must be at most 400 characters"}
 	case gatewayURL != "":
 		u, err := url.Parse(gatewayURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -2,6 +2,7 @@ package core
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -33,6 +34,7 @@ func TestValidateGatewaySelectorNamesTheField(t *testing.T) {
 		{"fax", "", "gatewayType"},
 		{"", "ftp://x", "gatewayUrl"},
 		{"", "not a url", "gatewayUrl"},
+		{"", "http://x/" + strings.Repeat("a", 400), "gatewayUrl"},
 	}
 	for _, c := range cases {
 		var fe *FieldError
