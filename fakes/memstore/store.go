@@ -71,6 +71,9 @@ func (s *Store) CreateIntent(ctx context.Context, intent core.Intent) (ports.Cre
 	if intent.IntentID == "" || intent.Status != core.StatusPending || len(intent.Attempts) != 0 {
 		return ports.CreateIntentResult{}, fmt.Errorf("memstore: create intent %q: a new intent is pending with no attempts", intent.IntentID)
 	}
+	if intent.NextDueAt.IsZero() {
+		return ports.CreateIntentResult{}, fmt.Errorf("memstore: create intent %q: a pending intent needs NextDueAt", intent.IntentID)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if existing, ok := s.intents[intent.IntentID]; ok {

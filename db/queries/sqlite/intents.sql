@@ -38,7 +38,7 @@ SELECT * FROM submission_attempts
 WHERE intent_id = sqlc.arg(intent_id)
 ORDER BY attempt_number;
 
--- name: ListAttemptsOf :many
+-- name: ListAttemptsOfIntents :many
 SELECT * FROM submission_attempts
 WHERE intent_id IN (sqlc.slice(intent_ids))
 ORDER BY intent_id, attempt_number;

@@ -407,9 +407,14 @@ type Intent struct {
 	// Example: {"reason":"provider_failure","status":"rejected"}
 	FinalOutcome *Outcome `json:"finalOutcome,omitempty"`
 
-	// IntentId The client's idempotency key: 1 to 255 characters, no control
-	// characters, and neither "." nor ".." (URL paths resolve those as
-	// dot segments, so such an intent could never be read back).
+	// IntentId The client's idempotency key: 1 to 255 characters (Unicode code
+	// points) of UTF-8, without control, invisible-format or
+	// bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
+	// as U+0000, U+200B, U+202E, U+2028), and none of the ids ".", ".."
+	// and "/" (as a path segment they are resolved away or routed as an
+	// empty segment, so such an intent could never be read back). A "/"
+	// inside a longer id is fine: percent-encode it in paths. JSON-escaped
+	// lone surrogates (`\ud800`) are refused too.
 	//
 	//
 	// Example: order-1234-shipping-sms
@@ -426,9 +431,14 @@ type Intent struct {
 	SubmissionTarget string `json:"submissionTarget"`
 }
 
-// IntentID The client's idempotency key: 1 to 255 characters, no control
-// characters, and neither "." nor ".." (URL paths resolve those as
-// dot segments, so such an intent could never be read back).
+// IntentID The client's idempotency key: 1 to 255 characters (Unicode code
+// points) of UTF-8, without control, invisible-format or
+// bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
+// as U+0000, U+200B, U+202E, U+2028), and none of the ids ".", ".."
+// and "/" (as a path segment they are resolved away or routed as an
+// empty segment, so such an intent could never be read back). A "/"
+// inside a longer id is fine: percent-encode it in paths. JSON-escaped
+// lone surrogates (`\ud800`) are refused too.
 //
 // Example: order-1234-shipping-sms
 type IntentID = string
@@ -541,9 +551,14 @@ type ResumeResult struct {
 
 // SubmitIntentRequest Example: {"intentId":"order-1234-shipping-sms","payload":{"text":"Your order has shipped.","to":"+15551234567"},"submissionTarget":"sms.realtime"}
 type SubmitIntentRequest struct {
-	// IntentId The client's idempotency key: 1 to 255 characters, no control
-	// characters, and neither "." nor ".." (URL paths resolve those as
-	// dot segments, so such an intent could never be read back).
+	// IntentId The client's idempotency key: 1 to 255 characters (Unicode code
+	// points) of UTF-8, without control, invisible-format or
+	// bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
+	// as U+0000, U+200B, U+202E, U+2028), and none of the ids ".", ".."
+	// and "/" (as a path segment they are resolved away or routed as an
+	// empty segment, so such an intent could never be read back). A "/"
+	// inside a longer id is fine: percent-encode it in paths. JSON-escaped
+	// lone surrogates (`\ud800`) are refused too.
 	//
 	//
 	// Example: order-1234-shipping-sms
@@ -595,12 +610,26 @@ type NotFound = Problem
 // Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
 type PayloadTooLarge = Problem
 
+// RequestTimeout An RFC 9457 problem document. `type` is stable per kind of error;
+// the members after `instance` appear only for the errors that need
+// them.
+//
+// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+type RequestTimeout = Problem
+
 // StoreUnavailable An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
 // them.
 //
 // Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
 type StoreUnavailable = Problem
+
+// SubmitUnavailable An RFC 9457 problem document. `type` is stable per kind of error;
+// the members after `instance` appear only for the errors that need
+// them.
+//
+// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+type SubmitUnavailable = Problem
 
 // Unauthorized An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
@@ -1054,7 +1083,18 @@ type NotFoundApplicationProblemPlusJSONResponse Problem
 
 type PayloadTooLargeApplicationProblemPlusJSONResponse Problem
 
+type RequestTimeoutApplicationProblemPlusJSONResponse Problem
+
 type StoreUnavailableApplicationProblemPlusJSONResponse Problem
+
+type SubmitUnavailableResponseHeaders struct {
+	RetryAfter *int
+}
+type SubmitUnavailableApplicationProblemPlusJSONResponse struct {
+	Body Problem
+
+	Headers SubmitUnavailableResponseHeaders
+}
 
 type UnauthorizedApplicationProblemPlusJSONResponse Problem
 
@@ -1521,6 +1561,22 @@ func (response SubmitIntent401ApplicationProblemPlusJSONResponse) VisitSubmitInt
 	return err
 }
 
+type SubmitIntent408ApplicationProblemPlusJSONResponse struct {
+	RequestTimeoutApplicationProblemPlusJSONResponse
+}
+
+func (response SubmitIntent408ApplicationProblemPlusJSONResponse) VisitSubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(408)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SubmitIntent409ApplicationProblemPlusJSONResponse struct {
 	IdempotencyConflictApplicationProblemPlusJSONResponse
 }
@@ -1586,16 +1642,19 @@ func (response SubmitIntent422ApplicationProblemPlusJSONResponse) VisitSubmitInt
 }
 
 type SubmitIntent503ApplicationProblemPlusJSONResponse struct {
-	StoreUnavailableApplicationProblemPlusJSONResponse
+	SubmitUnavailableApplicationProblemPlusJSONResponse
 }
 
 func (response SubmitIntent503ApplicationProblemPlusJSONResponse) VisitSubmitIntentResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -2107,113 +2166,120 @@ func (sh *strictHandler) GetTarget(w http.ResponseWriter, r *http.Request, submi
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7Fz7c9s2nv9XMNydqT1LyZRit40y/SHtNl3v1W02Se/mWmYTiIQk1CTABUDLasb/+833CxACH3oktrt7",
-	"e9eZZmSJxOP7fnyAD1Emy0oKJoyOZh8ixXQlhWb4x2XOykoaJrLNN1IsCp4Z+DqTwjCBH2lVFTyjhktx",
-	"Vik5L1j5p1+1FPCbzlaspPDpj4otoln0h7PtXGf2V3320r4V3d3dxVHOdKZ4BcNFs+jNihGOU13mhN1y",
-	"bTRZc7MilOR8sWCKCUN0PS+51lyKN1QtmSFSkYpuCknzcXQXR1e0WEhVsvwV+0fN9MdsgN3SsioYfMyZ",
-	"obyIZpFZMaLsSGQu8w3hmghpCCU3tOA5+evrH38guczqEiaIIy60oSJj0Sw6u5mc2e3oKI60oabW0ew8",
-	"SeLIcAPzbBfbzBHFkdlU8NPKmErPzs6W3Kzq+TiT5dl26yUVdMlU8M2o+WpeyPlZSbk4y2Wmz2jFx2X+",
-	"h7KZaNRMdBc/DMPaREFyyPmvLDPIjR+keSFrkd+TC0I6wSArqolZce0FZSfNz6TKmRpNpk/OR3rFq4qL",
-	"5UiXbV6cb3lxaSeAfSxwyY/ECru8kZBmZOd5CE78IImus1VDJamIQe1AJry06vFGyu/hy3vywikbMVKS",
-	"AsabkScJ/EfmG8M0gYXTzLA8JqA8BS+5AQGZfj6dnJ8fpSKTJ1u2vOxO91h8cfsaGSlHdqKHUpGGYifA",
-	"lhUj65UsrOKcEnabMZZr/D6TYsGXtWK5pRoy77WRiv0k6A3lBZ0X7AHsmYYhSUYFyPoc7BvNVix/RhQz",
-	"akMKapg6hk8XScAnXCepg4U+Ep9w9aNwoofiU04NnVN9iDTIlp8Erc1KKv4bu69x00zk5LkbDV+bka8Z",
-	"VUyRtE6SJxmtOLlmG/yDHedjJlvGtFb6SDypwzkegh3PX17CljWhqqUXVOQkdMkZVYoz8D6CEbmA30rH",
-	"n0rJjGkNEvKtMNxs7smmxuHMSFlrFA5qSCm1IdOLC5KtqAKrp/Q+BnGBUcMLzopcR7NfPkQL+BiMHsVR",
-	"CasGMx0dmOjubcDy6TR0ZTY4sYM/mh/DSUZ2kgdhul2wjegULZlhiqCrx5li4uxnLwTkmtTiWsi1cLzX",
-	"dVVJZVh+xXJO3+D278X8b+yrIxiKpJFht+asKigXadQEP37OZwQ1OpwChz7K812EiuuHJCXsgyAfH02F",
-	"/WwjnG2E0zxGmKghRKG6R6FxdOenw3zkuTGsrIzlRDjijyKUAmIkysWSGrammzG5RJFQLIMQMCdztgDf",
-	"FDxCuE5FRosCuLXggusVy5/jW3SOy1uveMGIjVy4IIuCL1dmTJ77pwm1i0sFhKRUEFmbTJaMnITzUKHX",
-	"DAzXmhXFyIbgpyDHVBCmlFSpODGKCg2UJwvKi1qxmBheMlmbuBF9N87pmDx37xFtqDJcLFORRlb85iU3",
-	"huWzNCIlVde4KLdIYlbUkDUNiVIbItgNU8iOVJwUjOZMQaSMDxYSbY+nHFDLayDNMlahKJOc0bzggpEV",
-	"zVNRUa1ZfjpOQdwDRdrSOJpF02T6+SiZjpLpm8l0liSzJBknX37xcxRHoi7nTEWzSRw5etoklaJuRpWS",
-	"Nzxn6p2jVKA6kWKQdTj/A8TZN9tk+jM8VylZMWW4TX+RsC0LEPX4+Jc3b16Si2Q6I1/TnHxnf97qpDaK",
-	"iyUMHe44HHHP5kE8KCw5p4aNQAaGBm5IFAw6iaOSC17WJX52r4B5WTIF7wS03KfDP7rH2hQ8uHog5nGr",
-	"v4sj8NxcQdD0S7OVcLa3/h2bRcJawPiCz+vbgectK4DO4DPIQOzzqC0uI2oCBfQfglZ6JQ0x9JqJVKxX",
-	"TICqg9h7NYqJljbeI4otuYbwj+XcaKc12YqKJViIcSpeYXBoeMnFEm2InVYJWhB2y7IalksqWfBsgyGM",
-	"M4QVVQaiFhykrTBO8N44+mHaWtLb517xXrNMCgginiRxVMqcoQrQwhHeTgbccPoJVO74TTvwOHjLMFVy",
-	"QQsnCBCiNDHLu22FYvtNxive1D3sd03w8ranXa0d7ZfD74JH73btuysLLxVDy71wNsobJkd3KYrNzJqy",
-	"uqwLavgNuKVa5DFZKFmmwvj6EwiRYuiZYixBcQEeIVuFlg+jsxWtKiY67EOW7FVI2JI1zUfspKS375wh",
-	"1+FuxuGcFwenRBnZT/greOZuKz0HXL596m5IskKj0RWyrkXrS12XIq/QtoMSWVegrUNjLhtwOo7uzToB",
-	"UP0NkWbFVCqUfxujAqM4OGR08PB2o5dFIde6w8lPFv844oaVuJX+fu0XVCm66dnEHinjluY4PnoWDVBv",
-	"yIR+e7uitTYsf+VcaZfC/4XS7Uih6oIBcVlI3mfO8FEf3DgnjGIoQO5+8dbmna1rYMYZiu87l1BHcSQF",
-	"ewdW+B1IVsHAc78NKL/rtR41Gx/cjtyt2bXufK4YvQaXGcmK2Tj8BcZz0SxBKzVnOyKFC3BsimVMmG9o",
-	"UehoNkmS5psXdvv2y7t40GS7735ShQvYZ2dnk+kX42ScjCezL5MvE2AlrTUwf0ELzeLI+jG0vaA5c2qy",
-	"FVjvUIv65jXc8BG29dvGLUXdlX+UaQ73F6r8rq32uNfsvS+PDJSXUIJP2Nyea/LTq+8hCAU/DGM14blU",
-	"GWuZw4aWdr65lAWjuFdP3Q8DWUrj6T/T/cBCEyVryMUw27BLGbdtxW52fbI5CAjcNQTNTjwRhxS/x+7B",
-	"fdvY/zNNbjhbA62l2KZT7cCkp0zzWmkTzaZJR69Kenvp//7yGD2jhrUU7LDKtVXAL60XJjY5HRM2AOAq",
-	"q7kh7gUQIlMrwXIiF4vQnGWF1NZY2b2uaLF4h59bpsr92uOsI82gpFHjauOfaYLPxXZ9QHmuiWamRXgg",
-	"b9+nbwnenQNp50XVp70+kw3HTnZEKJc7R3+zTXFtvJ3VSjGRbeyW9m/ly6HpvHQMGAKB6XXFhGdYAeoI",
-	"NgCmwFcxPyVmpWS9XLWm2yVux2VbVij373/LSyBwhpSvMLGGUHU/MVC4t0uRdaty7hKku45GdJfzF7km",
-	"JYWAZ2F7LtTY4iis5KSpHk6S5BR/dn6bZLKGzEjeMKX7i+rzqKuD3WV8144LNDnBjFr7eobuFjT0KaGl",
-	"FEtXtz20hI5t9NLfJk9voXvs4vdcm07k4Phqy7PDYYQ3C1v9e3KM0fr9o4S3cWRtezQzqmZuFHhrZ4KG",
-	"n723OiIW6Puw7aS73Lpr4dpyKLof/QxzGiu/+Db2ehsGoGdqS6ndUN/DN1v8uF28hLcOumO3r3hLLD/f",
-	"HimzYw+KWUsOLIt3Va0GKlb/9MBtp8XGxAojtzXVZMGVNrbvmB8yzsknFpP8gvYw4jUrWObUub3ob29p",
-	"ZooNcX2kgLBYsNmSa3yoTvNoTOrENILQuZZFbRgBpkFUjB0BiEtjyIW5cK0yG9O26b6LzyW9/Z6JpVk5",
-	"pErJRfP3ZIgDuyjd7Han3yQLWnLUd2pstaxS4NVhyb6S57xEGJI5Tan1qh2D2e97YnrpWz4B06gvvfzy",
-	"r1qaPriui/HkYhKua9pal5/bFqyOmftinDwFI/M2jrKg4vrvUInEYt4+oifnaHWCGXcS0XdqZ9FhhNH2",
-	"zcOb7hkOGlQIj3JlTb9swCGHHN03hK+1t6l2sAfgCHhUTM36xah9S+rWru76jDqyqbFl3f5XrNG4/LPT",
-	"GeTkMW+8ts/esyDai3I9MmCgNuiWFzIrYHa8laEhr+j3OWios4LbUjjfwkLJNdvMyAQSyzYYISZC2saL",
-	"LFIRfg/uUzCOYV8ajdOICImf4OPJT6++JxU1K00U07K4YcSspGaE6lTk2CtelkBpbMcgxI1uezqyLnJX",
-	"lbRYnZzMaXbdbT/u0dPA3U0vLrruTkjLOOd6wA2Nx7b2BnRVQKm///L3NL1NklGa3k5epOntFy/g49MX",
-	"b//0x90O6SVddgPCBg0APilwUP93rfHHGdqKiRxIfISdfRtHgt2ab2qlIRSM2Oavv17+KvnVr883P/Bk",
-	"fQX/F3+7vfpVrq/+LNdX35zfXv16lfzw5md6ydecvr78/LJ8uvn5u//cfP/m283Vb3/ji7/17bfn6JHm",
-	"28UqA9Y7XO6O4pYULvXXhlR02a6GPtQWj7NV+4zNa29Oe+GsVNmKaaOw7UZylnGN/bdu28GyfEy+vWGq",
-	"+YvMa5MKJwOEQ8YhaOHsgFPfrYQETtmHZoFbageW29cGdHkL5+po871wXV1BWjQT7MDVeNjUP2ogiQdP",
-	"xWS+IYKWHWEI1tTbkl9k6K8OAt72S0UDQwuaYz3puHLdyW7fz+osWUt1TZaS6QaSgvUO+3Ve48qws09L",
-	"hsWmMGMI7JitkrTYu68xGUQY3RSXmkAiG3TIjFCyoJmJCbuhRQ1GDjjgsL1owz9rOridPPKj84i2hKgd",
-	"bT3b1Gg3T581GKeFVEE/u11cGVpHjz7b2Kih9ZBmdcjt9W2/0Lixh2Tlpe9OD2y2xq6ubQ7bbu8GTALW",
-	"YIUkjSfzcK2MloMdzE7jMmhYtjcUPN+jT4OJG7J2r158Q56eX3xBHPzQHyIZk/cw0HusFhs6LxgWk6+5",
-	"yIlcWPTXMwtWKBmkfprQhWGKvG/qae8JrSpGlS2oNSgCW4u1tBGM5ThE2QOeZO7gDxdLD1NtMP+w8w4e",
-	"lqS7nHMa7TzD0wwHE3MNU70eyJf2oGg/IjA4T54GwNggkm02+mj42O1cIz9XT3EHyD0k1mhCHfMsHRGz",
-	"YhnraNiExSfnyVNk/WmnPRlw0ccjvqzSTy2Cxw/0LLdS8aHnZu4pIAPJY1tiPi4v28pUuNK2ePWmDNPG",
-	"gTRpy8EDHNgjrQNztpDi+2RCkgW/JSfn0ylpYbIx83K46FEgtsadm2vWd2RsGoQ6AwIQuIJmu1bzel0k",
-	"p4sh/ferZVfquuXqR1bZoKpRK37QbzUYbdxlvM+NvWK6Lhn8W3QLlGuqX7p2j1E161mN4PdjgROIlpAK",
-	"ARRrugM1MdxS6exwO/nQrl4jgNLqXXAEs5foHjDfjQWYfUCwfTSL/lvWiuAL2BjC5203wchoFv1pcnFx",
-	"ASNdfP7FcAXmQLXtU4pDwSqp2Py4wOS96+o39lQkRITMwq7rohhjjbdziA+/96EIPAapal24g18t7jQU",
-	"fxvvnTDG2QgXWVHnLI+B6WuKCPA2ap4ATS0SHMyxrA3hQvOl4AueUYuIN4zoimbsdEye+1Tgc/If/GsI",
-	"c3O2oHXRh7J+Gv9uR0s5cnvFwwGv6PrKJRDBryN9zauRxM3TYlRJbCV4tRmqw+2G/RAm4N81VqCaiJ0s",
-	"5Q1TQgdQuLZV79RK9peU7lPr6zvkrdrZhwba2ds+cbd4hD0UXyNqGsi+QOTD3UFdgpfHUjD3xHEFolpY",
-	"SkOu9M7Iayait6AGu4pavgp2sXuZnSB9h9o3rz1kIavfQQ+wZUc51bDYvrft3Azc5zzIOMtqxc3mNYzq",
-	"kFB4fPB5DUI3dHbG4UT8KTvMnZm64Znt17pGkQ3MTkYjWvERPHg6Jj+KYpMKJtB55DavGjipZ60AbhTZ",
-	"hgtqh9r2qBAXC9lf5GvPxivrsRGr30LluYDNxsG2Vt3sQWPokyt+w3QqGM1W2Nc1EjFDr69e4xGzWq+8",
-	"8auF4YU77tOkILFHExOpUuHLQ6QWYMQQgjhw5MCvBR2hDurVUmQsFSc+yjDFJgba2SoBPNvo/yluQDGa",
-	"W5iTK3LhcYRnzaEeHafCopndfl0mqsmcFQiqkaRHx3EqUvGtTQWBY+93nYR77xNSTU6aZPXU2UaboaZi",
-	"T4o6JogD2HGQMyYMq3fvz24m71MBSkRdiQKlXpP3+07E+tOw75+h7K7A/K4g5UcHoFNhi4a5tHJY8IwJ",
-	"C8EQFAXypZKV4sxQtQHD5JE3nxBMBkHtgNw+f3kZxdENU9pK9mScjBM8k1MxQSsezaIn42T8BO27WaH6",
-	"ntn9/IYFf+u0PIUwbvqL+z1u398xTZLOOcftQcX2DR1BTnI9ENIOH2O3B2rxtGU1bpke26fQdVkCPWfR",
-	"9/yGCXh2ZIEg7k1QT6bxDBX6fbpEA2x3G72FEc9A6DfhzrsVQVODM54mia9sOLgQ6AB8tZBFIddYFyn4",
-	"NcPO0fY7begmFVzYk1xKGqTqmISHFGGUVV1SoZ+h+tkEwN9ykQqv7ihdbd68sht4ANaAy/uqwULJImfq",
-	"Hc+/0uUomcCeNXvHKpmtvnrS/HVbgeq8o+arXltlgrCao/jsYVmOXc4vaqtqSCNQImuZlCzYflkAenAU",
-	"BvQmLeTXZ80AO4ThZnIWotIGJcK2ARpDjvjwRQv4Qk5AMmhzHgQfsXUTCy1LhTa8KBxcEniPtG4czKk9",
-	"ARTYe2tu1+1EC4QCtJxw40zfAMYtJuiMmsWGq4CgOBWaMUFooSXRK7m2JO6glWO3UI/ljS32FFcFHiHD",
-	"2q7DeCpqmGNcg50Fr9iAgzzwu2SlVBvUFZqKRl0aAI577ivEHtqOrmxD88bkB38EH7atU0G3ITSEXe5Y",
-	"Nx54A2a4UHpAgyCK/W6LrzugR71z1kdfRRRiQHfoQiN9sc1crKe2ACt39sii/4J0+i6OzpPJrrn9Zs5+",
-	"6tyZcJE8OfxS7zYQ1LzA7moTJnW6WSZXYISN6wNAOMHIiaW6VKeh/nl962ngWdXAGCupB3F/vHD0cHe/",
-	"NHIOMolSJ6QV3mdBtKPJmnJDXNKZCt108TCysYTexlA2/rBvYPsfTwbhcP7AHwjfNlpD5e2dS4J0t9Y1",
-	"Lazlt7USDGckNnIwPAE/4dS3Ybdgt6ZxOJoxwo1dIYeAT93gLilRDCPocSpe0lrb/oN1ILRAB+fI5E6R",
-	"ol9ZwWNBcHg6pBpYeNmeOnam+WuZb47QikOwxY/SGg+lvGsnKy7xfmyldXDdXRfuIDfbKpkc1q7e3WGf",
-	"qsvnk4tjXhq4pgJenk6Pebl/vwkakcnvfWNbcDuLvVjomrEKVb1Rf2sixw9l5JD1Qfd1vmkVNz/arCms",
-	"w+62a69YKW/c0XFfU2UOL9yrrZ5QYjFN8GAurW6nouALQ+wNHva3GGFQMKaNStBOylrkp9YibW0MRAGE",
-	"mlTYw+e3hgBn8rqAEGehmF49Q4O4bUBoomrhjztxRXK2YErRAhL3XI8Jlp5Ds2RPo6NJwr9cDjcY3gK1",
-	"Hs4E7Tv08L/FJrUq+QNq0q3J4/0afGFY/v+26d/LNllJaBid39dGBQiyvdkwHoOjS7RMjQkIAtbmLgOE",
-	"xsREsDXTxh7KwBBFN8ZtCRnZFmwGQVJmPxlp8ZU+BoKHn9mKWSroDgwaed68zzWRFf1HbSMpSMK1u0Fz",
-	"IRUEW7sSgUvfl/WwJj3QZvlRFJttQOkTTYcVw/ptNIsQHxXFTRHIg2ePE7Z2M7nfv2mtwV8k4g9hNjcy",
-	"7ljLALZ3oCZwv2bDh8FgacmI5r+xXSvD7LK1HNfpiWYXSXgDhT30a6+guEgO3IExvJhA9lwWXyl2w2Wt",
-	"PahxaIlWyHaQ7MGwjyGxk/MvD1H77SN6nABFPHiRWscYfHpWej+D/0AZrdtFx3IFltPjTvHukqEgDqcJ",
-	"e3gN6MRfBoT38AyU9G0pvhbaYq7sUbbmXi1qq/oQUVVgY+1RVotD9FcZO3Nkv05F7/o6mKC5I1Q5iz4E",
-	"7MFxpknyLBXKT8fNR92RjDkoOU+epoIPoC7GxN232hTsy4rivYsLexFSKW/wzrGdrWFXbVUlNbg8WoBv",
-	"clcmuUn0mDxvtkCwnjZNEsi4BeGWCb0NYMeY2zraAkscqfD1PXcfRLPD5kpVat8YYSULIgD+mzum7Y6a",
-	"UgEbcUwyQSRsiwB2acCI8+kUJjmfPHE1Z6nZkL8KsQ/3CY3/ZRASxxmjIcjH7xyBN9D5fZeK+9oL6hXr",
-	"6KVT/FAZ0WpO90atj7BKSA7cCYl/RnaQPD380tA98ZhZHGHvu5dR/3Mzkvs7KCv8QYUyKOFhW7dp6Q77",
-	"q3agf/ahefxuZ+/vO7a1MHtD4jfhdWadM1wxqZjKmDAjJjKZQ9rfnNk2Kx9lwR/bICsAp7QVezjsOhrs",
-	"+DsESvtV7h7RUXJ++CV/B/6D5Zg0t9eJBGEB9n8cLmCvpAUYlUHxgoDrjb9Z6NH4EuCVdufuGH+1ey9d",
-	"p/WpvOsHmRaQsPc+yYCuHpHToevZh+4K92pygO1qafKA+g0kiMeo4YGzpo+pe1t4034O/276N6xGn8Dy",
-	"dru7jbf6BW9dwd75oFnGKC1nVSE3JV6rZy+rxIzaRt2UFDKjxbZ3TDV5X9JrBmnI+1Rgb0n7W0MteOWD",
-	"xVrdzc7OPqykNndRHN1QxcGAIGdXPi9yyXsUVluTJBpiEbxkQyKpTAsmVkAMhaUncjIa2b9Oxz5oZO2p",
-	"EO+1PWTj/kTADdLzrSfzIBLM5RIOEwWf+0CwcddT6Wi4xuANC6ENViujwhVsiJHBQA3L+wN5hMt2UfAX",
-	"pAeYhMxpAaxT9oGm3Bcu0gEdBspI7mF735yetRq6nw30cTsAAR2nwiICTl00a1uQMGJT9/fdEytCbkm+",
-	"AHn39u5/AgAA//8=",
+	"7H19c9s2+uBXwfD3m6k9pWRasdtUmf7hZtNu9po2mzh3cy2zCURCEmIS4AKgbTXj737zPABI8EUvSezu",
+	"3t7tzNYSRQAPnvc3IB+jTJaVFEwYHc0/RorpSgrN8MvznJWVNExkm6dSLAueGXicSWGYwI+0qgqeUcOl",
+	"OKmUXBSs/PqDlgJ+09malRQ+/bdiy2ge/ddJu9aJ/VWfvLSjoru7uzjKmc4Ur2C6aB5drhnhuNTznLBb",
+	"ro0mN9ysCSU5Xy6ZYsIQXS9KrjWX4pKqFTNEKlLRTSFpPo3u4ugFLZZSlSx/xf5ZM/0pG2C3tKwKBh9z",
+	"Zigvonlk1owoOxNZyHxDuCZCGkLJNS14Tv72+tdfSC6zuoQF4ogLbajIWDSPTq5PT+x2dBRH2lBT62h+",
+	"liRxZLiBdVpg/RpRHJlNBT+tjan0/ORkxc26XkwzWZ60Wy+poCumgicT/2hRyMVJSbk4yWWmT2jFp2X+",
+	"X6VfaOIXuovvh2BdpCA65OIDywxS4xdpfpS1yL+QCkI6xiBrqolZc90wylacn0iVMzU5nT06m+g1ryou",
+	"VhNddmlx1tLiuV0A9rFEkB+IFBa8iZBmYte5D0r8Iomus7XHklTEoHQgEV5a8biU8md4+IW0cMJGjJSk",
+	"gPnm5FEC/yOLjWGaAOA0MyyPCQhPwUtugEFm38xOz84OEpHTRy1ZXvaXeyi6uH1NjJQTu9B9iYjH2BGQ",
+	"Zc3IzVoWVnCOCbvNGMs1Ps+kWPJVrVhusYbEc2rskpdM1veuzXKeW8lVil8z1LZcIDCaqWumvtJEMcC+",
+	"W/4gBfe4pZ6DPhj/ILRze5r4Ze5VuX0ijqbkcs1SkUkhWAZzAfNnhdQsf0IU00zkJKDDNBUA7msjFXsj",
+	"6DXlBV0U7B4IrWFKklEBwC9gQZqtLRBGbUhBDVOHEPQ8CcQR4SR1AOgDkRShn4QL3RdRc2rogup9qEHp",
+	"ew3gmnumC3INcMVaFjkXK0I1KanYhKLJmYbH3JCSbjxcei2VKTafTjS74qLWmwcjFy4xwSUenlDkaMAe",
+	"xzFx6tWCkgpagFhuEMt6N45BQlvla2QqjoINHXv806Vhdo1X8H1ygd/XjOaoBTTLpMg1SHQc2afoVgcv",
+	"W2YIN/raDiJGkhvKYZNLkDBckIvVNAqR6UgH5F4xBXi7i6M3gtZmLRX/g32pn4XK6cLNhsPm5AdGFVMk",
+	"rZPkUUYrTq7YBr+ww6zBacuHHUgfiBHrcI374MSLl89hy5pQ1THRtKvHSQb2gYEjLBiRS/itRB3yRlRK",
+	"ZkxrYNNnwnCz+UIyed93DvAYyoX1H7i45povCgaSAL8oWZBsTRW4Y4q8+XqWzJ7tIhoXGNT8yFmR62j+",
+	"+8doCR+DFaM4KmEn4EVGn7H43duANWaz0Pu28ZRd8MFcb1xkYhe5F+awANsgVNGSGavZ3UqtTupHrVyT",
+	"WlwJeSMcj+i6qqQyLH/Bck4vcftfxCRP7dAJTEXSyLBbc1IVlIs08vFas+YTgpIfLoFTH+Ssn4cC3kxJ",
+	"StgHQTo+mKg3q01wtQku8xCRrYaoiuoBhpDAXNvfba4iFR7zz0Qm0b5Ls0a7QQXhOUMNQI4CVyBnmcyd",
+	"6jhGh7DZAxqQC2NYWZmh8fhVhKwFNgRmXVHDbuhmSp4jnymWQSice9MSvEK4TkVGiwJYYMkF12uWX+Ao",
+	"urB7WvOCORPJBVkWfLU2U3LRvE2oBS4VEJpTQWRtMlkyu0G/DhX6hoHWvGFFMbGpiGPAHRWEKSVVKo6M",
+	"okIDOcmS8qJWLPYudezlyc1zPCUXbhzRhirDxSoVaWR5Gjw2w/J5GpGSqisEygEJNDDkhoZIqQ0RDKgA",
+	"+03FUWEN95pX+GIhtQkxB9hqxJpmGatQPkjOaF5wwcia5qmoqNYsP7auQCCdLY6jeTRLZt9MktkkmV2e",
+	"zuZJMk+SafL429+iOBJ1uQBv4TSOHD5tso6iwEeVktc8Z+qdw1Qgj5FiHxiE3ygHgJxdq53OfoP3KiUr",
+	"pgy3aUBEbEetRAM6/vXy8iU5T2Zz8gPNyU/251bQtVFcrGDqcMfhjDs2D+xBAeScGoYx3djEHkXBpKdx",
+	"VHLBy7rEz31vqYPLXYrhV/daF4N7oQdkHgb9XRyB28AVeGy/+62Eq71txthsGsACegXM6VAPXHS0AFqY",
+	"r7S1wjQzKC0uM+S9FNQ+glZ6LQ0x9IqJVNysmQBRB7ZvxCgmWtqAiCi24hr8YJZzo53UZGsqVqAhpqlA",
+	"RxeEFpQeR8GDZZWgBWG3LKsxHK5kwbMN+k9Ou1ZUGXCZcJKuwDjGu3T4w/RdSW8vGsFz/nM0f5TEUSlz",
+	"hiJAC4d4uxhQw8knYLlnjO3E02CUYarkghaOEcAX8s7RuzZT2z7JeMV9/tc+817S24F0dXa0mw9/Cl69",
+	"27bvPi+8xByDIUunoxrF5PAuRbGZW1VWl3VBDb8GW1eLPCZLJctUmCYPD0ykGJq72Cc+btY8W4ear6y1",
+	"IWtaVUz0yIck2SmQsCWrmg/YSUlv3zlFrsPdTMM1z/cuiTyyG/Ev4J27lnv2+BH2rbsxzgqVRp/J+hpt",
+	"yHV9jLxC3Q5CZE2BtgbNp5ScjKN5s0YARH9j/Y9UqGY0egVGcTDIaOBhtJfLopA3ukfJz2b/OOKGlToI",
+	"XoP92gdUKboZ6MQBKuOO5Dg6NiQawd6YCn12u6a1Nix/5UxpH8P/C7nboULVBQPkshC9T5zio41z44ww",
+	"sqEAvvu90TbvbH4Xw92Qfd+5REYUR1Kwd6CF3wFnFQws99sA89uGDbDpbXA3HLBq15rzhWL0CkxmJCtm",
+	"nfsf0Z+L5glqqQXb4imcg2FTLGPCPKVFoaP5aZL4Jz/a7duHd/GoynbP3qjCRQHzk5PT2bfTZJpMT+eP",
+	"k8cJkJLWGoi/pIVmcWTtGOpekJwFNdkatHcoRUP1Gm74AN36zJulqA/5J6nmcH+hyG/b6oB6fu9DfmQY",
+	"PFCCb9jEAtfkzaufMfQwGkMs755LlbGOOvS4tOstpCwYxb022P04Evp4S/+VHjoWmihZG0yTNaBMu7pi",
+	"O7k+Wx0ECO4rAr+TBoljgj8g9+i+C5/Ku+bsBnAtRRtOdR2TgTAtaqVNNJ8lPbkq6e3z5vvjQ+SMGtYR",
+	"sP0i1xWBBrSBm+hjOmbrFxlXWc0NcQOAiUytBMuJXC5DdWbLF6Cs7F7XtFi+w88dVeV+HVDWoWaU06hx",
+	"NcKvNMH3YgsfYB4Da9NBPKB3aNNbhPfXQNw1rNqEvU0kG86dbPFQnm+d/bINca2/ndVKMZFt7JZ2b+Xx",
+	"2HINd4woAoHhdcVEQ7ACxBF0ACyBQzE+JWatZL1ad5bbxm6HRVuWKXfvv6UlIDhDzFcYWIOruhsZyNwt",
+	"KLLulJZcgHTXk4g+OH+VNzbJb9OvGLZgZhYgOaKGlBDMnybJMf7s7DbJZA2RkbxmSg+BGtKoL4N9MH7q",
+	"+gWaHGFErZt8hu4nNPQxoaUUK5c03gdCTzc23N9FzwDQHXrxZ65Nz3NwdLV54HE3olELrfw9OkRp/fle",
+	"wts4sro9mhtVMzcLjNoaoOHnxlod4AsMbVi76Daz7lpZbI4VzY9+gjGN5V8cjT0vngBombpcajc0tPB+",
+	"i5+2i5cwaq85dvuKW2Q16+3gMjv3KJt1+MCSeFvWaiRj9S933LZqbAys0HO7oZosudLGFubzfco5+cxk",
+	"UgPQDkK8ZgXLnDh3gX52SzNTbIgrYgWIxYRNi67pvjzNgxGp59MIQhdaFrVhBIgGXjGWGcAvjbG+K1yd",
+	"zvq0Xbxvo3NJb39mYmXWrmOv5MJ/Px2jwDZM+91utZtkSUuO8k6NzZZVCqw6gNxk8pyVCF0yJym1Xnd9",
+	"MPt8wKbPmzpSQDTapF5+/3dNTe+F63x6en4awjXrwNWsbRNWh6x9Pk2+AyXzNo6yIOP6n5CJxGTeLqQn",
+	"Z6h1ghW3IrEpCc+j/Z2W7cj9mx4oDhpkCA8yZb5eNmKQQ4rumqLJtXextrcG4BB4kE/NhsmoXSD1c1d3",
+	"Q0IdWNRoSbd7iFUaz//iZAYpeciI1/bdL0yIDrzcpgVhJDfowAuJFRA7bnlozCo2+xxV1FnBbSqct+3x",
+	"5Ipt5uQUAsvZ+Xnb56DJ0RvBM5lDVJGzVFSSC6OPwZa+ufxx8tim0WVtfI9E3HZOTCzbEKlSseA5VzZb",
+	"S4vx+alhK4nFnKdZTJ4uY/JbgUb6tyrGbuBUUE3efJ0kSRJjA0byQ+waMdzfx8cxjgh6VgjPNUmjaRrF",
+	"8GeaRqmAV9LoJI3IEdWYijJrotmqZMLAmA32xiimZXHNckLBrEnl80RYFk4FoH/jR2FVCTuWaVuaknWR",
+	"u+SqbfXKyYJmV8dTcmGXTwUXmueMUFJIsWKKcKwhLblgcwg1IcyYMIH4sVEogKqn2Jc+YTqjFctTUUis",
+	"myslQalrcvQ+Tev8cZK8P3Y7WYIPRYyUvTz4DlUXeAyz8/O+xyCk5X1nvcGST+E/JzaFCeypgOH+8fs/",
+	"0rT6+DS7wz9L/PNbYf9Ud2+//u/t1v0lXfW9a9+vAQY+sPb/75q2T7NaFRM5oPgAo/U2jgS7NU9rpcGv",
+	"jtjmbx+ef5D8xYeLzS88uXkB/y/+fvvig7x58Rd58+Lp2e2LDy+SXy5/o8/5Daevn3/zvPxu89tP/3Pz",
+	"8+WzzYs//s6Xfx8aw4aiB9pC5/iNmMIQ3C2ZQilcHkUbUtFVN7V8X1s8TPHv0tyvG9s0iA2kytZMG4U1",
+	"TJKzjGssZvZrOJbkU/Lsmin/jSxqkwrHA07P0MJpBCfILYcEHk7j5wY2vuult8NGZLltwutJ885uPCzD",
+	"Lhjxaa6uXRoy0tIvsKXzqWls+2cNKGna22Ky2BBByx4zBDANttQAGRr/PfDu4wrfKBhUGgfc8cKVevtF",
+	"VCuz5EaqK7KSTPv+Hkwe2cd5jZBhmwQtGWbuwvAr0GM25dQh764qb+Cu9fMF1AQc6Vtt5oSSJc1MTNg1",
+	"LWpQckABd2AEdfhXvhzeC8o/OSjrcojaUiO1FaJuJfqJbxhbShU0B3QzVWNwDPDTOpoe12OS1UN3I2+7",
+	"mcbNPcYrL5tS/8hmayyR20q7bnqzbUJbSOItWdP7ltFytBzcqwIH1d/uhoL3B/jxXYtj2u7Vj0/Jd2fn",
+	"3xLXINqcTJyS9zDRe0y9G7ooGGbmr7jIwe/D/PQT2/lRMoijtWt2f++Tk+8JrSpGlc1O+pYMm9i2uBEM",
+	"fCvMYPe7eDJ3mpSLVdNc7A+Swc57nc0k3Wac02jrwVA/HSzMNSz1eiT43NH7/AmOwVnyXdC6HIQFfqMP",
+	"1sHcrjVp1hoI7gi6x9gaVagjnsUjNgBZwjoceuf86Cz5Dkl/3Kv1BlRs/JEmRzWM04LX9xSAW674ODAz",
+	"X8ggI5F4l2M+LchteSqEtMtegyXDGHwk5mwpuIcCO7h1ZM1Of/8unpBkyW/J0dlsRjpd8xguus71ScC2",
+	"xh3G9vAd6JsGrs4IAwSmwG/XSt6gJOdkMcT/brHsc10/9//AIhukiGrF99ot30WPu4x3mbFXTNclg/8W",
+	"/WzvDdUvXe3MqJoNtEbw+6FdKNh6IhV2o9zQLS0o4/Wp3g7bxcd2ZY/hWbkLzvUPAt096ttrgPlHPA4R",
+	"zaP/LWtFcABW2fB9W5oxMppHX5+en5/DTOfffDueztqTuvycTFsAJRWbX5cYvPdN/cYetQePkNke9roo",
+	"ppgw750Mx+eNKwKvQahaF+44Y4c6HuNv450Lxrga4SIr6pzlMRD9hmI7ffcIAqHat9X7tBcXmq8EX/KM",
+	"2uMFhhFd0YwdT8lFEwp8Q/4H/wHc3JwtaV0M+4I/j363k5WcuL1+0FJMX9GbFy6ACH6d6CteTWRls28T",
+	"zOH50vGWpOb2HirCBPz3Zi1167GTlbxmqjk6BcTvavVermR3culLEqdDg9yKnX1ppDegLbr3k0dYkGpy",
+	"RL4a3ySIGnd3VJZg8FQK5t44LEFUC4tpiJXeGXnFRPQWxGBbUqvJgp1vB7PnpG8Rez/sPhNZw3aEoFHv",
+	"IKMaVi521vD9xEPKA4+zrFbcbF7DrK6tDA+CXtTAdGMHkVz+uDkv6Q848cwWv13VzTpmR5MJrfgEXjye",
+	"kl9FsUkFE2g8chtXjZy5tFoAN4pkQ4C6rrY9zMXFUo4ctW3I+MJabDz40GlxdA6b9YNt4t/vQaPrkyt+",
+	"zXQqGM3WWCQ3EhuwXr94jYcAa71ulF8tDC/c2SkfgsRNazam+Zv0EKkFKDHs5xw5v9HAgoZQB1lzKTKW",
+	"iqPGyzDFJgbc2SwBvOvl/xg3oBjNbc+YS3Lh2Y4n/oSUjlNhW8Pdfl0kqsmCFdihJMkAj9NUpOKZDQWB",
+	"Yu+3nVV83wSkmhz5YPXY6UYboaZiR4g6JdhUseVIbkwYZu/en1yfvk8FCBF1KQrkek3e7zrb3Jxrfv8E",
+	"eXcN6ncNIb8t4qTCJg1zVxQoeMaE7WcRFBnypZKV4sxQtQHF1LQxfYYzGTi1I3x78fJ5FEfXTGnL2afT",
+	"ZJrgAaeKCVrxaB49mibTR6jfzRrF98Tu5w9M+Fuj1WAI/aa/ut/j7qVQsyTpnURtj5J2r30KYpKrEZd2",
+	"/G4UezQaz8NW047qsXUKXZcl4HMe/cyvmYB3J7arxo3EM5QaD6Sh3acrVMB2t9FbmPEELwIId97PCJoa",
+	"jPEsSZrMhuu9AhmAR0tZFPIG8yIFv2JYv2qfaUM3qeDCHotT0iBW8SaQ5hgpzLKuSyr0ExQ/V+zzVyfh",
+	"jSFW3JG7urR5ZTdwD6QBk/e9byyTRc7UO55/r8tJcgp71uwdq2S2/v6R/3Zbgei8o+b7QVnlFHuUDqJz",
+	"0+PmyOXsoraihjgCIbKaScmC7eYFwAdHZkBr0mmj+8pPsIUZrk9Pwha/UY6wZQCvyLHZftnpIiJHwBnU",
+	"H67BV2zexPbppUIbXhSu9xRoj7j2BubY1oEDfW/V7U030AKmACkn3DjVN9IwGBM0Rh7YEApwilOhGROE",
+	"FloSvZY3FsW91u/YAdo0Rse2kRehAouQYW7XNcwqapgjnG9EBqvoO62aLvqSlVJtUFZoKry4+G4m9973",
+	"2MjpytDdPscp+aUpTMO2dSpo60KD2+UO3uPpQSCGc6VHJAi82J/aZsU9cjQ4CX/w/XZhQ+0WWfDcF9vI",
+	"xVpq263mDnLZVsognL6Lo7PkdNvazWZO3vRuvzhPHu0fNLh7CCUv0LvahEGd9mByBUrYuDoAuBOMHFms",
+	"S3Ucyl8jbwMJPKl8T2gl9WgTJS8cPtyFYp7PgSeR64S0zPsk8Ha0vUzFBZ2p0L6Kh56NRXTrQ1n/w47A",
+	"JgQ8ZoXTNacngflabw2Fd3DIC8LdWte0sJrf5krQnZFYyEH3BJsYrPh6cgt2a7zB0YwRbiyEHBw+dY27",
+	"pEQx9KCnqXhJa23rD9aA+JtuLJrckVy0K2t4LXAOj8dEAxMv7RFup5p/kPnmAKnY1wP6SVLT9KXedYMV",
+	"F3g/tNC63udtt7ghNbsimeyXrsGFlJ8ry2en54cMGrlIBAbPZocMHt5Ug0rk9M++BjS4Z8deY3bFWIWi",
+	"7sXfqsjpfSk5JH1QfV1sOsnNT1ZrCvOw2/XaK1bKa3cOv8mpMtd8PcitHlH8Y1/MpZXtVBR8aYi9Y8X+",
+	"FhPh3FfrlaCelLXIj61GanUMXntFTSrsSf5bQ4AyeV1g95Niev0EFWJbgNBE1aI5O8YVydmSKUULCNxz",
+	"PSWYeg7Vkj3ajyoJv7kYbtS9BWzdnwradYLk/xad1Mnkj4hJPyePl5XwpWH5/9dN/1m6yXKCJ3T+pToq",
+	"6CDbGQ3jmUK6Qs3kVUDgsPqLIbA1JiaC3TBt7AkXdFG0V24riMjaZjNwkjL7yUh3c6b3geDlJzZjlgq6",
+	"pQeNXPjxXBNZ0X/W1pOCIFy7a5mXUoGztS0QeN7UZZu2Jj1SZvlVFJvWoWwCTdcrhvnbaB5hf1QU+yRQ",
+	"04l8GLN1i8nD+k0HhuZWluZEq7/mdwssI43SIzmBLys2fBx1llaMaP4H2wYZRpcdcFylJ5qfJ+F1HvYE",
+	"tb3P4zzZc6HIODAB77kovlLsmstaN02NYyBaJtuCsnvrfQyRnZw93ofttw9ocYIu4tGr7nrK4POj0i9T",
+	"+PcU0bpd9DRXoDmbvlO8CGbMicNlwhqebzppblbCS41GUvo2FV8LbXuu7LlAf0kZtVl98Kgq0LH2XLDt",
+	"Q2zux3fqyD5OxeCCQVjAXzytnEYfa+zBeWZJ8iQVqlmOm0+6eB9jUHKWfJcKPtJ1MSXuEm+fsC8rijdo",
+	"Lu2tUqW8xgvctpaGXbZVldQgeBQb+N39U24RPSUXfgsE82mzJIGIWxBuiTDYAFaMuc2jLTHFkYomv+cu",
+	"1/A79Pd0Uztigpks8AD4H+7Muzu3SwVsxBHJBJ6wTQJY0IAQZ7MZLHJ2+sjlnKVmY/Yq7H34Etf436ZD",
+	"4jBlNNby8Sd74L51fte/VNHkXlCuWE8uneCHwohac7bTa30AKCE4cCck/hXRQfJ4/6DeRfc47Lv9w8b+",
+	"zRIMSA4wE/1/GOFfG8gcYtcG15F3DZv9PchsBqk/LAf7UvC4nesGCCcf/et3W2uGP7FWM+10pS/DO+V6",
+	"B+ni3tGt3BcSKmrWjXcGX1rnLGhq6SqEcXft4CbJP8HB2i2qX+BVJWf7BzX/IMu9xaY0t3e6BO4E1o1c",
+	"P8FOTgt6W0bZCxy1y+Z6pwejS9DntD3mR7+tW7PpG7vPpd3QObWNDDsv9Qzw2nTy9PB68rEP4U5JDnrC",
+	"OpI8In4jgeUhYrjnwO9Dyl7bFrWbwn+a/I2L0WeQvFsm7/Zp/Y5X39hrpsfUMnp3OasKuSnxbkN7YyhG",
+	"4tZbp6SQGS3amjPV5H1JrxiEL+9TgTUp3VzdaptePtoerbv5ycnHtdTmLoqja6o4KBCk7LqJp1zQH4VZ",
+	"2iSJxkgEg6wrJZXptJcV4HthyoocTSb22/G0cTZZdynsE2sP57iv2KiD+HzboHm0g8zFIK6XCj4PG8im",
+	"fUulo/HcRKNYCPU9XhkVLtFDjAwm8iQfTtR0xrRAwTcIKzB4WdACSKfsCz5NGALpGiRG0k/uZXuYW887",
+	"heCvRuq/vcYCHafCdhIcOy/Yli5hRl8vaKouloUcSE3i8u7t3f8JAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

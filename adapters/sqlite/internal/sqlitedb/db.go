@@ -30,11 +30,11 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.applyDecisionStmt, err = db.PrepareContext(ctx, ApplyDecision); err != nil {
 		return nil, fmt.Errorf("error preparing query ApplyDecision: %w", err)
 	}
-	if q.closeAttemptStmt, err = db.PrepareContext(ctx, CloseAttempt); err != nil {
-		return nil, fmt.Errorf("error preparing query CloseAttempt: %w", err)
-	}
 	if q.fenceHoldsStmt, err = db.PrepareContext(ctx, FenceHolds); err != nil {
 		return nil, fmt.Errorf("error preparing query FenceHolds: %w", err)
+	}
+	if q.finishAttemptStmt, err = db.PrepareContext(ctx, FinishAttempt); err != nil {
+		return nil, fmt.Errorf("error preparing query FinishAttempt: %w", err)
 	}
 	if q.getIntentStmt, err = db.PrepareContext(ctx, GetIntent); err != nil {
 		return nil, fmt.Errorf("error preparing query GetIntent: %w", err)
@@ -54,8 +54,8 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listAttemptsStmt, err = db.PrepareContext(ctx, ListAttempts); err != nil {
 		return nil, fmt.Errorf("error preparing query ListAttempts: %w", err)
 	}
-	if q.listAttemptsOfStmt, err = db.PrepareContext(ctx, ListAttemptsOf); err != nil {
-		return nil, fmt.Errorf("error preparing query ListAttemptsOf: %w", err)
+	if q.listAttemptsOfIntentsStmt, err = db.PrepareContext(ctx, ListAttemptsOfIntents); err != nil {
+		return nil, fmt.Errorf("error preparing query ListAttemptsOfIntents: %w", err)
 	}
 	if q.listChangedStmt, err = db.PrepareContext(ctx, ListChanged); err != nil {
 		return nil, fmt.Errorf("error preparing query ListChanged: %w", err)
@@ -87,8 +87,8 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.renewLeaseStmt, err = db.PrepareContext(ctx, RenewLease); err != nil {
 		return nil, fmt.Errorf("error preparing query RenewLease: %w", err)
 	}
-	if q.reserveAttemptStmt, err = db.PrepareContext(ctx, ReserveAttempt); err != nil {
-		return nil, fmt.Errorf("error preparing query ReserveAttempt: %w", err)
+	if q.startAttemptStmt, err = db.PrepareContext(ctx, StartAttempt); err != nil {
+		return nil, fmt.Errorf("error preparing query StartAttempt: %w", err)
 	}
 	return &q, nil
 }
@@ -105,14 +105,14 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing applyDecisionStmt: %w", cerr)
 		}
 	}
-	if q.closeAttemptStmt != nil {
-		if cerr := q.closeAttemptStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing closeAttemptStmt: %w", cerr)
-		}
-	}
 	if q.fenceHoldsStmt != nil {
 		if cerr := q.fenceHoldsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing fenceHoldsStmt: %w", cerr)
+		}
+	}
+	if q.finishAttemptStmt != nil {
+		if cerr := q.finishAttemptStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing finishAttemptStmt: %w", cerr)
 		}
 	}
 	if q.getIntentStmt != nil {
@@ -145,9 +145,9 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listAttemptsStmt: %w", cerr)
 		}
 	}
-	if q.listAttemptsOfStmt != nil {
-		if cerr := q.listAttemptsOfStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing listAttemptsOfStmt: %w", cerr)
+	if q.listAttemptsOfIntentsStmt != nil {
+		if cerr := q.listAttemptsOfIntentsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listAttemptsOfIntentsStmt: %w", cerr)
 		}
 	}
 	if q.listChangedStmt != nil {
@@ -200,9 +200,9 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing renewLeaseStmt: %w", cerr)
 		}
 	}
-	if q.reserveAttemptStmt != nil {
-		if cerr := q.reserveAttemptStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing reserveAttemptStmt: %w", cerr)
+	if q.startAttemptStmt != nil {
+		if cerr := q.startAttemptStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing startAttemptStmt: %w", cerr)
 		}
 	}
 	return err
@@ -246,15 +246,15 @@ type Queries struct {
 	tx                               *sql.Tx
 	acquireLeaseStmt                 *sql.Stmt
 	applyDecisionStmt                *sql.Stmt
-	closeAttemptStmt                 *sql.Stmt
 	fenceHoldsStmt                   *sql.Stmt
+	finishAttemptStmt                *sql.Stmt
 	getIntentStmt                    *sql.Stmt
 	insertAttemptStmt                *sql.Stmt
 	insertIntentStmt                 *sql.Stmt
 	intentExistsStmt                 *sql.Stmt
 	latestChangeStmt                 *sql.Stmt
 	listAttemptsStmt                 *sql.Stmt
-	listAttemptsOfStmt               *sql.Stmt
+	listAttemptsOfIntentsStmt        *sql.Stmt
 	listChangedStmt                  *sql.Stmt
 	listIntentsStmt                  *sql.Stmt
 	listIntentsByStatusStmt          *sql.Stmt
@@ -265,7 +265,7 @@ type Queries struct {
 	readLeaseStmt                    *sql.Stmt
 	releaseLeaseStmt                 *sql.Stmt
 	renewLeaseStmt                   *sql.Stmt
-	reserveAttemptStmt               *sql.Stmt
+	startAttemptStmt                 *sql.Stmt
 }
 
 func (q *Queries) WithTx(tx *sql.Tx) *Queries {
@@ -274,15 +274,15 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		tx:                               tx,
 		acquireLeaseStmt:                 q.acquireLeaseStmt,
 		applyDecisionStmt:                q.applyDecisionStmt,
-		closeAttemptStmt:                 q.closeAttemptStmt,
 		fenceHoldsStmt:                   q.fenceHoldsStmt,
+		finishAttemptStmt:                q.finishAttemptStmt,
 		getIntentStmt:                    q.getIntentStmt,
 		insertAttemptStmt:                q.insertAttemptStmt,
 		insertIntentStmt:                 q.insertIntentStmt,
 		intentExistsStmt:                 q.intentExistsStmt,
 		latestChangeStmt:                 q.latestChangeStmt,
 		listAttemptsStmt:                 q.listAttemptsStmt,
-		listAttemptsOfStmt:               q.listAttemptsOfStmt,
+		listAttemptsOfIntentsStmt:        q.listAttemptsOfIntentsStmt,
 		listChangedStmt:                  q.listChangedStmt,
 		listIntentsStmt:                  q.listIntentsStmt,
 		listIntentsByStatusStmt:          q.listIntentsByStatusStmt,
@@ -293,6 +293,6 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		readLeaseStmt:                    q.readLeaseStmt,
 		releaseLeaseStmt:                 q.releaseLeaseStmt,
 		renewLeaseStmt:                   q.renewLeaseStmt,
-		reserveAttemptStmt:               q.reserveAttemptStmt,
+		startAttemptStmt:                 q.startAttemptStmt,
 	}
 }

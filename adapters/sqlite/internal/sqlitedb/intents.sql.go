@@ -118,7 +118,7 @@ func (q *Queries) LatestChange(ctx context.Context) (LatestChangeRow, error) {
 }
 
 const ListAttempts = `-- name: ListAttempts :many
-SELECT intent_id, attempt_number, holder_id, lease_epoch, started_at, finished_at, outcome_status, outcome_reason, message_id, error FROM submission_attempts
+SELECT intent_id, attempt_number, holder_id, lease_epoch, started_at, finished_at, outcome_status, outcome_reason, message_id, error, sent FROM submission_attempts
 WHERE intent_id = ?1
 ORDER BY attempt_number
 `
@@ -143,6 +143,7 @@ func (q *Queries) ListAttempts(ctx context.Context, intentID string) ([]Submissi
 			&i.OutcomeReason,
 			&i.MessageID,
 			&i.Error,
+			&i.Sent,
 		); err != nil {
 			return nil, err
 		}
@@ -157,14 +158,14 @@ func (q *Queries) ListAttempts(ctx context.Context, intentID string) ([]Submissi
 	return items, nil
 }
 
-const ListAttemptsOf = `-- name: ListAttemptsOf :many
-SELECT intent_id, attempt_number, holder_id, lease_epoch, started_at, finished_at, outcome_status, outcome_reason, message_id, error FROM submission_attempts
+const ListAttemptsOfIntents = `-- name: ListAttemptsOfIntents :many
+SELECT intent_id, attempt_number, holder_id, lease_epoch, started_at, finished_at, outcome_status, outcome_reason, message_id, error, sent FROM submission_attempts
 WHERE intent_id IN (/*SLICE:intent_ids*/?)
 ORDER BY intent_id, attempt_number
 `
 
-func (q *Queries) ListAttemptsOf(ctx context.Context, intentIds []string) ([]SubmissionAttempt, error) {
-	query := ListAttemptsOf
+func (q *Queries) ListAttemptsOfIntents(ctx context.Context, intentIds []string) ([]SubmissionAttempt, error) {
+	query := ListAttemptsOfIntents
 	var queryParams []interface{}
 	if len(intentIds) > 0 {
 		for _, v := range intentIds {
@@ -193,6 +194,7 @@ func (q *Queries) ListAttemptsOf(ctx context.Context, intentIds []string) ([]Sub
 			&i.OutcomeReason,
 			&i.MessageID,
 			&i.Error,
+			&i.Sent,
 		); err != nil {
 			return nil, err
 		}

@@ -19,6 +19,7 @@ type SubmissionAttempt struct {
 	OutcomeReason sql.NullString
 	MessageID     sql.NullString
 	Error         sql.NullString
+	Sent          bool
 }
 
 type SubmissionIntent struct {

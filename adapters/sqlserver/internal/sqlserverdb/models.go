@@ -20,6 +20,7 @@ type SubmissionAttempt struct {
 	OutcomeReason sql.NullString
 	MessageID     sql.NullString
 	Error         sql.NullString
+	Sent          bool
 }
 
 type SubmissionIntent struct {
