@@ -22,6 +22,7 @@ const defaultPageSize = 50
 type handlers struct {
 	service    ports.IntentService
 	operator   ports.OperatorService // nil when the service offers none
+	gateways   ports.GatewayOperator
 	leadership ports.LeadershipReporter
 	holderID   string
 	apiOnly    bool

@@ -44,6 +44,7 @@ const (
 	TypeForbidden               = ProblemTypeBase + "forbidden"
 	TypeIntentNotEnded          = ProblemTypeBase + "intent-not-ended"
 	TypeResubmissionIDTaken     = ProblemTypeBase + "resubmission-id-taken"
+	TypeNotAvailable            = ProblemTypeBase + "not-available"
 )
 
 // problemContentType is the media type of RFC 9457 problem documents.
@@ -121,6 +122,8 @@ func problemFor(err error) problem {
 			"the store cannot be reached; retry later")
 		p.header.Set("Retry-After", "1")
 		return p
+	case errors.Is(err, core.ErrPausesUnavailable):
+		return newProblem(http.StatusNotImplemented, TypeNotAvailable, "Not available", err.Error())
 	case errors.Is(err, errUnauthorized):
 		p := newProblem(http.StatusUnauthorized, TypeUnauthorized, "Unauthorized", "send Authorization: Bearer <api key>")
 		p.header.Set("WWW-Authenticate", `Bearer realm="submission-manager"`)

@@ -21,6 +21,9 @@ import (
 type Config struct {
 	// Service handles every /v1 operation. Required.
 	Service ports.IntentService
+	// Gateways serves the operator's /v1/gateways routes; nil answers them
+	// 501 (not available).
+	Gateways ports.GatewayOperator
 	// Leadership tells /readyz whether this instance leads; nil reports a
 	// follower, which is what an instance is until it wins the lease.
 	Leadership ports.LeadershipReporter
@@ -90,6 +93,7 @@ func New(cfg Config) (*Server, error) {
 	h := &handlers{
 		service:    cfg.Service,
 		operator:   operator,
+		gateways:   cfg.Gateways,
 		leadership: cfg.Leadership,
 		holderID:   cfg.HolderID,
 		apiOnly:    cfg.APIOnly,

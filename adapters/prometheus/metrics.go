@@ -35,6 +35,7 @@ type Metrics struct {
 	fencedWrites     prometheus.Counter
 	httpRequests     *prometheus.CounterVec
 	httpDuration     *prometheus.HistogramVec
+	protection       protectionMetrics
 }
 
 var _ ports.Metrics = (*Metrics)(nil)
@@ -107,6 +108,8 @@ func New() *Metrics {
 		m.inFlight, m.scheduleSize, m.leader, m.leaseEpoch, m.fencedWrites,
 		m.httpRequests, m.httpDuration,
 	)
+	m.protection = newProtectionMetrics()
+	m.registry.MustRegister(m.protection.collectors()...)
 	return m
 }
 

@@ -38,6 +38,27 @@ func (e ExhaustedReason) Valid() bool {
 	}
 }
 
+// Defines values for GatewayExecutionBreaker.
+const (
+	Closed   GatewayExecutionBreaker = "closed"
+	HalfOpen GatewayExecutionBreaker = "half_open"
+	Open     GatewayExecutionBreaker = "open"
+)
+
+// Valid indicates whether the value is a known member of the GatewayExecutionBreaker enum.
+func (e GatewayExecutionBreaker) Valid() bool {
+	switch e {
+	case Closed:
+		return true
+	case HalfOpen:
+		return true
+	case Open:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GatewayType.
 const (
 	Push GatewayType = "push"
@@ -245,6 +266,124 @@ type Contract struct {
 // Example: max_attempts_reached
 type ExhaustedReason string
 
+// Gateway Example: {"executor":{"breaker":"open","inFlight":0,"probeAt":"2026-02-02T12:00:05Z","recentCalls":100,"recentFailures":100},"gatewayType":"sms","gatewayUrl":"http://127.0.0.1:8080","paused":false,"targets":["sms.batch","sms.realtime"]}
+type Gateway struct {
+	// Executor The leader's view of one gateway.
+	//
+	// Example: {"breaker":"open","burst":20,"inFlight":0,"maxInFlight":8,"probeAt":"2026-02-02T12:00:05Z","rate":100,"recentCalls":100,"recentFailures":100}
+	Executor *GatewayExecution `json:"executor,omitempty"`
+
+	// GatewayType The gateway family that interprets the target's answers.
+	//
+	// Example: sms
+	GatewayType GatewayType `json:"gatewayType"`
+
+	// GatewayUrl Example: http://127.0.0.1:8080
+	GatewayUrl string `json:"gatewayUrl"`
+
+	// Paused Whether a pause of this URL or its type is in force.
+	//
+	// Example: false
+	Paused bool `json:"paused"`
+
+	// Targets The registry's submission targets routed to this URL.
+	//
+	// Example: ["sms.batch","sms.realtime"]
+	Targets []string `json:"targets"`
+}
+
+// GatewayExecution The leader's view of one gateway.
+//
+// Example: {"breaker":"open","burst":20,"inFlight":0,"maxInFlight":8,"probeAt":"2026-02-02T12:00:05Z","rate":100,"recentCalls":100,"recentFailures":100}
+type GatewayExecution struct {
+	// Breaker Absent when the circuit breaker is turned off.
+	//
+	// Example: open
+	Breaker *GatewayExecutionBreaker `json:"breaker,omitempty"`
+
+	// Burst The rate limit's burst, when one is set.
+	//
+	// Example: 20
+	Burst *int `json:"burst,omitempty"`
+
+	// InFlight Calls to this gateway in flight.
+	//
+	// Example: 0
+	InFlight int `json:"inFlight"`
+
+	// MaxInFlight The gateway's concurrency limit, when one is set.
+	//
+	// Example: 8
+	MaxInFlight *int `json:"maxInFlight,omitempty"`
+
+	// ProbeAt When an open breaker lets its one probe call through.
+	//
+	// Example: 2026-02-02T12:00:05Z
+	ProbeAt *time.Time `json:"probeAt,omitempty"`
+
+	// Rate The gateway's rate limit in calls per second, when one is set.
+	//
+	// Example: 100
+	Rate *float64 `json:"rate,omitempty"`
+
+	// RecentCalls How many of the latest calls (at most 100) the failure count covers.
+	//
+	// Example: 100
+	RecentCalls int `json:"recentCalls"`
+
+	// RecentFailures Gateway failures (errors, timeouts, invalid answers) among them.
+	//
+	// Example: 100
+	RecentFailures int `json:"recentFailures"`
+}
+
+// GatewayExecutionBreaker Absent when the circuit breaker is turned off.
+//
+// Example: open
+type GatewayExecutionBreaker string
+
+// GatewayList Example: {"gateways":[{"executor":{"breaker":"closed","inFlight":3,"recentCalls":100,"recentFailures":0},"gatewayType":"sms","gatewayUrl":"http://127.0.0.1:8080","paused":false,"targets":["sms.batch","sms.realtime"]}],"leader":true,"pauses":[]}
+type GatewayList struct {
+	Gateways []Gateway `json:"gateways"`
+
+	// Leader Whether this instance leads; only the leader has executor views.
+	//
+	// Example: true
+	Leader bool           `json:"leader"`
+	Pauses []GatewayPause `json:"pauses"`
+}
+
+// GatewayPause Example: {"gatewayType":"sms","pausedAt":"2026-02-02T12:00:00Z"}
+type GatewayPause struct {
+	// GatewayType The gateway family that interprets the target's answers.
+	//
+	// Example: sms
+	GatewayType *GatewayType `json:"gatewayType,omitempty"`
+
+	// GatewayUrl Example: http://127.0.0.1:8080
+	GatewayUrl *string `json:"gatewayUrl,omitempty"`
+
+	// PausedAt When the pause was first stored.
+	//
+	// Example: 2026-02-02T12:00:00Z
+	PausedAt time.Time `json:"pausedAt"`
+}
+
+// GatewaySelector Exactly one of gatewayType and gatewayUrl.
+//
+// Example: {"gatewayType":"sms"}
+type GatewaySelector struct {
+	// GatewayType The gateway family that interprets the target's answers.
+	//
+	// Example: sms
+	GatewayType *GatewayType `json:"gatewayType,omitempty"`
+
+	// GatewayUrl An absolute http or https URL, as in the registry.
+	//
+	// Example: http://127.0.0.1:8080
+	GatewayUrl *string `json:"gatewayUrl,omitempty"`
+}
+
 // GatewayType The gateway family that interprets the target's answers.
 //
 // Example: sms
@@ -442,6 +581,14 @@ type ResubmissionRequest struct {
 	IntentId *IntentID `json:"intentId,omitempty"`
 }
 
+// ResumeResult Example: {"wasPaused":true}
+type ResumeResult struct {
+	// WasPaused Whether a pause of this type or URL was in force.
+	//
+	// Example: true
+	WasPaused bool `json:"wasPaused"`
+}
+
 // SubmitIntentRequest Example: {"intentId":"order-1234-shipping-sms","payload":{"text":"Your order has shipped.","to":"+15551234567"},"submissionTarget":"sms.realtime"}
 type SubmitIntentRequest struct {
 	// IntentId The client's idempotency key: 1 to 255 characters (Unicode code
@@ -609,6 +756,12 @@ type GetIntentParams struct {
 	Prefer *Prefer `json:"Prefer,omitempty"`
 }
 
+// PauseGatewayJSONRequestBody defines body for PauseGateway for application/json ContentType.
+type PauseGatewayJSONRequestBody = GatewaySelector
+
+// ResumeGatewayJSONRequestBody defines body for ResumeGateway for application/json ContentType.
+type ResumeGatewayJSONRequestBody = GatewaySelector
+
 // SubmitIntentJSONRequestBody defines body for SubmitIntent for application/json ContentType.
 type SubmitIntentJSONRequestBody = SubmitIntentRequest
 
@@ -702,6 +855,69 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListGateways List the gateways and their protection state (operator).
+	//
+	// Every gateway URL of the registry (and any other URL the executor
+	// still calls for older intents), with its targets and whether a pause
+	// covers it. When this instance leads, each gateway the executor has
+	// seen also shows its circuit breaker, calls in flight, limits and
+	// recent failure rate; the breaker lives in the leader's memory, so a
+	// follower answers leader=false and no executor view. None of this is
+	// a contract term or part of any intent.
+	//
+	// Corresponds with GET /v1/gateways (the `ListGateways` operationId).
+	ListGateways(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PauseGatewayWithBody Pause a gateway by type or URL (operator).
+	//
+	// While paused, the gateway receives no calls; its intents wait without
+	// spending tries, and an intent whose wait would reach its deadline is
+	// exhausted with deadline_exceeded as usual. The pause is stored: every
+	// instance and the next leader see it, and it survives a restart.
+	// Pausing what is already paused changes nothing (idempotent).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/gateways/pause (the `PauseGateway` operationId).
+	PauseGatewayWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PauseGateway Pause a gateway by type or URL (operator).
+	//
+	// While paused, the gateway receives no calls; its intents wait without
+	// spending tries, and an intent whose wait would reach its deadline is
+	// exhausted with deadline_exceeded as usual. The pause is stored: every
+	// instance and the next leader see it, and it survives a restart.
+	// Pausing what is already paused changes nothing (idempotent).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/gateways/pause (the `PauseGateway` operationId).
+	PauseGateway(ctx context.Context, body PauseGatewayJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResumeGatewayWithBody Resume a paused gateway by type or URL (operator).
+	//
+	// Removes the pause of exactly this type or URL (a URL pause does not
+	// lift a type pause, nor the other way round). The leader sees it at
+	// its next schedule refresh; waiting intents run when their deferral
+	// ends. Resuming what is not paused is no error.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/gateways/resume (the `ResumeGateway` operationId).
+	ResumeGatewayWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResumeGateway Resume a paused gateway by type or URL (operator).
+	//
+	// Removes the pause of exactly this type or URL (a URL pause does not
+	// lift a type pause, nor the other way round). The leader sees it at
+	// its next schedule refresh; waiting intents run when their deferral
+	// ends. Resuming what is not paused is no error.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/gateways/resume (the `ResumeGateway` operationId).
+	ResumeGateway(ctx context.Context, body ResumeGatewayJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListIntents List intents, newest first.
 	//
@@ -822,6 +1038,119 @@ func (c *Client) Healthz(ctx context.Context, reqEditors ...RequestEditorFn) (*h
 // Corresponds with GET /readyz (the `Readyz` operationId).
 func (c *Client) Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewReadyzRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListGateways List the gateways and their protection state (operator).
+//
+// Every gateway URL of the registry (and any other URL the executor
+// still calls for older intents), with its targets and whether a pause
+// covers it. When this instance leads, each gateway the executor has
+// seen also shows its circuit breaker, calls in flight, limits and
+// recent failure rate; the breaker lives in the leader's memory, so a
+// follower answers leader=false and no executor view. None of this is
+// a contract term or part of any intent.
+//
+// Corresponds with GET /v1/gateways (the `ListGateways` operationId).
+func (c *Client) ListGateways(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListGatewaysRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PauseGatewayWithBody Pause a gateway by type or URL (operator).
+//
+// While paused, the gateway receives no calls; its intents wait without
+// spending tries, and an intent whose wait would reach its deadline is
+// exhausted with deadline_exceeded as usual. The pause is stored: every
+// instance and the next leader see it, and it survives a restart.
+// Pausing what is already paused changes nothing (idempotent).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/gateways/pause (the `PauseGateway` operationId).
+func (c *Client) PauseGatewayWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPauseGatewayRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PauseGateway Pause a gateway by type or URL (operator).
+//
+// While paused, the gateway receives no calls; its intents wait without
+// spending tries, and an intent whose wait would reach its deadline is
+// exhausted with deadline_exceeded as usual. The pause is stored: every
+// instance and the next leader see it, and it survives a restart.
+// Pausing what is already paused changes nothing (idempotent).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/gateways/pause (the `PauseGateway` operationId).
+func (c *Client) PauseGateway(ctx context.Context, body PauseGatewayJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPauseGatewayRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResumeGatewayWithBody Resume a paused gateway by type or URL (operator).
+//
+// Removes the pause of exactly this type or URL (a URL pause does not
+// lift a type pause, nor the other way round). The leader sees it at
+// its next schedule refresh; waiting intents run when their deferral
+// ends. Resuming what is not paused is no error.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/gateways/resume (the `ResumeGateway` operationId).
+func (c *Client) ResumeGatewayWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResumeGatewayRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResumeGateway Resume a paused gateway by type or URL (operator).
+//
+// Removes the pause of exactly this type or URL (a URL pause does not
+// lift a type pause, nor the other way round). The leader sees it at
+// its next schedule refresh; waiting intents run when their deferral
+// ends. Resuming what is not paused is no error.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/gateways/resume (the `ResumeGateway` operationId).
+func (c *Client) ResumeGateway(ctx context.Context, body ResumeGatewayJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResumeGatewayRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1056,6 +1385,113 @@ func NewReadyzRequest(server string) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewListGatewaysRequest constructs an http.Request for the ListGateways method
+func NewListGatewaysRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/gateways")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPauseGatewayRequest calls the generic PauseGateway builder with application/json body
+func NewPauseGatewayRequest(server string, body PauseGatewayJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPauseGatewayRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPauseGatewayRequestWithBody constructs an http.Request for the PauseGateway method, with any body, and a specified content type
+func NewPauseGatewayRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/gateways/pause")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewResumeGatewayRequest calls the generic ResumeGateway builder with application/json body
+func NewResumeGatewayRequest(server string, body ResumeGatewayJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewResumeGatewayRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewResumeGatewayRequestWithBody constructs an http.Request for the ResumeGateway method, with any body, and a specified content type
+func NewResumeGatewayRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/gateways/resume")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -1424,6 +1860,71 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	ReadyzWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ReadyzResponse, error)
 
+	// ListGatewaysWithResponse List the gateways and their protection state (operator).
+	//
+	// Every gateway URL of the registry (and any other URL the executor
+	// still calls for older intents), with its targets and whether a pause
+	// covers it. When this instance leads, each gateway the executor has
+	// seen also shows its circuit breaker, calls in flight, limits and
+	// recent failure rate; the breaker lives in the leader's memory, so a
+	// follower answers leader=false and no executor view. None of this is
+	// a contract term or part of any intent.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/gateways (the `ListGateways` operationId).
+	ListGatewaysWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListGatewaysResponse, error)
+
+	// PauseGatewayWithBodyWithResponse Pause a gateway by type or URL (operator).
+	//
+	// While paused, the gateway receives no calls; its intents wait without
+	// spending tries, and an intent whose wait would reach its deadline is
+	// exhausted with deadline_exceeded as usual. The pause is stored: every
+	// instance and the next leader see it, and it survives a restart.
+	// Pausing what is already paused changes nothing (idempotent).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/gateways/pause (the `PauseGateway` operationId).
+	PauseGatewayWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PauseGatewayResponse, error)
+
+	// PauseGatewayWithResponse Pause a gateway by type or URL (operator).
+	//
+	// While paused, the gateway receives no calls; its intents wait without
+	// spending tries, and an intent whose wait would reach its deadline is
+	// exhausted with deadline_exceeded as usual. The pause is stored: every
+	// instance and the next leader see it, and it survives a restart.
+	// Pausing what is already paused changes nothing (idempotent).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/gateways/pause (the `PauseGateway` operationId).
+	PauseGatewayWithResponse(ctx context.Context, body PauseGatewayJSONRequestBody, reqEditors ...RequestEditorFn) (*PauseGatewayResponse, error)
+
+	// ResumeGatewayWithBodyWithResponse Resume a paused gateway by type or URL (operator).
+	//
+	// Removes the pause of exactly this type or URL (a URL pause does not
+	// lift a type pause, nor the other way round). The leader sees it at
+	// its next schedule refresh; waiting intents run when their deferral
+	// ends. Resuming what is not paused is no error.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/gateways/resume (the `ResumeGateway` operationId).
+	ResumeGatewayWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ResumeGatewayResponse, error)
+
+	// ResumeGatewayWithResponse Resume a paused gateway by type or URL (operator).
+	//
+	// Removes the pause of exactly this type or URL (a URL pause does not
+	// lift a type pause, nor the other way round). The leader sees it at
+	// its next schedule refresh; waiting intents run when their deferral
+	// ends. Resuming what is not paused is no error.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/gateways/resume (the `ResumeGateway` operationId).
+	ResumeGatewayWithResponse(ctx context.Context, body ResumeGatewayJSONRequestBody, reqEditors ...RequestEditorFn) (*ResumeGatewayResponse, error)
+
 	// ListIntentsWithResponse List intents, newest first.
 	//
 	// Returns one page of intents ordered by creation time, newest first.
@@ -1589,6 +2090,227 @@ func (r ReadyzResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ReadyzResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListGatewaysResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *GatewayList
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *StoreUnavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListGatewaysResponse) GetJSON200() *GatewayList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListGatewaysResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListGatewaysResponse) GetApplicationproblemJSON503() *StoreUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListGatewaysResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListGatewaysResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListGatewaysResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListGatewaysResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PauseGatewayResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *GatewayPause
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *MalformedRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON501 the response for an HTTP 501 `application/problem+json` response
+	ApplicationproblemJSON501 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *StoreUnavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PauseGatewayResponse) GetJSON200() *GatewayPause {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PauseGatewayResponse) GetApplicationproblemJSON400() *MalformedRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PauseGatewayResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r PauseGatewayResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PauseGatewayResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON501 returns the response for an HTTP 501 `application/problem+json` response
+func (r PauseGatewayResponse) GetApplicationproblemJSON501() *Problem {
+	return r.ApplicationproblemJSON501
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r PauseGatewayResponse) GetApplicationproblemJSON503() *StoreUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PauseGatewayResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PauseGatewayResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PauseGatewayResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PauseGatewayResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ResumeGatewayResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ResumeResult
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *MalformedRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON501 the response for an HTTP 501 `application/problem+json` response
+	ApplicationproblemJSON501 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *StoreUnavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ResumeGatewayResponse) GetJSON200() *ResumeResult {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ResumeGatewayResponse) GetApplicationproblemJSON400() *MalformedRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ResumeGatewayResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r ResumeGatewayResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ResumeGatewayResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON501 returns the response for an HTTP 501 `application/problem+json` response
+func (r ResumeGatewayResponse) GetApplicationproblemJSON501() *Problem {
+	return r.ApplicationproblemJSON501
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ResumeGatewayResponse) GetApplicationproblemJSON503() *StoreUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ResumeGatewayResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ResumeGatewayResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ResumeGatewayResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ResumeGatewayResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -2088,6 +2810,101 @@ func (c *ClientWithResponses) ReadyzWithResponse(ctx context.Context, reqEditors
 	return ParseReadyzResponse(rsp)
 }
 
+// ListGatewaysWithResponse List the gateways and their protection state (operator).
+//
+// Every gateway URL of the registry (and any other URL the executor
+// still calls for older intents), with its targets and whether a pause
+// covers it. When this instance leads, each gateway the executor has
+// seen also shows its circuit breaker, calls in flight, limits and
+// recent failure rate; the breaker lives in the leader's memory, so a
+// follower answers leader=false and no executor view. None of this is
+// a contract term or part of any intent.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/gateways (the `ListGateways` operationId).
+func (c *ClientWithResponses) ListGatewaysWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListGatewaysResponse, error) {
+	rsp, err := c.ListGateways(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListGatewaysResponse(rsp)
+}
+
+// PauseGatewayWithBodyWithResponse Pause a gateway by type or URL (operator).
+//
+// While paused, the gateway receives no calls; its intents wait without
+// spending tries, and an intent whose wait would reach its deadline is
+// exhausted with deadline_exceeded as usual. The pause is stored: every
+// instance and the next leader see it, and it survives a restart.
+// Pausing what is already paused changes nothing (idempotent).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/gateways/pause (the `PauseGateway` operationId).
+func (c *ClientWithResponses) PauseGatewayWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PauseGatewayResponse, error) {
+	rsp, err := c.PauseGatewayWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePauseGatewayResponse(rsp)
+}
+
+// PauseGatewayWithResponse Pause a gateway by type or URL (operator).
+//
+// While paused, the gateway receives no calls; its intents wait without
+// spending tries, and an intent whose wait would reach its deadline is
+// exhausted with deadline_exceeded as usual. The pause is stored: every
+// instance and the next leader see it, and it survives a restart.
+// Pausing what is already paused changes nothing (idempotent).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/gateways/pause (the `PauseGateway` operationId).
+func (c *ClientWithResponses) PauseGatewayWithResponse(ctx context.Context, body PauseGatewayJSONRequestBody, reqEditors ...RequestEditorFn) (*PauseGatewayResponse, error) {
+	rsp, err := c.PauseGateway(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePauseGatewayResponse(rsp)
+}
+
+// ResumeGatewayWithBodyWithResponse Resume a paused gateway by type or URL (operator).
+//
+// Removes the pause of exactly this type or URL (a URL pause does not
+// lift a type pause, nor the other way round). The leader sees it at
+// its next schedule refresh; waiting intents run when their deferral
+// ends. Resuming what is not paused is no error.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/gateways/resume (the `ResumeGateway` operationId).
+func (c *ClientWithResponses) ResumeGatewayWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ResumeGatewayResponse, error) {
+	rsp, err := c.ResumeGatewayWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResumeGatewayResponse(rsp)
+}
+
+// ResumeGatewayWithResponse Resume a paused gateway by type or URL (operator).
+//
+// Removes the pause of exactly this type or URL (a URL pause does not
+// lift a type pause, nor the other way round). The leader sees it at
+// its next schedule refresh; waiting intents run when their deferral
+// ends. Resuming what is not paused is no error.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/gateways/resume (the `ResumeGateway` operationId).
+func (c *ClientWithResponses) ResumeGatewayWithResponse(ctx context.Context, body ResumeGatewayJSONRequestBody, reqEditors ...RequestEditorFn) (*ResumeGatewayResponse, error) {
+	rsp, err := c.ResumeGateway(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResumeGatewayResponse(rsp)
+}
+
 // ListIntentsWithResponse List intents, newest first.
 //
 // Returns one page of intents ordered by creation time, newest first.
@@ -2265,6 +3082,182 @@ func ParseReadyzResponse(rsp *http.Response) (*ReadyzResponse, error) {
 	response := &ReadyzResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
+	}
+
+	return response, nil
+}
+
+// ParseListGatewaysResponse parses an HTTP response from a ListGatewaysWithResponse call
+func ParseListGatewaysResponse(rsp *http.Response) (*ListGatewaysResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListGatewaysResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest GatewayList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest StoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePauseGatewayResponse parses an HTTP response from a PauseGatewayWithResponse call
+func ParsePauseGatewayResponse(rsp *http.Response) (*PauseGatewayResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PauseGatewayResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest GatewayPause
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest MalformedRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest StoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseResumeGatewayResponse parses an HTTP response from a ResumeGatewayWithResponse call
+func ParseResumeGatewayResponse(rsp *http.Response) (*ResumeGatewayResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ResumeGatewayResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ResumeResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest MalformedRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest StoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
 	}
 
 	return response, nil

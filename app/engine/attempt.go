@@ -93,7 +93,7 @@ func (t *term) attempt(ctx context.Context, entry core.ScheduleEntry, cached *co
 			"started_at", last.StartedAt)
 		return t.finish(ctx, in, last, core.AttemptResult{Err: errors.New(OutcomeUnknownError)}, maybeSent)
 	}
-	res, stale := t.execute(ctx, in, cached != nil)
+	res, stale := t.guarded(ctx, in, cached != nil)
 	if stale {
 		return t.attempt(ctx, entry, nil)
 	}
@@ -107,7 +107,7 @@ func (t *term) attempt(ctx context.Context, entry core.ScheduleEntry, cached *co
 // fromCache says in came from the known-intent cache; then a refused
 // reservation (the intent moved on) is reported as stale instead of logged,
 // and the caller reads the intent from the store.
-func (t *term) execute(ctx context.Context, in core.Intent, fromCache bool) (res result, stale bool) {
+func (t *term) execute(ctx context.Context, in core.Intent, fromCache bool, tk *ticket) (res result, stale bool) {
 	res = result{intentID: in.IntentID}
 	a := core.Attempt{Number: in.AttemptCount + 1, StartedAt: t.cfg.Clock.Now()}
 	err := t.cfg.Store.StartAttempt(ctx, ports.StartAttemptParams{
@@ -153,7 +153,7 @@ func (t *term) execute(ctx context.Context, in core.Intent, fromCache bool) (res
 	}
 	t.log.Debug("attempt_started", "intent_id", in.IntentID, "attempt", a.Number,
 		"gateway_type", in.Contract.GatewayType, "gateway_url", in.Contract.GatewayURL)
-	return t.finish(ctx, in, a, t.submit(ctx, in), called), false
+	return t.finish(ctx, in, a, t.call(ctx, in, tk), called), false
 }
 
 // submit calls the gateway named by the intent's contract snapshot, never by
@@ -189,7 +189,7 @@ func (t *term) finish(ctx context.Context, in core.Intent, a core.Attempt, r cor
 	var delay time.Duration
 	if how.sent() {
 		tries++
-		delay = t.cfg.Retry.Delay(tries)
+		delay = t.retryFor(in.Contract).Delay(tries)
 	}
 	d := core.Decide(in.Contract, in.DeadlineStart(), tries, finishedAt, r, delay)
 	return t.record(ctx, in, a, finishedAt, r, d, how)

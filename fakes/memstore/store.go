@@ -37,6 +37,8 @@ type Store struct {
 	leases  map[string]core.Lease
 	// links maps an intentId to its resubmission links (resubmit.go).
 	links map[string]ports.ResubmissionLinks
+	// pauses are the operator's gateway pauses (pause.go), by pauseKey.
+	pauses map[string]core.GatewayPause
 	// changed is closed and replaced on every write, so WaitIntent wakes
 	// without polling.
 	changed chan struct{}

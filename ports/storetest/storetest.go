@@ -102,6 +102,8 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"ListIntentsFilters", testListIntentsFilters},
 		{"RestartKeepsEverything", testRestart},
 		{"NotBeforeStoredAndScheduled", testNotBefore},
+		{"Reschedule", testReschedule},
+		{"Pauses", testPauses},
 	}
 	cases = append(cases, operatorCases...)
 	for _, c := range cases {

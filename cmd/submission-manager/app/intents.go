@@ -142,8 +142,4 @@ func apiError(what string, status int, body []byte) error {
 	return fmt.Errorf("%s: HTTP %d: %s", what, status, strings.TrimSpace(string(body)))
 }
 
-func (c *intentsCmd) printJSON(v any) error {
-	enc := json.NewEncoder(c.stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
+func (c *intentsCmd) printJSON(v any) error { return printJSON(c.stdout, v) }

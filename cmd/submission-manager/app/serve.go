@@ -127,8 +127,19 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 	if s.watcher, err = watch.New(watch.Config{Store: db.Store(), Clock: clock, MaxWaiters: cfg.MaxWaiters, Logger: log}); err != nil {
 		return nil, err
 	}
+	var executor *engine.Engine
+	if exec != nil {
+		executor = exec.executor
+	}
+	gateways, err := engine.NewGatewayService(engine.GatewayServiceConfig{
+		Targets: service.Targets, Pauses: pauseStore(db.Store()), Executor: executor, Logger: log,
+	})
+	if err != nil {
+		return nil, err
+	}
 	api, err := httpapi.New(httpapi.Config{
 		Service:           service,
+		Gateways:          gateways,
 		Leadership:        leadership,
 		HolderID:          s.holderID,
 		APIOnly:           cfg.APIOnly,
@@ -147,6 +158,7 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 	ui, err := console.New(console.Config{
 		Service: service, Operator: service, Leadership: leadership, Activity: activity, Clock: clock,
 		HolderID: s.holderID, APIOnly: cfg.APIOnly, OperatorKeys: cfg.OperatorKeys, ClientKeys: cfg.APIKeys, Logger: log,
+		Gateways: consoleGateways{gateways}, GatewayControl: consoleGateways{gateways},
 	})
 	if err != nil {
 		return nil, err
@@ -250,6 +262,7 @@ func (s *Server) newExecution(cfg ServeConfig, clock ports.Clock, metrics ports.
 		DrainTimeout: min(cfg.GatewayTimeout, cfg.ShutdownTimeout/2),
 		Logger:       log,
 		Metrics:      metrics,
+		Protection:   cfg.Protection.engineProtection(cfg.RetryDelay, pauseStore(s.db.Store())),
 	})
 	if err != nil {
 		return nil, err

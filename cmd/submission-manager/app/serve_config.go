@@ -99,6 +99,8 @@ type ServeConfig struct {
 	// LogLevel and LogFormat ("text" or "json") shape the logs on stderr.
 	LogLevel  slog.Level
 	LogFormat string
+	// Protection is the gateway protection (protection_config.go).
+	Protection ProtectionConfig
 }
 
 // DefaultServeConfig returns the zero-configuration defaults.
@@ -124,6 +126,7 @@ func DefaultServeConfig() ServeConfig {
 		MaxWaiters:              watch.DefaultMaxWaiters,
 		LogLevel:                slog.LevelInfo,
 		LogFormat:               "text",
+		Protection:              DefaultProtectionConfig(),
 	}
 }
 
@@ -159,6 +162,7 @@ func parseServeConfig(args []string, env LookupEnv, stderr io.Writer) (ServeConf
 	fs.TextVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info, warn or error")
 	format := &choiceFlag{value: cfg.LogFormat, choices: []string{"text", "json"}}
 	fs.Var(format, "log-format", "text or json")
+	addProtectionFlags(fs, &cfg.Protection)
 	if err := parseFlags(fs, args, env); err != nil {
 		return ServeConfig{}, err
 	}
@@ -238,6 +242,9 @@ func (c ServeConfig) Validate() error {
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("--log-format must be text or json, got %q", c.LogFormat))
+	}
+	if err := c.Protection.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

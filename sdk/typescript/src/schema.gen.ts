@@ -118,6 +118,79 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/gateways": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the gateways and their protection state (operator).
+         * @description Every gateway URL of the registry (and any other URL the executor
+         *     still calls for older intents), with its targets and whether a pause
+         *     covers it. When this instance leads, each gateway the executor has
+         *     seen also shows its circuit breaker, calls in flight, limits and
+         *     recent failure rate; the breaker lives in the leader's memory, so a
+         *     follower answers leader=false and no executor view. None of this is
+         *     a contract term or part of any intent.
+         */
+        get: operations["listGateways"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/gateways/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a gateway by type or URL (operator).
+         * @description While paused, the gateway receives no calls; its intents wait without
+         *     spending tries, and an intent whose wait would reach its deadline is
+         *     exhausted with deadline_exceeded as usual. The pause is stored: every
+         *     instance and the next leader see it, and it survives a restart.
+         *     Pausing what is already paused changes nothing (idempotent).
+         */
+        post: operations["pauseGateway"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/gateways/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a paused gateway by type or URL (operator).
+         * @description Removes the pause of exactly this type or URL (a URL pause does not
+         *     lift a type pause, nor the other way round). The leader sees it at
+         *     its next schedule refresh; waiting intents run when their deferral
+         *     ends. Resuming what is not paused is no error.
+         */
+        post: operations["resumeGateway"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -559,6 +632,176 @@ export interface components {
              */
             conflictingFields?: ("submissionTarget" | "payload" | "notBefore")[];
             existingStatus?: components["schemas"]["IntentStatus"];
+        };
+        /**
+         * @description Exactly one of gatewayType and gatewayUrl.
+         * @example {
+         *       "gatewayType": "sms"
+         *     }
+         */
+        GatewaySelector: {
+            gatewayType?: components["schemas"]["GatewayType"];
+            /**
+             * @description An absolute http or https URL, as in the registry.
+             * @example http://127.0.0.1:8080
+             */
+            gatewayUrl?: string;
+        };
+        /**
+         * @example {
+         *       "gatewayType": "sms",
+         *       "pausedAt": "2026-02-02T12:00:00Z"
+         *     }
+         */
+        GatewayPause: {
+            gatewayType?: components["schemas"]["GatewayType"];
+            /** @example http://127.0.0.1:8080 */
+            gatewayUrl?: string;
+            /**
+             * Format: date-time
+             * @description When the pause was first stored.
+             * @example 2026-02-02T12:00:00Z
+             */
+            pausedAt: string;
+        };
+        /**
+         * @example {
+         *       "wasPaused": true
+         *     }
+         */
+        ResumeResult: {
+            /**
+             * @description Whether a pause of this type or URL was in force.
+             * @example true
+             */
+            wasPaused: boolean;
+        };
+        /**
+         * @description The leader's view of one gateway.
+         * @example {
+         *       "breaker": "open",
+         *       "probeAt": "2026-02-02T12:00:05Z",
+         *       "inFlight": 0,
+         *       "maxInFlight": 8,
+         *       "rate": 100,
+         *       "burst": 20,
+         *       "recentCalls": 100,
+         *       "recentFailures": 100
+         *     }
+         */
+        GatewayExecution: {
+            /**
+             * @description Absent when the circuit breaker is turned off.
+             * @example open
+             * @enum {string}
+             */
+            breaker?: "closed" | "open" | "half_open";
+            /**
+             * Format: date-time
+             * @description When an open breaker lets its one probe call through.
+             * @example 2026-02-02T12:00:05Z
+             */
+            probeAt?: string;
+            /**
+             * @description Calls to this gateway in flight.
+             * @example 0
+             */
+            inFlight: number;
+            /**
+             * @description The gateway's concurrency limit, when one is set.
+             * @example 8
+             */
+            maxInFlight?: number;
+            /**
+             * Format: double
+             * @description The gateway's rate limit in calls per second, when one is set.
+             * @example 100
+             */
+            rate?: number;
+            /**
+             * @description The rate limit's burst, when one is set.
+             * @example 20
+             */
+            burst?: number;
+            /**
+             * @description How many of the latest calls (at most 100) the failure count covers.
+             * @example 100
+             */
+            recentCalls: number;
+            /**
+             * @description Gateway failures (errors, timeouts, invalid answers) among them.
+             * @example 100
+             */
+            recentFailures: number;
+        };
+        /**
+         * @example {
+         *       "gatewayUrl": "http://127.0.0.1:8080",
+         *       "gatewayType": "sms",
+         *       "targets": [
+         *         "sms.batch",
+         *         "sms.realtime"
+         *       ],
+         *       "paused": false,
+         *       "executor": {
+         *         "breaker": "open",
+         *         "probeAt": "2026-02-02T12:00:05Z",
+         *         "inFlight": 0,
+         *         "recentCalls": 100,
+         *         "recentFailures": 100
+         *       }
+         *     }
+         */
+        Gateway: {
+            /** @example http://127.0.0.1:8080 */
+            gatewayUrl: string;
+            gatewayType: components["schemas"]["GatewayType"];
+            /**
+             * @description The registry's submission targets routed to this URL.
+             * @example [
+             *       "sms.batch",
+             *       "sms.realtime"
+             *     ]
+             */
+            targets: string[];
+            /**
+             * @description Whether a pause of this URL or its type is in force.
+             * @example false
+             */
+            paused: boolean;
+            executor?: components["schemas"]["GatewayExecution"];
+        };
+        /**
+         * @example {
+         *       "leader": true,
+         *       "gateways": [
+         *         {
+         *           "gatewayUrl": "http://127.0.0.1:8080",
+         *           "gatewayType": "sms",
+         *           "targets": [
+         *             "sms.batch",
+         *             "sms.realtime"
+         *           ],
+         *           "paused": false,
+         *           "executor": {
+         *             "breaker": "closed",
+         *             "inFlight": 3,
+         *             "recentCalls": 100,
+         *             "recentFailures": 0
+         *           }
+         *         }
+         *       ],
+         *       "pauses": []
+         *     }
+         */
+        GatewayList: {
+            /**
+             * @description Whether this instance leads; only the leader has executor views.
+             * @example true
+             */
+            leader: boolean;
+            gateways: components["schemas"]["Gateway"][];
+            pauses: components["schemas"]["GatewayPause"][];
         };
     };
     responses: {
@@ -1030,6 +1273,114 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+        };
+    };
+    listGateways: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The gateways, ordered by URL, and the pauses in force. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    pauseGateway: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "gatewayType": "sms"
+                 *     }
+                 */
+                "application/json": components["schemas"]["GatewaySelector"];
+            };
+        };
+        responses: {
+            /** @description The pause in force. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayPause"];
+                };
+            };
+            400: components["responses"]["MalformedRequest"];
+            401: components["responses"]["Unauthorized"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            /** @description The configured store keeps no gateway pauses. */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    resumeGateway: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "gatewayUrl": "http://127.0.0.1:8080"
+                 *     }
+                 */
+                "application/json": components["schemas"]["GatewaySelector"];
+            };
+        };
+        responses: {
+            /** @description Whether a pause was lifted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResumeResult"];
+                };
+            };
+            400: components["responses"]["MalformedRequest"];
+            401: components["responses"]["Unauthorized"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            /** @description The configured store keeps no gateway pauses. */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["StoreUnavailable"];
         };
     };
     healthz: {

@@ -44,6 +44,27 @@ func (e ExhaustedReason) Valid() bool {
 	}
 }
 
+// Defines values for GatewayExecutionBreaker.
+const (
+	Closed   GatewayExecutionBreaker = "closed"
+	HalfOpen GatewayExecutionBreaker = "half_open"
+	Open     GatewayExecutionBreaker = "open"
+)
+
+// Valid indicates whether the value is a known member of the GatewayExecutionBreaker enum.
+func (e GatewayExecutionBreaker) Valid() bool {
+	switch e {
+	case Closed:
+		return true
+	case HalfOpen:
+		return true
+	case Open:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GatewayType.
 const (
 	Push GatewayType = "push"
@@ -251,6 +272,124 @@ type Contract struct {
 // Example: max_attempts_reached
 type ExhaustedReason string
 
+// Gateway Example: {"executor":{"breaker":"open","inFlight":0,"probeAt":"2026-02-02T12:00:05Z","recentCalls":100,"recentFailures":100},"gatewayType":"sms","gatewayUrl":"http://127.0.0.1:8080","paused":false,"targets":["sms.batch","sms.realtime"]}
+type Gateway struct {
+	// Executor The leader's view of one gateway.
+	//
+	// Example: {"breaker":"open","burst":20,"inFlight":0,"maxInFlight":8,"probeAt":"2026-02-02T12:00:05Z","rate":100,"recentCalls":100,"recentFailures":100}
+	Executor *GatewayExecution `json:"executor,omitempty"`
+
+	// GatewayType The gateway family that interprets the target's answers.
+	//
+	// Example: sms
+	GatewayType GatewayType `json:"gatewayType"`
+
+	// GatewayUrl Example: http://127.0.0.1:8080
+	GatewayUrl string `json:"gatewayUrl"`
+
+	// Paused Whether a pause of this URL or its type is in force.
+	//
+	// Example: false
+	Paused bool `json:"paused"`
+
+	// Targets The registry's submission targets routed to this URL.
+	//
+	// Example: ["sms.batch","sms.realtime"]
+	Targets []string `json:"targets"`
+}
+
+// GatewayExecution The leader's view of one gateway.
+//
+// Example: {"breaker":"open","burst":20,"inFlight":0,"maxInFlight":8,"probeAt":"2026-02-02T12:00:05Z","rate":100,"recentCalls":100,"recentFailures":100}
+type GatewayExecution struct {
+	// Breaker Absent when the circuit breaker is turned off.
+	//
+	// Example: open
+	Breaker *GatewayExecutionBreaker `json:"breaker,omitempty"`
+
+	// Burst The rate limit's burst, when one is set.
+	//
+	// Example: 20
+	Burst *int `json:"burst,omitempty"`
+
+	// InFlight Calls to this gateway in flight.
+	//
+	// Example: 0
+	InFlight int `json:"inFlight"`
+
+	// MaxInFlight The gateway's concurrency limit, when one is set.
+	//
+	// Example: 8
+	MaxInFlight *int `json:"maxInFlight,omitempty"`
+
+	// ProbeAt When an open breaker lets its one probe call through.
+	//
+	// Example: 2026-02-02T12:00:05Z
+	ProbeAt *time.Time `json:"probeAt,omitempty"`
+
+	// Rate The gateway's rate limit in calls per second, when one is set.
+	//
+	// Example: 100
+	Rate *float64 `json:"rate,omitempty"`
+
+	// RecentCalls How many of the latest calls (at most 100) the failure count covers.
+	//
+	// Example: 100
+	RecentCalls int `json:"recentCalls"`
+
+	// RecentFailures Gateway failures (errors, timeouts, invalid answers) among them.
+	//
+	// Example: 100
+	RecentFailures int `json:"recentFailures"`
+}
+
+// GatewayExecutionBreaker Absent when the circuit breaker is turned off.
+//
+// Example: open
+type GatewayExecutionBreaker string
+
+// GatewayList Example: {"gateways":[{"executor":{"breaker":"closed","inFlight":3,"recentCalls":100,"recentFailures":0},"gatewayType":"sms","gatewayUrl":"http://127.0.0.1:8080","paused":false,"targets":["sms.batch","sms.realtime"]}],"leader":true,"pauses":[]}
+type GatewayList struct {
+	Gateways []Gateway `json:"gateways"`
+
+	// Leader Whether this instance leads; only the leader has executor views.
+	//
+	// Example: true
+	Leader bool           `json:"leader"`
+	Pauses []GatewayPause `json:"pauses"`
+}
+
+// GatewayPause Example: {"gatewayType":"sms","pausedAt":"2026-02-02T12:00:00Z"}
+type GatewayPause struct {
+	// GatewayType The gateway family that interprets the target's answers.
+	//
+	// Example: sms
+	GatewayType *GatewayType `json:"gatewayType,omitempty"`
+
+	// GatewayUrl Example: http://127.0.0.1:8080
+	GatewayUrl *string `json:"gatewayUrl,omitempty"`
+
+	// PausedAt When the pause was first stored.
+	//
+	// Example: 2026-02-02T12:00:00Z
+	PausedAt time.Time `json:"pausedAt"`
+}
+
+// GatewaySelector Exactly one of gatewayType and gatewayUrl.
+//
+// Example: {"gatewayType":"sms"}
+type GatewaySelector struct {
+	// GatewayType The gateway family that interprets the target's answers.
+	//
+	// Example: sms
+	GatewayType *GatewayType `json:"gatewayType,omitempty"`
+
+	// GatewayUrl An absolute http or https URL, as in the registry.
+	//
+	// Example: http://127.0.0.1:8080
+	GatewayUrl *string `json:"gatewayUrl,omitempty"`
+}
+
 // GatewayType The gateway family that interprets the target's answers.
 //
 // Example: sms
@@ -448,6 +587,14 @@ type ResubmissionRequest struct {
 	IntentId *IntentID `json:"intentId,omitempty"`
 }
 
+// ResumeResult Example: {"wasPaused":true}
+type ResumeResult struct {
+	// WasPaused Whether a pause of this type or URL was in force.
+	//
+	// Example: true
+	WasPaused bool `json:"wasPaused"`
+}
+
 // SubmitIntentRequest Example: {"intentId":"order-1234-shipping-sms","payload":{"text":"Your order has shipped.","to":"+15551234567"},"submissionTarget":"sms.realtime"}
 type SubmitIntentRequest struct {
 	// IntentId The client's idempotency key: 1 to 255 characters (Unicode code
@@ -615,6 +762,12 @@ type GetIntentParams struct {
 	Prefer *Prefer `json:"Prefer,omitempty"`
 }
 
+// PauseGatewayJSONRequestBody defines body for PauseGateway for application/json ContentType.
+type PauseGatewayJSONRequestBody = GatewaySelector
+
+// ResumeGatewayJSONRequestBody defines body for ResumeGateway for application/json ContentType.
+type ResumeGatewayJSONRequestBody = GatewaySelector
+
 // SubmitIntentJSONRequestBody defines body for SubmitIntent for application/json ContentType.
 type SubmitIntentJSONRequestBody = SubmitIntentRequest
 
@@ -629,6 +782,15 @@ type ServerInterface interface {
 	// Readyz Readiness with this instance's role.
 	// (GET /readyz)
 	Readyz(w http.ResponseWriter, r *http.Request)
+	// ListGateways List the gateways and their protection state (operator).
+	// (GET /v1/gateways)
+	ListGateways(w http.ResponseWriter, r *http.Request)
+	// PauseGateway Pause a gateway by type or URL (operator).
+	// (POST /v1/gateways/pause)
+	PauseGateway(w http.ResponseWriter, r *http.Request)
+	// ResumeGateway Resume a paused gateway by type or URL (operator).
+	// (POST /v1/gateways/resume)
+	ResumeGateway(w http.ResponseWriter, r *http.Request)
 	// ListIntents List intents, newest first.
 	// (GET /v1/intents)
 	ListIntents(w http.ResponseWriter, r *http.Request, params ListIntentsParams)
@@ -677,6 +839,48 @@ func (siw *ServerInterfaceWrapper) Readyz(w http.ResponseWriter, r *http.Request
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.Readyz(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListGateways operation middleware
+func (siw *ServerInterfaceWrapper) ListGateways(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListGateways(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// PauseGateway operation middleware
+func (siw *ServerInterfaceWrapper) PauseGateway(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.PauseGateway(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ResumeGateway operation middleware
+func (siw *ServerInterfaceWrapper) ResumeGateway(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ResumeGateway(w, r)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -1041,6 +1245,9 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/intents/{intentId}/resubmissions", wrapper.ResubmitIntent)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/targets", wrapper.ListTargets)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/targets/{submissionTarget}", wrapper.GetTarget)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/gateways", wrapper.ListGateways)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/gateways/pause", wrapper.PauseGateway)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/gateways/resume", wrapper.ResumeGateway)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/healthz", wrapper.Healthz)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/readyz", wrapper.Readyz)
 
@@ -1111,6 +1318,291 @@ func (response Readyz200TextResponse) VisitReadyzResponse(w http.ResponseWriter)
 	w.WriteHeader(200)
 
 	_, err := w.Write([]byte(fmt.Sprint(response)))
+	return err
+}
+
+type ListGatewaysRequestObject struct {
+}
+
+type ListGatewaysResponseObject interface {
+	VisitListGatewaysResponse(w http.ResponseWriter) error
+}
+
+type ListGateways200JSONResponse GatewayList
+
+func (response ListGateways200JSONResponse) VisitListGatewaysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListGateways401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListGateways401ApplicationProblemPlusJSONResponse) VisitListGatewaysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListGateways503ApplicationProblemPlusJSONResponse struct {
+	StoreUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListGateways503ApplicationProblemPlusJSONResponse) VisitListGatewaysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseGatewayRequestObject struct {
+	Body *PauseGatewayJSONRequestBody
+}
+
+type PauseGatewayResponseObject interface {
+	VisitPauseGatewayResponse(w http.ResponseWriter) error
+}
+
+type PauseGateway200JSONResponse GatewayPause
+
+func (response PauseGateway200JSONResponse) VisitPauseGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseGateway400ApplicationProblemPlusJSONResponse struct {
+	MalformedRequestApplicationProblemPlusJSONResponse
+}
+
+func (response PauseGateway400ApplicationProblemPlusJSONResponse) VisitPauseGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseGateway401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response PauseGateway401ApplicationProblemPlusJSONResponse) VisitPauseGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseGateway415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response PauseGateway415ApplicationProblemPlusJSONResponse) VisitPauseGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseGateway422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response PauseGateway422ApplicationProblemPlusJSONResponse) VisitPauseGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseGateway501ApplicationProblemPlusJSONResponse Problem
+
+func (response PauseGateway501ApplicationProblemPlusJSONResponse) VisitPauseGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(501)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseGateway503ApplicationProblemPlusJSONResponse struct {
+	StoreUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response PauseGateway503ApplicationProblemPlusJSONResponse) VisitPauseGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeGatewayRequestObject struct {
+	Body *ResumeGatewayJSONRequestBody
+}
+
+type ResumeGatewayResponseObject interface {
+	VisitResumeGatewayResponse(w http.ResponseWriter) error
+}
+
+type ResumeGateway200JSONResponse ResumeResult
+
+func (response ResumeGateway200JSONResponse) VisitResumeGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeGateway400ApplicationProblemPlusJSONResponse struct {
+	MalformedRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ResumeGateway400ApplicationProblemPlusJSONResponse) VisitResumeGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeGateway401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ResumeGateway401ApplicationProblemPlusJSONResponse) VisitResumeGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeGateway415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response ResumeGateway415ApplicationProblemPlusJSONResponse) VisitResumeGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeGateway422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response ResumeGateway422ApplicationProblemPlusJSONResponse) VisitResumeGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeGateway501ApplicationProblemPlusJSONResponse Problem
+
+func (response ResumeGateway501ApplicationProblemPlusJSONResponse) VisitResumeGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(501)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeGateway503ApplicationProblemPlusJSONResponse struct {
+	StoreUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ResumeGateway503ApplicationProblemPlusJSONResponse) VisitResumeGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
 	return err
 }
 
@@ -1717,6 +2209,15 @@ type StrictServerInterface interface {
 	// Readyz Readiness with this instance's role.
 	// (GET /readyz)
 	Readyz(ctx context.Context, request ReadyzRequestObject) (ReadyzResponseObject, error)
+	// ListGateways List the gateways and their protection state (operator).
+	// (GET /v1/gateways)
+	ListGateways(ctx context.Context, request ListGatewaysRequestObject) (ListGatewaysResponseObject, error)
+	// PauseGateway Pause a gateway by type or URL (operator).
+	// (POST /v1/gateways/pause)
+	PauseGateway(ctx context.Context, request PauseGatewayRequestObject) (PauseGatewayResponseObject, error)
+	// ResumeGateway Resume a paused gateway by type or URL (operator).
+	// (POST /v1/gateways/resume)
+	ResumeGateway(ctx context.Context, request ResumeGatewayRequestObject) (ResumeGatewayResponseObject, error)
 	// ListIntents List intents, newest first.
 	// (GET /v1/intents)
 	ListIntents(ctx context.Context, request ListIntentsRequestObject) (ListIntentsResponseObject, error)
@@ -1817,6 +2318,92 @@ func (sh *strictHandler) Readyz(w http.ResponseWriter, r *http.Request) {
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(ReadyzResponseObject); ok {
 		if err := validResponse.VisitReadyzResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListGateways operation middleware
+func (sh *strictHandler) ListGateways(w http.ResponseWriter, r *http.Request) {
+	var request ListGatewaysRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListGateways(ctx, request.(ListGatewaysRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListGateways")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListGatewaysResponseObject); ok {
+		if err := validResponse.VisitListGatewaysResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// PauseGateway operation middleware
+func (sh *strictHandler) PauseGateway(w http.ResponseWriter, r *http.Request) {
+	var request PauseGatewayRequestObject
+
+	var body PauseGatewayJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.PauseGateway(ctx, request.(PauseGatewayRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PauseGateway")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(PauseGatewayResponseObject); ok {
+		if err := validResponse.VisitPauseGatewayResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ResumeGateway operation middleware
+func (sh *strictHandler) ResumeGateway(w http.ResponseWriter, r *http.Request) {
+	var request ResumeGatewayRequestObject
+
+	var body ResumeGatewayJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ResumeGateway(ctx, request.(ResumeGatewayRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ResumeGateway")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ResumeGatewayResponseObject); ok {
+		if err := validResponse.VisitResumeGatewayResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -1998,116 +2585,140 @@ func (sh *strictHandler) GetTarget(w http.ResponseWriter, r *http.Request, submi
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"5H1/U9w40v9bUfmuKlDrGcwAu8lQ+webS/a4W7K5hHyvvllzQWNrZhRsySvJwCzFvfanuiXb8tjzgwRS",
-	"W89zVbcwgy21ulvdn/4h5S5IZF5IwYTRwfgumDOaMoW/vlVsyhQTCTspioyzFL5MmU4ULwyXIhgHlzeU",
-	"mx/fXJKbORPEzBnRTF0zReZSyFKxlFByaccZE3j2kuy8IVzjo/CZcBMLaocPCZ0apgg3miS02D0mdKKZ",
-	"MHZwbggV+obBoDfczGVpcAQuZsNYBGGgkznLKdDIbmleZCwYB0jefhSEgVkU8IU2iotZcH9/HwYFVTRn",
-	"prXa7hLfvX5JfhgdRqSo2aGHpF74zhtyM5cZLDyRItW7hOorTYx01BKqY6GlFITaVXNhYE1ckykXNAuJ",
-	"VG7db6oxyA41JJfawAuxsCx9pslgkNPbAcwckoOIaDJZkJRNaZmZXeSJPwHVwDJtqEj1MBbnc0YmMl1U",
-	"zNc0Z/BMxUr4zsp+SH41c6b89YaEipTQWFxaGd7MpWbkmmYlg/GENIQ6NogynzBF5LRaTEioYoTPhFQo",
-	"Yh2LmqXAqmNCK6WhBmUPczAFKuB4qOEvUiTMCpqDWCytQRgImoNgnfi+QA0U04UUmqEWvJZqwtOUCfiQ",
-	"SGQl/IoqmlDQib1CyUnG8u8+ayla84DqGMqzYByYOddEFkzhK0QwlmpChftKKnLFFrgUEFACJO1d7+9Z",
-	"0ek9qVKmBvujg8OBnvOi4GI20LneU0yXk5xrzaXQsFZDTamD8WF0EAaGG1xss4R6uXNjCj3e25txMy8n",
-	"w0Tme81AORV0xpT3zaD6apLJyV5OudhLZaL3aMGHefqXaT3Bvc/uvyo2DcbBX/Yag7Jn/6r33lqWWYa3",
-	"9xco5hVDvaQkyTjo7hVbHKNGbuAg2RkMqs+DK7bQu0Og6TRleSENE8nipRTTjCfmAeJ8lBVZSZ6mhN1y",
-	"bew2I5SkfIp7ypCG2+dUzZgJSUEXmaQp2AMhzU9sKhXD5ZzRbCpVztJ37PeSafPVqsmIsiPVFsHu4Gua",
-	"8ZT84/2vb0gqkzKHCVbpaEv7okb7amKrOZ5KC/NqokE10WNpY5spyA45+cwSg9J4I81rWYr0K6UgZGWo",
-	"5+gYuK515sF2oSWLw0YWp3YCWMcUSX4iUVjyBkKagZ3nMSTxRhJdJvOKS1IRgxsFhfDW7pVzKX+BL79S",
-	"FtXOM1KSDMYbk4MI/kcmC8M0AcJpYsB9webJeM7RgY++H+0fHm61RfY9A/12ebqnkotb18BIObATPdYW",
-	"qTi2A2IBKIe+HzbOLmG3Cdpq+D6RYspnCASRayg8Z8bOec5k+ejWLOWp3blK8WuGhpf70PSZJooB9930",
-	"Wxm45430HPXe+08iO7emQTXNoxq3B/JoSM4BhyZSCJagN+aaJJnULD0mimkmUuLJAVAairlZ7Be44T5h",
-	"O1sQBysMYRwAZQUTKRezYyJFtiBMpCx1VgTiCkEmQCnSZgxLHxOFvei1vUjBN7C9dp7HUhTPO9WLwGAF",
-	"JC3YTQNxAIEDNJMYNtivcaO/N1KxD4JeU57RScYeYatrGBKkCDShIGkyt2po1IJk1GAQsHFLH/mIGekk",
-	"pUfoEwkLqR/4Ez2WtFJq6ITqTayxYkHVf2S52AiOazKXGew+iC1zKha+ceagJhiW5nRR0aXnUpls8XCh",
-	"2RknpV48mbhwigFO8fSCIjsd9ditN5wlJRY0A8O8QC7r9TwGG924XyNjseMtaLfiv809wBzv4PPgBD/b",
-	"8PqZrqJ4G3l7ySHv4W7O5L3LYxhpkzwTDGbshFzMhq0w3YkOxD1jCvh2HwYfBC3NXCr+B/tapI3u6cSN",
-	"hq+NyU+MKqZIXEbRQUILDsEkfmDb4YH9Rg9blD6RIpb+HI+hiSdvT2HJGnMznpbQticnCSAEBh5AMCKn",
-	"8LccbcgHUSiZMK1BTV8Jw83iUXz7aToGegzlokqXXXPNJxmDnQB/UTIjyZwqAOSKfPhuFI1erRMaFxjW",
-	"vuYsS3Uw/u0umMKv3oxBGOSwEogjgi+Y/P7CU43RyMcANqK2Ez4ZAMBJBnaSR1EOSzCsuU6REoxPcabG",
-	"Ji2lMOCZUlwJeSOcjuiyKKQyLD1jKafnuPyvUpKX9tUBDEXiwLBbs1dklAuL/MCg1nMeE9z5/hQ49Fbh",
-	"2pG/weshSQ7rICjHJ9vq9WwDnG2A0zxFbkO7NPEyh1DAXNu/28RVLCrOvxKJRP9u0Z6ZU0F4ytACkB0P",
-	"CqQskakzHbsYEtRrQAdyYgzLC9N1Hr8KX7XAh8CoM2rYDV0MySnqmWIJwPO0ci3eI4TrWCQ0y0AFplxw",
-	"PWfpCb5V1xN4xpyL5IJMMz6bmyE5qZ8m1BIXC4C/VBBZmkTmzC6wmqcpR7AsG9hk1C6m8wVhSkkVix2j",
-	"qNAgTjKlPCsVC6ugKqz2kxtnd0hO3HtEG6oMF7NYxIHVaResjOOA5FRdIVGOSJCBITfUZ0ppiGAgBVhv",
-	"LHYy67jnvMAHM6mNzzngVr2taZKwAvcHSRlNMy4YmdM0FgXVmqW7Fgp4u7PhcTAORtHo+0E0GkSj8/3R",
-	"OIrGUTSMnv/wMQgDWxoIxvth4PgJbytGccMHhZLXPGXqk+OUtx8DxT6zxDjnB8xZN9v+6CM8VyhZMGW4",
-	"TewjY9tVgY4c/35+/pYcRaMx+Ymm5Gf7527RIGyt2B9xzeJBPSiQnFLDMKrvGxhgHVOnPZU22LxWilbe",
-	"OU2t7JwWDH2ZBDofRPt9E2SMavaqkMl85RSaEQYP+KOj1uCUpUghjPAmO/AWx4X5/rCZt8Z0jfA9du2H",
-	"Qc4Fz8scf+++42nJOpP3q3usrRsb5QJqsp1csEj0e8kVYNHfqqX4s13U79hMMdACFhOAQpfRJy37hr7z",
-	"mbb4giYG7YCLviv8hXZV0ELPpSGGXjERi6oqCqKpDURItLShHlFsxjUgfJZyo509SOZUzMD2DWOBEB7M",
-	"EZhzjiYFplWCZoTdsqTEVE8hM54sEBk6v1FQZQAM4iBtU+C21LnjH6amc3p7UpsUFxkE44MoDHKZMtzc",
-	"NHOMt5OBNJzlAS4vwQw78NB7yzCVc0EzpwiA8irY96mpQjTfJLzgVW3Dflfhv4uO3WitaL0e/uw9er9q",
-	"3cu68BbzZ4ZMnfWtTa7juxTZYmyNdJmXGTX8Grx4KdKQTJXMY9HUfEGJFENHHlZJvZs5T+a+Tc9Lbcic",
-	"FgUTS+JDkazdkLAkaxC2WElObz8586H91bSMx9HGKVFH1jP+DJ65b7RnA0KyT933adZdy4a2lWzZlHa1",
-	"rtM6gF4LNpF1ctqa7ipd2hTqK/cGW39hkVUsVP024h2jOEANhC7wdrUvs0ze6CVJfrH6hwE3LNdeWO6t",
-	"135BlaKLjk3ssDJs7Rwnx1pEPdzrM6Gvbue01Ial7xxIWObwv1G7HStUmTGX7m3Ye+wMH61hm4MXqIYC",
-	"9O632tp8srULDOR99f3kUjRBGEjBPoEV/gSalTHAJBe+513xWoebP7ftStcTN+TmPFtYzUHzXChmrEeo",
-	"XYdrk/CXZG1vUep5mz77fYec0zok86w5rff6b39WlLeRrqPh/tG+T9eoRVc9t7WQ28x9NIxeRB8x6k88",
-	"F/+/wfWh91jH9OgQMZM340om1tmVcbC5bN28uXnRHRdNPZdUm691HqAKPTtGrS3RdUPU4K7NtY2g0zFw",
-	"q2CAda3fOpKWjeV9V1BbouhGdOtfsUbj9G+I76uWlX5r1gj1mW7aWzodfoLmLMWUQTue8XgZvbC83J6P",
-	"XrHvRPeT51wxGlnvcduX4VcQ22StUOz/qv0NdLxWMu+nxJ/MbwupydJbkdA3f7XZthHqe/vsV4KkJZDg",
-	"JVx78IIjz99P3n4Mm23ehxRqVexlqm0re6YJbzrDyBVbjMk+MZKMjo6arK4mOx8ET2TKCPwnFoXkwuhd",
-	"iHg+nL8ePA/rnkmXEQ6bPPHAaiSRKhYTnnJlERzN+senhs0kBngvk5C8nIbkY4aR1scixO6XWFBNPnwX",
-	"RVEUYro5+il0aWf38/mubc70MvSEp5rEwTAOQvgxjINYwCNxsBcHZIdqQklBzZxoNsutmrEFVgIU0zK7",
-	"ZimhgDykIkqWsA0wCRYLYP+iegsjTezQoU24KsssdYDLFrZSMqHJ1e6QnNjpY8GF5ikjlGRSzJgiPHW9",
-	"sGxMCqYSJsyACeQPB8SDpOoh9mENmE5owdJYZBKzhEpJ8Lua7FzGcZk+j6LLXbeSaamx7CWXsPGaHZPT",
-	"21+YmJl5MB4d2cik+ryPFg513wEs2IZD+M+ejRpBPRUo3H9++08cF3cvk3v8McUfHzP7o7i/+O6vqwHY",
-	"W2qbmTwQVmWnAYN5gOz/Lvp4GLBwzSDb4IqLMBDs1rwslZYqGAds8Y/Pp58lP/t8snjDo5sz+H/2r9uz",
-	"z/Lm7G/y5uzl4e3Z57PozflHespvOH1/+v1p/mLx8ef/t/jl/NXi7I9/8em/unilluiWcMVh8x604pPb",
-	"STJZzyptX09GtSEFnS351Uda4naGf53lfl/7pqVVCCJVMmfauD7glCVcY4JjOa6zIh+SV9dMVZ/IpDSx",
-	"cDpQ99w7i+A2cqMhHgitQxEPhrUDqea1nr3clByXdvPa2iOmZiaMVN3/bb/UVaRpNcGKOk9dxvu9BJbU",
-	"xbyQTBYItdrK4NHUWVJNpO/8N9C7SSuqsqiXfehox5lL/ywnVuyeJTdSXZGZZLqqZkyoSeb267REyurD",
-	"DvCCHyF7dgzfaot3XebHQ9TL6QhqPI2sCgtjQsmUJiYk7JpmJRg5kIBrkEQb/qxKkQ3bCdUHx81tDVEr",
-	"8ibnWONvZ6dqMD6VyksYLuHNHjrWAM2K1307a4nd9X5brzRu7D5deVun/3oWW2LazGbfdN2JYgMPIUnl",
-	"yepKX0Lz3hTRUmbIywi1F+Q93+FPVaPts3bvXr8kLw6PfiCuHF534g/JJQx0iZVZQycZA7hErrhIAfdh",
-	"fevYZoNzlk/w1Ay28lxW5e5LQouCUWX7Iqs0Lb7oMpOCAbbCJo/lzH7iOji5mNWtFFXjNKz8IT2aq85E",
-	"VMPBxFzDVO978gNrOj0eAAzazZpeWFAt9Mn6NZq5BvVcnY3bw+4+tUYT6oRn+YhFAStYx8MKnO8cRi9Q",
-	"9LvDdq7Yk2KNR+o0YjdOa6TUxPwX4aZ8caMhdx2X85XK0pM4aWvPwwLeRr98Stuq1pnST5n0xJ+NNDdI",
-	"4yHx/FJn0zr9kGTKb8nO4WhEWv1CGDq6np2Bp8I2s9zQtyVO9WBPjwJ4bqFart2FnaKP25c+/9dv0WWt",
-	"89/8BtvXy0SVim/0YVX/EK4yXOfS/B567/QXTVNu8wpvPasxpZlmy00/rzBm37m73yUpU/zaFZP9Bu4l",
-	"yLHZjA7ojHKxKrB5SN7wvmfNtj3ZPuOt+UEUemZqfIdtYsE4+P+yVARfwK52fJ7h6o0MxsF3+0dHRzDS",
-	"0fc/9Ce+NuShHzltCkjg4ODgBQLXCt/acq7Bra20qfszXGkeWzR2qImFFAmr06pck4JqszskrwHbNUXm",
-	"Cn4uNf7EwnuiFEZbr1ITS8BGMorAo6o4D8nJmkPLQpqBW8LOQURSumifXqZzRtMh+ScrjOv4ikXOEyVt",
-	"//Fx3XRwgxBbNJk8QxQrGIQgEI3kgOSXMz5flT329IiKxa9TTMQsw7aFPSZoT0Rj91WZZUOsTy2dasPv",
-	"a1gJj12EAfywjfhGlayzJy7CtROGOBvhIslKPKQxleqGYiNYu3mOUF01hFUpTC40nwk+5Qm1jXGGEV3Q",
-	"hO028hwdfU/+yX/y5NVBh1+2w24HMzlwa/2spRi+ozdnLhj0/jrQV7wYyMJavAHmY5myvFqRoO6Ldqpu",
-	"GAH/tSfYa/WfyWumhH9Af7mfqpX3Wp8o/JokuIfFOobRPvQL79hD661tirCdCMT6b53vs2Gul+yrQ5de",
-	"awcvD6Vg7ontkn2lsJyGuPeTkVdMBBewDVYlKOuM5tFqMpcCrhWGuXrtMZOS3X6gmtdbJu/8QuHaDopq",
-	"4K7kQcdZUipuFu9hVEvIBI8wnJRm3t9C62oBdad/1ZrLwS9QTVyR2wLrncGAFtwdoSe/imwRCyamUiXY",
-	"c8JE32kB79oNFBsS1A6bbBsyF1PZc0ikFuOZRVzY2Kb93rjq1B56H3c3gFuDRuiaIqKJBaPJnEjBwOBx",
-	"o8n7s/fYvl7qeW38SmF45rxhFU6GdesNlmzqVJ9tc8Sh+vrzalpsRc6rgEj0njuNd8oWIfDOZnzg2Wr/",
-	"7+ICFKOpxu9dwhJ7944rv67DWNjWH7de55Y1mbBMihmst8PHYSxi8cqG9SCxy1Vd9pd1ckGTnSrxsOts",
-	"o802xGJNumFI/g2qseIwSUgYZmIv9673L2PRXOXgtF6Ty3WncuoTOZfH1eUkmZkTJlJbkIuFTQCnrsCT",
-	"8YQJjfawvhJEFoozQ9UCDJPKvjwY8IKSHr09eXsahME1U9pq9v4wGkbYwFowQQsejIODYTQ8QPtu5rh9",
-	"9+x6/sDijXVaNYcQ2f7d/X3pgpJRFC2doWgOQbRvr/Biyqv+m096znXbQz14kqMYtkyPrTnpMs+Bn+Pg",
-	"F37NBDw7sO1o7k3EfRpbqdHv0xkaYLva4AJG3MMjbP7Kl7O7pgRnPIqiOkvlWp9hD8BXU5ll0t4Mk/Er",
-	"hrXI5jtt6CIWXNiGbiWNA6j+AQgYZV7mVOhj3H6ucFtd+4Cnne12R+1qy+adXcAjiAZc3o9ucbb5+xNP",
-	"f8T2bduL/Ql7sX88qD7dFrB1PlHzY6dEto+odis5VzmOSlzOL2q71ZBH9lQvsEbJjK3XBeAHR2VwtxBh",
-	"24Kd4lk1wApl8PIqmxQCDHxBZ+jbKteAaNNa1yoSwYAphBCXaWPjpGEs3lJtnSCM8EyTpnYGsDixvxnp",
-	"Dr5jiHxrS2bH1mnEgq4oqYFDsO/jpT/095KhpoIeanerCoQ+12ibO9oEiO60Ti35t1L91nXs2aJeesNr",
-	"V/qq7kbCck9zNVLdWLHdCaJ2PqwbwrRo8FplpKWluqVjBS09fR892+Lr8PZd740VM0Y0/4Otogzvp2iR",
-	"44KdYHwU+R3LEdJjW5aPog090/3EeLrnYFqh2DWXpa5rtH0kWiVbwbJHK+X6zI4On2/i9sVGK9g5gbf1",
-	"JUteU0TvOcUlY4CnDg+j/VXD1nTufVg6UHs4Gm3zUvfM630YHEUHm9/tXIWA5tRzptpUq1iyXJ7drMvo",
-	"2OuueywlTtO6Z87lzevDI3huowfVWjRaCm1LSO3skrt+Da97oabJA+0OyTtMvnCAoq7QCp7X3QxR30mH",
-	"BdjVV17ZBiY3KCLesorGl6sYOOQoio5d2gf/ZDrlgRj7ofBOscPoRavvq8raDom7iKcCrnlBFfbeofun",
-	"Qgqe0AyRAdmpamoaj2aG6IvsHiDYlMTFLCRC+imU41jYpmM8kX+jwE6KXcQqV2zh8iSw9GqA6oyOI/AY",
-	"6KjvJrKtibBkWJQlB500EIzNXxguujWPRkNyApzE1BgElgin2DUThFsV6BzfxZQNBzlnbOrSeHXaRNpo",
-	"qCKnuuSH2jcGiLxYihbWXvXjrl+hwtMH28TuTp+CqqaWNBD04WgEkxzuHzjQJzXr85Z+erjrLvt2YfPI",
-	"nrsl0BothDw/yXSxhb36M2aft7Ohfen0+3bywSXSntiMb7hoprrZAjc8W7YdZp3FGLavpmjuLR14F5f2",
-	"Eehe2uvedIq0jqwr+XY8uKHuBJdVjKdY06GV63pv1blx8Iv9avR880tL94Hhay82v9Z3yyO8u7+FO16+",
-	"Pw7fO9pmfT1XGnwT/NC5s6cNIOzfvUSUl4LCzFOVderHE+1AbO+uevx+ZXriZ/a1Njhc3Yjf7dQOl3qD",
-	"0U3baM7Ma7wMHxq47GXa27auH0BvXXn/BpB3vZ14OtvwRVv8cPNL9aWZj4SX32HxUbRRLmZiXd70gWq+",
-	"dKfb+G4Fvj6v2sSq+BeQI56lTQcAdxDcUeKP5gw6QCXBbiowtAEao3+rfJ3NRbfg2DPMWCjbc+8A/A6g",
-	"Krw0V/EZEPlM17B/NyQZF1csjcVEmjm5oQtNdpYOpJA90joqszskp17C2t0cbZH1jF8ze1GI7SpIx+Sy",
-	"Yed/1f6lPZZw+V81urQdhUC9xxY5hT/uXw7JaWOpCqZq8sc25mhM2pzqWLSZG3pRQHWRBWnCB2qWw4Zh",
-	"LH5tbgXc6dYBQlIXAXbX3BrYnxXUa7Hp+sM+fz4L9xB8vJ1x62tn+TNj0Tl1R8B8nTsG4DnH5lEfrn1T",
-	"vNjaSctkfGuIt4U5f+1fGf5gj7EVHOy9bvTPj+s2+TldA7vWyUDq/EkN9/xr0XXTuLfSB3p17F589wvX",
-	"5tw984Tb0etpWKHqlX/ToZ/rX3aYX5r662bhbNFy7QUtHl/rqv0SX/fulilcC6W9/o+Wy+ix+T0Z9G1s",
-	"/4aDmk8JaZsWiPUS/or07cMsSj+U/AKRt0ti7Z6M3y7wXkBsg+vz/5gPSlmRyUWO91TY21+w5OBwJclk",
-	"gljTFeuoJpc5vWJEleIyFtjBoetreGyB+872Y9yP9/bu5lKb+yAMrqniYFzsP/BSA1tX3Qj2Rz8Mo2E0",
-	"3B8/j6Io6BMRvGQxqVSm1UqScW0Y1ubIzmBgP9l/haFqDPGnwp6Q5lCF+4hFeeTnRc3m3m4Rg0Cv6puA",
-	"37vNIsNleKRXhJq1YWn+3QnAec7gGukNVIm8O1BdBW+Igk8AeBG7T2gGolP2gcpI+0S6Yuj9xf3/BAAA",
-	"//8=",
+	"7H19c9u2mu9XwXB3JvaUkmXFblN5+oebTXq826Q5TXLv3JbZGCIhCTEJ8ACgbTXj89nvPA8AEnzRixO7",
+	"27t3z8xpLIkkgOcNv+cN/BylsiilYMLoaPY5WjGaMYV/vlFswRQTKTsvy5yzDL7MmE4VLw2XIppFlzeU",
+	"mx9eX5KbFRPErBjRTF0zRVZSyEqxjFByaZ8zI3DtJTl4TbjGS+Ez4SYR1D4+JnRhmCLcaJLS8vCM0Llm",
+	"wtiHc0Oo0DcMHnrDzUpWBp/AxXKciCiOdLpiBYU5sltalDmLZhFO73gSxZFZl/CFNoqLZXR3dxdHJVW0",
+	"YKa12v4Sf335nHw3PZmQsiaHHpN64Qevyc1K5rDwVIpMHxKqrzQx0s2WUJ0ILaUg1K6aCwNr4posuKB5",
+	"TKRy637tn0EOqCGF1AZuSIQl6RNNRqOC3o5g5Jg8nRBN5muSsQWtcnOINAkHoBpIpg0VmR4n4t2KkbnM",
+	"1p74mhYMrvGkhO8s78fkF7NiKlxvTKjICE3EpeXhzUpqRq5pXjF4npCGUEcGURVzpohc+MXEhCpG+FJI",
+	"hSzWiahJCqQ6I9QLDTXIexiDKRABR0MNv0iRMstoDmyxc43iSNACGOvY9wVioJgupdAMpeClVHOeZUzA",
+	"h1QiKeFPFNGUgkwclUrOc1Z880lL0RoHRMdQnkezyKy4JrJkCm8hgrFMEyrcV1KRK7bGpQCDUpjS0fXx",
+	"kWWdPpIqY2p0PH16MtIrXpZcLEe60EeK6WpecK25FBrWaqipdDQ7mTyNI8MNLrZZQr3clTGlnh0dLblZ",
+	"VfNxKouj5kEFFXTJVPDNyH81z+X8qKBcHGUy1Ue05OMi+5dFPcBdSO5/VWwRzaJ/OWoMypH9VR+9sSSz",
+	"BG/rFwjmFUO5pCTNOcjuFVufoUTuoCA5GI3859EVW+vDMczpImNFKQ0T6fq5FIucp+Ye7HyQFVlOXmSE",
+	"3XJtrJoRSjK+QJ0ypKH2O6qWzMSkpOtc0gzsgZDmR7aQiuFyXtF8IVXBsl/ZPyqmzVeLJiPKPqm2CFaD",
+	"r2nOM/Lvb395TTKZVgUMsElGW9I3aaSvnqwf47GksPADjfxADyWNbaIgOeT8E0sNcuO1NC9lJbKv5IKQ",
+	"3lCvcGPgupaZe9uFFi9OGl5c2AFgHQuc8iOxwk5vJKQZ2XEeghOvJdFVuvJUkooYVBRkwhurK++k/Bm+",
+	"/EpeeM0zUpIcnjcjTyfwPzJfG6YJTJymBrYvUJ6cFxw38Om30+OTk71U5Dgw0G+6wz0WX9y6RkbKkR3o",
+	"oVTEU+wA2AJQDvd+UJxDwm5TtNXwfSrFgi8RCCLVkHnOjL3jBZPVg1uzjGdWc5Xi1wwNLw+h6RNNFAPq",
+	"u+H3MnDPGu652Qf3Pwrv3JpGfpgHNW73pNGYvAMcmkohWIq7MdckzaVm2RlRTDORkYAPgNKQzc1iv2Ab",
+	"HmK2swVJtMEQJhHMrGQi42J5RqTI14SJjGXOioBfIcgcZopzM4ZlD4nCvh+0vTiDP8H22nEeSlCC3ale",
+	"BDorwGnBbhqIAwgcoJlEt8F+jYr+1kjF3gt6TXlO5zl7AFXX8EjgIswJGUnTlRVDo9YkpwadgJ0qfRoi",
+	"ZpwnqYKJPhKzcPajcKCH4lZGDZ1TvYs0li0o+g/MF+vBcU1WMgftA9+yoGIdGmcOYoJuaUHXfl56JZXJ",
+	"1/dnmh1xXun1o7ELhxjhEI/PKHLQE4/DWuHsVBJBczDMa6Sy3k5jsNHN9mtkIg6CBR16+tvYA4zxK3we",
+	"neNn614/0d6Lt553EBwKLu7HTN66OIaRNsgzR2fGDsjFctxy0x3rgN1LpoBud3H0XtDKrKTif7CvRdq4",
+	"PZ27p+FtM/Ijo4opklSTydOUlhycSfzA9sMDx40ctmb6SIJYhWM8hCSev7mAJWuMzQRSQts7OUkBITDY",
+	"AQQjcgG/FWhD3otSyZRpDWL6Qhhu1g+yt19kM5iPoVz4cNk113yeM9AE+EXJnKQrqgCQK/L+m+lk+mIb",
+	"07hAt/YlZ3mmo9nvn6MF/BmMGMVRASsBPyL6gsHvPgSiMZ2GGMB61HbARwMAOMjIDvIgwmEnDGuuQ6QE",
+	"/VMcqbFJnRAGXFOJKyFvhJMRXZWlVIZlr1jG6Ttc/lcJyXN76wgeRZLIsFtzVOaUC4v8wKDWY54R1Pxw",
+	"CHz0Xu7aaajg9SNJAesgyMdHU/V6tBGONsJhHiO2oV2YuEshZDDX9ncbuEqEp/wLkUrc3y3aMysqCM8Y",
+	"WgByEECBjKUyc6bjEF2Ceg24gZwbw4rS9DePX0QoWrCHwFOX1LAbuh6TC5QzxVKA55nfWoJLCNeJSGme",
+	"gwgsuOB6xbJzvKvOJ/CcuS2SC7LI+XJlxuS8vppQO7lEAPylgsjKpLJgdoF+nCYdwfJ8ZINRhxjOF4Qp",
+	"JVUiDoyiQgM7yYLyvFIs9k5V7PXJPedwTM7dfUQbqgwXy0QkkZVp56zMkogUVF3hpNwkgQeG3NCQKJUh",
+	"ggEXYL2JOMjtxr3iJV6YS21CygG1arWmacpK1A+SMZrlXDCyolkiSqo1yw4tFAi0s6FxNIumk+m3o8l0",
+	"NJm+O57OJpPZZDKePPvutyiObGogmh3HkaMn3K0YRYWPSiWvecbUR0epQB8jxT6x1LjND4izbbTj6W9w",
+	"XalkyZThNrCPhG1nBXp8/Nu7d2/I6WQ6Iz/SjPxkf+4nDeLWisMnblk8iAeFKWfUMPTqhx4MsI6pi4FM",
+	"Gyiv5aLld0EzyzsnBeOQJ5EuRpPjoQFyRjV7Ucp0tXEIzQiDC8Kno9TgkJXIwI0IBnsaLI4L8+1JM26N",
+	"6RrmB+Q6jqOCC15UBf7dvyeQkm0m7xd3WVs2dvIFxGQ/vmCS6B8VV4BFf/dLCUf7UN9jI8UwF7CYABT6",
+	"hD5v2TfcO59oiy9oatAOOO/b4y+0q4KWeiUNMfSKiUT4rCiwpjYQMdHSunpEsSXXgPBZxo129iBdUbEE",
+	"2zdOBEJ4MEdgzjmaFBhWCZoTdsvSCkM9pcx5ukZk6PaNkioDYBAf0jYFTqXeOfphaLqgt+e1SXGeQTR7",
+	"OomjQmYMlZvmjvB2MOCGszxA5Q7MsA8eB3cZpgouaO4EAVCeh30fmyxE803KS+5zG/Y7j/8+9OxGa0Xb",
+	"5fCn4NK7TevuysIbjJ8ZsnDWtza5ju5S5OuZNdJVUeXU8GvYxSuRxWShZJGIJucLQqQYbuSxD+rdrHi6",
+	"Cm16UWlDVrQsmeiwD1myVSFhSdYg7LGSgt5+dOZDh6tpGY/TnUOijGwn/Cu45q6Rnh0IyV51NyRZn1s2",
+	"tC1kXVPal7pe6QDuWqBEdpPT1nT7cGmTqPfbG6j+2iKrRKj6bsQ7RnGAGghd4G6vl3kub3SHk18s/nHE",
+	"DSt04JYH67VfUKXoumcTe6SMW5rj+FizaIB6Qyb0xe2KVtqw7FcHEroU/t8o3Y4UqsqZC/c25D1zho/W",
+	"sM3BCxRDAXL3e21tPtrcBTryofh+dCGaKI6kYB/BCn8EycoZYJIP4c674bYeNT26aDs61uxaoDJXjF7B",
+	"lhnJklm35SUi1Wg2QSs1Zxsw0ClsbIqlTJjnNM91NDueTPw3L+3y7Zd38aDJdt+9V7nzb2ZHR8fT78aT",
+	"8WR8PHs2eTYBVtJKA/MXNNcsjuw+hrYXNGdOTboC6x1qUd+8hgvew7a+8NtS1J35vUxzuL5Q5Tcttcc9",
+	"v/a+PDJ0iyjBK2zIhGvy/tef0akyGp1H73hIlbKWOfS0tOPNpcwZxbXW1B0CbX6nf6L7wEITJSuDAcB6",
+	"KuO2rdjMri82BwGBu4bAr6Qm4pDi99i9BQ8/0eSasxugtRSNo9gGJj1lmldKm2g2nXT0qqC3F/XnZ/vo",
+	"GTWspWC7Va6tAvXUejAxqH5DAMBVWnFD3A1YyVUpwTIiF4vQnNnUHBgru9YVzRcf8e+WqXK/9jjrSDMo",
+	"adS4/PcTTfC62M4PKI8hg7YjAuTt7+kNwbtjIO1qUa0d+tpHD5892YBQLjY+/V3jvFu8nVZKMZGu7ZK2",
+	"L+XZ0HC1dAwYAuGqlUTNsBzUEWwADIG3oudNzErJarlqu3AbxG0/P9IK5fb1N7wEAqdI+RJDBgBVtxMD",
+	"hbuZiqxaSTPnIN11NKI7nb/JG5u+sIFldFsw5gwzqUsgjyeTQ/zZ7dsklRV4RvKaKd2fVJ9HXR3sTuOn",
+	"Ni7Q5ABjBbqO1OhuqEYfElpIsXTh8F1T6NjGWvrb5OlNdItd/Jlr00EOjq82wj0MI2qz0Ojf032M1p+P",
+	"Ej5goCKDWRtVMfcUuGujg4Z/17vVHligv4c1g27a1l2Zlo0e4/ajXZWBacIzK6qJZwDuTG0ptQvq7/B+",
+	"ifdbxRu4a+d2nPti2ZpY9XhbpMw+e1DMWnJgWbwpHjcQi/svB24bLTY6VojcbqgmC660sSUH2S7jPPnC",
+	"YFI9oS2MeMtyljp1bk/6xS1NTb4mLj0XEBYDNg25xrviNI/GpA6mEYTOtcwrwwgwDVAxJlAAl8aYuRYu",
+	"A2kxbZvum/hc0NufmVialatGLbjwn4+HOLCJ0n61G/dNsqAFR32nxkbLSgW7Oky5juS5XSKEZE5TKr1q",
+	"YzD7fU9ML+oMWcA0Wodefv+rBt13zut0fHx6HM5r2ppXPbYNWO0z9ul48j0YmQ9xlAYR1/8OkUgM5m0j",
+	"+uQErU4w4kYi1snuWbS7iri5c/eie4aDBhHCvbYynwkc2JBDjm57RB1rb1NtZw7AEXAvTM36wahtU+rG",
+	"ru76jNozqdGwbvst1mhc/BumW3wHwbA1a5j6RDfdBr2GK0ELlmEGd+P2N/n+ftsf9tv4bMX5hoCGi4yi",
+	"kQ0ut/grLOhsT2uDYP9THe+Yx0sli+GZhIOFVfr1tPReUxga3yvbPkx9a6/9yph1zxGp618GwrdueqE+",
+	"BfoYN2o+BFxqURwkqu3yeaIJbxp1yBVbz8gx+P7T09OmyEaTg/eCpzIDxy9jiSglF0YfAtx5/+7l6Flc",
+	"t7C5Ap24KdsZWYkkUiVizjOubECd5sPPp4YtJebbnqcxeb6IyW854qjfyhibERJBNXn/zWQymcRY/TP5",
+	"MXZVQO7fZ4e2Vy4omCI80ySJxkkUwz/jJEoEXJJER0lEDqjGaKFZEc2WhRUztsbCLMW0zK9ZRiggD6l8",
+	"KA9rEhIB5F/7uzDxhw0TtMkeyirPXPzb1hlmZE7Tq8MxObfDJ4ILzTNGKMmlWDJFeOZaE9mMlEyBJzhi",
+	"AuljAwUwVT3GtpgR0yktWZaIXGLRhlIS9l1NDi6TpMqeTSaXh24lC4C5xEjZSVVs0ZgA1E1PT7ugTkgr",
+	"+w5ggRqO4T9HNsoM4qlA4P7z9/9MkvLz8/QO/1ngP7/l9p/y7sM3/7oZgL2hy64D5IuFAIMFgOz/X/Rx",
+	"P2DhavP3wRUf4kiwW/O8Uhpcn4it//3TxSfJX306X7/mk5tX8P/877evPsmbV/8mb149P7l99enV5PW7",
+	"3+gFv+H07cW3F8X3699++l/rn9+9WL/64+988fc+Xqk5uidccdh8AK2E090QzJXChbq0ISVddvbVB1ri",
+	"foZ/m+V+W+9NPfdNqnTFtHFtmRlLucZ8czfNZlk+Ji+umfKfyLwyiXAyULdAO4vgFLmRkACE1q5IAMPa",
+	"jlRz24AuNxWgHW3eWgqKmfI5Iz4S2d6X+oK08ANsKLurqyr/UQFJ6trKmMzXCLXawhDMqbekepLh5r9j",
+	"vrukwlepBsngnnS8ctn4bp7b6iy5keqKLCXTvrgM43v266zCmdW953BD6CEHdsxGBVvs3ZaIDxB1N6RD",
+	"TSCRvs5rRihZ0NTEhF3TvAIjBxxw/Wpow5/4ioVO3OTefnNbQtSGNLZN4rWLBWowvpAqqN/o4M2BeWwB",
+	"mp7WQ5rVIXetb9uFxj17SFbe1NUYA4utsIrBFkPoujHAOh5CEr+T1YWXKS0GM/adRH2QoG8vKLi+Rx9f",
+	"Mjtk7X59+Zx8f3L6HXHVyXVj9JhcwoMuMTti6DxnmDy54iID3IcphDNbnFOwYo6HGGBnxaWPH18SWpaM",
+	"KhtA9lUzNvdgaSMYYCtMMnQLrVLXUMfFsq5s932ssPL7tMxtalH3j4OBuYah3g7EB7YU3t8DGLR75wK3",
+	"wC/00crnm7FG9Vg9xR0g95BYowl1zLN0xBoty1hHQw/OD04m3yPrDzvp+ICLNR6pw4h9P63hUuPzf4h3",
+	"5esbCfnc23K+UlgGAidt6bmfw9vIVzjTtqj1hgxDJgP+Z8PNHdy4jz/faTTZJh+SLPgtOTiZTkmrfQNd",
+	"R9dCMQpE2EaWm/ntiVMD2DMgAMG24JdrtbCXQXV6GdJ/u4p2pa6bqnlk9Q0iUZXiO/cw386Bq4y3bWlh",
+	"S3NwGAfNMm7jCm8Cq+Eynp2EDfrsB5/vDknGFL92tb1hP20Hcuw2oyO6pFxscmzuEze827DmgsF/825C",
+	"4obqNy69a1TFehMIft+3UAqro6TCgqkbuqFKajiF2uFqM/gQJ20PrF15wMl70T0wvrPP2IsUzaL/IytF",
+	"8AZMBOP1NntoZDSLvjk+PT2FJ51++91wOG9HdP2Bg8GAb54+ffo9wnGP2m3NMNZcYAbUNwG4+m/sAzig",
+	"JhFSpKwOFnNNSqrN4Zi8BMTaVDJ7UN3pLklEcEUljLZ7ZT1ZTLQzinDKlzWPyfmWk7GENCO3hIOnE5LR",
+	"dfuILLpiNBuT/2ClcW1FiSh4qqQteTmrK9tv0HEQTXzSEMVKBo4V+FgF+CfdONZXxcQDOaJi/csCw0td",
+	"MLq2Z9HYY7ewxafK8zFm3TpHp+D3NViGyz7EEfxju71b+uN14kO8dcAYRyNcpHmFJwEspLqh2G3U7tAi",
+	"VPuuIx+Y5ULzpeALnlLbfWUY0SVN2WHDz+npt+Q/+I8Bv3qY98s07Ha0lCO31k9aivGv9OaVc3GDX0f6",
+	"ipcjWVo7PsIos68/2RB231yISZiA/9pj0mrxX8prpkR4Cly3aacVzdse/vya0H6AMHuG0V40UGDUVO50",
+	"w5uY1a6jmL6kpw5h1g7ZoLWDm8dSMHfFfiHMSlhKgzf/0cgrJqIPoAabwq51nPZ08zQ7buQGw+xve8hQ",
+	"a7+mKaj23QvqhenPrYVA/sF9zoOMs7RS3KzfwlNdbSr2yZ9XZjXcp+kyHHU7ue//5KmtoHGpe+suHIxG",
+	"tOTunDbyi8jXiWACt/fM7iIDLenB2Y7INpxQ2xm0va5cLOTASQQ1G19ZHIndU606aX80DO4+7gA6twaN",
+	"gDxDnJYIRtMVVtoYiVWcb1+9xR7pSq9q41cJw3O3G3onOa77OzARVQcwbS+dLQofaAKr52LzjEFeR+Lu",
+	"edDsTvk6BtrZOBZc6/X/EBegGM1s4akLw2KD2Jnf13WcCNtf4tbrtmVN5izHMkdJenQcJyIRL2ywAjh2",
+	"uamV+7IOmWhy4MMph8422hhKIrYEUcYEK7M2nFgQE4bx5cuj6+PLRDTnBTqp1+Ry29EP9bEPl2f+BMzc",
+	"rAgTmU0zJsKGtTOXtsp5yoQtiqvPnZSl4sxQtQbDVNdCfoGLE7haA3J7/uYiiqNrprSV7OPxZDzBLsmS",
+	"CVryaBY9HU/GT9G+mxWq75Fdzx+YkrKbVk0hRLZ/c793TsGcTiadRv2m0759RGLgKV8NH685cHiYPTkC",
+	"jwsoxy3TYzNpuioKoOcs+plfMwHXjmxpnrsTcZ/Gfl3c9+kSDbBdbfQBnniE56SEK+/GrE0Fm/F0Mqlj",
+	"b66AE3QAvlrIPJf2+NGcXzHMsDbfaUPXieDCdg0raRxADbvs4SmrqqBCn6H6uXS0P1sQj9Sy6o7S1ebN",
+	"r3YBD8Aa2PJ+8NWp2GH8kWc/YI+wbfj9iA2/Pzz1n25LUJ2P1PzQS/wdI6rdi891oaxjl9sXtVU1pJE9",
+	"Oopjl0rOtssC0IOjMLijboNa3Cf+ARuE4fr4KKwTHpQIm6jyhhw7dhatUkRygKfg+g49vMRG9myxbyK0",
+	"4XnuCtiB90hrv8Ec2kqFwN5bc3vTdoVBKEDLCTfO9A1UHccENyM/2XAWAIrBM2KC0FxLolfyxpK40z8S",
+	"u4nW3RWx7QbAWcGOkGL2wVXdK2qYY5zvZsDohSvXrFtxClZItUZdoYnw6lIf5Guv+wFjI65Qol0sPSav",
+	"69IJWLZOBA08SKYKdy4JOmrADAelBzQIUOxPTcXzDj3qHRSy91mwYVX+Bl3w0hdbz8Xu1Lbk1XWD2nrs",
+	"IOBxF0cnk+NNY9eLOXrfORzodPJ09029o9lQ8wK7a13set5+mlyBETYuUwVwgpEDfwTvYah/tb71NPCo",
+	"9IXlpdSDldg8d/RwJ256OQeZRKkT0grvWYB27MHRvhooEdrnmRHZuCOsawxl8Ye9A8tksFcTH1eHJUD4",
+	"GrSGytvrFAV3t9IVza3lt9EshDMSU40IT7DMxqqvZ7dgt8ZvOJoxwo2dIQfAp65xlZQohgh6nIg3tNI2",
+	"Q2Y3EH8QmCWT6+vHfWUFlwXg8HBINTA01pxw4UzzjzJb76EVuwrJ76U1dXH7XdtZcY73Yyuta6DYdMwp",
+	"crOtkpPd2tU7sflLdfnk+HSfmwbOWYKbp9N9bu4f5IVG5PjPPjI7OIbMnvJ4xViJqu7V35rI8UMZOWR9",
+	"UB8wX7fCz/c2awoj5Zvt2q+skD7gX0e9mevg6EW/Dyj+Yy/MpNXtROR8YYg9gsr+FhPh4KtFJWgnZSWy",
+	"Q2uRGhuDpwJSkwh7HMitIcCZrMqxPk8xvTrzb1SoTaqqRN2AyhXJ2IIpRXNw3DM9JpgcCM2SPR8ETRJ+",
+	"cj7cILwFaj2cCdrWhvb/ik1q5VoG1KSbNcGznPjCsOx/bNN/L9tkJcEzOvtaGxXUOG71hrExmS7RMnkT",
+	"EABWn4bBbFFMBLth2tgkEUIU7Y3bEjyyphwSQFJq/zLSHS3tMRBcfGYjZomgG6okybm/H1+rQf9RWSQF",
+	"Trh27y1YSAVga5MjcFFXC4Tvffm9H9XM1w2grB1NV83o3z6CFXzNy0fqWvn9hK1d4tDP37TmEHQ/uLZ4",
+	"fw7+hrkMlPIPxAS+LtnweRAsLRnR/A+2aWboXbam4zI90ex0Ep4JZI9hsIcCnU52nEo0PJlA9pwXXyp2",
+	"zWWl67LboSlaIdtAsgerzg2JPTl5tovaHx5xxwnq3AdPAu0Ygy/3Sr/O4D+QR+tW0bFcgeWsK6PxNKkh",
+	"EIfDtN7k5Eqh6uPZ8GS0gZC+DcVXQtuqwHZq3b3gCF+oQE2TBD8EjFWC1bXHDWDtLLiT7uz1+q1PWFO7",
+	"+aUyNtTiHorh/sqnIruFafjI6WRy5nLe+JPpVXwlwp0NQcnJ5PtWK48vxBkT96oLH7UvSqqwnQpjn1RI",
+	"wVOaY1iUHPgySY1oIca9yOoAwT4TLpaAdcP88VkibB8pnnl9o8BOikMMPl2xtUsSw9L9A/wpeG6CZzCP",
+	"+u0fttsMlgyLstPBCCVMGINSmCtza55Ox+QcKIl1ARjNm04m4O8Lwq0I9A7IxXw1t1G8hathqKOL7nwg",
+	"Px3/Gg1q7xhhHA3wB//DHdvhjh6gIpAHE+BwG4KwUwNGn0ynMMjJ8VMX8ZaaDe2WYW1Mf7sc0sLmkiP3",
+	"Hi5rtL4Q0f9lSm/2s6FDtUR/suPge1K2vsrBh4xQ4VnXdphtFmPcPvy9eTPgKHg14NAE3U1H/XcJ4lyn",
+	"W6H8I9AAPCbX2PRYa/qTvbDJs903dd64g7d9v/u2ofeooeO3x3bcfUPTf63DuA9+6L0Vow0g7O9BBDkI",
+	"sWLa3afch/FE2xE7+uwvv9uYm/2Jfa0Njjf3Vvebb+NOu2fmUzslNasaL8OHBi4HZUZtWzcMoPcupv4T",
+	"IO92O/F4tuGLVPxk9031a+keLABBM3v6V4AKMTnoikbuKeadtyZtDJK+850/3v8F5Iin1WYjgDs2s0jC",
+	"pzmDDlBJsBsPhnZAY9zf/F5nC3FacOwJRiyUbaN2AP4AUBVGWhVfwiSf6Br2H8Yk5+KKZYmYS7MimDQ7",
+	"6JwxQI5I6/SDwzG5CKp13LtZLbJe8mtmj+K3heLZjFw25PynOr60CaPLf6rppW0Sg9kHZJEL+PH4ckwu",
+	"GktVMlVPf2Z9jsakYeq4Tdw48AL8UfGkcR+o6boN40T80rx366BfBBWTOqd2uOW9XJtixtuw6fbzG/56",
+	"Fu4++Hj/CHK3Q+GvjEVX1J3qEcrcWZ3GbMG1PxUvtjSpO40/G+LtYc5fhi/lvfeOsRccHHyh318f1+0O",
+	"tHtg1zrshbr9pIZ74YuHddOLtXEPDIp4B/Hdz1ybd/VhuI+mjkFB9+bkBu5v7eKU7ob5paG/fhTOVmxu",
+	"fQVCQNe6ZLlD16PP3RluhdJB8Xtryxiw+QMR9H1s/46zdx4T0jb139s5/BXh2/tZlGEo+QUsb9cDtgvS",
+	"f8eDQm0P0ND+j/GgjJW5XBd4Erx9vwKmHByuJLlMEWv66hxNLgt6xYiqxGUisPhG1y+6sNW9n20x+t3s",
+	"6OjzSmpzF8XRNVUcjAtydlUDW5fdiMJ09GQSDbEIbrKYVCrTqqPPuTYMc3PkYDSyn+x7zn1VfDgUFsQ3",
+	"ffLuI1YkIz0/1GQeLJU3CPR80Tj83a+UH3fhkd7gataGpXmzO+A8Z3CNDB7kWd5/UF0C3EwKPgHgRew+",
+	"pzmwTtkLvJEOJ+kqQQfybN6i47lKetaqeHsyUOjWqaDUcSJsyeShcydsjRY80RdG1OUlVoTclOoM7d2H",
+	"u/8bAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
