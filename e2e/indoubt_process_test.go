@@ -114,8 +114,6 @@ func runInDoubt(t *testing.T, bin string, lookup bool) {
 	}
 }
 
-func ptrTo[T any](v T) *T { return &v }
-
 // holdingProxy serves a reverse proxy to upstream that holds every answer
 // until release is called (or its caller goes away); later answers pass at
 // once.

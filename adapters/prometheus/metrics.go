@@ -37,6 +37,7 @@ type Metrics struct {
 	inDoubtLookups   *prometheus.CounterVec
 	httpRequests     *prometheus.CounterVec
 	httpDuration     *prometheus.HistogramVec
+	protection       protectionMetrics
 }
 
 var _ ports.Metrics = (*Metrics)(nil)
@@ -118,6 +119,8 @@ func New() *Metrics {
 		m.possiblyAccepted, m.inDoubtLookups,
 		m.httpRequests, m.httpDuration,
 	)
+	m.protection = newProtectionMetrics()
+	m.registry.MustRegister(m.protection.collectors()...)
 	return m
 }
 

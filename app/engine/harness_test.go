@@ -419,6 +419,8 @@ type recordingMetrics struct {
 	// possiblyAccepted and lookups record the in-doubt events.
 	possiblyAccepted []string
 	lookups          []string
+	// protection records the gateway protection's events (protect_test.go).
+	protection []string
 	// changed is closed and replaced on every event, for await.
 	changed chan struct{}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
@@ -31,6 +32,9 @@ type ServiceConfig struct {
 	MaxPayloadBytes int
 	// Notifier is the local engine; nil when this process never executes.
 	Notifier Notifier
+	// MaxNotBefore caps how far ahead a submission may schedule its first
+	// attempt; 0 means core.DefaultMaxNotBefore.
+	MaxNotBefore time.Duration
 }
 
 // Service implements ports.IntentService: it is what the HTTP API calls.
@@ -55,19 +59,23 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	if cfg.MaxPayloadBytes < 0 {
 		errs = append(errs, errors.New("engine: ServiceConfig.MaxPayloadBytes must not be negative"))
 	}
+	if cfg.MaxNotBefore < 0 {
+		errs = append(errs, errors.New("engine: ServiceConfig.MaxNotBefore must not be negative"))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	cfg.MaxPayloadBytes = cmp.Or(cfg.MaxPayloadBytes, core.DefaultMaxPayloadBytes)
+	cfg.MaxNotBefore = cmp.Or(cfg.MaxNotBefore, core.DefaultMaxNotBefore)
 	cfg.Metrics = cmp.Or[ports.Metrics](cfg.Metrics, ports.NopMetrics{})
 	return &Service{cfg: cfg}, nil
 }
 
 // SubmitIntent validates the submission, snapshots its target's contract and
-// stores the intent with its first attempt due at once. A repeat of an
-// existing intent (same target, same compacted payload) returns it with
-// Created=false and starts nothing; any other reuse of the intentId is a
-// *core.IdempotencyConflictError.
+// stores the intent with its first attempt due at once (or at notBefore). A
+// repeat of an existing intent (same target, same payload in canonical form,
+// same notBefore) returns it with Created=false and starts nothing; any other
+// reuse of the intentId is a *core.IdempotencyConflictError.
 func (s *Service) SubmitIntent(ctx context.Context, p ports.SubmitIntentParams) (ports.SubmitIntentResult, error) {
 	if err := core.ValidateIntentID(p.IntentID); err != nil {
 		return ports.SubmitIntentResult{}, err
@@ -79,22 +87,40 @@ func (s *Service) SubmitIntent(ctx context.Context, p ports.SubmitIntentParams) 
 	if err != nil {
 		return ports.SubmitIntentResult{}, err
 	}
+	// A payload that repeats a member name has no single meaning to compare
+	// or forward. (The canonical form itself is computed only when a repeat
+	// is judged, from the stored bytes.)
+	if err := core.CheckMemberNames(payload); err != nil {
+		return ports.SubmitIntentResult{}, err
+	}
+	// Every store keeps times to the microsecond; notBefore is kept at that
+	// precision so that a repeat compares equal to what was stored.
+	notBefore := p.NotBefore.Truncate(time.Microsecond).UTC()
+	if p.NotBefore.IsZero() {
+		notBefore = time.Time{}
+	}
+	sub := core.Submission{SubmissionTarget: p.SubmissionTarget, Payload: payload, NotBefore: notBefore}
+	now := s.cfg.Clock.Now()
+	if err := core.CheckNotBefore(notBefore, now, s.cfg.MaxNotBefore); err != nil {
+		return s.repeatOr(ctx, p.IntentID, sub, err)
+	}
 	if len(payload) > s.cfg.MaxPayloadBytes {
-		return s.repeatOr(ctx, p.IntentID, p.SubmissionTarget, payload, fmt.Errorf("%w: %d bytes compacted, the limit is %d",
+		return s.repeatOr(ctx, p.IntentID, sub, fmt.Errorf("%w: %d bytes compacted, the limit is %d",
 			core.ErrPayloadTooLarge, len(payload), s.cfg.MaxPayloadBytes))
 	}
 	contract, ok := s.cfg.Registry.Lookup(p.SubmissionTarget)
 	if !ok {
-		return s.repeatOr(ctx, p.IntentID, p.SubmissionTarget, payload,
+		return s.repeatOr(ctx, p.IntentID, sub,
 			fmt.Errorf("%w: %q", core.ErrUnknownTarget, p.SubmissionTarget))
 	}
-	created, err := s.cfg.Store.CreateIntent(ctx, core.NewIntent(p.IntentID, contract, payload, s.cfg.Clock.Now()))
+	intent := core.NewIntent(p.IntentID, contract, payload, now).WithNotBefore(notBefore)
+	created, err := s.cfg.Store.CreateIntent(ctx, intent)
 	if err != nil {
 		return ports.SubmitIntentResult{}, err
 	}
 	if !created.Created {
 		// The one place a repeat is judged: the store only reports what it holds.
-		if err := core.CheckIdempotency(created.Intent, contract.SubmissionTarget, payload); err != nil {
+		if err := core.CheckIdempotency(created.Intent, sub); err != nil {
 			return ports.SubmitIntentResult{}, err
 		}
 	}
@@ -112,7 +138,7 @@ func (s *Service) SubmitIntent(ctx context.Context, p ports.SubmitIntentParams) 
 // repeats an intent stored before the change: a client retrying a request
 // that was accepted must get the existing intent, not an error. Anything
 // else gets refusal, or the idempotency conflict if the id is taken.
-func (s *Service) repeatOr(ctx context.Context, intentID, target string, payload []byte, refusal error) (ports.SubmitIntentResult, error) {
+func (s *Service) repeatOr(ctx context.Context, intentID string, sub core.Submission, refusal error) (ports.SubmitIntentResult, error) {
 	existing, err := s.cfg.Store.GetIntent(ctx, intentID)
 	switch {
 	case errors.Is(err, core.ErrIntentNotFound):
@@ -120,7 +146,7 @@ func (s *Service) repeatOr(ctx context.Context, intentID, target string, payload
 	case err != nil:
 		return ports.SubmitIntentResult{}, err
 	}
-	if err := core.CheckIdempotency(existing, target, payload); err != nil {
+	if err := core.CheckIdempotency(existing, sub); err != nil {
 		return ports.SubmitIntentResult{}, err
 	}
 	return ports.SubmitIntentResult{Intent: existing}, nil
@@ -128,7 +154,15 @@ func (s *Service) repeatOr(ctx context.Context, intentID, target string, payload
 
 // GetIntent returns one intent with its attempts, or core.ErrIntentNotFound.
 func (s *Service) GetIntent(ctx context.Context, intentID string) (core.Intent, error) {
-	return s.cfg.Store.GetIntent(ctx, intentID)
+	in, err := s.cfg.Store.GetIntent(ctx, intentID)
+	if err != nil {
+		return core.Intent{}, err
+	}
+	linked, err := s.withLinks(ctx, []core.Intent{in})
+	if err != nil {
+		return core.Intent{}, err
+	}
+	return linked[0], nil
 }
 
 // ListIntents returns a page of intents, newest first, after checking the
@@ -153,6 +187,9 @@ func (s *Service) ListIntents(ctx context.Context, p ports.ListIntentsParams) (p
 		page.Intents = intents[:pageSize]
 		last := page.Intents[pageSize-1]
 		page.Next = &ports.IntentPosition{CreatedAt: last.CreatedAt, IntentID: last.IntentID}
+	}
+	if page.Intents, err = s.withLinks(ctx, page.Intents); err != nil {
+		return ports.IntentPage{}, err
 	}
 	return page, nil
 }

@@ -38,6 +38,9 @@ type term struct {
 
 	schedule *core.Schedule
 	inFlight map[string]struct{}
+	// gates and parking are the gateway protection (protect.go).
+	gates   *gates
+	parking parking
 	// known caches the state of intents this term just created (Notify) or
 	// wrote (a retry), so their next attempt needs no store read. It is only
 	// an optimisation: StartAttempt is conditional on the attempt count, and
@@ -72,6 +75,9 @@ type result struct {
 	known *core.Intent
 	// err means leadership is lost: a fenced write or a store failure.
 	err error
+	// park, with next, asks to wait for room at this gateway URL;
+	// released names the gateway URL an admitted attempt freed room at.
+	park, released string
 }
 
 func newTerm(e *Engine, lease core.Lease, stillLeader func() bool) *term {
@@ -84,6 +90,8 @@ func newTerm(e *Engine, lease core.Lease, stillLeader func() bool) *term {
 		log:              e.log.With("lease_epoch", lease.Epoch, "holder_id", lease.HolderID),
 		schedule:         core.NewSchedule(),
 		inFlight:         make(map[string]struct{}),
+		gates:            e.newGates(lease),
+		parking:          parking{},
 		known:            make(map[string]core.Intent),
 		done:             make(chan result, e.cfg.MaxInFlight),
 		reportedSchedule: -1,
@@ -107,7 +115,7 @@ func (t *term) run(ctx context.Context) error {
 	defer stopWork()
 	t.stopWork = stopWork
 
-	if err := t.rebuild(ctx); err != nil {
+	if err := t.start(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -129,6 +137,7 @@ func (t *term) run(ctx context.Context) error {
 				break
 			}
 			t.nextRefresh = t.cfg.Clock.Now().Add(t.cfg.RefreshInterval)
+			t.afterRefresh(ctx)
 		}
 		t.dispatch(workCtx)
 		if t.lost != nil {
@@ -346,6 +355,10 @@ func (t *term) complete(r result) {
 		t.lose(r.err, r.intentID)
 		return
 	}
+	if t.parked(r) {
+		return
+	}
+	defer t.unpark(r.released)
 	if r.next != nil && t.lost == nil {
 		t.schedule.Upsert(*r.next)
 		if r.known != nil {

@@ -44,6 +44,27 @@ func (e ExhaustedReason) Valid() bool {
 	}
 }
 
+// Defines values for GatewayExecutionBreaker.
+const (
+	Closed   GatewayExecutionBreaker = "closed"
+	HalfOpen GatewayExecutionBreaker = "half_open"
+	Open     GatewayExecutionBreaker = "open"
+)
+
+// Valid indicates whether the value is a known member of the GatewayExecutionBreaker enum.
+func (e GatewayExecutionBreaker) Valid() bool {
+	switch e {
+	case Closed:
+		return true
+	case HalfOpen:
+		return true
+	case Open:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GatewayType.
 const (
 	Push GatewayType = "push"
@@ -145,6 +166,7 @@ func (e Policy) Valid() bool {
 
 // Defines values for ProblemConflictingFields.
 const (
+	NotBefore        ProblemConflictingFields = "notBefore"
 	Payload          ProblemConflictingFields = "payload"
 	SubmissionTarget ProblemConflictingFields = "submissionTarget"
 )
@@ -152,6 +174,8 @@ const (
 // Valid indicates whether the value is a known member of the ProblemConflictingFields enum.
 func (e ProblemConflictingFields) Valid() bool {
 	switch e {
+	case NotBefore:
+		return true
 	case Payload:
 		return true
 	case SubmissionTarget:
@@ -176,6 +200,16 @@ type Attempt struct {
 
 	// FinishedAt Example: 2026-02-02T12:00:00.087Z
 	FinishedAt *time.Time `json:"finishedAt,omitempty"`
+
+	// HolderId The leader that made the attempt.
+	//
+	// Example: sm-01
+	HolderId *string `json:"holderId,omitempty"`
+
+	// LeaseEpoch The lease epoch the attempt was made under.
+	//
+	// Example: 3
+	LeaseEpoch *int64 `json:"leaseEpoch,omitempty"`
 
 	// Number Example: 1
 	Number int `json:"number"`
@@ -238,6 +272,124 @@ type Contract struct {
 // Example: max_attempts_reached
 type ExhaustedReason string
 
+// Gateway Example: {"executor":{"breaker":"open","inFlight":0,"probeAt":"2026-02-02T12:00:05Z","recentCalls":100,"recentFailures":100},"gatewayType":"sms","gatewayUrl":"http://127.0.0.1:8080","paused":false,"targets":["sms.batch","sms.realtime"]}
+type Gateway struct {
+	// Executor The leader's view of one gateway.
+	//
+	// Example: {"breaker":"open","burst":20,"inFlight":0,"maxInFlight":8,"probeAt":"2026-02-02T12:00:05Z","rate":100,"recentCalls":100,"recentFailures":100}
+	Executor *GatewayExecution `json:"executor,omitempty"`
+
+	// GatewayType The gateway family that interprets the target's answers.
+	//
+	// Example: sms
+	GatewayType GatewayType `json:"gatewayType"`
+
+	// GatewayUrl Example: http://127.0.0.1:8080
+	GatewayUrl string `json:"gatewayUrl"`
+
+	// Paused Whether a pause of this URL or its type is in force.
+	//
+	// Example: false
+	Paused bool `json:"paused"`
+
+	// Targets The registry's submission targets routed to this URL.
+	//
+	// Example: ["sms.batch","sms.realtime"]
+	Targets []string `json:"targets"`
+}
+
+// GatewayExecution The leader's view of one gateway.
+//
+// Example: {"breaker":"open","burst":20,"inFlight":0,"maxInFlight":8,"probeAt":"2026-02-02T12:00:05Z","rate":100,"recentCalls":100,"recentFailures":100}
+type GatewayExecution struct {
+	// Breaker Absent when the circuit breaker is turned off.
+	//
+	// Example: open
+	Breaker *GatewayExecutionBreaker `json:"breaker,omitempty"`
+
+	// Burst The rate limit's burst, when one is set.
+	//
+	// Example: 20
+	Burst *int `json:"burst,omitempty"`
+
+	// InFlight Calls to this gateway in flight.
+	//
+	// Example: 0
+	InFlight int `json:"inFlight"`
+
+	// MaxInFlight The gateway's concurrency limit, when one is set.
+	//
+	// Example: 8
+	MaxInFlight *int `json:"maxInFlight,omitempty"`
+
+	// ProbeAt When an open breaker lets its one probe call through.
+	//
+	// Example: 2026-02-02T12:00:05Z
+	ProbeAt *time.Time `json:"probeAt,omitempty"`
+
+	// Rate The gateway's rate limit in calls per second, when one is set.
+	//
+	// Example: 100
+	Rate *float64 `json:"rate,omitempty"`
+
+	// RecentCalls How many of the latest calls (at most 100) the failure count covers.
+	//
+	// Example: 100
+	RecentCalls int `json:"recentCalls"`
+
+	// RecentFailures Gateway failures (errors, timeouts, invalid answers) among them.
+	//
+	// Example: 100
+	RecentFailures int `json:"recentFailures"`
+}
+
+// GatewayExecutionBreaker Absent when the circuit breaker is turned off.
+//
+// Example: open
+type GatewayExecutionBreaker string
+
+// GatewayList Example: {"gateways":[{"executor":{"breaker":"closed","inFlight":3,"recentCalls":100,"recentFailures":0},"gatewayType":"sms","gatewayUrl":"http://127.0.0.1:8080","paused":false,"targets":["sms.batch","sms.realtime"]}],"leader":true,"pauses":[]}
+type GatewayList struct {
+	Gateways []Gateway `json:"gateways"`
+
+	// Leader Whether this instance leads; only the leader has executor views.
+	//
+	// Example: true
+	Leader bool           `json:"leader"`
+	Pauses []GatewayPause `json:"pauses"`
+}
+
+// GatewayPause Example: {"gatewayType":"sms","pausedAt":"2026-02-02T12:00:00Z"}
+type GatewayPause struct {
+	// GatewayType The gateway family that interprets the target's answers.
+	//
+	// Example: sms
+	GatewayType *GatewayType `json:"gatewayType,omitempty"`
+
+	// GatewayUrl Example: http://127.0.0.1:8080
+	GatewayUrl *string `json:"gatewayUrl,omitempty"`
+
+	// PausedAt When the pause was first stored.
+	//
+	// Example: 2026-02-02T12:00:00Z
+	PausedAt time.Time `json:"pausedAt"`
+}
+
+// GatewaySelector Exactly one of gatewayType and gatewayUrl.
+//
+// Example: {"gatewayType":"sms"}
+type GatewaySelector struct {
+	// GatewayType The gateway family that interprets the target's answers.
+	//
+	// Example: sms
+	GatewayType *GatewayType `json:"gatewayType,omitempty"`
+
+	// GatewayUrl An absolute http or https URL, as in the registry.
+	//
+	// Example: http://127.0.0.1:8080
+	GatewayUrl *string `json:"gatewayUrl,omitempty"`
+}
+
 // GatewayType The gateway family that interprets the target's answers.
 //
 // Example: sms
@@ -281,6 +433,11 @@ type Intent struct {
 	// Example: order-1234-shipping-sms
 	IntentId IntentID `json:"intentId"`
 
+	// NotBefore The submission's notBefore; absent when it named none.
+	//
+	// Example: 2026-02-02T09:00:00Z
+	NotBefore *time.Time `json:"notBefore,omitempty"`
+
 	// PossiblyAccepted Present and true when the gateway may have accepted an earlier
 	// attempt whose answer was lost: a leader stopped during an
 	// attempt's gateway call (the attempt's outcome is unknown), and
@@ -292,6 +449,16 @@ type Intent struct {
 	//
 	// Example: true
 	PossiblyAccepted *bool `json:"possiblyAccepted,omitempty"`
+
+	// ResubmittedAs The intent that resubmitted this ended intent.
+	//
+	// Example: order-1234-shipping-sms~r1
+	ResubmittedAs *string `json:"resubmittedAs,omitempty"`
+
+	// ResubmittedFrom The ended intent this intent resubmits.
+	//
+	// Example: order-1234-shipping-sms
+	ResubmittedFrom *string `json:"resubmittedFrom,omitempty"`
 
 	// Status An orchestration decision, never a gateway status. Every status but
 	// pending is final.
@@ -414,6 +581,32 @@ type Problem struct {
 // ProblemConflictingFields defines model for Problem.ConflictingFields.
 type ProblemConflictingFields string
 
+// ResubmissionRequest Empty ({}) derives the new intentId.
+//
+// Example: {"intentId":"order-1234-shipping-sms-again"}
+type ResubmissionRequest struct {
+	// IntentId The client's idempotency key: 1 to 255 characters (Unicode code
+	// points) of UTF-8, without control, invisible-format or
+	// bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
+	// as U+0000, U+200B, U+202E, U+2028), and none of the ids ".", ".."
+	// and "/" (as a path segment they are resolved away or routed as an
+	// empty segment, so such an intent could never be read back). A "/"
+	// inside a longer id is fine: percent-encode it in paths. JSON-escaped
+	// lone surrogates (`\ud800`) are refused too.
+	//
+	//
+	// Example: order-1234-shipping-sms
+	IntentId *IntentID `json:"intentId,omitempty"`
+}
+
+// ResumeResult Example: {"wasPaused":true}
+type ResumeResult struct {
+	// WasPaused Whether a pause of this type or URL was in force.
+	//
+	// Example: true
+	WasPaused bool `json:"wasPaused"`
+}
+
 // SubmitIntentRequest Example: {"intentId":"order-1234-shipping-sms","payload":{"text":"Your order has shipped.","to":"+15551234567"},"submissionTarget":"sms.realtime"}
 type SubmitIntentRequest struct {
 	// IntentId The client's idempotency key: 1 to 255 characters (Unicode code
@@ -428,6 +621,16 @@ type SubmitIntentRequest struct {
 	//
 	// Example: order-1234-shipping-sms
 	IntentId IntentID `json:"intentId"`
+
+	// NotBefore RFC 3339 time before which the first attempt is not made (at
+	// once when it is past). For a deadline contract the acceptance
+	// deadline counts from notBefore instead of creation. At most the
+	// server's --max-not-before (30 days by default) ahead. Kept to the
+	// microsecond; part of what an idempotent repeat must match.
+	//
+	//
+	// Example: 2026-02-02T09:00:00Z
+	NotBefore *time.Time `json:"notBefore,omitempty"`
 
 	// Payload Any JSON value, null included, forwarded to the gateway as sent
 	// (without insignificant white space). At most 256 KiB by default.
@@ -446,6 +649,16 @@ type SubmitIntentRequest struct {
 type TargetList struct {
 	Targets []Contract `json:"targets"`
 }
+
+// Prefer Example: wait=10
+type Prefer = string
+
+// Forbidden An RFC 9457 problem document. `type` is stable per kind of error;
+// the members after `instance` appear only for the errors that need
+// them.
+//
+// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+type Forbidden = Problem
 
 // IdempotencyConflict An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
@@ -481,6 +694,13 @@ type PayloadTooLarge = Problem
 //
 // Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
 type RequestTimeout = Problem
+
+// ResubmissionConflict An RFC 9457 problem document. `type` is stable per kind of error;
+// the members after `instance` appear only for the errors that need
+// them.
+//
+// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+type ResubmissionConflict = Problem
 
 // StoreUnavailable An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
@@ -537,8 +757,39 @@ type ListIntentsParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
+// SubmitIntentParams defines parameters for SubmitIntent.
+type SubmitIntentParams struct {
+	// Prefer RFC 7240 preferences. `wait=N` (N whole seconds) asks to answer as
+	// soon as the intent is final, or after N seconds (at most the
+	// server's --max-wait, 30 s by default) with the intent as it stands.
+	// The body is the same as without the header. Other preferences, and a
+	// `wait` whose value is not a whole number of seconds, are ignored, as
+	// RFC 7240 asks; a server at its waiter cap answers at once.
+	Prefer *Prefer `json:"Prefer,omitempty"`
+}
+
+// GetIntentParams defines parameters for GetIntent.
+type GetIntentParams struct {
+	// Prefer RFC 7240 preferences. `wait=N` (N whole seconds) asks to answer as
+	// soon as the intent is final, or after N seconds (at most the
+	// server's --max-wait, 30 s by default) with the intent as it stands.
+	// The body is the same as without the header. Other preferences, and a
+	// `wait` whose value is not a whole number of seconds, are ignored, as
+	// RFC 7240 asks; a server at its waiter cap answers at once.
+	Prefer *Prefer `json:"Prefer,omitempty"`
+}
+
+// PauseGatewayJSONRequestBody defines body for PauseGateway for application/json ContentType.
+type PauseGatewayJSONRequestBody = GatewaySelector
+
+// ResumeGatewayJSONRequestBody defines body for ResumeGateway for application/json ContentType.
+type ResumeGatewayJSONRequestBody = GatewaySelector
+
 // SubmitIntentJSONRequestBody defines body for SubmitIntent for application/json ContentType.
 type SubmitIntentJSONRequestBody = SubmitIntentRequest
+
+// ResubmitIntentJSONRequestBody defines body for ResubmitIntent for application/json ContentType.
+type ResubmitIntentJSONRequestBody = ResubmissionRequest
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
@@ -548,15 +799,27 @@ type ServerInterface interface {
 	// Readyz Readiness with this instance's role.
 	// (GET /readyz)
 	Readyz(w http.ResponseWriter, r *http.Request)
+	// ListGateways List the gateways and their protection state (operator).
+	// (GET /v1/gateways)
+	ListGateways(w http.ResponseWriter, r *http.Request)
+	// PauseGateway Pause a gateway by type or URL (operator).
+	// (POST /v1/gateways/pause)
+	PauseGateway(w http.ResponseWriter, r *http.Request)
+	// ResumeGateway Resume a paused gateway by type or URL (operator).
+	// (POST /v1/gateways/resume)
+	ResumeGateway(w http.ResponseWriter, r *http.Request)
 	// ListIntents List intents, newest first.
 	// (GET /v1/intents)
 	ListIntents(w http.ResponseWriter, r *http.Request, params ListIntentsParams)
 	// SubmitIntent Submit an intent (idempotent by intentId).
 	// (POST /v1/intents)
-	SubmitIntent(w http.ResponseWriter, r *http.Request)
+	SubmitIntent(w http.ResponseWriter, r *http.Request, params SubmitIntentParams)
 	// GetIntent Read one intent with its attempts.
 	// (GET /v1/intents/{intentId})
-	GetIntent(w http.ResponseWriter, r *http.Request, intentId string)
+	GetIntent(w http.ResponseWriter, r *http.Request, intentId string, params GetIntentParams)
+	// ResubmitIntent Resubmit an ended intent as a new intent (operator keys only).
+	// (POST /v1/intents/{intentId}/resubmissions)
+	ResubmitIntent(w http.ResponseWriter, r *http.Request, intentId string)
 	// ListTargets List every submission target's contract.
 	// (GET /v1/targets)
 	ListTargets(w http.ResponseWriter, r *http.Request)
@@ -593,6 +856,48 @@ func (siw *ServerInterfaceWrapper) Readyz(w http.ResponseWriter, r *http.Request
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.Readyz(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListGateways operation middleware
+func (siw *ServerInterfaceWrapper) ListGateways(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListGateways(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// PauseGateway operation middleware
+func (siw *ServerInterfaceWrapper) PauseGateway(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.PauseGateway(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ResumeGateway operation middleware
+func (siw *ServerInterfaceWrapper) ResumeGateway(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ResumeGateway(w, r)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -690,8 +995,35 @@ func (siw *ServerInterfaceWrapper) ListIntents(w http.ResponseWriter, r *http.Re
 // SubmitIntent operation middleware
 func (siw *ServerInterfaceWrapper) SubmitIntent(w http.ResponseWriter, r *http.Request) {
 
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params SubmitIntentParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Prefer" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Prefer")]; found {
+		var Prefer Prefer
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Prefer", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Prefer", valueList[0], &Prefer, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Prefer", Err: err})
+			return
+		}
+
+		params.Prefer = &Prefer
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.SubmitIntent(w, r)
+		siw.Handler.SubmitIntent(w, r, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -716,8 +1048,58 @@ func (siw *ServerInterfaceWrapper) GetIntent(w http.ResponseWriter, r *http.Requ
 		return
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetIntentParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Prefer" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Prefer")]; found {
+		var Prefer Prefer
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Prefer", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Prefer", valueList[0], &Prefer, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Prefer", Err: err})
+			return
+		}
+
+		params.Prefer = &Prefer
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.GetIntent(w, r, intentId)
+		siw.Handler.GetIntent(w, r, intentId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ResubmitIntent operation middleware
+func (siw *ServerInterfaceWrapper) ResubmitIntent(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "intentId" -------------
+	var intentId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "intentId", r.PathValue("intentId"), &intentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "intentId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ResubmitIntent(w, r, intentId)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -890,13 +1272,19 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/intents", wrapper.ListIntents)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/intents", wrapper.SubmitIntent)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/intents/{intentId}", wrapper.GetIntent)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/intents/{intentId}/resubmissions", wrapper.ResubmitIntent)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/targets", wrapper.ListTargets)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/targets/{submissionTarget}", wrapper.GetTarget)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/gateways", wrapper.ListGateways)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/gateways/pause", wrapper.PauseGateway)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/gateways/resume", wrapper.ResumeGateway)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/healthz", wrapper.Healthz)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/readyz", wrapper.Readyz)
 
 	return m
 }
+
+type ForbiddenApplicationProblemPlusJSONResponse Problem
 
 type IdempotencyConflictApplicationProblemPlusJSONResponse Problem
 
@@ -907,6 +1295,8 @@ type NotFoundApplicationProblemPlusJSONResponse Problem
 type PayloadTooLargeApplicationProblemPlusJSONResponse Problem
 
 type RequestTimeoutApplicationProblemPlusJSONResponse Problem
+
+type ResubmissionConflictApplicationProblemPlusJSONResponse Problem
 
 type StoreUnavailableApplicationProblemPlusJSONResponse Problem
 
@@ -958,6 +1348,291 @@ func (response Readyz200TextResponse) VisitReadyzResponse(w http.ResponseWriter)
 	w.WriteHeader(200)
 
 	_, err := w.Write([]byte(fmt.Sprint(response)))
+	return err
+}
+
+type ListGatewaysRequestObject struct {
+}
+
+type ListGatewaysResponseObject interface {
+	VisitListGatewaysResponse(w http.ResponseWriter) error
+}
+
+type ListGateways200JSONResponse GatewayList
+
+func (response ListGateways200JSONResponse) VisitListGatewaysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListGateways401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListGateways401ApplicationProblemPlusJSONResponse) VisitListGatewaysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListGateways503ApplicationProblemPlusJSONResponse struct {
+	StoreUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListGateways503ApplicationProblemPlusJSONResponse) VisitListGatewaysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseGatewayRequestObject struct {
+	Body *PauseGatewayJSONRequestBody
+}
+
+type PauseGatewayResponseObject interface {
+	VisitPauseGatewayResponse(w http.ResponseWriter) error
+}
+
+type PauseGateway200JSONResponse GatewayPause
+
+func (response PauseGateway200JSONResponse) VisitPauseGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseGateway400ApplicationProblemPlusJSONResponse struct {
+	MalformedRequestApplicationProblemPlusJSONResponse
+}
+
+func (response PauseGateway400ApplicationProblemPlusJSONResponse) VisitPauseGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseGateway401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response PauseGateway401ApplicationProblemPlusJSONResponse) VisitPauseGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseGateway415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response PauseGateway415ApplicationProblemPlusJSONResponse) VisitPauseGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseGateway422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response PauseGateway422ApplicationProblemPlusJSONResponse) VisitPauseGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseGateway501ApplicationProblemPlusJSONResponse Problem
+
+func (response PauseGateway501ApplicationProblemPlusJSONResponse) VisitPauseGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(501)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseGateway503ApplicationProblemPlusJSONResponse struct {
+	StoreUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response PauseGateway503ApplicationProblemPlusJSONResponse) VisitPauseGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeGatewayRequestObject struct {
+	Body *ResumeGatewayJSONRequestBody
+}
+
+type ResumeGatewayResponseObject interface {
+	VisitResumeGatewayResponse(w http.ResponseWriter) error
+}
+
+type ResumeGateway200JSONResponse ResumeResult
+
+func (response ResumeGateway200JSONResponse) VisitResumeGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeGateway400ApplicationProblemPlusJSONResponse struct {
+	MalformedRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ResumeGateway400ApplicationProblemPlusJSONResponse) VisitResumeGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeGateway401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ResumeGateway401ApplicationProblemPlusJSONResponse) VisitResumeGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeGateway415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response ResumeGateway415ApplicationProblemPlusJSONResponse) VisitResumeGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeGateway422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response ResumeGateway422ApplicationProblemPlusJSONResponse) VisitResumeGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeGateway501ApplicationProblemPlusJSONResponse Problem
+
+func (response ResumeGateway501ApplicationProblemPlusJSONResponse) VisitResumeGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(501)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeGateway503ApplicationProblemPlusJSONResponse struct {
+	StoreUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ResumeGateway503ApplicationProblemPlusJSONResponse) VisitResumeGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
 	return err
 }
 
@@ -1032,36 +1707,57 @@ func (response ListIntents503ApplicationProblemPlusJSONResponse) VisitListIntent
 }
 
 type SubmitIntentRequestObject struct {
-	Body *SubmitIntentJSONRequestBody
+	Params SubmitIntentParams
+	Body   *SubmitIntentJSONRequestBody
 }
 
 type SubmitIntentResponseObject interface {
 	VisitSubmitIntentResponse(w http.ResponseWriter) error
 }
 
-type SubmitIntent200JSONResponse Intent
+type SubmitIntent200ResponseHeaders struct {
+	PreferenceApplied *string
+}
+
+type SubmitIntent200JSONResponse struct {
+	Body    Intent
+	Headers SubmitIntent200ResponseHeaders
+}
 
 func (response SubmitIntent200JSONResponse) VisitSubmitIntentResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.PreferenceApplied != nil {
+		w.Header().Set("Preference-Applied", fmt.Sprint(*response.Headers.PreferenceApplied))
+	}
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
 }
 
-type SubmitIntent201JSONResponse Intent
+type SubmitIntent201ResponseHeaders struct {
+	PreferenceApplied *string
+}
+
+type SubmitIntent201JSONResponse struct {
+	Body    Intent
+	Headers SubmitIntent201ResponseHeaders
+}
 
 func (response SubmitIntent201JSONResponse) VisitSubmitIntentResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.PreferenceApplied != nil {
+		w.Header().Set("Preference-Applied", fmt.Sprint(*response.Headers.PreferenceApplied))
+	}
 	w.WriteHeader(201)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1200,21 +1896,32 @@ func (response SubmitIntent503ApplicationProblemPlusJSONResponse) VisitSubmitInt
 
 type GetIntentRequestObject struct {
 	IntentId string `json:"intentId"`
+	Params   GetIntentParams
 }
 
 type GetIntentResponseObject interface {
 	VisitGetIntentResponse(w http.ResponseWriter) error
 }
 
-type GetIntent200JSONResponse Intent
+type GetIntent200ResponseHeaders struct {
+	PreferenceApplied *string
+}
+
+type GetIntent200JSONResponse struct {
+	Body    Intent
+	Headers GetIntent200ResponseHeaders
+}
 
 func (response GetIntent200JSONResponse) VisitGetIntentResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.PreferenceApplied != nil {
+		w.Header().Set("Preference-Applied", fmt.Sprint(*response.Headers.PreferenceApplied))
+	}
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1257,6 +1964,171 @@ type GetIntent503ApplicationProblemPlusJSONResponse struct {
 }
 
 func (response GetIntent503ApplicationProblemPlusJSONResponse) VisitGetIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResubmitIntentRequestObject struct {
+	IntentId string `json:"intentId"`
+	Body     *ResubmitIntentJSONRequestBody
+}
+
+type ResubmitIntentResponseObject interface {
+	VisitResubmitIntentResponse(w http.ResponseWriter) error
+}
+
+type ResubmitIntent200JSONResponse Intent
+
+func (response ResubmitIntent200JSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResubmitIntent201JSONResponse Intent
+
+func (response ResubmitIntent201JSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResubmitIntent400ApplicationProblemPlusJSONResponse struct {
+	MalformedRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ResubmitIntent400ApplicationProblemPlusJSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResubmitIntent401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ResubmitIntent401ApplicationProblemPlusJSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResubmitIntent403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ResubmitIntent403ApplicationProblemPlusJSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResubmitIntent404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ResubmitIntent404ApplicationProblemPlusJSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResubmitIntent409ApplicationProblemPlusJSONResponse struct {
+	ResubmissionConflictApplicationProblemPlusJSONResponse
+}
+
+func (response ResubmitIntent409ApplicationProblemPlusJSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResubmitIntent415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response ResubmitIntent415ApplicationProblemPlusJSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResubmitIntent422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response ResubmitIntent422ApplicationProblemPlusJSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResubmitIntent503ApplicationProblemPlusJSONResponse struct {
+	StoreUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ResubmitIntent503ApplicationProblemPlusJSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -1367,6 +2239,15 @@ type StrictServerInterface interface {
 	// Readyz Readiness with this instance's role.
 	// (GET /readyz)
 	Readyz(ctx context.Context, request ReadyzRequestObject) (ReadyzResponseObject, error)
+	// ListGateways List the gateways and their protection state (operator).
+	// (GET /v1/gateways)
+	ListGateways(ctx context.Context, request ListGatewaysRequestObject) (ListGatewaysResponseObject, error)
+	// PauseGateway Pause a gateway by type or URL (operator).
+	// (POST /v1/gateways/pause)
+	PauseGateway(ctx context.Context, request PauseGatewayRequestObject) (PauseGatewayResponseObject, error)
+	// ResumeGateway Resume a paused gateway by type or URL (operator).
+	// (POST /v1/gateways/resume)
+	ResumeGateway(ctx context.Context, request ResumeGatewayRequestObject) (ResumeGatewayResponseObject, error)
 	// ListIntents List intents, newest first.
 	// (GET /v1/intents)
 	ListIntents(ctx context.Context, request ListIntentsRequestObject) (ListIntentsResponseObject, error)
@@ -1376,6 +2257,9 @@ type StrictServerInterface interface {
 	// GetIntent Read one intent with its attempts.
 	// (GET /v1/intents/{intentId})
 	GetIntent(ctx context.Context, request GetIntentRequestObject) (GetIntentResponseObject, error)
+	// ResubmitIntent Resubmit an ended intent as a new intent (operator keys only).
+	// (POST /v1/intents/{intentId}/resubmissions)
+	ResubmitIntent(ctx context.Context, request ResubmitIntentRequestObject) (ResubmitIntentResponseObject, error)
 	// ListTargets List every submission target's contract.
 	// (GET /v1/targets)
 	ListTargets(ctx context.Context, request ListTargetsRequestObject) (ListTargetsResponseObject, error)
@@ -1471,6 +2355,92 @@ func (sh *strictHandler) Readyz(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// ListGateways operation middleware
+func (sh *strictHandler) ListGateways(w http.ResponseWriter, r *http.Request) {
+	var request ListGatewaysRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListGateways(ctx, request.(ListGatewaysRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListGateways")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListGatewaysResponseObject); ok {
+		if err := validResponse.VisitListGatewaysResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// PauseGateway operation middleware
+func (sh *strictHandler) PauseGateway(w http.ResponseWriter, r *http.Request) {
+	var request PauseGatewayRequestObject
+
+	var body PauseGatewayJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.PauseGateway(ctx, request.(PauseGatewayRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PauseGateway")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(PauseGatewayResponseObject); ok {
+		if err := validResponse.VisitPauseGatewayResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ResumeGateway operation middleware
+func (sh *strictHandler) ResumeGateway(w http.ResponseWriter, r *http.Request) {
+	var request ResumeGatewayRequestObject
+
+	var body ResumeGatewayJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ResumeGateway(ctx, request.(ResumeGatewayRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ResumeGateway")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ResumeGatewayResponseObject); ok {
+		if err := validResponse.VisitResumeGatewayResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ListIntents operation middleware
 func (sh *strictHandler) ListIntents(w http.ResponseWriter, r *http.Request, params ListIntentsParams) {
 	var request ListIntentsRequestObject
@@ -1498,8 +2468,10 @@ func (sh *strictHandler) ListIntents(w http.ResponseWriter, r *http.Request, par
 }
 
 // SubmitIntent operation middleware
-func (sh *strictHandler) SubmitIntent(w http.ResponseWriter, r *http.Request) {
+func (sh *strictHandler) SubmitIntent(w http.ResponseWriter, r *http.Request, params SubmitIntentParams) {
 	var request SubmitIntentRequestObject
+
+	request.Params = params
 
 	var body SubmitIntentJSONRequestBody
 	if err := runtime.BindJSONBody(r, &body); err != nil {
@@ -1529,10 +2501,11 @@ func (sh *strictHandler) SubmitIntent(w http.ResponseWriter, r *http.Request) {
 }
 
 // GetIntent operation middleware
-func (sh *strictHandler) GetIntent(w http.ResponseWriter, r *http.Request, intentId string) {
+func (sh *strictHandler) GetIntent(w http.ResponseWriter, r *http.Request, intentId string, params GetIntentParams) {
 	var request GetIntentRequestObject
 
 	request.IntentId = intentId
+	request.Params = params
 
 	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
 		return sh.ssi.GetIntent(ctx, request.(GetIntentRequestObject))
@@ -1547,6 +2520,39 @@ func (sh *strictHandler) GetIntent(w http.ResponseWriter, r *http.Request, inten
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetIntentResponseObject); ok {
 		if err := validResponse.VisitGetIntentResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ResubmitIntent operation middleware
+func (sh *strictHandler) ResubmitIntent(w http.ResponseWriter, r *http.Request, intentId string) {
+	var request ResubmitIntentRequestObject
+
+	request.IntentId = intentId
+
+	var body ResubmitIntentJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ResubmitIntent(ctx, request.(ResubmitIntentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ResubmitIntent")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ResubmitIntentResponseObject); ok {
+		if err := validResponse.VisitResubmitIntentResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -1609,100 +2615,144 @@ func (sh *strictHandler) GetTarget(w http.ResponseWriter, r *http.Request, submi
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"5Fx7c9s2tv8qGO7O1J5SMq3YbSJP/3Czadd76zabOHfnJvTaEAmJiEmABUDbasbf/c45ACnwoUcSu7Nz",
-	"785sY0kkAZzn7/xwwE9BIotSCiaMDqafAsV0KYVm+OEsZUUpDRPJ8qUU85wnBr5OpDBM4J+0LHOeUMOl",
-	"OCiVnOWs+PajlgJ+00nGCgp//VWxeTAN/nKwGuvA/qoPXtu7goeHhzBImU4UL+FxwTS4yBjhONRZStg9",
-	"10aTO24yQknK53OmmDBEV7OCa82luKBqwQyRipR0mUuajoOHMDin+VyqgqVv2O8V05+zAHZPizJn8GfK",
-	"DOV5MA1MxoiyTyIzmS4J10RIQyi5pTlPyT/e/vYrSWVSFTBAGHChDRUJC6bBwe3hgV2ODsJAG2oqHUyP",
-	"oigMDDcwzmqy9RhBGJhlCT9lxpR6enCw4CarZuNEFgerpRdU0AVT3jej+qtZLmcHBeXiIJWJPqAlHxfp",
-	"X4p6oFE90EP4OAprCwXFIWcfWWJQG79K85OsRPqVWhDSGQbJqCYm47oxlLUyP5AqZWp0OHl2NNIZL0su",
-	"FiNdtHVxtNLFmR0A1jHHKT+RKuz0RkKakR3nMTTxqyS6SrJaSlIRg96BSnht3eNCyl/gy6/UhXM2YqQk",
-	"OTxvSp5F8D8yWxqmCUycJoalIQHnyXnBDRjI5LvJ4dHRTi5y+Gylltfd4Z5KL25dIyPlyA70WC5SS2wP",
-	"1JIxcpfJ3DrOPmH3CWOpxu8TKeZ8USmWWqmh8lwYu+AFk9WjR7OUp9ZzleK3DKMtFzgZzdQtU99oohhI",
-	"3w2/U4B7vtKem713/5Pozq1pVA/zqMHtM2U0JhcZi0UihWAJPAuMP8mlZukJUUwzkRJPD+NYwHTfGqnY",
-	"O0FvKc/pLGePoGgNjyQJFTD5GQxIk8xOwqglyalhaheFHkeeO+I8SeVN9IlUirMf+QM9llJTauiM6m2i",
-	"Qe97C9M1j6wXtBqwikzmKRcLQjUpqFj6rsmZhq+5IQVd1vPSmVQmX36+0uyIs0ovn0xdOMQIh3h6RZG9",
-	"nnnsh8SFVzuVWNAc3HKJUtabZQweugq+RsZiz1vQfi1/OjfMjvEGPo9O8XPGaIpRQLNEilSDR4eB/RZh",
-	"tXexNQZ/oW/tTcRIckc5LHIOHoYDcrEYB74wnepA3QumQG4PYfBO0MpkUvE/2NfiLAxOp+5peNuU/Mio",
-	"YorEVRQ9S2jJyQ1b4ge2WzY4XNlha6ZPZIiVP8ZjWOLp6zNYsiZUtVI0bcdxkkB+YACEBSNyDr8VGEPe",
-	"iVLJhGkNZvpKGG6WX6mmGvtOYT6GcmHxAxe3XPNZzsAT4Bclc5JkVAEcU+Tdt5No8mqT0rjAouYnzvJU",
-	"B9MPn4I5/OmNGIRBASsBFBl8weAPl55pTCY++rb1lB3wyaA3DjKygzyKcdgJ2yJU0YIZG9ndSKuY1K1a",
-	"uSaVuBHyTjgb0VVZSmVYes5STi9w+V9lJC/trSN4FIkDw+7NQZlTLuKgrteaMU8Ier4/BD56J7B+7Dt4",
-	"80hSwDoI6vHJXL0ZbYSjjXCYp6hsNVRVVPckhArm2v5uuYpY1JJ/JRKJ+V2aDPMGFYSnDCMA2fOgQMoS",
-	"mbrQsY+AsFkDJpBTY1hRmn7y+E34pgU5BJ66oIbd0eWYnKGdKZZAKZzWqcW7hHAdi4TmOZjAnAuuM5ae",
-	"4l10ZteU8Zy5FMkFmed8kZkxOW2uJtROLhZQmlNBZGUSWTC7wHocKvQdg6h5x/J8ZKmIfZAdFYQpJVUs",
-	"9oyiQoM6yZzyvFIsrCF1WPuTe87+mJy6+4g2VBkuFrGIA2vTgNgMS6dxQAqqbnBSbpKgA0PuqC+UyhDB",
-	"QAuw3ljs5TZxZ7zEC3OpjS85kFbj1jRJWIn+QVJG05wLRjKaxqKkWrN030IBzztXMg6mwSSafDeKJqNo",
-	"cnE4mUbRNIrG0fPv3wdhIKpiBmjhMAycPC1ZR9Hhg1LJW54ydeUk5fljoNhHBuU3+gEIZ9Noh5P3cF2p",
-	"ZMmU4ZYGRMG2wkrQ0+PfLy5ek+NoMiU/0pT8bH9eObo2iosFPNpfsf/EDYsH86Aw5ZQahjXd0INrEXkP",
-	"PQyDggteVAX+3UVLLVluCgy/ucvaEtw6exDmbrN/CAOADVwBYvtQL8Uf7bK5x7JpMBeIK5BO+3HgtBUF",
-	"MMN8o20WpolBb3HMUI1SMPoIWupMGmLoDROxuMuYAFcHs2/cKCRa2oKIKLbgGnAwS7nRzmuSjIoFRIhx",
-	"LBDogtNC0OPoeDCsEjQn7J4lFZbDpcx5skT85KJrSZUByIQPaTuMM7wLJz+k7wp6f9o4nsPPwfRZFAaF",
-	"TBm6AM2d4O1goA3nnyDlTjK2Dx57dxmmCi5o7gwBsFANjq5WTO3qm4SXvOZ/7Xc1SrrseVdrRZvt8Gfv",
-	"0od16+7awmvkGAyZuxjVBCYndyny5dSGsqqocmr4LeS6SqQhmStZxMI0PDwYkWKY7sKa+LjLeJL5ka+o",
-	"tCEZLUsmOupDlWx0SFiSDc07rKSg91cukGt/NWN/zOOtQ6KNbBb8OVzzsLKeLTjCXvUwZFl+0OgaWTei",
-	"9a2uK5E3GNvBiWwq0Dah1ZSS83FMbzYJgOsvLf6IhWruRlRgFIeEjAke7q79Ms/lne5o8ovNPwy4YYX2",
-	"ildvvfYLqhRd9mJiT5Rhy3OcHhsVDUhvKIS+us9opQ1L37hU2pXwv9C6nShUlTMQLvPFe+ICH23AjUvC",
-	"aIYC7O5DE22uLL+L5a5vvleOyAjCQAp2BVH4CiwrZ5C5Lz3Jr7utJ82f23Glj2dX0y14vrSWg+G5VMzY",
-	"jNCkDpvntb8kG3vLSmft+dnve9M5awoXL5rTxtc//Kdioa3zOh4fHh/685q05tWMbSPkLmMfj6MX0Xus",
-	"jRMvxf9fSH2YPTYJPTpCzOSNuFaIDQcxDbZv7a3u3L7oXoqmXkpqwtemDFAXaL2g1tbopkc04K4tta2g",
-	"0wlwJ8jM+tFv05S6wfKhr6gdUfRKdZtvsUHj7G8292rNZ/nytFbkWnyATJyqGEEA65edBV2SjN7WhRqy",
-	"doRRlXMkiF1ReJdJzVzIa2q+KaHEloJEG1mWLCVppZCtF82t3+hmKKgLbc27+q0uhVdkz34Is40FdZC6",
-	"mQLm7HmlYYqapJWlGdiVYtj3kDDcViLWvGOBT7TQOyV7A5fX0Lp25/0TkmQsuUEUZyFePfOGcdZMIF1R",
-	"iRTzm2B3zTb7mJzObIGMYOKOa9aBCKCBxuZmUuaMChf70CN30fxbe+1XIqkOkvC4ywFQ4abnO53ntOEq",
-	"FgzBicZeBxNuknOLofmqr4bcsOWUHBIjyeT4eEWQarL3TvBEpozAf2JRSi6M3oey6N3FT6PnFn/LytTk",
-	"ariiXEfW/YlUsZjxlCsL82g+/Hxq2EJiFfgyCcnLeUje5+hE78sQ2whiQTV5920URVGIzG30Y+gYXPfv",
-	"c2vIPtlNeKpJHIzjIIR/xnEQC7gkDg7igOxRTSgpqcmIZosC3NZkbImkumJa5rdg+WCOUhElK2MdAXwN",
-	"xL+s78JyFFsd6KqmlVWeOlRm94hSMqPJzf6YnNrhY8GF5ikDn5ZiwRThWHzOuWBTUjKVMGFGTKB8OMAi",
-	"nKoeY0PLiOmEliyNRS6RcFNKgvNosncdx1X6PIqu991KrAsbKTvesSFlFfT+FyYWJgumk2NbvtSfD8NA",
-	"SGv7DoUBIhvDfw5saQnmqcDg/v3h33FcfnqZPOA/c/znfW7/KR8uv/3repT2mtquEA+p1UQvADUPtf3/",
-	"hSifhz5KG0p3AR+XYSDYvXlZKS1VMA3Y8h8fzz5Kfv7xdPkrj+7O4f/5P+/PP8q787/Ju/OXR/fnH8+j",
-	"Xy/e0zN+x+nbs+/OihfL9z//9/KXi1fL8z/+yef/7IOaRqM7YhoH4AcgjT/dHhNlaWNp83BOtSElXbBW",
-	"if5YS9wt8G+K3G+b3NRZhSBSJRnTRiH5QVKWcI0sSLf4syofk1e3TNWfyKwysXA24OIMzV1EcI68shAP",
-	"qTb1iofV2tXW6rYBX17t3nW8eeM2HvI3M8AtpJDadPJS35Dm9QBrtkyaHbHfKxBJsy8WktmSCFp0jMGb",
-	"U29JzST95L9lvtusot5h9CiKnnWcO46oy75YnyV3Ut2QhWS6xk4zapLMfp1WODPkV2nBcAvDL6O9OIZ3",
-	"tdW7iR7yYHeXs6DGs8iaowcEO6eJCQm7pXkFQQ404DrNMIZ/U/No4zbr+tnFddtC1Bpy5QK3y9sU1km9",
-	"0zSXymMVddtIBubRk88KaNayHvKsjrgbf9tsNO7ZQ7byuuEIBxZbIbdmKTrdNHXYQkXIBp03lUJCi0Ee",
-	"qUMfebRRe0He9T351NudQ9HuzU8vyYuj4++J21luWprH5BoedI2bnIbOcgZwidxwkQLuw62iE1tPFKyY",
-	"AdC0XTLX9c7xNaFlyahCqrbhcvFGR18KBtgK+yW69H/i2tC5WDRdCXUHKqy80xJB4nXJOQ7WdpTXj4OB",
-	"uYah3g6QCBuaJj4DGBxFL7yeB68sqBf6ZK0Pq7FGzVg9xx0Q95BZYwh1yrNyxJ0Dq1gnwxqc7x1FL1D1",
-	"++M2oexpscEjDdfYr9O8y7cQySur+NRLM19pIAOMSttiPq/IXdmUP9O2efWG9LmUgZpzpcEtGthgrQNj",
-	"thqDNtmEJHN+T/aOJhPSarfBctGxICPPbI07xVHPb0ds6kGdAQPwUkG9XOt5vd0g54u+/De7Zdfq/Dv/",
-	"BJf1qL5K8a15q26/wVWGm9KY7XS1FuodnemVhFsCXe0r00/YcRRMg/+RlSJ4Ax7ewOtZCqo2MpgG3x4e",
-	"Hx/Dk46/+36Y+NlC1n4Rt7iaJRXL3+ZY5naT4tKeZgHsxGybSJXnY9wi6By+wO+bpA2XQVFX5a5juMWM",
-	"1RK/DDcOGOJohIskr1KWhpA47yh2rLS7fAjVdedKTRBxoflC8DlPqO3gMYzokiZsf0xOG9D8Hfkv/iMA",
-	"wpTNaZX3t96/TH/3o4UcubV+1FKM39C7cwe1vV9H+oaXI1lanmqEbBdTVlZr6L8hLFk3JAj4r+Vxa2xL",
-	"FvKWqaY7EZTfjn8dVmEzDfM1FGM/da3czl70C+95m42LloBp0yy4BdewKbaI8KiUBhgO+hLcPJaCuSt2",
-	"o1IqYSUNVcWVkTdMBJfgBuvon4YvOl4/zQ6cXeP29W2PSfn0WzIaWe9Ijfh7NRs3sesH9zUPNs6SSnGz",
-	"fAtPtROZYa/1aQVGN9Tr55jWpiW57iHkCbNdO3af0UKYvdGIlnwEF+6PyW8iX8aCiblUCW77MzHU1myj",
-	"AC4U1YYTaoNS2y/JxVwOdLM3ajy3uQ17i7TfnuSgjUWMliKv16ARJKSK3zIdC0aTjEjBIOBxo8nb87fY",
-	"Z1vprAl+lTA8d+2JNVgPm+4HJMQbIsXta8CjhlqkmrlgItQevyxFwmKx1+Rjky9DkJ2tp+Ha2v/3cQGK",
-	"0VTj944Owr2ek3qzR4exsN0Xbr2uZtNkxnIpFrDenhzHsYjFK1s0gcau17UDXzelmyZ7dVm372KjreVw",
-	"+2hdMTcm/wLTWNP1HhKGPNf1we3hdSzAiagr5tHqNbnedHygOTpwfYK2m0H4zaA4ttsdsbD0Wuro85wn",
-	"TGiMh4KiQb5WslScGaqWEJhU/uWwy4N/A3Z7+vosCINbprS17MNxNI6wh7BkgpY8mAbPxtH4GcZ3k6H7",
-	"Htj1/IHUuE1ajYQQN/3d/R62z11PoqjT7L3q1m6frPbQ+80A+Bs+fmhPH+AuZDluhR7L6OuqKECe0+AX",
-	"fssEXDuyHUHuTmxT1tjziXmfLjAA29UGl/DEAzxr46+8y52ZCpLxJIoaDsBtr4IPwFdzmefyDhmEnN8w",
-	"3OlZfacNXcaCC9t5qqRBqdpd0bpTG56SVQUV+gTdz22L1aeT8VCedXe0rrZu3tgFPIJqIOX94BaXyTxl",
-	"6oqnP+hiFB3CmjW7YqVMsh+e1Z/uS3CdK2p+6G1AHEbvd9VzXU3W6nJ5UVtXQxmBE9nIpGTONtsCyIOj",
-	"MWA2cYeu7RDf1A9YYwxeBbvNICDAl3SBua1ODYg2bXSt2w+RRw2JYHdMGzLnCk9OvqbaJkF4wjearHYm",
-	"ABYn9i8j3fnMjOEFePGJTRqxoGs2LCAh2Pu5JrKkv1cMLRXsULvD/3OpIFwNWRMgurOmiG84cD1QaUBm",
-	"bpa+krXbWEAIE0wDJNODsI6Dzbb1bkcd2sxDv4RpzaHp/bWlBtfNYfI1cxnYVR9wi6/D290ZY8NHjoSN",
-	"9Cc/z+liwVLSbR9pnUeIxabOELKxMWT/JBZzmms86OSsJ5XMxpg5zw1TtTXBXKxxDImt1+AyKLbhtoq+",
-	"PC6cFxDN/2DrNIXHylvjuOIvmB5HfhNthPqxXbTH0ZY23uHJeL7oYGup2C2XlW52BIemaJ1ujQk92sah",
-	"b3zR0fNt1ne5NSv0jk7t/EIUbwt+8IBZJzjicbGj6HDdY5t5HrzrnIQ8mkx2ual/WPEhDI6jZ9vv7Z1h",
-	"x/TigQtt6lV0IrmXR5pNW9sCNpA5cBi/rK8Z2+Y8Ax4lGED5Fp1XQtsNCxy7cXZqgf6YvGEl5BwA4vUm",
-	"XvNWGhee7dex6B3rgwHq1z0ol+GGWHF8ziSKTqAUqIfj5rNed4M1DzmKXsSCD1CWY+JenVFj+KKkeG51",
-	"bs9yFPIWj02tZYscAAMIhdOj2P3iTn24QfSYnNZLIFDqIsBjt0wQbpXQWwCSSBxwSs7muFEai4bIkbY+",
-	"q1dYvx2D2jtGiAVZijHOviPjxEZ/KmAhTkm2s9kd3ANjSe3UQBFHkwkMcnT4zMFQWTeytfO3T4cGtqhn",
-	"2vwo0+UOjv+fSJruFoyGWOCHNqvhGLonjoeb3w9F6rP96Fes45fO8X1nxKg5sVHzz5slQAbXXuTCdrQ9",
-	"ivZeYPXF8T56vv2mzutl8LYX228belMY3Hu4Q5rovo4I7zveZX0DZ6T/lLzWewlIO7HZ3z3CyKOKkCGq",
-	"2aHhPNcumA4+1Zc/rKURfmaryLSxtLjwT3J1ulDDTt9jStxbbUpqsgadwYcVOPN47nZAGIZrO+8w/gkA",
-	"a7OrfgWqio6239S8Bu2RoBTU5lg5+3ACSUtHMW60NI/uHjQvAGoX7pon1Iu39bFGNzVu06FPCXST3Zfq",
-	"rg9OLbe58SitJ9eG3O/I9eBTd4YbPdnbJmp58oD7DRTau7jhlm75p/S91U7JZg3/af437EZfoPI2c9be",
-	"uvlwie85wZc7DIVlRHcpK3O5LPBEoT2ni5W4ReuU5DKh+YrTo5pcF/SGQflyHQvc6NHNgWnLg3+y2zYP",
-	"04ODT5nU5iEIg1uqOAQQ1GzW1FOu6A8OJ9+Po3E0Ppw+j6IoGFIR3GShlFSmteOUA/ZCCo/sjUb20/64",
-	"AZusPRRuHa0629xH5O5RnpeNmAc3lVwN4rZX4O/+ntK4m6l0MMxNNIGF0HrbJ6HCEV/ESO9Btcr7D2rI",
-	"8tWk4BOUFVi8zGgOqlP2Auv3UvmTdJzpw+XD/wYAAP//",
+	"7H37c9u2mui/guHuTKwpJdOy3Sby9Ac3m/R4t0lz8rh3bstsDJGQhJgEeADQtprx+dvv4MOD4EMPJ3a3",
+	"d++emdNYEkl8+F743vwSZbysOCNMyWj2JVoRnBMBf74RZEEEYRk5r6qCklx/mROZCVopylk0iy5vMFU/",
+	"vr5ENyvCkFoRJIm4JgKtOOO1IDnC6NI8Z4b0tZfo4DWiEi7VnxFVKcPm8THCC0UEokqiDFejM4TnkjBl",
+	"Hk4VwkzeEP3QG6pWvFbwBMqWk5RFcSSzFSmxhpHc4rIqSDSLALyjJIojta70F1IJypbR3d1dHFVY4JKo",
+	"1m77W3z78jn6YXqSoMqjQ06Q3/jBa3Sz4oXeeMZZLkcIyyuJFLfQIixTJjlnCJtdU6b0nqhEC8pwESMu",
+	"7L5fu2egA6xQyaXSN6TMoPSJRONxiW/HeuUYHSdIovka5WSB60KNACfhAlhqlEmFWS4nKXu/ImjO87VD",
+	"vsQl0dc4VOrvDO0n6Fe1IiLcb4wwyxFO2aWh4c2KS4KucVET/TzGFcIWDawu50QgvnCbiREWBNEl4wJI",
+	"LFPmUapRdYawYxqsgPZ6DSI0C1gcSv0LZxkxhKaaLAbWKI4YLjVhLfm+gg0EkRVnkgAXvORiTvOcMP0h",
+	"44BK/SewaIY1TxxWgs8LUn73WXLWWkezjsK0iGaRWlGJeEUE3IIYIblEmNmvuEBXZA1b0QTKNEiH10eH",
+	"hnTykIuciPHR9PhkLFe0qihbjmUpDwWR9bykUlLOpN6rwqqW0ewkOY4jRRVsttmC3+5KqUrODg+XVK3q",
+	"+STj5WHzoBIzvCQi+GbsvpoXfH5YYsoOc57JQ1zRSZn/y8IvcBei+18FWUSz6F8OG4VyaH6Vh28MygzC",
+	"2/KlGfOKAF9ilBVU8+4VWZ8BR+7AIDoYj93n8RVZy9FEw3SRk7LiirBs/ZyzRUEzdQ9yPsiODCUvckRu",
+	"qVRGzBBGOV2ATCnUYPs9FkuiYlThdcFxrvUB4+onsuCCwHZe4WLBRUnyt+QfNZHqm1mTIGGe5DWCkeBr",
+	"XNAc/fu7X1+jnGd1qRfYxKMt7ksa7vPAujUeiwtLt9DYLfRQ3NhGCqCDzz+TTAE1XnP1ktcs/0YqMO4U",
+	"9QoOBio9z9xbL7RocdLQ4sIsoPexAJAfiRQGvDHjamzWeQhKvOZI1tnKYYkLpEBQgAhvjKy85/wX/eU3",
+	"0sJJnuIcFfp5M3Sc6P+h+VoRiTTgOFP6+NLCU9CSwgE+/X56dHKyl4gcBQr6TXe5x6KL3ddYcT42Cz2U",
+	"iDiMHWiyaFMOzn4tOCNEbjPQ1fr7jLMFXYIhCFgD4lk19p6WhNcPrs1ymhvJFYJeE1C8NDRNn0gkiMa+",
+	"XX4vBfe0oZ6FPrj/UWhn9zR2yzyocrsnjibovbZDM84YyeA0phJlBZckP0OCSMJyFNBBW2lA5mazX3EM",
+	"DxHb6oI02qAI00hDVhGWU7Y8Q5wVa0RYTnKrRbRfwdBcQwqwKUXyh7TCng3qXoDgT9C9Zp2HYpTgdPKb",
+	"AGdFU5qRm8bE0Ra4Ns04uA3maxD0d4oL8oHha0wLPC/IA4i61I/UVNQwASFxtjJsqMQaFViBE7BTpE9D",
+	"ixngRHUA6CMRC6Afhws9FLVyrPAcy12oMWQB1n9guhgPjkq04oWWPu1blpitQ+VMNZuAW1ritYNLrrhQ",
+	"xfr+RDMrzmu5fjRywRJjWOLxCYUOeuwx8gJnQEkZLrRiXgOW5XYcax3dHL+Kp+wg2NDI4d/EHvQab/Xn",
+	"8Tl8Nu71E+m8eON5B8Gh4OJ+zOSdjWMoboI8c3BmzIKULSctN92STpN7SYTG210cfWC4Visu6B/kWy1t",
+	"OJ7O7dPgthn6iWBBBErrJDnOcEW1MwkfyH72wFHDhy1IH4kR63CNh+DE8zcXessSYjMBl+D2SY4ybSEQ",
+	"fQIwgvhC/1aCDvnAKsEzIqVm0xdMUbV+kLP9Ip9peBSmzIXLrqmk84JoSdC/CF6gbIWFNsgF+vDdNJm+",
+	"2EY0ysCtfUlJkcto9vuXaKH/DFaM4qjUO9F+RPQVi999DFhjOg1tAONRmwUfzQCARcZmkQdhDgOw3rMP",
+	"kSLwT2GlRid1Qhj6mppdMX7DLI/Iuqq4UCR/RXKK38P2v4lJnptbx/pRKI0UuVWHVYEpM5afVqh+zTME",
+	"kh8uAY/ey107DQXcPxKVeh8I6Phoou5XG8NqY1jmMWIb0oaJuxgCAlNpfjeBq5Q5zL9gGYfz3Vh7aoUZ",
+	"ojkBDYAOAlMgJxnPreoYgUvg9wAHyLlSpKxU//D4lYWspc8Q/dQlVuQGryfoAvhMkEyb57k7WoJLEJUp",
+	"y3BRaBZYUEbliuTncJfPJ9CC2COSMrQo6HKlJujcX42wAS5l2vzFDPFaZbwkZoNunSYdQYpibIJRIwjn",
+	"M0SE4CJlB0pgJjU50QLTohYkdk5V7OTJPmc0Qef2PiQVFoqyZcrSyPC0dVZmaYRKLK4AKAukpoFCNzhE",
+	"Sq0QI5oKer8pOyjMwb2iFVxYcKlCzGlsebHGWUYqkA+UE5wXlBG0wnnKKiwlyUfGFAiks8FxNIumyfT7",
+	"cTIdJ9P3R9NZksySZJI8/eG3KI5MaiCaHcWRxae+WxAMAh9Vgl/TnIhPFlOBPEaCfCaZsoefRs621Y6m",
+	"v+nrKsErIhQ1gX1AbDsr0KPj396/f4NOk+kM/YRz9LP5uZ80iFs7Dp+4ZfOaPbAGOceKgFc/9GBt1hFx",
+	"MZBp08JrqGjoXeLc0M5ywSSkSSTLcXI0tEBBsCQvKp6tNi4hCSL6gvDpwDWwZM1y7UYEix0Hm6NMfX/S",
+	"rOttuob4AbqO4qikjJZ1CX/37wm4ZJvK+9Ve1uaNnXTRbLIfXSBJ9I+aCm2L/u62Eq720d9jIsUaFq0x",
+	"taHQR/R5S7/B2flEGvsCZwr0gPW+nf0FepXhSq64QgpfEZYylxXVpPEKIkaSG1cPCbKkUlv4JKdKWn2Q",
+	"rTBbat03SRmY8FodaXVOQaXoZQXDBSK3JKsh1FPxgmZrsAztuVFhobQxCA9pqwIrUu8t/iA0XeLbc69S",
+	"rGcQzY6TOCp5TkC4cWERbxbT1LCaR2O5Y2aYB0+CuxQRJWW4sIygrTxn9n1qshDNNxmtqMttmO+c/fex",
+	"pzdaO9rOhz8Hl95t2neXF95A/EyhhdW+XuVavHNWrGdGSddlXWBFr/UpXrM8RgvBy5Q1OV/NRILAQR67",
+	"oN7NimarUKeXtVRohauKsA75gCRbBVJvySiEPXZS4ttPVn3IcDct5XG6c0ngke2If6WvuWu4Z4eFZK66",
+	"G+KsLy0d2mayrirtc12vdABOLS1E5pCTRnW7cGmTqHfHmxb9tbGsUib83WDvKEG1qQGmi77byWVR8BvZ",
+	"oeRXs38cUUVKGbjlwX7NF1gIvO7pxB4q45bkWDp6Eg1gb0iFvrhd4Voqkr+1RkIXw/8buNuiQtQFseHe",
+	"Br1nVvFhb7ZZ8wLYkGm++91rm08mdwGOfMi+n2yIJoojzsgnrYU/ac4qiLZJPoYn74bbeth01kXb0TFq",
+	"1xgqc0HwlT4yI14R47a8BEs1miWgpeZkgw10qg82QTLC1HNcFDKaHSWJ++al2b758i4eVNn2uw+isP7N",
+	"7PDwaPrDJJkkk6PZ0+RpokmJa6mJv8CFJHFkzjHQvVpy5lhlK629Qynqq9dww3vo1hfuWIq6kN9LNYf7",
+	"C0V+01Z71HN77/MjAbcII7jChEyoRB/e/gJOlZLgPDrHg4uMtNShw6VZb855QTDs1WN3yGhzJ/0T2Tcs",
+	"JBK8VhAA9KBM2rpiM7m+Wh0ECO4qArcTj8Qhwe+Re4s9/ESia0puNK45axzFtmHSE6Z5LaSKZtOkI1cl",
+	"vr3wn5/uI2dYkZaA7Ra5tgh40HpmYlD9BgYAFVlNFbI3QCVXLRjJEV8sQnVmUnNaWZm9rnCx+AR/t1SV",
+	"/bVHWYuaQU7Dyua/n0gE18UGPo15CBm0HRGN3v6Z3iC8uwbgzrOqd+i9jx4+O9lgoVxsfPr7xnk39nZW",
+	"C0FYtjZb2r6Vp0PLee4YUATMVisxT7BCi6PWAXoJuBU8b6RWgtfLVduF28Bu+/mRhim377+hpUZwBpiv",
+	"IGSgTdXtyADmbkDhdStpZh2ku45EdMH5G78x6QsTWAa3BWLOGhJfAnmUJCP42Z7bKOO19oz4NRGyD1Sf",
+	"Rl0Z7ILxc9sukOgAYgXSR2pkN1QjRwiXnC1tOHwXCB3d6Lm/jZ4eoFv04i9Uqo7lYOlqItzDZoRXC438",
+	"He+jtP58K+EjBCpyDbUSNbFP0XdtdNDgb39a7WEL9M+wZtFNx7ot0zLRYzh+pK0yUE14ZoUlcgSAk6nN",
+	"pWZD/RPebfF+u3ij79p5HBeuWNYjy6+3hcvMswfZrMUHhsSb4nEDsbj/csNto8YGxwostxss0YIKqUzJ",
+	"Qb5LOSdfGUzyAG0hxDtSkMyKcxvoF7c4U8Ua2fRcgFgI2DTomuyK0zwakTo2DUN4LnlRK4I00bRVDAkU",
+	"bZfGkLlmNgNpbNo23jfRucS3vxC2VCtbjVpS5j4fDVFgE6bdbjeem2iBSwryjpWJllVCn+oaZB/Js6dE",
+	"aJJZSanlqm2Dme97bHrhM2QB0bAPvfz+Vw2674TrdHJ0ehTCNW3B5dc2Aat91j6dJM+0kvkYR1kQcf3v",
+	"EImEYN42pCcnoHWCFTci0Se7Z9HuKuLmzt2b7ikOHEQI9zrKXCZw4EAOKbrtET7W3sbazhyAReBeNjXp",
+	"B6O2gdSNXd31CbVnUqMh3fZbjNK4+DdIt7gOgmFt1hD1iWy6DXoNVwyXJIcM7sbjL3l2v+NPS5aUdF6s",
+	"zx2PbYwkQzWKqEnjAjstXOI1WuFrl6yEyhVEsCgoFEm5pBW0Kdk+LJf3nCHsLDWpeFWRHOW1gIo15m99",
+	"0jif4KEdBLmwJ9Kng5uChxG0SKUM2+RLmDcTZKHPeH245bVJtZNPvrkKimuRkbyUwRNNkiZHBwOXuySM",
+	"0zSjM5StSHYF8X6TDHCQ+6oraQpiTe4O4Vb15gSZMENqyjdvqCSdYPImgzWooT3fEJiyEW44LIPLjR0d",
+	"Fua22WuDgvqnGExpBg9+KXg5DEm4WNht4cGSe4EwtL5TmvsI5ztz7TfmHnoOpa9jGgjDW/BCvRjo1bhR",
+	"10MGqFcpg0g13VpPJKJNwxW6IusZOkKKo+npaVMsJdHBB0YznmsHPicpqzhlSo602frh/cvx09i3ItpC",
+	"q7gpvxobzYK4SNmc5lSYxAguhp+PFVlyyJs+z2L0fBGj3wpQJr9VMTSVpAxL9OG7JEmSGKq4kp9iW81l",
+	"/31qBDosfEM0lyiNJmkU638maZQyfUkaHaYROsASor5qhSRZlobNyBoK7ASRvLjWGkCLJRcuJAu1JSnT",
+	"6F+7uyCBC40vuMkC87rIbR7D1IvmaI6zq9EEnZvlU0aZpDnRuo2zJRGI5rbFlMxQRYT26MeEAX5MwEeD",
+	"KifQ3jQmMsMVyVNWcCi+EYJrJSLRwWWa1vnTJLkc2Z0YVaY472iJLRITGOfT09Oucc644X1rKGsxnOj/",
+	"HJpsgWZPoRnuP3//zzStvjzP7uCfBfzzW2H+qe4+fvevmw3pN3jZdWRd0Ze2pQPD+v9fK/J+BqLtsdjH",
+	"PvwYR4zcque1kNqFjcj63z9ffOb01efz9Wua3LzS/y/+fvvqM7959W/85tXzk9tXn18lr9//hi/oDcXv",
+	"Lr6/KJ+tf/v5f61/ef9i/eqPv9PF3/t2p6fonman9bEGrM4Q3A1Bec5syFIqVOFlxz56oC3up/i3ae53",
+	"/mzqueFcZCsilW2vzUlGJdQNdNOlhuQT9OKaCPcJzWuVMssDvpXdagQryA2HBM6EdykDc7rtEDe3Dchy",
+	"U8nbkeatJb1Q8TDX9puJKLfPpT4jLdwCG8onfXXsP2qNEl8jG6P5GkzmNjMEMPW25IEMD/8d8O7iCldt",
+	"HCT1e9zxylZVdOsVjMyiGy6u0JIT6WxIiNOar/MaIPMzBPQNYaQj0GMmutsi77aCisAz6obmsAo40tXr",
+	"aUt+gTMVI3KNi1orOU0B23cIOvyJqzzpxL/uHf9oc4jYUI5gkrHtog/vVC24COpwOvbmABxbDE2H6yHJ",
+	"6qDby9t2prHPHuKVN76qZmCzNVSjmKIW6Rs8jMPGuPdSvMeU4XKw8qJTcBEUWrQ3FFzfw48rfR7Sdm9f",
+	"PkfPTk5/QLbK3De4T9ClftAlZLkUnhcEkmBXlOXa7oNU0Jnxq0pSzmEYBXTIXLo8wCXCVUWwMIkAV/1k",
+	"ckgGN4xo2wqSRd2Cucw2RlK29B0Krh9Z7/w+rY+bRg24x+mFqdRLvRuI82xpoLiHYdDugQzcArfRR2uD",
+	"aNYa+7V6gjuA7iG2BhVqiWfwCLV2hrAWh844PzhJngHpR52yioCK3h7x4eC+n9ZQqYndfIx31V00HPKl",
+	"d+R8I7MMBMDa3HM/h7fhrxDSNqv1lgxDXwP+Z0PNHdS4jz/faRjaxh8cLegtOjiZTlGrDQdcRxsZGgcs",
+	"bDIEDXx72qmB2TPAAMGx4LZrpLCXCbdyGeJ/u4h2ua6bcntk8Q0iirWgO88w15YDu4y3HWlha3owVAXn",
+	"OTVxhTeB1rCZ607iDXz2gy93I5QTQa9tjXYrstbW9LvV6BgvMWWbHJv7xH/vNuy5JPq/RTexdIPlG5um",
+	"V6ImPQCC3/cteIMqNy6g8O0Gb6h2G44sdqjaLD5ESdPLbHYeUPJeeA+U7+wL9JRFs+j/8FoguAES+nC9",
+	"yQIrHs2i745OT0/1k06//2E4nLcjS/LAQX1t3xwfHz8Dc9xZ7ab2G2pnIJPtgtI2hAz9HAdYpYyzjPig",
+	"P5WowlKNJuiltlibinRnVHe6hFIWXFEzJc1Z6YGFggmCwZxy5ekTdL5lwhnjamy3cHCcoByv26PO8Irg",
+	"fIL+g1TKtoelrKSZ4KZ06cx3KNyA48Ca+KRCglREO1baxyq1f9KNY31bbqPhI8zWvy4gvNQ1RtdmppAZ",
+	"nwatWnVRTCB72hmBA997Y1lf9jGO9D+ma78lP04mPsZbF4xhNURZVtQw0WHBxQ2GrrF2px3C0nWPucAs",
+	"ZZIuGV3QDJsuOkWQrHBGRg09p6ffo/+gPwX06tm8Xydht+MlH9u9fpacTd7im1fWxQ1+HcsrWo15ZfT4",
+	"GKLMro5oQ9h9c0EtIkz/1+SRPPsv+TURLJzm122+akXztoc/vyW0H1iYPcVoLhooFGsqsLrhTahO8FFM",
+	"V5rlQ5jeIRvUdvrmCWfEXrFfCLNmBtPam/+k+BVh0UctBpvCrj5Oe7oZzI4buUExu9seMtTar00Lqrb3",
+	"MvXCNPbWgi734D7lNY+TrBZUrd/pp9oaY5h3cF6r1XC/rc1w+LEAro+XZqYSypZgGHfhYDzGFbXz9tCv",
+	"rFinjDA43nNzigyMFghmdALZAKC2M2h6lilb8IGJEp6Mr4wdCV1wrXp3N+IHTh87SNDuQYJBnoOdljKC",
+	"sxVUTCkO1bjvXr2DXvdarrzyq5mihT0NnZMc+z4dSET5AKbNq0Jx/0Azn4fF5BmDvA6H0/OgOZ2Kdaxx",
+	"Z+JY+lon/yPYgCA4NwXENgwLueYzd67LOGWmT8ju1x7LEs1JAeWqHPXwOElZyl6YYIWm2OWmlvxLHzKR",
+	"6MCFU0ZWN5oYCqSvNwVRJggq7DZMnogRgfjy5eH10WXKmrmPluslutw2wsOP77g8c5NMC7VChOUmzZgy",
+	"E9bObdqqoBlhprjRzw/llaBEYbHWisnXtH6FixO4WgN8e/7mIoqjayKk4eyjSTJJoNu1IgxXNJpFx5Nk",
+	"cgz6Xa1AfA/Nfv6AlJQ5tDyGwLL9m/29M810miSdgQvNxIT2qMvAU74aHpM6MATOTACBKohq0lI9JpMm",
+	"67LU+JxFv9BrwvS1Y1Niae8Eu09C3zWc+3gJCtjsNvqon3gI827CnXdj1qrWh/E0SXzszZZ3aBnQXy14",
+	"UXAzRragVwQyrM13UuF1yigz3d+CK2ughtMS9FNWdYmZPAPxs+loNyMSRqMZcQfuatPmrdnAA5BGH3k/",
+	"uipj6BT/RPMfodfbNG5/gsbtH4/dp9tKi84nrH7sJf6OwKrdi86+4NmSy56L0oga4MiMAKPQbVSQ7byg",
+	"8UGBGezI4qCm+ol7wAZmuD46DOu9BznCJKqcIofOq0WrpBQdwDRj12kJl5jIninaTplUtChsI4KmPeDa",
+	"HTAjU6kQ6Hujbm/arrBmCi3liCqr+gaqx2MEh5EDNoRCG8XaMyIM4UJyJFf8xqC40wcUW0B9l0xsujqk",
+	"qUgy1fy+e0JgRSzhXFcKRC9s2a1vqSpJycUaZAWnzImLH8hsrvsRYiO2UKJd9D5Br33phN62TBkOPEgi",
+	"SjtfBhw1TQxrSg9IkLZif24q13fIUW/gy94zfcPuig2y4LgvNp6LOalN6bLt6jV19UHA4y6OTpKjTWv7",
+	"zRx+6Ax5Ok2Od9/UG7EHkhfoXeNie7gdmFRoJaxspkqbEwQduFHKo1D+vLz1JPCwcg0CFZeDFfW0sPiw",
+	"k1Mdn2ueBK5j3DDvWWDtmAHgrhooZdLlmcGysaPIvQ1l7A9zB5TJQM8tPM6HJTTzNdYaCG+v41e7u7Ws",
+	"cWE0v4lmgTnDIdUI5gmU2RjxdeRm5Fb5ekJCEFUGQqoNPnENu8RIELCgJyl7g2tpMmTmAHED3Qya7HwG",
+	"OFdW+rLAOBwNiQaExppJJVY1/8Tz9R5Ssash4F5S45sU7trOinW8H1tobSPMpnG1QM22SCa7pas3eftr",
+	"Zfnk6HSfmwbmZembp9N9bu4PZAMlcvRnjz4PxsmZaZ1XhFQg6k78jYqcPJSSA9IH9QHzdSv8fG+1JiBS",
+	"vlmvvSUldwF/H/UmthOnF/0+wPCPuTDnRrZTVtCFQmaUmPktRsyar8YqAT3Ja5aPjEZqdAxMd8QqZWas",
+	"y61CmjJ5XUB9niBydebejOFVqqiZr6KmAuVkQYTAhXbcczlBkBwI1ZKZ8wIqCT5ZH27QvNXYejgVtK2d",
+	"8P8VndTKtQyISTdrArXpdKFI/j+66b+XbjKc4Aidf6uOCmoct3rD0GCOl6CZnAoIDFaXhoFsUYwYuSFS",
+	"mSQRmCjSKbel9siackhtJGXmL8XtiHBnA+mLz0zELGV4Q5UkOnf3w+tR8D9qY0lpJ1za908suNDG1iZH",
+	"4MJXC4Tv7/m9H9Us1o1B6R1NW83o3iIDFXzNS2R8rfx+zNYucejnb1owBN0PdryBe5/BBlgGSvkHYgLf",
+	"lmzoQgzdNgVUhvAQ+EWBl0uSo27vTmsgYsq2teWgrV05o7OUGWdSc5nhHndYogUtFBGOmzQswYuAOmjr",
+	"dRcNom1T5vnLoPG4JEjSP8gmSoG33VrHZr6i2WkSzroy40XMsKvTZMe0rWFgAlm0UY1KkGvKa+nLkIdA",
+	"NEK3gYUerFo5ZL7k5Oku7vv4iCdwUPc/OOG2oxy/3kv/tgPwgTx8u4uOJg9OEl8pbvrvBk4OWKb1hjJb",
+	"GubHDsLEv4EUh0lN1EyaKsl2qYF9cRe8KASrpihgpG3OSp9CZowG1BJr99q+U8C/zQxqjDe/LMmEnuxD",
+	"If1Ru9Rst1APHjlNkjNbAwA/qV4FXMrszBOMTpJnrdYmV5g0QfYVLi6LUVZYQHsZxIIx44xmuIAwMTpw",
+	"ZaMSrKcYzmYjAwj6bihbats/zKefpcz0R8Ms9xuhzw02gmDcFVnbpLneunuAm+5oATzTcPi32pjuO71l",
+	"vSkDDkRsNcAQpIPcod3zdDpB5xqTUCcB0c1pkiByTRiihgV6g58hf09NVHNhazp8tNXOvXLguNfDYHPH",
+	"GOKK2h6jf9hxNHakBmYBP6jALzEhGQOaJvTJdKoXOTk6thkA7noY29ZDWCvUNx+GpLC55NC+X84ora/0",
+	"cP4ypUj76dCh2qo/2ZFyPTpbX1HiQmgg8KSrO9Q2jTFpv9SgeePlOHjl5RCA9qbD/jsyAdbpVtfmEXCg",
+	"7Sjb6PVYe/qTvdLk6e6bOm+Sgtue7b5t6P2A4AjvcRx33zz2X+tA72M/9N720jYgzO9BRD0IOUMZgitB",
+	"GLYn2o7p4Rd3+d3GXPXP5Ft1cLy517zfjBx32l9zl+qqsFp5e1l/aMzloOyqreuGDei9i8v/BJN3u554",
+	"PN3wVSJ+svsm/7rFBwvI4NxMtQusQkiW2iKae7J5521gG4PG710nlHOpteUIU5jzsTZ3TKYVhU+zCl2a",
+	"iQ3OGNphGsP55s46U5jUMseeQARHmLZya8AfwECJlfa96VID+UR6s38Uo4KyK5KnbM7VCkES8aAzcwEd",
+	"otY0iNEEXQTVS/adw8ayXtJrYl4xYQrn8xm6bND5T3F0aRJol/8U00vTNKehD9DCF/rHo8sJumg0VUWE",
+	"B39mfI5GpUEqvY3cOPAC3CsQUOM+YNV1GyYp+7V5n9xBvygsRj7HONryvrlNMfRttun2eRZ/PQ13H/t4",
+	"/4h6t2Pjr2yLrrCdchLy3JlP67bMtT/VXmxJUheMP9vE20OdvwxfNn3vE2Mvc3DwRZV/fbtud+LBGXat",
+	"4TdYtiYANakHU5bpe9M2noFBUfOgffcLleq9H/L8aOIYFLhvTvbA+dYu1ukemF8b+utH4UwF69ZXewR4",
+	"9SXcHbwefulCuNWUDpoBWkfGgM4fyCjso/t3zCJ6TJO2qYffTuFvCN/eT6MMm5JfQfJ2fWS7QP93GIBr",
+	"eqKGzn+IB+WkKvi6hDccmPeGQMrB2pWo4BnYmq5aSaLLEl8RJGp2mTIoRpL+BS6m2vmLKc6/mx0efllx",
+	"qe6iOLrGgmrlApRdecPWZjeiMD2fJNEQifRNxiblQrX6CgoqFYFcJToYj80n8/5+1yUQLgUNAs3cAPsR",
+	"KrQBnx89mgdbB5QyE95MEb3+u985MOmaR3KDq+kVC8KuuF/beVbhKh48yJG8/yBfEt0ApT9pgxds9zku",
+	"NOmEucAp6RBIWxk7kHd0Gh3mTMlZqwLwyUDhX6eiVMYpMyWkI+tOmJo1/URXKOLLbQwLWZB8xvru493/",
+	"DQAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -19,6 +19,7 @@ type SubmissionAttempt struct {
 	OutcomeReason sql.NullString
 	MessageID     sql.NullString
 	Error         sql.NullString
+	Sent          bool
 }
 
 type SubmissionIntent struct {
@@ -37,6 +38,7 @@ type SubmissionIntent struct {
 	FinalMessageID     sql.NullString
 	ExhaustedReason    sql.NullString
 	LastModifiedAt     int64
+	NotBefore          sql.NullInt64
 	PossiblyAccepted   int64
 }
 
@@ -47,4 +49,10 @@ type SubmissionManagerLease struct {
 	AcquiredAt int64
 	RenewedAt  int64
 	ExpiresAt  int64
+}
+
+type SubmissionResubmission struct {
+	IntentID      string
+	ResubmittedAs string
+	CreatedAt     int64
 }

@@ -14,7 +14,7 @@ import (
 const listPossiblyAccepted = `-- name: ListPossiblyAccepted :many
 SELECT intent_id, submission_target, payload, contract, status, created_at,
        next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
-       final_message_id, exhausted_reason, last_modified_at
+       final_message_id, exhausted_reason, last_modified_at, not_before
 FROM submission_intents
 WHERE possibly_accepted = 1
   AND (CAST($1 AS varchar(16)) = '' OR status = CAST($1 AS varchar(16)))
@@ -49,6 +49,7 @@ type ListPossiblyAcceptedRow struct {
 	FinalMessageID     sql.NullString
 	ExhaustedReason    sql.NullString
 	LastModifiedAt     time.Time
+	NotBefore          sql.NullTime
 }
 
 // The listing filtered on the flag, optionally also on status and target
@@ -82,6 +83,7 @@ func (q *Queries) ListPossiblyAccepted(ctx context.Context, arg ListPossiblyAcce
 			&i.FinalMessageID,
 			&i.ExhaustedReason,
 			&i.LastModifiedAt,
+			&i.NotBefore,
 		); err != nil {
 			return nil, err
 		}

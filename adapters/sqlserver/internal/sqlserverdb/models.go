@@ -20,6 +20,7 @@ type SubmissionAttempt struct {
 	OutcomeReason sql.NullString
 	MessageID     sql.NullString
 	Error         sql.NullString
+	Sent          bool
 }
 
 type SubmissionIntent struct {
@@ -38,7 +39,8 @@ type SubmissionIntent struct {
 	FinalMessageID     sql.NullString
 	ExhaustedReason    sql.NullString
 	LastModifiedAt     time.Time
-	PossiblyAccepted   interface{}
+	NotBefore          sql.NullTime
+	PossiblyAccepted   bool
 }
 
 type SubmissionManagerLease struct {
@@ -48,4 +50,10 @@ type SubmissionManagerLease struct {
 	AcquiredAt time.Time
 	RenewedAt  time.Time
 	ExpiresAt  time.Time
+}
+
+type SubmissionResubmission struct {
+	IntentID      string
+	ResubmittedAs string
+	CreatedAt     time.Time
 }
