@@ -149,7 +149,7 @@ func submitMany(t *testing.T, c *client.ClientWithResponses, prefix, target stri
 	for range 16 {
 		wg.Go(func() {
 			for i := range ids {
-				res, err := c.SubmitIntentWithResponse(context.Background(), client.SubmitIntentJSONRequestBody{
+				res, err := c.SubmitIntentWithResponse(context.Background(), nil, client.SubmitIntentJSONRequestBody{
 					IntentId: fmt.Sprintf("%s-%05d", prefix, i), SubmissionTarget: target, Payload: json.RawMessage(`{}`),
 				})
 				if err == nil && res.StatusCode() != 201 {
