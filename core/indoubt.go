@@ -1,22 +1,32 @@
 package core
 
-// Attempts in doubt: an attempt that a leader started and never finished
-// (the leader crashed or was cut off during the gateway call) is closed by
-// the next leader with its outcome unknown. The gateway may have accepted
-// it; when a later attempt of the same intent is then refused as
-// duplicate_reference, that acceptance is likely. The spec keeps
-// duplicate_reference non-terminal, so the intent's status does not change;
-// the fact is recorded instead, as PossiblyAccepted on the intent.
+import "slices"
 
-// PossiblyAccepted reports whether an attempt's result, coming after
-// inDoubtBefore attempts of the same intent that were closed with their
-// outcome unknown, means the gateway may have accepted an earlier attempt
-// whose answer was lost: it refused this attempt's reference as a
-// duplicate. It is a pure rule; the engine puts its verdict on the
-// Decision and the store keeps it with the fenced write.
-func PossiblyAccepted(inDoubtBefore int, r AttemptResult) bool {
-	return inDoubtBefore > 0 && r.Err == nil && r.Outcome != nil &&
-		r.Outcome.Status == OutcomeRejected && r.Outcome.Reason == ReasonDuplicateReference
+// Attempts in doubt: an attempt that reached for its gateway and whose
+// answer never arrived may have been accepted. A leader crashed or was cut
+// off during the call (the next leader closes the attempt with its outcome
+// unknown), or the connection broke or timed out after the request went
+// out, or the answer could not be read. When a later attempt of the same
+// intent is then refused as duplicate_reference, that acceptance is likely.
+// The spec keeps duplicate_reference non-terminal, so the intent's status
+// does not change; the fact is recorded instead, as PossiblyAccepted on the
+// intent. Whether an attempt is in doubt is read from its data (sent, no
+// outcome), never from the wording of its error.
+
+// InDoubt reports whether a finished attempt was sent and got no outcome:
+// the gateway may have acted on it.
+func InDoubt(a Attempt) bool { return a.Finished() && a.Sent && a.Outcome == nil }
+
+// PossiblyAccepted reports whether an attempt's result, coming after the
+// given earlier attempts of the same intent, means the gateway may have
+// accepted an earlier attempt whose answer was lost: it refused this
+// attempt's reference as a duplicate after an attempt in doubt. It is a
+// pure rule; the engine puts its verdict on the Decision and the store keeps
+// it with the fenced write.
+func PossiblyAccepted(earlier []Attempt, r AttemptResult) bool {
+	return r.Err == nil && r.Outcome != nil &&
+		r.Outcome.Status == OutcomeRejected && r.Outcome.Reason == ReasonDuplicateReference &&
+		slices.ContainsFunc(earlier, InDoubt)
 }
 
 // LookupAnswer is what a gateway's lookup says about a reference whose

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/submissionmanager/submission-manager/app/clockctx"
@@ -95,7 +96,8 @@ func (t *term) attempt(ctx context.Context, entry core.ScheduleEntry, cached *co
 	if last, ok := in.LastAttempt(); ok && !last.Finished() {
 		t.log.Warn("attempt_outcome_unknown", "intent_id", in.IntentID, "attempt", last.Number,
 			"started_at", last.StartedAt)
-		return t.finish(ctx, in, last, t.resolveInDoubt(ctx, in, last), maybeSent)
+		r, how := t.resolveInDoubt(ctx, in, last)
+		return t.finish(ctx, in, last, r, how)
 	}
 	res, stale := t.guarded(ctx, in, cached != nil, release)
 	if stale {
@@ -198,7 +200,7 @@ func (t *term) finish(ctx context.Context, in core.Intent, a core.Attempt, r cor
 		delay = t.retryFor(in.Contract).Delay(tries)
 	}
 	d := core.Decide(in.Contract, in.DeadlineStart(), tries, finishedAt, r, delay)
-	d.PossiblyAccepted = core.PossiblyAccepted(inDoubtAttempts(in.Attempts), r)
+	d.PossiblyAccepted = core.PossiblyAccepted(in.Attempts, r)
 	return t.record(ctx, in, a, finishedAt, r, d, how)
 }
 
@@ -253,10 +255,11 @@ func (t *term) record(ctx context.Context, in core.Intent, a core.Attempt, finis
 		return res
 	}
 	res.next = &core.ScheduleEntry{IntentID: in.IntentID, DueAt: d.NextDueAt, Mode: in.Contract.Mode}
-	if how.sent() && core.Tries(a.Number, in.Attempts) == a.Number && !hasInDoubt(in, p.Error) {
+	if how.sent() && core.Tries(a.Number, in.Attempts) == a.Number && r.Outcome != nil && !slices.ContainsFunc(in.Attempts, core.InDoubt) {
 		// The cache keeps no attempts, so it may only hold intents whose
 		// attempt count is also their number of tries, and none with an
-		// attempt in doubt (the possiblyAccepted rule reads those).
+		// attempt in doubt, this one included (the possiblyAccepted rule
+		// reads those).
 		after := in
 		after.AttemptCount, after.NextDueAt, after.Attempts = a.Number, d.NextDueAt, nil
 		res.known = &after

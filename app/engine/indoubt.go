@@ -14,33 +14,23 @@ import (
 // as the policy allows, with no risk of a duplicate.
 const NeverReceivedError = "not received: the previous leader stopped during the gateway call, and the gateway's lookup says it never received the reference"
 
-// inDoubtAttempts counts the attempts closed with their outcome unknown.
-func inDoubtAttempts(attempts []core.Attempt) int {
-	n := 0
-	for _, a := range attempts {
-		if a.Finished() && a.Outcome == nil && a.Error == OutcomeUnknownError {
-			n++
-		}
-	}
-	return n
-}
-
 // resolveInDoubt decides how an attempt a previous leader left open is
 // closed. When the intent's gateway client offers a lookup, the gateway is
 // asked what it did with the reference: an outcome it gave closes the
 // attempt with that outcome (the policy then judges it as usual, deadline
 // rule included), "never received" closes it as not received (a retry
-// cannot be a duplicate). Without a lookup, or without a clear answer, the
-// attempt is closed with its outcome unknown, as before lookups existed.
-func (t *term) resolveInDoubt(ctx context.Context, in core.Intent, last core.Attempt) core.AttemptResult {
+// cannot be a duplicate, and the attempt was no try). Without a lookup, or
+// without a clear answer, the attempt is closed with its outcome unknown, as
+// before lookups existed. The reach says what the closed attempt counts as.
+func (t *term) resolveInDoubt(ctx context.Context, in core.Intent, last core.Attempt) (core.AttemptResult, reach) {
 	unknown := core.AttemptResult{Err: errors.New(OutcomeUnknownError)}
 	gw, ok := t.cfg.Gateways[in.Contract.GatewayType]
 	if !ok {
-		return unknown
+		return unknown, maybeSent
 	}
 	lk, ok := gw.(ports.GatewayLookup)
 	if !ok {
-		return unknown
+		return unknown, maybeSent
 	}
 	res, err := lk.Lookup(ctx, ports.LookupParams{
 		GatewayType: in.Contract.GatewayType,
@@ -57,19 +47,13 @@ func (t *term) resolveInDoubt(ctx context.Context, in core.Intent, last core.Att
 		o := res.Outcome
 		t.log.Info("in_doubt_resolved", "intent_id", in.IntentID, "attempt", last.Number,
 			"outcome", o.Status, "reason", o.Reason)
-		return core.AttemptResult{Outcome: &o}
+		return core.AttemptResult{Outcome: &o}, maybeSent
 	case core.LookupNeverReceived:
 		t.cfg.Metrics.InDoubtLookup(in.Contract.GatewayType, "never_received")
 		t.log.Info("in_doubt_never_received", "intent_id", in.IntentID, "attempt", last.Number)
-		return core.AttemptResult{Err: errors.New(NeverReceivedError)}
+		return core.AttemptResult{Err: errors.New(NeverReceivedError)}, notSent
 	default:
 		t.cfg.Metrics.InDoubtLookup(in.Contract.GatewayType, "unsupported")
-		return unknown
+		return unknown, maybeSent
 	}
-}
-
-// hasInDoubt reports whether the intent has an attempt in doubt, counting
-// the attempt just closed with closedError.
-func hasInDoubt(in core.Intent, closedError string) bool {
-	return closedError == OutcomeUnknownError || inDoubtAttempts(in.Attempts) > 0
 }

@@ -153,12 +153,11 @@ func TestLookupNeverReceivedRetriesUnflagged(t *testing.T) {
 
 	h.startLead()
 	in := h.waitAttempts("l-3", 1)
-	if in.Attempts[0].Error != engine.NeverReceivedError {
-		t.Fatalf("attempt closed with %q, want %q", in.Attempts[0].Error, engine.NeverReceivedError)
+	if in.Attempts[0].Error != engine.NeverReceivedError || in.Attempts[0].Sent {
+		t.Fatalf("attempt closed with %q sent=%v, want %q and not sent: the gateway never had it, so it was no try",
+			in.Attempts[0].Error, in.Attempts[0].Sent, engine.NeverReceivedError)
 	}
-	h.waitTimer(in.NextDueAt)
-	h.clock.AdvanceTo(in.NextDueAt)
-	in = h.waitAttempts("l-3", 2)
+	in = h.waitAttempts("l-3", 2) // due at once: a retry cannot be a duplicate
 	if in.PossiblyAccepted {
 		t.Fatal("flagged although the gateway said it never received the attempt")
 	}
@@ -179,4 +178,26 @@ func TestLookupFailureKeepsTheOutcomeUnknown(t *testing.T) {
 	h.waitTimer(in.NextDueAt)
 	h.clock.AdvanceTo(in.NextDueAt)
 	h.waitIntent("l-4", "flagged", func(in core.Intent) bool { return in.PossiblyAccepted })
+}
+
+// TestLostAnswerThenDuplicateIsFlagged covers an answer lost without any
+// crash: the connection broke after the request went out (the gateway
+// accepted it), so the retry is refused as duplicate_reference. The first
+// attempt was sent and got no outcome: it is in doubt by its data, and the
+// intent is flagged as the crash case is.
+func TestLostAnswerThenDuplicateIsFlagged(t *testing.T) {
+	h := newHarness(t)
+	h.gw.on("l-5", reply{err: errors.New("read tcp: connection reset by peer")}, duplicate)
+	h.submit("l-5", smsMaxAttempts, `{}`)
+	h.startLead()
+	in := h.waitAttempts("l-5", 1)
+	if !in.Attempts[0].Sent || in.PossiblyAccepted {
+		t.Fatalf("first attempt sent=%v, intent flagged=%v; want sent and not yet flagged", in.Attempts[0].Sent, in.PossiblyAccepted)
+	}
+	h.waitTimer(in.NextDueAt)
+	h.clock.AdvanceTo(in.NextDueAt)
+	in = h.waitAttempts("l-5", 2)
+	if !in.PossiblyAccepted {
+		t.Fatal("a duplicate_reference after a lost answer did not flag the intent as possibly accepted")
+	}
 }
