@@ -302,11 +302,13 @@ func TestHandWrittenSQLIsTSQL(t *testing.T) {
 		"getAppLockSQL":        {"DeclareVariableStatement", "ExecuteStatement", "SelectStatement"},
 		"releaseAppLockSQL":    {"ExecuteStatement"},
 		"shareLastModifiedSQL": {"UpdateStatement"},
+		"insertIntentsSQL":     {"InsertStatement"},
 	}
 	for name, sql := range map[string]string{
 		"getAppLockSQL":        getAppLockSQL,
 		"releaseAppLockSQL":    releaseAppLockSQL,
 		"shareLastModifiedSQL": shareLastModifiedSQL,
+		"insertIntentsSQL":     insertIntentsSQL,
 	} {
 		text, err := toDriverText(sql)
 		if err != nil {

@@ -36,6 +36,9 @@ type ServiceConfig struct {
 	MaxPayloadBytes int
 	// Notifier is the local engine; nil when this process never executes.
 	Notifier Notifier
+	// MaxBatch caps the intents of one batch submission; 0 means
+	// DefaultMaxBatch.
+	MaxBatch int
 }
 
 // Service implements ports.IntentService: it is what the HTTP API calls.
@@ -60,10 +63,14 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	if cfg.MaxPayloadBytes < 0 {
 		errs = append(errs, errors.New("engine: ServiceConfig.MaxPayloadBytes must not be negative"))
 	}
+	if cfg.MaxBatch < 0 {
+		errs = append(errs, errors.New("engine: ServiceConfig.MaxBatch must not be negative"))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	cfg.MaxPayloadBytes = cmp.Or(cfg.MaxPayloadBytes, core.DefaultMaxPayloadBytes)
+	cfg.MaxBatch = cmp.Or(cfg.MaxBatch, DefaultMaxBatch)
 	cfg.Metrics = cmp.Or[ports.Metrics](cfg.Metrics, ports.NopMetrics{})
 	return &Service{cfg: cfg}, nil
 }
@@ -74,42 +81,84 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 // Created=false and starts nothing; any other reuse of the intentId is a
 // *core.IdempotencyConflictError.
 func (s *Service) SubmitIntent(ctx context.Context, p ports.SubmitIntentParams) (ports.SubmitIntentResult, error) {
-	if err := validateIntentID(p.IntentID); err != nil {
+	sub, err := s.prepare(p)
+	if err != nil {
 		return ports.SubmitIntentResult{}, err
 	}
+	if sub.refusal != nil {
+		return s.repeatOr(ctx, p.IntentID, p.SubmissionTarget, sub.payload, sub.refusal)
+	}
+	created, err := s.cfg.Store.CreateIntent(ctx, sub.intent)
+	if err != nil {
+		return ports.SubmitIntentResult{}, err
+	}
+	return s.judge(sub, created)
+}
+
+// submission is a submission checked as far as it can be without the store.
+type submission struct {
+	// intent is what to store, when refusal is nil.
+	intent  core.Intent
+	target  string
+	payload []byte
+	// refusal is set when the current configuration refuses the submission
+	// (unknown target, payload over the limit); it still answers a repeat
+	// of an intent stored before the change (see repeatOr).
+	refusal error
+}
+
+// prepare validates a submission, compacts its payload and snapshots its
+// target's contract. Its error is a refusal no stored intent can change.
+func (s *Service) prepare(p ports.SubmitIntentParams) (submission, error) {
+	if err := validateIntentID(p.IntentID); err != nil {
+		return submission{}, err
+	}
 	if p.SubmissionTarget == "" {
-		return ports.SubmitIntentResult{}, &core.FieldError{Field: "submissionTarget", Message: "is required"}
+		return submission{}, &core.FieldError{Field: "submissionTarget", Message: "is required"}
 	}
 	payload, err := core.CompactPayload(p.Payload)
 	if err != nil {
-		return ports.SubmitIntentResult{}, err
+		return submission{}, err
 	}
+	sub := submission{target: p.SubmissionTarget, payload: payload}
 	if len(payload) > s.cfg.MaxPayloadBytes {
-		return s.repeatOr(ctx, p.IntentID, p.SubmissionTarget, payload, fmt.Errorf("%w: %d bytes compacted, the limit is %d",
-			core.ErrPayloadTooLarge, len(payload), s.cfg.MaxPayloadBytes))
+		sub.refusal = fmt.Errorf("%w: %d bytes compacted, the limit is %d",
+			core.ErrPayloadTooLarge, len(payload), s.cfg.MaxPayloadBytes)
+		return sub, nil
 	}
 	contract, ok := s.cfg.Registry.Lookup(p.SubmissionTarget)
 	if !ok {
-		return s.repeatOr(ctx, p.IntentID, p.SubmissionTarget, payload,
-			fmt.Errorf("%w: %q", core.ErrUnknownTarget, p.SubmissionTarget))
+		sub.refusal = fmt.Errorf("%w: %q", core.ErrUnknownTarget, p.SubmissionTarget)
+		return sub, nil
 	}
-	created, err := s.cfg.Store.CreateIntent(ctx, core.NewIntent(p.IntentID, contract, payload, s.cfg.Clock.Now()))
-	if err != nil {
-		return ports.SubmitIntentResult{}, err
+	sub.intent = core.NewIntent(p.IntentID, contract, payload, s.cfg.Clock.Now())
+	return sub, nil
+}
+
+// judge answers a prepared submission from what the store did with it: the
+// one place a repeat is judged, since the store only reports what it holds.
+// A created intent is counted and handed to the local engine.
+func (s *Service) judge(sub submission, created ports.CreateIntentResult) (ports.SubmitIntentResult, error) {
+	if created.Refused != nil {
+		return ports.SubmitIntentResult{}, created.Refused
 	}
 	if !created.Created {
-		// The one place a repeat is judged: the store only reports what it holds.
-		if err := core.CheckIdempotency(created.Intent, contract.SubmissionTarget, payload); err != nil {
+		if created.Intent.IntentID != sub.intent.IntentID {
+			// SQL Server compares strings as if padded with spaces, so the
+			// key "a " collides with "a". Refusing is the only honest answer.
+			return ports.SubmitIntentResult{}, &core.FieldError{Field: "intentId",
+				Message: fmt.Sprintf("collides with the existing intentId %q: the store compares identifiers ignoring trailing spaces", created.Intent.IntentID)}
+		}
+		if err := core.CheckIdempotency(created.Intent, sub.target, sub.payload); err != nil {
 			return ports.SubmitIntentResult{}, err
 		}
+		return ports.SubmitIntentResult{Intent: created.Intent}, nil
 	}
-	if created.Created {
-		s.cfg.Metrics.IntentCreated(created.Intent.SubmissionTarget)
-		if s.cfg.Notifier != nil {
-			s.cfg.Notifier.Notify(created.Intent)
-		}
+	s.cfg.Metrics.IntentCreated(created.Intent.SubmissionTarget)
+	if s.cfg.Notifier != nil {
+		s.cfg.Notifier.Notify(created.Intent)
 	}
-	return ports.SubmitIntentResult{Intent: created.Intent, Created: created.Created}, nil
+	return ports.SubmitIntentResult{Intent: created.Intent, Created: true}, nil
 }
 
 // repeatOr answers a submission the current configuration would refuse (its

@@ -71,6 +71,8 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"CreateConcurrentSameID", testCreateConcurrent},
 		{"CreateUnderATakenID", testCreateTakenID},
 		{"CreateUnderATerminalIntentsID", testTakenIDTerminal},
+		{"CreateIntentsMixed", testCreateIntentsMixed},
+		{"CreateIntentsRepeatWritesNothing", testCreateIntentsRepeatWritesNothing},
 		{"StartAttempt", testStartAttempt},
 		{"StartAttemptNotRunnable", testStartAttemptNotRunnable},
 		{"StartAttemptConcurrent", testStartAttemptConcurrent},
