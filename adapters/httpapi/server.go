@@ -34,6 +34,9 @@ type Config struct {
 	// that cannot hold an acceptable payload. Zero means
 	// core.DefaultMaxPayloadBytes.
 	MaxPayloadBytes int64
+	// MaxBatch caps the intents of one batch submission, and with it the
+	// batch's body limit. Zero means 1,000.
+	MaxBatch int
 	// Logger receives refusals (debug) and server-side failures (error);
 	// nil means slog.Default().
 	Logger *slog.Logger
@@ -83,6 +86,14 @@ func New(cfg Config) (*Server, error) {
 		Middlewares:      []apigen.MiddlewareFunc{validate, readJSONBody(bodyLimit(cfg.MaxPayloadBytes), log)},
 		ErrorHandlerFunc: onError,
 	})
+	if cfg.MaxBatch <= 0 {
+		cfg.MaxBatch = 1000
+	}
+	batch, err := newBatchHandler(cfg.Service, cfg.MaxBatch, log)
+	if err != nil {
+		return nil, err
+	}
+	mux.Handle("POST "+batchPath, readJSONBody(batchBodyLimit(cfg.MaxPayloadBytes, cfg.MaxBatch), log)(batch))
 	mux.Handle("/", notFound(mux, log))
 	return &Server{mux: mux, handler: requireAPIKey(newAPIKeys(cfg.APIKeys), log, mux)}, nil
 }

@@ -95,12 +95,12 @@ func TestSubmitIntentsJudgesLikeSingleSubmissions(t *testing.T) {
 		item("stored", "sms.realtime", `{ "to" : "+1" }`), // repeat of a stored intent
 		item("stored", "push.batch", `{"to":"+1"}`),       // conflict with it
 		item("bad\nid", "sms.realtime", `{}`),
-		item("new-2", "fax.realtime", `{}`),                                      // unknown target
+		item("new-2", "fax.realtime", `{}`),                                     // unknown target
 		item("new-3", "sms.realtime", `{"text":"`+strings.Repeat("x", 40)+`"}`), // over the payload limit
-		item("new-1", "sms.realtime", `{"to":"+2"}`),                             // repeat of item 0
-		item("new-1", "sms.realtime", `{"to":"+9"}`),                             // conflict with item 0
-		item("new-1", "fax.realtime", `{"to":"+2"}`),                             // refused target, but the id is taken
-		item("stored", "fax.realtime", `{}`),                                     // refused target, stored id
+		item("new-1", "sms.realtime", `{"to":"+2"}`),                            // repeat of item 0
+		item("new-1", "sms.realtime", `{"to":"+9"}`),                            // conflict with item 0
+		item("new-1", "fax.realtime", `{"to":"+2"}`),                            // refused target, but the id is taken
+		item("stored", "fax.realtime", `{}`),                                    // refused target, stored id
 		item("new-4", "", `{}`),
 		item("new-5", "push.batch", `not json`),
 		item("new-6", "push.batch", `[1,2]`),

@@ -105,6 +105,7 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 		Metrics:         metrics,
 		MaxPayloadBytes: int(cfg.MaxPayloadBytes),
 		Notifier:        notifier,
+		MaxBatch:        cfg.MaxBatch,
 	})
 	if err != nil {
 		return nil, err
@@ -116,6 +117,7 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 		APIOnly:         cfg.APIOnly,
 		APIKeys:         cfg.APIKeys,
 		MaxPayloadBytes: cfg.MaxPayloadBytes,
+		MaxBatch:        cfg.MaxBatch,
 		Logger:          log,
 	})
 	if err != nil {

@@ -23,6 +23,10 @@ const (
 	DefaultShutdownTimeout = 30 * time.Second
 )
 
+// maxMaxBatch bounds --max-batch: at 16 KiB per intent, a batch body of
+// 10,000 intents may already be 160 MiB.
+const maxMaxBatch = 10000
+
 // ServeConfig is everything `serve` needs. Tests build one directly; the
 // command fills it from flags and environment variables.
 type ServeConfig struct {
@@ -59,6 +63,9 @@ type ServeConfig struct {
 	APIKeys []string
 	// MaxPayloadBytes bounds a submission's compacted payload.
 	MaxPayloadBytes int64
+	// MaxBatch caps the intents of one batch submission (and so the batch
+	// body limit, 16 KiB per intent).
+	MaxBatch int
 	// GatewayTimeout bounds one gateway call.
 	GatewayTimeout time.Duration
 	// ShutdownTimeout bounds the drain after SIGTERM: in-flight requests and
@@ -84,6 +91,7 @@ func DefaultServeConfig() ServeConfig {
 		AcquireInterval:         leader.DefaultAcquireInterval,
 		ScheduleRefreshInterval: engine.DefaultRefreshInterval,
 		MaxPayloadBytes:         core.DefaultMaxPayloadBytes,
+		MaxBatch:                engine.DefaultMaxBatch,
 		GatewayTimeout:          DefaultGatewayTimeout,
 		ShutdownTimeout:         DefaultShutdownTimeout,
 		LogLevel:                slog.LevelInfo,
@@ -110,6 +118,7 @@ func parseServeConfig(args []string, env LookupEnv, stderr io.Writer) (ServeConf
 	fs.StringVar(&cfg.HolderID, "holder-id", cfg.HolderID, "this instance's name in the lease (default hostname-pid-random)")
 	fs.Var((*listFlag)(&cfg.APIKeys), "api-keys", "comma-separated API keys; when set, /v1 requires Authorization: Bearer <key>")
 	fs.Int64Var(&cfg.MaxPayloadBytes, "max-payload-bytes", cfg.MaxPayloadBytes, "largest accepted payload, in bytes of compacted JSON")
+	fs.IntVar(&cfg.MaxBatch, "max-batch", cfg.MaxBatch, "most intents in one POST /v1/intents/batch (the batch body limit scales with it)")
 	fs.DurationVar(&cfg.GatewayTimeout, "gateway-timeout", cfg.GatewayTimeout, "bound on one gateway call")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "drain time after SIGTERM before in-flight work is abandoned")
 	fs.BoolVar(&cfg.Pprof, "pprof", cfg.Pprof, "mount net/http/pprof under /debug/pprof/")
@@ -153,6 +162,9 @@ func (c ServeConfig) Validate() error {
 	}
 	if c.MaxPayloadBytes < 1 {
 		errs = append(errs, fmt.Errorf("--max-payload-bytes must be at least 1, got %d", c.MaxPayloadBytes))
+	}
+	if c.MaxBatch < 1 || c.MaxBatch > maxMaxBatch {
+		errs = append(errs, fmt.Errorf("--max-batch must be between 1 and %d, got %d", maxMaxBatch, c.MaxBatch))
 	}
 	if len(c.HolderID) > 128 {
 		errs = append(errs, fmt.Errorf("--holder-id is %d bytes; the lease row holds at most 128", len(c.HolderID)))

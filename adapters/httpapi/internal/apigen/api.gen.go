@@ -287,6 +287,37 @@ type Intent struct {
 	SubmissionTarget string `json:"submissionTarget"`
 }
 
+// IntentBatch defines model for IntentBatch.
+type IntentBatch struct {
+	// Intents 1 to 1,000 submissions by default (the operator's --max-batch);
+	// each is checked as a SubmitIntentRequest on its own.
+	Intents []SubmitIntentRequest `json:"intents"`
+}
+
+// IntentBatchResult The answer POST /v1/intents would have given this item: its status
+// with the intent (201 created, 200 repeat) or the problem document.
+type IntentBatchResult struct {
+	// Intent Example: {"attempts":[{"finishedAt":"2026-02-02T12:00:00.087Z","number":1,"outcome":{"reason":"provider_failure","status":"rejected"},"startedAt":"2026-02-02T12:00:00.012Z"},{"finishedAt":"2026-02-02T12:00:05.151Z","number":2,"outcome":{"status":"accepted"},"startedAt":"2026-02-02T12:00:05.090Z"}],"contract":{"gatewayType":"sms","maxAcceptanceSeconds":30,"mode":"realtime","policy":"deadline","submissionTarget":"sms.realtime","terminalOutcomes":["invalid_request","invalid_recipient","invalid_message"]},"createdAt":"2026-02-02T12:00:00.004Z","finalOutcome":{"status":"accepted"},"intentId":"order-1234-shipping-sms","status":"accepted","submissionTarget":"sms.realtime"}
+	Intent *Intent `json:"intent,omitempty"`
+
+	// Problem An RFC 9457 problem document. `type` is stable per kind of error;
+	// the members after `instance` appear only for the errors that need
+	// them.
+	//
+	//
+	// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+	Problem *Problem `json:"problem,omitempty"`
+
+	// Status Example: 201
+	Status int `json:"status"`
+}
+
+// IntentBatchResults defines model for IntentBatchResults.
+type IntentBatchResults struct {
+	// Results One result per submitted item, in the same order.
+	Results []IntentBatchResult `json:"results"`
+}
+
 // IntentID The client's idempotency key: 1 to 255 characters, no control
 // characters, and neither "." nor ".." (URL paths resolve those as
 // dot segments, so such an intent could never be read back).
@@ -1520,85 +1551,89 @@ func (sh *strictHandler) GetTarget(w http.ResponseWriter, r *http.Request, submi
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"5Fz/c9s2sv9XMLybaTInyZRitxdl+oPba3q+F7dp7L6blzCXQORKQkwCLADaVjP+39/sAqRAkfqSxO50",
-	"3utMMxJFAIv9+tnFwh+jVBWlkiCtiaYfIw2mVNIAfTnLoCiVBZmuvldynovU4uNUSQuSPvKyzEXKrVDy",
-	"qNRqlkPxtw9GSfzNpEsoOH76q4Z5NI3+crRe68j9ao5eulHR3d3dIMrApFqUOF00jS6XwAQtdZYxuBXG",
-	"GnYj7JJxlon5HDRIy0w1K4QxQslLrhdgmdKs5Ktc8WwU3Q2ic57PlS4gewW/VWA+ZQNwy4syB/yYgeUi",
-	"j6aRXQLTbiY2U9mKCcOksoyza56LjP3r4uefWKbSqsAFBpGQxnKZQjSNjq7HR247JhpExnJbmWh6HMeD",
-	"yAqL66yJrdeIBpFdlfjT0trSTI+OFsIuq9koVcXReusFl3wBOngyrB/NcjU7KriQR5lKzREvxajI/lLU",
-	"Cw3rhe4G9yOwNlOIHWr2AVJL0vhJ2eeqktkXSkEqrxhsyQ2zS2EaRdnK8yOlM9DD8eTJ8dAsRVkKuRia",
-	"oi2L47UsztwCuI85kfxAonDkDaWyQ7fOfUjiJ8VMlS5rLinNLFkHCeGlM49LpV7gwy+UhTc2ZpViOc43",
-	"ZU9i/I/NVhYMQ8J5aiEbMDSeXBTCooJMvp6Mj48PMpHxk7VYXm4u91By8fsaWqWGbqH7MpGaY49QLEtg",
-	"N0uVO8N5zOA2BcgMPU+VnItFpSFzXCPhXVil4VfJr7nI+SyHe/BnBqdkKZeo6zP0bzxdQvaMabB6xXJu",
-	"QR8ip5M4kBPRyaqA0AeSE1E/DBe6Lzll3PIZN/tYQ2L5VfLKLpUWv8OXOjcDMmOnfjYaNmXfAdegWVLF",
-	"8ZOUl4JdwYq+wGExZrwWTIvSB5JJFa5xH+I4fXmGWzaM65ZdcJmxMCSnXGsBGH0kMDXH3wovn1KrFIxB",
-	"DflBWmFXXyimOuBMWVEZUg5uWaGMZZOTE5YuuUavp80uAQlJqOG5gDwz0fTNx2iOH4PZo0FUINXopqM9",
-	"C929DUQ+mYShzIETN/mDxTFaZOgWuRehO4IdotO8AAuaUainlQbM+88OBBSGVfJKqhvpZW+qslTaQnYO",
-	"meCXtP0vEv73bugQp2JJZOHWHpU5FzKJavDTrPmMkUWHS9DUB0W+k9BwmylZgftgJMcHM+FmtSGtNqRl",
-	"HgImGoQo3HQ4NIrumuUoHzm1ForSOkmEM/4sQy1gVpFeLLiFG74asTNSCQ0pQsCMzWCOsSl4hQmTyJTn",
-	"OUprLqQwS8hOaRSfEXk3S5EDc8hFSDbPxWJpR+y0eZtxR1wiEZJyyVRlU1UAexSuw6W5AXRcN5DnQwfB",
-	"H6Mec8lAa6UT+chqLg1yns25yCsNA2ZFAaqyg1r1/TyPR+zUj2PGcm2FXCQyiZz6zQphLWTTJGIF11dE",
-	"lCeS2SW37IaHTKksk3ANmsSRyEc58Aw0ImV6MVfkexrOIbcaC+RpCiWpMsuAZ7mQwJY8S2TJjYHs8ShB",
-	"dQ8Mac3jaBpN4snXw3gyjCeX48k0jqdxPIr//s3raBDJqpiBjqbjQeT56ZJUTrYZlVpdiwz0O8+pwHQi",
-	"DZh1+PiDzNm12njyGt8rtSpBW+HSX2JsywNEHTn+8/LyJTuJJ1P2Hc/Yj+7ntU0aq4Vc4NThjsMZd2we",
-	"1YMjyRm3MEQd6Ju4ZlEw6XgQFUKKoirosx+C7mUBGscEvNxlwz/719oc3Es9MvMw6u8GEUZuoRE0vam3",
-	"Eq72thnjskikBZ0vxryuHzhteQEKBl9hBuLeJ2vxGVENFCh+SF6apbLM8iuQibxZgkRTR7VvzGjAjHJ4",
-	"j2lYCIPwDzJhjbeadMnlAj3EKJGvCBxaUQi5IB/iltWS5wxuIa2QXFaqXKQrgjDeEZZcW0QtNEnbYLzi",
-	"XXr+Udpa8NvTxvAuIFUSQcSTeBAVKgMyAZ57xrvFUBrePpHLG3HTTTwKRlnQhZA894qAEKXGLO/WFYr1",
-	"k1SUoq57uGc1eHnbsa7Wjnbr4Y/Bq3fb9r2pCy81kOeeex/VOCbPdyXz1dS5sqqocm7FNYalSmYDNteq",
-	"SKRt6k+oRBooMg2oBCUkRoR0GXo+QmdLXpYgN8RHItlpkLgl55oP2EnBb995R27C3YzCNU/2Lkk6spvx",
-	"5/jO3Vp79oR899Zdn2aFTmNTyTY9WlfrNjnyinw7GpELBcYFNPDZgLdxCm8uCKDpr5iyS9CJ1M1oQgVW",
-	"CwzIFOBxdG2Xea5uzIYkP1v9B5GwUNBWuvt1D7jWfNXxiR1WDlqW4+XYiKiHe30u9IfbJa+MheyVD6Wb",
-	"HP43abdnha5yQOZCyN5n3vHxBtz4IExqKFHv3jTe5p2ra1DGGarvO59QR4NISXiHXvgdalYOGLnfBpzf",
-	"NqzDzR/bfqULPdfkFiJfOc0h91xqsC4iNKHDxXkTbsn53rIyyzZ97nmHnLMmxwi8OW9s/c2fFQvtpetk",
-	"ND4Zh3RNWnQ1azsPecjaJ6P4afya0tg0CPH/F0IfRY9dTI+PCTMFK25lYlMamEb7S9rrkfs33QnRPAhJ",
-	"jfvaFQHqBK3j1NoS3TVFA+7aXNsLOj0DD4LM0PV+u0jadJZ3XUEdiKLXots9xDmNs394myFJHjLiwr37",
-	"hRF4IwIFpaieYOTJC4UVCHuw1qG+MNTss9dRp7lw2EuszyHZFaymbIwpfrv6NWBSOaSv8kSGzxFgSxAY",
-	"+1kSjZKISUWf8OOjX1+9YCW3S0QCRuXXiAGUAcZNIjMqTiwK5DThfzpT4eskQlV55sOgKw5nbMbTq818",
-	"d4edFvz2BciFXUbTyYnDbPX38QATeRKcDz0YhkYjh6WRrxo59Z83/0mS2zgeJsnt+HmS3H7zHD8+ff72",
-	"b3/dHpBecnfwEwSluvyEMSkIUP9/vfGnOdoSZIYsPsDPvh1EEm7t95U2SkfTCFb/+nD2QYnzD6ern0R8",
-	"c47/57/cnn9QN+f/UDfn3x/fnn84j3+6fM3PxI3gF2dfnxVPV69//O/Vi8sfVue//yLmv3T9dyPRA923",
-	"xyo93jskt5N0uwoZZtxLYDk3mMguoJWN3NcWD/NVu5zNReNON3YhmdLpEozVlOexDFJhKOHbxLlO5CP2",
-	"wzXo+hubVTaRXgcwr6AI4f2AN9+1hgRBuYFmQVhqA8v1sB5bXp8fbFjzFx0kbCrSvF5gSyG3qdP/ViFL",
-	"mmr9gM1WTPJiQxkCmjpbaogM49XeE5bdWlGfewTZWEc7zn06vJloOptlN0pfsYUCU9dAZ9ymS/c4q4gy",
-	"KiXxAqhaG2YMgR+jUW3x7sqEA4SxmZ5xG2hkXY6cMs7mPLUDBtc8r9DJoQT8YTL58K/qksGoXWD65Dyi",
-	"rSF6Sx55SYdz7Wz9WV1UnysdFFBMW0l66OjwZ42Nal73WdYGuxt72600fu4+XXnZlEN6NltRGcFVI1x5",
-	"YYUugYqKUrE6kjXnAykvelPmjUw5yJDbGwre7/CnPoTp83avnn/Pnh6ffMP8eVfTtTRi73Gi9+jFjOWz",
-	"HFgJml0JmTE1d8cNz1x1rABM/Qzjcwuava/Ps94zXpbANVWlmrIVDfSVGgmQ0RRFp9KZ+k4zIRfNuWjd",
-	"ZII73ziAZcm24JxEW5vG6ulwYWFwqYuefGnHse0nAIPj+GlwEhsg2XqjD3Ygu15r2KzVMdwedvepNblQ",
-	"LzzHRyqSOsF6Htaw+NFx/JRE/3jUrp0FUmzwSFNW6aYWwet7amZrrfjYCTNfqCA9yWNbYz4tL1vrVEhp",
-	"W706S4ZpY0+atJbgHgns0NaeNVutCbt0QrG5uGWPjicT1moCoMzLH8QPA7W1vlGzpu9AbBpAnR4FCEJB",
-	"vV1neZ3Ct7fFkP+7zXJT68KRf4DJBlWNSou9catuCqBdDnaFsQs623IaGnTHdlLCPY6utpXpR+qDiKbR",
-	"/6hKMxpA/Zn0PmQoaquiafS38cnJCc508vU3/bWKPXWpzymjBFRuhsKVa1NFxAQDDFc3nI7E220EDHdC",
-	"xoXeQiHcF9KIhRRzkXLXImCBmZKn8HjEThuo+jX7L/EdwrAM5rzKu2d7n8c1WeW+AdDqCgbR7XChhl7G",
-	"1D3xit+ce8Ab/Do0V6IcKto9z4elotK3m2RL3agP0dUnoBL/vaGKSY0w2UJdg5YmOCtoe6GN3H53CeRL",
-	"alPdALJWfvfSC9HReeedXBmkXeygmn9T03BQPihoNPCsV6Nx8EhJ8G8cVtCopOM0Yvt3Vl2BjN7eDbYX",
-	"YZqqzcl2MjdA5Rbjq4fdZ+Glewbc8PrAAkVYHN55alZP3JU86jiklRZ2dYGzOkJm1F95WqHS9TUXuVZC",
-	"1rQhUq4H+lqk4NoE3MGGAxKPhkNeiiG++HjEfpb5KpEg50qndM4Isq+V0XkF2iiJjQhqQ0PXSyXkXHWJ",
-	"vGjEeO4iDDUzmLAfwgMMh9tcbbXeg6FQnWlxDSaRwNMlUxLQAQpr2MX5BfXgVWbZOMNKWpH7fqgaMg+a",
-	"41amdCKbcgarJDo1nKqvJ6OhhcKRCeqrSqaQyEdNVLT5aoC8c1ktvlvb/2PagAaeGXruizLUr/Gs7noy",
-	"g0S6416/X585YU6fK7nA/Xb4OEpkIn9wqQtK7P22VsH3TQJl2KM6uXrsfaPLqBK5I6UasX+jamzpdMWM",
-	"HvSKvT+6Hr9PJBoR9yk1ab1h73e1DDftwu+fke4u0f0uMUWlAGAS6YpcmXJ6mIsUpCF/KDkp5EutSi3A",
-	"cr0KQFSP3p2+PIsG0TVo4zRzPIpHMTUdlSB5KaJp9GQUj56Qf7ZLMr8jR8/vVGB2QafZIaGPf/rfB+0L",
-	"SpM43mjkXHditq8gBRj4qgdC9ffpu45haictRy3X4eripioK5Mc0eiGuQeK7Q9dC4EeieYGhJjGK43xB",
-	"DtTtNnqLMx6h0q7CnW9WoGyFwXQSx00m7VrzSIfx0VzlubqhPDwXV0AnFetnxvIVQhXXqqaVJa6OWNiF",
-	"ibMsq4JL84zMxwHO5hpPIhtzJe1oy+aV28A9iAZD1rd+c0uVZ6DfiexbUwzjMe7ZwDsoVbr89kn97bZE",
-	"1X/H7bedMv44fn2onOucrBaXj2vGmQrxCI3AeRatctitC8gPQcpA0cDfTnJLfFVPsEUZgjxwn0Kggy75",
-	"gmJT7doJPTrvWPcrUTVywCTcgLFsLrRBIb7kxgUxnOErw9b1fYS5qftklTvSwvfwBXr5mXP6ieRbyv7o",
-	"0N14YZgq+W8VkKaiHhp/S26uNLqbPm1CRHbWpMJNJdnhsc3AnK+ara957cvzBEGiaUQl6WhQ+7HmvPKw",
-	"NuZ2/o7YawcNTbOgSx2EaW5dbaGl5zi1xyy+DC9/7L2BtABmxO+wjTK6b9Qixycv0fQkDrvMYqLHtZmd",
-	"xHv63PqJCXTPw6xSw7VQlWnOkfpIdEq2hWX3dtwUMjs+/vs+br/d6wU71wAOvikbHNz2XpbYcAZ09eE4",
-	"Hm+btqHz6NeN2zrHk8khg7oXau4G0Un8ZP/Yzh02cqdBMDW23sWG5wr8ZnPUR/2JpsdT0jJhGlrX+ZqG",
-	"X+q17UGlDk1W0rgyN63d9M5zB0xH7BWU6GMRONZHP811Ze+O3ONEdq6o4AL1PUDtPXpfLZXmmcTxM4Su",
-	"9XLCftI9aMLo7Dh+mkjRU+gaMX+nssacRcnpbtXcNTsX6pruFWytdnjAgZCByOM5xibfFu0XMSN2Wm+B",
-	"YWpGgAauQTLhhNDZABVBBMblHOZ0vJbIpvCgXD5R77C+NsndiCFhH8jIx7nLk8/cYQSXuBEvJNf65y+h",
-	"oLJkjjQUxPFkgoscj5942KUM9MWrsIgWuSQUjP1OZasDDP/PWGo7zBn11Q7v2lm4ryg9sD/c/YcDGM8J",
-	"Xzu7gg279IYfGiN5zYnzmn8clTfcN5hD5t12vN+Ldv6ywWf7+/jp/kF9fwsCx44P8PebF85p3MkhhPZc",
-	"3PsTBCin/EGhIihRUGWirkr0x6s20D/6WL9+tzX9/RHWHmYnJL4MryxstM0NWAk6BWmHIFOVQcaE9DmA",
-	"XTYoC7+sQVZQX20bdj/sOvh86Q8ASrtN7gvQUXy8f1Dzdy7uSeMwp6SML4QFVCzzpa2dmhaUWXvVCwHX",
-	"pX/nAeUSlNy3yKbGX2YQprKbQetzZdcFma6mtvPOWMDXpqi8wdejj5sU7rTk4HiiZck95teTIB5ihnva",
-	"ex/S9tYV+t0S/sPsr9+MPkPk7YpP+8jgzVtkqh/UW5r3yNgXqfFztzI/2vS7JurPmBszYbwunqdc+vID",
-	"syqYqN5Ad6KmZLkmCr8h2CVIPeM5lylVFWXGnBYrHRLpK1d3b+/+NwAA//8=",
+	"5Fz/c9s2sv9XMLybaTJHyZRitxd5+oPba3u+F7e+2H03L1EugciVhJgEeABoW834f3+zC5ACRepLEqfT",
+	"ea8zzcgUASz262cXC32IUlWUSoK0Jpp8iDSYUkkD9Md5BkWpLMh09b2S81ykFh+nSlqQ9JGXZS5SboWS",
+	"R6VWsxyKv7w3SuJ3Jl1CwfHTnzXMo0n0p6P1WkfuW3N06UZFDw8PcZSBSbUocbpoEl0vgQla6jxjcC+M",
+	"NexO2CXjLBPzOWiQlplqVghjhJLXXC/AMqVZyVe54tkweoijC57PlS4gewn/qcB8zAbgnhdlDvgxA8tF",
+	"Hk0iuwSm3UxsprIVE4ZJZRlntzwXGfvH1S8/s0ylVYELxJGQxnKZQjSJjm5HR247JoojY7mtTDQ5TpI4",
+	"ssLiOmti6zWiOLKrEr9aWluaydHRQthlNRumqjhab73gki9AB08G9aNZrmZHBRfyKFOpOeKlGBbZn4p6",
+	"oUG90EP8OAJrM4XYoWbvIbUkjZ+V/VFVMvtMKUjlFYMtuWF2KUyjKFt5fqR0BnowGj87HpilKEshFwNT",
+	"tGVxvJbFuVsA9zEnkr+QKBx5A6nswK3zGJL4WTFTpcuaS0ozS9ZBQrh05nGt1At8+Jmy8MbGrFIsx/km",
+	"7FmC/7HZyoJhSDhPLWQxQ+PJRSEsKsj46/Ho+PggExk9W4vlcnO5LyUXv6+BVWrgFnosE6k59gTFsgR2",
+	"t1S5M5ynDO5TgMzQ81TJuVhUGjLHNRLelVUafpX8loucz3J4BH9mcEqWcom6PkP/xtMlZKdMg9UrlnML",
+	"+hA5nSSBnIhOVgWEfiE5EfWDcKHHklPGLZ9xs481JJZfJa/sUmnxG3yuczMgM3bmZ6NhE/YdcA2aTask",
+	"eZbyUrAbWNEfcFiMGa0F06L0C8mkCtd4DHGcXZ7jlg3jumUXXGYsDMkp11oARh8JTM3xu8LLp9QqBWNQ",
+	"Q36QVtjVZ4qpDjgTVlSGlINbVihj2fjkhKVLrtHrabNLQEISavhRQJ6ZaPL6QzTHj8HsURwVSDW66WjP",
+	"Qg9vApGPx2Eoc+DETf7F4hgtMnCLPIrQHcEO0WlegAXNKNTTSjHz/rMDAYVhlbyR6k562ZuqLJW2kF1A",
+	"Jvg1bf+zhP+9GzrAqdg0snBvj8qcCzmNavDTrHnKyKLDJWjqgyLfSWi4zZSswH0wkuMXM+FmtQGtNqBl",
+	"vgRMNAhRuOlwaBg9NMtRPnJmLRSldZIIZ/xFhlrArCK9WHALd3w1ZOekEhpShIAZm8EcY1PwChNmKlOe",
+	"5yituZDCLCE7o1F8RuTdLUUOzCEXIdk8F4ulHbKz5m3GHXFTiZCUS6Yqm6oC2JNwHS7NHaDjuoM8HzgI",
+	"/hT1mEsGWis9lU+s5tIg59mci7zSEDMrClCVjWvV9/M8HbIzP44Zy7UVcjGV08ip36wQ1kI2mUas4PqG",
+	"iPJEMrvklt3xkCmVZRJuQZM4pvJJDjwDjUiZXswV+Z6Gc8itxgJ5mkJJqswy4FkuJLAlz6ay5MZA9nQ4",
+	"RXUPDGnN42gSjZPx14NkPEjG16PxJEkmSTJM/vrNqyiOZFXMQEeTURx5froklZNtRqVWtyID/dZzKjCd",
+	"SANmHT7+IHN2rTYav8L3Sq1K0Fa49JcY2/IAUUeOf7++vmQnyXjCvuMZ+8l9vbZJY7WQC5w63HE4447N",
+	"o3pwJDnjFgaoA30T1ywKJh3FUSGkKKqCPvsh6F4WoHFMwMtdNvyLf63Nwb3UIzMPo/4hjjByC42g6XW9",
+	"lXC1N80Yl0UiLeh8MeZ1/cBZywtQMPgKMxD3PlmLz4hqoEDxQ/LSLJVllt+AnMq7JUg0dVT7xoxiZpTD",
+	"e0zDQhiEf5AJa7zVpEsuF+ghhlP5ksChFYWQC/Ihblktec7gHtIKyWWlykW6IgjjHWHJtUXUQpO0DcYr",
+	"3rXnH6WtBb8/awzvClIlEUQ8S+KoUBmQCfDcM94thtLw9olc3oibbuJhMMqCLoTkuVcEhCg1Znm7rlCs",
+	"n6SiFHXdwz2rwcubjnW1drRbD38KXn3Ytu9NXbjUQJ577n1U45g835XMVxPnyqqiyrkVtxiWKpnFbK5V",
+	"MZW2qT+hEmmgyBRTCUpIjAjpMvR8hM6WvCxBboiPRLLTIHFLzjUfsJOC37/1jtyEuxmGa57sXZJ0ZDfj",
+	"L/Cdh7X27An57q2HPs0Kncamkm16tK7WbXLkJfl2NCIXCowLaOCzAW/jFN5cEEDTXzFll6CnUjejCRVY",
+	"LTAgU4DH0bVd5rm6MxuS/GT1jyNhoaCtdPfrHnCt+arjEzusjFuW4+XYiKiHe30u9If7Ja+MheylD6Wb",
+	"HP4Xabdnha5yQOZCyN5T7/h4A258ECY1lKh3rxtv89bVNSjjDNX3rU+oozhSEt6iF36LmpUDRu43Aee3",
+	"Detw86e2X+lCzzW5hchXTnPIPZcarIsITehwcd6EW3K+t6zMsk2fe94h57zJMQJvzhtbf/1HxUJ76ToZ",
+	"jk5GIV3jFl3N2s5DHrL2yTB5nryiNDYNQvz/hdBH0WMX05NjwkzBiluZ2JQGJtH+kvZ65P5Nd0I0D0JS",
+	"4752RYA6Qes4tbZEd03RgLs21/aCTs/AgyAzdL3fLpI2neVDV1AHoui16HYPcU7j/G/eZkiSh4y4cu9+",
+	"ZgTeiEBBKaonGHnyQmEFwo7XOtQXhhzV33GbLpHAtvbV5ZCOEx9hgj+KkyQJ4L5hsxXLYM6r3LqcG+fi",
+	"VumvDBsMCn4/mOE6T0+nEoMHxv50CekNpu6GcXZFSN9R5M8KGUIEa5i684juICPomYjwlpDnbvhoT8iv",
+	"N76HYy/BVLntj3EubrHLX66uWVBaYneqyjO25LfAFuIWpD87s1BMaKdOmlNJx6wBlHoyTkbMSzhm4yRh",
+	"Gkrg9mldAfBFs+bo0/GrT6CHabJ3RlRCOrTSFNpKo+vjpAf9bmIsN+wgfpuuour1F92ylPuSlaDXuSQx",
+	"PGZCuvSTF8DIkw8PVbGuFuyDkTWN2/d4/rd+VUpz4TIgse4GYDewmjCyw3YNOmZSuXxb5VMZPsc0V4JA",
+	"BM6m0XAaManoE3588uvLF6zkdol43Kj8FpG4MsC4mcqMSoQL1CpDWTidbPJ1Kk867cCoO6LJ2IynN5tV",
+	"px3RsuD3L0Au7DKajE9c5lT/PYojqZz79AAQpTQcuowWvZtGTv379b+n0/skGUyn96Mfp9P7b37Ej89/",
+	"fPOXP2+HhZfcHb8G0LDxeq9bMPH/Lyb6OLhTgsyQxQegnTdxJOHefl9po3Q0iWD1j/fn75W4eH+2+lkk",
+	"dxf4f/7P+4v36u7ib+ru4vvj+4v3F8nP16/4ubgT/Or86/Pi+erVT/+9enH9w+rit3+K+T+7KCqIYx9h",
+	"3H0YKiS3U/pydWrlfErOjWUlX0CrJvBYWzwMMexyNleNo97YhWRKp0swVlO1hWWQCkNll81s04l8yH64",
+	"BV3/xWaVnUqvAxjhCad5P+DNd60hATRuEqQAHLbTu/WwHlten+JtWPNnHedtKtK8XmDLcUpzWvafClnS",
+	"nJnFCI0kLzaUIaCps6WGyBA17j3n3K0V9eljUBPpaMeFL0ptlnuczbI7pW/YQoGpTyII0rnHWUWUNREV",
+	"B4R5e+DHaFRbvLvqUQHO3yyScBtoZH0oMGGczXlqYwa3PK/QyaEEfEsH+fCv6sLdsF3m/ehsfhOJ9Fdz",
+	"rumIvF0zO62PtuZKB2VM01aSHjo6/AlQl+d1n2VtsLuxt91KswOaXTZFyZ7NVlTMczVBV+RboUug0r5U",
+	"rI5kzSldyovewtVGvSqoU7U3FLzf4c/lGsd2vN3LH79nz49PvukCaPYOJ3qHXsxYPsuBMOSNkBlTc3fo",
+	"d+pq1AUUM9CG8bkFzd7Vp8rvGC9L4Jpqw03xmAb6eqkEyGiKonPekPp+TyEXTXdC3eqFO99og2DTbcF5",
+	"Gm1t3aynw4WFwaWueqoWO5onPgIYHCfPg36IAMnWG/1ibRHrtQbNWh3D7WF3n1qTC/XCc3ykowonWM/D",
+	"JmU7Tp6T6J8O2xXsQIoNHmmKm90EP3h9T+V6rRUfOmHmMxWkp4TT1piPq46sdSqktK1enSXD4k1PmrSW",
+	"4B4J7NDWnjVbDUK7dEKxubhnT47HY9ZqxaHMy7fDDAK1tb5duqbvQGwaQJ0eBehJwJ3ldY6fvC2G/N9t",
+	"lptaF478HUw2qC1WWuyNW3VrDu0y3hXG+spFfSnhHkdX28rkA3UjRZPof1SlXV2BuqTpfchQ1FZFk+gv",
+	"o5OTE5zp5Otv+iuGe6rDn1LMDKjcDIUr1yyOiAliDFd3nBpT2s08DHdCxoXeQiHcF9KIhRRzkXLXqGOB",
+	"mZKn8HTIzhqo+jX7L/FdUCPsRLxP45qsct+Ga3UFcXQ/WKiBlzH1ML3kdxce8AbfDsyNKAeKds/zQano",
+	"AMpNsqV624fo6j4Eif/eUcWkRphsoW5BSxNU8dpeaCO3310C+ZwKcTeArJXfvfRCdHTeeSdXBmkXO+jk",
+	"ralpOCgfFDQaeNar0Th4qCT4Nw4raFTScRqx/VurbkBGbx7i7UWYpmpzsp3MDVC5xfjqYY9ZeOl2YjS8",
+	"PrBAER7R7Cw61hN3JY86DmmlhV1d4ayOkBl1OZ9VdtlfS3UNvaxpBqZcD/StSME167jjRQckngwGvBQD",
+	"fPHpkP0i89VUgpwrndJpP8i+hmLnFWijJDYiqA0NXUejkHPVJfKqEeOFizDUUmTCrqS6Ek+4zdVW6z0Y",
+	"CtWZFrdg/CGFkoAOUFjDri6uqBO2MsvGGVbSitx3JdaQOW6aHpjSU9mUM1gl0anhVH2dUQ0tFI5MUF9V",
+	"MoWpfNJERZuvYuSdy2rx3dr+n9IGNPDMBKcJrmvqtO49NPFUuqYLv1+fOWFOnyu5wP12+Dicyqn8waUu",
+	"KLF32xp23zUJlGFP6uTqqfeNLqOayh0p1ZD9C1VjS785ZvSgV+zd0e3o3VS6EyaXUpPWG/ZuV+N+07T/",
+	"7pR0d4nud4kpKgUAM5WuyJUpp4e5SEEa8oeSk0JealVqAZbrVQCievTu7PI8iqNb0MafmQ2TYUKtfyVI",
+	"XopoEj0bJsNn5J/tkszvyNHzGxWYXdBpdkjo4+/++7h9TXCcJBvt1Ot+6PZFwAAD3/RAqP7bMq5vn5q6",
+	"y2HLdbi6uKmKAvkxiV6IW5D47qA+k6KRaF5gqFWT4jhfkAN1u43e4IxHqLSrcOebFShbYTAdJ0mTSbsG",
+	"WdJhfDRXea7uKA/PxQ3QScX6mbF8hVDFNYxqZYmrQxb2QuMsy6rg0pyS+TjA2Vymm8rGXEk72rJ56Tbw",
+	"CKLBkPWt39xS5RnotyL71hSDZIR7NvAWSpUuv31W/3Vfouq/5fbbThl/lLw6VM51TlaLy8c140yFeIRG",
+	"4DyLVjns1gXkhyBl8GeZ1LjtlviqnmCLMgR54D6FQAdd8gXFptq1E3p03rHuGqRqZMwk3IGxbC60QSFe",
+	"cuOCGM7wlWHr+j7C3NR9ssodaeF7+AK9fOqc/lTyLWV/dOhuvDBMlfw/FZCmoh4af1d1rjS6mz5tQkR2",
+	"3qTCTSXZ4bHNwJyvmq2vee3L8wRBoklEJekorv1Y0zVw2GWCdv6O2GsHDetjVkodhGnuPm6hpaepoccs",
+	"Pg8vf+i9B7gAZsRvsI0yuvXXIscnL9HkJAl7PROixzV7niR7uk37iQl0z8OsUsOtUJVpzpH6SHRKtoVl",
+	"j3bcFDI7Of7rPm6/2esFO5dxDr6vHhzc9l5Z2nAGdAHpOBltm7ah8+jXjTtzx+PxIYO619oe4ugkebZ/",
+	"bOcmKbnTIJgaW+9iw3MFfrM56qMuYdPjKWmZMA2t63xN2z11vPegUocmK2lcmZvWbm6wcAdMh+wlNaII",
+	"BI710U/zowFNGws+nsrORTFcoL6Nq71H76ul0jzjJDlF6FovJ+xH/RoBYXR2nDyfStFT6Boyf7O5xpxF",
+	"yemG49xdOSjULd3u2Vrt8IADIQORx3OMTf5ygl/EDNlZvQWGqRkBGrgFyYQTQmcDVAQRGJdzmNPx2lQ2",
+	"hQfl8ol6h/XlZe5GDAj7QEY+zl1hPnWHEVziRryQXAOuvwqGypI50lAQx+MxLnI8euZhlzLQF6/CIlrk",
+	"klAw9juVrQ4w/D9iqe0wZ9TbatbOwn1F6Qv7w90/38F4Tvja2RVs2KU3/NAYyWuOndf8/ai846bucfNu",
+	"O9nvRTu/L/LJ/j55vn9Q3y+y4NjRAf5+82cfaNzJIYT2XJ/9AwQop/xBoSIoUVBloq5K9MerNtA/mvkm",
+	"1I3HH+pZHrZmxT/B2vHsRMrX4X2ijW66mJWgU5B2ADJVGWR1dyBm5w34wj/W2Csou7btvR+NHXzs9Dvg",
+	"p92W+BmgKTneP6j5EZpHUkRMNSkRDNEC1dB8xWunAgbV1171Qhx27d/5gnIJKvFbZFPDMhOHGe5mLPtU",
+	"2XWxpyu17bzQGfC1qTVv8PXowyaFOy05OLVoWXKP+fXkjYeY4Z7e+y9pe+vC/W4J/272129GnyDydiGo",
+	"fZLw+g0y1Q/qrdh7wOxr1/i5W7AfbvpdE/Un0o2ZMF7X1FMufVWCWRVMVG+gO1FTyVwThX8hBiakPeM5",
+	"lykVG2XW3HQIifQFrYc3D/8bAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -1,0 +1,157 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+
+	"github.com/submissionmanager/submission-manager/adapters/httpapi/internal/apigen"
+	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/ports"
+)
+
+// batchPath is the batch submission's route.
+const batchPath = "/v1/intents/batch"
+
+// batchItemBytes is what a batch's body limit grants each item it may hold,
+// beyond room for one item with the largest payload: enough for the
+// envelope and a typical message. Clients with large payloads send smaller
+// batches; the limit scales with the operator's cap on the item count.
+const batchItemBytes = 16 << 10
+
+// batchBodyLimit is the most of a batch body the API reads.
+func batchBodyLimit(maxPayloadBytes int64, maxBatch int) int64 {
+	return bodyLimit(maxPayloadBytes) + int64(maxBatch)*batchItemBytes
+}
+
+// batchHandler serves POST /v1/intents/batch by hand rather than through
+// the generated strict server: a typed binding of the whole body, and the
+// validator's check of the whole body, would refuse the batch for one bad
+// item. Here the body is only required to be an object with an array of
+// intents; each item then goes through what a single submission goes
+// through (the OpenAPI schema of SubmitIntentRequest, the JSON binding, the
+// service) and gets its own answer from the one problem mapper.
+type batchHandler struct {
+	service  ports.IntentService
+	item     *openapi3.Schema
+	maxBatch int
+	log      *slog.Logger
+}
+
+func newBatchHandler(service ports.IntentService, maxBatch int, log *slog.Logger) (*batchHandler, error) {
+	spec, err := apigen.GetSwagger()
+	if err != nil {
+		return nil, err
+	}
+	ref := spec.Components.Schemas["SubmitIntentRequest"]
+	if ref == nil || ref.Value == nil {
+		return nil, errors.New("httpapi: the embedded spec has no SubmitIntentRequest schema")
+	}
+	return &batchHandler{service: service, item: ref.Value, maxBatch: maxBatch, log: log}, nil
+}
+
+// batchBody is the batch request as far as the batch as a whole is judged.
+type batchBody struct {
+	Intents *[]json.RawMessage `json:"intents"`
+}
+
+func (h *batchHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var body batchBody
+	dec := json.NewDecoder(r.Body)
+	if err := dec.Decode(&body); err != nil {
+		writeProblem(h.log, w, r, err)
+		return
+	}
+	switch {
+	case body.Intents == nil:
+		writeProblem(h.log, w, r, &core.FieldError{Field: "intents", Message: "is required"})
+		return
+	case len(*body.Intents) == 0:
+		writeProblem(h.log, w, r, &core.FieldError{Field: "intents", Message: "must hold at least one intent"})
+		return
+	case len(*body.Intents) > h.maxBatch:
+		writeProblem(h.log, w, r, &core.FieldError{Field: "intents",
+			Message: fmt.Sprintf("holds %d intents, the limit is %d", len(*body.Intents), h.maxBatch)})
+		return
+	}
+	items := *body.Intents
+	results := make([]apigen.IntentBatchResult, len(items))
+	params := make([]ports.SubmitIntentParams, 0, len(items))
+	sent := make([]int, 0, len(items)) // the item index of each params entry
+	for i, raw := range items {
+		p, err := h.bind(raw)
+		if err != nil {
+			results[i] = h.refused(r, err)
+			continue
+		}
+		params = append(params, p)
+		sent = append(sent, i)
+	}
+	if len(params) > 0 {
+		answers, err := h.service.SubmitIntents(r.Context(), params)
+		if err != nil {
+			writeProblem(h.log, w, r, err)
+			return
+		}
+		for k, a := range answers {
+			i := sent[k]
+			switch {
+			case a.Err != nil:
+				results[i] = h.refused(r, a.Err)
+			case a.Result.Created:
+				results[i] = apigen.IntentBatchResult{Status: http.StatusCreated, Intent: ptr(intentFromCore(a.Result.Intent))}
+			default:
+				results[i] = apigen.IntentBatchResult{Status: http.StatusOK, Intent: ptr(intentFromCore(a.Result.Intent))}
+			}
+		}
+	}
+	out, err := json.Marshal(apigen.IntentBatchResults{Results: results})
+	if err != nil {
+		writeProblem(h.log, w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(out)
+}
+
+// bind checks one item as the request validator checks a single
+// submission's body, then binds it as the generated server would.
+func (h *batchHandler) bind(raw json.RawMessage) (ports.SubmitIntentParams, error) {
+	var value any
+	if err := json.Unmarshal(raw, &value); err != nil {
+		return ports.SubmitIntentParams{}, err
+	}
+	if err := h.item.VisitJSON(value, openapi3.VisitAsRequest()); err != nil {
+		return ports.SubmitIntentParams{}, &openapi3filter.RequestError{Err: err}
+	}
+	var req apigen.SubmitIntentRequest
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(&req); err != nil {
+		return ports.SubmitIntentParams{}, err
+	}
+	return ports.SubmitIntentParams{
+		IntentID:         req.IntentId,
+		SubmissionTarget: req.SubmissionTarget,
+		Payload:          req.Payload,
+	}, nil
+}
+
+// refused is an item's problem document, as problemFor makes it for the
+// same error on a single submission. Server-side failures are logged.
+func (h *batchHandler) refused(r *http.Request, err error) apigen.IntentBatchResult {
+	p := problemFor(err)
+	p.body.Instance = ptr(r.URL.Path)
+	if p.body.Status >= http.StatusInternalServerError {
+		h.log.ErrorContext(r.Context(), "batch item failed", "path", r.URL.Path, "status", p.body.Status, "error", err)
+	}
+	return apigen.IntentBatchResult{Status: p.body.Status, Problem: &p.body}
+}
