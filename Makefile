@@ -1,10 +1,12 @@
 # SubmissionManager. The two commands a newcomer needs: `make run`, `make test`.
 GO       ?= go
 BIN      := bin
+# The TypeScript SDK, an npm package; its tools are pinned in its lockfile.
+SDK_TS   := sdk/typescript
 # Generated trees that `make verify` requires to be up to date.
-GENERATED := api adapters db
+GENERATED := api adapters db $(SDK_TS)/src/schema.gen.ts
 
-.PHONY: all build run test test-short generate verify bench bench-river fuzz clean
+.PHONY: all build run test test-short test-ts generate lint-api verify bench bench-river fuzz clean
 
 all: build
 
@@ -19,18 +21,34 @@ run: build
 	trap 'kill $$sim 2>/dev/null' EXIT INT TERM; \
 	$(BIN)/submission-manager serve
 
-test:
+test: test-ts
 	$(GO) test -count=1 -timeout 20m ./...
+
+# The TypeScript SDK's tests build and start the real service and simulator.
+test-ts: $(SDK_TS)/node_modules/.package-lock.json
+	cd $(SDK_TS) && npm test
+
+# npm ci installs exactly the lockfile (from the npm cache when it has it);
+# later targets run offline.
+$(SDK_TS)/node_modules/.package-lock.json: $(SDK_TS)/package-lock.json
+	cd $(SDK_TS) && npm ci --no-audit --no-fund
 
 test-short:
 	$(GO) test -short -count=1 ./...
 
-# Regenerates every committed generated file with the tools pinned in go.mod.
-generate:
+# Regenerates every committed generated file with the tools pinned in go.mod
+# (and, for the TypeScript SDK, in its package-lock.json).
+generate: $(SDK_TS)/node_modules/.package-lock.json
 	$(GO) generate ./...
 	$(GO) tool sqlc generate
+	cd $(SDK_TS) && npm run --silent generate
 
-verify: generate
+# api/openapi.yaml against Redocly CLI's recommended rules, warnings counted
+# as errors; api/.redocly.lint-ignore.yaml lists the reasoned exceptions.
+lint-api: $(SDK_TS)/node_modules/.package-lock.json
+	cd $(SDK_TS) && REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true npm run --silent lint-api
+
+verify: generate lint-api
 	@if [ -n "$$(git status --porcelain -- $(GENERATED))" ]; then \
 		echo "generated code is stale: run 'make generate' and commit"; \
 		git status --porcelain -- $(GENERATED); exit 1; fi
@@ -50,4 +68,4 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeRegistry -fuzztime 60s ./core/
 
 clean:
-	rm -rf $(BIN) data
+	rm -rf $(BIN) data $(SDK_TS)/dist

@@ -427,8 +427,8 @@ type SubmitIntentRequest struct {
 	// Example: order-1234-shipping-sms
 	IntentId IntentID `json:"intentId"`
 
-	// Payload Any JSON value, forwarded to the gateway as sent (without
-	// insignificant white space). At most 256 KiB by default.
+	// Payload Any JSON value, null included, forwarded to the gateway as sent
+	// (without insignificant white space). At most 256 KiB by default.
 	//
 	//
 	// Example: {"text":"Your order has shipped.","to":"+15551234567"}
