@@ -64,8 +64,24 @@ bench:
 bench-river:
 	./scripts/bench-river.sh
 
+# Each fuzz target searches for FUZZTIME (their seed corpora already run in
+# `make test`); the default keeps the whole run near five minutes.
+FUZZTIME ?= 40s
+FUZZ_TARGETS := \
+	./core/:FuzzDecodeRegistry \
+	./adapters/httpapi/:FuzzSubmitBody \
+	./adapters/httpapi/:FuzzIntentIDReadback \
+	./adapters/httpapi/:FuzzIntentIDRuleAgreement \
+	./adapters/httpapi/:FuzzListQuery \
+	./adapters/httpapi/:FuzzIntentPath \
+	./adapters/gateway/:FuzzReadStatusAnswer
+
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzDecodeRegistry -fuzztime 60s ./core/
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$name ($$pkg) for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) $$pkg; \
+	done
 
 clean:
 	rm -rf $(BIN) data $(SDK_TS)/dist

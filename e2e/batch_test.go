@@ -164,7 +164,7 @@ func TestBatchRefusedAsAWhole(t *testing.T) {
 		{"empty", `{"intents":[]}`, "application/json", 422, "invalid-field", "intents"},
 		{"over the cap", `{"intents":[` + strings.Repeat(item+",", 3) + item + `]}`, "application/json", 422, "invalid-field", "intents"},
 		{"over the body limit", `{"intents":[{"intentId":"x","submissionTarget":"sms.realtime","payload":"` +
-			strings.Repeat("x", 2*1000+16<<10+3*16<<10) + `"}]}`, "application/json", 413, "payload-too-large", ""},
+			strings.Repeat("x", 2*1000+16<<10+3*4<<10) + `"}]}`, "application/json", 413, "payload-too-large", ""},
 		{"not sent as JSON", `{"intents":[]}`, "text/plain", 415, "unsupported-media-type", ""},
 	}
 	for _, c := range cases {

@@ -109,9 +109,13 @@ func TestHealthAndReadinessBodies(t *testing.T) {
 }
 
 func TestMetricsAndPprofMounts(t *testing.T) {
-	svc, _ := startStandard(t, func(c *app.ServeConfig) { c.Pprof = true; c.APIKeys = []string{"k"} })
+	svc, _ := startStandard(t, func(c *app.ServeConfig) { c.Pprof = true; c.PprofListen = "127.0.0.1:0"; c.APIKeys = []string{"k"} })
 	get := func(path string) (int, string) {
-		r, err := http.Get(svc.srv.URL() + path)
+		base := svc.srv.URL()
+		if strings.HasPrefix(path, "/debug/") {
+			base = svc.srv.PprofURL()
+		}
+		r, err := http.Get(base + path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,10 +127,25 @@ func TestMetricsAndPprofMounts(t *testing.T) {
 		t.Fatalf("/metrics: %d", code)
 	}
 	if code, _ := get("/debug/pprof/"); code != 200 {
-		t.Fatalf("/debug/pprof/ with --pprof: %d", code)
+		t.Fatalf("/debug/pprof/ with --pprof, on --pprof-listen: %d", code)
+	}
+	if svc.srv.PprofURL() == svc.srv.URL() {
+		t.Fatal("profiling shares the API's listener")
+	}
+	// Never on the API's listener, with or without --pprof.
+	r, err := http.Get(svc.srv.URL() + "/debug/pprof/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Body.Close()
+	if r.StatusCode != 404 {
+		t.Fatalf("/debug/pprof/ on the API listener with --pprof: %d, want 404", r.StatusCode)
 	}
 	off, _ := startStandard(t)
-	r, err := http.Get(off.srv.URL() + "/debug/pprof/")
+	if off.srv.PprofURL() != "" {
+		t.Fatalf("without --pprof a profiling listener is open at %s", off.srv.PprofURL())
+	}
+	r, err = http.Get(off.srv.URL() + "/debug/pprof/")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"reflect"
+	"strings"
 
 	"github.com/submissionmanager/submission-manager/api/gatewayapi"
 	"github.com/submissionmanager/submission-manager/core"
@@ -42,6 +43,9 @@ func readStatusAnswer(c *Client, body []byte) (core.Outcome, error) {
 	if bytes.Equal(bytes.TrimSpace(body), []byte("null")) {
 		return core.Outcome{}, c.errorf(KindNotObject, http.StatusOK, nil, "gateway answer is not a JSON object: null")
 	}
+	if name, dup := repeatedField(body, "status", "reason", "messageId"); dup {
+		return core.Outcome{}, c.errorf(KindDuplicateField, http.StatusOK, nil, "gateway answer gives %q more than once", name)
+	}
 	var reason, messageID string
 	if ans.Reason != nil {
 		reason = *ans.Reason
@@ -66,6 +70,40 @@ func outcomeErrorKind(err error) Kind {
 	default:
 		return KindUnknownStatus
 	}
+}
+
+// repeatedField reports a field of fields that the JSON object body (known
+// to be valid) names more than once at its top level. encoding/json keeps
+// the last of repeated keys and matches them case-insensitively, so
+// {"status":"rejected",...,"Status":"accepted"} would read as accepted while
+// another reader (a proxy, a log viewer, the gateway's own) sees rejected:
+// an ambiguous answer is no answer.
+func repeatedField(body []byte, fields ...string) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return "", false
+	}
+	seen := make(map[string]bool, len(fields))
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		key, _ := tok.(string)
+		for _, f := range fields {
+			if strings.EqualFold(key, f) {
+				if seen[f] {
+					return f, true
+				}
+				seen[f] = true
+			}
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return "", false
+		}
+	}
+	return "", false
 }
 
 // truncate keeps error messages short when quoting a body.

@@ -186,6 +186,12 @@ func TestAnswerEdgeCases(t *testing.T) {
 		{body: `{"status":"accepted","messageId":7}`, kind: gateway.KindBadField, message: `gateway answer field "messageId" is not a string`},
 		{body: `null`, kind: gateway.KindNotObject, message: "gateway answer is not a JSON object: null"},
 		{body: `"accepted"`, kind: gateway.KindNotObject, message: `gateway answer is not a JSON object: "accepted"`},
+		{body: `{"status":"rejected","reason":"invalid_message","status":"accepted"}`, kind: gateway.KindDuplicateField, message: `gateway answer gives "status" more than once`},
+		{body: `{"status":"rejected","reason":"invalid_message","Status":"accepted"}`, kind: gateway.KindDuplicateField, message: `gateway answer gives "status" more than once`},
+		{body: `{"status":"rejected","reason":"a","reason":"b"}`, kind: gateway.KindDuplicateField, message: `gateway answer gives "reason" more than once`},
+		{body: `{"status":"accepted","messageId":"m","messageid":"n"}`, kind: gateway.KindDuplicateField, message: `gateway answer gives "messageId" more than once`},
+		{body: `{"status":"accepted","extra":1,"extra":2}`, want: core.Outcome{Status: core.OutcomeAccepted}},
+		{body: `{"status":"accepted","nested":{"status":"rejected"}}`, want: core.Outcome{Status: core.OutcomeAccepted}},
 		{body: `{"status":"accepted"} {}`, kind: gateway.KindNotJSON, message: "gateway answer is not JSON: invalid character '{' after top-level value"},
 	}
 	for _, tc := range cases {
@@ -204,6 +210,27 @@ func TestAnswerEdgeCases(t *testing.T) {
 			}
 			wantError(t, err, tc.kind, gateway.ErrInvalidAnswer, tc.message)
 		})
+	}
+}
+
+// TestAnswerHeadersAreBounded checks that a gateway cannot make the client
+// buffer megabytes of headers: over the limit the call fails as a
+// transport error.
+func TestAnswerHeadersAreBounded(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("X-Padding", strings.Repeat("p", 80<<10))
+		_, _ = io.WriteString(w, `{"status":"accepted"}`)
+	}))
+	defer srv.Close()
+	c := newClient(t, core.GatewaySMS, gateway.Config{})
+	_, err := c.Submit(t.Context(), params(core.GatewaySMS, srv.URL, "r", `{}`))
+	wantError(t, err, gateway.KindTransport, gateway.ErrTransport, "gateway call failed: *")
+	if !strings.Contains(err.Error(), "exceeded") {
+		t.Fatalf("error %q does not say the headers were too large", err)
+	}
+	roomy := newClient(t, core.GatewaySMS, gateway.Config{MaxAnswerHeaderBytes: 1 << 20})
+	if got, err := roomy.Submit(t.Context(), params(core.GatewaySMS, srv.URL, "r", `{}`)); err != nil || got.Status != core.OutcomeAccepted {
+		t.Fatalf("with a 1 MiB header limit: %+v, %v", got, err)
 	}
 }
 

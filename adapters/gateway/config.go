@@ -16,6 +16,10 @@ const (
 	DefaultIdleConnTimeout = 90 * time.Second
 	DefaultDialTimeout     = 5 * time.Second
 	DefaultMaxAnswerBytes  = 64 << 10
+	// DefaultMaxAnswerHeaderBytes bounds the answer's headers as the body
+	// is bounded; net/http's own default (10 MB) is far more than any
+	// gateway needs and more than an instance should buffer per call.
+	DefaultMaxAnswerHeaderBytes = 64 << 10
 )
 
 // Config tunes one Client. Zero fields take the defaults above.
@@ -36,13 +40,17 @@ type Config struct {
 	// MaxAnswerBytes bounds the answer body read; a larger answer is an
 	// invalid answer, so a broken gateway cannot exhaust memory.
 	MaxAnswerBytes int64
+	// MaxAnswerHeaderBytes bounds the answer's status line and headers; a
+	// larger header is a transport failure, so a broken gateway cannot
+	// exhaust memory through its headers either.
+	MaxAnswerHeaderBytes int64
 	// UserAgent is sent on every call, so gateway logs can tell who called.
 	UserAgent string
 }
 
 func (c Config) withDefaults() (Config, error) {
 	if c.Timeout < 0 || c.MaxConnsPerHost < 0 || c.MaxIdleConnsPerHost < 0 ||
-		c.IdleConnTimeout < 0 || c.DialTimeout < 0 || c.MaxAnswerBytes < 0 {
+		c.IdleConnTimeout < 0 || c.DialTimeout < 0 || c.MaxAnswerBytes < 0 || c.MaxAnswerHeaderBytes < 0 {
 		return Config{}, errors.New("gateway config: values must not be negative")
 	}
 	if c.Timeout == 0 {
@@ -63,6 +71,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.MaxAnswerBytes == 0 {
 		c.MaxAnswerBytes = DefaultMaxAnswerBytes
 	}
+	if c.MaxAnswerHeaderBytes == 0 {
+		c.MaxAnswerHeaderBytes = DefaultMaxAnswerHeaderBytes
+	}
 	if c.UserAgent == "" {
 		c.UserAgent = "submission-manager"
 	}
@@ -74,14 +85,15 @@ func (c Config) withDefaults() (Config, error) {
 // an attempt goes exactly to the snapshot's gatewayUrl.
 func (c Config) transport() *http.Transport {
 	return &http.Transport{
-		Proxy:                 nil,
-		DialContext:           (&net.Dialer{Timeout: c.DialTimeout, KeepAlive: 30 * time.Second}).DialContext,
-		MaxConnsPerHost:       c.MaxConnsPerHost,
-		MaxIdleConns:          0, // bounded per host instead
-		MaxIdleConnsPerHost:   c.MaxIdleConnsPerHost,
-		IdleConnTimeout:       c.IdleConnTimeout,
-		TLSHandshakeTimeout:   c.DialTimeout,
-		ExpectContinueTimeout: 0,
-		ForceAttemptHTTP2:     false,
+		Proxy:                  nil,
+		DialContext:            (&net.Dialer{Timeout: c.DialTimeout, KeepAlive: 30 * time.Second}).DialContext,
+		MaxConnsPerHost:        c.MaxConnsPerHost,
+		MaxIdleConns:           0, // bounded per host instead
+		MaxIdleConnsPerHost:    c.MaxIdleConnsPerHost,
+		IdleConnTimeout:        c.IdleConnTimeout,
+		TLSHandshakeTimeout:    c.DialTimeout,
+		ExpectContinueTimeout:  0,
+		ForceAttemptHTTP2:      false,
+		MaxResponseHeaderBytes: c.MaxAnswerHeaderBytes,
 	}
 }

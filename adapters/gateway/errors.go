@@ -33,6 +33,10 @@ const (
 	// KindBadField: a field of the answer has the wrong JSON type, such as
 	// a numeric reason.
 	KindBadField Kind = "bad_field"
+	// KindDuplicateField: the answer names one of its fields more than
+	// once (keys matched as encoding/json matches them, case-insensitively),
+	// so readers disagree on what it said.
+	KindDuplicateField Kind = "duplicate_field"
 	// KindNoStatus: the answer has no status.
 	KindNoStatus Kind = "no_status"
 	// KindUnknownStatus: the status is neither accepted nor rejected.

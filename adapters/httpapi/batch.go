@@ -1,16 +1,11 @@
 package httpapi
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
-
-	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/getkin/kin-openapi/openapi3filter"
 
 	"github.com/submissionmanager/submission-manager/adapters/httpapi/internal/apigen"
 	"github.com/submissionmanager/submission-manager/core"
@@ -22,39 +17,37 @@ const batchPath = "/v1/intents/batch"
 
 // batchItemBytes is what a batch's body limit grants each item it may hold,
 // beyond room for one item with the largest payload: enough for the
-// envelope and a typical message. Clients with large payloads send smaller
-// batches; the limit scales with the operator's cap on the item count.
-const batchItemBytes = 16 << 10
+// envelope and an SMS or push message. Clients with large payloads send
+// smaller batches; the limit scales with the operator's cap on the count.
+const batchItemBytes = 4 << 10
 
 // batchBodyLimit is the most of a batch body the API reads.
 func batchBodyLimit(maxPayloadBytes int64, maxBatch int) int64 {
 	return bodyLimit(maxPayloadBytes) + int64(maxBatch)*batchItemBytes
 }
 
+// batchBodySlots is how many batch bodies may be held at once, in slots of
+// their own: an eighth of the single bodies' (32 by default), so that batch
+// bodies, about nine times larger at the default limits, take at most about
+// the memory the single bodies may take, and a burst of batches never
+// starves single submissions of slots.
+func batchBodySlots(maxBodiesInFlight int) int { return max(1, maxBodiesInFlight/8) }
+
 // batchHandler serves POST /v1/intents/batch by hand rather than through
 // the generated strict server: a typed binding of the whole body, and the
 // validator's check of the whole body, would refuse the batch for one bad
 // item. Here the body is only required to be an object with an array of
-// intents; each item then goes through what a single submission goes
-// through (the OpenAPI schema of SubmitIntentRequest, the JSON binding, the
-// service) and gets its own answer from the one problem mapper.
+// intents; each item then goes through what a single submission's body goes
+// through (decodeSubmission, then the service) and gets its own answer from
+// the one problem mapper.
 type batchHandler struct {
 	service  ports.IntentService
-	item     *openapi3.Schema
 	maxBatch int
 	log      *slog.Logger
 }
 
-func newBatchHandler(service ports.IntentService, maxBatch int, log *slog.Logger) (*batchHandler, error) {
-	spec, err := apigen.GetSwagger()
-	if err != nil {
-		return nil, err
-	}
-	ref := spec.Components.Schemas["SubmitIntentRequest"]
-	if ref == nil || ref.Value == nil {
-		return nil, errors.New("httpapi: the embedded spec has no SubmitIntentRequest schema")
-	}
-	return &batchHandler{service: service, item: ref.Value, maxBatch: maxBatch, log: log}, nil
+func newBatchHandler(service ports.IntentService, maxBatch int, log *slog.Logger) *batchHandler {
+	return &batchHandler{service: service, maxBatch: maxBatch, log: log}
 }
 
 // batchBody is the batch request as far as the batch as a whole is judged.
@@ -123,19 +116,10 @@ func (h *batchHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(out)
 }
 
-// bind checks one item as the request validator checks a single
-// submission's body, then binds it as the generated server would.
+// bind reads one item exactly as a single submission's body is read.
 func (h *batchHandler) bind(raw json.RawMessage) (ports.SubmitIntentParams, error) {
-	var value any
-	if err := json.Unmarshal(raw, &value); err != nil {
-		return ports.SubmitIntentParams{}, err
-	}
-	if err := h.item.VisitJSON(value, openapi3.VisitAsRequest()); err != nil {
-		return ports.SubmitIntentParams{}, &openapi3filter.RequestError{Err: err}
-	}
-	var req apigen.SubmitIntentRequest
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if err := dec.Decode(&req); err != nil {
+	req, err := decodeSubmission(raw)
+	if err != nil {
 		return ports.SubmitIntentParams{}, err
 	}
 	return ports.SubmitIntentParams{

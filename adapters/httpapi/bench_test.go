@@ -28,7 +28,7 @@ func (s creatingService) SubmitIntent(_ context.Context, p ports.SubmitIntentPar
 }
 
 // BenchmarkSubmitIntentHTTP is the API's own cost of one submission: body
-// checks, validation against the OpenAPI document, binding, the response,
+// checks, parameter validation, the one-pass decoding of the body, the response,
 // without network, service or store. Compare with the service's CPU per
 // intent under load (docs/benchmarks.md) to see what the HTTP layer takes.
 func BenchmarkSubmitIntentHTTP(b *testing.B) {

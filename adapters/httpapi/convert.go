@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"time"
+	"unicode/utf8"
 
 	"github.com/submissionmanager/submission-manager/adapters/httpapi/internal/apigen"
 	"github.com/submissionmanager/submission-manager/core"
@@ -102,7 +103,9 @@ func encodeCursor(p ports.IntentPosition) string {
 func decodeCursor(s string) (*ports.IntentPosition, error) {
 	invalid := &core.FieldError{Field: "cursor", Message: "is not a cursor this service issued"}
 	data, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
+	// A cursor of ours is UTF-8 JSON naming a stored intentId; a forged one
+	// with lone surrogates or bad bytes would decode to a different id.
+	if err != nil || !utf8.Valid(data) || hasLoneSurrogate(data) {
 		return nil, invalid
 	}
 	var c cursor

@@ -65,3 +65,42 @@ type methodNotAllowedError struct {
 func (e *methodNotAllowedError) Error() string {
 	return fmt.Sprintf("method %s is not allowed here", e.method)
 }
+
+// errTooManyBodies means every body slot is taken: the API already holds as
+// many request bodies as the operator allows. The client should retry soon.
+var errTooManyBodies = errors.New("the server is holding as many request bodies as it may; retry shortly")
+
+// unsupportedEncodingError refuses a body sent with a Content-Encoding the
+// server does not decode (anything but identity).
+type unsupportedEncodingError struct {
+	encoding string
+}
+
+func (e *unsupportedEncodingError) Error() string {
+	return fmt.Sprintf("Content-Encoding %q is not supported; send the body unencoded", e.encoding)
+}
+
+// bodyTimeoutError means the client did not send its body within the
+// server's read timeout: the client's fault (408), not the server's.
+type bodyTimeoutError struct {
+	cause error
+}
+
+func (e *bodyTimeoutError) Error() string {
+	return "the request body did not arrive within the server's read timeout: " + e.cause.Error()
+}
+
+func (e *bodyTimeoutError) Unwrap() error { return e.cause }
+
+// bodyReadError means the body could not be read because of its framing
+// (malformed chunked encoding, a connection closed early): the client's
+// fault (400), not the server's.
+type bodyReadError struct {
+	cause error
+}
+
+func (e *bodyReadError) Error() string {
+	return "the request body could not be read: " + e.cause.Error()
+}
+
+func (e *bodyReadError) Unwrap() error { return e.cause }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/submissionmanager/submission-manager/adapters/httpapi/internal/apigen"
 	"github.com/submissionmanager/submission-manager/core"
@@ -49,6 +50,11 @@ func (h *handlers) SubmitIntent(ctx context.Context, req apigen.SubmitIntentRequ
 
 // GetIntent returns one intent with its attempts.
 func (h *handlers) GetIntent(ctx context.Context, req apigen.GetIntentRequestObject) (apigen.GetIntentResponseObject, error) {
+	if !utf8.ValidString(req.IntentId) {
+		// No intentId ever accepted is invalid UTF-8, and a store could
+		// read such bytes as another id (U+FFFD in place of each bad byte).
+		return nil, core.ErrIntentNotFound
+	}
 	in, err := h.service.GetIntent(ctx, req.IntentId)
 	if err != nil {
 		return nil, err
@@ -66,6 +72,9 @@ func (h *handlers) ListIntents(ctx context.Context, req apigen.ListIntentsReques
 		p.Status = core.IntentStatus(*req.Params.Status)
 	}
 	if req.Params.SubmissionTarget != nil {
+		if !utf8.ValidString(*req.Params.SubmissionTarget) {
+			return nil, &core.FieldError{Field: "submissionTarget", Message: "is not valid UTF-8"}
+		}
 		p.SubmissionTarget = *req.Params.SubmissionTarget
 	}
 	if req.Params.Cursor != nil {

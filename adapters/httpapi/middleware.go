@@ -1,17 +1,12 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/json"
-	"io"
 	"log/slog"
-	"mime"
 	"net/http"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/getkin/kin-openapi/openapi3filter"
 	nethttpmiddleware "github.com/oapi-codegen/nethttp-middleware"
@@ -82,55 +77,14 @@ func requireAPIKey(keys apiKeys, log *slog.Logger, next http.Handler) http.Handl
 	})
 }
 
-// readJSONBody refuses request bodies that are not JSON before reading
-// them, reads a JSON body up to maxBody bytes, and refuses it unless it is
-// exactly one JSON document. Reading once here bounds what any client can
-// make the server buffer, and settles "is this JSON at all" (a 400) before
-// the validator, which would take `{}}` for `{}`, judges the fields (a 422).
-func readJSONBody(maxBody int64, log *slog.Logger) apigen.MiddlewareFunc {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Method != http.MethodPost && r.Method != http.MethodPut && r.Method != http.MethodPatch {
-				next.ServeHTTP(w, r)
-				return
-			}
-			ct := r.Header.Get("Content-Type")
-			if mt, params, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" ||
-				(params["charset"] != "" && !strings.EqualFold(params["charset"], "utf-8")) {
-				writeProblem(log, w, r, &unsupportedMediaTypeError{contentType: ct})
-				return
-			}
-			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
-			switch {
-			case err != nil:
-				writeProblem(log, w, r, err)
-				return
-			case len(bytes.TrimSpace(body)) == 0:
-				writeProblem(log, w, r, errBodyRequired)
-				return
-			case !utf8.Valid(body):
-				// encoding/json would turn invalid bytes into U+FFFD, so two
-				// different intentIds could silently become one intent.
-				writeProblem(log, w, r, &malformedError{reason: "the request body is not valid UTF-8"})
-				return
-			case !json.Valid(body):
-				writeProblem(log, w, r, &malformedError{reason: "the request body is not a valid JSON document"})
-				return
-			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			r.ContentLength = int64(len(body))
-			r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-			next.ServeHTTP(w, r)
-		})
-	}
-}
-
-// validateRequests checks every request against the embedded OpenAPI
-// document before a handler sees it, so handlers only ever get well-formed
-// input and refusals name the offending field. Authentication is not the
-// validator's job (requireAPIKey runs first), and the validated value is
-// discarded so handlers bind the raw body: the payload must reach the store
-// byte for byte as the client sent it.
+// validateRequests checks every request's path and query parameters
+// against the embedded OpenAPI document before a handler sees them, so
+// handlers only ever get well-formed input and refusals name the offending
+// field. Authentication is not the validator's job (requireAPIKey runs
+// first). Request bodies are not the validator's either: it would decode the
+// whole body into a tree (many times the body's size in memory) and convert
+// numbers on the way, refusing payloads such as 1e999999999; decodeSubmission
+// checks the submit body against the same schema in one pass instead.
 func validateRequests(log *slog.Logger) (apigen.MiddlewareFunc, error) {
 	spec, err := apigen.GetSwagger()
 	if err != nil {
@@ -152,6 +106,7 @@ func validateRequests(log *slog.Logger) (apigen.MiddlewareFunc, error) {
 			// request schema declares readOnly fields.
 			SkipSettingDefaults:        true,
 			ExcludeReadOnlyValidations: true,
+			ExcludeRequestBody:         true,
 		},
 		DoNotValidateServers:  true,
 		SilenceServersWarning: true,

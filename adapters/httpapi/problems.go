@@ -35,6 +35,8 @@ const (
 	TypeIdempotencyConflict     = ProblemTypeBase + "idempotency-conflict"
 	TypePayloadTooLarge         = ProblemTypeBase + "payload-too-large"
 	TypeUnsupportedMediaType    = ProblemTypeBase + "unsupported-media-type"
+	TypeRequestTimeout          = ProblemTypeBase + "request-timeout"
+	TypeServerBusy              = ProblemTypeBase + "server-busy"
 	TypeInvalidField            = ProblemTypeBase + "invalid-field"
 	TypeUnknownSubmissionTarget = ProblemTypeBase + "unknown-submission-target"
 	TypeStoreUnavailable        = ProblemTypeBase + "store-unavailable"
@@ -61,6 +63,9 @@ func problemFor(err error) problem {
 		field       *core.FieldError
 		maxBytes    *http.MaxBytesError
 		media       *unsupportedMediaTypeError
+		encoding    *unsupportedEncodingError
+		bodyTimeout *bodyTimeoutError
+		bodyRead    *bodyReadError
 		malformed   *malformedError
 		target      *targetNotFoundError
 		route       *routeNotFoundError
@@ -114,6 +119,19 @@ func problemFor(err error) problem {
 		return newProblem(http.StatusRequestEntityTooLarge, TypePayloadTooLarge, "Payload too large", err.Error())
 	case errors.As(err, &media):
 		return newProblem(http.StatusUnsupportedMediaType, TypeUnsupportedMediaType, "Unsupported media type", media.Error())
+	case errors.As(err, &encoding):
+		return newProblem(http.StatusUnsupportedMediaType, TypeUnsupportedMediaType, "Unsupported media type", encoding.Error())
+	case errors.Is(err, errTooManyBodies):
+		p := newProblem(http.StatusServiceUnavailable, TypeServerBusy, "Server busy", errTooManyBodies.Error())
+		p.header.Set("Retry-After", "1")
+		return p
+	case errors.As(err, &bodyTimeout):
+		p := newProblem(http.StatusRequestTimeout, TypeRequestTimeout, "Request timeout",
+			"the request body did not arrive within the server's read timeout")
+		p.header.Set("Connection", "close")
+		return p
+	case errors.As(err, &bodyRead):
+		return malformedRequest("the request body could not be read (broken framing or a closed connection)")
 	case errors.As(err, &malformed):
 		return malformedRequest(malformed.reason)
 	case errors.Is(err, errBodyRequired):
@@ -252,7 +270,10 @@ func newProblem(status int, typ, title, detail string) problem {
 func writeProblem(log *slog.Logger, w http.ResponseWriter, r *http.Request, err error) {
 	p := problemFor(err)
 	p.body.Instance = ptr(r.URL.Path)
-	if p.body.Status >= http.StatusInternalServerError {
+	// A full house of request bodies is load, not a failure: the 503s
+	// show in the request metrics, and logging each would flood the log
+	// exactly when the server is busiest.
+	if p.body.Status >= http.StatusInternalServerError && !errors.Is(err, errTooManyBodies) {
 		log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path,
 			"status", p.body.Status, "error", err)
 	} else {

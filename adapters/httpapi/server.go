@@ -37,6 +37,10 @@ type Config struct {
 	// MaxBatch caps the intents of one batch submission, and with it the
 	// batch's body limit. Zero means 1,000.
 	MaxBatch int
+	// MaxBodiesInFlight bounds the request bodies held in memory at once;
+	// a request over it gets 503 with Retry-After before its body is read.
+	// Zero means DefaultMaxBodiesInFlight.
+	MaxBodiesInFlight int
 	// Logger receives refusals (debug) and server-side failures (error);
 	// nil means slog.Default().
 	Logger *slog.Logger
@@ -64,36 +68,39 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxPayloadBytes <= 0 {
 		cfg.MaxPayloadBytes = core.DefaultMaxPayloadBytes
 	}
+	if cfg.MaxBodiesInFlight <= 0 {
+		cfg.MaxBodiesInFlight = DefaultMaxBodiesInFlight
+	}
 	log := cfg.Logger
 	validate, err := validateRequests(log)
 	if err != nil {
 		return nil, err
 	}
 	onError := func(w http.ResponseWriter, r *http.Request, err error) { writeProblem(log, w, r, err) }
-	strict := apigen.NewStrictHandlerWithOptions(&handlers{
+	h := &handlers{
 		service:    cfg.Service,
 		leadership: cfg.Leadership,
 		holderID:   cfg.HolderID,
 		apiOnly:    cfg.APIOnly,
-	}, nil, apigen.StrictHTTPServerOptions{
+	}
+	strict := apigen.NewStrictHandlerWithOptions(h, nil, apigen.StrictHTTPServerOptions{
 		RequestErrorHandlerFunc:  onError,
 		ResponseErrorHandlerFunc: onError,
 	})
 	mux := http.NewServeMux()
-	apigen.HandlerWithOptions(strict, apigen.StdHTTPServerOptions{
+	apigen.HandlerWithOptions(submitRoute{ServerInterface: strict, handlers: h, log: log}, apigen.StdHTTPServerOptions{
 		BaseRouter: mux,
 		// The last middleware runs first: body checks, then validation.
-		Middlewares:      []apigen.MiddlewareFunc{validate, readJSONBody(bodyLimit(cfg.MaxPayloadBytes), log)},
+		Middlewares: []apigen.MiddlewareFunc{validate,
+			readJSONBody(bodyLimit(cfg.MaxPayloadBytes), newBodySlots(cfg.MaxBodiesInFlight), log)},
 		ErrorHandlerFunc: onError,
 	})
 	if cfg.MaxBatch <= 0 {
 		cfg.MaxBatch = 1000
 	}
-	batch, err := newBatchHandler(cfg.Service, cfg.MaxBatch, log)
-	if err != nil {
-		return nil, err
-	}
-	mux.Handle("POST "+batchPath, readJSONBody(batchBodyLimit(cfg.MaxPayloadBytes, cfg.MaxBatch), log)(batch))
+	batch := newBatchHandler(cfg.Service, cfg.MaxBatch, log)
+	mux.Handle("POST "+batchPath, readJSONBody(batchBodyLimit(cfg.MaxPayloadBytes, cfg.MaxBatch),
+		newBodySlots(batchBodySlots(cfg.MaxBodiesInFlight)), log)(batch))
 	mux.Handle("/", notFound(mux, log))
 	return &Server{mux: mux, handler: requireAPIKey(newAPIKeys(cfg.APIKeys), log, mux)}, nil
 }
@@ -124,4 +131,36 @@ func notFound(mux *http.ServeMux, log *slog.Logger) http.Handler {
 		}
 		writeProblem(log, w, r, &routeNotFoundError{path: r.URL.Path})
 	})
+}
+
+// submitRoute serves POST /v1/intents with decodeSubmission instead of the
+// generated binding, which would decode the body a second time and copy the
+// payload twice more; every other operation goes through the generated
+// strict server.
+type submitRoute struct {
+	apigen.ServerInterface
+	handlers *handlers
+	log      *slog.Logger
+}
+
+// SubmitIntent decodes the body readJSONBody kept, then answers as the
+// strict server would.
+func (s submitRoute) SubmitIntent(w http.ResponseWriter, r *http.Request) {
+	body, ok := r.Body.(*requestBody)
+	if !ok { // readJSONBody runs first on every POST
+		writeProblem(s.log, w, r, errBodyRequired)
+		return
+	}
+	req, err := decodeSubmission(body.data)
+	if err != nil {
+		writeProblem(s.log, w, r, err)
+		return
+	}
+	res, err := s.handlers.SubmitIntent(r.Context(), apigen.SubmitIntentRequestObject{Body: &req})
+	if err == nil {
+		err = res.VisitSubmitIntentResponse(w)
+	}
+	if err != nil {
+		writeProblem(s.log, w, r, err)
+	}
 }

@@ -262,9 +262,14 @@ type Intent struct {
 	// Example: {"reason":"provider_failure","status":"rejected"}
 	FinalOutcome *Outcome `json:"finalOutcome,omitempty"`
 
-	// IntentId The client's idempotency key: 1 to 255 characters, no control
-	// characters, and neither "." nor ".." (URL paths resolve those as
-	// dot segments, so such an intent could never be read back).
+	// IntentId The client's idempotency key: 1 to 255 characters (Unicode code
+	// points) of UTF-8, without control, invisible-format or
+	// bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
+	// as U+0000, U+200B, U+202E, U+2028), and none of the ids ".", ".."
+	// and "/" (as a path segment they are resolved away or routed as an
+	// empty segment, so such an intent could never be read back). A "/"
+	// inside a longer id is fine: percent-encode it in paths. JSON-escaped
+	// lone surrogates (`\ud800`) are refused too.
 	//
 	//
 	// Example: order-1234-shipping-sms
@@ -312,9 +317,14 @@ type IntentBatchResults struct {
 	Results []IntentBatchResult `json:"results"`
 }
 
-// IntentID The client's idempotency key: 1 to 255 characters, no control
-// characters, and neither "." nor ".." (URL paths resolve those as
-// dot segments, so such an intent could never be read back).
+// IntentID The client's idempotency key: 1 to 255 characters (Unicode code
+// points) of UTF-8, without control, invisible-format or
+// bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
+// as U+0000, U+200B, U+202E, U+2028), and none of the ids ".", ".."
+// and "/" (as a path segment they are resolved away or routed as an
+// empty segment, so such an intent could never be read back). A "/"
+// inside a longer id is fine: percent-encode it in paths. JSON-escaped
+// lone surrogates (`\ud800`) are refused too.
 //
 // Example: order-1234-shipping-sms
 type IntentID = string
@@ -419,9 +429,14 @@ type ProblemConflictingFields string
 
 // SubmitIntentRequest Example: {"intentId":"order-1234-shipping-sms","payload":{"text":"Your order has shipped.","to":"+15551234567"},"submissionTarget":"sms.realtime"}
 type SubmitIntentRequest struct {
-	// IntentId The client's idempotency key: 1 to 255 characters, no control
-	// characters, and neither "." nor ".." (URL paths resolve those as
-	// dot segments, so such an intent could never be read back).
+	// IntentId The client's idempotency key: 1 to 255 characters (Unicode code
+	// points) of UTF-8, without control, invisible-format or
+	// bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
+	// as U+0000, U+200B, U+202E, U+2028), and none of the ids ".", ".."
+	// and "/" (as a path segment they are resolved away or routed as an
+	// empty segment, so such an intent could never be read back). A "/"
+	// inside a longer id is fine: percent-encode it in paths. JSON-escaped
+	// lone surrogates (`\ud800`) are refused too.
 	//
 	//
 	// Example: order-1234-shipping-sms
@@ -473,12 +488,26 @@ type NotFound = Problem
 // Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
 type PayloadTooLarge = Problem
 
+// RequestTimeout An RFC 9457 problem document. `type` is stable per kind of error;
+// the members after `instance` appear only for the errors that need
+// them.
+//
+// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+type RequestTimeout = Problem
+
 // StoreUnavailable An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
 // them.
 //
 // Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
 type StoreUnavailable = Problem
+
+// SubmitUnavailable An RFC 9457 problem document. `type` is stable per kind of error;
+// the members after `instance` appear only for the errors that need
+// them.
+//
+// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+type SubmitUnavailable = Problem
 
 // Unauthorized An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
@@ -1533,6 +1562,11 @@ func (r ListIntentsResponse) ContentType() string {
 	return ""
 }
 
+// SubmitIntentResponse503Headers the declared response headers of an HTTP 503 response for SubmitIntent
+type SubmitIntentResponse503Headers struct {
+	RetryAfter *int
+}
+
 type SubmitIntentResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -1544,6 +1578,8 @@ type SubmitIntentResponse struct {
 	ApplicationproblemJSON400 *MalformedRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *RequestTimeout
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *IdempotencyConflict
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
@@ -1553,7 +1589,9 @@ type SubmitIntentResponse struct {
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *UnprocessableEntity
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
-	ApplicationproblemJSON503 *StoreUnavailable
+	ApplicationproblemJSON503 *SubmitUnavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SubmitIntentResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -1574,6 +1612,11 @@ func (r SubmitIntentResponse) GetApplicationproblemJSON400() *MalformedRequest {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r SubmitIntentResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r SubmitIntentResponse) GetApplicationproblemJSON408() *RequestTimeout {
+	return r.ApplicationproblemJSON408
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
@@ -1597,7 +1640,7 @@ func (r SubmitIntentResponse) GetApplicationproblemJSON422() *UnprocessableEntit
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
-func (r SubmitIntentResponse) GetApplicationproblemJSON503() *StoreUnavailable {
+func (r SubmitIntentResponse) GetApplicationproblemJSON503() *SubmitUnavailable {
 	return r.ApplicationproblemJSON503
 }
 
@@ -2181,6 +2224,13 @@ func ParseSubmitIntentResponse(rsp *http.Response) (*SubmitIntentResponse, error
 		}
 		response.ApplicationproblemJSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest IdempotencyConflict
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -2210,12 +2260,25 @@ func ParseSubmitIntentResponse(rsp *http.Response) (*SubmitIntentResponse, error
 		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest StoreUnavailable
+		var dest SubmitUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers SubmitIntentResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil

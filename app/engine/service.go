@@ -5,15 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
 )
-
-// maxIntentIDLen is the width, in characters, of the intent_id column.
-const maxIntentIDLen = 255
 
 // Notifier is told about every intent this instance creates, so that a
 // local leader runs its first attempt at once. The Engine is one.
@@ -110,7 +105,7 @@ type submission struct {
 // prepare validates a submission, compacts its payload and snapshots its
 // target's contract. Its error is a refusal no stored intent can change.
 func (s *Service) prepare(p ports.SubmitIntentParams) (submission, error) {
-	if err := validateIntentID(p.IntentID); err != nil {
+	if err := core.ValidateIntentID(p.IntentID); err != nil {
 		return submission{}, err
 	}
 	if p.SubmissionTarget == "" {
@@ -178,26 +173,6 @@ func (s *Service) repeatOr(ctx context.Context, intentID, target string, payload
 		return ports.SubmitIntentResult{}, err
 	}
 	return ports.SubmitIntentResult{Intent: existing}, nil
-}
-
-// validateIntentID enforces what every store can hold and every log can
-// print: 1 to 255 characters of valid UTF-8 with no control characters.
-func validateIntentID(id string) error {
-	field := func(msg string) error { return &core.FieldError{Field: "intentId", Message: msg} }
-	switch n := utf8.RuneCountInString(id); {
-	case id == "":
-		return field("is required")
-	case n > maxIntentIDLen:
-		return field(fmt.Sprintf("has %d characters, the limit is %d", n, maxIntentIDLen))
-	case !utf8.ValidString(id):
-		return field("is not valid UTF-8")
-	}
-	for _, r := range id {
-		if unicode.IsControl(r) {
-			return field(fmt.Sprintf("contains the control character %U", r))
-		}
-	}
-	return nil
 }
 
 // GetIntent returns one intent with its attempts, or core.ErrIntentNotFound.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/submissionmanager/submission-manager/adapters/sqlite"
+	"github.com/submissionmanager/submission-manager/adapters/sqlserver"
 )
 
 // Dialect names the database a --database value selects.
@@ -74,7 +75,7 @@ func ParseDatabase(s string) (Database, error) {
 	}
 }
 
-// String shows the database without its password, for logs.
+// String shows the database without its secrets, for logs and errors.
 func (d Database) String() string {
 	if d.Dialect == DialectSQLite {
 		if d.Synchronous != "" {
@@ -82,9 +83,7 @@ func (d Database) String() string {
 		}
 		return "sqlite:" + d.Path
 	}
-	u, err := url.Parse(d.DSN)
-	if err != nil {
-		return "sqlserver://(unparsable)"
-	}
-	return u.Redacted()
+	// The user-info password is not the only place a URL DSN can carry
+	// one: go-mssqldb also reads ?password= and ?pwd=.
+	return sqlserver.RedactDSN(d.DSN)
 }

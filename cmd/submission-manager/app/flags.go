@@ -72,6 +72,14 @@ func parseFlags(fs *flag.FlagSet, args []string, env LookupEnv) error {
 	return nil
 }
 
+// given reports whether the flag called name was set, on the command line
+// or from its environment variable (parseFlags sets those through fs.Set).
+func given(fs *flag.FlagSet, name string) bool {
+	found := false
+	fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
+	return found
+}
+
 // listFlag is a comma-separated list flag; empty items are dropped so that
 // "a,,b," and a trailing comma in an environment file mean what they look like.
 type listFlag []string

@@ -35,6 +35,9 @@ type Server struct {
 	db       database
 	gateways []*gateway.Client
 	http     *http.Server
+	// pprof serves profiling on its own listener; nil without --pprof.
+	pprof    *http.Server
+	pprofURL string
 
 	stopLead context.CancelFunc
 	leadDone chan struct{}
@@ -111,37 +114,49 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 		return nil, err
 	}
 	api, err := httpapi.New(httpapi.Config{
-		Service:         service,
-		Leadership:      leadership,
-		HolderID:        s.holderID,
-		APIOnly:         cfg.APIOnly,
-		APIKeys:         cfg.APIKeys,
-		MaxPayloadBytes: cfg.MaxPayloadBytes,
-		MaxBatch:        cfg.MaxBatch,
-		Logger:          log,
+		Service:           service,
+		Leadership:        leadership,
+		HolderID:          s.holderID,
+		APIOnly:           cfg.APIOnly,
+		APIKeys:           cfg.APIKeys,
+		MaxPayloadBytes:   cfg.MaxPayloadBytes,
+		MaxBodiesInFlight: cfg.MaxBodiesInFlight,
+		MaxBatch:          cfg.MaxBatch,
+		Logger:            log,
 	})
 	if err != nil {
 		return nil, err
 	}
-	mountOperatorRoutes(api.Mux(), metrics, cfg.Pprof)
+	mountOperatorRoutes(api.Mux(), metrics)
 
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("--listen %s: %w", cfg.Listen, err)
+	}
+	if cfg.Pprof {
+		pln, err := net.Listen("tcp", cfg.PprofListen)
+		if err != nil {
+			_ = ln.Close()
+			return nil, fmt.Errorf("--pprof-listen %s: %w", cfg.PprofListen, err)
+		}
+		s.pprofURL = "http://" + pln.Addr().String()
+		s.pprof = &http.Server{
+			Handler:           pprofMux(),
+			ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		}
+		go s.serve(s.pprof, pln, s.pprofURL)
 	}
 	s.url = "http://" + ln.Addr().String()
 	s.http = &http.Server{
 		Handler:           metrics.Middleware(api.Mux(), api),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       time.Minute,
+		WriteTimeout:      cfg.WriteTimeout,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	go func() {
-		if err := s.http.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-			s.failed <- fmt.Errorf("serving HTTP on %s: %w", s.url, err)
-		}
-	}()
+	go s.serve(s.http, ln, s.url)
 
 	leadCtx, stopLead := context.WithCancel(context.WithoutCancel(ctx))
 	s.stopLead = stopLead
@@ -157,8 +172,19 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 	}
 	log.Info("submission-manager serving", "url", s.url, "holder_id", s.holderID,
 		"database", dbSpec.String(), "registry", cfg.Registry, "targets", registry.Len(),
-		"api_only", cfg.APIOnly, "api_keys", len(cfg.APIKeys) > 0, "pprof", cfg.Pprof)
+		"api_only", cfg.APIOnly, "api_keys", len(cfg.APIKeys) > 0, "pprof", s.pprofURL)
 	return s, nil
+}
+
+// serve runs srv on ln until Shutdown; a listener that breaks on its own
+// fails the instance.
+func (s *Server) serve(srv *http.Server, ln net.Listener, url string) {
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		select {
+		case s.failed <- fmt.Errorf("serving HTTP on %s: %w", url, err):
+		default: // the first failure is enough to stop the instance
+		}
+	}
 }
 
 // execution is what a leading instance adds to the API: the executor, and
@@ -216,6 +242,9 @@ func (s *Server) newExecution(cfg ServeConfig, clock ports.Clock, metrics *prome
 // URL is the base URL the API answers on, e.g. "http://127.0.0.1:8000".
 func (s *Server) URL() string { return s.url }
 
+// PprofURL is the base URL of the profiling listener, or "" without --pprof.
+func (s *Server) PprofURL() string { return s.pprofURL }
+
 // HolderID is this instance's name in the lease.
 func (s *Server) HolderID() string { return s.holderID }
 
@@ -243,6 +272,10 @@ func (s *Server) shutdown(ctx context.Context) error {
 	s.log.Info("submission-manager shutting down", "holder_id", s.holderID)
 	httpDone := make(chan error, 1)
 	go func() { httpDone <- s.http.Shutdown(ctx) }()
+	if s.pprof != nil {
+		// A profile in progress is cut: it is not work to drain.
+		_ = s.pprof.Close()
+	}
 	s.stopLead()
 	var errs []error
 	select {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/submissionmanager/submission-manager/adapters/httpapi"
 	"github.com/submissionmanager/submission-manager/app/engine"
 	"github.com/submissionmanager/submission-manager/app/leader"
 	"github.com/submissionmanager/submission-manager/core"
@@ -21,10 +22,17 @@ const (
 	DefaultListen          = "127.0.0.1:8000"
 	DefaultGatewayTimeout  = 10 * time.Second
 	DefaultShutdownTimeout = 30 * time.Second
+	DefaultPprofListen     = "127.0.0.1:6060"
+	// DefaultWriteTimeout bounds a request from the end of its headers to
+	// the end of its answer. It must outlast the longest answer the API
+	// holds on purpose: a long poll waits at most 30 s by default, so 60 s
+	// leaves 30 s to read the body and write the answer. Raise it with the
+	// long-poll cap.
+	DefaultWriteTimeout = time.Minute
 )
 
-// maxMaxBatch bounds --max-batch: at 16 KiB per intent, a batch body of
-// 10,000 intents may already be 160 MiB.
+// maxMaxBatch bounds --max-batch: at 4 KiB per intent, a batch body of
+// 10,000 intents may already be 40 MiB, and 32 of them are held at once.
 const maxMaxBatch = 10000
 
 // ServeConfig is everything `serve` needs. Tests build one directly; the
@@ -64,15 +72,24 @@ type ServeConfig struct {
 	// MaxPayloadBytes bounds a submission's compacted payload.
 	MaxPayloadBytes int64
 	// MaxBatch caps the intents of one batch submission (and so the batch
-	// body limit, 16 KiB per intent).
+	// body limit, 4 KiB per intent).
 	MaxBatch int
+	// MaxBodiesInFlight bounds the request bodies held in memory at once;
+	// over it a request gets 503 with Retry-After before its body is read.
+	MaxBodiesInFlight int
+	// WriteTimeout bounds one request from the end of its headers to the
+	// end of its answer (net/http's Server.WriteTimeout).
+	WriteTimeout time.Duration
 	// GatewayTimeout bounds one gateway call.
 	GatewayTimeout time.Duration
 	// ShutdownTimeout bounds the drain after SIGTERM: in-flight requests and
 	// in-flight attempts still unfinished then are abandoned.
 	ShutdownTimeout time.Duration
-	// Pprof mounts net/http/pprof under /debug/pprof/.
+	// Pprof serves net/http/pprof under /debug/pprof/ on PprofListen, a
+	// listener of its own: never on the API's, which clients reach.
 	Pprof bool
+	// PprofListen is the profiling listen address (loopback by default).
+	PprofListen string
 	// LogLevel and LogFormat ("text" or "json") shape the logs on stderr.
 	LogLevel  slog.Level
 	LogFormat string
@@ -92,6 +109,9 @@ func DefaultServeConfig() ServeConfig {
 		ScheduleRefreshInterval: engine.DefaultRefreshInterval,
 		MaxPayloadBytes:         core.DefaultMaxPayloadBytes,
 		MaxBatch:                engine.DefaultMaxBatch,
+		MaxBodiesInFlight:       httpapi.DefaultMaxBodiesInFlight,
+		WriteTimeout:            DefaultWriteTimeout,
+		PprofListen:             DefaultPprofListen,
 		GatewayTimeout:          DefaultGatewayTimeout,
 		ShutdownTimeout:         DefaultShutdownTimeout,
 		LogLevel:                slog.LevelInfo,
@@ -116,12 +136,15 @@ func parseServeConfig(args []string, env LookupEnv, stderr io.Writer) (ServeConf
 	fs.DurationVar(&cfg.AcquireInterval, "acquire-interval", cfg.AcquireInterval, "how often a follower tries to take the lease")
 	fs.DurationVar(&cfg.ScheduleRefreshInterval, "schedule-refresh-interval", cfg.ScheduleRefreshInterval, "how often the leader reads intents changed by other instances")
 	fs.StringVar(&cfg.HolderID, "holder-id", cfg.HolderID, "this instance's name in the lease (default hostname-pid-random)")
-	fs.Var((*listFlag)(&cfg.APIKeys), "api-keys", "comma-separated API keys; when set, /v1 requires Authorization: Bearer <key>")
+	fs.Var((*listFlag)(&cfg.APIKeys), "api-keys", "comma-separated API keys; when set, /v1 requires Authorization: Bearer <key> (a list with no key is refused)")
 	fs.Int64Var(&cfg.MaxPayloadBytes, "max-payload-bytes", cfg.MaxPayloadBytes, "largest accepted payload, in bytes of compacted JSON")
 	fs.IntVar(&cfg.MaxBatch, "max-batch", cfg.MaxBatch, "most intents in one POST /v1/intents/batch (the batch body limit scales with it)")
+	fs.IntVar(&cfg.MaxBodiesInFlight, "max-bodies-in-flight", cfg.MaxBodiesInFlight, "request bodies held in memory at once; beyond, 503 with Retry-After")
+	fs.DurationVar(&cfg.WriteTimeout, "write-timeout", cfg.WriteTimeout, "bound on one request from its headers to the end of its answer (keep above the long-poll cap)")
 	fs.DurationVar(&cfg.GatewayTimeout, "gateway-timeout", cfg.GatewayTimeout, "bound on one gateway call")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "drain time after SIGTERM before in-flight work is abandoned")
-	fs.BoolVar(&cfg.Pprof, "pprof", cfg.Pprof, "mount net/http/pprof under /debug/pprof/")
+	fs.BoolVar(&cfg.Pprof, "pprof", cfg.Pprof, "serve net/http/pprof under /debug/pprof/ on --pprof-listen")
+	fs.StringVar(&cfg.PprofListen, "pprof-listen", cfg.PprofListen, "profiling listen address, apart from the API's (with --pprof)")
 	fs.TextVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info, warn or error")
 	format := &choiceFlag{value: cfg.LogFormat, choices: []string{"text", "json"}}
 	fs.Var(format, "log-format", "text or json")
@@ -130,6 +153,12 @@ func parseServeConfig(args []string, env LookupEnv, stderr io.Writer) (ServeConf
 	}
 	if fs.NArg() > 0 {
 		return ServeConfig{}, &usageError{msg: fmt.Sprintf("serve takes no arguments, got %q", fs.Args())}
+	}
+	if given(fs, "api-keys") && len(cfg.APIKeys) == 0 {
+		// "--api-keys ," or an empty SUBMISSION_API_KEYS would otherwise
+		// serve /v1 to anyone while the operator believes it guarded.
+		return ServeConfig{}, &usageError{msg: fmt.Sprintf("--api-keys (%s) lists no key; give at least one, or leave it unset to serve /v1 without keys",
+			EnvName("api-keys"))}
 	}
 	cfg.LogFormat = format.value
 	if err := cfg.Validate(); err != nil {
@@ -154,11 +183,18 @@ func (c ServeConfig) Validate() error {
 	positive("schedule-refresh-interval", c.ScheduleRefreshInterval)
 	positive("gateway-timeout", c.GatewayTimeout)
 	positive("shutdown-timeout", c.ShutdownTimeout)
+	positive("write-timeout", c.WriteTimeout)
 	if c.RenewInterval > 0 && c.LeaseDuration > 0 && c.RenewInterval >= c.LeaseDuration {
 		errs = append(errs, fmt.Errorf("--renew-interval (%s) must be shorter than --lease-duration (%s)", c.RenewInterval, c.LeaseDuration))
 	}
 	if c.MaxInFlight < 1 {
 		errs = append(errs, fmt.Errorf("--max-in-flight must be at least 1, got %d", c.MaxInFlight))
+	}
+	if c.MaxBodiesInFlight < 1 {
+		errs = append(errs, fmt.Errorf("--max-bodies-in-flight must be at least 1, got %d", c.MaxBodiesInFlight))
+	}
+	if c.Pprof && c.PprofListen == "" {
+		errs = append(errs, errors.New("--pprof-listen must name an address when --pprof is on"))
 	}
 	if c.MaxPayloadBytes < 1 {
 		errs = append(errs, fmt.Errorf("--max-payload-bytes must be at least 1, got %d", c.MaxPayloadBytes))

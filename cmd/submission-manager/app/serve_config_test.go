@@ -30,7 +30,8 @@ func TestServeDefaultsNeedNoConfiguration(t *testing.T) {
 	}
 	if cfg.Database != "sqlite:data/submission-manager.db" || cfg.Registry != "config/submission_targets.json" ||
 		cfg.Listen != "127.0.0.1:8000" || cfg.Migrate || cfg.Pprof || len(cfg.APIKeys) != 0 ||
-		cfg.MaxPayloadBytes != 256<<10 || cfg.RetryDelay != 5*time.Second || cfg.APIOnly {
+		cfg.MaxPayloadBytes != 256<<10 || cfg.RetryDelay != 5*time.Second || cfg.APIOnly ||
+		cfg.MaxBodiesInFlight != 256 || cfg.PprofListen != "127.0.0.1:6060" || cfg.WriteTimeout != time.Minute {
 		t.Fatalf("defaults drifted from the documented ones: %+v", cfg)
 	}
 }
@@ -47,10 +48,12 @@ func TestServeFlagsAndEnvironment(t *testing.T) {
 		"SUBMISSION_PPROF":                     "true",
 		"SUBMISSION_LISTEN":                    "127.0.0.1:9000",
 		"SUBMISSION_API_ONLY":                  "true",
+		"SUBMISSION_MAX_BODIES_IN_FLIGHT":      "9",
+		"SUBMISSION_PPROF_LISTEN":              "127.0.0.1:7070",
 	})
 	cfg, err := parseServeConfig([]string{"--listen", "127.0.0.1:0", "--holder-id=sm-01", "--migrate",
 		"--lease-duration", "3s", "--renew-interval", "1s", "--acquire-interval", "2s",
-		"--max-payload-bytes", "1000", "--gateway-timeout", "750ms", "--registry", "reg.json"}, env, &bytes.Buffer{})
+		"--max-payload-bytes", "1000", "--gateway-timeout", "750ms", "--registry", "reg.json", "--write-timeout", "45s"}, env, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,6 +74,9 @@ func TestServeFlagsAndEnvironment(t *testing.T) {
 	want.MaxPayloadBytes = 1000
 	want.GatewayTimeout = 750 * time.Millisecond
 	want.Registry = "reg.json"
+	want.MaxBodiesInFlight = 9
+	want.PprofListen = "127.0.0.1:7070"
+	want.WriteTimeout = 45 * time.Second
 	if !reflect.DeepEqual(cfg, want) {
 		t.Fatalf("got\n%+v\nwant\n%+v", cfg, want)
 	}
@@ -105,6 +111,12 @@ func TestBadValuesNameTheFlag(t *testing.T) {
 		{"sqlserver without host", []string{"--database", "sqlserver://"}, nil, []string{"--database", "host"}},
 		{"long holder id", []string{"--holder-id", strings.Repeat("h", 129)}, nil, []string{"--holder-id"}},
 		{"argument", []string{"extra"}, nil, []string{"no arguments"}},
+		{"api keys without a key", []string{"--api-keys", ","}, nil, []string{"--api-keys", "no key"}},
+		{"api keys of blanks", []string{"--api-keys", " , ,"}, nil, []string{"--api-keys", "no key"}},
+		{"empty env api keys", nil, map[string]string{"SUBMISSION_API_KEYS": ""}, []string{"--api-keys", "SUBMISSION_API_KEYS"}},
+		{"no body slots", []string{"--max-bodies-in-flight", "0"}, nil, []string{"--max-bodies-in-flight"}},
+		{"zero write timeout", []string{"--write-timeout", "0s"}, nil, []string{"--write-timeout"}},
+		{"pprof without address", []string{"--pprof", "--pprof-listen", ""}, nil, []string{"--pprof-listen"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -157,6 +169,13 @@ func TestDatabaseStringHidesThePassword(t *testing.T) {
 	}
 	if db.Dialect != DialectSQLServer || strings.Contains(db.String(), "s3cret") {
 		t.Fatalf("got %v %q", db.Dialect, db.String())
+	}
+	for _, dsn := range []string{"sqlserver://db.internal?database=submissions&password=s3cret",
+		"sqlserver://db.internal?database=submissions&PWD=s3cret", "sqlserver://sa:s3cret@db.internal?database=d&password=s3cret"} {
+		db, err := ParseDatabase(dsn)
+		if err != nil || strings.Contains(db.String(), "s3cret") || !strings.Contains(db.String(), "db.internal") {
+			t.Fatalf("ParseDatabase(%q).String() = %q, %v", dsn, db.String(), err)
+		}
 	}
 	if _, err := ParseDatabase("sqlserver://sa:s3cret@db internal"); err == nil || strings.Contains(err.Error(), "s3cret") {
 		t.Fatalf("an unparsable URL's error must not repeat the password: %v", err)

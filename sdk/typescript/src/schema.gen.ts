@@ -163,9 +163,14 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
-         * @description The client's idempotency key: 1 to 255 characters, no control
-         *     characters, and neither "." nor ".." (URL paths resolve those as
-         *     dot segments, so such an intent could never be read back).
+         * @description The client's idempotency key: 1 to 255 characters (Unicode code
+         *     points) of UTF-8, without control, invisible-format or
+         *     bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
+         *     as U+0000, U+200B, U+202E, U+2028), and none of the ids ".", ".."
+         *     and "/" (as a path segment they are resolved away or routed as an
+         *     empty segment, so such an intent could never be read back). A "/"
+         *     inside a longer id is fine: percent-encode it in paths. JSON-escaped
+         *     lone surrogates (`\ud800`) are refused too.
          * @example order-1234-shipping-sms
          */
         IntentID: string;
@@ -614,7 +619,31 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The body is not sent as application/json. */
+        /**
+         * @description The body did not arrive within the server's read timeout. The
+         *     connection is closed; resend the request.
+         */
+        RequestTimeout: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#request-timeout",
+                 *       "title": "Request timeout",
+                 *       "status": 408,
+                 *       "detail": "the request body did not arrive within the server's read timeout",
+                 *       "instance": "/v1/intents"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The body is not sent as application/json, or is sent with a
+         *     Content-Encoding other than identity (the server decodes none).
+         */
         UnsupportedMediaType: {
             headers: {
                 [name: string]: unknown;
@@ -643,14 +672,38 @@ export interface components {
                  *       "type": "https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#invalid-field",
                  *       "title": "Invalid field",
                  *       "status": 422,
-                 *       "detail": "intentId: must be at most 255 characters",
+                 *       "detail": "intentId: contains the invisible or control character U+202E",
                  *       "instance": "/v1/intents",
                  *       "invalidFields": [
                  *         {
                  *           "field": "intentId",
-                 *           "message": "must be at most 255 characters"
+                 *           "message": "contains the invisible or control character U+202E"
                  *         }
                  *       ]
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The database cannot be reached (store-unavailable), or the server
+         *     already holds as many request bodies as it is configured to
+         *     (server-busy); retry after the Retry-After header's seconds.
+         */
+        SubmitUnavailable: {
+            headers: {
+                /** @description Seconds to wait before retrying. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#server-busy",
+                 *       "title": "Server busy",
+                 *       "status": 503,
+                 *       "detail": "the server is holding as many request bodies as it may; retry shortly",
+                 *       "instance": "/v1/intents"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -757,11 +810,12 @@ export interface operations {
             };
             400: components["responses"]["MalformedRequest"];
             401: components["responses"]["Unauthorized"];
+            408: components["responses"]["RequestTimeout"];
             409: components["responses"]["IdempotencyConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
-            503: components["responses"]["StoreUnavailable"];
+            503: components["responses"]["SubmitUnavailable"];
         };
     };
     getIntent: {

@@ -268,9 +268,14 @@ type Intent struct {
 	// Example: {"reason":"provider_failure","status":"rejected"}
 	FinalOutcome *Outcome `json:"finalOutcome,omitempty"`
 
-	// IntentId The client's idempotency key: 1 to 255 characters, no control
-	// characters, and neither "." nor ".." (URL paths resolve those as
-	// dot segments, so such an intent could never be read back).
+	// IntentId The client's idempotency key: 1 to 255 characters (Unicode code
+	// points) of UTF-8, without control, invisible-format or
+	// bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
+	// as U+0000, U+200B, U+202E, U+2028), and none of the ids ".", ".."
+	// and "/" (as a path segment they are resolved away or routed as an
+	// empty segment, so such an intent could never be read back). A "/"
+	// inside a longer id is fine: percent-encode it in paths. JSON-escaped
+	// lone surrogates (`\ud800`) are refused too.
 	//
 	//
 	// Example: order-1234-shipping-sms
@@ -318,9 +323,14 @@ type IntentBatchResults struct {
 	Results []IntentBatchResult `json:"results"`
 }
 
-// IntentID The client's idempotency key: 1 to 255 characters, no control
-// characters, and neither "." nor ".." (URL paths resolve those as
-// dot segments, so such an intent could never be read back).
+// IntentID The client's idempotency key: 1 to 255 characters (Unicode code
+// points) of UTF-8, without control, invisible-format or
+// bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
+// as U+0000, U+200B, U+202E, U+2028), and none of the ids ".", ".."
+// and "/" (as a path segment they are resolved away or routed as an
+// empty segment, so such an intent could never be read back). A "/"
+// inside a longer id is fine: percent-encode it in paths. JSON-escaped
+// lone surrogates (`\ud800`) are refused too.
 //
 // Example: order-1234-shipping-sms
 type IntentID = string
@@ -425,9 +435,14 @@ type ProblemConflictingFields string
 
 // SubmitIntentRequest Example: {"intentId":"order-1234-shipping-sms","payload":{"text":"Your order has shipped.","to":"+15551234567"},"submissionTarget":"sms.realtime"}
 type SubmitIntentRequest struct {
-	// IntentId The client's idempotency key: 1 to 255 characters, no control
-	// characters, and neither "." nor ".." (URL paths resolve those as
-	// dot segments, so such an intent could never be read back).
+	// IntentId The client's idempotency key: 1 to 255 characters (Unicode code
+	// points) of UTF-8, without control, invisible-format or
+	// bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
+	// as U+0000, U+200B, U+202E, U+2028), and none of the ids ".", ".."
+	// and "/" (as a path segment they are resolved away or routed as an
+	// empty segment, so such an intent could never be read back). A "/"
+	// inside a longer id is fine: percent-encode it in paths. JSON-escaped
+	// lone surrogates (`\ud800`) are refused too.
 	//
 	//
 	// Example: order-1234-shipping-sms
@@ -479,12 +494,26 @@ type NotFound = Problem
 // Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
 type PayloadTooLarge = Problem
 
+// RequestTimeout An RFC 9457 problem document. `type` is stable per kind of error;
+// the members after `instance` appear only for the errors that need
+// them.
+//
+// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+type RequestTimeout = Problem
+
 // StoreUnavailable An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
 // them.
 //
 // Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
 type StoreUnavailable = Problem
+
+// SubmitUnavailable An RFC 9457 problem document. `type` is stable per kind of error;
+// the members after `instance` appear only for the errors that need
+// them.
+//
+// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+type SubmitUnavailable = Problem
 
 // Unauthorized An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
@@ -878,7 +907,18 @@ type NotFoundApplicationProblemPlusJSONResponse Problem
 
 type PayloadTooLargeApplicationProblemPlusJSONResponse Problem
 
+type RequestTimeoutApplicationProblemPlusJSONResponse Problem
+
 type StoreUnavailableApplicationProblemPlusJSONResponse Problem
+
+type SubmitUnavailableResponseHeaders struct {
+	RetryAfter *int
+}
+type SubmitUnavailableApplicationProblemPlusJSONResponse struct {
+	Body Problem
+
+	Headers SubmitUnavailableResponseHeaders
+}
 
 type UnauthorizedApplicationProblemPlusJSONResponse Problem
 
@@ -1060,6 +1100,22 @@ func (response SubmitIntent401ApplicationProblemPlusJSONResponse) VisitSubmitInt
 	return err
 }
 
+type SubmitIntent408ApplicationProblemPlusJSONResponse struct {
+	RequestTimeoutApplicationProblemPlusJSONResponse
+}
+
+func (response SubmitIntent408ApplicationProblemPlusJSONResponse) VisitSubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(408)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SubmitIntent409ApplicationProblemPlusJSONResponse struct {
 	IdempotencyConflictApplicationProblemPlusJSONResponse
 }
@@ -1125,16 +1181,19 @@ func (response SubmitIntent422ApplicationProblemPlusJSONResponse) VisitSubmitInt
 }
 
 type SubmitIntent503ApplicationProblemPlusJSONResponse struct {
-	StoreUnavailableApplicationProblemPlusJSONResponse
+	SubmitUnavailableApplicationProblemPlusJSONResponse
 }
 
 func (response SubmitIntent503ApplicationProblemPlusJSONResponse) VisitSubmitIntentResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1551,92 +1610,100 @@ func (sh *strictHandler) GetTarget(w http.ResponseWriter, r *http.Request, submi
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"5Fx7c9s2tv8qGO7ONJmlZEqx240y/cPttl3vrVtv7N6d28gbQ+SRhJgEuABoW834u985ByAFitQjidPp",
-	"3NuZZiSKeJ3n7zzg91GqilJJkNZEk/eRBlMqaYC+nGVQlMqCTFffKjnPRWrxcaqkBUkfeVnmIuVWKHlU",
-	"ajXLofjLO6Mk/mbSJRQcP/1ZwzyaRH86Wq915H41RxduVPT4+BhHGZhUixKniybR1RKYoKXOMgYPwljD",
-	"7oVdMs4yMZ+DBmmZqWaFMEYoecX1AixTmpV8lSueDaPHODrn+VzpArLX8J8KzIccAB54UeaAHzOwXOTR",
-	"JLJLYNrNxGYqWzFhmFSWcXbHc5Gxf1z+/BPLVFoVuEAcCWkslylEk+jobnTkjmOiODKW28pEk+MkiSMr",
-	"LK6z3my9RhRHdlXiT0trSzM5OloIu6xmw1QVR+ujF1zyBejgyaB+NMvV7KjgQh5lKjVHvBTDIvtTUS80",
-	"qBd6jJ+GYW2iEDnU7B2klrjxk7Lfq0pmn8gFqbxgsCU3zC6FaQRlK82PlM5AD0bjF8cDsxRlKeRiYIo2",
-	"L47XvDhzC+A55rTlz8QKt72BVHbg1nkKTvykmKnSZU0lpZkl7SAmXDj1uFLqR3z4ibzwysasUizH+Sbs",
-	"RYL/sdnKgmG4cZ5ayGKGypOLQlgUkPGX49Hx8UEqMnqxZsvF5nKfiy/+XAOr1MAt9FQqUlPsGbJlCex+",
-	"qXKnOM8ZPKQAmaHnqZJzsag0ZI5qxLxLqzT8IvkdFzmf5fAE9szglCzlEmV9hvaNp0vIXjENVq9Yzi3o",
-	"Q/h0kgR8on2yKtjoZ+IT7X4QLvRUfMq45TNu9pGG2PKL5JVdKi1+g081bgZkxk79bDRswr4BrkGzaZUk",
-	"L1JeCnYLK/oCh/mY0ZoxrZ1+Jp5U4RpPwY7TizM8smFct/SCy4yFLjnlWgtA7yOBqTn+Vnj+lFqlYAxK",
-	"yHfSCrv6RDbVDmfCisqQcHDLCmUsG5+csHTJNVo9bXYxSEhCDd8LyDMTTd68j+b4MZg9iqMCd41mOtqz",
-	"0ON1wPLxOHRlDpy4yT+bH6NFBm6RJ2G627BDdJoXYEEzcvW0Usy8/exAQGFYJW+lupee96YqS6UtZOeQ",
-	"CX5Fx/8k5n/rhg5wKjaNLDzYozLnQk6jGvw0a75ipNHhEjT1QZ7vJFTcZkpW4DkY8fGzqXCz2oBWG9Ay",
-	"nwMmGoQo3HQoNIwem+UoHjm1ForSOk6EM/4sQylgVpFcLLiFe74asjMSCQ0pQsCMzWCOvil4hQkzlSnP",
-	"c+TWXEhhlpCd0ig+o+3dL0UOzCEXIdk8F4ulHbLT5m3G3eamEiEpl0xVNlUFsGfhOlyae0DDdQ95PnAQ",
-	"/DnKMZcMtFZ6Kp9ZzaVByrM5F3mlIWZWFKAqG9ei7+d5PmSnfhwzlmsr5GIqp5ETv1khrIVsMo1YwfUt",
-	"bcpvktklt+yeh0SpLJNwB5rYMZXPcuAZaETK9GKuyPY0lENqNRrI0xRKEmWWAc9yIYEteTaVJTcGsufD",
-	"KYp7oEhrGkeTaJyMvxwk40EyvhqNJ0kySZJh8tevfo3iSFbFDHQ0GcWRp6cLUjnpZlRqdScy0G89pQLV",
-	"iTRg1OH9DxJn12qj8a/4XqlVCdoKF/4SYVsWIOrw8e9XVxfsJBlP2Dc8Yz+4n9c6aawWcoFThycOZ9xx",
-	"eBQPjlvOuIUBykDfxDWJgklHcVQIKYqqoM9+CJqXBWgcE9Bylw7/7F9rU3Dv7pGYh+3+MY7QcwuNoOlN",
-	"fZRwtetmjIsicS9ofNHnde3AacsKkDP4AiMQ9z5pi4+IaqBA/kPy0iyVZZbfgpzK+yVIVHUU+0aNYmaU",
-	"w3tMw0IYhH+QCWu81qRLLhdoIYZT+ZrAoRWFkAuyIW5ZLXnO4AHSCrfLSpWLdEUQxhvCkmuLqIUmaSuM",
-	"F7wrTz8KWwv+cNoo3iWkSiKIeJHEUaEyIBXguSe8Wwy54fUTqbzhN93Ew2CUBV0IyXMvCAhRaszydp2h",
-	"WD9JRSnqvId7VoOX6452tU60Ww5/CF593HbuTVm40ECWe+5tVGOYPN2VzFcTZ8qqosq5FXfoliqZxWyu",
-	"VTGVtsk/oRBpIM8UUwpKSPQI6TK0fITOlrwsQW6wj1iyUyHxSM40H3CSgj+89YbchKcZhmue7F2SZGQ3",
-	"4c/xnce19Oxx+e6txz7JCo3GppBtWrSu1G1S5DXZdlQi5wqMc2jgowGv4+TenBNA1V8xZZegp1I3owkV",
-	"WC3QIZODx9G1Xua5ujcbnPxo8Y8jYaGgo3TP6x5wrfmqYxM7pIxbmuP52LCoh3p9JvS7hyWvjIXstXel",
-	"mxT+F0m3J4WuckDiQkjeV97w8QbceCdMYihR7t401uaty2tQxBmK71sfUEdxpCS8RSv8FiUrB/Tc1wHl",
-	"tw3rUPOHtl3pQs/1dguRr5zkkHkuNVjnERrX4fy8CY/kbG9ZmWV7f+55ZztnTYwRWHPe6PqbPyoW2ruv",
-	"k+HoZBTua9zaV7O2s5CHrH0yTF4mv1IYmwYu/v+C6yPvsYvoyTFhpmDFrURsUgOTaH9Kez1y/6E7LpoH",
-	"LqkxX7s8QB2gdYxam6O7pmjAXZtqe0GnJ+BBkBm61m/XljaN5WOXUQei6DXrdg9xRuPsb15niJOHjLh0",
-	"736iB97wQEEqqscZ+e2FzAqYHa9lqM8NuV1/w226xA22pa9Oh3SM+AgD/FGcJEkA9w2brVgGc17l1sXc",
-	"OBe3Sn9h2GBQ8IfBDNd5/moq0Xmg70+XkN5i6G4YZ5eE9N2OfK2QIUSwhql7j+gOUoKeiQhvCXnmho/2",
-	"uPz64Hso9hpMldt+H+f8Frv4+fKKBakldq+qPGNLfgdsIe5A+tqZhWJCJ3XcnEoqswZQ6tk4GTHP4ZiN",
-	"k4RpKIHb53UGwCfNmtKno1cfQw+TZG+MKIV0aKYp1JVG1sdJD/rdxFhu2EH0Nl1B1esfumkp9yMrQa9j",
-	"SSJ4zIR04ScvgJElHx4qYl0p2Acj6z1uP+PZ3/pFKc2Fi4DEuhuA3cJqwkgP2znomEnl4m2VT2X4HMNc",
-	"CQIROJtGw2nEpKJP+PHZL69/ZCW3S8TjRuV3iMSVAcbNVGaUIlygVBmKwqmyydehPMm0A6OuRJOxGU9v",
-	"N7NOO7xlwR9+BLmwy2gyPnGRU/19FEdSOfPpASByaTh0ES1aN42U+vebf0+nD0kymE4fRt9Ppw9ffY8f",
-	"X35//Zc/b4eFF9yVXwNo2Fi9Ny2Y+P8XE30Y3ClBZkjiA9DOdRxJeLDfVtooHU0iWP3j3dk7Jc7fna5+",
-	"Esn9Of6f//Ph/J26P/+buj//9vjh/N158tPVr/xM3At+efblWfFy9esP/7368eq71flv/xTzf3ZRVODH",
-	"PkC5+zBUuN1O6svlqZWzKTk3lpV8Aa2cwFMd8TDEsMvYXDaGeuMUkimdLsFYTdkWlkEqDKVdNqNNx/Ih",
-	"++4OdP2NzSo7lV4G0MMTTvN2wKvvWkICaNwESAE4bId362E9uryu4m1o8yeV8zYFaV4vsKWc0lTL/lMh",
-	"SZqaWYzQSPJiQxiCPXWO1GwyRI1765y7paKuPgY5kY50nPuk1Ga6x+ksu1f6li0UmLoSQZDOPc4q2lnj",
-	"UXFAGLcHdoxGtdm7Kx8V4PzNJAm3gUTWRYEJ42zOUxszuON5hUYOOeBbOsiGf1En7obtNO8HR/ObSKQ/",
-	"m3NFJfJ2zuxVXdqaKx2kMU1bSHr20aFPgLo8rfs0a4Pcjb7tFpod0OyiSUr2HLaiZJ7LCbok3wpNAqX2",
-	"pWK1J2uqdCkvehNXG/mqIE/VPlDwfoc+F2sc27F2r7//lr08PvmqC6DZDU50g1bMWD7LgTDkrZAZU3NX",
-	"9HvlctQFFDPQhvG5Bc1u6qryDeNlCVxTbrhJHtNAny+VABlNUXTqDanv9xRy0XQn1K1eePKNNgg23eac",
-	"p9HW1s16OlxYGFzqsidrsaN54gOAwXHyMuiHCJBsfdDP1haxXmvQrNVR3B5y94k1mVDPPEdHKlU4xnoa",
-	"NiHbcfKSWP982M5gB1xs8EiT3OwG+MHrezLXa6l433EznyggPSmctsR8WHZkLVPhTtvi1VkyTN70hElr",
-	"Du7hwA5p7Vmz1SC0SyYUm4sH9ux4PGatVhyKvHw7zCAQW+vbpev9HYhNA6jTIwA9AbjTvE75yetiSP/d",
-	"arkpdeHI30Flg9xipcVev1W35tAp411urC9d1BcS7jF0ta5M3lM3UjSJ/kdV2uUVqEua3ocMWW1VNIn+",
-	"Mjo5OcGZTr78qj9juCc7/DHJzGCXXK5+nlOYu+kUV65tHLETuL6UKs+HVJPY6HKm543TxtcwqKty3xlr",
-	"dQUdil/HOxeMaTUmZJpXGWQxOs57Ti0y7bYihjR1rTJouFRlmZBGLKSYi5S7liELzJQ8hedDdtqA5i/Z",
-	"f4lvgmxlx/d+HP8eBgs18Gel7qnX/P7cQ+3g14G5FeVA0eF5PigVlb4crbbkjfuwZN0BIfHfe8rV1NiW",
-	"LdQdaGmC/GHb/m1kFXYnXz4lN911XWu1cy/9KDra5uyiS8C00yxU82uyKS6ICFIpDTDs1SUcPFQS/BuH",
-	"pVIq6SiNUcVbq25BRteoBtvSP02+6GT7Njfg7Ba1r4c9Zcqn2wPS0PrA1EhYHNqZ7qwn7nIeZRzSSgu7",
-	"usRZ3UZm1F99WtllfxbXtRKzpg2ZokzQdyIF1ybkCpsOwjwbDHgpBvji8yH7WearqQQ5VzqlPgOQfa3M",
-	"zgrQQYlttKE2KHW9lELOVXeTlw0bz51vo2YmE/ZD1TUAQowuq1ufwRBIyLS4A+PLI0oCGjxhDbs8v6Qe",
-	"3MosG+NXSSty3w9Zg/W4abdgSk9lk0hhlUQjhlP19WQ1eyFHaILMrpIpTOWzxh/bfBUj7Vw8je/W+v+c",
-	"DqCBZyaoY7h+rVd116OJp9K1e/jz+pjNsBnkSi7wvB06DqdyKr9zQRNy7GZbq/BNE7oZ9qwO65572+hi",
-	"uancEcwN2b9QNLZ0uscMKM91c3Q3uplKV9tywTxJvWE3u64MNNcFbl6R7C7R/C4xOCYHYKbSpdcy5eQw",
-	"FylIQ/ZQchLIC61KLcByvULDpPOPh10B/OuR29OLsyiO7kAbX+0bJsOEmhZLkLwU0SR6MUyGL8i+2yWp",
-	"75E7z2+UGndOq6EQ4aa/+9/j9gXHcZJsNIKvO7nbVxgD9H7bA/767/m4GwfUjl4OW6bHZfRNVRRIz0n0",
-	"o7gDie8O6moajUT1BENNpuT3+YIMsDttdI0zHqHQr8KTb+bObIXOeJwkTQ7AtfaSDuCjucpzdU8ZhFzc",
-	"AtVY1s+M5aupFNK1umpliapDFnZx4yzLquDSvCL1c1C5uQY4lY26k3S1efPaHeAJWIMu72t/uKXKM9Bv",
-	"Rfa1KQbJCM9s4C2UKl1+/aL+9lCi6rzl9utOAWKU/Hoon+tosmaX94vGqRrRCJXIWSatctgtC0gPQcLg",
-	"q7DUcu6W+KKeYIswBBHsPoFAA1/yBfm22jUQ2nTWte53pDxqzCTcg7FsLrRBJl5w45wgzvCFYevKBMLi",
-	"1H2yyhXj8D18gV5+5ZzGVPItBQt0CG68MEyV/D8VkKSiHBp/y3auNJqrPmlCRHfWBPFNDtz0RBromZuj",
-	"r2ntCwsEYaJJRMn0KK7tYNPvcNg1iHbmoRvCtPawLhBTqCFMc2tzy1562jF61OLT8Pb73huMC2BG/Abb",
-	"dkb3FVvb8cFONDlJwi7VhPbj2lRPkj19sv2bCWTPw7RSw51QlWkqYH1bdEK2hWRPVigLiZ0c/3Ufta/3",
-	"WsHONaKDb9oHJefey1YbxoCuTh0no23TNvs8+mXjtt/xeHzIoO6FvMc4Okle7B/buQNL5jRwpsbWp9iw",
-	"XIHdbIqU1N9seiwlLROGsXWGsrkwQL36PajWodFKGpegp7WbuzfcAdshe00tNAKBZ120av7cQdOAg4+n",
-	"snPFDReo7xFrb9H7ssA0zzhJXiH0rZcT9oP+jgJhfHacvJxK0ZOiGzJ/J7vGrEXJ6W7m3F2WKNQd3Uva",
-	"mh3xgAMhA22P5+ib/LUKv4gZstP6CAxDOwI0cAeSCceEzgEoaSLQL+cwp8LgVDaJC+XikfqE9bVr7kYM",
-	"CPtARjbOXb5+5cooXOJBPJNc67C/xIbCkrmtISOOx2Nc5Hj0wsMuZaDPX4Xpv8gFsWDsNypbHaD4f8Qk",
-	"4WHGqLdJrh3F+4zUZ7aHu//wCOM54WunV7Chl17xQ2Ukqzl2VvP32+U9N3V3njfbyX4r2vnLKB9t75OX",
-	"+wf1/S0ZHDs6wN5v/sEKGndyyEZ7Lv7+ARyUE/4g0RGkOCizUWc1+v1VG+gfzXz77Mbj9/Usj1uj4h9g",
-	"bXh2IuWr8CbURh9gzErQKUg7AJmqDLK6rxGj8wZ84Zc19grStm1970djBxfMfgf8tFsTPwE0Jcf7BzV/",
-	"PueJBBFDTQoEQ7RAOTifMdspgEH2tle8EIdd+Xc+I1+CTP4W3tSwzMRhhLvpyz6Wd13s6VJ1O6+iBnRt",
-	"ctUbdD16v7nDnZocVD1amtyjfj1x4yFquOfWwOfUvXXifzeHfzf961ejj2B5OxHUrkS8uaY/6QH6rt8s",
-	"E3jLoMzVqqAbee6eKwXaDoxzlquU5+sUFTfspuC3gNHJzVRS3cI0F45dWve9q0I8To6O3i+VsY9RHN1x",
-	"LdCAEGeXTbjkY/poNP5qmAyT4Wjy1yRJoj4W4SCHlJS2rQJKjtCKMlLs2WDgvj0fNlgS2ktRJWTdqOW/",
-	"Uiqa6HndkLm3RuJDDF8twM/dEslw01OZqD/10BgWxusqRsqlz+Mwq4KJapZ3J2pyv+tN4TeMGig2mfEc",
-	"WafdC/WtlnCTPgX4eP34vwEAAP//",
+	"5Fx7c9s2tv8qGO7O1J5SMqXYbaJM/3Czadd769YbO3fnJvTGEAmJiEmABUDLasbf/c45AClQpB5J7M7O",
+	"vTuzjSURr/M+v3PAT0Eii1IKJowOJp8CxXQphWb44SxlRSkNE8nylRSznCcGvk6kMEzgn7Qsc55Qw6U4",
+	"KpWc5qz49qOWAn7TScYKCn/9VbFZMAn+crRa68j+qo8u7Kjg4eEhDFKmE8VLmC6YBFcZIxyXOksJu+fa",
+	"aLLgJiOUpHw2Y4oJQ3Q1LbjWXIorqubMEKlISZe5pOkweAiDc5rPpCpY+ob9XjH9OQdg97QocwZ/psxQ",
+	"ngeTwGSMKDsTmcp0SbgmQhpCyR3NeUr+cfnbrySVSVXAAmHAhTZUJCyYBEd3oyN7HB2EgTbUVDqYHEdR",
+	"GBhuYJ3VZus1gjAwyxJ+yowp9eToaM5NVk2HiSyOVkcvqKBzprxvBvVX01xOjwrKxVEqE31ESz4s0r8U",
+	"9UKDeqGH8HEY1iYKkkNOP7LEIDd+leYnWYn0K7kgpBMMklFNTMZ1IygbaX4kVcrUYDR+djzQGS9LLuYD",
+	"XbR5cbzixZldAM4xwy0/ESvs9gZCmoFd5zE48askukqymkpSEYPagUy4sOpxJeUv8OVX8sIpGzFSkhzm",
+	"m5BnEfyPTJeGaQIbp4lhaUhAeXJecAMCMv5uPDo+3ktFRs9WbLlYX+6p+OLONTBSDuxCj6UiNcUOgC0Z",
+	"I4tM5lZxDgm7TxhLNX6fSDHj80qx1FINmefM2BUvmKwe3ZqlPLWaqxS/Y2htucDNaKbumPpGE8WA+m75",
+	"vQzc8xX33O698U/CO3emQb3Moxq3z6TRkFxlLBaJFIIlMBcIf5JLzdKXRDHNREo8PgxjAdu9NFKxt4Le",
+	"UZ7Tac4egdEapiQJFbD5KSxIk8xuwqglyalhah+GnkSeOuI+SeVt9IlYirsf+As9FlNTauiU6l2kQe27",
+	"hO2aR+YLSg1IRSbzlIs5oZoUVCx91eRMw9fckIIu633pTCqTLz+faXbFaaWXT8YuXGKASzw9o8hBRzwO",
+	"Q+LMq91KLGgOarlEKuvtNAYNXRlfI2Nx4B3osKY/nRlm13gDnwen+DljNEUroFkiRapBo8PAfothtfew",
+	"FQb/oJd2EDGSLCiHQ85Aw3BBLubDwCemYx2we84U0O0hDN4KWplMKv4H+9o4C43TqZsNh03Ij4wqpkhc",
+	"RdGzhJac3LIlfmD7eYPRSg5bO30iQaz8NR5DEk8vzuDImlDVctG0bcdJAv6BQSAsGJEz+K1AG/JWlEom",
+	"TGsQ09fCcLP8SjbVse8E9mMoFzZ+4OKOaz7NGWgC/KJkTpKMKgjHFHn77Tgav97GNC4wqfmJszzVweT9",
+	"p2AGf3orBmFQwEkgigy+YPGHa080xmM/+rb5lF3wyUJvXGRgF3kU4bAbtkmoogUz1rK7lVY2aT1r5ZpU",
+	"4lbIhXAyoquylMqw9JylnF7h8b9KSF7ZoQOYisSBYffmqMwpF3FQ52vNmi8Jar6/BE69V7B+4it4MyUp",
+	"4BwE+fhkqt6sNsDVBrjMU2S2GrIqqjsUQgZzbX+3WEUsasq/FolE/y5Nhn6DCsJThhaAHHihQMoSmTrT",
+	"cYgBYXMGdCCnxrCiNF3n8ZvwRQt8CMw6p4Yt6HJIzlDOFEsgFU5r1+I9QriORULzHERgxgXXGUtPcRSd",
+	"2jNlPGfORXJBZjmfZ2ZITpunCbWbiwWk5lQQWZlEFswesF6HCr1gYDUXLM8HFoo4BNpRQZhSUsXiwCgq",
+	"NLCTzCjPK8XCOqQOa31y8xwOyakbR7ShynAxj0UcWJmGiM2wdBIHpKDqFjflNgk8MGRBfaJUhggGXIDz",
+	"xuIgt4474yU+mEttfMoBtRq1pknCStQPkjKa5lwwktE0FiXVmqWHNhTwtHNF42ASjKPxd4NoPIjGV6Px",
+	"JIomUTSMnn//LggDURVTiBZGYeDoacE6igoflEre8ZSpD45Snj4Gin1kkH6jHgBxtq02Gr+D50olS6YM",
+	"tzAgErZlVoIOH/9+dXVBTqLxhPxIU/Kz/Xml6NooLuYwtX9if8YthwfxoLDllBqGOV3fxDWJvElHYVBw",
+	"wYuqwL/Xo6UWLbcZht/cY20K7tw9EHO/3T+EAYQNXEHE9r4+ir/adTPGommwF7Ar4E67duC0ZQXQw3yj",
+	"rRemiUFtcchQHaWg9RG01Jk0xNBbJmKxyJgAVQexb9QoJFrahIgoNuca4mCWcqOd1iQZFXOwEMNYYKAL",
+	"SgtGj6PiwbJK0Jywe5ZUmA6XMufJEuMnZ11LqgyETDhJW2Gc4F05+iF8V9D700bxXPwcTJ5FYVDIlKEK",
+	"0NwR3i4G3HD6CVRec8Z24qE3yjBVcEFzJwgQC9XB0YcVUrv6JuElr/Ff+10dJV13tKt1ou1y+LP36MOm",
+	"c6/LwgViDIbMnI1qDJOjuxT5cmJNWVVUOTX8DnxdJdKQzJQsYmEaHB6ESDF0d2ENfCwynmS+5SsqbUhG",
+	"y5KJNfYhS7YqJBzJmuY9TlLQ+w/OkGv/NEN/zZOdS6KMbCf8OTzzsJKeHXGEfeqhT7J8o7EuZOsWrSt1",
+	"6xR5g7YdlMi6Am0dWg0pOR1H92adAKj+0sYfsVDNaIwKjOLgkNHBw+haL/NcLvQaJ79Y/MOAG1ZoL3n1",
+	"zmu/oErRZccmdkgZtjTH8bFhUQ/1+kzo6/uMVtqw9I1zpesU/hdKtyOFqnIGxGU+eV86w0eb4MY5YRRD",
+	"AXL3vrE2Hyy+i+muL74fHJARhIEU7ANY4Q8gWTkDz33tUX7TsA41f27blW48u9puwfOllRw0z6VixnqE",
+	"xnVYP6/9I1nbW1Y6a+/Pft/ZzlmTuHjWnDa6/v4/NRbaua+T4ehk5O9r3NpXs7a1kPusfTKMXkTvMDdO",
+	"PBf/f8H1offYRvToGGMmb8WNRGwwiEmwu7S3Grn70B0XTT2X1JivbR6gTtA6Rq3N0W1TNMFdm2o7g05H",
+	"wL1CZta1ftu2tG4sH7qM2jOKXrFu+xBrNM7+5nQGObnPiEv77Fd64DUP5GFePc7Ibc9nlsfscCVDfW7I",
+	"7vpHapIMNtiWvhpj6RjxEST4ozCKIi/c12S6JCmb0So3NueGuaiR6htNBoOC3g+msM7hy1iA80CsO2PJ",
+	"LaTumlBiSxx2R3W5DkIEo4lcuIhuLyXomQjjLS7O7PDRDpdfH3wHxd4wXeWm38dZv0Uufru8Ih5eRRay",
+	"ylOS0TtG5vyOCddDYFgxwZNabsYCIRwvlDoYRyPiOByScRQRxUpGzWGNADgkrmkBsfTqY+h+kuyMEeJS",
+	"+8JXvq40sj6OeqLf9RjLDtuL3rorqGr1QxeWsj+SkqlVLokED0ldPaUFI2jJh/uKWFcKdoWR9R43n/Hs",
+	"b/2ilOTcZkB81RVFbtlyQlAPxycnK3hbk4O3gicyZQT+E4tScmH0ISS1b69+Gjy32ZOsTA2NhyvAfGCN",
+	"N5EqFlOecmWDdJr3z08Nm0vM4V8lIXk1C8m7HJPpd2WITSCxoJq8/TaKoihE3D36MXT4u/v3+WGII7xS",
+	"BeGpJnEwjIMQ/hnGQSzgkTg4igNygJaipCYjms1BzmHMEksiimmZ34E1geBSKqJkZZxxEbEAI7isRyGY",
+	"gI0qdIVIoGramNpW+FIypcnt4ZCc2uVjwYXmKSOU5FLMmSIcoYMZF2wCEpYwYQZMIH04BLW4VT3EdqQB",
+	"0wktWRqLXCJcqpSE0EqTg5s4rtLnUXRz6E4yqzTW/+Ra+rMl4Cjo/S9MzE0WTMYnNvmsP4/CQEjrgVwM",
+	"DYI+hP8cWWAAnIQCgfv3+3/HcfnpVfKA/8zwn3e5/ad8uP72r5tj7Atqe3q8OLtxIe9bMff/3wDz82LH",
+	"kokUSLxH6HgdBoLdm1eV0lIFk4At//Hx7KPk5x9Pl7/yaHEO/8//eX/+US7O/yYX56+O788/nke/Xr2j",
+	"Z3zB6eXZd2fFi+W7n/97+cvV6+X5H//ks392Q1IvKPgMS9kXkPrb7eCIFvSX1kDnVBtS0jlrASyPdcT9",
+	"wq9tlvuy8XprpxBEqiRj2iiErkjKEq4Rw1pP3S3Lh+T1HVP1JzKtTCycDDg7Q3NnEZwiryTEyzOabNOL",
+	"tNu58mpYjy6vaq9r2ry1CIvo25QRakghtVnzS11BmtULbCh4NfXM3ysgSVPVDCHOFLRYEwZvT50jNZv0",
+	"Q/Ad+90lFXV92AOYOtJx7hC+dezM6ixZSHVL5pLpuqyD8bH9Oq1wZ014AgN8EMSzYziqzd5t4J6XNK0j",
+	"TtR4EllXWCaEkhlNTEjYHc0rMHLAAdcniDb8mxoFHbYx88+GRtbDun5o7AqbHdoA5Mu6TjiTysOEdVtI",
+	"evbRoY8Xwjpa92nWGrkbfdsuNFvi3IsG4e05bIXIqAVYddOSQ7BOIiSpPVlT8kxo0YsCroF/HujXPpD3",
+	"fIc+F6ukoGPt3vz0irw4Pvm+m42QG5joBkvUhk5zhgH5LRcpxH1Y6HtpAf+CFVMING2P001d978htCwZ",
+	"VQi0N0g8DnTgs2AQW2G3y3rxJnGXCLiYNz0ldf8wnHytoYXEm5xzHGy8D1BPBwtzDUtd9kBAW1pePiMw",
+	"OI5eeB0rXlpQH/TJGldWaw2atTqK20PuPrFGE+qYZ+mIdR/LWEfDJv89jl4g6w+H7XKAx8UmHmmQ4i5a",
+	"4j2+owywkopPHTfzlQLSg4e1JebzoKaVTPk7bYtXZ0kfCevJOVcc3MGBLdLas2arrWubTEgy4/fk4Hg8",
+	"Jq1mKUwXXcPSwBNb4+7g1PvbMzb1Qp0eAehBM6zmdWp5Thd9+m9Xy3Wp80f+CSrrAbWV4jv9Vt08hacM",
+	"t7mxPuytLyXcYehqXZl8wn6xYBL8j6yUBWnw6g0+z1JgtZHBJPh2dHJyAjOdfPd9P/y6A2r/EmTY2yUV",
+	"y99mmOauO8WlvYsEsROzTT5Vng+xwLN2dQa/b5w2PAZJXZW7fm+jKtah+HW4dcEQVyNcJHmVsjQEx7mg",
+	"2G/U7tEiVNd9RzVAxIXmc8FnPKG2/8owokuasMMhOW2C5u/If/EfPei343u/jH/3g7kcuLN+1FIM39DF",
+	"uQu1vV8H+paXA1lanGqAaBdTllYbQPi+WLJuJxHw30Um9Sq2JXN5x1TTWwrMb9u/NVRhOwzzNUB/13Wt",
+	"1M4+9AvvaJu1ixaAacMsWEBt0BSbRHhQShMY9uoSDB5KwdwT+0EplbCUhqzig5G3TATXoAab4J8GLzrZ",
+	"vM21cHaD2tfDHhPy6TbUNLTeExrxK21bseN64i7nQcZZUilulpcwq93IFDvlTyuT9UPiDmltGsrrDlCe",
+	"MNtzZavENoQ5GAxoyQfw4OGQ/CbyZSyYmEmVYNMGE31N6dYK4EGRbbihdlBqu125mMmeuwgNG8+tb8PO",
+	"MO03l9UFFYwYLURen0FjkJAqfse0qzVJwcDgcaPJ5fkldklXOmuMXyUMz11zaR2sh03vCgLiDZBCKgFG",
+	"DKbqa3Br9oKOUHv4shQJi8VB449NvgyBdjafhmdr/T/EAyhGU+0VhWzz28u6hVSHsbC9M+68LmfTZMpy",
+	"KeZw3g4dh7GIxWubNAHHbjY1c980qZsmB3Vad+hso83lYrElmRuSf4FobLizEBKGONfN0d3oJha2UGiT",
+	"eZR6TW62Xf5oLn7cvETZzcD8ZpAc23JHLCy8ljr4POcJExrtoaAokBdKloozQ9USDJPKvzzs8sK/Hrk9",
+	"vTgLwuCOKe1Kp8NoGGEHaMkELXkwCZ4No+EztO8mQ/U9suf5A6Fx67QaCmHc9Hf3e9i+NT+OorVW/VWv",
+	"fftevBe93/YEf/2XR+3dEbwwUA5bpsci+roqCqDnJPiF3zEBzw7q0iSOxCZzjR276PfpHA2wPW1wDTMe",
+	"4U0p/+Tr2JmpwBmPo6jBAGyfNOoAfDWTeS4XiCDk/JZhpWf1nTZ0GQsubN+wkgapilclmz57mCWrCir0",
+	"S1Q/Vxar75bjlUqr7ihdbd68sQd4BNaAy/vBHS6TecrUB57+oItBNIIza/aBlTLJfnhWf7ovQXU+UPND",
+	"pwAxit7ty+c6m6zZ5fyitqqGNAIlspZJyZxtlwWgB0dhcCVt7N+3S3xTT7BBGLwMdpdAgIEv6Rx9W+0a",
+	"MNq01rVuHkUcNSSCLZg2ZMYV3nu9oNo6QZjhG01WlQkIixP7l5Hudm3G8AF8+KV1GrGgGwoW4BDseK6J",
+	"LOnvFUNJBTnU7tUNM6nAXPVJE0R0Z00S32DguifTAM/cHH1Fa1dYwBAmmAQIpgdhbQeb5pH9Lqq0kYdu",
+	"CtPaw6rajqkG182rADbspae3pUctvi7e/tR7LX7OiOZ/sE07w0vwre24ZCeYnER+y2+E+7E9vyfRjqbj",
+	"/s14sufCtFKxOy4r3VTA+rZohWwDyR6tUOYTOzp+vova1zutYOei196vb/FKzr3X4daMAV5uO45Gm6Zt",
+	"9nn0du3e5vF4vM+g7tXKhzA4iZ7tHtu5cY/m1HOm2tSnWLNcnt1sipTYLK57LCUu46exNULZ3L7Aiw89",
+	"Ua2NRiuhLUCPazcXmagNbIfkDfYjcQg866JV8w6dppsJvo5F5xIiLFC/nEI5i96HAuM84yh6CaFvvRw3",
+	"n/VyHozxyXH0Iha8B6IbEveijzpmLUqKt2xn9uZJIe/wktdGdMQFHBAy4PYodnu4OypuET0kp/URCKR2",
+	"GNCwOyYIt0zoHABBEw5+OWczLAzGogEupM1H6hPW7/KgdsQAYx+Woo2zb/R4acsoVMBBHJNsH7a7ZgjC",
+	"ktqtASOOx2NY5Hj0zIVdUrM+f+XDf4FNYpk2P8p0uYfi/yeChPsZo96Ow3YW7xCpJ7aH299mReo3EaBe",
+	"sTW9dIrvKyNazbG1mn/eLhdU162OzmxHu61o53VbX2zvo+e7B629DAeHvdg9rO+9ZjB2tIebWH95Eo47",
+	"2ed8PTe6/xS/1nllSdux2d89gMSDRhARqdGQfj/XThCOpq6Hee3rT/UsDxuz6Z/ZymBtjbCv/Otoa82Y",
+	"4Vr7X1o3l0JW3wRt8GEVs3lwb9tO9Edxexfa/oS4a7sGf0WwFR3vHtS8y+2RIixIUTGB9KMMxO4c0rZV",
+	"AD3Ut1e8IH67cs88IV+8CsAG3tThnA79zHjdB34p77oxq4X4tt4H9ujaYNxrdD36tL7DrZrsVUtamtyj",
+	"fj355j5quOPqxlPq3qpgsJ3Df5r+9avRF7C8DSC1Kxjvr/FlLfiGij6zjEFfyspcLgu8FmkvG2OCboN4",
+	"SnKZ0HwFbVFNbgp6yyCruYkF1jt0c+vbwsGfbPXiYXJ09CmT2jwEYXBHFQcDgpzNmjTLYQHBaPz9MBpG",
+	"w9HkeRRFQR+LYJCNsKQyrcJLDiEZIlnkYDCwnw6HTQzK2kthBWXV4OU+IoSN9LxuyNxbW3GpiasywN/d",
+	"0spw3VPpoB+yaAwLoXX1I6HC4T/ESG+imuXdiRrMeLUp+ATZBuY0U5oD65R9oL5a5G/SQYcP1w//GwAA",
+	"//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -1,0 +1,151 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"mime"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/submissionmanager/submission-manager/adapters/httpapi/internal/apigen"
+)
+
+// DefaultMaxBodiesInFlight is how many request bodies the API holds at once
+// unless configured otherwise. With the default body limit (about 528 KiB)
+// it bounds what bodies can pin to roughly 135 MB whatever the number of
+// connections.
+const DefaultMaxBodiesInFlight = 256
+
+// bodySlots bounds the request bodies held in memory at once. A request that
+// finds every slot taken is answered 503 with Retry-After at once, before
+// any of its body is read, rather than queued: a queue would hold the
+// connection and grow without bound under a burst.
+type bodySlots chan struct{}
+
+func newBodySlots(n int) bodySlots { return make(bodySlots, n) }
+
+// tryAcquire takes a slot if one is free.
+func (s bodySlots) tryAcquire() bool {
+	select {
+	case s <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+func (s bodySlots) release() { <-s }
+
+// requestBody is a request body the API has read, checked and kept: the
+// submission decoder works on its bytes in place instead of reading a copy.
+type requestBody struct {
+	*bytes.Reader
+	data []byte
+}
+
+func (b *requestBody) Close() error { return nil }
+
+// readJSONBody refuses request bodies that are not JSON before reading
+// them, reads a JSON body up to maxBody bytes, and refuses it unless it is
+// exactly one JSON document. Reading once here bounds what any client can
+// make the server buffer, and settles "is this JSON at all" (a 400) before
+// the fields are judged (a 422). The body stays in one buffer until the
+// handler returns; slots bound how many such buffers exist at once.
+func readJSONBody(maxBody int64, slots bodySlots, log *slog.Logger) apigen.MiddlewareFunc {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodPost && r.Method != http.MethodPut && r.Method != http.MethodPatch {
+				next.ServeHTTP(w, r)
+				return
+			}
+			ct := r.Header.Get("Content-Type")
+			if mt, params, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" ||
+				(params["charset"] != "" && !strings.EqualFold(params["charset"], "utf-8")) {
+				writeProblem(log, w, r, &unsupportedMediaTypeError{contentType: ct})
+				return
+			}
+			if enc := contentEncoding(r.Header); enc != "" {
+				writeProblem(log, w, r, &unsupportedEncodingError{encoding: enc})
+				return
+			}
+			if !slots.tryAcquire() {
+				writeProblem(log, w, r, errTooManyBodies)
+				return
+			}
+			defer slots.release()
+			body, err := readBody(w, r, maxBody)
+			switch {
+			case err != nil:
+				writeProblem(log, w, r, err)
+				return
+			case len(bytes.TrimSpace(body)) == 0:
+				writeProblem(log, w, r, errBodyRequired)
+				return
+			case !utf8.Valid(body):
+				// encoding/json would turn invalid bytes into U+FFFD, so two
+				// different intentIds could silently become one intent.
+				writeProblem(log, w, r, &malformedError{reason: "the request body is not valid UTF-8"})
+				return
+			case !json.Valid(body):
+				writeProblem(log, w, r, &malformedError{reason: "the request body is not a valid JSON document"})
+				return
+			}
+			r.Body = &requestBody{Reader: bytes.NewReader(body), data: body}
+			r.ContentLength = int64(len(body))
+			r.GetBody = func() (io.ReadCloser, error) { return &requestBody{Reader: bytes.NewReader(body), data: body}, nil }
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// contentEncoding returns the request's Content-Encoding unless it is
+// absent or identity: the server decodes no other, and reading a gzip body
+// as JSON would refuse it with a misleading message, or worse, store it.
+func contentEncoding(h http.Header) string {
+	var codings []string
+	for _, v := range h.Values("Content-Encoding") {
+		for c := range strings.SplitSeq(v, ",") {
+			if c = strings.TrimSpace(c); c != "" && !strings.EqualFold(c, "identity") {
+				codings = append(codings, c)
+			}
+		}
+	}
+	return strings.Join(codings, ", ")
+}
+
+// readBody reads the whole body into one buffer of the right size when the
+// client announced it (no doubling growth), and turns a failure to read it
+// into the client's fault it is: too large (413), too slow (408), or broken
+// framing such as malformed chunked encoding (400).
+func readBody(w http.ResponseWriter, r *http.Request, maxBody int64) ([]byte, error) {
+	src := http.MaxBytesReader(w, r.Body, maxBody)
+	var (
+		body []byte
+		err  error
+	)
+	if n := r.ContentLength; n >= 0 && n <= maxBody {
+		body = make([]byte, n)
+		_, err = io.ReadFull(src, body)
+	} else {
+		body, err = io.ReadAll(src)
+	}
+	if err == nil {
+		return body, nil
+	}
+	var maxBytes *http.MaxBytesError
+	var netErr net.Error
+	switch {
+	case errors.As(err, &maxBytes):
+		return nil, err
+	case errors.Is(err, os.ErrDeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		return nil, &bodyTimeoutError{cause: err}
+	default:
+		return nil, &bodyReadError{cause: err}
+	}
+}
