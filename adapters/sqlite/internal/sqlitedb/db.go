@@ -90,6 +90,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.reserveAttemptStmt, err = db.PrepareContext(ctx, ReserveAttempt); err != nil {
 		return nil, fmt.Errorf("error preparing query ReserveAttempt: %w", err)
 	}
+	if q.takenIntentIDsStmt, err = db.PrepareContext(ctx, TakenIntentIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query TakenIntentIDs: %w", err)
+	}
 	return &q, nil
 }
 
@@ -205,6 +208,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing reserveAttemptStmt: %w", cerr)
 		}
 	}
+	if q.takenIntentIDsStmt != nil {
+		if cerr := q.takenIntentIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing takenIntentIDsStmt: %w", cerr)
+		}
+	}
 	return err
 }
 
@@ -266,6 +274,7 @@ type Queries struct {
 	releaseLeaseStmt                 *sql.Stmt
 	renewLeaseStmt                   *sql.Stmt
 	reserveAttemptStmt               *sql.Stmt
+	takenIntentIDsStmt               *sql.Stmt
 }
 
 func (q *Queries) WithTx(tx *sql.Tx) *Queries {
@@ -294,5 +303,6 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		releaseLeaseStmt:                 q.releaseLeaseStmt,
 		renewLeaseStmt:                   q.renewLeaseStmt,
 		reserveAttemptStmt:               q.reserveAttemptStmt,
+		takenIntentIDsStmt:               q.takenIntentIDsStmt,
 	}
 }
