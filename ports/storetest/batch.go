@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/submissionmanager/submission-manager/core"
@@ -92,5 +93,41 @@ func testCreateIntentsRepeatWritesNothing(t *testing.T, h Harness) {
 	restarted := h.Restart(t)
 	for _, r := range first {
 		assertIntent(t, mustGet(t, restarted.Store, r.Intent.IntentID), r.Intent)
+	}
+}
+
+// testCreateIntentsLarge: a call of many intents, some taken, stores every
+// new one and answers each in order, whatever statements the store splits
+// it into.
+func testCreateIntentsLarge(t *testing.T, h Harness) {
+	const n = 301
+	var batch []core.Intent
+	for i := range n {
+		id := fmt.Sprintf("intent-%03d", i)
+		if i%50 == 7 {
+			mustCreate(t, h.Store, newIntent(id, smsContract("alerts"), `{"taken":true}`, base))
+		}
+		batch = append(batch, newIntent(id, smsContract("alerts"), fmt.Sprintf(`{"n":%d}`, i), at(1)))
+	}
+	res, err := h.Store.CreateIntents(t.Context(), batch)
+	if err != nil {
+		t.Fatalf("CreateIntents of %d: %v", n, err)
+	}
+	if len(res) != n {
+		t.Fatalf("%d results for %d intents", len(res), n)
+	}
+	for i, r := range res {
+		taken := i%50 == 7
+		want := fmt.Sprintf(`{"n":%d}`, i)
+		if taken {
+			want = `{"taken":true}`
+		}
+		if r.Created == taken || r.Intent.IntentID != batch[i].IntentID || string(r.Intent.Payload) != want {
+			t.Fatalf("item %d: created=%v id %q payload %s; want created=%v, %q, %s",
+				i, r.Created, r.Intent.IntentID, r.Intent.Payload, !taken, batch[i].IntentID, want)
+		}
+		if got := mustGet(t, h.Store, batch[i].IntentID); string(got.Payload) != want {
+			t.Fatalf("stored %s has payload %s, want %s", got.IntentID, got.Payload, want)
+		}
 	}
 }

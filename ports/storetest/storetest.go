@@ -73,6 +73,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"CreateUnderATerminalIntentsID", testTakenIDTerminal},
 		{"CreateIntentsMixed", testCreateIntentsMixed},
 		{"CreateIntentsRepeatWritesNothing", testCreateIntentsRepeatWritesNothing},
+		{"CreateIntentsLarge", testCreateIntentsLarge},
 		{"StartAttempt", testStartAttempt},
 		{"StartAttemptNotRunnable", testStartAttemptNotRunnable},
 		{"StartAttemptConcurrent", testStartAttemptConcurrent},
