@@ -161,6 +161,7 @@ func TestBatchRefusedAsAWhole(t *testing.T) {
 		{"not an object", `[1]`, "application/json", 400, "malformed-request", ""},
 		{"no intents", `{}`, "application/json", 422, "invalid-field", "intents"},
 		{"intents not an array", `{"intents":{}}`, "application/json", 422, "invalid-field", "intents"},
+		{"intents twice", `{"intents":[` + item + `],"intents":[` + item + `]}`, "application/json", 422, "invalid-field", "intents"},
 		{"empty", `{"intents":[]}`, "application/json", 422, "invalid-field", "intents"},
 		{"over the cap", `{"intents":[` + strings.Repeat(item+",", 3) + item + `]}`, "application/json", 422, "invalid-field", "intents"},
 		{"over the body limit", `{"intents":[{"intentId":"x","submissionTarget":"sms.realtime","payload":"` +

@@ -50,31 +50,26 @@ func newBatchHandler(service ports.IntentService, maxBatch int, log *slog.Logger
 	return &batchHandler{service: service, maxBatch: maxBatch, log: log}
 }
 
-// batchBody is the batch request as far as the batch as a whole is judged.
-type batchBody struct {
-	Intents *[]json.RawMessage `json:"intents"`
-}
-
 func (h *batchHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var body batchBody
-	dec := json.NewDecoder(r.Body)
-	if err := dec.Decode(&body); err != nil {
+	body, ok := r.Body.(*requestBody)
+	if !ok { // readJSONBody runs first
+		writeProblem(h.log, w, r, errBodyRequired)
+		return
+	}
+	items, err := decodeBatch(body.data)
+	if err != nil {
 		writeProblem(h.log, w, r, err)
 		return
 	}
 	switch {
-	case body.Intents == nil:
-		writeProblem(h.log, w, r, &core.FieldError{Field: "intents", Message: "is required"})
-		return
-	case len(*body.Intents) == 0:
+	case len(items) == 0:
 		writeProblem(h.log, w, r, &core.FieldError{Field: "intents", Message: "must hold at least one intent"})
 		return
-	case len(*body.Intents) > h.maxBatch:
+	case len(items) > h.maxBatch:
 		writeProblem(h.log, w, r, &core.FieldError{Field: "intents",
-			Message: fmt.Sprintf("holds %d intents, the limit is %d", len(*body.Intents), h.maxBatch)})
+			Message: fmt.Sprintf("holds %d intents, the limit is %d", len(items), h.maxBatch)})
 		return
 	}
-	items := *body.Intents
 	results := make([]apigen.IntentBatchResult, len(items))
 	params := make([]ports.SubmitIntentParams, 0, len(items))
 	sent := make([]int, 0, len(items)) // the item index of each params entry
@@ -114,6 +109,67 @@ func (h *batchHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(out)
+}
+
+// decodeBatch reads a batch body, already checked to be one valid JSON
+// document, in one pass as decodeSubmission reads a single one: each item
+// is the slice of body that holds it, read later by decodeSubmission, so
+// one bad item cannot spoil the reading of the others. The batch as a
+// whole is refused when the body is not an object, or its intents member
+// is missing, given twice or not an array. Other members are ignored.
+func decodeBatch(body []byte) ([]json.RawMessage, error) {
+	var (
+		items []json.RawMessage
+		seen  bool
+	)
+	s := scanner{b: body}
+	if s.skipSpace(); !s.next('{') {
+		return nil, errNotAnObject
+	}
+	for s.skipSpace(); !s.next('}'); s.skipSpace() {
+		rawKey, ok := s.stringToken()
+		if !ok {
+			return nil, errNotAnObject
+		}
+		key, err := unquote(rawKey)
+		if err != nil {
+			return nil, errNotAnObject
+		}
+		if s.skipSpace(); !s.next(':') {
+			return nil, errNotAnObject
+		}
+		s.skipSpace()
+		switch {
+		case key != "intents":
+			if _, ok := s.value(); !ok {
+				return nil, errNotAnObject
+			}
+		case seen:
+			return nil, &core.FieldError{Field: key, Message: "must be given once"}
+		case !s.next('['):
+			return nil, &core.FieldError{Field: key, Message: "must be a JSON array"}
+		default:
+			seen = true
+			items = []json.RawMessage{}
+			for s.skipSpace(); !s.next(']'); s.skipSpace() {
+				item, ok := s.value()
+				if !ok {
+					return nil, errNotAnObject
+				}
+				items = append(items, item)
+				if s.skipSpace(); !s.next(',') && (s.i >= len(s.b) || s.b[s.i] != ']') {
+					return nil, errNotAnObject
+				}
+			}
+		}
+		if s.skipSpace(); !s.next(',') && (s.i >= len(s.b) || s.b[s.i] != '}') {
+			return nil, errNotAnObject
+		}
+	}
+	if !seen {
+		return nil, &core.FieldError{Field: "intents", Message: "is required"}
+	}
+	return items, nil
 }
 
 // bind reads one item exactly as a single submission's body is read.
