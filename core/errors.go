@@ -1,9 +1,11 @@
 package core
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Sentinel errors shared by the core, the ports and every adapter. Adapters
@@ -37,6 +39,7 @@ type ConflictField string
 const (
 	ConflictSubmissionTarget ConflictField = "submissionTarget"
 	ConflictPayload          ConflictField = "payload"
+	ConflictNotBefore        ConflictField = "notBefore"
 )
 
 // IdempotencyConflictError says that an intentId is already taken by an intent
@@ -62,16 +65,33 @@ func (e *IdempotencyConflictError) Error() string {
 		e.IntentID, strings.Join(fields, " and "), e.ExistingStatus)
 }
 
+// Submission is what an idempotent repeat of an intent must match.
+type Submission struct {
+	SubmissionTarget string
+	// Payload is the compacted payload; it is compared in canonical form.
+	Payload json.RawMessage
+	// NotBefore is the requested first send time; zero means none.
+	NotBefore time.Time
+}
+
 // CheckIdempotency compares an incoming submission with the existing intent
 // of the same intentId. It returns nil when the submission repeats the intent
-// (same target, same compacted payload) and the conflict otherwise.
-func CheckIdempotency(existing Intent, incomingTarget string, incomingPayload []byte) error {
+// (same target, same payload in canonical form, same notBefore) and the
+// conflict otherwise. Payloads are compared by CanonicalPayload, computed
+// from the stored bytes each time, so intents stored before the canonical
+// comparison existed are judged the same way; a stored payload that has no
+// canonical form (it repeats a member name, which was accepted before such
+// payloads were refused) is compared byte for byte.
+func CheckIdempotency(existing Intent, incoming Submission) error {
 	var fields []ConflictField
-	if existing.SubmissionTarget != incomingTarget {
+	if existing.SubmissionTarget != incoming.SubmissionTarget {
 		fields = append(fields, ConflictSubmissionTarget)
 	}
-	if string(existing.Payload) != string(incomingPayload) {
+	if !samePayload(existing.Payload, incoming.Payload) {
 		fields = append(fields, ConflictPayload)
+	}
+	if !existing.NotBefore.Equal(incoming.NotBefore) {
+		fields = append(fields, ConflictNotBefore)
 	}
 	if len(fields) == 0 {
 		return nil
@@ -80,11 +100,25 @@ func CheckIdempotency(existing Intent, incomingTarget string, incomingPayload []
 		IntentID:          existing.IntentID,
 		ConflictingFields: fields,
 		ExistingTarget:    existing.SubmissionTarget,
-		IncomingTarget:    incomingTarget,
+		IncomingTarget:    incoming.SubmissionTarget,
 		ExistingPayload:   string(existing.Payload),
-		IncomingPayload:   string(incomingPayload),
+		IncomingPayload:   string(incoming.Payload),
 		ExistingStatus:    existing.Status,
 	}
+}
+
+// samePayload reports whether two compacted payloads are the same data in
+// canonical form (byte-equal payloads always are).
+func samePayload(existing, incoming []byte) bool {
+	if string(existing) == string(incoming) {
+		return true
+	}
+	a, errA := CanonicalPayload(existing)
+	b, errB := CanonicalPayload(incoming)
+	if errA != nil || errB != nil {
+		return false
+	}
+	return string(a) == string(b)
 }
 
 // FieldError names one invalid field of a request, by its JSON path, so that

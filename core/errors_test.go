@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func existingIntent(status IntentStatus) Intent {
@@ -16,7 +17,7 @@ func existingIntent(status IntentStatus) Intent {
 
 func TestCheckIdempotencyAcceptsAnExactRepeat(t *testing.T) {
 	for _, status := range []IntentStatus{StatusPending, StatusAccepted, StatusRejected, StatusExhausted} {
-		if err := CheckIdempotency(existingIntent(status), "sms.realtime", []byte(`{"to":"+15550100","body":"hi"}`)); err != nil {
+		if err := CheckIdempotency(existingIntent(status), Submission{SubmissionTarget: "sms.realtime", Payload: []byte(`{"to":"+15550100","body":"hi"}`)}); err != nil {
 			t.Errorf("repeat of a %s intent: %v, want nil", status, err)
 		}
 	}
@@ -51,11 +52,11 @@ func TestCheckIdempotencyNamesTheConflict(t *testing.T) {
 			`idempotency conflict for intent "order-42": payload differ from the existing accepted intent`,
 		},
 		{
-			"member order is a different payload", StatusRejected, "sms.realtime", `{"body":"hi","to":"+15550100"}`,
+			"a number spelled differently is a different payload", StatusRejected, "sms.realtime", `{"to":"+15550100","body":"hi","n":1.0}`,
 			IdempotencyConflictError{
 				IntentID: "order-42", ConflictingFields: []ConflictField{ConflictPayload},
 				ExistingTarget: "sms.realtime", IncomingTarget: "sms.realtime",
-				ExistingPayload: samePayload, IncomingPayload: `{"body":"hi","to":"+15550100"}`, ExistingStatus: StatusRejected,
+				ExistingPayload: samePayload, IncomingPayload: `{"to":"+15550100","body":"hi","n":1.0}`, ExistingStatus: StatusRejected,
 			},
 			`payload differ from the existing rejected intent`,
 		},
@@ -71,7 +72,7 @@ func TestCheckIdempotencyNamesTheConflict(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := CheckIdempotency(existingIntent(tt.status), tt.target, []byte(tt.payload))
+			err := CheckIdempotency(existingIntent(tt.status), Submission{SubmissionTarget: tt.target, Payload: []byte(tt.payload)})
 			var conflict *IdempotencyConflictError
 			if !errors.As(fmt.Errorf("submit: %w", err), &conflict) {
 				t.Fatalf("CheckIdempotency = %v (%T), want *IdempotencyConflictError", err, err)
@@ -86,19 +87,45 @@ func TestCheckIdempotencyNamesTheConflict(t *testing.T) {
 	}
 }
 
-func TestCheckIdempotencyComparesBytesNotFormatting(t *testing.T) {
-	// CheckIdempotency compares stored bytes; callers compact the incoming
-	// payload first, which is what makes formatting irrelevant.
+func TestCheckIdempotencyComparesCanonicalForms(t *testing.T) {
+	existing := existingIntent(StatusPending) // {"to":"+15550100","body":"hi"}
+	for _, same := range []string{
+		`{"body":"hi","to":"+15550100"}`,
+		"{ \"to\" : \"+15550100\",\n \"body\" : \"hi\" }",
+		`{"\u0074o":"\u002b15550100","body":"h\u0069"}`,
+	} {
+		if err := CheckIdempotency(existing, Submission{SubmissionTarget: "sms.realtime", Payload: []byte(same)}); err != nil {
+			t.Errorf("%s conflicts with the same data in another spelling: %v", same, err)
+		}
+	}
+}
+
+func TestCheckIdempotencyComparesStoredPayloadsWithRepeatedMembersByBytes(t *testing.T) {
+	// Stored before repeated member names were refused: it has no canonical
+	// form, so only the identical bytes repeat it.
 	existing := existingIntent(StatusPending)
-	incoming, err := CompactPayload([]byte("{ \"to\" : \"+15550100\",\n \"body\" : \"hi\" }"))
-	if err != nil {
-		t.Fatal(err)
+	existing.Payload = []byte(`{"a":1,"a":2}`)
+	if err := CheckIdempotency(existing, Submission{SubmissionTarget: "sms.realtime", Payload: []byte(`{"a":1,"a":2}`)}); err != nil {
+		t.Errorf("identical bytes conflict: %v", err)
 	}
-	if err := CheckIdempotency(existing, "sms.realtime", incoming); err != nil {
-		t.Errorf("compacted reformatting of the same payload conflicts: %v", err)
+	if err := CheckIdempotency(existing, Submission{SubmissionTarget: "sms.realtime", Payload: []byte(`{"a":2}`)}); err == nil {
+		t.Error("a different payload repeated an intent with repeated member names")
 	}
-	if err := CheckIdempotency(existing, "sms.realtime", []byte("{ \"to\" : \"+15550100\",\n \"body\" : \"hi\" }")); err == nil {
-		t.Error("uncompacted bytes compared equal: the check is not byte-exact")
+}
+
+func TestCheckIdempotencyNamesADifferentNotBefore(t *testing.T) {
+	at := policyCreatedAt.Add(time.Hour)
+	existing := existingIntent(StatusPending).WithNotBefore(at)
+	payload := []byte(`{"to":"+15550100","body":"hi"}`)
+	if err := CheckIdempotency(existing, Submission{SubmissionTarget: "sms.realtime", Payload: payload, NotBefore: at.In(time.FixedZone("x", 3600))}); err != nil {
+		t.Errorf("the same instant in another zone conflicts: %v", err)
+	}
+	for _, nb := range []time.Time{{}, at.Add(time.Microsecond)} {
+		err := CheckIdempotency(existing, Submission{SubmissionTarget: "sms.realtime", Payload: payload, NotBefore: nb})
+		var conflict *IdempotencyConflictError
+		if !errors.As(err, &conflict) || !reflect.DeepEqual(conflict.ConflictingFields, []ConflictField{ConflictNotBefore}) {
+			t.Errorf("notBefore %v: err = %v, want a conflict naming only notBefore", nb, err)
+		}
 	}
 }
 

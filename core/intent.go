@@ -68,6 +68,11 @@ type Attempt struct {
 	// Sent tells whether the attempt reached for the gateway (its call was
 	// made, or may have been). Only sent attempts are tries.
 	Sent bool
+	// HolderID and Epoch name the leader that made the attempt under its
+	// lease: the audit trail of fencing. They are empty when a store does
+	// not report them.
+	HolderID string
+	Epoch    int64
 }
 
 // Finished reports whether the attempt has been closed.
@@ -101,6 +106,9 @@ type Intent struct {
 	Status    IntentStatus
 	// Contract is the snapshot taken at submission; execution routes by it.
 	Contract Contract
+	// NotBefore is the client's earliest time for the first attempt; zero
+	// when the client named none. See WithNotBefore.
+	NotBefore time.Time
 	// NextDueAt is when the next attempt is due; zero once terminal.
 	NextDueAt time.Time
 	// AttemptCount is authoritative even when Attempts is not loaded.
@@ -114,6 +122,12 @@ type Intent struct {
 	// commit order (the database's or the store's writer's clock); it is
 	// informational for the core and drives the leader's refresh cursor.
 	LastModifiedAt time.Time
+	// ResubmittedFrom names the ended intent this one resubmits, and
+	// ResubmittedAs the intent that resubmitted this one; both are empty
+	// when there is no such link. The application service fills them from
+	// the store's resubmission links.
+	ResubmittedFrom string
+	ResubmittedAs   string
 }
 
 // LastAttempt returns the most recent attempt, if the attempts are loaded.

@@ -29,6 +29,10 @@ var batchItems = []string{
 	`{"intentId":"b\u0007","submissionTarget":"sms.realtime","payload":{}}`,
 	`{"intentId":"b-6","submissionTarget":"sms.realtime","payload":null}`,
 	`{"intentId":"b-1","submissionTarget":"fax.realtime","payload":{"to":"+1","text":"hi"}}`,
+	`{"intentId":"b-1","submissionTarget":"sms.realtime","payload":{"to":"+1","text":"hi"},"notBefore":"2020-01-01T00:00:00Z"}`,
+	`{"intentId":"b-7","submissionTarget":"sms.realtime","payload":{},"notBefore":"2999-01-01T00:00:00Z"}`,
+	`{"intentId":"b-8","submissionTarget":"sms.realtime","payload":{},"notBefore":"tomorrow"}`,
+	`{"intentId":"b-9","submissionTarget":"sms.realtime","payload":{"a":1,"a":2}}`,
 }
 
 // batchAnswer is what a client can compare of two answers: the status and,
@@ -180,7 +184,7 @@ func TestBatchRefusedAsAWhole(t *testing.T) {
 			}
 		})
 	}
-	got, err := svc.api.GetIntentWithResponse(context.Background(), "x")
+	got, err := svc.api.GetIntentWithResponse(context.Background(), "x", nil)
 	if err != nil || got.StatusCode() != 404 {
 		t.Errorf("after refused batches, GET x answered %v %v, want 404", got.StatusCode(), err)
 	}

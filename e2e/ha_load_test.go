@@ -86,7 +86,7 @@ func (l *haLoad) submit(id, target string) {
 	}
 	deadline := time.Now().Add(haWait)
 	for {
-		res, err := l.api.SubmitIntentWithResponse(l.abortCtx, body)
+		res, err := l.api.SubmitIntentWithResponse(l.abortCtx, nil, body)
 		switch {
 		case err == nil && (res.StatusCode() == http.StatusCreated || res.StatusCode() == http.StatusOK):
 			l.mu.Lock()

@@ -140,7 +140,7 @@ func startStandard(t *testing.T, tune ...func(*app.ServeConfig)) (service, *gate
 // submit posts an intent through the generated client.
 func submit(t *testing.T, c *client.ClientWithResponses, id, target, payload string) *client.SubmitIntentResponse {
 	t.Helper()
-	res, err := c.SubmitIntentWithResponse(context.Background(), client.SubmitIntentJSONRequestBody{
+	res, err := c.SubmitIntentWithResponse(context.Background(), nil, client.SubmitIntentJSONRequestBody{
 		IntentId:         id,
 		SubmissionTarget: target,
 		Payload:          json.RawMessage(payload),
@@ -156,7 +156,7 @@ func submit(t *testing.T, c *client.ClientWithResponses, id, target, payload str
 // compacts a json.RawMessage) and malformed documents.
 func submitBody(t *testing.T, c *client.ClientWithResponses, body string) *client.SubmitIntentResponse {
 	t.Helper()
-	res, err := c.SubmitIntentWithBodyWithResponse(context.Background(), "application/json", strings.NewReader(body))
+	res, err := c.SubmitIntentWithBodyWithResponse(context.Background(), nil, "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func mustCreate(t *testing.T, c *client.ClientWithResponses, id, target, payload
 // getIntent reads an intent that must exist.
 func getIntent(t *testing.T, c *client.ClientWithResponses, id string) client.Intent {
 	t.Helper()
-	res, err := c.GetIntentWithResponse(context.Background(), id)
+	res, err := c.GetIntentWithResponse(context.Background(), id, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -86,7 +86,7 @@ func TestIdempotencyConflictNamesFieldsAndExistingStatus(t *testing.T) {
 		target, payload string
 		fields          []client.ProblemConflictingFields
 	}{
-		{"sms.realtime", `{"b":2,"a":1}`, []client.ProblemConflictingFields{client.Payload}}, // key order matters
+		{"sms.realtime", `{"a":1,"b":2.0}`, []client.ProblemConflictingFields{client.Payload}}, // number spelling matters (key order does not)
 		{"sms.batch", `{"a":1,"b":2}`, []client.ProblemConflictingFields{client.SubmissionTarget}},
 		{"push.oneshot", `{"a":1.0,"b":2}`, []client.ProblemConflictingFields{client.SubmissionTarget, client.Payload}},
 	}
@@ -115,7 +115,7 @@ func TestUnknownTargetIsUnprocessable(t *testing.T) {
 	if p.InvalidFields == nil || (*p.InvalidFields)[0].Field != "submissionTarget" {
 		t.Fatalf("the problem does not name submissionTarget: %+v", p)
 	}
-	if got, err := svc.api.GetIntentWithResponse(context.Background(), "unknown-1"); err != nil || got.StatusCode() != 404 {
+	if got, err := svc.api.GetIntentWithResponse(context.Background(), "unknown-1", nil); err != nil || got.StatusCode() != 404 {
 		t.Fatalf("a refused intent was stored: %v %v", got.StatusCode(), err)
 	}
 	if sim.Stats().Total != 0 {
@@ -147,13 +147,13 @@ func TestMalformedAndInvalidRequests(t *testing.T) {
 	svc, _ := startStandard(t)
 	ctx := context.Background()
 	for _, body := range []string{`{"intentId": "m-1", "submissionTarget": "sms.realtime", "payload": {}`, `{}}`, `[1]`, ``} {
-		res, err := svc.api.SubmitIntentWithBodyWithResponse(ctx, "application/json", strings.NewReader(body))
+		res, err := svc.api.SubmitIntentWithBodyWithResponse(ctx, nil, "application/json", strings.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}
 		problemOf(t, res.StatusCode(), res.HTTPResponse.Header.Get("Content-Type"), res.Body, 400, "malformed-request")
 	}
-	res, err := svc.api.SubmitIntentWithBodyWithResponse(ctx, "text/plain", strings.NewReader(`{"intentId":"m-2"}`))
+	res, err := svc.api.SubmitIntentWithBodyWithResponse(ctx, nil, "text/plain", strings.NewReader(`{"intentId":"m-2"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestMalformedAndInvalidRequests(t *testing.T) {
 	// 255 characters, several bytes each, are fine.
 	mustCreate(t, svc.api, strings.Repeat("é", 255), "sms.realtime", `{}`)
 
-	got, err := svc.api.GetIntentWithResponse(ctx, "never-submitted")
+	got, err := svc.api.GetIntentWithResponse(ctx, "never-submitted", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

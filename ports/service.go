@@ -3,6 +3,7 @@ package ports
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/submissionmanager/submission-manager/core"
 )
@@ -13,6 +14,8 @@ type SubmitIntentParams struct {
 	SubmissionTarget string
 	// Payload is any JSON value; it is compacted before it is stored.
 	Payload json.RawMessage
+	// NotBefore, when not zero, is the earliest time of the first attempt.
+	NotBefore time.Time
 }
 
 // SubmitIntentResult carries the intent and whether this call created it

@@ -120,6 +120,7 @@ type StoreFacts struct {
 // Every method maps driver errors onto core errors (core.ErrStoreUnavailable
 // for anything that says nothing about the request) and never half-writes.
 type Store interface {
+	OperatorStore
 	// Facts states the store's properties the application must respect.
 	Facts() StoreFacts
 	// CreateIntent inserts a new pending intent, or, when the intentId

@@ -25,6 +25,7 @@ type gateway struct {
 	behaviour   behaviour
 	state       *registry
 	mode        atomic.Value // Mode
+	outage      outage
 	messageSeq  atomic.Uint64
 	// done is closed when the simulator closes, so that hanging and waiting
 	// submissions end and the server can shut down.
@@ -57,8 +58,16 @@ func (g *gateway) setMode(m Mode) {
 	g.logger.Info("gateway simulator mode set", "gateway_type", g.gatewayType, "mode", m)
 }
 
+// stats is the registry's counts with the outage's.
+func (g *gateway) stats(only string) Stats {
+	st := g.state.stats(only)
+	st.Outage = g.outage.stats()
+	return st
+}
+
 func (g *gateway) reset() {
 	g.mode.Store(g.behaviour.mode)
+	g.outage.set(false, "")
 	g.state.reset(g.behaviour.scripts)
 	g.logger.Info("gateway simulator reset", "gateway_type", g.gatewayType)
 }
@@ -73,6 +82,11 @@ func (g *gateway) Submit(w http.ResponseWriter, r *http.Request) {
 	req, ok, readErr := readSubmission(w, r)
 	if readErr != nil {
 		return // the client went away mid-request: nobody to answer
+	}
+	if fault, down := g.outage.take(); down {
+		g.state.outageFault()
+		g.write(w, r, answer{fault: fault})
+		return
 	}
 	var a answer
 	if ok {
@@ -210,7 +224,7 @@ func (g *gateway) GetStats(w http.ResponseWriter, _ *http.Request, params gatewa
 	if params.Reference != nil {
 		only = *params.Reference
 	}
-	writeJSON(w, http.StatusOK, toAPIStats(g.state.stats(only)))
+	writeJSON(w, http.StatusOK, toAPIStats(g.stats(only)))
 }
 
 // PutScript serves PUT /control/script/{reference}.
@@ -260,6 +274,7 @@ func toAPIStats(s Stats) gatewayapi.Stats {
 		Duplicates: s.Duplicates,
 		Faults:     s.Faults,
 		References: make(map[string]gatewayapi.ReferenceStats, len(s.References)),
+		Outage:     toAPIOutage(s.Outage),
 	}
 	for ref, rs := range s.References {
 		out.References[ref] = gatewayapi.ReferenceStats{

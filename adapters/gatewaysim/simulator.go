@@ -97,7 +97,7 @@ func (s *Simulator) URL(t core.GatewayType) string { return s.urls[t] }
 func (s *Simulator) Stats() Stats {
 	var all Stats
 	for _, t := range core.GatewayTypes() {
-		all.merge(s.gateways[t].state.stats(""))
+		all.merge(s.gateways[t].stats(""))
 	}
 	return all
 }
@@ -108,7 +108,7 @@ func (s *Simulator) StatsOf(t core.GatewayType) Stats {
 	if !ok {
 		return Stats{References: map[string]ReferenceStats{}}
 	}
-	return g.state.stats("")
+	return g.stats("")
 }
 
 // Reference returns the counts of one reference over both gateways; it is

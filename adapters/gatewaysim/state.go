@@ -29,6 +29,9 @@ type Stats struct {
 	Faults int64
 	// References holds the counts per reference.
 	References map[string]ReferenceStats
+	// Outage is the outage switch and its call count; merged, it is on
+	// when any gateway's is and counts the calls of all.
+	Outage OutageStats
 }
 
 // ReferenceStats counts the submissions of one reference.
@@ -211,6 +214,13 @@ func (r *registry) decide(ref string, payload json.RawMessage, mode Mode, accept
 	return a
 }
 
+// outageFault counts a submission answered by an outage: a fault that
+// touches no reference.
+func (r *registry) outageFault() {
+	r.totals.total.Add(1)
+	r.totals.faults.Add(1)
+}
+
 // malformed records a submission the gateway could not read; it is rejected
 // with invalid_request and, when it named a reference, counted under it.
 func (r *registry) malformed(ref string) answer {
@@ -232,6 +242,11 @@ func (s *Stats) merge(o Stats) {
 	s.Rejected += o.Rejected
 	s.Duplicates += o.Duplicates
 	s.Faults += o.Faults
+	s.Outage.On = s.Outage.On || o.Outage.On
+	s.Outage.Calls += o.Outage.Calls
+	if o.Outage.Mode != "" {
+		s.Outage.Mode = o.Outage.Mode
+	}
 	if s.References == nil {
 		s.References = make(map[string]ReferenceStats)
 	}

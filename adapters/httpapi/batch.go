@@ -182,6 +182,7 @@ func (h *batchHandler) bind(raw json.RawMessage) (ports.SubmitIntentParams, erro
 		IntentID:         req.IntentId,
 		SubmissionTarget: req.SubmissionTarget,
 		Payload:          req.Payload,
+		NotBefore:        deref(req.NotBefore),
 	}, nil
 }
 

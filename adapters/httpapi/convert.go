@@ -23,6 +23,7 @@ func intentFromCore(in core.Intent) apigen.Intent {
 		SubmissionTarget: in.SubmissionTarget,
 		Status:           apigen.IntentStatus(in.Status),
 		CreatedAt:        in.CreatedAt.UTC(),
+		NotBefore:        timePtr(in.NotBefore),
 		Contract:         contractFromCore(in.Contract),
 		Attempts:         make([]apigen.Attempt, 0, len(in.Attempts)),
 	}
@@ -34,6 +35,12 @@ func intentFromCore(in core.Intent) apigen.Intent {
 	}
 	if in.Status == core.StatusExhausted && in.ExhaustedReason != "" {
 		out.ExhaustedReason = ptr(apigen.ExhaustedReason(in.ExhaustedReason))
+	}
+	if in.ResubmittedFrom != "" {
+		out.ResubmittedFrom = ptr(in.ResubmittedFrom)
+	}
+	if in.ResubmittedAs != "" {
+		out.ResubmittedAs = ptr(in.ResubmittedAs)
 	}
 	return out
 }
@@ -48,6 +55,9 @@ func attemptFromCore(a core.Attempt) apigen.Attempt {
 	}
 	if a.Error != "" {
 		out.Error = ptr(a.Error)
+	}
+	if a.HolderID != "" {
+		out.HolderId, out.LeaseEpoch = ptr(a.HolderID), ptr(a.Epoch)
 	}
 	return out
 }
@@ -114,4 +124,21 @@ func decodeCursor(s string) (*ports.IntentPosition, error) {
 		return nil, invalid
 	}
 	return &ports.IntentPosition{CreatedAt: c.CreatedAt, IntentID: c.IntentID}, nil
+}
+
+// timePtr renders an optional time: nil for the zero time.
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return ptr(t.UTC())
+}
+
+// deref reads an optional field, the zero value when absent.
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
 }

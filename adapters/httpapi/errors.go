@@ -13,6 +13,10 @@ import (
 // of them. It never says which part was wrong, so it cannot help guessing.
 var errUnauthorized = errors.New("a valid API key is required")
 
+// errForbidden means the request carried a client key where the operation
+// needs an operator key.
+var errForbidden = errors.New("an operator key is required")
+
 // errBodyRequired means a request that needs a body came without one.
 var errBodyRequired = errors.New("the request body is required")
 

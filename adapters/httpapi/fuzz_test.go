@@ -56,7 +56,7 @@ func FuzzSubmitBody(f *testing.F) {
 		if in == nil {
 			in = res.JSON200
 		}
-		got, err := c.GetIntentWithResponse(context.Background(), in.IntentId)
+		got, err := c.GetIntentWithResponse(context.Background(), in.IntentId, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,7 +91,7 @@ func FuzzIntentIDReadback(f *testing.F) {
 		case !valid:
 			return
 		}
-		got, err := c.GetIntentWithResponse(context.Background(), id)
+		got, err := c.GetIntentWithResponse(context.Background(), id, nil)
 		if err != nil {
 			t.Fatalf("intentId %q: the SDK cannot build the request: %v", id, err)
 		}

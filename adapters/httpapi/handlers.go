@@ -21,9 +21,14 @@ const defaultPageSize = 50
 // type. Errors are returned untouched for problemFor to answer.
 type handlers struct {
 	service    ports.IntentService
+	operator   ports.OperatorService // nil when the service offers none
+	gateways   ports.GatewayOperator
 	leadership ports.LeadershipReporter
 	holderID   string
 	apiOnly    bool
+	// waiter and maxWait serve Prefer: wait=N; a nil waiter ignores it.
+	waiter  ports.FinalWaiter
+	maxWait time.Duration
 }
 
 var _ apigen.StrictServerInterface = (*handlers)(nil)
@@ -38,14 +43,19 @@ func (h *handlers) SubmitIntent(ctx context.Context, req apigen.SubmitIntentRequ
 		IntentID:         req.Body.IntentId,
 		SubmissionTarget: req.Body.SubmissionTarget,
 		Payload:          req.Body.Payload,
+		NotBefore:        deref(req.Body.NotBefore),
 	})
 	if err != nil {
 		return nil, err
 	}
-	if res.Created {
-		return apigen.SubmitIntent201JSONResponse(intentFromCore(res.Intent)), nil
+	in, applied, err := h.awaitFinal(ctx, res.Intent, req.Params.Prefer)
+	if err != nil {
+		return nil, err
 	}
-	return apigen.SubmitIntent200JSONResponse(intentFromCore(res.Intent)), nil
+	if res.Created {
+		return apigen.SubmitIntent201JSONResponse{Body: intentFromCore(in), Headers: apigen.SubmitIntent201ResponseHeaders{PreferenceApplied: applied}}, nil
+	}
+	return apigen.SubmitIntent200JSONResponse{Body: intentFromCore(in), Headers: apigen.SubmitIntent200ResponseHeaders{PreferenceApplied: applied}}, nil
 }
 
 // GetIntent returns one intent with its attempts.
@@ -59,7 +69,11 @@ func (h *handlers) GetIntent(ctx context.Context, req apigen.GetIntentRequestObj
 	if err != nil {
 		return nil, err
 	}
-	return apigen.GetIntent200JSONResponse(intentFromCore(in)), nil
+	in, applied, err := h.awaitFinal(ctx, in, req.Params.Prefer)
+	if err != nil {
+		return nil, err
+	}
+	return apigen.GetIntent200JSONResponse{Body: intentFromCore(in), Headers: apigen.GetIntent200ResponseHeaders{PreferenceApplied: applied}}, nil
 }
 
 // ListIntents returns a page, newest first, with the cursor of the next one.

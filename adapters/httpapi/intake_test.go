@@ -57,7 +57,7 @@ func (s *storingService) SubmitIntent(_ context.Context, p ports.SubmitIntentPar
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if in, ok := s.intents[p.IntentID]; ok {
-		if err := core.CheckIdempotency(in, p.SubmissionTarget, payload); err != nil {
+		if err := core.CheckIdempotency(in, core.Submission{SubmissionTarget: p.SubmissionTarget, Payload: payload}); err != nil {
 			return ports.SubmitIntentResult{}, err
 		}
 		return ports.SubmitIntentResult{Intent: in}, nil

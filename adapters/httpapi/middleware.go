@@ -61,26 +61,10 @@ func (k apiKeys) allows(authorization string) bool {
 	return match == 1
 }
 
-// requireAPIKey guards the /v1 API when keys are configured. Health, readiness
-// and operator endpoints stay open so load balancers and scrapers need no
-// secret.
-func requireAPIKey(keys apiKeys, log *slog.Logger, next http.Handler) http.Handler {
-	if !keys.enabled() {
-		return next
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if (r.URL.Path == "/v1" || strings.HasPrefix(r.URL.Path, "/v1/")) && !keys.allows(r.Header.Get("Authorization")) {
-			writeProblem(log, w, r, errUnauthorized)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
 // validateRequests checks every request's path and query parameters
 // against the embedded OpenAPI document before a handler sees them, so
 // handlers only ever get well-formed input and refusals name the offending
-// field. Authentication is not the validator's job (requireAPIKey runs
+// field. Authentication is not the validator's job (requireRole runs
 // first). Request bodies are not the validator's either: it would decode the
 // whole body into a tree (many times the body's size in memory) and convert
 // numbers on the way, refusing payloads such as 1e999999999; decodeSubmission
@@ -91,7 +75,7 @@ func validateRequests(log *slog.Logger) (apigen.MiddlewareFunc, error) {
 		return nil, err
 	}
 	spec.Servers = nil
-	// Authentication is requireAPIKey's (the validator's would be a no-op):
+	// Authentication is requireRole's (the validator's would be a no-op):
 	// without the security requirements the validator skips that work.
 	spec.Security = nil
 	for _, path := range spec.Paths.Map() {

@@ -41,6 +41,10 @@ const (
 	TypeUnknownSubmissionTarget = ProblemTypeBase + "unknown-submission-target"
 	TypeStoreUnavailable        = ProblemTypeBase + "store-unavailable"
 	TypeInternalError           = ProblemTypeBase + "internal-error"
+	TypeForbidden               = ProblemTypeBase + "forbidden"
+	TypeIntentNotEnded          = ProblemTypeBase + "intent-not-ended"
+	TypeResubmissionIDTaken     = ProblemTypeBase + "resubmission-id-taken"
+	TypeNotAvailable            = ProblemTypeBase + "not-available"
 )
 
 // problemContentType is the media type of RFC 9457 problem documents.
@@ -99,6 +103,16 @@ func problemFor(err error) problem {
 			"submissionTarget: is not in the registry; GET /v1/targets lists the known targets")
 		p.body.InvalidFields = &[]apigen.InvalidField{{Field: "submissionTarget", Message: "is not in the registry"}}
 		return p
+	case errors.Is(err, core.ErrIntentNotEnded):
+		return newProblem(http.StatusConflict, TypeIntentNotEnded, "Intent not ended",
+			"the intent is pending; only ended intents can be resubmitted")
+	case errors.Is(err, core.ErrResubmissionIDTaken):
+		p := newProblem(http.StatusConflict, TypeResubmissionIDTaken, "Resubmission intentId taken",
+			"intentId: names another intent; choose another intentId for the resubmission")
+		p.body.InvalidFields = &[]apigen.InvalidField{{Field: "intentId", Message: "names another intent"}}
+		return p
+	case errors.Is(err, errForbidden):
+		return newProblem(http.StatusForbidden, TypeForbidden, "Forbidden", "this operation needs an operator key")
 	case errors.Is(err, core.ErrIntentNotFound):
 		return newProblem(http.StatusNotFound, TypeIntentNotFound, "Intent not found", "no intent has this intentId")
 	case errors.As(err, &target):
@@ -108,6 +122,8 @@ func problemFor(err error) problem {
 			"the store cannot be reached; retry later")
 		p.header.Set("Retry-After", "1")
 		return p
+	case errors.Is(err, core.ErrPausesUnavailable):
+		return newProblem(http.StatusNotImplemented, TypeNotAvailable, "Not available", err.Error())
 	case errors.Is(err, errUnauthorized):
 		p := newProblem(http.StatusUnauthorized, TypeUnauthorized, "Unauthorized", "send Authorization: Bearer <api key>")
 		p.header.Set("WWW-Authenticate", `Bearer realm="submission-manager"`)

@@ -6,9 +6,11 @@
 package httpapi
 
 import (
+	"cmp"
 	"errors"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/submissionmanager/submission-manager/adapters/httpapi/internal/apigen"
 	"github.com/submissionmanager/submission-manager/core"
@@ -19,6 +21,9 @@ import (
 type Config struct {
 	// Service handles every /v1 operation. Required.
 	Service ports.IntentService
+	// Gateways serves the operator's /v1/gateways routes; nil answers them
+	// 501 (not available).
+	Gateways ports.GatewayOperator
 	// Leadership tells /readyz whether this instance leads; nil reports a
 	// follower, which is what an instance is until it wins the lease.
 	Leadership ports.LeadershipReporter
@@ -27,8 +32,12 @@ type Config struct {
 	// APIOnly says this instance never competes for the lease; /readyz
 	// then says so, so that monitoring does not count it as a standby.
 	APIOnly bool
-	// APIKeys, when not empty, are the bearer tokens /v1 accepts.
+	// APIKeys, when not empty, are the bearer tokens /v1 accepts from
+	// clients: they submit and read.
 	APIKeys []string
+	// OperatorKeys are the bearer tokens of operators, who may also
+	// resubmit and control gateways. With neither kind of key, /v1 is open.
+	OperatorKeys []string
 	// MaxPayloadBytes is the service's payload limit. The service refuses a
 	// larger compacted payload; the API uses the limit to stop reading a body
 	// that cannot hold an acceptable payload. Zero means
@@ -37,6 +46,12 @@ type Config struct {
 	// MaxBatch caps the intents of one batch submission, and with it the
 	// batch's body limit. Zero means 1,000.
 	MaxBatch int
+	// Waiter lets requests wait for an intent's final status (Prefer:
+	// wait=N); nil ignores the preference.
+	Waiter ports.FinalWaiter
+	// MaxWait caps the wait a client may ask for; zero means
+	// DefaultMaxWait.
+	MaxWait time.Duration
 	// MaxBodiesInFlight bounds the request bodies held in memory at once;
 	// a request over it gets 503 with Retry-After before its body is read.
 	// Zero means DefaultMaxBodiesInFlight.
@@ -76,12 +91,17 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	operator, _ := cfg.Service.(ports.OperatorService)
 	onError := func(w http.ResponseWriter, r *http.Request, err error) { writeProblem(log, w, r, err) }
 	h := &handlers{
 		service:    cfg.Service,
+		operator:   operator,
+		gateways:   cfg.Gateways,
 		leadership: cfg.Leadership,
 		holderID:   cfg.HolderID,
 		apiOnly:    cfg.APIOnly,
+		waiter:     cfg.Waiter,
+		maxWait:    cmp.Or(cfg.MaxWait, DefaultMaxWait),
 	}
 	strict := apigen.NewStrictHandlerWithOptions(h, nil, apigen.StrictHTTPServerOptions{
 		RequestErrorHandlerFunc:  onError,
@@ -102,7 +122,7 @@ func New(cfg Config) (*Server, error) {
 	mux.Handle("POST "+batchPath, readJSONBody(batchBodyLimit(cfg.MaxPayloadBytes, cfg.MaxBatch),
 		newBodySlots(batchBodySlots(cfg.MaxBodiesInFlight)), log)(batch))
 	mux.Handle("/", notFound(mux, log))
-	return &Server{mux: mux, handler: requireAPIKey(newAPIKeys(cfg.APIKeys), log, mux)}, nil
+	return &Server{mux: mux, handler: joinPreferLines(requireRole(newKeyring(cfg.APIKeys, cfg.OperatorKeys), log, mux))}, nil
 }
 
 // Mux returns the router, to mount operator endpoints on and to label
@@ -145,7 +165,7 @@ type submitRoute struct {
 
 // SubmitIntent decodes the body readJSONBody kept, then answers as the
 // strict server would.
-func (s submitRoute) SubmitIntent(w http.ResponseWriter, r *http.Request) {
+func (s submitRoute) SubmitIntent(w http.ResponseWriter, r *http.Request, params apigen.SubmitIntentParams) {
 	body, ok := r.Body.(*requestBody)
 	if !ok { // readJSONBody runs first on every POST
 		writeProblem(s.log, w, r, errBodyRequired)
@@ -156,7 +176,7 @@ func (s submitRoute) SubmitIntent(w http.ResponseWriter, r *http.Request) {
 		writeProblem(s.log, w, r, err)
 		return
 	}
-	res, err := s.handlers.SubmitIntent(r.Context(), apigen.SubmitIntentRequestObject{Body: &req})
+	res, err := s.handlers.SubmitIntent(r.Context(), apigen.SubmitIntentRequestObject{Params: params, Body: &req})
 	if err == nil {
 		err = res.VisitSubmitIntentResponse(w)
 	}

@@ -103,7 +103,7 @@ func invalidField(t *testing.T, p client.Problem) string {
 
 func submitRaw(t *testing.T, c *client.ClientWithResponses, contentType, body string) *client.SubmitIntentResponse {
 	t.Helper()
-	res, err := c.SubmitIntentWithBodyWithResponse(context.Background(), contentType, strings.NewReader(body))
+	res, err := c.SubmitIntentWithBodyWithResponse(context.Background(), nil, contentType, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 	"unicode/utf8"
 
 	"github.com/submissionmanager/submission-manager/adapters/httpapi/internal/apigen"
@@ -24,12 +25,14 @@ var errNotAnObject = &malformedError{reason: "the request body must be a JSON ob
 // states for the request, with messages naming the field: the keys are
 // strings without JSON-escaped lone surrogates (encoding/json would decode
 // "\ud800" and "\udc00" alike to U+FFFD, merging different intentIds), the
-// intentId follows core.ValidateIntentID, and each field is given once.
+// intentId follows core.ValidateIntentID, notBefore is an RFC 3339
+// date-time, and each field is given once.
 // Other members are ignored, as the schema allows.
 func decodeSubmission(body []byte) (apigen.SubmitIntentRequest, error) {
 	var (
 		req                apigen.SubmitIntentRequest
 		seenID, seenTarget bool
+		seenNotBefore      bool
 	)
 	s := scanner{b: body}
 	if s.skipSpace(); !s.next('{') {
@@ -74,6 +77,14 @@ func decodeSubmission(body []byte) (apigen.SubmitIntentRequest, error) {
 				return req, &core.FieldError{Field: key, Message: "must be given once"}
 			}
 			req.Payload = json.RawMessage(value)
+		case "notBefore":
+			if seenNotBefore {
+				return req, &core.FieldError{Field: key, Message: "must be given once"}
+			}
+			seenNotBefore = true
+			if req.NotBefore, err = dateTime(key, value); err != nil {
+				return req, err
+			}
 		}
 		if s.skipSpace(); !s.next(',') && (s.i >= len(s.b) || s.b[s.i] != '}') {
 			return req, errNotAnObject
@@ -267,4 +278,22 @@ func (s *scanner) value() ([]byte, bool) {
 		}
 		return s.b[start:s.i], s.i > start
 	}
+}
+
+// dateTime reads an RFC 3339 date-time field (a JSON string such as
+// "2026-02-02T09:00:00Z" or "2026-02-02T10:00:00.5+01:00").
+func dateTime(field string, raw []byte) (*time.Time, error) {
+	invalid := &core.FieldError{Field: field, Message: "must be an RFC 3339 date-time, such as 2026-02-02T09:00:00Z"}
+	if len(raw) == 0 || raw[0] != '"' {
+		return nil, invalid
+	}
+	text, err := unquote(raw)
+	if err != nil {
+		return nil, invalid
+	}
+	t, err := time.Parse(time.RFC3339Nano, text)
+	if err != nil {
+		return nil, invalid
+	}
+	return &t, nil
 }

@@ -35,6 +35,7 @@ type Metrics struct {
 	fencedWrites     prometheus.Counter
 	httpRequests     *prometheus.CounterVec
 	httpDuration     *prometheus.HistogramVec
+	protection       protectionMetrics
 }
 
 var _ ports.Metrics = (*Metrics)(nil)
@@ -72,7 +73,7 @@ func New() *Metrics {
 		}),
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "attempts_in_flight",
-			Help: "Gateway calls currently in flight on this instance.",
+			Help: "Attempts in flight on this instance: reserved and not yet recorded (at most --max-in-flight of them calling a gateway).",
 		}),
 		scheduleSize: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "schedule_size",
@@ -107,6 +108,8 @@ func New() *Metrics {
 		m.inFlight, m.scheduleSize, m.leader, m.leaseEpoch, m.fencedWrites,
 		m.httpRequests, m.httpDuration,
 	)
+	m.protection = newProtectionMetrics()
+	m.registry.MustRegister(m.protection.collectors()...)
 	return m
 }
 

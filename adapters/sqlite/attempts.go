@@ -11,13 +11,16 @@ import (
 
 // StartAttempt counts the attempt on its intent and records it as started,
 // in one transaction, only while the fence holds its lease.
-func (s *intentStore) StartAttempt(ctx context.Context, p ports.StartAttemptParams) error {
+func (s *store) StartAttempt(ctx context.Context, p ports.StartAttemptParams) error {
+	if p.StartedAt.IsZero() {
+		return fmt.Errorf("sqlite: start attempt %d of %q: StartedAt is required", p.Number, p.IntentID)
+	}
 	return s.db.write(ctx, "start attempt", func(ctx context.Context, q *writeTx) error {
 		stamp, err := q.Stamp(ctx)
 		if err != nil {
 			return err
 		}
-		n, err := q.ReserveAttempt(ctx, sqlitedb.ReserveAttemptParams{
+		n, err := q.StartAttempt(ctx, sqlitedb.StartAttemptParams{
 			LastModifiedAt: stamp,
 			IntentID:       p.IntentID,
 			AttemptNumber:  int64(p.Number),
@@ -41,26 +44,29 @@ func (s *intentStore) StartAttempt(ctx context.Context, p ports.StartAttemptPara
 	})
 }
 
-// FinishAttempt closes the attempt and applies the decision to the intent in
-// one transaction, only while the fence holds its lease; either both happen
+// FinishAttempt closes the attempt (its outcome was validated where the
+// gateway's answer entered the core; the schema's CHECKs stay the last
+// word) and applies the decision to the intent in one transaction, only while the fence holds its lease; either both happen
 // or neither. Only the intent's latest attempt can be finished, once, while
 // the intent is pending; a leader that finds an attempt cut off by a crash
 // finishes it (with an error) before it starts the next.
-func (s *intentStore) FinishAttempt(ctx context.Context, p ports.FinishAttemptParams) error {
+func (s *store) FinishAttempt(ctx context.Context, p ports.FinishAttemptParams) error {
 	if p.FinishedAt.IsZero() {
 		return fmt.Errorf("sqlite: finish attempt %d of %q: FinishedAt is required", p.Number, p.IntentID)
 	}
-	if p.Outcome != nil {
-		if err := core.ValidateOutcome(*p.Outcome); err != nil {
-			return fmt.Errorf("sqlite: finish attempt %d of %q: an attempt's outcome must be well-formed: %w", p.Number, p.IntentID, err)
-		}
+	if (p.Outcome == nil) == (p.Error == "") {
+		return fmt.Errorf("sqlite: finish attempt %d of %q: exactly one of Outcome and Error must be set", p.Number, p.IntentID)
+	}
+	if p.Outcome != nil && !p.Sent {
+		return fmt.Errorf("sqlite: finish attempt %d of %q: an attempt that was not sent has no outcome", p.Number, p.IntentID)
 	}
 	if err := checkDecision(p.Decision); err != nil {
 		return fmt.Errorf("sqlite: finish attempt %d of %q: %w", p.Number, p.IntentID, err)
 	}
-	closeParams := sqlitedb.CloseAttemptParams{
+	finish := sqlitedb.FinishAttemptParams{
 		FinishedAt:    nullNanos(p.FinishedAt),
 		Error:         nullString(p.Error),
+		Sent:          p.Sent,
 		IntentID:      p.IntentID,
 		AttemptNumber: int64(p.Number),
 		LeaseName:     p.Fence.LeaseName,
@@ -68,9 +74,9 @@ func (s *intentStore) FinishAttempt(ctx context.Context, p ports.FinishAttemptPa
 		LeaseEpoch:    p.Fence.Epoch,
 	}
 	if o := p.Outcome; o != nil {
-		closeParams.OutcomeStatus = nullString(string(o.Status))
-		closeParams.OutcomeReason = nullString(o.Reason)
-		closeParams.MessageID = nullString(o.MessageID)
+		finish.OutcomeStatus = nullString(string(o.Status))
+		finish.OutcomeReason = nullString(o.Reason)
+		finish.MessageID = nullString(o.MessageID)
 	}
 	d := p.Decision
 	decision := sqlitedb.ApplyDecisionParams{
@@ -86,7 +92,7 @@ func (s *intentStore) FinishAttempt(ctx context.Context, p ports.FinishAttemptPa
 		decision.FinalMessageID = nullString(o.MessageID)
 	}
 	return s.db.write(ctx, "finish attempt", func(ctx context.Context, q *writeTx) error {
-		n, err := q.CloseAttempt(ctx, closeParams)
+		n, err := q.FinishAttempt(ctx, finish)
 		if err != nil {
 			return err
 		}
@@ -104,7 +110,7 @@ func (s *intentStore) FinishAttempt(ctx context.Context, p ports.FinishAttemptPa
 			return err
 		}
 		if n != 1 {
-			// CloseAttempt checked what ApplyDecision requires, in this
+			// FinishAttempt checked what ApplyDecision requires, in this
 			// transaction: the database contradicts itself. Not a verdict,
 			// so the whole batch rolls back and nothing of this write stays.
 			return fmt.Errorf("closed attempt %d of %q but its intent took %d decisions", p.Number, p.IntentID, n)
@@ -140,7 +146,7 @@ func whyRefused(ctx context.Context, q *sqlitedb.Queries, f core.Fence, intentID
 // checkDecision refuses a decision whose fields contradict its status, which
 // the schema's CHECK constraints would refuse less legibly. It must cover
 // every CHECK that ApplyDecision can meet: ApplyDecision runs after
-// CloseAttempt changed the attempt, so a CHECK failing there would fail the
+// FinishAttempt changed the attempt, so a CHECK failing there would fail the
 // whole write batch, every other caller's write with it.
 func checkDecision(d core.Decision) error {
 	switch d.Status {

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -22,25 +21,15 @@ import (
 // taken intentId is read back and returned unjudged; a later occurrence of
 // an intentId in the call gets its first occurrence's intent, not created.
 // Any failure fails the whole write, so nothing of the call is stored.
-func (s *intentStore) CreateIntents(ctx context.Context, intents []core.Intent) ([]ports.CreateIntentResult, error) {
+func (s *store) CreateIntents(ctx context.Context, intents []core.Intent) ([]ports.CreateIntentResult, error) {
 	rows := make([]sqlitedb.InsertIntentParams, len(intents))
 	for i, intent := range intents {
 		if intent.NextDueAt.IsZero() {
 			return nil, fmt.Errorf("sqlite: create intents: %q: a pending intent needs NextDueAt", intent.IntentID)
 		}
-		contract, err := json.Marshal(intent.Contract)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: create intents: %q: encoding contract: %w", intent.IntentID, err)
-		}
-		rows[i] = sqlitedb.InsertIntentParams{
-			IntentID:         intent.IntentID,
-			SubmissionTarget: intent.SubmissionTarget,
-			Payload:          intent.Payload,
-			Contract:         string(contract),
-			GatewayType:      string(intent.Contract.GatewayType),
-			Mode:             string(intent.Contract.Mode),
-			CreatedAt:        nanos(intent.CreatedAt),
-			NextDueAt:        nullNanos(intent.NextDueAt),
+		var err error
+		if rows[i], err = insertIntentParams(intent); err != nil {
+			return nil, err
 		}
 	}
 	out := make([]ports.CreateIntentResult, len(intents))
@@ -82,7 +71,7 @@ func (s *intentStore) CreateIntents(ctx context.Context, intents []core.Intent) 
 			if existing, ok := taken[id]; ok {
 				if existing == nil {
 					// Taken before the call: read the row that holds it.
-					in, err := loadIntent(ctx, q.Queries, id)
+					in, err := readIntent(ctx, q.Queries, id)
 					if err != nil {
 						return err
 					}
@@ -119,15 +108,15 @@ func (r rowInserts) close() error {
 	return errors.Join(errs...)
 }
 
-// rowInsertSQL inserts n intents with one statement (9 parameters a row).
+// rowInsertSQL inserts n intents with one statement (10 parameters a row).
 func rowInsertSQL(n int) string {
 	var q strings.Builder
-	q.WriteString(`INSERT INTO submission_intents (intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, last_modified_at) VALUES `)
+	q.WriteString(`INSERT INTO submission_intents (intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, last_modified_at, not_before) VALUES `)
 	for k := range n {
 		if k > 0 {
 			q.WriteByte(',')
 		}
-		q.WriteString(`(?,?,?,?,?,?,'pending',?,?,0,?)`)
+		q.WriteString(`(?,?,?,?,?,?,'pending',?,?,0,?,?)`)
 	}
 	return q.String()
 }
@@ -164,7 +153,7 @@ func (t *writeTx) insertStmt(ctx context.Context, n int) (*sql.Stmt, error) {
 // Hand-written because sqlc cannot generate a VALUES list of variable
 // length.
 func insertIntentRows(ctx context.Context, q *writeTx, rows []sqlitedb.InsertIntentParams, which []int) error {
-	args := make([]any, 0, 9*rowInsertSizes[0])
+	args := make([]any, 0, 10*rowInsertSizes[0])
 	for _, size := range rowInsertSizes {
 		for len(which) >= size {
 			st, err := q.insertStmt(ctx, size)
@@ -175,7 +164,7 @@ func insertIntentRows(ctx context.Context, q *writeTx, rows []sqlitedb.InsertInt
 			for _, i := range which[:size] {
 				r := rows[i]
 				args = append(args, r.IntentID, r.SubmissionTarget, r.Payload, r.Contract, r.GatewayType, r.Mode,
-					r.CreatedAt, r.NextDueAt, r.LastModifiedAt)
+					r.CreatedAt, r.NextDueAt, r.LastModifiedAt, r.NotBefore)
 			}
 			if _, err := st.ExecContext(ctx, args...); err != nil {
 				return err
@@ -192,6 +181,7 @@ func createdIntent(intent core.Intent, row sqlitedb.InsertIntentParams) core.Int
 	created := intent
 	created.CreatedAt = fromNanos(row.CreatedAt)
 	created.NextDueAt = fromNullNanos(row.NextDueAt)
+	created.NotBefore = fromNullNanos(row.NotBefore)
 	created.Status = core.StatusPending
 	created.Contract = intent.Contract.Clone()
 	created.AttemptCount = 0

@@ -78,7 +78,7 @@ func BenchmarkAttemptParallel(b *testing.B) {
 			return err
 		}
 		return store.FinishAttempt(context.Background(), ports.FinishAttemptParams{
-			Fence: f, IntentID: id, Number: 1, FinishedAt: time.Now(), Outcome: &outcome,
+			Fence: f, IntentID: id, Number: 1, FinishedAt: time.Now(), Outcome: &outcome, Sent: true,
 			Decision: core.Decision{Status: core.StatusAccepted, FinalOutcome: &outcome},
 		})
 	})

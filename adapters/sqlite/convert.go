@@ -55,43 +55,42 @@ func intentFromRow(r sqlitedb.SubmissionIntent) (core.Intent, error) {
 	if err := json.Unmarshal([]byte(r.Contract), &contract); err != nil {
 		return core.Intent{}, fmt.Errorf("intent %q: decoding contract snapshot: %w", r.IntentID, err)
 	}
-	in := core.Intent{
+	return core.Intent{
 		IntentID:         r.IntentID,
 		SubmissionTarget: r.SubmissionTarget,
 		Payload:          json.RawMessage(r.Payload),
 		CreatedAt:        fromNanos(r.CreatedAt),
 		Status:           core.IntentStatus(r.Status),
 		Contract:         contract,
+		NotBefore:        fromNullNanos(r.NotBefore),
 		NextDueAt:        fromNullNanos(r.NextDueAt),
 		AttemptCount:     int(r.AttemptCount),
+		FinalOutcome:     outcomeFrom(r.FinalOutcomeStatus, r.FinalOutcomeReason, r.FinalMessageID),
 		ExhaustedReason:  core.ExhaustedReason(r.ExhaustedReason.String),
 		LastModifiedAt:   fromNanos(r.LastModifiedAt),
-	}
-	if r.FinalOutcomeStatus.Valid {
-		in.FinalOutcome = &core.Outcome{
-			Status:    core.OutcomeStatus(r.FinalOutcomeStatus.String),
-			Reason:    r.FinalOutcomeReason.String,
-			MessageID: r.FinalMessageID.String,
-		}
-	}
-	return in, nil
+	}, nil
 }
 
 func attemptFromRow(r sqlitedb.SubmissionAttempt) core.Attempt {
-	a := core.Attempt{
+	return core.Attempt{
 		Number:     int(r.AttemptNumber),
 		StartedAt:  fromNanos(r.StartedAt),
 		FinishedAt: fromNullNanos(r.FinishedAt),
+		Outcome:    outcomeFrom(r.OutcomeStatus, r.OutcomeReason, r.MessageID),
 		Error:      r.Error.String,
+		HolderID:   r.HolderID,
+		Epoch:      r.LeaseEpoch,
+		Sent:       r.Sent,
 	}
-	if r.OutcomeStatus.Valid {
-		a.Outcome = &core.Outcome{
-			Status:    core.OutcomeStatus(r.OutcomeStatus.String),
-			Reason:    r.OutcomeReason.String,
-			MessageID: r.MessageID.String,
-		}
+}
+
+// outcomeFrom reads an outcome's three columns; a NULL status is no outcome.
+// The outcome was well-formed when written (the schema's CHECKs hold it).
+func outcomeFrom(status, reason, messageID sql.NullString) *core.Outcome {
+	if !status.Valid {
+		return nil
 	}
-	return a
+	return &core.Outcome{Status: core.OutcomeStatus(status.String), Reason: reason.String, MessageID: messageID.String}
 }
 
 func attemptsFromRows(rows []sqlitedb.SubmissionAttempt) []core.Attempt {

@@ -33,7 +33,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	}
 	writeDB, err := sql.Open("sqlite", cfg.writerDSN())
 	if err != nil {
-		return nil, storeError("open writer", err)
+		return nil, mapError("open writer", err)
 	}
 	// One connection: SQLite has one writer at a time anyway, and keeping it
 	// forever keeps its pragmas and prepared statements.
@@ -44,12 +44,12 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	// The writer connects first so WAL mode is on before any reader opens.
 	if err := writeDB.PingContext(ctx); err != nil {
 		writeDB.Close()
-		return nil, storeError("open writer", err)
+		return nil, mapError("open writer", err)
 	}
 	readDB, err := sql.Open("sqlite", cfg.readerDSN())
 	if err != nil {
 		writeDB.Close()
-		return nil, storeError("open readers", err)
+		return nil, mapError("open readers", err)
 	}
 	readDB.SetMaxOpenConns(cfg.ReadConns)
 	readDB.SetMaxIdleConns(cfg.ReadConns)
@@ -58,7 +58,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if err := readDB.PingContext(ctx); err != nil {
 		readDB.Close()
 		writeDB.Close()
-		return nil, storeError("open readers", err)
+		return nil, mapError("open readers", err)
 	}
 	db := &DB{
 		cfg:     cfg,
@@ -72,8 +72,12 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	return db, nil
 }
 
+// OwnsSchema reports true: the database file is this process's own, no
+// other deployment step migrates it, so serve migrates it at every start.
+func (db *DB) OwnsSchema() bool { return true }
+
 // Store returns the intent store on this database.
-func (db *DB) Store() ports.Store { return &intentStore{db: db} }
+func (db *DB) Store() ports.Store { return &store{db: db} }
 
 // Leases returns the lease store on this database.
 func (db *DB) Leases() ports.LeaseStore { return &leaseStore{db: db} }
@@ -89,7 +93,7 @@ func (db *DB) Close() error {
 // callers submitted at the same time (see groupCommitter), and returns once
 // that transaction committed. fn may run several statements but must decide
 // its verdicts (core errors) before its first change; they are returned as
-// they are, everything else through storeError. Any other failure fails the
+// they are, everything else through mapError. Any other failure fails the
 // whole batch, so that nothing of fn stays.
 func (db *DB) write(ctx context.Context, op string, fn writeFunc) error {
 	return db.writer.do(ctx, op, verdictFirst, fn)
@@ -107,8 +111,8 @@ func (db *DB) writeSingle(ctx context.Context, op string, fn writeFunc) error {
 func (db *DB) read(ctx context.Context, op string, fn func(ctx context.Context, q *sqlitedb.Queries) error) error {
 	tx, err := db.readDB.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return storeError(op, err)
+		return mapError(op, err)
 	}
 	defer tx.Rollback() //nolint:errcheck // read-only: nothing to undo
-	return storeError(op, fn(ctx, sqlitedb.New(tx)))
+	return mapError(op, fn(ctx, sqlitedb.New(tx)))
 }

@@ -14,12 +14,12 @@ import (
 // errClosed answers operations submitted after Close.
 var errClosed = errors.New("sqlite: store is closed")
 
-// storeError is the one place where driver and database/sql errors become
+// mapError is the one place where driver and database/sql errors become
 // core errors. Errors that already are core errors (the store's own verdicts,
 // such as core.ErrFenced) pass through unchanged; everything else says
 // nothing about the request and becomes core.ErrStoreUnavailable, wrapping
 // the cause so logs keep it (a context error stays visible to errors.Is).
-func storeError(op string, err error) error {
+func mapError(op string, err error) error {
 	switch {
 	case err == nil:
 		return nil
@@ -44,7 +44,9 @@ func isVerdict(err error) bool {
 	return errors.As(err, &conflict) ||
 		errors.Is(err, core.ErrFenced) ||
 		errors.Is(err, core.ErrIntentNotRunnable) ||
-		errors.Is(err, core.ErrIntentNotFound)
+		errors.Is(err, core.ErrIntentNotFound) ||
+		errors.Is(err, core.ErrIntentNotEnded) ||
+		errors.Is(err, core.ErrResubmissionIDTaken)
 }
 
 // statementRolledBack reports whether SQLite refused one statement for a

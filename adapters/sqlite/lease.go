@@ -99,7 +99,7 @@ func (l *leaseStore) Read(ctx context.Context, leaseName string) (core.Lease, bo
 		return core.Lease{}, false, nil
 	}
 	if err != nil {
-		return core.Lease{}, false, storeError("read lease", err)
+		return core.Lease{}, false, mapError("read lease", err)
 	}
 	return leaseFromRow(row), true, nil
 }

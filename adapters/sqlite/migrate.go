@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"time"
 
 	"github.com/pressly/goose/v3"
 
@@ -18,22 +17,6 @@ const (
 	MigrateDown   = "down"
 	MigrateStatus = "status"
 )
-
-// MigrationState is one embedded migration and whether this database has it.
-type MigrationState struct {
-	Version   int64
-	Name      string
-	Applied   bool
-	AppliedAt time.Time
-}
-
-// String renders the state as one line for `migrate status`.
-func (s MigrationState) String() string {
-	if !s.Applied {
-		return fmt.Sprintf("pending  %s", s.Name)
-	}
-	return fmt.Sprintf("applied  %s  (%s)", s.Name, s.AppliedAt.UTC().Format(time.RFC3339))
-}
 
 // Migrate moves the schema with the goose migrations embedded in the binary:
 // "up" applies every pending one, "down" rolls back the latest one, and
@@ -69,7 +52,8 @@ func (db *DB) Migrate(ctx context.Context, direction string) error {
 			return err
 		}
 		for _, s := range states {
-			db.log.Info("migration status", "migration", s.Name, "applied", s.Applied, "applied_at", s.AppliedAt)
+			db.log.Info("migration status", "migration", path.Base(s.Source.Path),
+				"applied", s.State == goose.StateApplied, "applied_at", s.AppliedAt)
 		}
 		return nil
 	default:
@@ -80,7 +64,7 @@ func (db *DB) Migrate(ctx context.Context, direction string) error {
 
 // MigrationStatus lists every embedded migration in version order with
 // whether and when this database applied it.
-func (db *DB) MigrationStatus(ctx context.Context) ([]MigrationState, error) {
+func (db *DB) MigrationStatus(ctx context.Context) ([]*goose.MigrationStatus, error) {
 	p, err := db.migrator()
 	if err != nil {
 		return nil, err
@@ -89,16 +73,7 @@ func (db *DB) MigrationStatus(ctx context.Context) ([]MigrationState, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: migration status: %w", err)
 	}
-	states := make([]MigrationState, len(statuses))
-	for i, s := range statuses {
-		states[i] = MigrationState{
-			Version:   s.Source.Version,
-			Name:      path.Base(s.Source.Path),
-			Applied:   s.State == goose.StateApplied,
-			AppliedAt: s.AppliedAt,
-		}
-	}
-	return states, nil
+	return statuses, nil
 }
 
 // migrator runs goose on the writer connection, so migrations queue behind

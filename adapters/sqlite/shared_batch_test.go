@@ -15,8 +15,8 @@ import (
 // savepoints, relying on each write to refuse before its first change; so a
 // refused write must leave nothing behind, and the others must commit. The
 // cases are the ones where a write could refuse late: finishing an attempt
-// that a later one superseded (CloseAttempt alone would close it), starting
-// an attempt whose row already exists (ReserveAttempt alone would count it),
+// that a later one superseded (FinishAttempt alone would close it), starting
+// an attempt whose row already exists (StartAttempt alone would count it),
 // fenced writes, and an idempotency conflict.
 func TestRefusalsInASharedBatchChangeNothing(t *testing.T) {
 	db := openTestDB(t)

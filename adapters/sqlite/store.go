@@ -11,35 +11,25 @@ import (
 	"github.com/submissionmanager/submission-manager/ports"
 )
 
-// intentStore is ports.Store on a DB.
-type intentStore struct{ db *DB }
+// store is ports.Store on a DB.
+type store struct{ db *DB }
 
-var _ ports.Store = (*intentStore)(nil)
+var _ ports.Store = (*store)(nil)
 
 // Facts: one writer commits in the order of the change markers it stamps,
 // so the leader's refresh never needs to look back.
-func (s *intentStore) Facts() ports.StoreFacts { return ports.StoreFacts{} }
+func (s *store) Facts() ports.StoreFacts { return ports.StoreFacts{} }
 
 // CreateIntent inserts the intent unless its intentId exists; the primary
 // key decides, inside the write transaction, so concurrent creators of one
 // intentId (in this process or another) yield one row.
-func (s *intentStore) CreateIntent(ctx context.Context, intent core.Intent) (ports.CreateIntentResult, error) {
+func (s *store) CreateIntent(ctx context.Context, intent core.Intent) (ports.CreateIntentResult, error) {
 	if intent.NextDueAt.IsZero() {
 		return ports.CreateIntentResult{}, fmt.Errorf("sqlite: create intent %q: a pending intent needs NextDueAt", intent.IntentID)
 	}
-	contract, err := json.Marshal(intent.Contract)
+	params, err := insertIntentParams(intent)
 	if err != nil {
-		return ports.CreateIntentResult{}, fmt.Errorf("sqlite: create intent %q: encoding contract: %w", intent.IntentID, err)
-	}
-	params := sqlitedb.InsertIntentParams{
-		IntentID:         intent.IntentID,
-		SubmissionTarget: intent.SubmissionTarget,
-		Payload:          intent.Payload,
-		Contract:         string(contract),
-		GatewayType:      string(intent.Contract.GatewayType),
-		Mode:             string(intent.Contract.Mode),
-		CreatedAt:        nanos(intent.CreatedAt),
-		NextDueAt:        nullNanos(intent.NextDueAt),
+		return ports.CreateIntentResult{}, err
 	}
 	var res ports.CreateIntentResult
 	err = s.db.writeSingle(ctx, "create intent", func(ctx context.Context, q *writeTx) error {
@@ -59,6 +49,7 @@ func (s *intentStore) CreateIntent(ctx context.Context, intent core.Intent) (por
 			created := intent
 			created.CreatedAt = fromNanos(params.CreatedAt)
 			created.NextDueAt = fromNullNanos(params.NextDueAt)
+			created.NotBefore = fromNullNanos(params.NotBefore)
 			created.Status = core.StatusPending
 			created.Contract = intent.Contract.Clone()
 			created.AttemptCount = 0
@@ -70,7 +61,7 @@ func (s *intentStore) CreateIntent(ctx context.Context, intent core.Intent) (por
 			return nil
 		}
 		// The intentId exists: this transaction sees the row that won.
-		existing, err := loadIntent(ctx, q.Queries, intent.IntentID)
+		existing, err := readIntent(ctx, q.Queries, intent.IntentID)
 		if err != nil {
 			return err
 		}
@@ -81,18 +72,18 @@ func (s *intentStore) CreateIntent(ctx context.Context, intent core.Intent) (por
 }
 
 // GetIntent reads the intent and its attempts from one snapshot.
-func (s *intentStore) GetIntent(ctx context.Context, intentID string) (core.Intent, error) {
+func (s *store) GetIntent(ctx context.Context, intentID string) (core.Intent, error) {
 	var in core.Intent
 	err := s.db.read(ctx, "get intent", func(ctx context.Context, q *sqlitedb.Queries) error {
 		var err error
-		in, err = loadIntent(ctx, q, intentID)
+		in, err = readIntent(ctx, q, intentID)
 		return err
 	})
 	return in, err
 }
 
-// loadIntent reads an intent with its attempts in order through q.
-func loadIntent(ctx context.Context, q *sqlitedb.Queries, intentID string) (core.Intent, error) {
+// readIntent reads an intent with its attempts in order through q.
+func readIntent(ctx context.Context, q *sqlitedb.Queries, intentID string) (core.Intent, error) {
 	row, err := q.GetIntent(ctx, intentID)
 	if noRows(err) {
 		return core.Intent{}, core.ErrIntentNotFound
@@ -112,10 +103,9 @@ func loadIntent(ctx context.Context, q *sqlitedb.Queries, intentID string) (core
 	return in, nil
 }
 
-// ListIntents reads one page newest first, with the page's attempts, from
-// one snapshot. It reads one row more than the page to know whether another
-// page follows.
-func (s *intentStore) ListIntents(ctx context.Context, p ports.ListIntentsParams) ([]core.Intent, error) {
+// ListIntents reads at most p.Limit intents strictly after p.Before, newest
+// first, with their attempts, from one snapshot; the service cuts pages.
+func (s *store) ListIntents(ctx context.Context, p ports.ListIntentsParams) ([]core.Intent, error) {
 	if p.Limit < 1 {
 		return nil, fmt.Errorf("sqlite: list intents: limit %d is below 1", p.Limit)
 	}
@@ -178,7 +168,7 @@ func intentsWithAttempts(ctx context.Context, q *sqlitedb.Queries, rows []sqlite
 		ids[i] = r.IntentID
 		byID[r.IntentID] = i
 	}
-	attempts, err := q.ListAttemptsOf(ctx, ids)
+	attempts, err := q.ListAttemptsOfIntents(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -189,56 +179,22 @@ func intentsWithAttempts(ctx context.Context, q *sqlitedb.Queries, rows []sqlite
 	return intents, nil
 }
 
-// ListPending pages through pending intents by intentId for a rebuild.
-func (s *intentStore) ListPending(ctx context.Context, p ports.ListPendingParams) ([]ports.ScheduleRow, error) {
-	if p.Limit < 1 {
-		return nil, fmt.Errorf("sqlite: list pending: limit %d is below 1", p.Limit)
-	}
-	rows, err := s.db.reads.ListPending(ctx, sqlitedb.ListPendingParams{
-		AfterIntentID: p.AfterIntentID,
-		RowLimit:      int64(p.Limit),
-	})
+// insertIntentParams builds the insert of a new intent; the writer adds the
+// change marker it stamps.
+func insertIntentParams(intent core.Intent) (sqlitedb.InsertIntentParams, error) {
+	contract, err := json.Marshal(intent.Contract)
 	if err != nil {
-		return nil, storeError("list pending", err)
+		return sqlitedb.InsertIntentParams{}, fmt.Errorf("sqlite: create intent %q: encoding contract: %w", intent.IntentID, err)
 	}
-	out := make([]ports.ScheduleRow, len(rows))
-	for i, r := range rows {
-		out[i] = scheduleRow(r.IntentID, string(core.StatusPending), r.Mode, r.NextDueAt, r.LastModifiedAt)
-	}
-	return out, nil
-}
-
-// ListChanged pages through intents changed after the cursor, in cursor
-// order. The cursor's time must be one this store returned: it is compared
-// to the nanosecond.
-func (s *intentStore) ListChanged(ctx context.Context, p ports.ListChangedParams) ([]ports.ScheduleRow, error) {
-	if p.Limit < 1 {
-		return nil, fmt.Errorf("sqlite: list changed: limit %d is below 1", p.Limit)
-	}
-	rows, err := s.db.reads.ListChanged(ctx, sqlitedb.ListChangedParams{
-		AfterModifiedAt: nanos(p.After.LastModifiedAt),
-		AfterIntentID:   p.After.IntentID,
-		RowLimit:        int64(p.Limit),
-	})
-	if err != nil {
-		return nil, storeError("list changed", err)
-	}
-	out := make([]ports.ScheduleRow, len(rows))
-	for i, r := range rows {
-		out[i] = scheduleRow(r.IntentID, r.Status, r.Mode, r.NextDueAt, r.LastModifiedAt)
-	}
-	return out, nil
-}
-
-// LatestChange returns the cursor of the most recent change, or the zero
-// cursor when the store has no intent.
-func (s *intentStore) LatestChange(ctx context.Context) (ports.ChangeCursor, error) {
-	row, err := s.db.reads.LatestChange(ctx)
-	if noRows(err) {
-		return ports.ChangeCursor{}, nil
-	}
-	if err != nil {
-		return ports.ChangeCursor{}, storeError("latest change", err)
-	}
-	return ports.ChangeCursor{LastModifiedAt: fromNanos(row.LastModifiedAt), IntentID: row.IntentID}, nil
+	return sqlitedb.InsertIntentParams{
+		IntentID:         intent.IntentID,
+		SubmissionTarget: intent.SubmissionTarget,
+		Payload:          intent.Payload,
+		Contract:         string(contract),
+		GatewayType:      string(intent.Contract.GatewayType),
+		Mode:             string(intent.Contract.Mode),
+		CreatedAt:        nanos(intent.CreatedAt),
+		NextDueAt:        nullNanos(intent.NextDueAt),
+		NotBefore:        nullNanos(intent.NotBefore),
+	}, nil
 }

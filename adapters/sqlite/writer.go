@@ -148,9 +148,9 @@ func (w *groupCommitter) do(ctx context.Context, name string, kind writeKind, fn
 	select {
 	case w.ops <- op:
 	case <-w.quit:
-		return storeError(name, errClosed)
+		return mapError(name, errClosed)
 	case <-ctx.Done():
-		return storeError(name, ctx.Err())
+		return mapError(name, ctx.Err())
 	}
 	select {
 	case <-op.done:
@@ -161,11 +161,11 @@ func (w *groupCommitter) do(ctx context.Context, name string, kind writeKind, fn
 		case <-op.done:
 			return op.err
 		default:
-			return storeError(name, errClosed)
+			return mapError(name, errClosed)
 		}
 	case <-ctx.Done():
 		if op.state.CompareAndSwap(opQueued, opAbandoned) {
-			return storeError(name, ctx.Err())
+			return mapError(name, ctx.Err())
 		}
 		// The writer is running it in the current batch: its answer is
 		// moments away and says whether it committed.
@@ -223,7 +223,7 @@ func (w *groupCommitter) drain() {
 	for {
 		select {
 		case op := <-w.ops:
-			op.err = storeError(op.name, errClosed)
+			op.err = mapError(op.name, errClosed)
 			close(op.done)
 		default:
 			return
@@ -246,7 +246,7 @@ func (w *groupCommitter) commit(batch []*writeOp) {
 	alone := len(batch) == 1
 	for _, op := range batch {
 		if err := op.ctx.Err(); err != nil && op.state.CompareAndSwap(opQueued, opAbandoned) {
-			op.err = storeError(op.name, err) // its caller gave up: skip it
+			op.err = mapError(op.name, err) // its caller gave up: skip it
 			continue
 		}
 		if !op.state.CompareAndSwap(opQueued, opRunning) {
@@ -256,7 +256,7 @@ func (w *groupCommitter) commit(batch []*writeOp) {
 			// Alone in its batch: rolling back all rolls back just it.
 			if err := op.fn(ctx, qtx); err != nil {
 				rollback(tx, w.log)
-				op.err = storeError(op.name, err)
+				op.err = mapError(op.name, err)
 				w.answer(batch)
 				return
 			}
@@ -281,7 +281,7 @@ func (w *groupCommitter) commit(batch []*writeOp) {
 // and runOne returns it so that the whole batch fails.
 func (w *groupCommitter) runOne(ctx context.Context, q *writeTx, op *writeOp) error {
 	err := op.fn(ctx, q)
-	op.err = storeError(op.name, err)
+	op.err = mapError(op.name, err)
 	if err == nil || isVerdict(err) || (op.kind == oneStatement && statementRolledBack(err)) {
 		return nil
 	}
@@ -307,7 +307,7 @@ func (w *groupCommitter) queries(ctx context.Context) *sqlitedb.Queries {
 func (w *groupCommitter) fail(batch []*writeOp, err error) {
 	w.log.Warn("write batch failed", "writes", len(batch), "err", err)
 	for _, op := range batch {
-		op.err = storeError(op.name, err)
+		op.err = mapError(op.name, err)
 	}
 	w.answer(batch)
 }

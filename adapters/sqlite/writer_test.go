@@ -259,7 +259,7 @@ func TestConcurrentMixedWrites(t *testing.T) {
 				if r%2 == 0 {
 					o := core.Outcome{Status: core.OutcomeAccepted}
 					if err := store.FinishAttempt(ctx, ports.FinishAttemptParams{
-						Fence: good, IntentID: id, Number: 1, FinishedAt: testTime, Outcome: &o,
+						Fence: good, IntentID: id, Number: 1, FinishedAt: testTime, Outcome: &o, Sent: true,
 						Decision: core.Decision{Status: core.StatusAccepted, FinalOutcome: &o},
 					}); err != nil {
 						t.Errorf("finish %s: %v", id, err)
@@ -426,7 +426,7 @@ func TestStoreUnavailableFromASingleWriteFailsTheBatch(t *testing.T) {
 	batch := batchOf(context.Background(),
 		&writeOp{kind: oneStatement, fn: insertIntent("a")},
 		&writeOp{kind: oneStatement, fn: func(context.Context, *writeTx) error {
-			return storeError("simulated", errors.New("disk I/O error"))
+			return mapError("simulated", errors.New("disk I/O error"))
 		}},
 		&writeOp{kind: oneStatement, fn: insertIntent("c")},
 	)
@@ -446,7 +446,7 @@ func TestStoreUnavailableFromASingleWriteFailsTheBatch(t *testing.T) {
 // TestFactsStateNoLookback pins that the single writer, which commits in
 // the order of the markers it stamps, needs no refresh look-back.
 func TestFactsStateNoLookback(t *testing.T) {
-	if lb := (&intentStore{}).Facts().ChangeLookback; lb != 0 {
+	if lb := (&store{}).Facts().ChangeLookback; lb != 0 {
 		t.Fatalf("SQLite store states ChangeLookback %v, want 0", lb)
 	}
 }

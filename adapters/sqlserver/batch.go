@@ -27,14 +27,14 @@ import (
 // sqlc cannot parse WITH or OUTPUT; TestHandWrittenSQLIsTSQL parses it.
 const insertIntentsSQL = `INSERT INTO submission_intents (
     intent_id, submission_target, payload, contract, gateway_type, mode,
-    status, created_at, next_due_at, attempt_count, last_modified_at)
+    status, created_at, next_due_at, attempt_count, last_modified_at, not_before)
 OUTPUT inserted.intent_id
 SELECT j.intent_id, j.submission_target, j.payload, j.contract, j.gateway_type, j.mode,
-       'pending', j.created_at, j.next_due_at, 0, SYSUTCDATETIME()
+       'pending', j.created_at, j.next_due_at, 0, SYSUTCDATETIME(), j.not_before
 FROM (
     SELECT w.intent_id COLLATE Latin1_General_100_BIN2 AS intent_id,
            w.submission_target COLLATE Latin1_General_100_BIN2 AS submission_target,
-           w.payload, w.contract, w.gateway_type, w.mode, w.created_at, w.next_due_at
+           w.payload, w.contract, w.gateway_type, w.mode, w.created_at, w.next_due_at, w.not_before
     FROM OPENJSON(CAST($1 AS nvarchar(max))) WITH (
         intent_id nvarchar(255) '$.intentId',
         submission_target nvarchar(255) '$.submissionTarget',
@@ -43,7 +43,8 @@ FROM (
         gateway_type varchar(16) '$.gatewayType',
         mode varchar(16) '$.mode',
         created_at datetime2(7) '$.createdAt',
-        next_due_at datetime2(7) '$.nextDueAt'
+        next_due_at datetime2(7) '$.nextDueAt',
+        not_before datetime2(7) '$.notBefore'
     ) AS w
 ) AS j
 WHERE NOT EXISTS (
@@ -59,12 +60,22 @@ type batchRow struct {
 	Mode             string `json:"mode"`
 	CreatedAt        string `json:"createdAt"`
 	NextDueAt        string `json:"nextDueAt"`
+	// NotBefore is absent (SQL NULL) when the submission set none.
+	NotBefore string `json:"notBefore,omitempty"`
 }
 
 // datetime2JSON writes a UTC time as OPENJSON converts it to datetime2(7)
 // (ISO 8601 without an offset, 100 ns precision).
 func datetime2JSON(t time.Time) string {
 	return t.UTC().Truncate(100 * time.Nanosecond).Format("2006-01-02T15:04:05.9999999")
+}
+
+// nullDatetime2JSON is datetime2JSON for a nullable column: NULL is absent.
+func nullDatetime2JSON(t sql.NullTime) string {
+	if !t.Valid {
+		return ""
+	}
+	return datetime2JSON(t.Time)
 }
 
 // sqlKey is an intentId as SQL Server's equality sees it: trailing spaces
@@ -105,6 +116,7 @@ func (s *store) CreateIntents(ctx context.Context, intents []core.Intent) ([]por
 			Mode:             params.Mode,
 			CreatedAt:        datetime2JSON(params.CreatedAt),
 			NextDueAt:        datetime2JSON(params.NextDueAt),
+			NotBefore:        nullDatetime2JSON(params.NotBefore),
 		})
 	}
 	if len(rows) == 0 {

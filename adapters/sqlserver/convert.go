@@ -12,9 +12,12 @@ import (
 	"github.com/submissionmanager/submission-manager/ports"
 )
 
-// maxDatetime2 is the largest datetime2(7) value. A first listing page uses
-// it as its "before" position, so one query shape serves every page.
-var maxDatetime2 = time.Date(9999, 12, 31, 23, 59, 59, 999999900, time.UTC)
+// maxDatetime2 is the "before" position of a first listing page, so one
+// query shape serves every page: the last microsecond of datetime2's range.
+// SQL Server keeps 7 fractional digits and would take 23:59:59.9999999, but
+// Babelfish for PostgreSQL keeps 6 and refuses that value as out of range;
+// every instant SubmissionManager stores is far below either.
+var maxDatetime2 = time.Date(9999, 12, 31, 23, 59, 59, 999999000, time.UTC)
 
 // dbTime prepares a time parameter. go-mssqldb sends time.Time as
 // datetimeoffset, and converting a datetimeoffset to datetime2 keeps its
@@ -63,26 +66,20 @@ func intentFromRow(r intentRow) (core.Intent, error) {
 	if err := json.Unmarshal([]byte(r.Contract), &contract); err != nil {
 		return core.Intent{}, fmt.Errorf("sqlserver: intent %q has an unreadable contract snapshot: %w", r.IntentID, err)
 	}
-	intent := core.Intent{
+	return core.Intent{
 		IntentID:         r.IntentID,
 		SubmissionTarget: r.SubmissionTarget,
 		Payload:          json.RawMessage(r.Payload),
 		CreatedAt:        r.CreatedAt.UTC(),
 		Status:           core.IntentStatus(r.Status),
 		Contract:         contract,
+		NotBefore:        fromNullTime(r.NotBefore),
 		NextDueAt:        fromNullTime(r.NextDueAt),
 		AttemptCount:     int(r.AttemptCount),
+		FinalOutcome:     outcomeFrom(r.FinalOutcomeStatus, r.FinalOutcomeReason, r.FinalMessageID),
 		ExhaustedReason:  core.ExhaustedReason(r.ExhaustedReason.String),
 		LastModifiedAt:   r.LastModifiedAt.UTC(),
-	}
-	if r.FinalOutcomeStatus.Valid {
-		intent.FinalOutcome = &core.Outcome{
-			Status:    core.OutcomeStatus(r.FinalOutcomeStatus.String),
-			Reason:    r.FinalOutcomeReason.String,
-			MessageID: r.FinalMessageID.String,
-		}
-	}
-	return intent, nil
+	}, nil
 }
 
 // attemptRow is the column set of an attempt as the store reads it back.
@@ -90,20 +87,25 @@ type attemptRow = sqlserverdb.ListAttemptsRow
 
 // attemptFromRow rebuilds a core.Attempt from its row.
 func attemptFromRow(r attemptRow) core.Attempt {
-	a := core.Attempt{
+	return core.Attempt{
 		Number:     int(r.AttemptNumber),
 		StartedAt:  r.StartedAt.UTC(),
 		FinishedAt: fromNullTime(r.FinishedAt),
+		Outcome:    outcomeFrom(r.OutcomeStatus, r.OutcomeReason, r.MessageID),
 		Error:      r.Error.String,
+		HolderID:   r.HolderID,
+		Epoch:      r.LeaseEpoch,
+		Sent:       r.Sent,
 	}
-	if r.OutcomeStatus.Valid {
-		a.Outcome = &core.Outcome{
-			Status:    core.OutcomeStatus(r.OutcomeStatus.String),
-			Reason:    r.OutcomeReason.String,
-			MessageID: r.MessageID.String,
-		}
+}
+
+// outcomeFrom reads an outcome's three columns; a NULL status is no outcome.
+// The outcome was well-formed when written (the schema's CHECKs hold it).
+func outcomeFrom(status, reason, messageID sql.NullString) *core.Outcome {
+	if !status.Valid {
+		return nil
 	}
-	return a
+	return &core.Outcome{Status: core.OutcomeStatus(status.String), Reason: reason.String, MessageID: messageID.String}
 }
 
 // withAttempts attaches attempts to an intent, keeping only those its

@@ -24,6 +24,8 @@ type DB struct {
 	cfg      Config
 	database string
 	migrator *goose.Provider
+	// engine is SQL Server or Babelfish, detected at Open.
+	engine engine
 }
 
 // Open connects to the database named in cfg.DSN and checks that it
@@ -65,8 +67,24 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if err := queries.PingContext(ctx); err != nil {
 		return nil, errors.Join(fmt.Errorf("sqlserver: ping %s: %w", params.Database, mapError(err)), db.Close())
 	}
+	if db.engine, err = detectEngine(ctx, queries); err != nil {
+		return nil, errors.Join(err, db.Close())
+	}
+	if db.engine.babelfish {
+		db.log.InfoContext(ctx, "the server is Babelfish for PostgreSQL: fenced writes lock the lease row")
+	}
 	return db, nil
 }
+
+// Babelfish reports whether the opened server is Babelfish for PostgreSQL
+// rather than SQL Server; the adapter fences its writes differently there
+// (see docs/sqlserver.md).
+func (db *DB) Babelfish() bool { return db.engine.babelfish }
+
+// OwnsSchema reports false: a SQL Server database is shared by every
+// instance and its schema belongs to a deployment step (migrate up, or
+// serve --migrate), not to whichever instance starts first.
+func (db *DB) OwnsSchema() bool { return false }
 
 // Store returns the intent and attempt store over this database.
 func (db *DB) Store() ports.Store { return &store{db: db} }

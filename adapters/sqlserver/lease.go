@@ -198,7 +198,7 @@ func (l *leaseStore) Read(ctx context.Context, leaseName string) (core.Lease, bo
 var errLeaseMissing = errors.New("sqlserver: lease row missing")
 
 func getLease(ctx context.Context, q *sqlserverdb.Queries, leaseName string) (core.Lease, error) {
-	row, err := q.GetLease(ctx, leaseName)
+	row, err := q.ReadLease(ctx, leaseName)
 	if errors.Is(err, sql.ErrNoRows) {
 		return core.Lease{}, errLeaseMissing
 	}

@@ -4,26 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/pressly/goose/v3"
 )
-
-// MigrationState is one migration and whether this database has it.
-type MigrationState struct {
-	Version   int64
-	Source    string
-	Applied   bool
-	AppliedAt time.Time
-}
-
-// String renders the state the way `migrate status` prints it.
-func (s MigrationState) String() string {
-	if !s.Applied {
-		return fmt.Sprintf("%05d  pending                        %s", s.Version, s.Source)
-	}
-	return fmt.Sprintf("%05d  applied %s  %s", s.Version, s.AppliedAt.UTC().Format(time.RFC3339), s.Source)
-}
 
 // Migrate moves the schema: "up" applies every pending migration, "down"
 // rolls back the latest one, "status" logs each migration's state. Up and
@@ -56,8 +39,8 @@ func (db *DB) Migrate(ctx context.Context, direction string) error {
 			return err
 		}
 		for _, s := range states {
-			db.log.InfoContext(ctx, "migration", "version", s.Version, "source", s.Source,
-				"applied", s.Applied, "applied_at", s.AppliedAt)
+			db.log.InfoContext(ctx, "migration", "version", s.Source.Version, "source", s.Source.Path,
+				"applied", s.State == goose.StateApplied, "applied_at", s.AppliedAt)
 		}
 		return nil
 	default:
@@ -66,21 +49,12 @@ func (db *DB) Migrate(ctx context.Context, direction string) error {
 }
 
 // MigrationStatus lists every embedded migration and whether it is applied.
-func (db *DB) MigrationStatus(ctx context.Context) ([]MigrationState, error) {
+func (db *DB) MigrationStatus(ctx context.Context) ([]*goose.MigrationStatus, error) {
 	statuses, err := db.migrator.Status(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("sqlserver: migration status: %w", err)
 	}
-	states := make([]MigrationState, 0, len(statuses))
-	for _, s := range statuses {
-		states = append(states, MigrationState{
-			Version:   s.Source.Version,
-			Source:    s.Source.Path,
-			Applied:   s.State == goose.StateApplied,
-			AppliedAt: s.AppliedAt,
-		})
-	}
-	return states, nil
+	return statuses, nil
 }
 
 func (db *DB) logResults(ctx context.Context, results []*goose.MigrationResult) {

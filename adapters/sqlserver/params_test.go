@@ -122,7 +122,6 @@ func TestApplyDecisionParams(t *testing.T) {
 		{Status: core.StatusPending},
 		{Status: core.StatusAccepted},
 		{Status: core.StatusAccepted, FinalOutcome: rejected},
-		{Status: core.StatusRejected, FinalOutcome: &core.Outcome{Status: core.OutcomeRejected}},
 		{Status: core.StatusExhausted},
 		{Status: core.StatusExhausted, ExhaustedReason: "tired"},
 		{Status: "cancelled"},
@@ -138,19 +137,19 @@ func valid(s string) sql.NullString { return sql.NullString{String: s, Valid: tr
 func TestFinishAttemptParams(t *testing.T) {
 	at := time.Date(2026, 3, 14, 9, 27, 0, 0, time.UTC)
 	p, err := finishAttemptParams(ports.FinishAttemptParams{IntentID: "i", FinishedAt: at, Error: "timeout"}, 1)
-	if err != nil || p.Error != valid("timeout") || p.OutcomeStatus.Valid {
+	if err != nil || p.Error != valid("timeout") || p.OutcomeStatus.Valid || p.Sent {
 		t.Errorf("error attempt: %+v, %v", p, err)
 	}
 	o := &core.Outcome{Status: core.OutcomeRejected, Reason: "gateway_specific"}
-	p, err = finishAttemptParams(ports.FinishAttemptParams{IntentID: "i", FinishedAt: at, Outcome: o}, 1)
-	if err != nil || p.OutcomeStatus != valid("rejected") || p.OutcomeReason != valid("gateway_specific") || p.MessageID.Valid || p.Error.Valid {
+	p, err = finishAttemptParams(ports.FinishAttemptParams{IntentID: "i", FinishedAt: at, Outcome: o, Sent: true}, 1)
+	if err != nil || !p.Sent || p.OutcomeStatus != valid("rejected") || p.OutcomeReason != valid("gateway_specific") || p.MessageID.Valid || p.Error.Valid {
 		t.Errorf("outcome attempt: %+v, %v", p, err)
 	}
 	for name, bad := range map[string]ports.FinishAttemptParams{
-		"no finish time":      {IntentID: "i", Error: "x"},
-		"neither":             {IntentID: "i", FinishedAt: at},
-		"invalid outcome":     {IntentID: "i", FinishedAt: at, Outcome: &core.Outcome{Status: "maybe"}},
-		"rejected w/o reason": {IntentID: "i", FinishedAt: at, Outcome: &core.Outcome{Status: core.OutcomeRejected}},
+		"no finish time": {IntentID: "i", Error: "x"},
+		"neither":        {IntentID: "i", FinishedAt: at},
+		"both":           {IntentID: "i", FinishedAt: at, Error: "x", Outcome: o},
+		"outcome unsent": {IntentID: "i", FinishedAt: at, Outcome: o},
 	} {
 		if _, err := finishAttemptParams(bad, 1); err == nil {
 			t.Errorf("%s: accepted", name)
@@ -222,5 +221,17 @@ func TestRowConversion(t *testing.T) {
 	row.Contract = "not json"
 	if _, err := intentFromRow(row); err == nil {
 		t.Error("an unreadable contract snapshot was accepted")
+	}
+}
+
+// TestFirstPageSentinelFitsBothEngines checks the "before" position of a
+// first listing page: Babelfish keeps 6 fractional digits of datetime2 and
+// refuses 23:59:59.9999999, so the sentinel is the last microsecond.
+func TestFirstPageSentinelFitsBothEngines(t *testing.T) {
+	if maxDatetime2.Nanosecond()%1000 != 0 || maxDatetime2.Year() != 9999 || maxDatetime2.Location() != time.UTC {
+		t.Errorf("sentinel %s: want datetime2's last microsecond in UTC", maxDatetime2.Format(time.RFC3339Nano))
+	}
+	if !maxDatetime2.Add(time.Microsecond).After(time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC)) {
+		t.Errorf("sentinel %s is not the last microsecond of 9999", maxDatetime2.Format(time.RFC3339Nano))
 	}
 }

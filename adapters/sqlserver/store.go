@@ -87,6 +87,8 @@ func insertIntentParams(intent core.Intent) (sqlserverdb.InsertIntentParams, err
 		return sqlserverdb.InsertIntentParams{}, &core.FieldError{Field: "submissionTarget", Message: fmt.Sprintf("is longer than %d characters", maxKeyLen)}
 	case len(intent.Payload) == 0:
 		return sqlserverdb.InsertIntentParams{}, &core.FieldError{Field: "payload", Message: "is required"}
+	case intent.NextDueAt.IsZero():
+		return sqlserverdb.InsertIntentParams{}, fmt.Errorf("sqlserver: create intent %q: a pending intent needs NextDueAt", intent.IntentID)
 	case intent.Status != core.StatusPending || intent.AttemptCount != 0 || intent.CreatedAt.IsZero():
 		return sqlserverdb.InsertIntentParams{}, fmt.Errorf("sqlserver: CreateIntent needs a new pending intent (status %q, %d attempts, created %v)",
 			intent.Status, intent.AttemptCount, intent.CreatedAt)
@@ -94,10 +96,6 @@ func insertIntentParams(intent core.Intent) (sqlserverdb.InsertIntentParams, err
 	contract, err := json.Marshal(intent.Contract.Clone())
 	if err != nil {
 		return sqlserverdb.InsertIntentParams{}, fmt.Errorf("sqlserver: encode contract snapshot: %w", err)
-	}
-	nextDue := intent.NextDueAt
-	if nextDue.IsZero() {
-		nextDue = intent.CreatedAt
 	}
 	return sqlserverdb.InsertIntentParams{
 		IntentID:         intent.IntentID,
@@ -107,7 +105,8 @@ func insertIntentParams(intent core.Intent) (sqlserverdb.InsertIntentParams, err
 		GatewayType:      string(intent.Contract.GatewayType),
 		Mode:             string(intent.Contract.Mode),
 		CreatedAt:        dbTime(intent.CreatedAt),
-		NextDueAt:        dbTime(nextDue),
+		NextDueAt:        dbTime(intent.NextDueAt),
+		NotBefore:        nullTime(intent.NotBefore),
 	}, nil
 }
 
@@ -165,8 +164,8 @@ func (s *store) readIntent(ctx context.Context, q *sqlserverdb.Queries, intentID
 	return withAttempts(intent, attempts), true, nil
 }
 
-// ListIntents returns a page of intents with their attempts, newest first.
-// It reads one row more than the page to know whether another page follows.
+// ListIntents returns at most p.Limit intents strictly after p.Before, newest
+// first, with their attempts; the service cuts pages.
 func (s *store) ListIntents(ctx context.Context, p ports.ListIntentsParams) ([]core.Intent, error) {
 	if p.Limit < 1 {
 		return nil, fmt.Errorf("sqlserver: list limit %d, want at least 1", p.Limit)
@@ -228,7 +227,7 @@ func (s *store) listIntentRows(ctx context.Context, p ports.ListIntentsParams, r
 			rows = append(rows, intentRow(r))
 		}
 	default:
-		got, err := q.ListIntentsByTargetAndStatus(ctx, sqlserverdb.ListIntentsByTargetAndStatusParams{
+		got, err := q.ListIntentsByStatusAndTarget(ctx, sqlserverdb.ListIntentsByStatusAndTargetParams{
 			SubmissionTarget: p.SubmissionTarget, Status: string(p.Status),
 			BeforeCreatedAt: before, BeforeIntentID: beforeID, RowLimit: rowLimit})
 		if err != nil {
@@ -268,6 +267,9 @@ func (s *store) attachAttempts(ctx context.Context, intents []core.Intent) error
 			OutcomeReason: r.OutcomeReason,
 			MessageID:     r.MessageID,
 			Error:         r.Error,
+			HolderID:      r.HolderID,
+			LeaseEpoch:    r.LeaseEpoch,
+			Sent:          r.Sent,
 		})
 	}
 	for i := range intents {

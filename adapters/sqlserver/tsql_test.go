@@ -268,14 +268,40 @@ func TestMigrationsAreTSQL(t *testing.T) {
 				if len(stmts) == 0 {
 					t.Errorf("%s section has no statements", section)
 				}
-				for _, typ := range statementTypes(stmts) {
-					if !strings.HasPrefix(typ, "Create") && !strings.HasPrefix(typ, "Drop") && !strings.HasPrefix(typ, "Alter") {
-						t.Errorf("%s section parsed a %s; a migration here holds only DDL (is something misspelled?)", section, typ)
+				for _, stmt := range stmts {
+					if typ := migrationStatement(stmt); typ != "" {
+						t.Errorf("%s section parsed a %s; a migration here holds DDL, data UPDATEs and IFs around DDL only (is something misspelled?)", section, typ)
 					}
 				}
 			}
 		})
 	}
+}
+
+// migrationStatement returns "" for a statement a migration may hold (DDL,
+// an UPDATE that carries data over, an IF whose branches are DDL, as in a
+// migration guarded by SERVERPROPERTY('Babelfish')), else its type.
+func migrationStatement(stmt tsqlast.Statement) string {
+	if stmt == nil {
+		return ""
+	}
+	typ := reflect.TypeOf(stmt).Elem().Name()
+	switch s := stmt.(type) {
+	case *tsqlast.UpdateStatement:
+		return ""
+	case *tsqlast.IfStatement:
+		if bad := migrationStatement(s.ThenStatement); bad != "" {
+			return "IF around a " + bad
+		}
+		if bad := migrationStatement(s.ElseStatement); bad != "" {
+			return "IF around a " + bad
+		}
+		return ""
+	}
+	if strings.HasPrefix(typ, "Create") || strings.HasPrefix(typ, "Drop") || strings.HasPrefix(typ, "Alter") {
+		return ""
+	}
+	return typ
 }
 
 // gooseSections splits a goose SQL migration into its Up and Down parts.
@@ -303,12 +329,14 @@ func TestHandWrittenSQLIsTSQL(t *testing.T) {
 		"releaseAppLockSQL":    {"ExecuteStatement"},
 		"shareLastModifiedSQL": {"UpdateStatement"},
 		"insertIntentsSQL":     {"InsertStatement"},
+		"engineSQL":            {"SelectStatement"},
 	}
 	for name, sql := range map[string]string{
 		"getAppLockSQL":        getAppLockSQL,
 		"releaseAppLockSQL":    releaseAppLockSQL,
 		"shareLastModifiedSQL": shareLastModifiedSQL,
 		"insertIntentsSQL":     insertIntentsSQL,
+		"engineSQL":            engineSQL,
 	} {
 		text, err := toDriverText(sql)
 		if err != nil {
@@ -366,5 +394,59 @@ func TestQuerySourcesAreGenerated(t *testing.T) {
 				t.Errorf("%s: query %s has no generated code; run make generate", path, m[1])
 			}
 		}
+	}
+}
+
+// TestSQLCReadsEveryUnguardedMigration keeps sqlc's schema complete: sqlc.yaml
+// lists the SQL Server migrations sqlc reads, so a new migration must be
+// listed there, unless it is T-SQL control flow sqlc cannot parse, which is
+// allowed only as IFs on SERVERPROPERTY('Babelfish') around DDL that changes
+// no column (a key that SQL Server gets and Babelfish does not).
+func TestSQLCReadsEveryUnguardedMigration(t *testing.T) {
+	config, err := os.ReadFile(filepath.Join("..", "..", "sqlc.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^\s*-\s*db/migrations/sqlserver/(\S+\.sql)\s*$`).FindAllStringSubmatch(string(config), -1) {
+		listed[m[1]] = true
+	}
+	files, err := fs.Glob(migrations.SQLServer(), "*.sql")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no SQL Server migrations embedded (err %v)", err)
+	}
+	guarded := 0
+	for _, name := range files {
+		text, err := fs.ReadFile(migrations.SQLServer(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		up, _, err := gooseSections(string(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		stmts := parseTSQL(t, name, up)
+		allGuarded := len(stmts) > 0
+		for _, stmt := range stmts {
+			if _, ok := stmt.(*tsqlast.IfStatement); !ok {
+				allGuarded = false
+			}
+		}
+		allGuarded = allGuarded && strings.Count(up, "SERVERPROPERTY('Babelfish')") == len(stmts)
+		switch {
+		case listed[name] && allGuarded:
+			t.Errorf("%s is listed in sqlc.yaml but is T-SQL control flow sqlc cannot parse", name)
+		case !listed[name] && !allGuarded:
+			t.Errorf("%s is not listed in sqlc.yaml's sqlserver schema: sqlc would not see its columns", name)
+		case allGuarded:
+			guarded++
+		}
+		delete(listed, name)
+	}
+	for name := range listed {
+		t.Errorf("sqlc.yaml lists %s, which is not an embedded migration", name)
+	}
+	if guarded == 0 {
+		t.Error("no Babelfish-guarded migration found; is the foreign key migration gone?")
 	}
 }

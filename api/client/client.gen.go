@@ -38,6 +38,27 @@ func (e ExhaustedReason) Valid() bool {
 	}
 }
 
+// Defines values for GatewayExecutionBreaker.
+const (
+	Closed   GatewayExecutionBreaker = "closed"
+	HalfOpen GatewayExecutionBreaker = "half_open"
+	Open     GatewayExecutionBreaker = "open"
+)
+
+// Valid indicates whether the value is a known member of the GatewayExecutionBreaker enum.
+func (e GatewayExecutionBreaker) Valid() bool {
+	switch e {
+	case Closed:
+		return true
+	case HalfOpen:
+		return true
+	case Open:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GatewayType.
 const (
 	Push GatewayType = "push"
@@ -139,6 +160,7 @@ func (e Policy) Valid() bool {
 
 // Defines values for ProblemConflictingFields.
 const (
+	NotBefore        ProblemConflictingFields = "notBefore"
 	Payload          ProblemConflictingFields = "payload"
 	SubmissionTarget ProblemConflictingFields = "submissionTarget"
 )
@@ -146,6 +168,8 @@ const (
 // Valid indicates whether the value is a known member of the ProblemConflictingFields enum.
 func (e ProblemConflictingFields) Valid() bool {
 	switch e {
+	case NotBefore:
+		return true
 	case Payload:
 		return true
 	case SubmissionTarget:
@@ -170,6 +194,16 @@ type Attempt struct {
 
 	// FinishedAt Example: 2026-02-02T12:00:00.087Z
 	FinishedAt *time.Time `json:"finishedAt,omitempty"`
+
+	// HolderId The leader that made the attempt.
+	//
+	// Example: sm-01
+	HolderId *string `json:"holderId,omitempty"`
+
+	// LeaseEpoch The lease epoch the attempt was made under.
+	//
+	// Example: 3
+	LeaseEpoch *int64 `json:"leaseEpoch,omitempty"`
 
 	// Number Example: 1
 	Number int `json:"number"`
@@ -232,6 +266,124 @@ type Contract struct {
 // Example: max_attempts_reached
 type ExhaustedReason string
 
+// Gateway Example: {"executor":{"breaker":"open","inFlight":0,"probeAt":"2026-02-02T12:00:05Z","recentCalls":100,"recentFailures":100},"gatewayType":"sms","gatewayUrl":"http://127.0.0.1:8080","paused":false,"targets":["sms.batch","sms.realtime"]}
+type Gateway struct {
+	// Executor The leader's view of one gateway.
+	//
+	// Example: {"breaker":"open","burst":20,"inFlight":0,"maxInFlight":8,"probeAt":"2026-02-02T12:00:05Z","rate":100,"recentCalls":100,"recentFailures":100}
+	Executor *GatewayExecution `json:"executor,omitempty"`
+
+	// GatewayType The gateway family that interprets the target's answers.
+	//
+	// Example: sms
+	GatewayType GatewayType `json:"gatewayType"`
+
+	// GatewayUrl Example: http://127.0.0.1:8080
+	GatewayUrl string `json:"gatewayUrl"`
+
+	// Paused Whether a pause of this URL or its type is in force.
+	//
+	// Example: false
+	Paused bool `json:"paused"`
+
+	// Targets The registry's submission targets routed to this URL.
+	//
+	// Example: ["sms.batch","sms.realtime"]
+	Targets []string `json:"targets"`
+}
+
+// GatewayExecution The leader's view of one gateway.
+//
+// Example: {"breaker":"open","burst":20,"inFlight":0,"maxInFlight":8,"probeAt":"2026-02-02T12:00:05Z","rate":100,"recentCalls":100,"recentFailures":100}
+type GatewayExecution struct {
+	// Breaker Absent when the circuit breaker is turned off.
+	//
+	// Example: open
+	Breaker *GatewayExecutionBreaker `json:"breaker,omitempty"`
+
+	// Burst The rate limit's burst, when one is set.
+	//
+	// Example: 20
+	Burst *int `json:"burst,omitempty"`
+
+	// InFlight Calls to this gateway in flight.
+	//
+	// Example: 0
+	InFlight int `json:"inFlight"`
+
+	// MaxInFlight The gateway's concurrency limit, when one is set.
+	//
+	// Example: 8
+	MaxInFlight *int `json:"maxInFlight,omitempty"`
+
+	// ProbeAt When an open breaker lets its one probe call through.
+	//
+	// Example: 2026-02-02T12:00:05Z
+	ProbeAt *time.Time `json:"probeAt,omitempty"`
+
+	// Rate The gateway's rate limit in calls per second, when one is set.
+	//
+	// Example: 100
+	Rate *float64 `json:"rate,omitempty"`
+
+	// RecentCalls How many of the latest calls (at most 100) the failure count covers.
+	//
+	// Example: 100
+	RecentCalls int `json:"recentCalls"`
+
+	// RecentFailures Gateway failures (errors, timeouts, invalid answers) among them.
+	//
+	// Example: 100
+	RecentFailures int `json:"recentFailures"`
+}
+
+// GatewayExecutionBreaker Absent when the circuit breaker is turned off.
+//
+// Example: open
+type GatewayExecutionBreaker string
+
+// GatewayList Example: {"gateways":[{"executor":{"breaker":"closed","inFlight":3,"recentCalls":100,"recentFailures":0},"gatewayType":"sms","gatewayUrl":"http://127.0.0.1:8080","paused":false,"targets":["sms.batch","sms.realtime"]}],"leader":true,"pauses":[]}
+type GatewayList struct {
+	Gateways []Gateway `json:"gateways"`
+
+	// Leader Whether this instance leads; only the leader has executor views.
+	//
+	// Example: true
+	Leader bool           `json:"leader"`
+	Pauses []GatewayPause `json:"pauses"`
+}
+
+// GatewayPause Example: {"gatewayType":"sms","pausedAt":"2026-02-02T12:00:00Z"}
+type GatewayPause struct {
+	// GatewayType The gateway family that interprets the target's answers.
+	//
+	// Example: sms
+	GatewayType *GatewayType `json:"gatewayType,omitempty"`
+
+	// GatewayUrl Example: http://127.0.0.1:8080
+	GatewayUrl *string `json:"gatewayUrl,omitempty"`
+
+	// PausedAt When the pause was first stored.
+	//
+	// Example: 2026-02-02T12:00:00Z
+	PausedAt time.Time `json:"pausedAt"`
+}
+
+// GatewaySelector Exactly one of gatewayType and gatewayUrl.
+//
+// Example: {"gatewayType":"sms"}
+type GatewaySelector struct {
+	// GatewayType The gateway family that interprets the target's answers.
+	//
+	// Example: sms
+	GatewayType *GatewayType `json:"gatewayType,omitempty"`
+
+	// GatewayUrl An absolute http or https URL, as in the registry.
+	//
+	// Example: http://127.0.0.1:8080
+	GatewayUrl *string `json:"gatewayUrl,omitempty"`
+}
+
 // GatewayType The gateway family that interprets the target's answers.
 //
 // Example: sms
@@ -274,6 +426,21 @@ type Intent struct {
 	//
 	// Example: order-1234-shipping-sms
 	IntentId IntentID `json:"intentId"`
+
+	// NotBefore The submission's notBefore; absent when it named none.
+	//
+	// Example: 2026-02-02T09:00:00Z
+	NotBefore *time.Time `json:"notBefore,omitempty"`
+
+	// ResubmittedAs The intent that resubmitted this ended intent.
+	//
+	// Example: order-1234-shipping-sms~r1
+	ResubmittedAs *string `json:"resubmittedAs,omitempty"`
+
+	// ResubmittedFrom The ended intent this intent resubmits.
+	//
+	// Example: order-1234-shipping-sms
+	ResubmittedFrom *string `json:"resubmittedFrom,omitempty"`
 
 	// Status An orchestration decision, never a gateway status. Every status but
 	// pending is final.
@@ -427,6 +594,32 @@ type Problem struct {
 // ProblemConflictingFields defines model for Problem.ConflictingFields.
 type ProblemConflictingFields string
 
+// ResubmissionRequest Empty ({}) derives the new intentId.
+//
+// Example: {"intentId":"order-1234-shipping-sms-again"}
+type ResubmissionRequest struct {
+	// IntentId The client's idempotency key: 1 to 255 characters (Unicode code
+	// points) of UTF-8, without control, invisible-format or
+	// bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
+	// as U+0000, U+200B, U+202E, U+2028), and none of the ids ".", ".."
+	// and "/" (as a path segment they are resolved away or routed as an
+	// empty segment, so such an intent could never be read back). A "/"
+	// inside a longer id is fine: percent-encode it in paths. JSON-escaped
+	// lone surrogates (`\ud800`) are refused too.
+	//
+	//
+	// Example: order-1234-shipping-sms
+	IntentId *IntentID `json:"intentId,omitempty"`
+}
+
+// ResumeResult Example: {"wasPaused":true}
+type ResumeResult struct {
+	// WasPaused Whether a pause of this type or URL was in force.
+	//
+	// Example: true
+	WasPaused bool `json:"wasPaused"`
+}
+
 // SubmitIntentRequest Example: {"intentId":"order-1234-shipping-sms","payload":{"text":"Your order has shipped.","to":"+15551234567"},"submissionTarget":"sms.realtime"}
 type SubmitIntentRequest struct {
 	// IntentId The client's idempotency key: 1 to 255 characters (Unicode code
@@ -441,6 +634,16 @@ type SubmitIntentRequest struct {
 	//
 	// Example: order-1234-shipping-sms
 	IntentId IntentID `json:"intentId"`
+
+	// NotBefore RFC 3339 time before which the first attempt is not made (at
+	// once when it is past). For a deadline contract the acceptance
+	// deadline counts from notBefore instead of creation. At most the
+	// server's --max-not-before (30 days by default) ahead. Kept to the
+	// microsecond; part of what an idempotent repeat must match.
+	//
+	//
+	// Example: 2026-02-02T09:00:00Z
+	NotBefore *time.Time `json:"notBefore,omitempty"`
 
 	// Payload Any JSON value, null included, forwarded to the gateway as sent
 	// (without insignificant white space). At most 256 KiB by default.
@@ -459,6 +662,16 @@ type SubmitIntentRequest struct {
 type TargetList struct {
 	Targets []Contract `json:"targets"`
 }
+
+// Prefer Example: wait=10
+type Prefer = string
+
+// Forbidden An RFC 9457 problem document. `type` is stable per kind of error;
+// the members after `instance` appear only for the errors that need
+// them.
+//
+// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+type Forbidden = Problem
 
 // IdempotencyConflict An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
@@ -494,6 +707,13 @@ type PayloadTooLarge = Problem
 //
 // Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
 type RequestTimeout = Problem
+
+// ResubmissionConflict An RFC 9457 problem document. `type` is stable per kind of error;
+// the members after `instance` appear only for the errors that need
+// them.
+//
+// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+type ResubmissionConflict = Problem
 
 // StoreUnavailable An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
@@ -545,11 +765,42 @@ type ListIntentsParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
+// SubmitIntentParams defines parameters for SubmitIntent.
+type SubmitIntentParams struct {
+	// Prefer RFC 7240 preferences. `wait=N` (N whole seconds) asks to answer as
+	// soon as the intent is final, or after N seconds (at most the
+	// server's --max-wait, 30 s by default) with the intent as it stands.
+	// The body is the same as without the header. Other preferences, and a
+	// `wait` whose value is not a whole number of seconds, are ignored, as
+	// RFC 7240 asks; a server at its waiter cap answers at once.
+	Prefer *Prefer `json:"Prefer,omitempty"`
+}
+
+// GetIntentParams defines parameters for GetIntent.
+type GetIntentParams struct {
+	// Prefer RFC 7240 preferences. `wait=N` (N whole seconds) asks to answer as
+	// soon as the intent is final, or after N seconds (at most the
+	// server's --max-wait, 30 s by default) with the intent as it stands.
+	// The body is the same as without the header. Other preferences, and a
+	// `wait` whose value is not a whole number of seconds, are ignored, as
+	// RFC 7240 asks; a server at its waiter cap answers at once.
+	Prefer *Prefer `json:"Prefer,omitempty"`
+}
+
+// PauseGatewayJSONRequestBody defines body for PauseGateway for application/json ContentType.
+type PauseGatewayJSONRequestBody = GatewaySelector
+
+// ResumeGatewayJSONRequestBody defines body for ResumeGateway for application/json ContentType.
+type ResumeGatewayJSONRequestBody = GatewaySelector
+
 // SubmitIntentJSONRequestBody defines body for SubmitIntent for application/json ContentType.
 type SubmitIntentJSONRequestBody = SubmitIntentRequest
 
 // SubmitIntentBatchJSONRequestBody defines body for SubmitIntentBatch for application/json ContentType.
 type SubmitIntentBatchJSONRequestBody = IntentBatch
+
+// ResubmitIntentJSONRequestBody defines body for ResubmitIntent for application/json ContentType.
+type ResubmitIntentJSONRequestBody = ResubmissionRequest
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -639,6 +890,69 @@ type ClientInterface interface {
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListGateways List the gateways and their protection state (operator).
+	//
+	// Every gateway URL of the registry (and any other URL the executor
+	// still calls for older intents), with its targets and whether a pause
+	// covers it. When this instance leads, each gateway the executor has
+	// seen also shows its circuit breaker, calls in flight, limits and
+	// recent failure rate; the breaker lives in the leader's memory, so a
+	// follower answers leader=false and no executor view. None of this is
+	// a contract term or part of any intent.
+	//
+	// Corresponds with GET /v1/gateways (the `ListGateways` operationId).
+	ListGateways(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PauseGatewayWithBody Pause a gateway by type or URL (operator).
+	//
+	// While paused, the gateway receives no calls; its intents wait without
+	// spending tries, and an intent whose wait would reach its deadline is
+	// exhausted with deadline_exceeded as usual. The pause is stored: every
+	// instance and the next leader see it, and it survives a restart.
+	// Pausing what is already paused changes nothing (idempotent).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/gateways/pause (the `PauseGateway` operationId).
+	PauseGatewayWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PauseGateway Pause a gateway by type or URL (operator).
+	//
+	// While paused, the gateway receives no calls; its intents wait without
+	// spending tries, and an intent whose wait would reach its deadline is
+	// exhausted with deadline_exceeded as usual. The pause is stored: every
+	// instance and the next leader see it, and it survives a restart.
+	// Pausing what is already paused changes nothing (idempotent).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/gateways/pause (the `PauseGateway` operationId).
+	PauseGateway(ctx context.Context, body PauseGatewayJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResumeGatewayWithBody Resume a paused gateway by type or URL (operator).
+	//
+	// Removes the pause of exactly this type or URL (a URL pause does not
+	// lift a type pause, nor the other way round). The leader sees it at
+	// its next schedule refresh; waiting intents run when their deferral
+	// ends. Resuming what is not paused is no error.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/gateways/resume (the `ResumeGateway` operationId).
+	ResumeGatewayWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResumeGateway Resume a paused gateway by type or URL (operator).
+	//
+	// Removes the pause of exactly this type or URL (a URL pause does not
+	// lift a type pause, nor the other way round). The leader sees it at
+	// its next schedule refresh; waiting intents run when their deferral
+	// ends. Resuming what is not paused is no error.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/gateways/resume (the `ResumeGateway` operationId).
+	ResumeGateway(ctx context.Context, body ResumeGatewayJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListIntents List intents, newest first.
 	//
 	// Returns one page of intents ordered by creation time, newest first.
@@ -651,11 +965,13 @@ type ClientInterface interface {
 	// SubmitIntentWithBody Submit an intent (idempotent by intentId).
 	//
 	// Stores the intent with a snapshot of its target's contract and runs
-	// the first attempt at once. Repeating the same intentId with the same
-	// submissionTarget and payload returns the existing intent with 200;
-	// repeating it with a different submissionTarget or payload is a 409
-	// idempotency conflict. Payloads are compared after removing
-	// insignificant white space, so formatting alone never conflicts. A
+	// the first attempt at once (or at notBefore). Repeating the same
+	// intentId with the same submissionTarget, payload and notBefore
+	// returns the existing intent with 200; repeating it with a different
+	// one is a 409 idempotency conflict. Payloads are compared in a
+	// canonical form (members sorted, one string escaping, no white space;
+	// numbers as written), so key order and escaping never conflict; a
+	// payload that repeats a member name in one object is a 422. A
 	// repeat gets 200 even if its submissionTarget has since left the
 	// registry or its payload exceeds a since-lowered size limit; only an
 	// intentId that is not stored gets the 422 or 413 for those.
@@ -663,16 +979,18 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/intents (the `SubmitIntent` operationId).
-	SubmitIntentWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	SubmitIntentWithBody(ctx context.Context, params *SubmitIntentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SubmitIntent Submit an intent (idempotent by intentId).
 	//
 	// Stores the intent with a snapshot of its target's contract and runs
-	// the first attempt at once. Repeating the same intentId with the same
-	// submissionTarget and payload returns the existing intent with 200;
-	// repeating it with a different submissionTarget or payload is a 409
-	// idempotency conflict. Payloads are compared after removing
-	// insignificant white space, so formatting alone never conflicts. A
+	// the first attempt at once (or at notBefore). Repeating the same
+	// intentId with the same submissionTarget, payload and notBefore
+	// returns the existing intent with 200; repeating it with a different
+	// one is a 409 idempotency conflict. Payloads are compared in a
+	// canonical form (members sorted, one string escaping, no white space;
+	// numbers as written), so key order and escaping never conflict; a
+	// payload that repeats a member name in one object is a 422. A
 	// repeat gets 200 even if its submissionTarget has since left the
 	// registry or its payload exceeds a since-lowered size limit; only an
 	// intentId that is not stored gets the 422 or 413 for those.
@@ -680,7 +998,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v1/intents (the `SubmitIntent` operationId).
-	SubmitIntent(ctx context.Context, body SubmitIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	SubmitIntent(ctx context.Context, params *SubmitIntentParams, body SubmitIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SubmitIntentBatchWithBody Submit many intents at once, each judged on its own.
 	//
@@ -723,7 +1041,39 @@ type ClientInterface interface {
 	// GetIntent Read one intent with its attempts.
 	//
 	// Corresponds with GET /v1/intents/{intentId} (the `GetIntent` operationId).
-	GetIntent(ctx context.Context, intentId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetIntent(ctx context.Context, intentId string, params *GetIntentParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResubmitIntentWithBody Resubmit an ended intent as a new intent (operator keys only).
+	//
+	// Terminal intents are append-only, so a resubmission creates a new
+	// intent with the same submissionTarget and payload under the
+	// registry's current contract (not the original's snapshot), linked
+	// both ways (resubmittedFrom / resubmittedAs). Its intentId is the
+	// one given, or derived: `{intentId}~r1`, and `~r2` for a
+	// resubmission of `~r1`. Idempotent per original: once an intent has
+	// a resubmission, repeating the call returns that intent with 200.
+	// Only ended (accepted, rejected, exhausted) intents can be resubmitted.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/intents/{intentId}/resubmissions (the `ResubmitIntent` operationId).
+	ResubmitIntentWithBody(ctx context.Context, intentId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResubmitIntent Resubmit an ended intent as a new intent (operator keys only).
+	//
+	// Terminal intents are append-only, so a resubmission creates a new
+	// intent with the same submissionTarget and payload under the
+	// registry's current contract (not the original's snapshot), linked
+	// both ways (resubmittedFrom / resubmittedAs). Its intentId is the
+	// one given, or derived: `{intentId}~r1`, and `~r2` for a
+	// resubmission of `~r1`. Idempotent per original: once an intent has
+	// a resubmission, repeating the call returns that intent with 200.
+	// Only ended (accepted, rejected, exhausted) intents can be resubmitted.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/intents/{intentId}/resubmissions (the `ResubmitIntent` operationId).
+	ResubmitIntent(ctx context.Context, intentId string, body ResubmitIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListTargets List every submission target's contract.
 	//
@@ -770,6 +1120,119 @@ func (c *Client) Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*ht
 	return c.Client.Do(req)
 }
 
+// ListGateways List the gateways and their protection state (operator).
+//
+// Every gateway URL of the registry (and any other URL the executor
+// still calls for older intents), with its targets and whether a pause
+// covers it. When this instance leads, each gateway the executor has
+// seen also shows its circuit breaker, calls in flight, limits and
+// recent failure rate; the breaker lives in the leader's memory, so a
+// follower answers leader=false and no executor view. None of this is
+// a contract term or part of any intent.
+//
+// Corresponds with GET /v1/gateways (the `ListGateways` operationId).
+func (c *Client) ListGateways(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListGatewaysRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PauseGatewayWithBody Pause a gateway by type or URL (operator).
+//
+// While paused, the gateway receives no calls; its intents wait without
+// spending tries, and an intent whose wait would reach its deadline is
+// exhausted with deadline_exceeded as usual. The pause is stored: every
+// instance and the next leader see it, and it survives a restart.
+// Pausing what is already paused changes nothing (idempotent).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/gateways/pause (the `PauseGateway` operationId).
+func (c *Client) PauseGatewayWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPauseGatewayRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PauseGateway Pause a gateway by type or URL (operator).
+//
+// While paused, the gateway receives no calls; its intents wait without
+// spending tries, and an intent whose wait would reach its deadline is
+// exhausted with deadline_exceeded as usual. The pause is stored: every
+// instance and the next leader see it, and it survives a restart.
+// Pausing what is already paused changes nothing (idempotent).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/gateways/pause (the `PauseGateway` operationId).
+func (c *Client) PauseGateway(ctx context.Context, body PauseGatewayJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPauseGatewayRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResumeGatewayWithBody Resume a paused gateway by type or URL (operator).
+//
+// Removes the pause of exactly this type or URL (a URL pause does not
+// lift a type pause, nor the other way round). The leader sees it at
+// its next schedule refresh; waiting intents run when their deferral
+// ends. Resuming what is not paused is no error.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/gateways/resume (the `ResumeGateway` operationId).
+func (c *Client) ResumeGatewayWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResumeGatewayRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResumeGateway Resume a paused gateway by type or URL (operator).
+//
+// Removes the pause of exactly this type or URL (a URL pause does not
+// lift a type pause, nor the other way round). The leader sees it at
+// its next schedule refresh; waiting intents run when their deferral
+// ends. Resuming what is not paused is no error.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/gateways/resume (the `ResumeGateway` operationId).
+func (c *Client) ResumeGateway(ctx context.Context, body ResumeGatewayJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResumeGatewayRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListIntents List intents, newest first.
 //
 // Returns one page of intents ordered by creation time, newest first.
@@ -792,11 +1255,13 @@ func (c *Client) ListIntents(ctx context.Context, params *ListIntentsParams, req
 // SubmitIntentWithBody Submit an intent (idempotent by intentId).
 //
 // Stores the intent with a snapshot of its target's contract and runs
-// the first attempt at once. Repeating the same intentId with the same
-// submissionTarget and payload returns the existing intent with 200;
-// repeating it with a different submissionTarget or payload is a 409
-// idempotency conflict. Payloads are compared after removing
-// insignificant white space, so formatting alone never conflicts. A
+// the first attempt at once (or at notBefore). Repeating the same
+// intentId with the same submissionTarget, payload and notBefore
+// returns the existing intent with 200; repeating it with a different
+// one is a 409 idempotency conflict. Payloads are compared in a
+// canonical form (members sorted, one string escaping, no white space;
+// numbers as written), so key order and escaping never conflict; a
+// payload that repeats a member name in one object is a 422. A
 // repeat gets 200 even if its submissionTarget has since left the
 // registry or its payload exceeds a since-lowered size limit; only an
 // intentId that is not stored gets the 422 or 413 for those.
@@ -804,8 +1269,8 @@ func (c *Client) ListIntents(ctx context.Context, params *ListIntentsParams, req
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/intents (the `SubmitIntent` operationId).
-func (c *Client) SubmitIntentWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSubmitIntentRequestWithBody(c.Server, contentType, body)
+func (c *Client) SubmitIntentWithBody(ctx context.Context, params *SubmitIntentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSubmitIntentRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -819,11 +1284,13 @@ func (c *Client) SubmitIntentWithBody(ctx context.Context, contentType string, b
 // SubmitIntent Submit an intent (idempotent by intentId).
 //
 // Stores the intent with a snapshot of its target's contract and runs
-// the first attempt at once. Repeating the same intentId with the same
-// submissionTarget and payload returns the existing intent with 200;
-// repeating it with a different submissionTarget or payload is a 409
-// idempotency conflict. Payloads are compared after removing
-// insignificant white space, so formatting alone never conflicts. A
+// the first attempt at once (or at notBefore). Repeating the same
+// intentId with the same submissionTarget, payload and notBefore
+// returns the existing intent with 200; repeating it with a different
+// one is a 409 idempotency conflict. Payloads are compared in a
+// canonical form (members sorted, one string escaping, no white space;
+// numbers as written), so key order and escaping never conflict; a
+// payload that repeats a member name in one object is a 422. A
 // repeat gets 200 even if its submissionTarget has since left the
 // registry or its payload exceeds a since-lowered size limit; only an
 // intentId that is not stored gets the 422 or 413 for those.
@@ -831,8 +1298,8 @@ func (c *Client) SubmitIntentWithBody(ctx context.Context, contentType string, b
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /v1/intents (the `SubmitIntent` operationId).
-func (c *Client) SubmitIntent(ctx context.Context, body SubmitIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSubmitIntentRequest(c.Server, body)
+func (c *Client) SubmitIntent(ctx context.Context, params *SubmitIntentParams, body SubmitIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSubmitIntentRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -904,8 +1371,60 @@ func (c *Client) SubmitIntentBatch(ctx context.Context, body SubmitIntentBatchJS
 // GetIntent Read one intent with its attempts.
 //
 // Corresponds with GET /v1/intents/{intentId} (the `GetIntent` operationId).
-func (c *Client) GetIntent(ctx context.Context, intentId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetIntentRequest(c.Server, intentId)
+func (c *Client) GetIntent(ctx context.Context, intentId string, params *GetIntentParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetIntentRequest(c.Server, intentId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResubmitIntentWithBody Resubmit an ended intent as a new intent (operator keys only).
+//
+// Terminal intents are append-only, so a resubmission creates a new
+// intent with the same submissionTarget and payload under the
+// registry's current contract (not the original's snapshot), linked
+// both ways (resubmittedFrom / resubmittedAs). Its intentId is the
+// one given, or derived: `{intentId}~r1`, and `~r2` for a
+// resubmission of `~r1`. Idempotent per original: once an intent has
+// a resubmission, repeating the call returns that intent with 200.
+// Only ended (accepted, rejected, exhausted) intents can be resubmitted.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/intents/{intentId}/resubmissions (the `ResubmitIntent` operationId).
+func (c *Client) ResubmitIntentWithBody(ctx context.Context, intentId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResubmitIntentRequestWithBody(c.Server, intentId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResubmitIntent Resubmit an ended intent as a new intent (operator keys only).
+//
+// Terminal intents are append-only, so a resubmission creates a new
+// intent with the same submissionTarget and payload under the
+// registry's current contract (not the original's snapshot), linked
+// both ways (resubmittedFrom / resubmittedAs). Its intentId is the
+// one given, or derived: `{intentId}~r1`, and `~r2` for a
+// resubmission of `~r1`. Idempotent per original: once an intent has
+// a resubmission, repeating the call returns that intent with 200.
+// Only ended (accepted, rejected, exhausted) intents can be resubmitted.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/intents/{intentId}/resubmissions (the `ResubmitIntent` operationId).
+func (c *Client) ResubmitIntent(ctx context.Context, intentId string, body ResubmitIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResubmitIntentRequest(c.Server, intentId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -996,6 +1515,113 @@ func NewReadyzRequest(server string) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewListGatewaysRequest constructs an http.Request for the ListGateways method
+func NewListGatewaysRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/gateways")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPauseGatewayRequest calls the generic PauseGateway builder with application/json body
+func NewPauseGatewayRequest(server string, body PauseGatewayJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPauseGatewayRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPauseGatewayRequestWithBody constructs an http.Request for the PauseGateway method, with any body, and a specified content type
+func NewPauseGatewayRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/gateways/pause")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewResumeGatewayRequest calls the generic ResumeGateway builder with application/json body
+func NewResumeGatewayRequest(server string, body ResumeGatewayJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewResumeGatewayRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewResumeGatewayRequestWithBody constructs an http.Request for the ResumeGateway method, with any body, and a specified content type
+func NewResumeGatewayRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/gateways/resume")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -1091,18 +1717,18 @@ func NewListIntentsRequest(server string, params *ListIntentsParams) (*http.Requ
 }
 
 // NewSubmitIntentRequest calls the generic SubmitIntent builder with application/json body
-func NewSubmitIntentRequest(server string, body SubmitIntentJSONRequestBody) (*http.Request, error) {
+func NewSubmitIntentRequest(server string, params *SubmitIntentParams, body SubmitIntentJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewSubmitIntentRequestWithBody(server, "application/json", bodyReader)
+	return NewSubmitIntentRequestWithBody(server, params, "application/json", bodyReader)
 }
 
 // NewSubmitIntentRequestWithBody constructs an http.Request for the SubmitIntent method, with any body, and a specified content type
-func NewSubmitIntentRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+func NewSubmitIntentRequestWithBody(server string, params *SubmitIntentParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -1126,6 +1752,21 @@ func NewSubmitIntentRequestWithBody(server string, contentType string, body io.R
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.Prefer != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Prefer", *params.Prefer, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Prefer", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -1171,7 +1812,7 @@ func NewSubmitIntentBatchRequestWithBody(server string, contentType string, body
 }
 
 // NewGetIntentRequest constructs an http.Request for the GetIntent method
-func NewGetIntentRequest(server string, intentId string) (*http.Request, error) {
+func NewGetIntentRequest(server string, intentId string, params *GetIntentParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -1200,6 +1841,68 @@ func NewGetIntentRequest(server string, intentId string) (*http.Request, error) 
 	if err != nil {
 		return nil, err
 	}
+
+	if params != nil {
+
+		if params.Prefer != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Prefer", *params.Prefer, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Prefer", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewResubmitIntentRequest calls the generic ResubmitIntent builder with application/json body
+func NewResubmitIntentRequest(server string, intentId string, body ResubmitIntentJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewResubmitIntentRequestWithBody(server, intentId, "application/json", bodyReader)
+}
+
+// NewResubmitIntentRequestWithBody constructs an http.Request for the ResubmitIntent method, with any body, and a specified content type
+func NewResubmitIntentRequestWithBody(server string, intentId string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "intentId", intentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/intents/%s/resubmissions", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -1327,6 +2030,71 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	ReadyzWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ReadyzResponse, error)
 
+	// ListGatewaysWithResponse List the gateways and their protection state (operator).
+	//
+	// Every gateway URL of the registry (and any other URL the executor
+	// still calls for older intents), with its targets and whether a pause
+	// covers it. When this instance leads, each gateway the executor has
+	// seen also shows its circuit breaker, calls in flight, limits and
+	// recent failure rate; the breaker lives in the leader's memory, so a
+	// follower answers leader=false and no executor view. None of this is
+	// a contract term or part of any intent.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/gateways (the `ListGateways` operationId).
+	ListGatewaysWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListGatewaysResponse, error)
+
+	// PauseGatewayWithBodyWithResponse Pause a gateway by type or URL (operator).
+	//
+	// While paused, the gateway receives no calls; its intents wait without
+	// spending tries, and an intent whose wait would reach its deadline is
+	// exhausted with deadline_exceeded as usual. The pause is stored: every
+	// instance and the next leader see it, and it survives a restart.
+	// Pausing what is already paused changes nothing (idempotent).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/gateways/pause (the `PauseGateway` operationId).
+	PauseGatewayWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PauseGatewayResponse, error)
+
+	// PauseGatewayWithResponse Pause a gateway by type or URL (operator).
+	//
+	// While paused, the gateway receives no calls; its intents wait without
+	// spending tries, and an intent whose wait would reach its deadline is
+	// exhausted with deadline_exceeded as usual. The pause is stored: every
+	// instance and the next leader see it, and it survives a restart.
+	// Pausing what is already paused changes nothing (idempotent).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/gateways/pause (the `PauseGateway` operationId).
+	PauseGatewayWithResponse(ctx context.Context, body PauseGatewayJSONRequestBody, reqEditors ...RequestEditorFn) (*PauseGatewayResponse, error)
+
+	// ResumeGatewayWithBodyWithResponse Resume a paused gateway by type or URL (operator).
+	//
+	// Removes the pause of exactly this type or URL (a URL pause does not
+	// lift a type pause, nor the other way round). The leader sees it at
+	// its next schedule refresh; waiting intents run when their deferral
+	// ends. Resuming what is not paused is no error.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/gateways/resume (the `ResumeGateway` operationId).
+	ResumeGatewayWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ResumeGatewayResponse, error)
+
+	// ResumeGatewayWithResponse Resume a paused gateway by type or URL (operator).
+	//
+	// Removes the pause of exactly this type or URL (a URL pause does not
+	// lift a type pause, nor the other way round). The leader sees it at
+	// its next schedule refresh; waiting intents run when their deferral
+	// ends. Resuming what is not paused is no error.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/gateways/resume (the `ResumeGateway` operationId).
+	ResumeGatewayWithResponse(ctx context.Context, body ResumeGatewayJSONRequestBody, reqEditors ...RequestEditorFn) (*ResumeGatewayResponse, error)
+
 	// ListIntentsWithResponse List intents, newest first.
 	//
 	// Returns one page of intents ordered by creation time, newest first.
@@ -1341,11 +2109,13 @@ type ClientWithResponsesInterface interface {
 	// SubmitIntentWithBodyWithResponse Submit an intent (idempotent by intentId).
 	//
 	// Stores the intent with a snapshot of its target's contract and runs
-	// the first attempt at once. Repeating the same intentId with the same
-	// submissionTarget and payload returns the existing intent with 200;
-	// repeating it with a different submissionTarget or payload is a 409
-	// idempotency conflict. Payloads are compared after removing
-	// insignificant white space, so formatting alone never conflicts. A
+	// the first attempt at once (or at notBefore). Repeating the same
+	// intentId with the same submissionTarget, payload and notBefore
+	// returns the existing intent with 200; repeating it with a different
+	// one is a 409 idempotency conflict. Payloads are compared in a
+	// canonical form (members sorted, one string escaping, no white space;
+	// numbers as written), so key order and escaping never conflict; a
+	// payload that repeats a member name in one object is a 422. A
 	// repeat gets 200 even if its submissionTarget has since left the
 	// registry or its payload exceeds a since-lowered size limit; only an
 	// intentId that is not stored gets the 422 or 413 for those.
@@ -1353,16 +2123,18 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/intents (the `SubmitIntent` operationId).
-	SubmitIntentWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SubmitIntentResponse, error)
+	SubmitIntentWithBodyWithResponse(ctx context.Context, params *SubmitIntentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SubmitIntentResponse, error)
 
 	// SubmitIntentWithResponse Submit an intent (idempotent by intentId).
 	//
 	// Stores the intent with a snapshot of its target's contract and runs
-	// the first attempt at once. Repeating the same intentId with the same
-	// submissionTarget and payload returns the existing intent with 200;
-	// repeating it with a different submissionTarget or payload is a 409
-	// idempotency conflict. Payloads are compared after removing
-	// insignificant white space, so formatting alone never conflicts. A
+	// the first attempt at once (or at notBefore). Repeating the same
+	// intentId with the same submissionTarget, payload and notBefore
+	// returns the existing intent with 200; repeating it with a different
+	// one is a 409 idempotency conflict. Payloads are compared in a
+	// canonical form (members sorted, one string escaping, no white space;
+	// numbers as written), so key order and escaping never conflict; a
+	// payload that repeats a member name in one object is a 422. A
 	// repeat gets 200 even if its submissionTarget has since left the
 	// registry or its payload exceeds a since-lowered size limit; only an
 	// intentId that is not stored gets the 422 or 413 for those.
@@ -1370,7 +2142,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/intents (the `SubmitIntent` operationId).
-	SubmitIntentWithResponse(ctx context.Context, body SubmitIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitIntentResponse, error)
+	SubmitIntentWithResponse(ctx context.Context, params *SubmitIntentParams, body SubmitIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitIntentResponse, error)
 
 	// SubmitIntentBatchWithBodyWithResponse Submit many intents at once, each judged on its own.
 	//
@@ -1415,7 +2187,39 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/intents/{intentId} (the `GetIntent` operationId).
-	GetIntentWithResponse(ctx context.Context, intentId string, reqEditors ...RequestEditorFn) (*GetIntentResponse, error)
+	GetIntentWithResponse(ctx context.Context, intentId string, params *GetIntentParams, reqEditors ...RequestEditorFn) (*GetIntentResponse, error)
+
+	// ResubmitIntentWithBodyWithResponse Resubmit an ended intent as a new intent (operator keys only).
+	//
+	// Terminal intents are append-only, so a resubmission creates a new
+	// intent with the same submissionTarget and payload under the
+	// registry's current contract (not the original's snapshot), linked
+	// both ways (resubmittedFrom / resubmittedAs). Its intentId is the
+	// one given, or derived: `{intentId}~r1`, and `~r2` for a
+	// resubmission of `~r1`. Idempotent per original: once an intent has
+	// a resubmission, repeating the call returns that intent with 200.
+	// Only ended (accepted, rejected, exhausted) intents can be resubmitted.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/intents/{intentId}/resubmissions (the `ResubmitIntent` operationId).
+	ResubmitIntentWithBodyWithResponse(ctx context.Context, intentId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ResubmitIntentResponse, error)
+
+	// ResubmitIntentWithResponse Resubmit an ended intent as a new intent (operator keys only).
+	//
+	// Terminal intents are append-only, so a resubmission creates a new
+	// intent with the same submissionTarget and payload under the
+	// registry's current contract (not the original's snapshot), linked
+	// both ways (resubmittedFrom / resubmittedAs). Its intentId is the
+	// one given, or derived: `{intentId}~r1`, and `~r2` for a
+	// resubmission of `~r1`. Idempotent per original: once an intent has
+	// a resubmission, repeating the call returns that intent with 200.
+	// Only ended (accepted, rejected, exhausted) intents can be resubmitted.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/intents/{intentId}/resubmissions (the `ResubmitIntent` operationId).
+	ResubmitIntentWithResponse(ctx context.Context, intentId string, body ResubmitIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*ResubmitIntentResponse, error)
 
 	// ListTargetsWithResponse List every submission target's contract.
 	//
@@ -1500,6 +2304,227 @@ func (r ReadyzResponse) ContentType() string {
 	return ""
 }
 
+type ListGatewaysResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *GatewayList
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *StoreUnavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListGatewaysResponse) GetJSON200() *GatewayList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListGatewaysResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListGatewaysResponse) GetApplicationproblemJSON503() *StoreUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListGatewaysResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListGatewaysResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListGatewaysResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListGatewaysResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PauseGatewayResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *GatewayPause
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *MalformedRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON501 the response for an HTTP 501 `application/problem+json` response
+	ApplicationproblemJSON501 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *StoreUnavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PauseGatewayResponse) GetJSON200() *GatewayPause {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PauseGatewayResponse) GetApplicationproblemJSON400() *MalformedRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PauseGatewayResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r PauseGatewayResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PauseGatewayResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON501 returns the response for an HTTP 501 `application/problem+json` response
+func (r PauseGatewayResponse) GetApplicationproblemJSON501() *Problem {
+	return r.ApplicationproblemJSON501
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r PauseGatewayResponse) GetApplicationproblemJSON503() *StoreUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PauseGatewayResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PauseGatewayResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PauseGatewayResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PauseGatewayResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ResumeGatewayResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ResumeResult
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *MalformedRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON501 the response for an HTTP 501 `application/problem+json` response
+	ApplicationproblemJSON501 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *StoreUnavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ResumeGatewayResponse) GetJSON200() *ResumeResult {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ResumeGatewayResponse) GetApplicationproblemJSON400() *MalformedRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ResumeGatewayResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r ResumeGatewayResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ResumeGatewayResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON501 returns the response for an HTTP 501 `application/problem+json` response
+func (r ResumeGatewayResponse) GetApplicationproblemJSON501() *Problem {
+	return r.ApplicationproblemJSON501
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ResumeGatewayResponse) GetApplicationproblemJSON503() *StoreUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ResumeGatewayResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ResumeGatewayResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ResumeGatewayResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ResumeGatewayResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ListIntentsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -1562,6 +2587,16 @@ func (r ListIntentsResponse) ContentType() string {
 	return ""
 }
 
+// SubmitIntentResponse200Headers the declared response headers of an HTTP 200 response for SubmitIntent
+type SubmitIntentResponse200Headers struct {
+	PreferenceApplied *string
+}
+
+// SubmitIntentResponse201Headers the declared response headers of an HTTP 201 response for SubmitIntent
+type SubmitIntentResponse201Headers struct {
+	PreferenceApplied *string
+}
+
 // SubmitIntentResponse503Headers the declared response headers of an HTTP 503 response for SubmitIntent
 type SubmitIntentResponse503Headers struct {
 	RetryAfter *int
@@ -1590,6 +2625,10 @@ type SubmitIntentResponse struct {
 	ApplicationproblemJSON422 *UnprocessableEntity
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *SubmitUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *SubmitIntentResponse200Headers
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *SubmitIntentResponse201Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *SubmitIntentResponse503Headers
 }
@@ -1673,6 +2712,11 @@ func (r SubmitIntentResponse) ContentType() string {
 	return ""
 }
 
+// SubmitIntentBatchResponse503Headers the declared response headers of an HTTP 503 response for SubmitIntentBatch
+type SubmitIntentBatchResponse503Headers struct {
+	RetryAfter *int
+}
+
 type SubmitIntentBatchResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -1682,6 +2726,8 @@ type SubmitIntentBatchResponse struct {
 	ApplicationproblemJSON400 *MalformedRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *RequestTimeout
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *PayloadTooLarge
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
@@ -1689,7 +2735,9 @@ type SubmitIntentBatchResponse struct {
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *UnprocessableEntity
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
-	ApplicationproblemJSON503 *StoreUnavailable
+	ApplicationproblemJSON503 *SubmitUnavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SubmitIntentBatchResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -1705,6 +2753,11 @@ func (r SubmitIntentBatchResponse) GetApplicationproblemJSON400() *MalformedRequ
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r SubmitIntentBatchResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r SubmitIntentBatchResponse) GetApplicationproblemJSON408() *RequestTimeout {
+	return r.ApplicationproblemJSON408
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
@@ -1723,7 +2776,7 @@ func (r SubmitIntentBatchResponse) GetApplicationproblemJSON422() *Unprocessable
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
-func (r SubmitIntentBatchResponse) GetApplicationproblemJSON503() *StoreUnavailable {
+func (r SubmitIntentBatchResponse) GetApplicationproblemJSON503() *SubmitUnavailable {
 	return r.ApplicationproblemJSON503
 }
 
@@ -1756,6 +2809,11 @@ func (r SubmitIntentBatchResponse) ContentType() string {
 	return ""
 }
 
+// GetIntentResponse200Headers the declared response headers of an HTTP 200 response for GetIntent
+type GetIntentResponse200Headers struct {
+	PreferenceApplied *string
+}
+
 type GetIntentResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -1767,6 +2825,8 @@ type GetIntentResponse struct {
 	ApplicationproblemJSON404 *NotFound
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *StoreUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetIntentResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -1812,6 +2872,110 @@ func (r GetIntentResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetIntentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ResubmitIntentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Intent
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Intent
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *MalformedRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *ResubmissionConflict
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *StoreUnavailable
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ResubmitIntentResponse) GetJSON200() *Intent {
+	return r.JSON200
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r ResubmitIntentResponse) GetJSON201() *Intent {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ResubmitIntentResponse) GetApplicationproblemJSON400() *MalformedRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ResubmitIntentResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ResubmitIntentResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ResubmitIntentResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ResubmitIntentResponse) GetApplicationproblemJSON409() *ResubmissionConflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r ResubmitIntentResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ResubmitIntentResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ResubmitIntentResponse) GetApplicationproblemJSON503() *StoreUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ResubmitIntentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ResubmitIntentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ResubmitIntentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ResubmitIntentResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -1951,6 +3115,101 @@ func (c *ClientWithResponses) ReadyzWithResponse(ctx context.Context, reqEditors
 	return ParseReadyzResponse(rsp)
 }
 
+// ListGatewaysWithResponse List the gateways and their protection state (operator).
+//
+// Every gateway URL of the registry (and any other URL the executor
+// still calls for older intents), with its targets and whether a pause
+// covers it. When this instance leads, each gateway the executor has
+// seen also shows its circuit breaker, calls in flight, limits and
+// recent failure rate; the breaker lives in the leader's memory, so a
+// follower answers leader=false and no executor view. None of this is
+// a contract term or part of any intent.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/gateways (the `ListGateways` operationId).
+func (c *ClientWithResponses) ListGatewaysWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListGatewaysResponse, error) {
+	rsp, err := c.ListGateways(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListGatewaysResponse(rsp)
+}
+
+// PauseGatewayWithBodyWithResponse Pause a gateway by type or URL (operator).
+//
+// While paused, the gateway receives no calls; its intents wait without
+// spending tries, and an intent whose wait would reach its deadline is
+// exhausted with deadline_exceeded as usual. The pause is stored: every
+// instance and the next leader see it, and it survives a restart.
+// Pausing what is already paused changes nothing (idempotent).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/gateways/pause (the `PauseGateway` operationId).
+func (c *ClientWithResponses) PauseGatewayWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PauseGatewayResponse, error) {
+	rsp, err := c.PauseGatewayWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePauseGatewayResponse(rsp)
+}
+
+// PauseGatewayWithResponse Pause a gateway by type or URL (operator).
+//
+// While paused, the gateway receives no calls; its intents wait without
+// spending tries, and an intent whose wait would reach its deadline is
+// exhausted with deadline_exceeded as usual. The pause is stored: every
+// instance and the next leader see it, and it survives a restart.
+// Pausing what is already paused changes nothing (idempotent).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/gateways/pause (the `PauseGateway` operationId).
+func (c *ClientWithResponses) PauseGatewayWithResponse(ctx context.Context, body PauseGatewayJSONRequestBody, reqEditors ...RequestEditorFn) (*PauseGatewayResponse, error) {
+	rsp, err := c.PauseGateway(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePauseGatewayResponse(rsp)
+}
+
+// ResumeGatewayWithBodyWithResponse Resume a paused gateway by type or URL (operator).
+//
+// Removes the pause of exactly this type or URL (a URL pause does not
+// lift a type pause, nor the other way round). The leader sees it at
+// its next schedule refresh; waiting intents run when their deferral
+// ends. Resuming what is not paused is no error.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/gateways/resume (the `ResumeGateway` operationId).
+func (c *ClientWithResponses) ResumeGatewayWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ResumeGatewayResponse, error) {
+	rsp, err := c.ResumeGatewayWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResumeGatewayResponse(rsp)
+}
+
+// ResumeGatewayWithResponse Resume a paused gateway by type or URL (operator).
+//
+// Removes the pause of exactly this type or URL (a URL pause does not
+// lift a type pause, nor the other way round). The leader sees it at
+// its next schedule refresh; waiting intents run when their deferral
+// ends. Resuming what is not paused is no error.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/gateways/resume (the `ResumeGateway` operationId).
+func (c *ClientWithResponses) ResumeGatewayWithResponse(ctx context.Context, body ResumeGatewayJSONRequestBody, reqEditors ...RequestEditorFn) (*ResumeGatewayResponse, error) {
+	rsp, err := c.ResumeGateway(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResumeGatewayResponse(rsp)
+}
+
 // ListIntentsWithResponse List intents, newest first.
 //
 // Returns one page of intents ordered by creation time, newest first.
@@ -1971,11 +3230,13 @@ func (c *ClientWithResponses) ListIntentsWithResponse(ctx context.Context, param
 // SubmitIntentWithBodyWithResponse Submit an intent (idempotent by intentId).
 //
 // Stores the intent with a snapshot of its target's contract and runs
-// the first attempt at once. Repeating the same intentId with the same
-// submissionTarget and payload returns the existing intent with 200;
-// repeating it with a different submissionTarget or payload is a 409
-// idempotency conflict. Payloads are compared after removing
-// insignificant white space, so formatting alone never conflicts. A
+// the first attempt at once (or at notBefore). Repeating the same
+// intentId with the same submissionTarget, payload and notBefore
+// returns the existing intent with 200; repeating it with a different
+// one is a 409 idempotency conflict. Payloads are compared in a
+// canonical form (members sorted, one string escaping, no white space;
+// numbers as written), so key order and escaping never conflict; a
+// payload that repeats a member name in one object is a 422. A
 // repeat gets 200 even if its submissionTarget has since left the
 // registry or its payload exceeds a since-lowered size limit; only an
 // intentId that is not stored gets the 422 or 413 for those.
@@ -1983,8 +3244,8 @@ func (c *ClientWithResponses) ListIntentsWithResponse(ctx context.Context, param
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/intents (the `SubmitIntent` operationId).
-func (c *ClientWithResponses) SubmitIntentWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SubmitIntentResponse, error) {
-	rsp, err := c.SubmitIntentWithBody(ctx, contentType, body, reqEditors...)
+func (c *ClientWithResponses) SubmitIntentWithBodyWithResponse(ctx context.Context, params *SubmitIntentParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SubmitIntentResponse, error) {
+	rsp, err := c.SubmitIntentWithBody(ctx, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -1994,11 +3255,13 @@ func (c *ClientWithResponses) SubmitIntentWithBodyWithResponse(ctx context.Conte
 // SubmitIntentWithResponse Submit an intent (idempotent by intentId).
 //
 // Stores the intent with a snapshot of its target's contract and runs
-// the first attempt at once. Repeating the same intentId with the same
-// submissionTarget and payload returns the existing intent with 200;
-// repeating it with a different submissionTarget or payload is a 409
-// idempotency conflict. Payloads are compared after removing
-// insignificant white space, so formatting alone never conflicts. A
+// the first attempt at once (or at notBefore). Repeating the same
+// intentId with the same submissionTarget, payload and notBefore
+// returns the existing intent with 200; repeating it with a different
+// one is a 409 idempotency conflict. Payloads are compared in a
+// canonical form (members sorted, one string escaping, no white space;
+// numbers as written), so key order and escaping never conflict; a
+// payload that repeats a member name in one object is a 422. A
 // repeat gets 200 even if its submissionTarget has since left the
 // registry or its payload exceeds a since-lowered size limit; only an
 // intentId that is not stored gets the 422 or 413 for those.
@@ -2006,8 +3269,8 @@ func (c *ClientWithResponses) SubmitIntentWithBodyWithResponse(ctx context.Conte
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/intents (the `SubmitIntent` operationId).
-func (c *ClientWithResponses) SubmitIntentWithResponse(ctx context.Context, body SubmitIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitIntentResponse, error) {
-	rsp, err := c.SubmitIntent(ctx, body, reqEditors...)
+func (c *ClientWithResponses) SubmitIntentWithResponse(ctx context.Context, params *SubmitIntentParams, body SubmitIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitIntentResponse, error) {
+	rsp, err := c.SubmitIntent(ctx, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -2069,12 +3332,56 @@ func (c *ClientWithResponses) SubmitIntentBatchWithResponse(ctx context.Context,
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/intents/{intentId} (the `GetIntent` operationId).
-func (c *ClientWithResponses) GetIntentWithResponse(ctx context.Context, intentId string, reqEditors ...RequestEditorFn) (*GetIntentResponse, error) {
-	rsp, err := c.GetIntent(ctx, intentId, reqEditors...)
+func (c *ClientWithResponses) GetIntentWithResponse(ctx context.Context, intentId string, params *GetIntentParams, reqEditors ...RequestEditorFn) (*GetIntentResponse, error) {
+	rsp, err := c.GetIntent(ctx, intentId, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
 	return ParseGetIntentResponse(rsp)
+}
+
+// ResubmitIntentWithBodyWithResponse Resubmit an ended intent as a new intent (operator keys only).
+//
+// Terminal intents are append-only, so a resubmission creates a new
+// intent with the same submissionTarget and payload under the
+// registry's current contract (not the original's snapshot), linked
+// both ways (resubmittedFrom / resubmittedAs). Its intentId is the
+// one given, or derived: `{intentId}~r1`, and `~r2` for a
+// resubmission of `~r1`. Idempotent per original: once an intent has
+// a resubmission, repeating the call returns that intent with 200.
+// Only ended (accepted, rejected, exhausted) intents can be resubmitted.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/intents/{intentId}/resubmissions (the `ResubmitIntent` operationId).
+func (c *ClientWithResponses) ResubmitIntentWithBodyWithResponse(ctx context.Context, intentId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ResubmitIntentResponse, error) {
+	rsp, err := c.ResubmitIntentWithBody(ctx, intentId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResubmitIntentResponse(rsp)
+}
+
+// ResubmitIntentWithResponse Resubmit an ended intent as a new intent (operator keys only).
+//
+// Terminal intents are append-only, so a resubmission creates a new
+// intent with the same submissionTarget and payload under the
+// registry's current contract (not the original's snapshot), linked
+// both ways (resubmittedFrom / resubmittedAs). Its intentId is the
+// one given, or derived: `{intentId}~r1`, and `~r2` for a
+// resubmission of `~r1`. Idempotent per original: once an intent has
+// a resubmission, repeating the call returns that intent with 200.
+// Only ended (accepted, rejected, exhausted) intents can be resubmitted.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/intents/{intentId}/resubmissions (the `ResubmitIntent` operationId).
+func (c *ClientWithResponses) ResubmitIntentWithResponse(ctx context.Context, intentId string, body ResubmitIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*ResubmitIntentResponse, error) {
+	rsp, err := c.ResubmitIntent(ctx, intentId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResubmitIntentResponse(rsp)
 }
 
 // ListTargetsWithResponse List every submission target's contract.
@@ -2130,6 +3437,182 @@ func ParseReadyzResponse(rsp *http.Response) (*ReadyzResponse, error) {
 	response := &ReadyzResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
+	}
+
+	return response, nil
+}
+
+// ParseListGatewaysResponse parses an HTTP response from a ListGatewaysWithResponse call
+func ParseListGatewaysResponse(rsp *http.Response) (*ListGatewaysResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListGatewaysResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest GatewayList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest StoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePauseGatewayResponse parses an HTTP response from a PauseGatewayWithResponse call
+func ParsePauseGatewayResponse(rsp *http.Response) (*PauseGatewayResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PauseGatewayResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest GatewayPause
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest MalformedRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest StoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseResumeGatewayResponse parses an HTTP response from a ResumeGatewayWithResponse call
+func ParseResumeGatewayResponse(rsp *http.Response) (*ResumeGatewayResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ResumeGatewayResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ResumeResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest MalformedRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest StoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
 	}
 
 	return response, nil
@@ -2269,6 +3752,26 @@ func ParseSubmitIntentResponse(rsp *http.Response) (*SubmitIntentResponse, error
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers SubmitIntentResponse200Headers
+		if values := rsp.Header.Values("Preference-Applied"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Preference-Applied", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.PreferenceApplied = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 201:
+		var headers SubmitIntentResponse201Headers
+		if values := rsp.Header.Values("Preference-Applied"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Preference-Applied", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.PreferenceApplied = &value
+		}
+		response.Headers201 = &headers
 	case rsp.StatusCode == 503:
 		var headers SubmitIntentResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -2319,6 +3822,13 @@ func ParseSubmitIntentBatchResponse(rsp *http.Response) (*SubmitIntentBatchRespo
 		}
 		response.ApplicationproblemJSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest PayloadTooLarge
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -2341,12 +3851,25 @@ func ParseSubmitIntentBatchResponse(rsp *http.Response) (*SubmitIntentBatchRespo
 		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest StoreUnavailable
+		var dest SubmitUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers SubmitIntentBatchResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -2386,6 +3909,108 @@ func ParseGetIntentResponse(rsp *http.Response) (*GetIntentResponse, error) {
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest StoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetIntentResponse200Headers
+		if values := rsp.Header.Values("Preference-Applied"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Preference-Applied", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.PreferenceApplied = &value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseResubmitIntentResponse parses an HTTP response from a ResubmitIntentWithResponse call
+func ParseResubmitIntentResponse(rsp *http.Response) (*ResubmitIntentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ResubmitIntentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Intent
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Intent
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest MalformedRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ResubmissionConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest StoreUnavailable

@@ -52,6 +52,25 @@ type ModeRequest struct {
 	Mode string `json:"mode"`
 }
 
+// OutageRequest defines model for OutageRequest.
+type OutageRequest struct {
+	// Mode The fault every submission gets while on (default http_503); any mode but normal.
+	Mode *string `json:"mode,omitempty"`
+	On   bool    `json:"on"`
+}
+
+// OutageStats defines model for OutageStats.
+type OutageStats struct {
+	// Calls Submissions received during the current outage, or the last one once it ended.
+	Calls int64 `json:"calls"`
+
+	// Mode The outage's fault.
+	Mode *string `json:"mode,omitempty"`
+
+	// On Whether an outage is on.
+	On bool `json:"on"`
+}
+
 // ReferenceStats defines model for ReferenceStats.
 type ReferenceStats struct {
 	// Accepted Acceptances; never more than one.
@@ -83,6 +102,7 @@ type Stats struct {
 
 	// Faults Submissions answered with no outcome (invalid answer, HTTP error, hang, dropped connection).
 	Faults     int64                     `json:"faults"`
+	Outage     OutageStats               `json:"outage"`
 	References map[string]ReferenceStats `json:"references"`
 
 	// Rejected Rejected answers, duplicates included.
@@ -125,6 +145,9 @@ type GetStatsParams struct {
 
 // SetModeJSONRequestBody defines body for SetMode for application/json ContentType.
 type SetModeJSONRequestBody = ModeRequest
+
+// SetOutageJSONRequestBody defines body for SetOutage for application/json ContentType.
+type SetOutageJSONRequestBody = OutageRequest
 
 // PutScriptJSONRequestBody defines body for PutScript for application/json ContentType.
 type PutScriptJSONRequestBody = PutScriptJSONBody
@@ -220,6 +243,30 @@ type ClientInterface interface {
 	// Corresponds with POST /control/mode (the `SetMode` operationId).
 	SetMode(ctx context.Context, body SetModeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// SetOutageWithBody Start or end an outage (simulator only).
+	//
+	// While an outage is on, every submission fails with the outage's
+	// fault, scripted or not, and leaves the references untouched (no
+	// script step is used, nothing is accepted). Starting an outage zeroes
+	// its call count, which GET /stats reports under outage.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /control/outage (the `SetOutage` operationId).
+	SetOutageWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SetOutage Start or end an outage (simulator only).
+	//
+	// While an outage is on, every submission fails with the outage's
+	// fault, scripted or not, and leaves the references untouched (no
+	// script step is used, nothing is accepted). Starting an outage zeroes
+	// its call count, which GET /stats reports under outage.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /control/outage (the `SetOutage` operationId).
+	SetOutage(ctx context.Context, body SetOutageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// Reset Forget references, scripts and counts; restore the start mode (simulator only).
 	//
 	// Corresponds with POST /control/reset (the `Reset` operationId).
@@ -314,6 +361,50 @@ func (c *Client) SetModeWithBody(ctx context.Context, contentType string, body i
 // Corresponds with POST /control/mode (the `SetMode` operationId).
 func (c *Client) SetMode(ctx context.Context, body SetModeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSetModeRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetOutageWithBody Start or end an outage (simulator only).
+//
+// While an outage is on, every submission fails with the outage's
+// fault, scripted or not, and leaves the references untouched (no
+// script step is used, nothing is accepted). Starting an outage zeroes
+// its call count, which GET /stats reports under outage.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /control/outage (the `SetOutage` operationId).
+func (c *Client) SetOutageWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetOutageRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SetOutage Start or end an outage (simulator only).
+//
+// While an outage is on, every submission fails with the outage's
+// fault, scripted or not, and leaves the references untouched (no
+// script step is used, nothing is accepted). Starting an outage zeroes
+// its call count, which GET /stats reports under outage.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /control/outage (the `SetOutage` operationId).
+func (c *Client) SetOutage(ctx context.Context, body SetOutageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSetOutageRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -474,6 +565,46 @@ func NewSetModeRequestWithBody(server string, contentType string, body io.Reader
 	}
 
 	operationPath := fmt.Sprintf("/control/mode")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewSetOutageRequest calls the generic SetOutage builder with application/json body
+func NewSetOutageRequest(server string, body SetOutageJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSetOutageRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewSetOutageRequestWithBody constructs an http.Request for the SetOutage method, with any body, and a specified content type
+func NewSetOutageRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/control/outage")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -719,6 +850,30 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /control/mode (the `SetMode` operationId).
 	SetModeWithResponse(ctx context.Context, body SetModeJSONRequestBody, reqEditors ...RequestEditorFn) (*SetModeResponse, error)
 
+	// SetOutageWithBodyWithResponse Start or end an outage (simulator only).
+	//
+	// While an outage is on, every submission fails with the outage's
+	// fault, scripted or not, and leaves the references untouched (no
+	// script step is used, nothing is accepted). Starting an outage zeroes
+	// its call count, which GET /stats reports under outage.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /control/outage (the `SetOutage` operationId).
+	SetOutageWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetOutageResponse, error)
+
+	// SetOutageWithResponse Start or end an outage (simulator only).
+	//
+	// While an outage is on, every submission fails with the outage's
+	// fault, scripted or not, and leaves the references untouched (no
+	// script step is used, nothing is accepted). Starting an outage zeroes
+	// its call count, which GET /stats reports under outage.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /control/outage (the `SetOutage` operationId).
+	SetOutageWithResponse(ctx context.Context, body SetOutageJSONRequestBody, reqEditors ...RequestEditorFn) (*SetOutageResponse, error)
+
 	// ResetWithResponse Forget references, scripts and counts; restore the start mode (simulator only).
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -828,6 +983,47 @@ func (r SetModeResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r SetModeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type SetOutageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *ControlError
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r SetOutageResponse) GetJSON400() *ControlError {
+	return r.JSON400
+}
+
+// GetBody returns the raw response body bytes
+func (r SetOutageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SetOutageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SetOutageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SetOutageResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -1017,6 +1213,42 @@ func (c *ClientWithResponses) SetModeWithResponse(ctx context.Context, body SetM
 	return ParseSetModeResponse(rsp)
 }
 
+// SetOutageWithBodyWithResponse Start or end an outage (simulator only).
+//
+// While an outage is on, every submission fails with the outage's
+// fault, scripted or not, and leaves the references untouched (no
+// script step is used, nothing is accepted). Starting an outage zeroes
+// its call count, which GET /stats reports under outage.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /control/outage (the `SetOutage` operationId).
+func (c *ClientWithResponses) SetOutageWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SetOutageResponse, error) {
+	rsp, err := c.SetOutageWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetOutageResponse(rsp)
+}
+
+// SetOutageWithResponse Start or end an outage (simulator only).
+//
+// While an outage is on, every submission fails with the outage's
+// fault, scripted or not, and leaves the references untouched (no
+// script step is used, nothing is accepted). Starting an outage zeroes
+// its call count, which GET /stats reports under outage.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /control/outage (the `SetOutage` operationId).
+func (c *ClientWithResponses) SetOutageWithResponse(ctx context.Context, body SetOutageJSONRequestBody, reqEditors ...RequestEditorFn) (*SetOutageResponse, error) {
+	rsp, err := c.SetOutage(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSetOutageResponse(rsp)
+}
+
 // ResetWithResponse Forget references, scripts and counts; restore the start mode (simulator only).
 //
 // Returns a wrapper object for the known response body format(s).
@@ -1155,6 +1387,35 @@ func ParseSetModeResponse(rsp *http.Response) (*SetModeResponse, error) {
 	return response, nil
 }
 
+// ParseSetOutageResponse parses an HTTP response from a SetOutageWithResponse call
+func ParseSetOutageResponse(rsp *http.Response) (*SetOutageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SetOutageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest ControlError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseResetResponse parses an HTTP response from a ResetWithResponse call
 func ParseResetResponse(rsp *http.Response) (*ResetResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -1257,6 +1518,9 @@ type ServerInterface interface {
 	// SetMode Set how unscripted submissions are answered (simulator only).
 	// (POST /control/mode)
 	SetMode(w http.ResponseWriter, r *http.Request)
+	// SetOutage Start or end an outage (simulator only).
+	// (POST /control/outage)
+	SetOutage(w http.ResponseWriter, r *http.Request)
 	// Reset Forget references, scripts and counts; restore the start mode (simulator only).
 	// (POST /control/reset)
 	Reset(w http.ResponseWriter, r *http.Request)
@@ -1285,6 +1549,20 @@ func (siw *ServerInterfaceWrapper) SetMode(w http.ResponseWriter, r *http.Reques
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.SetMode(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// SetOutage operation middleware
+func (siw *ServerInterfaceWrapper) SetOutage(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.SetOutage(w, r)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -1505,6 +1783,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/stats", wrapper.GetStats)
 	m.HandleFunc(http.MethodPut+" "+options.BaseURL+"/control/script/{reference}", wrapper.PutScript)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/control/mode", wrapper.SetMode)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/control/outage", wrapper.SetOutage)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/control/reset", wrapper.Reset)
 
 	return m

@@ -31,7 +31,7 @@ func (s *Service) SubmitIntents(ctx context.Context, items []ports.SubmitIntentP
 			Message: fmt.Sprintf("holds %d intents, the limit is %d", len(items), s.cfg.MaxBatch)}
 	}
 	out := make([]ports.SubmitIntentsItem, len(items))
-	subs := make([]submission, len(items))
+	subs := make([]prepared, len(items))
 	var (
 		toStore  []core.Intent
 		storeIdx []int
@@ -101,11 +101,11 @@ func (s *Service) SubmitIntents(ctx context.Context, items []ports.SubmitIntentP
 // the intent stored under its id (nil when there is none): the stored
 // intent when the submission repeats it, the conflict when it does not, and
 // the refusal when the id is free.
-func repeatOf(existing *core.Intent, sub submission) (ports.SubmitIntentResult, error) {
+func repeatOf(existing *core.Intent, sub prepared) (ports.SubmitIntentResult, error) {
 	if existing == nil {
 		return ports.SubmitIntentResult{}, sub.refusal
 	}
-	if err := core.CheckIdempotency(*existing, sub.target, sub.payload); err != nil {
+	if err := core.CheckIdempotency(*existing, sub.submission); err != nil {
 		return ports.SubmitIntentResult{}, err
 	}
 	return ports.SubmitIntentResult{Intent: *existing}, nil

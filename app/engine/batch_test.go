@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/submissionmanager/submission-manager/app/engine"
 	"github.com/submissionmanager/submission-manager/core"
@@ -52,6 +53,11 @@ func newBatchService(t *testing.T, maxBatch int) (*engine.Service, *batchCountin
 		t.Fatal(err)
 	}
 	return svc, store, n
+}
+
+func withNotBefore(p ports.SubmitIntentParams, t time.Time) ports.SubmitIntentParams {
+	p.NotBefore = t
+	return p
 }
 
 func item(id, target, payload string) ports.SubmitIntentParams {
@@ -104,7 +110,12 @@ func TestSubmitIntentsJudgesLikeSingleSubmissions(t *testing.T) {
 		item("new-4", "", `{}`),
 		item("new-5", "push.batch", `not json`),
 		item("new-6", "push.batch", `[1,2]`),
-		item("new-2", "push.batch", `{}`), // the unknown-target item stored nothing
+		item("new-2", "push.batch", `{}`),                                                     // the unknown-target item stored nothing
+		withNotBefore(item("new-1", "sms.realtime", `{"to":"+2"}`), t0.Add(time.Hour)),        // conflict on notBefore
+		withNotBefore(item("new-7", "sms.realtime", `{}`), t0.Add(1000*24*time.Hour)),         // too far ahead
+		withNotBefore(item("new-7", "sms.realtime", `{}`), t0.Add(time.Hour)),                 // the refused one stored nothing
+		withNotBefore(item("new-7", "sms.realtime", `{}`), t0.Add(time.Hour+time.Nanosecond)), // same microsecond: a repeat
+		item("new-8", "sms.realtime", `{"a":1,"a":2}`),                                        // duplicate member names
 	}
 	one, _, _ := newBatchService(t, 0)
 	many, store, n := newBatchService(t, 0)
@@ -133,7 +144,7 @@ func TestSubmitIntentsJudgesLikeSingleSubmissions(t *testing.T) {
 	if store.batches != 1 || store.creates != creates {
 		t.Errorf("the batch made %d batch writes and %d single writes, want 1 and 0", store.batches, store.creates-creates)
 	}
-	if want := []string{"new-1", "new-6", "new-2"}; !reflect.DeepEqual(n.ids, want) {
+	if want := []string{"new-1", "new-6", "new-2", "new-7"}; !reflect.DeepEqual(n.ids, want) {
 		t.Errorf("the engine was told about %v, want %v (each created intent once, in order)", n.ids, want)
 	}
 }

@@ -57,7 +57,9 @@ type Config struct {
 	// Retry proposes the delay before the next attempt; nil means
 	// core.FixedDelay(core.DefaultRetryDelay).
 	Retry core.RetryPolicy
-	// MaxInFlight bounds concurrent attempts (gateway calls).
+	// MaxInFlight bounds concurrent gateway calls: an attempt holds a slot
+	// from its reservation until the gateway answered, and records its
+	// result outside it (at most as many again are recording).
 	MaxInFlight int
 	// RefreshInterval is how often the leader reads intents changed by
 	// other instances.
@@ -88,6 +90,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Metrics receives attempt events; nil means none.
 	Metrics ports.Metrics
+	// Protection is the gateway protection: retry policies, breakers and
+	// limits (protection.go). The zero value protects nothing.
+	Protection Protection
 }
 
 // Engine executes attempts while this instance leads. Create it once per
@@ -103,6 +108,8 @@ type Engine struct {
 	leading atomic.Bool
 	// notify carries locally created intents to the scheduler goroutine.
 	notify chan core.Intent
+	// gates is the current (or last) term's gateway protection.
+	gates atomic.Pointer[gates]
 }
 
 // New validates cfg and applies the defaults.
@@ -125,6 +132,9 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.MaxInFlight < 0 || cfg.RefreshInterval < 0 || cfg.RefreshLookback < 0 || cfg.RefreshPageSize < 0 ||
 		cfg.RebuildPageSize < 0 || cfg.FinishTimeout < 0 || cfg.DrainTimeout < 0 {
 		errs = append(errs, errors.New("engine: Config sizes and durations must not be negative"))
+	}
+	if err := cfg.Protection.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("engine: Config.Protection: %w", err))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err

@@ -416,6 +416,8 @@ type recordingMetrics struct {
 	lateness  []time.Duration
 	inFlight  []int
 	fenced    int
+	// protection records the gateway protection's events (protect_test.go).
+	protection []string
 	// changed is closed and replaced on every event, for await.
 	changed chan struct{}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
@@ -31,6 +32,9 @@ type ServiceConfig struct {
 	MaxPayloadBytes int
 	// Notifier is the local engine; nil when this process never executes.
 	Notifier Notifier
+	// MaxNotBefore caps how far ahead a submission may schedule its first
+	// attempt; 0 means core.DefaultMaxNotBefore.
+	MaxNotBefore time.Duration
 	// MaxBatch caps the intents of one batch submission; 0 means
 	// DefaultMaxBatch.
 	MaxBatch int
@@ -58,6 +62,9 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	if cfg.MaxPayloadBytes < 0 {
 		errs = append(errs, errors.New("engine: ServiceConfig.MaxPayloadBytes must not be negative"))
 	}
+	if cfg.MaxNotBefore < 0 {
+		errs = append(errs, errors.New("engine: ServiceConfig.MaxNotBefore must not be negative"))
+	}
 	if cfg.MaxBatch < 0 {
 		errs = append(errs, errors.New("engine: ServiceConfig.MaxBatch must not be negative"))
 	}
@@ -65,23 +72,24 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 		return nil, err
 	}
 	cfg.MaxPayloadBytes = cmp.Or(cfg.MaxPayloadBytes, core.DefaultMaxPayloadBytes)
+	cfg.MaxNotBefore = cmp.Or(cfg.MaxNotBefore, core.DefaultMaxNotBefore)
 	cfg.MaxBatch = cmp.Or(cfg.MaxBatch, DefaultMaxBatch)
 	cfg.Metrics = cmp.Or[ports.Metrics](cfg.Metrics, ports.NopMetrics{})
 	return &Service{cfg: cfg}, nil
 }
 
 // SubmitIntent validates the submission, snapshots its target's contract and
-// stores the intent with its first attempt due at once. A repeat of an
-// existing intent (same target, same compacted payload) returns it with
-// Created=false and starts nothing; any other reuse of the intentId is a
-// *core.IdempotencyConflictError.
+// stores the intent with its first attempt due at once (or at notBefore). A
+// repeat of an existing intent (same target, same payload in canonical form,
+// same notBefore) returns it with Created=false and starts nothing; any other
+// reuse of the intentId is a *core.IdempotencyConflictError.
 func (s *Service) SubmitIntent(ctx context.Context, p ports.SubmitIntentParams) (ports.SubmitIntentResult, error) {
 	sub, err := s.prepare(p)
 	if err != nil {
 		return ports.SubmitIntentResult{}, err
 	}
 	if sub.refusal != nil {
-		return s.repeatOr(ctx, p.IntentID, p.SubmissionTarget, sub.payload, sub.refusal)
+		return s.repeatOr(ctx, p.IntentID, sub.submission, sub.refusal)
 	}
 	created, err := s.cfg.Store.CreateIntent(ctx, sub.intent)
 	if err != nil {
@@ -90,32 +98,48 @@ func (s *Service) SubmitIntent(ctx context.Context, p ports.SubmitIntentParams) 
 	return s.judge(sub, created)
 }
 
-// submission is a submission checked as far as it can be without the store.
-type submission struct {
+// prepared is a submission checked as far as it can be without the store.
+type prepared struct {
 	// intent is what to store, when refusal is nil.
-	intent  core.Intent
-	target  string
-	payload []byte
+	intent     core.Intent
+	submission core.Submission
 	// refusal is set when the current configuration refuses the submission
-	// (unknown target, payload over the limit); it still answers a repeat
-	// of an intent stored before the change (see repeatOr).
+	// (notBefore too far ahead, payload over the limit, unknown target); it
+	// still answers a repeat of an intent stored before (see repeatOr).
 	refusal error
 }
 
 // prepare validates a submission, compacts its payload and snapshots its
 // target's contract. Its error is a refusal no stored intent can change.
-func (s *Service) prepare(p ports.SubmitIntentParams) (submission, error) {
+func (s *Service) prepare(p ports.SubmitIntentParams) (prepared, error) {
 	if err := core.ValidateIntentID(p.IntentID); err != nil {
-		return submission{}, err
+		return prepared{}, err
 	}
 	if p.SubmissionTarget == "" {
-		return submission{}, &core.FieldError{Field: "submissionTarget", Message: "is required"}
+		return prepared{}, &core.FieldError{Field: "submissionTarget", Message: "is required"}
 	}
 	payload, err := core.CompactPayload(p.Payload)
 	if err != nil {
-		return submission{}, err
+		return prepared{}, err
 	}
-	sub := submission{target: p.SubmissionTarget, payload: payload}
+	// A payload that repeats a member name has no single meaning to compare
+	// or forward. (The canonical form itself is computed only when a repeat
+	// is judged, from the stored bytes.)
+	if err := core.CheckMemberNames(payload); err != nil {
+		return prepared{}, err
+	}
+	// Every store keeps times to the microsecond; notBefore is kept at that
+	// precision so that a repeat compares equal to what was stored.
+	notBefore := p.NotBefore.Truncate(time.Microsecond).UTC()
+	if p.NotBefore.IsZero() {
+		notBefore = time.Time{}
+	}
+	sub := prepared{submission: core.Submission{SubmissionTarget: p.SubmissionTarget, Payload: payload, NotBefore: notBefore}}
+	now := s.cfg.Clock.Now()
+	if err := core.CheckNotBefore(notBefore, now, s.cfg.MaxNotBefore); err != nil {
+		sub.refusal = err
+		return sub, nil
+	}
 	if len(payload) > s.cfg.MaxPayloadBytes {
 		sub.refusal = fmt.Errorf("%w: %d bytes compacted, the limit is %d",
 			core.ErrPayloadTooLarge, len(payload), s.cfg.MaxPayloadBytes)
@@ -126,14 +150,14 @@ func (s *Service) prepare(p ports.SubmitIntentParams) (submission, error) {
 		sub.refusal = fmt.Errorf("%w: %q", core.ErrUnknownTarget, p.SubmissionTarget)
 		return sub, nil
 	}
-	sub.intent = core.NewIntent(p.IntentID, contract, payload, s.cfg.Clock.Now())
+	sub.intent = core.NewIntent(p.IntentID, contract, payload, now).WithNotBefore(notBefore)
 	return sub, nil
 }
 
 // judge answers a prepared submission from what the store did with it: the
 // one place a repeat is judged, since the store only reports what it holds.
 // A created intent is counted and handed to the local engine.
-func (s *Service) judge(sub submission, created ports.CreateIntentResult) (ports.SubmitIntentResult, error) {
+func (s *Service) judge(sub prepared, created ports.CreateIntentResult) (ports.SubmitIntentResult, error) {
 	if created.Refused != nil {
 		return ports.SubmitIntentResult{}, created.Refused
 	}
@@ -144,7 +168,7 @@ func (s *Service) judge(sub submission, created ports.CreateIntentResult) (ports
 			return ports.SubmitIntentResult{}, &core.FieldError{Field: "intentId",
 				Message: fmt.Sprintf("collides with the existing intentId %q: the store compares identifiers ignoring trailing spaces", created.Intent.IntentID)}
 		}
-		if err := core.CheckIdempotency(created.Intent, sub.target, sub.payload); err != nil {
+		if err := core.CheckIdempotency(created.Intent, sub.submission); err != nil {
 			return ports.SubmitIntentResult{}, err
 		}
 		return ports.SubmitIntentResult{Intent: created.Intent}, nil
@@ -161,7 +185,7 @@ func (s *Service) judge(sub submission, created ports.CreateIntentResult) (ports
 // repeats an intent stored before the change: a client retrying a request
 // that was accepted must get the existing intent, not an error. Anything
 // else gets refusal, or the idempotency conflict if the id is taken.
-func (s *Service) repeatOr(ctx context.Context, intentID, target string, payload []byte, refusal error) (ports.SubmitIntentResult, error) {
+func (s *Service) repeatOr(ctx context.Context, intentID string, sub core.Submission, refusal error) (ports.SubmitIntentResult, error) {
 	existing, err := s.cfg.Store.GetIntent(ctx, intentID)
 	switch {
 	case errors.Is(err, core.ErrIntentNotFound):
@@ -169,7 +193,7 @@ func (s *Service) repeatOr(ctx context.Context, intentID, target string, payload
 	case err != nil:
 		return ports.SubmitIntentResult{}, err
 	}
-	if err := core.CheckIdempotency(existing, target, payload); err != nil {
+	if err := core.CheckIdempotency(existing, sub); err != nil {
 		return ports.SubmitIntentResult{}, err
 	}
 	return ports.SubmitIntentResult{Intent: existing}, nil
@@ -177,7 +201,15 @@ func (s *Service) repeatOr(ctx context.Context, intentID, target string, payload
 
 // GetIntent returns one intent with its attempts, or core.ErrIntentNotFound.
 func (s *Service) GetIntent(ctx context.Context, intentID string) (core.Intent, error) {
-	return s.cfg.Store.GetIntent(ctx, intentID)
+	in, err := s.cfg.Store.GetIntent(ctx, intentID)
+	if err != nil {
+		return core.Intent{}, err
+	}
+	linked, err := s.withLinks(ctx, []core.Intent{in})
+	if err != nil {
+		return core.Intent{}, err
+	}
+	return linked[0], nil
 }
 
 // ListIntents returns a page of intents, newest first, after checking the
@@ -202,6 +234,9 @@ func (s *Service) ListIntents(ctx context.Context, p ports.ListIntentsParams) (p
 		page.Intents = intents[:pageSize]
 		last := page.Intents[pageSize-1]
 		page.Next = &ports.IntentPosition{CreatedAt: last.CreatedAt, IntentID: last.IntentID}
+	}
+	if page.Intents, err = s.withLinks(ctx, page.Intents); err != nil {
+		return ports.IntentPage{}, err
 	}
 	return page, nil
 }

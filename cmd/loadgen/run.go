@@ -167,7 +167,7 @@ func submitAll(ctx context.Context, c *client.ClientWithResponses, cfg config, i
 // (so the connection is reused) but decoded only by the caller of an error:
 // the generator must not spend on JSON the CPU the service under test needs.
 func submit(ctx context.Context, c *client.ClientWithResponses, body []byte) (int, []byte, error) {
-	resp, err := c.SubmitIntentWithBody(ctx, "application/json", bytes.NewReader(body))
+	resp, err := c.SubmitIntentWithBody(ctx, nil, "application/json", bytes.NewReader(body))
 	if err != nil {
 		return 0, nil, err
 	}

@@ -71,7 +71,7 @@ func fetchAll(ctx context.Context, c *client.ClientWithResponses, n int, ids []s
 		go func() {
 			defer wg.Done()
 			for id := range work {
-				resp, err := c.GetIntentWithResponse(ctx, id)
+				resp, err := c.GetIntentWithResponse(ctx, id, nil)
 				mu.Lock()
 				switch {
 				case err != nil:

@@ -37,7 +37,10 @@ func (s *Store) StartAttempt(ctx context.Context, p ports.StartAttemptParams) er
 		return fmt.Errorf("%w: intent %q is %s with %d attempts, attempt %d asked",
 			core.ErrIntentNotRunnable, p.IntentID, in.Status, in.AttemptCount, p.Number)
 	}
-	in.Attempts = append(in.Attempts, core.Attempt{Number: p.Number, StartedAt: p.StartedAt})
+	// An open attempt counts as sent, as in the SQL stores: the reservation
+	// precedes the gateway call, which may have been made before a crash.
+	in.Attempts = append(in.Attempts, core.Attempt{Number: p.Number, StartedAt: p.StartedAt, Sent: true,
+		HolderID: p.Fence.HolderID, Epoch: p.Fence.Epoch})
 	in.AttemptCount = p.Number
 	in.LastModifiedAt = now
 	s.signal()

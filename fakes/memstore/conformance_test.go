@@ -55,6 +55,7 @@ func reopen(s *Store) *Store {
 		next.intents[id] = &c
 	}
 	next.leases = maps.Clone(s.leases)
+	next.pauses = maps.Clone(s.pauses)
 	return next
 }
 

@@ -35,6 +35,10 @@ type Store struct {
 	mu      sync.Mutex
 	intents map[string]*core.Intent
 	leases  map[string]core.Lease
+	// links maps an intentId to its resubmission links (resubmit.go).
+	links map[string]ports.ResubmissionLinks
+	// pauses are the operator's gateway pauses (pause.go), by pauseKey.
+	pauses map[string]core.GatewayPause
 	// changed is closed and replaced on every write, so WaitIntent wakes
 	// without polling.
 	changed chan struct{}
@@ -68,6 +72,9 @@ func (s *Store) CreateIntent(ctx context.Context, intent core.Intent) (ports.Cre
 	}
 	if intent.IntentID == "" || intent.Status != core.StatusPending || len(intent.Attempts) != 0 {
 		return ports.CreateIntentResult{}, fmt.Errorf("memstore: create intent %q: a new intent is pending with no attempts", intent.IntentID)
+	}
+	if intent.NextDueAt.IsZero() {
+		return ports.CreateIntentResult{}, fmt.Errorf("memstore: create intent %q: a pending intent needs NextDueAt", intent.IntentID)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

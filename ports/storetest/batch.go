@@ -19,7 +19,7 @@ func testCreateIntentsMixed(t *testing.T, h Harness) {
 	batch := []core.Intent{
 		newIntent("new-a", smsContract("alerts"), `{"to":"+1"}`, at(20)),
 		newIntent("taken", smsContract("other"), `{"to":"+200"}`, at(20)),
-		newIntent("new-b", pushContract("news"), `[1,2,3]`, at(20)),
+		newIntent("new-b", pushContract("news"), `[1,2,3]`, at(20)).WithNotBefore(at(900)),
 		newIntent("new-a", smsContract("alerts"), `{"to":"+2"}`, at(20)),
 		newIntent("done", smsContract("alerts"), `{"a":2}`, at(20)),
 	}

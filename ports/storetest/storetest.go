@@ -26,8 +26,16 @@
 //     attempt number, attempt already closed) with core.ErrIntentNotRunnable.
 //   - CreateIntent under a taken intentId returns the stored intent,
 //     unjudged: the service decides whether it is a repeat.
+//   - An intent's NotBefore (zero when none) round-trips like every time,
+//     through every read and a restart; the store keeps no schedule of its
+//     own: the first attempt's due time is NextDueAt.
 //   - ListIntents answers one query shape (at most Limit intents strictly
 //     after Before, newest first); the service cuts the pages.
+//   - CreateResubmission writes the new intent and its link together or not
+//     at all, and is idempotent per original, also under concurrent calls
+//     naming different new intentIds; GetIntent does not fill the links
+//     (ResubmissionLinks does, for the service).
+//   - Attempts report the holder and epoch of the fence that started them.
 //
 // Lease expiry is waited out on the database's clock, read through the lease
 // port (leasetest.WaitExpired), never with a fixed sleep.
@@ -74,6 +82,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"CreateIntentsMixed", testCreateIntentsMixed},
 		{"CreateIntentsRepeatWritesNothing", testCreateIntentsRepeatWritesNothing},
 		{"CreateIntentsLarge", testCreateIntentsLarge},
+		{"CreateNeedsNextDueAt", testCreateNeedsNextDue},
 		{"StartAttempt", testStartAttempt},
 		{"StartAttemptNotRunnable", testStartAttemptNotRunnable},
 		{"StartAttemptConcurrent", testStartAttemptConcurrent},
@@ -82,6 +91,8 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"FinishAttemptNotRunnable", testFinishNotRunnable},
 		{"TerminalIsAppendOnly", testTerminalAppendOnly},
 		{"AttemptsInOrder", testAttemptsInOrder},
+		{"AttemptSentIsData", testAttemptSent},
+		{"FinishAttemptNeedsOneResult", testFinishNeedsOneResult},
 		{"FencedNoLease", testFencedNoLease},
 		{"FencedOtherHolder", testFencedOtherHolder},
 		{"FencedStaleEpoch", testFencedStaleEpoch},
@@ -93,7 +104,11 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"ListIntentsNewestFirst", testListIntents},
 		{"ListIntentsFilters", testListIntentsFilters},
 		{"RestartKeepsEverything", testRestart},
+		{"NotBeforeStoredAndScheduled", testNotBefore},
+		{"Reschedule", testReschedule},
+		{"Pauses", testPauses},
 	}
+	cases = append(cases, operatorCases...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			c.fn(t, newHarness(t))

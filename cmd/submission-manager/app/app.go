@@ -25,6 +25,8 @@ commands:
   serve                        run the service (HTTP API and, while leader, the executor)
   migrate up|down|status       apply, roll back one, or list database migrations
   targets validate FILE        check a submission target registry, listing every problem
+  intents list|get|resubmit    read and resubmit intents over the HTTP API (key from SUBMISSION_API_KEY)
+  gateways list|pause|resume   show the gateways' protection state; pause or resume a gateway
 
 Run "submission-manager <command> -h" for a command's flags. Every flag can
 also be set by its environment variable, SUBMISSION_<FLAG_IN_UPPER_SNAKE>,
@@ -47,6 +49,10 @@ func Main(ctx context.Context, args []string, env LookupEnv, stdout, stderr io.W
 		err = runMigrate(ctx, rest, env, stdout, stderr)
 	case "targets":
 		err = runTargets(rest, stdout, stderr)
+	case "intents":
+		err = runIntents(ctx, rest, env, stdout, stderr)
+	case "gateways":
+		err = runGateways(ctx, rest, env, stdout, stderr)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
 		return ExitOK

@@ -43,12 +43,12 @@ func runMigrate(ctx context.Context, args []string, env LookupEnv, stdout, stder
 	}
 	defer store.Close()
 	if action == "status" {
-		states, err := store.migrationLines(ctx)
+		states, err := store.MigrationStatus(ctx)
 		if err != nil {
 			return err
 		}
 		for _, s := range states {
-			fmt.Fprintln(stdout, s)
+			fmt.Fprintln(stdout, migrationLine(s))
 		}
 		return nil
 	}

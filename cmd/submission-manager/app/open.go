@@ -5,7 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
+	"time"
+
+	"github.com/pressly/goose/v3"
 
 	"github.com/submissionmanager/submission-manager/adapters/sqlite"
 	"github.com/submissionmanager/submission-manager/adapters/sqlserver"
@@ -18,31 +22,24 @@ type database interface {
 	Store() ports.Store
 	Leases() ports.LeaseStore
 	Migrate(ctx context.Context, direction string) error
+	// MigrationStatus lists the embedded migrations and whether each is
+	// applied, for `migrate status`.
+	MigrationStatus(ctx context.Context) ([]*goose.MigrationStatus, error)
+	// OwnsSchema is the adapter's word on who migrates its schema: true
+	// when the database is this process's own (serve migrates it at every
+	// start), false when a deployment step does (serve --migrate).
+	OwnsSchema() bool
 	Close() error
-	// migrationLines renders `migrate status`, one migration a line.
-	migrationLines(ctx context.Context) ([]string, error)
 }
 
-type sqliteDB struct{ *sqlite.DB }
-
-func (d sqliteDB) migrationLines(ctx context.Context) ([]string, error) {
-	states, err := d.MigrationStatus(ctx)
-	return lines(states), err
-}
-
-type sqlserverDB struct{ *sqlserver.DB }
-
-func (d sqlserverDB) migrationLines(ctx context.Context) ([]string, error) {
-	states, err := d.MigrationStatus(ctx)
-	return lines(states), err
-}
-
-func lines[S fmt.Stringer](states []S) []string {
-	out := make([]string, len(states))
-	for i, s := range states {
-		out[i] = s.String()
+// migrationLine renders one migration's state for `migrate status`, the
+// same way for every dialect.
+func migrationLine(s *goose.MigrationStatus) string {
+	name := path.Base(s.Source.Path)
+	if s.State != goose.StateApplied {
+		return fmt.Sprintf("%05d  pending                        %s", s.Source.Version, name)
 	}
-	return out
+	return fmt.Sprintf("%05d  applied %s  %s", s.Source.Version, s.AppliedAt.UTC().Format(time.RFC3339), name)
 }
 
 // openDatabase opens the store a --database value names. A SQLite file's
@@ -60,13 +57,13 @@ func openDatabase(ctx context.Context, db Database, log *slog.Logger) (database,
 		if err != nil {
 			return nil, fmt.Errorf("--database %s: %w", db, err)
 		}
-		return sqliteDB{d}, nil
+		return d, nil
 	case DialectSQLServer:
 		d, err := sqlserver.Open(ctx, sqlserver.Config{DSN: db.DSN, Logger: log})
 		if err != nil {
 			return nil, fmt.Errorf("--database %s: %w", db, err)
 		}
-		return sqlserverDB{d}, nil
+		return d, nil
 	default:
 		return nil, fmt.Errorf("--database: unsupported dialect %q", db.Dialect)
 	}

@@ -14,12 +14,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/submissionmanager/submission-manager/adapters/console"
 	"github.com/submissionmanager/submission-manager/adapters/gateway"
 	"github.com/submissionmanager/submission-manager/adapters/httpapi"
 	"github.com/submissionmanager/submission-manager/adapters/prometheus"
 	"github.com/submissionmanager/submission-manager/adapters/sysclock"
 	"github.com/submissionmanager/submission-manager/app/engine"
 	"github.com/submissionmanager/submission-manager/app/leader"
+	"github.com/submissionmanager/submission-manager/app/watch"
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
 )
@@ -41,6 +43,11 @@ type Server struct {
 
 	stopLead context.CancelFunc
 	leadDone chan struct{}
+	// watcher wakes requests waiting for a final status; stopWatch and
+	// watchDone stop its goroutine.
+	watcher   *watch.Watcher
+	stopWatch context.CancelFunc
+	watchDone chan struct{}
 	// failed delivers an error when serving HTTP stops by itself.
 	failed chan error
 
@@ -68,15 +75,15 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{log: log, db: db, leadDone: make(chan struct{}), failed: make(chan error, 1)}
+	s := &Server{log: log, db: db, leadDone: make(chan struct{}), watchDone: make(chan struct{}), failed: make(chan error, 1)}
 	defer func() {
 		if err != nil {
 			s.closeResources()
 		}
 	}()
-	// The embedded file is this process's own; a shared SQL Server schema
-	// is migrated only when the operator asks.
-	if dbSpec.Dialect == DialectSQLite || cfg.Migrate {
+	// A database this process owns (the embedded file) is migrated at every
+	// start; a shared one only when the operator asks.
+	if db.OwnsSchema() || cfg.Migrate {
 		if err := db.Migrate(ctx, "up"); err != nil {
 			return nil, fmt.Errorf("--database %s: %w", dbSpec, err)
 		}
@@ -88,6 +95,8 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 
 	clock := sysclock.New()
 	metrics := prometheus.New()
+	// The console's rates are fed by the same events as Prometheus.
+	activity := console.NewActivity(metrics, clock)
 	// An API-only instance runs no executor: it has no gateway clients, no
 	// elector, and nothing to tell about the intents it creates.
 	var (
@@ -96,7 +105,7 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 		leadership ports.LeadershipReporter
 	)
 	if !cfg.APIOnly {
-		if exec, err = s.newExecution(cfg, clock, metrics, log); err != nil {
+		if exec, err = s.newExecution(cfg, clock, activity, log); err != nil {
 			return nil, err
 		}
 		notifier, leadership = exec.executor, exec.elector
@@ -105,29 +114,58 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 		Registry:        registry,
 		Store:           db.Store(),
 		Clock:           clock,
-		Metrics:         metrics,
+		Metrics:         activity,
 		MaxPayloadBytes: int(cfg.MaxPayloadBytes),
 		Notifier:        notifier,
+		MaxNotBefore:    cfg.MaxNotBefore,
 		MaxBatch:        cfg.MaxBatch,
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Every instance (leader, follower, API-only) watches the store for the
+	// requests that wait for a final status.
+	if s.watcher, err = watch.New(watch.Config{Store: db.Store(), Clock: clock, MaxWaiters: cfg.MaxWaiters, Logger: log}); err != nil {
+		return nil, err
+	}
+	var executor *engine.Engine
+	if exec != nil {
+		executor = exec.executor
+	}
+	gateways, err := engine.NewGatewayService(engine.GatewayServiceConfig{
+		Targets: service.Targets, Pauses: pauseStore(db.Store()), Executor: executor, Logger: log,
 	})
 	if err != nil {
 		return nil, err
 	}
 	api, err := httpapi.New(httpapi.Config{
 		Service:           service,
+		Gateways:          gateways,
 		Leadership:        leadership,
 		HolderID:          s.holderID,
 		APIOnly:           cfg.APIOnly,
 		APIKeys:           cfg.APIKeys,
+		OperatorKeys:      cfg.OperatorKeys,
 		MaxPayloadBytes:   cfg.MaxPayloadBytes,
 		MaxBodiesInFlight: cfg.MaxBodiesInFlight,
 		MaxBatch:          cfg.MaxBatch,
+		Waiter:            s.watcher,
+		MaxWait:           cfg.MaxWait,
 		Logger:            log,
 	})
 	if err != nil {
 		return nil, err
 	}
 	mountOperatorRoutes(api.Mux(), metrics)
+	ui, err := console.New(console.Config{
+		Service: service, Operator: service, Leadership: leadership, Activity: activity, Clock: clock,
+		HolderID: s.holderID, APIOnly: cfg.APIOnly, OperatorKeys: cfg.OperatorKeys, ClientKeys: cfg.APIKeys, Logger: log,
+		Gateways: consoleGateways{gateways}, GatewayControl: consoleGateways{gateways},
+	})
+	if err != nil {
+		return nil, err
+	}
+	api.Mux().Handle("/ui/", ui)
 
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -158,6 +196,13 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 	}
 	go s.serve(s.http, ln, s.url)
 
+	watchCtx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
+	s.stopWatch = stopWatch
+	go func() {
+		defer close(s.watchDone)
+		_ = s.watcher.Run(watchCtx) // it logs its own read failures
+	}()
+
 	leadCtx, stopLead := context.WithCancel(context.WithoutCancel(ctx))
 	s.stopLead = stopLead
 	if exec != nil {
@@ -172,7 +217,7 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 	}
 	log.Info("submission-manager serving", "url", s.url, "holder_id", s.holderID,
 		"database", dbSpec.String(), "registry", cfg.Registry, "targets", registry.Len(),
-		"api_only", cfg.APIOnly, "api_keys", len(cfg.APIKeys) > 0, "pprof", s.pprofURL)
+		"api_only", cfg.APIOnly, "api_keys", len(cfg.APIKeys) > 0, "operator_keys", len(cfg.OperatorKeys) > 0, "pprof", s.pprofURL)
 	return s, nil
 }
 
@@ -196,7 +241,7 @@ type execution struct {
 
 // newExecution builds the gateway clients (closed with the instance), the
 // executor and the elector.
-func (s *Server) newExecution(cfg ServeConfig, clock ports.Clock, metrics *prometheus.Metrics, log *slog.Logger) (*execution, error) {
+func (s *Server) newExecution(cfg ServeConfig, clock ports.Clock, metrics ports.Metrics, log *slog.Logger) (*execution, error) {
 	gateways := make(map[core.GatewayType]ports.Gateway)
 	for _, t := range core.GatewayTypes() {
 		c, err := gateway.New(t, gateway.Config{Timeout: cfg.GatewayTimeout})
@@ -219,6 +264,7 @@ func (s *Server) newExecution(cfg ServeConfig, clock ports.Clock, metrics *prome
 		DrainTimeout: min(cfg.GatewayTimeout, cfg.ShutdownTimeout/2),
 		Logger:       log,
 		Metrics:      metrics,
+		Protection:   cfg.Protection.engineProtection(cfg.RetryDelay, pauseStore(s.db.Store())),
 	})
 	if err != nil {
 		return nil, err
@@ -241,6 +287,10 @@ func (s *Server) newExecution(cfg ServeConfig, clock ports.Clock, metrics *prome
 
 // URL is the base URL the API answers on, e.g. "http://127.0.0.1:8000".
 func (s *Server) URL() string { return s.url }
+
+// Waiters returns how many requests wait for a final status on this
+// instance now.
+func (s *Server) Waiters() int { return s.watcher.Waiters() }
 
 // PprofURL is the base URL of the profiling listener, or "" without --pprof.
 func (s *Server) PprofURL() string { return s.pprofURL }
@@ -270,6 +320,11 @@ const abandonGrace = 5 * time.Second
 
 func (s *Server) shutdown(ctx context.Context) error {
 	s.log.Info("submission-manager shutting down", "holder_id", s.holderID)
+	// Waiting requests answer now, with their intents as they stand, so
+	// that they do not hold the HTTP drain; then the watcher stops.
+	s.watcher.Close()
+	s.stopWatch()
+	<-s.watchDone
 	httpDone := make(chan error, 1)
 	go func() { httpDone <- s.http.Shutdown(ctx) }()
 	if s.pprof != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/submissionmanager/submission-manager/adapters/httpapi"
 	"github.com/submissionmanager/submission-manager/app/engine"
 	"github.com/submissionmanager/submission-manager/app/leader"
+	"github.com/submissionmanager/submission-manager/app/watch"
 	"github.com/submissionmanager/submission-manager/core"
 )
 
@@ -67,8 +68,13 @@ type ServeConfig struct {
 	// HolderID names this instance in the lease; empty means
 	// hostname-pid-random.
 	HolderID string
-	// APIKeys, when not empty, are the bearer tokens /v1 requires.
+	// APIKeys, when not empty, are the bearer tokens clients use on /v1:
+	// they submit and read.
 	APIKeys []string
+	// OperatorKeys are the operators' bearer tokens: everything clients
+	// may do, plus resubmission, gateway controls and the console. With no
+	// key of either kind the API and the console are open.
+	OperatorKeys []string
 	// MaxPayloadBytes bounds a submission's compacted payload.
 	MaxPayloadBytes int64
 	// MaxBatch caps the intents of one batch submission (and so the batch
@@ -85,6 +91,13 @@ type ServeConfig struct {
 	// ShutdownTimeout bounds the drain after SIGTERM: in-flight requests and
 	// in-flight attempts still unfinished then are abandoned.
 	ShutdownTimeout time.Duration
+	// MaxNotBefore caps how far ahead a submission's notBefore may be.
+	MaxNotBefore time.Duration
+	// MaxWait caps the wait a client may ask for with Prefer: wait=N.
+	MaxWait time.Duration
+	// MaxWaiters bounds the requests waiting at once on this instance;
+	// over it a request answers at once.
+	MaxWaiters int
 	// Pprof serves net/http/pprof under /debug/pprof/ on PprofListen, a
 	// listener of its own: never on the API's, which clients reach.
 	Pprof bool
@@ -93,6 +106,8 @@ type ServeConfig struct {
 	// LogLevel and LogFormat ("text" or "json") shape the logs on stderr.
 	LogLevel  slog.Level
 	LogFormat string
+	// Protection is the gateway protection (protection_config.go).
+	Protection ProtectionConfig
 }
 
 // DefaultServeConfig returns the zero-configuration defaults.
@@ -114,8 +129,12 @@ func DefaultServeConfig() ServeConfig {
 		PprofListen:             DefaultPprofListen,
 		GatewayTimeout:          DefaultGatewayTimeout,
 		ShutdownTimeout:         DefaultShutdownTimeout,
+		MaxNotBefore:            core.DefaultMaxNotBefore,
+		MaxWait:                 httpapi.DefaultMaxWait,
+		MaxWaiters:              watch.DefaultMaxWaiters,
 		LogLevel:                slog.LevelInfo,
 		LogFormat:               "text",
+		Protection:              DefaultProtectionConfig(),
 	}
 }
 
@@ -136,18 +155,23 @@ func parseServeConfig(args []string, env LookupEnv, stderr io.Writer) (ServeConf
 	fs.DurationVar(&cfg.AcquireInterval, "acquire-interval", cfg.AcquireInterval, "how often a follower tries to take the lease")
 	fs.DurationVar(&cfg.ScheduleRefreshInterval, "schedule-refresh-interval", cfg.ScheduleRefreshInterval, "how often the leader reads intents changed by other instances")
 	fs.StringVar(&cfg.HolderID, "holder-id", cfg.HolderID, "this instance's name in the lease (default hostname-pid-random)")
-	fs.Var((*listFlag)(&cfg.APIKeys), "api-keys", "comma-separated API keys; when set, /v1 requires Authorization: Bearer <key> (a list with no key is refused)")
+	fs.Var((*listFlag)(&cfg.APIKeys), "api-keys", "comma-separated client keys (submit, read); when set, /v1 requires Authorization: Bearer <key> (a list with no key is refused)")
+	fs.Var((*listFlag)(&cfg.OperatorKeys), "operator-keys", "comma-separated operator keys: also the console, resubmission and gateway controls (a list with no key is refused)")
 	fs.Int64Var(&cfg.MaxPayloadBytes, "max-payload-bytes", cfg.MaxPayloadBytes, "largest accepted payload, in bytes of compacted JSON")
 	fs.IntVar(&cfg.MaxBatch, "max-batch", cfg.MaxBatch, "most intents in one POST /v1/intents/batch (the batch body limit scales with it)")
 	fs.IntVar(&cfg.MaxBodiesInFlight, "max-bodies-in-flight", cfg.MaxBodiesInFlight, "request bodies held in memory at once; beyond, 503 with Retry-After")
 	fs.DurationVar(&cfg.WriteTimeout, "write-timeout", cfg.WriteTimeout, "bound on one request from its headers to the end of its answer (keep above the long-poll cap)")
 	fs.DurationVar(&cfg.GatewayTimeout, "gateway-timeout", cfg.GatewayTimeout, "bound on one gateway call")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "drain time after SIGTERM before in-flight work is abandoned")
+	fs.DurationVar(&cfg.MaxNotBefore, "max-not-before", cfg.MaxNotBefore, "how far ahead a submission's notBefore may schedule its first attempt")
+	fs.DurationVar(&cfg.MaxWait, "max-wait", cfg.MaxWait, "longest wait a client may ask for with Prefer: wait=N")
+	fs.IntVar(&cfg.MaxWaiters, "max-waiters", cfg.MaxWaiters, "requests waiting at once with Prefer: wait on this instance; more answer at once")
 	fs.BoolVar(&cfg.Pprof, "pprof", cfg.Pprof, "serve net/http/pprof under /debug/pprof/ on --pprof-listen")
 	fs.StringVar(&cfg.PprofListen, "pprof-listen", cfg.PprofListen, "profiling listen address, apart from the API's (with --pprof)")
 	fs.TextVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info, warn or error")
 	format := &choiceFlag{value: cfg.LogFormat, choices: []string{"text", "json"}}
 	fs.Var(format, "log-format", "text or json")
+	addProtectionFlags(fs, &cfg.Protection)
 	if err := parseFlags(fs, args, env); err != nil {
 		return ServeConfig{}, err
 	}
@@ -159,6 +183,10 @@ func parseServeConfig(args []string, env LookupEnv, stderr io.Writer) (ServeConf
 		// serve /v1 to anyone while the operator believes it guarded.
 		return ServeConfig{}, &usageError{msg: fmt.Sprintf("--api-keys (%s) lists no key; give at least one, or leave it unset to serve /v1 without keys",
 			EnvName("api-keys"))}
+	}
+	if given(fs, "operator-keys") && len(cfg.OperatorKeys) == 0 {
+		return ServeConfig{}, &usageError{msg: fmt.Sprintf("--operator-keys (%s) lists no key; give at least one, or leave it unset to run without operator keys",
+			EnvName("operator-keys"))}
 	}
 	cfg.LogFormat = format.value
 	if err := cfg.Validate(); err != nil {
@@ -184,6 +212,16 @@ func (c ServeConfig) Validate() error {
 	positive("gateway-timeout", c.GatewayTimeout)
 	positive("shutdown-timeout", c.ShutdownTimeout)
 	positive("write-timeout", c.WriteTimeout)
+	positive("max-not-before", c.MaxNotBefore)
+	if c.MaxWait < time.Second {
+		errs = append(errs, fmt.Errorf("--max-wait must be at least 1s (waits are whole seconds), got %s", c.MaxWait))
+	}
+	if c.MaxWaiters < 1 {
+		errs = append(errs, fmt.Errorf("--max-waiters must be at least 1, got %d", c.MaxWaiters))
+	}
+	if c.MaxWait >= c.WriteTimeout && c.WriteTimeout > 0 {
+		errs = append(errs, fmt.Errorf("--max-wait (%s) must be shorter than --write-timeout (%s), which bounds every answer", c.MaxWait, c.WriteTimeout))
+	}
 	if c.RenewInterval > 0 && c.LeaseDuration > 0 && c.RenewInterval >= c.LeaseDuration {
 		errs = append(errs, fmt.Errorf("--renew-interval (%s) must be shorter than --lease-duration (%s)", c.RenewInterval, c.LeaseDuration))
 	}
@@ -216,6 +254,9 @@ func (c ServeConfig) Validate() error {
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("--log-format must be text or json, got %q", c.LogFormat))
+	}
+	if err := c.Protection.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

@@ -117,6 +117,10 @@ func TestBadValuesNameTheFlag(t *testing.T) {
 		{"no body slots", []string{"--max-bodies-in-flight", "0"}, nil, []string{"--max-bodies-in-flight"}},
 		{"zero write timeout", []string{"--write-timeout", "0s"}, nil, []string{"--write-timeout"}},
 		{"pprof without address", []string{"--pprof", "--pprof-listen", ""}, nil, []string{"--pprof-listen"}},
+		{"wait under a second", []string{"--max-wait", "500ms"}, nil, []string{"--max-wait"}},
+		{"wait not below write timeout", []string{"--max-wait", "60s", "--write-timeout", "60s"}, nil, []string{"--max-wait", "--write-timeout"}},
+		{"no waiters", []string{"--max-waiters", "0"}, nil, []string{"--max-waiters"}},
+		{"zero not-before cap", []string{"--max-not-before", "0s"}, nil, []string{"--max-not-before"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -101,8 +101,9 @@ CREATE TABLE submission_attempts (
     message_id     nvarchar(max) NULL,
     error          nvarchar(max) NULL,
     CONSTRAINT pk_submission_attempts PRIMARY KEY (intent_id, attempt_number),
-    CONSTRAINT fk_submission_attempts_intent FOREIGN KEY (intent_id)
-        REFERENCES submission_intents (intent_id),
+    -- The foreign key to submission_intents is 00002_attempts_intent_fk.sql's:
+    -- SQL Server gets it, Babelfish cannot use it (databases migrated before
+    -- that file got it here).
     CONSTRAINT ck_submission_attempts_number CHECK (attempt_number >= 1),
     CONSTRAINT ck_submission_attempts_outcome_status CHECK (outcome_status IN ('accepted', 'rejected'))
 );

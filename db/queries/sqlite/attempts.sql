@@ -6,7 +6,7 @@
 -- Unix nanoseconds; see intents.sql for the strictly increasing
 -- last_modified_at.
 
--- name: ReserveAttempt :execrows
+-- name: StartAttempt :execrows
 -- Counts the attempt on its intent; zero rows means fenced or not runnable.
 -- It decides for StartAttempt as a whole (the store's writes refuse before
 -- their first change): once it counted the attempt, InsertAttempt must
@@ -27,20 +27,24 @@ WHERE submission_intents.intent_id = sqlc.arg(intent_id)
       AND l.expires_at > CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000000);
 
 -- name: InsertAttempt :exec
--- Runs in the transaction of a successful ReserveAttempt, which fenced it.
-INSERT INTO submission_attempts (intent_id, attempt_number, holder_id, lease_epoch, started_at)
-VALUES (sqlc.arg(intent_id), sqlc.arg(attempt_number), sqlc.arg(holder_id), sqlc.arg(lease_epoch), sqlc.arg(started_at));
+-- Runs in the transaction of a successful StartAttempt, which fenced it. An
+-- open attempt counts as sent: the reservation precedes the gateway call,
+-- and after a crash nobody knows whether the call was made. FinishAttempt
+-- writes what the executor knows.
+INSERT INTO submission_attempts (intent_id, attempt_number, holder_id, lease_epoch, started_at, sent)
+VALUES (sqlc.arg(intent_id), sqlc.arg(attempt_number), sqlc.arg(holder_id), sqlc.arg(lease_epoch), sqlc.arg(started_at), 1);
 
--- name: CloseAttempt :execrows
+-- name: FinishAttempt :execrows
 -- Closes an unfinished attempt; zero rows means fenced, already closed, or
 -- not the latest attempt of a pending intent. It decides for FinishAttempt
--- as a whole: once it closed the attempt, ApplyDecision's conditions hold.
+-- as a whole: once it finished the attempt, ApplyDecision's conditions hold.
 UPDATE submission_attempts
 SET finished_at = sqlc.arg(finished_at),
     outcome_status = sqlc.arg(outcome_status),
     outcome_reason = sqlc.arg(outcome_reason),
     message_id = sqlc.arg(message_id),
-    error = sqlc.arg(error)
+    error = sqlc.arg(error),
+    sent = sqlc.arg(sent)
 WHERE submission_attempts.intent_id = sqlc.arg(intent_id)
   AND submission_attempts.attempt_number = sqlc.arg(attempt_number)
   AND submission_attempts.finished_at IS NULL
@@ -55,7 +59,7 @@ WHERE submission_attempts.intent_id = sqlc.arg(intent_id)
       AND l.expires_at > CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000000);
 
 -- name: ApplyDecision :execrows
--- Runs in the transaction of a successful CloseAttempt, which fenced it and
+-- Runs in the transaction of a successful FinishAttempt, which fenced it and
 -- checked what its WHERE repeats: the intent is pending and this is its
 -- latest attempt.
 UPDATE submission_intents

@@ -6,7 +6,7 @@
 -- since sqlc cannot parse OPENJSON's WITH clause.
 SELECT intent_id, submission_target, payload, contract, status, created_at,
        next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
-       final_message_id, exhausted_reason, last_modified_at
+       final_message_id, exhausted_reason, last_modified_at, not_before
 FROM submission_intents
 WHERE intent_id IN (
     SELECT CAST(value AS nvarchar(255)) COLLATE Latin1_General_100_BIN2

@@ -6,7 +6,7 @@
 -- precedence would convert the column (a scan) instead of the parameter.
 INSERT INTO submission_intents (
     intent_id, submission_target, payload, contract, gateway_type, mode,
-    status, created_at, next_due_at, attempt_count, last_modified_at
+    status, created_at, next_due_at, attempt_count, last_modified_at, not_before
 ) VALUES (
     sqlc.arg(intent_id),
     sqlc.arg(submission_target),
@@ -18,13 +18,14 @@ INSERT INTO submission_intents (
     CAST(sqlc.arg(created_at) AS datetime2(7)),
     CAST(sqlc.arg(next_due_at) AS datetime2(7)),
     0,
-    SYSUTCDATETIME()
+    SYSUTCDATETIME(),
+    CAST(sqlc.narg(not_before) AS datetime2(7))
 );
 
 -- name: GetIntent :one
 SELECT intent_id, submission_target, payload, contract, status, created_at,
        next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
-       final_message_id, exhausted_reason, last_modified_at
+       final_message_id, exhausted_reason, last_modified_at, not_before
 FROM submission_intents
 WHERE intent_id = sqlc.arg(intent_id);
 
@@ -36,7 +37,7 @@ WHERE intent_id = sqlc.arg(intent_id);
 -- as before_created_at.
 SELECT intent_id, submission_target, payload, contract, status, created_at,
        next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
-       final_message_id, exhausted_reason, last_modified_at
+       final_message_id, exhausted_reason, last_modified_at, not_before
 FROM submission_intents
 WHERE created_at <= CAST(sqlc.arg(before_created_at) AS datetime2(7))
   AND (created_at < CAST(sqlc.arg(before_created_at) AS datetime2(7))
@@ -47,7 +48,7 @@ OFFSET 0 ROWS FETCH NEXT sqlc.arg(row_limit) ROWS ONLY;
 -- name: ListIntentsByStatus :many
 SELECT intent_id, submission_target, payload, contract, status, created_at,
        next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
-       final_message_id, exhausted_reason, last_modified_at
+       final_message_id, exhausted_reason, last_modified_at, not_before
 FROM submission_intents
 WHERE status = CAST(sqlc.arg(status) AS varchar(16))
   AND created_at <= CAST(sqlc.arg(before_created_at) AS datetime2(7))
@@ -59,7 +60,7 @@ OFFSET 0 ROWS FETCH NEXT sqlc.arg(row_limit) ROWS ONLY;
 -- name: ListIntentsByTarget :many
 SELECT intent_id, submission_target, payload, contract, status, created_at,
        next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
-       final_message_id, exhausted_reason, last_modified_at
+       final_message_id, exhausted_reason, last_modified_at, not_before
 FROM submission_intents
 WHERE submission_target = sqlc.arg(submission_target)
   AND created_at <= CAST(sqlc.arg(before_created_at) AS datetime2(7))
@@ -68,10 +69,10 @@ WHERE submission_target = sqlc.arg(submission_target)
 ORDER BY created_at DESC, intent_id DESC
 OFFSET 0 ROWS FETCH NEXT sqlc.arg(row_limit) ROWS ONLY;
 
--- name: ListIntentsByTargetAndStatus :many
+-- name: ListIntentsByStatusAndTarget :many
 SELECT intent_id, submission_target, payload, contract, status, created_at,
        next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
-       final_message_id, exhausted_reason, last_modified_at
+       final_message_id, exhausted_reason, last_modified_at, not_before
 FROM submission_intents
 WHERE submission_target = sqlc.arg(submission_target)
   AND status = CAST(sqlc.arg(status) AS varchar(16))
@@ -81,7 +82,7 @@ WHERE submission_target = sqlc.arg(submission_target)
 ORDER BY created_at DESC, intent_id DESC
 OFFSET 0 ROWS FETCH NEXT sqlc.arg(row_limit) ROWS ONLY;
 
--- name: ListPendingIntents :many
+-- name: ListPending :many
 -- The literal 'pending' (not a parameter) lets the optimizer match the
 -- filtered index ix_submission_intents_pending.
 SELECT intent_id, status, mode, next_due_at, last_modified_at
@@ -91,7 +92,7 @@ WHERE status = 'pending'
 ORDER BY intent_id
 OFFSET 0 ROWS FETCH NEXT sqlc.arg(row_limit) ROWS ONLY;
 
--- name: ListChangedIntents :many
+-- name: ListChanged :many
 -- (last_modified_at, intent_id) > cursor, written with a seekable first
 -- conjunct, so rows sharing a timestamp are never skipped.
 SELECT intent_id, status, mode, next_due_at, last_modified_at
@@ -108,7 +109,7 @@ FROM submission_intents
 ORDER BY last_modified_at DESC, intent_id DESC
 OFFSET 0 ROWS FETCH NEXT 1 ROWS ONLY;
 
--- name: StartIntentAttempt :execrows
+-- name: StartAttempt :execrows
 -- Counts the attempt that is about to start; it applies only while the
 -- intent is pending and nobody else counted attempt number N yet.
 -- last_modified_at moves strictly forward on every update, even within one
@@ -127,7 +128,7 @@ WHERE intent_id = sqlc.arg(intent_id)
 -- name: ApplyDecision :execrows
 -- Moves the intent to the policy's decision after attempt N finished; it
 -- applies only while the intent is pending at attempt count N.
--- last_modified_at moves strictly forward, as in StartIntentAttempt.
+-- last_modified_at moves strictly forward, as in StartAttempt.
 UPDATE submission_intents
 SET status = CAST(sqlc.arg(status) AS varchar(16)),
     next_due_at = sqlc.narg(next_due_at),
@@ -142,9 +143,9 @@ WHERE intent_id = sqlc.arg(intent_id)
   AND status = 'pending'
   AND attempt_count = CAST(sqlc.arg(attempt_number) AS int);
 
--- name: CountIntents :one
+-- name: IntentExists :one
 -- Tells a missing intent from one that moved on, after a conditional
 -- update matched no row.
-SELECT COUNT(*) AS intents
+SELECT COUNT(*) AS found
 FROM submission_intents
 WHERE intent_id = sqlc.arg(intent_id);

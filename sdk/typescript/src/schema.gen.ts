@@ -22,11 +22,13 @@ export interface paths {
         /**
          * Submit an intent (idempotent by intentId).
          * @description Stores the intent with a snapshot of its target's contract and runs
-         *     the first attempt at once. Repeating the same intentId with the same
-         *     submissionTarget and payload returns the existing intent with 200;
-         *     repeating it with a different submissionTarget or payload is a 409
-         *     idempotency conflict. Payloads are compared after removing
-         *     insignificant white space, so formatting alone never conflicts. A
+         *     the first attempt at once (or at notBefore). Repeating the same
+         *     intentId with the same submissionTarget, payload and notBefore
+         *     returns the existing intent with 200; repeating it with a different
+         *     one is a 409 idempotency conflict. Payloads are compared in a
+         *     canonical form (members sorted, one string escaping, no white space;
+         *     numbers as written), so key order and escaping never conflict; a
+         *     payload that repeats a member name in one object is a 422. A
          *     repeat gets 200 even if its submissionTarget has since left the
          *     registry or its payload exceeds a since-lowered size limit; only an
          *     intentId that is not stored gets the 422 or 413 for those.
@@ -49,6 +51,33 @@ export interface paths {
         get: operations["getIntent"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/intents/{intentId}/resubmissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resubmit an ended intent as a new intent (operator keys only).
+         * @description Terminal intents are append-only, so a resubmission creates a new
+         *     intent with the same submissionTarget and payload under the
+         *     registry's current contract (not the original's snapshot), linked
+         *     both ways (resubmittedFrom / resubmittedAs). Its intentId is the
+         *     one given, or derived: `{intentId}~r1`, and `~r2` for a
+         *     resubmission of `~r1`. Idempotent per original: once an intent has
+         *     a resubmission, repeating the call returns that intent with 200.
+         *     Only ended (accepted, rejected, exhausted) intents can be resubmitted.
+         */
+        post: operations["resubmitIntent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -113,6 +142,79 @@ export interface paths {
         get: operations["getTarget"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/gateways": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the gateways and their protection state (operator).
+         * @description Every gateway URL of the registry (and any other URL the executor
+         *     still calls for older intents), with its targets and whether a pause
+         *     covers it. When this instance leads, each gateway the executor has
+         *     seen also shows its circuit breaker, calls in flight, limits and
+         *     recent failure rate; the breaker lives in the leader's memory, so a
+         *     follower answers leader=false and no executor view. None of this is
+         *     a contract term or part of any intent.
+         */
+        get: operations["listGateways"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/gateways/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a gateway by type or URL (operator).
+         * @description While paused, the gateway receives no calls; its intents wait without
+         *     spending tries, and an intent whose wait would reach its deadline is
+         *     exhausted with deadline_exceeded as usual. The pause is stored: every
+         *     instance and the next leader see it, and it survives a restart.
+         *     Pausing what is already paused changes nothing (idempotent).
+         */
+        post: operations["pauseGateway"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/gateways/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a paused gateway by type or URL (operator).
+         * @description Removes the pause of exactly this type or URL (a URL pause does not
+         *     lift a type pause, nor the other way round). The leader sees it at
+         *     its next schedule refresh; waiting intents run when their deferral
+         *     ends. Resuming what is not paused is no error.
+         */
+        post: operations["resumeGateway"];
         delete?: never;
         options?: never;
         head?: never;
@@ -200,6 +302,16 @@ export interface components {
              *     }
              */
             payload: unknown | (never | null);
+            /**
+             * Format: date-time
+             * @description RFC 3339 time before which the first attempt is not made (at
+             *     once when it is past). For a deadline contract the acceptance
+             *     deadline counts from notBefore instead of creation. At most the
+             *     server's --max-not-before (30 days by default) ahead. Kept to the
+             *     microsecond; part of what an idempotent repeat must match.
+             * @example 2026-02-02T09:00:00Z
+             */
+            notBefore?: string;
         };
         /**
          * @description An orchestration decision, never a gateway status. Every status but
@@ -355,6 +467,17 @@ export interface components {
             outcome?: components["schemas"]["Outcome"];
             /** @example gateway answered HTTP 502: Bad Gateway */
             error?: string;
+            /**
+             * @description The leader that made the attempt.
+             * @example sm-01
+             */
+            holderId?: string;
+            /**
+             * Format: int64
+             * @description The lease epoch the attempt was made under.
+             * @example 3
+             */
+            leaseEpoch?: number;
         };
         /**
          * @description Which policy rule ended the intent; never a gateway failure.
@@ -414,10 +537,26 @@ export interface components {
              * @example 2026-02-02T12:00:00.004Z
              */
             createdAt: string;
+            /**
+             * Format: date-time
+             * @description The submission's notBefore; absent when it named none.
+             * @example 2026-02-02T09:00:00Z
+             */
+            notBefore?: string;
             contract: components["schemas"]["Contract"];
             attempts: components["schemas"]["Attempt"][];
             finalOutcome?: components["schemas"]["Outcome"];
             exhaustedReason?: components["schemas"]["ExhaustedReason"];
+            /**
+             * @description The ended intent this intent resubmits.
+             * @example order-1234-shipping-sms
+             */
+            resubmittedFrom?: string;
+            /**
+             * @description The intent that resubmitted this ended intent.
+             * @example order-1234-shipping-sms~r1
+             */
+            resubmittedAs?: string;
         };
         /**
          * @example {
@@ -452,6 +591,15 @@ export interface components {
              * @example eyJjIjoiMjAyNi0wMi0wMlQxMjowMDowMC4xMjM0NTZaIiwiaSI6Im9yZGVyLTEyMzQifQ
              */
             nextCursor?: string;
+        };
+        /**
+         * @description Empty ({}) derives the new intentId.
+         * @example {
+         *       "intentId": "order-1234-shipping-sms-again"
+         *     }
+         */
+        ResubmissionRequest: {
+            intentId?: components["schemas"]["IntentID"];
         };
         IntentBatch: {
             /**
@@ -533,8 +681,178 @@ export interface components {
              *       "payload"
              *     ]
              */
-            conflictingFields?: ("submissionTarget" | "payload")[];
+            conflictingFields?: ("submissionTarget" | "payload" | "notBefore")[];
             existingStatus?: components["schemas"]["IntentStatus"];
+        };
+        /**
+         * @description Exactly one of gatewayType and gatewayUrl.
+         * @example {
+         *       "gatewayType": "sms"
+         *     }
+         */
+        GatewaySelector: {
+            gatewayType?: components["schemas"]["GatewayType"];
+            /**
+             * @description An absolute http or https URL, as in the registry.
+             * @example http://127.0.0.1:8080
+             */
+            gatewayUrl?: string;
+        };
+        /**
+         * @example {
+         *       "gatewayType": "sms",
+         *       "pausedAt": "2026-02-02T12:00:00Z"
+         *     }
+         */
+        GatewayPause: {
+            gatewayType?: components["schemas"]["GatewayType"];
+            /** @example http://127.0.0.1:8080 */
+            gatewayUrl?: string;
+            /**
+             * Format: date-time
+             * @description When the pause was first stored.
+             * @example 2026-02-02T12:00:00Z
+             */
+            pausedAt: string;
+        };
+        /**
+         * @example {
+         *       "wasPaused": true
+         *     }
+         */
+        ResumeResult: {
+            /**
+             * @description Whether a pause of this type or URL was in force.
+             * @example true
+             */
+            wasPaused: boolean;
+        };
+        /**
+         * @description The leader's view of one gateway.
+         * @example {
+         *       "breaker": "open",
+         *       "probeAt": "2026-02-02T12:00:05Z",
+         *       "inFlight": 0,
+         *       "maxInFlight": 8,
+         *       "rate": 100,
+         *       "burst": 20,
+         *       "recentCalls": 100,
+         *       "recentFailures": 100
+         *     }
+         */
+        GatewayExecution: {
+            /**
+             * @description Absent when the circuit breaker is turned off.
+             * @example open
+             * @enum {string}
+             */
+            breaker?: "closed" | "open" | "half_open";
+            /**
+             * Format: date-time
+             * @description When an open breaker lets its one probe call through.
+             * @example 2026-02-02T12:00:05Z
+             */
+            probeAt?: string;
+            /**
+             * @description Calls to this gateway in flight.
+             * @example 0
+             */
+            inFlight: number;
+            /**
+             * @description The gateway's concurrency limit, when one is set.
+             * @example 8
+             */
+            maxInFlight?: number;
+            /**
+             * Format: double
+             * @description The gateway's rate limit in calls per second, when one is set.
+             * @example 100
+             */
+            rate?: number;
+            /**
+             * @description The rate limit's burst, when one is set.
+             * @example 20
+             */
+            burst?: number;
+            /**
+             * @description How many of the latest calls (at most 100) the failure count covers.
+             * @example 100
+             */
+            recentCalls: number;
+            /**
+             * @description Gateway failures (errors, timeouts, invalid answers) among them.
+             * @example 100
+             */
+            recentFailures: number;
+        };
+        /**
+         * @example {
+         *       "gatewayUrl": "http://127.0.0.1:8080",
+         *       "gatewayType": "sms",
+         *       "targets": [
+         *         "sms.batch",
+         *         "sms.realtime"
+         *       ],
+         *       "paused": false,
+         *       "executor": {
+         *         "breaker": "open",
+         *         "probeAt": "2026-02-02T12:00:05Z",
+         *         "inFlight": 0,
+         *         "recentCalls": 100,
+         *         "recentFailures": 100
+         *       }
+         *     }
+         */
+        Gateway: {
+            /** @example http://127.0.0.1:8080 */
+            gatewayUrl: string;
+            gatewayType: components["schemas"]["GatewayType"];
+            /**
+             * @description The registry's submission targets routed to this URL.
+             * @example [
+             *       "sms.batch",
+             *       "sms.realtime"
+             *     ]
+             */
+            targets: string[];
+            /**
+             * @description Whether a pause of this URL or its type is in force.
+             * @example false
+             */
+            paused: boolean;
+            executor?: components["schemas"]["GatewayExecution"];
+        };
+        /**
+         * @example {
+         *       "leader": true,
+         *       "gateways": [
+         *         {
+         *           "gatewayUrl": "http://127.0.0.1:8080",
+         *           "gatewayType": "sms",
+         *           "targets": [
+         *             "sms.batch",
+         *             "sms.realtime"
+         *           ],
+         *           "paused": false,
+         *           "executor": {
+         *             "breaker": "closed",
+         *             "inFlight": 3,
+         *             "recentCalls": 100,
+         *             "recentFailures": 0
+         *           }
+         *         }
+         *       ],
+         *       "pauses": []
+         *     }
+         */
+        GatewayList: {
+            /**
+             * @description Whether this instance leads; only the leader has executor views.
+             * @example true
+             */
+            leader: boolean;
+            gateways: components["schemas"]["Gateway"][];
+            pauses: components["schemas"]["GatewayPause"][];
         };
     };
     responses: {
@@ -574,6 +892,42 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The key is a client key; the operation needs an operator key (--operator-keys). */
+        Forbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#forbidden",
+                 *       "title": "Forbidden",
+                 *       "status": 403,
+                 *       "detail": "this operation needs an operator key",
+                 *       "instance": "/v1/intents/order-1234-shipping-sms/resubmissions"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The intent has not ended, or the new intentId names another intent. */
+        ResubmissionConflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#intent-not-ended",
+                 *       "title": "Intent not ended",
+                 *       "status": 409,
+                 *       "detail": "intent \"order-1234-shipping-sms\" is pending; only ended intents can be resubmitted",
+                 *       "instance": "/v1/intents/order-1234-shipping-sms/resubmissions"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description No such intent or target. */
         NotFound: {
             headers: {
@@ -592,7 +946,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The intentId exists with a different submissionTarget or payload. */
+        /** @description The intentId exists with a different submissionTarget, payload or notBefore. */
         IdempotencyConflict: {
             headers: {
                 [name: string]: unknown;
@@ -728,9 +1082,25 @@ export interface components {
             };
         };
     };
-    parameters: never;
+    parameters: {
+        /**
+         * @description RFC 7240 preferences. `wait=N` (N whole seconds) asks to answer as
+         *     soon as the intent is final, or after N seconds (at most the
+         *     server's --max-wait, 30 s by default) with the intent as it stands.
+         *     The body is the same as without the header. Other preferences, and a
+         *     `wait` whose value is not a whole number of seconds, are ignored, as
+         *     RFC 7240 asks; a server at its waiter cap answers at once.
+         */
+        Prefer: string;
+    };
     requestBodies: never;
-    headers: never;
+    headers: {
+        /**
+         * @description `wait=N` when the server honoured a `Prefer: wait` (N is the wait it
+         *     applied, after its cap); absent when it answered without waiting.
+         */
+        PreferenceApplied: string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -770,7 +1140,17 @@ export interface operations {
     submitIntent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description RFC 7240 preferences. `wait=N` (N whole seconds) asks to answer as
+                 *     soon as the intent is final, or after N seconds (at most the
+                 *     server's --max-wait, 30 s by default) with the intent as it stands.
+                 *     The body is the same as without the header. Other preferences, and a
+                 *     `wait` whose value is not a whole number of seconds, are ignored, as
+                 *     RFC 7240 asks; a server at its waiter cap answers at once.
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -790,9 +1170,10 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The intent already existed with the same target and payload. */
+            /** @description The intent already existed with the same target, payload and notBefore. */
             200: {
                 headers: {
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -802,6 +1183,7 @@ export interface operations {
             /** @description The intent was created. */
             201: {
                 headers: {
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -821,7 +1203,17 @@ export interface operations {
     getIntent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description RFC 7240 preferences. `wait=N` (N whole seconds) asks to answer as
+                 *     soon as the intent is final, or after N seconds (at most the
+                 *     server's --max-wait, 30 s by default) with the intent as it stands.
+                 *     The body is the same as without the header. Other preferences, and a
+                 *     `wait` whose value is not a whole number of seconds, are ignored, as
+                 *     RFC 7240 asks; a server at its waiter cap answers at once.
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+            };
             path: {
                 /** @description The intent's idempotency key, percent-encoded in the path. */
                 intentId: string;
@@ -833,6 +1225,7 @@ export interface operations {
             /** @description The intent. */
             200: {
                 headers: {
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -841,6 +1234,50 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    resubmitIntent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The ended intent, percent-encoded in the path. */
+                intentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResubmissionRequest"];
+            };
+        };
+        responses: {
+            /** @description The intent already had this resubmission; nothing was created. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Intent"];
+                };
+            };
+            /** @description The resubmission was created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Intent"];
+                };
+            };
+            400: components["responses"]["MalformedRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["ResubmissionConflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
             503: components["responses"]["StoreUnavailable"];
         };
     };
@@ -868,10 +1305,11 @@ export interface operations {
             };
             400: components["responses"]["MalformedRequest"];
             401: components["responses"]["Unauthorized"];
+            408: components["responses"]["RequestTimeout"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
-            503: components["responses"]["StoreUnavailable"];
+            503: components["responses"]["SubmitUnavailable"];
         };
     };
     listTargets: {
@@ -917,6 +1355,114 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+        };
+    };
+    listGateways: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The gateways, ordered by URL, and the pauses in force. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    pauseGateway: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "gatewayType": "sms"
+                 *     }
+                 */
+                "application/json": components["schemas"]["GatewaySelector"];
+            };
+        };
+        responses: {
+            /** @description The pause in force. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GatewayPause"];
+                };
+            };
+            400: components["responses"]["MalformedRequest"];
+            401: components["responses"]["Unauthorized"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            /** @description The configured store keeps no gateway pauses. */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    resumeGateway: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "gatewayUrl": "http://127.0.0.1:8080"
+                 *     }
+                 */
+                "application/json": components["schemas"]["GatewaySelector"];
+            };
+        };
+        responses: {
+            /** @description Whether a pause was lifted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResumeResult"];
+                };
+            };
+            400: components["responses"]["MalformedRequest"];
+            401: components["responses"]["Unauthorized"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            /** @description The configured store keeps no gateway pauses. */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["StoreUnavailable"];
         };
     };
     healthz: {

@@ -76,6 +76,27 @@ describe("a service without API keys", () => {
     assert.equal(repeat.data?.createdAt, created.data.createdAt);
   });
 
+  test("Prefer: wait answers with the final intent; a key-order repeat is the same intent", async () => {
+    const notBefore = new Date(Date.now() + 500).toISOString();
+    const body = { intentId: "order-wait", submissionTarget: "sms.realtime", payload: order, notBefore };
+    const waited = await client.POST("/v1/intents", { body, params: { header: { Prefer: "wait=20" } } });
+    assert.equal(waited.response.status, 201, JSON.stringify(waited.error));
+    assert.equal(waited.response.headers.get("Preference-Applied"), "wait=20");
+    assert.equal(waited.data?.status, "accepted");
+    assert.equal(Date.parse(waited.data?.notBefore ?? ""), Date.parse(notBefore)); // the same instant, however spelled
+
+    const reordered = { text: order.text, to: order.to };
+    const repeat = await client.POST("/v1/intents", { body: { ...body, payload: reordered } });
+    assert.equal(repeat.response.status, 200, JSON.stringify(repeat.error));
+    assert.deepEqual(repeat.data?.attempts, waited.data?.attempts);
+
+    const read = await client.GET("/v1/intents/{intentId}", {
+      params: { path: { intentId: "order-wait" }, header: { Prefer: "wait=5" } },
+    });
+    assert.equal(read.response.headers.get("Preference-Applied"), "wait=5");
+    assert.equal(read.data?.status, "accepted");
+  });
+
   test("a repeat with another payload is a 409 naming the field", async () => {
     const first = await client.POST("/v1/intents", { body: { intentId: "order-2", submissionTarget: "sms.realtime", payload: order } });
     assert.equal(first.response.status, 201);

@@ -44,6 +44,27 @@ func (e ExhaustedReason) Valid() bool {
 	}
 }
 
+// Defines values for GatewayExecutionBreaker.
+const (
+	Closed   GatewayExecutionBreaker = "closed"
+	HalfOpen GatewayExecutionBreaker = "half_open"
+	Open     GatewayExecutionBreaker = "open"
+)
+
+// Valid indicates whether the value is a known member of the GatewayExecutionBreaker enum.
+func (e GatewayExecutionBreaker) Valid() bool {
+	switch e {
+	case Closed:
+		return true
+	case HalfOpen:
+		return true
+	case Open:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GatewayType.
 const (
 	Push GatewayType = "push"
@@ -145,6 +166,7 @@ func (e Policy) Valid() bool {
 
 // Defines values for ProblemConflictingFields.
 const (
+	NotBefore        ProblemConflictingFields = "notBefore"
 	Payload          ProblemConflictingFields = "payload"
 	SubmissionTarget ProblemConflictingFields = "submissionTarget"
 )
@@ -152,6 +174,8 @@ const (
 // Valid indicates whether the value is a known member of the ProblemConflictingFields enum.
 func (e ProblemConflictingFields) Valid() bool {
 	switch e {
+	case NotBefore:
+		return true
 	case Payload:
 		return true
 	case SubmissionTarget:
@@ -176,6 +200,16 @@ type Attempt struct {
 
 	// FinishedAt Example: 2026-02-02T12:00:00.087Z
 	FinishedAt *time.Time `json:"finishedAt,omitempty"`
+
+	// HolderId The leader that made the attempt.
+	//
+	// Example: sm-01
+	HolderId *string `json:"holderId,omitempty"`
+
+	// LeaseEpoch The lease epoch the attempt was made under.
+	//
+	// Example: 3
+	LeaseEpoch *int64 `json:"leaseEpoch,omitempty"`
 
 	// Number Example: 1
 	Number int `json:"number"`
@@ -238,6 +272,124 @@ type Contract struct {
 // Example: max_attempts_reached
 type ExhaustedReason string
 
+// Gateway Example: {"executor":{"breaker":"open","inFlight":0,"probeAt":"2026-02-02T12:00:05Z","recentCalls":100,"recentFailures":100},"gatewayType":"sms","gatewayUrl":"http://127.0.0.1:8080","paused":false,"targets":["sms.batch","sms.realtime"]}
+type Gateway struct {
+	// Executor The leader's view of one gateway.
+	//
+	// Example: {"breaker":"open","burst":20,"inFlight":0,"maxInFlight":8,"probeAt":"2026-02-02T12:00:05Z","rate":100,"recentCalls":100,"recentFailures":100}
+	Executor *GatewayExecution `json:"executor,omitempty"`
+
+	// GatewayType The gateway family that interprets the target's answers.
+	//
+	// Example: sms
+	GatewayType GatewayType `json:"gatewayType"`
+
+	// GatewayUrl Example: http://127.0.0.1:8080
+	GatewayUrl string `json:"gatewayUrl"`
+
+	// Paused Whether a pause of this URL or its type is in force.
+	//
+	// Example: false
+	Paused bool `json:"paused"`
+
+	// Targets The registry's submission targets routed to this URL.
+	//
+	// Example: ["sms.batch","sms.realtime"]
+	Targets []string `json:"targets"`
+}
+
+// GatewayExecution The leader's view of one gateway.
+//
+// Example: {"breaker":"open","burst":20,"inFlight":0,"maxInFlight":8,"probeAt":"2026-02-02T12:00:05Z","rate":100,"recentCalls":100,"recentFailures":100}
+type GatewayExecution struct {
+	// Breaker Absent when the circuit breaker is turned off.
+	//
+	// Example: open
+	Breaker *GatewayExecutionBreaker `json:"breaker,omitempty"`
+
+	// Burst The rate limit's burst, when one is set.
+	//
+	// Example: 20
+	Burst *int `json:"burst,omitempty"`
+
+	// InFlight Calls to this gateway in flight.
+	//
+	// Example: 0
+	InFlight int `json:"inFlight"`
+
+	// MaxInFlight The gateway's concurrency limit, when one is set.
+	//
+	// Example: 8
+	MaxInFlight *int `json:"maxInFlight,omitempty"`
+
+	// ProbeAt When an open breaker lets its one probe call through.
+	//
+	// Example: 2026-02-02T12:00:05Z
+	ProbeAt *time.Time `json:"probeAt,omitempty"`
+
+	// Rate The gateway's rate limit in calls per second, when one is set.
+	//
+	// Example: 100
+	Rate *float64 `json:"rate,omitempty"`
+
+	// RecentCalls How many of the latest calls (at most 100) the failure count covers.
+	//
+	// Example: 100
+	RecentCalls int `json:"recentCalls"`
+
+	// RecentFailures Gateway failures (errors, timeouts, invalid answers) among them.
+	//
+	// Example: 100
+	RecentFailures int `json:"recentFailures"`
+}
+
+// GatewayExecutionBreaker Absent when the circuit breaker is turned off.
+//
+// Example: open
+type GatewayExecutionBreaker string
+
+// GatewayList Example: {"gateways":[{"executor":{"breaker":"closed","inFlight":3,"recentCalls":100,"recentFailures":0},"gatewayType":"sms","gatewayUrl":"http://127.0.0.1:8080","paused":false,"targets":["sms.batch","sms.realtime"]}],"leader":true,"pauses":[]}
+type GatewayList struct {
+	Gateways []Gateway `json:"gateways"`
+
+	// Leader Whether this instance leads; only the leader has executor views.
+	//
+	// Example: true
+	Leader bool           `json:"leader"`
+	Pauses []GatewayPause `json:"pauses"`
+}
+
+// GatewayPause Example: {"gatewayType":"sms","pausedAt":"2026-02-02T12:00:00Z"}
+type GatewayPause struct {
+	// GatewayType The gateway family that interprets the target's answers.
+	//
+	// Example: sms
+	GatewayType *GatewayType `json:"gatewayType,omitempty"`
+
+	// GatewayUrl Example: http://127.0.0.1:8080
+	GatewayUrl *string `json:"gatewayUrl,omitempty"`
+
+	// PausedAt When the pause was first stored.
+	//
+	// Example: 2026-02-02T12:00:00Z
+	PausedAt time.Time `json:"pausedAt"`
+}
+
+// GatewaySelector Exactly one of gatewayType and gatewayUrl.
+//
+// Example: {"gatewayType":"sms"}
+type GatewaySelector struct {
+	// GatewayType The gateway family that interprets the target's answers.
+	//
+	// Example: sms
+	GatewayType *GatewayType `json:"gatewayType,omitempty"`
+
+	// GatewayUrl An absolute http or https URL, as in the registry.
+	//
+	// Example: http://127.0.0.1:8080
+	GatewayUrl *string `json:"gatewayUrl,omitempty"`
+}
+
 // GatewayType The gateway family that interprets the target's answers.
 //
 // Example: sms
@@ -280,6 +432,21 @@ type Intent struct {
 	//
 	// Example: order-1234-shipping-sms
 	IntentId IntentID `json:"intentId"`
+
+	// NotBefore The submission's notBefore; absent when it named none.
+	//
+	// Example: 2026-02-02T09:00:00Z
+	NotBefore *time.Time `json:"notBefore,omitempty"`
+
+	// ResubmittedAs The intent that resubmitted this ended intent.
+	//
+	// Example: order-1234-shipping-sms~r1
+	ResubmittedAs *string `json:"resubmittedAs,omitempty"`
+
+	// ResubmittedFrom The ended intent this intent resubmits.
+	//
+	// Example: order-1234-shipping-sms
+	ResubmittedFrom *string `json:"resubmittedFrom,omitempty"`
 
 	// Status An orchestration decision, never a gateway status. Every status but
 	// pending is final.
@@ -433,6 +600,32 @@ type Problem struct {
 // ProblemConflictingFields defines model for Problem.ConflictingFields.
 type ProblemConflictingFields string
 
+// ResubmissionRequest Empty ({}) derives the new intentId.
+//
+// Example: {"intentId":"order-1234-shipping-sms-again"}
+type ResubmissionRequest struct {
+	// IntentId The client's idempotency key: 1 to 255 characters (Unicode code
+	// points) of UTF-8, without control, invisible-format or
+	// bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
+	// as U+0000, U+200B, U+202E, U+2028), and none of the ids ".", ".."
+	// and "/" (as a path segment they are resolved away or routed as an
+	// empty segment, so such an intent could never be read back). A "/"
+	// inside a longer id is fine: percent-encode it in paths. JSON-escaped
+	// lone surrogates (`\ud800`) are refused too.
+	//
+	//
+	// Example: order-1234-shipping-sms
+	IntentId *IntentID `json:"intentId,omitempty"`
+}
+
+// ResumeResult Example: {"wasPaused":true}
+type ResumeResult struct {
+	// WasPaused Whether a pause of this type or URL was in force.
+	//
+	// Example: true
+	WasPaused bool `json:"wasPaused"`
+}
+
 // SubmitIntentRequest Example: {"intentId":"order-1234-shipping-sms","payload":{"text":"Your order has shipped.","to":"+15551234567"},"submissionTarget":"sms.realtime"}
 type SubmitIntentRequest struct {
 	// IntentId The client's idempotency key: 1 to 255 characters (Unicode code
@@ -447,6 +640,16 @@ type SubmitIntentRequest struct {
 	//
 	// Example: order-1234-shipping-sms
 	IntentId IntentID `json:"intentId"`
+
+	// NotBefore RFC 3339 time before which the first attempt is not made (at
+	// once when it is past). For a deadline contract the acceptance
+	// deadline counts from notBefore instead of creation. At most the
+	// server's --max-not-before (30 days by default) ahead. Kept to the
+	// microsecond; part of what an idempotent repeat must match.
+	//
+	//
+	// Example: 2026-02-02T09:00:00Z
+	NotBefore *time.Time `json:"notBefore,omitempty"`
 
 	// Payload Any JSON value, null included, forwarded to the gateway as sent
 	// (without insignificant white space). At most 256 KiB by default.
@@ -465,6 +668,16 @@ type SubmitIntentRequest struct {
 type TargetList struct {
 	Targets []Contract `json:"targets"`
 }
+
+// Prefer Example: wait=10
+type Prefer = string
+
+// Forbidden An RFC 9457 problem document. `type` is stable per kind of error;
+// the members after `instance` appear only for the errors that need
+// them.
+//
+// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+type Forbidden = Problem
 
 // IdempotencyConflict An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
@@ -500,6 +713,13 @@ type PayloadTooLarge = Problem
 //
 // Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
 type RequestTimeout = Problem
+
+// ResubmissionConflict An RFC 9457 problem document. `type` is stable per kind of error;
+// the members after `instance` appear only for the errors that need
+// them.
+//
+// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+type ResubmissionConflict = Problem
 
 // StoreUnavailable An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
@@ -551,8 +771,39 @@ type ListIntentsParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
+// SubmitIntentParams defines parameters for SubmitIntent.
+type SubmitIntentParams struct {
+	// Prefer RFC 7240 preferences. `wait=N` (N whole seconds) asks to answer as
+	// soon as the intent is final, or after N seconds (at most the
+	// server's --max-wait, 30 s by default) with the intent as it stands.
+	// The body is the same as without the header. Other preferences, and a
+	// `wait` whose value is not a whole number of seconds, are ignored, as
+	// RFC 7240 asks; a server at its waiter cap answers at once.
+	Prefer *Prefer `json:"Prefer,omitempty"`
+}
+
+// GetIntentParams defines parameters for GetIntent.
+type GetIntentParams struct {
+	// Prefer RFC 7240 preferences. `wait=N` (N whole seconds) asks to answer as
+	// soon as the intent is final, or after N seconds (at most the
+	// server's --max-wait, 30 s by default) with the intent as it stands.
+	// The body is the same as without the header. Other preferences, and a
+	// `wait` whose value is not a whole number of seconds, are ignored, as
+	// RFC 7240 asks; a server at its waiter cap answers at once.
+	Prefer *Prefer `json:"Prefer,omitempty"`
+}
+
+// PauseGatewayJSONRequestBody defines body for PauseGateway for application/json ContentType.
+type PauseGatewayJSONRequestBody = GatewaySelector
+
+// ResumeGatewayJSONRequestBody defines body for ResumeGateway for application/json ContentType.
+type ResumeGatewayJSONRequestBody = GatewaySelector
+
 // SubmitIntentJSONRequestBody defines body for SubmitIntent for application/json ContentType.
 type SubmitIntentJSONRequestBody = SubmitIntentRequest
+
+// ResubmitIntentJSONRequestBody defines body for ResubmitIntent for application/json ContentType.
+type ResubmitIntentJSONRequestBody = ResubmissionRequest
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
@@ -562,15 +813,27 @@ type ServerInterface interface {
 	// Readyz Readiness with this instance's role.
 	// (GET /readyz)
 	Readyz(w http.ResponseWriter, r *http.Request)
+	// ListGateways List the gateways and their protection state (operator).
+	// (GET /v1/gateways)
+	ListGateways(w http.ResponseWriter, r *http.Request)
+	// PauseGateway Pause a gateway by type or URL (operator).
+	// (POST /v1/gateways/pause)
+	PauseGateway(w http.ResponseWriter, r *http.Request)
+	// ResumeGateway Resume a paused gateway by type or URL (operator).
+	// (POST /v1/gateways/resume)
+	ResumeGateway(w http.ResponseWriter, r *http.Request)
 	// ListIntents List intents, newest first.
 	// (GET /v1/intents)
 	ListIntents(w http.ResponseWriter, r *http.Request, params ListIntentsParams)
 	// SubmitIntent Submit an intent (idempotent by intentId).
 	// (POST /v1/intents)
-	SubmitIntent(w http.ResponseWriter, r *http.Request)
+	SubmitIntent(w http.ResponseWriter, r *http.Request, params SubmitIntentParams)
 	// GetIntent Read one intent with its attempts.
 	// (GET /v1/intents/{intentId})
-	GetIntent(w http.ResponseWriter, r *http.Request, intentId string)
+	GetIntent(w http.ResponseWriter, r *http.Request, intentId string, params GetIntentParams)
+	// ResubmitIntent Resubmit an ended intent as a new intent (operator keys only).
+	// (POST /v1/intents/{intentId}/resubmissions)
+	ResubmitIntent(w http.ResponseWriter, r *http.Request, intentId string)
 	// ListTargets List every submission target's contract.
 	// (GET /v1/targets)
 	ListTargets(w http.ResponseWriter, r *http.Request)
@@ -607,6 +870,48 @@ func (siw *ServerInterfaceWrapper) Readyz(w http.ResponseWriter, r *http.Request
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.Readyz(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListGateways operation middleware
+func (siw *ServerInterfaceWrapper) ListGateways(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListGateways(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// PauseGateway operation middleware
+func (siw *ServerInterfaceWrapper) PauseGateway(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.PauseGateway(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ResumeGateway operation middleware
+func (siw *ServerInterfaceWrapper) ResumeGateway(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ResumeGateway(w, r)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -691,8 +996,35 @@ func (siw *ServerInterfaceWrapper) ListIntents(w http.ResponseWriter, r *http.Re
 // SubmitIntent operation middleware
 func (siw *ServerInterfaceWrapper) SubmitIntent(w http.ResponseWriter, r *http.Request) {
 
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params SubmitIntentParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Prefer" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Prefer")]; found {
+		var Prefer Prefer
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Prefer", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Prefer", valueList[0], &Prefer, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Prefer", Err: err})
+			return
+		}
+
+		params.Prefer = &Prefer
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.SubmitIntent(w, r)
+		siw.Handler.SubmitIntent(w, r, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -717,8 +1049,58 @@ func (siw *ServerInterfaceWrapper) GetIntent(w http.ResponseWriter, r *http.Requ
 		return
 	}
 
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetIntentParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Prefer" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Prefer")]; found {
+		var Prefer Prefer
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Prefer", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Prefer", valueList[0], &Prefer, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Prefer", Err: err})
+			return
+		}
+
+		params.Prefer = &Prefer
+
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.GetIntent(w, r, intentId)
+		siw.Handler.GetIntent(w, r, intentId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ResubmitIntent operation middleware
+func (siw *ServerInterfaceWrapper) ResubmitIntent(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "intentId" -------------
+	var intentId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "intentId", r.PathValue("intentId"), &intentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "intentId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ResubmitIntent(w, r, intentId)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -891,13 +1273,19 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/intents", wrapper.ListIntents)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/intents", wrapper.SubmitIntent)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/intents/{intentId}", wrapper.GetIntent)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/intents/{intentId}/resubmissions", wrapper.ResubmitIntent)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/targets", wrapper.ListTargets)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/targets/{submissionTarget}", wrapper.GetTarget)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/gateways", wrapper.ListGateways)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/gateways/pause", wrapper.PauseGateway)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/gateways/resume", wrapper.ResumeGateway)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/healthz", wrapper.Healthz)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/readyz", wrapper.Readyz)
 
 	return m
 }
+
+type ForbiddenApplicationProblemPlusJSONResponse Problem
 
 type IdempotencyConflictApplicationProblemPlusJSONResponse Problem
 
@@ -908,6 +1296,8 @@ type NotFoundApplicationProblemPlusJSONResponse Problem
 type PayloadTooLargeApplicationProblemPlusJSONResponse Problem
 
 type RequestTimeoutApplicationProblemPlusJSONResponse Problem
+
+type ResubmissionConflictApplicationProblemPlusJSONResponse Problem
 
 type StoreUnavailableApplicationProblemPlusJSONResponse Problem
 
@@ -959,6 +1349,291 @@ func (response Readyz200TextResponse) VisitReadyzResponse(w http.ResponseWriter)
 	w.WriteHeader(200)
 
 	_, err := w.Write([]byte(fmt.Sprint(response)))
+	return err
+}
+
+type ListGatewaysRequestObject struct {
+}
+
+type ListGatewaysResponseObject interface {
+	VisitListGatewaysResponse(w http.ResponseWriter) error
+}
+
+type ListGateways200JSONResponse GatewayList
+
+func (response ListGateways200JSONResponse) VisitListGatewaysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListGateways401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListGateways401ApplicationProblemPlusJSONResponse) VisitListGatewaysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListGateways503ApplicationProblemPlusJSONResponse struct {
+	StoreUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListGateways503ApplicationProblemPlusJSONResponse) VisitListGatewaysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseGatewayRequestObject struct {
+	Body *PauseGatewayJSONRequestBody
+}
+
+type PauseGatewayResponseObject interface {
+	VisitPauseGatewayResponse(w http.ResponseWriter) error
+}
+
+type PauseGateway200JSONResponse GatewayPause
+
+func (response PauseGateway200JSONResponse) VisitPauseGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseGateway400ApplicationProblemPlusJSONResponse struct {
+	MalformedRequestApplicationProblemPlusJSONResponse
+}
+
+func (response PauseGateway400ApplicationProblemPlusJSONResponse) VisitPauseGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseGateway401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response PauseGateway401ApplicationProblemPlusJSONResponse) VisitPauseGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseGateway415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response PauseGateway415ApplicationProblemPlusJSONResponse) VisitPauseGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseGateway422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response PauseGateway422ApplicationProblemPlusJSONResponse) VisitPauseGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseGateway501ApplicationProblemPlusJSONResponse Problem
+
+func (response PauseGateway501ApplicationProblemPlusJSONResponse) VisitPauseGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(501)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseGateway503ApplicationProblemPlusJSONResponse struct {
+	StoreUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response PauseGateway503ApplicationProblemPlusJSONResponse) VisitPauseGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeGatewayRequestObject struct {
+	Body *ResumeGatewayJSONRequestBody
+}
+
+type ResumeGatewayResponseObject interface {
+	VisitResumeGatewayResponse(w http.ResponseWriter) error
+}
+
+type ResumeGateway200JSONResponse ResumeResult
+
+func (response ResumeGateway200JSONResponse) VisitResumeGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeGateway400ApplicationProblemPlusJSONResponse struct {
+	MalformedRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ResumeGateway400ApplicationProblemPlusJSONResponse) VisitResumeGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeGateway401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ResumeGateway401ApplicationProblemPlusJSONResponse) VisitResumeGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeGateway415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response ResumeGateway415ApplicationProblemPlusJSONResponse) VisitResumeGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeGateway422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response ResumeGateway422ApplicationProblemPlusJSONResponse) VisitResumeGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeGateway501ApplicationProblemPlusJSONResponse Problem
+
+func (response ResumeGateway501ApplicationProblemPlusJSONResponse) VisitResumeGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(501)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeGateway503ApplicationProblemPlusJSONResponse struct {
+	StoreUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ResumeGateway503ApplicationProblemPlusJSONResponse) VisitResumeGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
 	return err
 }
 
@@ -1033,36 +1708,57 @@ func (response ListIntents503ApplicationProblemPlusJSONResponse) VisitListIntent
 }
 
 type SubmitIntentRequestObject struct {
-	Body *SubmitIntentJSONRequestBody
+	Params SubmitIntentParams
+	Body   *SubmitIntentJSONRequestBody
 }
 
 type SubmitIntentResponseObject interface {
 	VisitSubmitIntentResponse(w http.ResponseWriter) error
 }
 
-type SubmitIntent200JSONResponse Intent
+type SubmitIntent200ResponseHeaders struct {
+	PreferenceApplied *string
+}
+
+type SubmitIntent200JSONResponse struct {
+	Body    Intent
+	Headers SubmitIntent200ResponseHeaders
+}
 
 func (response SubmitIntent200JSONResponse) VisitSubmitIntentResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.PreferenceApplied != nil {
+		w.Header().Set("Preference-Applied", fmt.Sprint(*response.Headers.PreferenceApplied))
+	}
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
 }
 
-type SubmitIntent201JSONResponse Intent
+type SubmitIntent201ResponseHeaders struct {
+	PreferenceApplied *string
+}
+
+type SubmitIntent201JSONResponse struct {
+	Body    Intent
+	Headers SubmitIntent201ResponseHeaders
+}
 
 func (response SubmitIntent201JSONResponse) VisitSubmitIntentResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.PreferenceApplied != nil {
+		w.Header().Set("Preference-Applied", fmt.Sprint(*response.Headers.PreferenceApplied))
+	}
 	w.WriteHeader(201)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1201,21 +1897,32 @@ func (response SubmitIntent503ApplicationProblemPlusJSONResponse) VisitSubmitInt
 
 type GetIntentRequestObject struct {
 	IntentId string `json:"intentId"`
+	Params   GetIntentParams
 }
 
 type GetIntentResponseObject interface {
 	VisitGetIntentResponse(w http.ResponseWriter) error
 }
 
-type GetIntent200JSONResponse Intent
+type GetIntent200ResponseHeaders struct {
+	PreferenceApplied *string
+}
+
+type GetIntent200JSONResponse struct {
+	Body    Intent
+	Headers GetIntent200ResponseHeaders
+}
 
 func (response GetIntent200JSONResponse) VisitGetIntentResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.PreferenceApplied != nil {
+		w.Header().Set("Preference-Applied", fmt.Sprint(*response.Headers.PreferenceApplied))
+	}
 	w.WriteHeader(200)
 	_, err := buf.WriteTo(w)
 	return err
@@ -1258,6 +1965,171 @@ type GetIntent503ApplicationProblemPlusJSONResponse struct {
 }
 
 func (response GetIntent503ApplicationProblemPlusJSONResponse) VisitGetIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResubmitIntentRequestObject struct {
+	IntentId string `json:"intentId"`
+	Body     *ResubmitIntentJSONRequestBody
+}
+
+type ResubmitIntentResponseObject interface {
+	VisitResubmitIntentResponse(w http.ResponseWriter) error
+}
+
+type ResubmitIntent200JSONResponse Intent
+
+func (response ResubmitIntent200JSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResubmitIntent201JSONResponse Intent
+
+func (response ResubmitIntent201JSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(201)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResubmitIntent400ApplicationProblemPlusJSONResponse struct {
+	MalformedRequestApplicationProblemPlusJSONResponse
+}
+
+func (response ResubmitIntent400ApplicationProblemPlusJSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResubmitIntent401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ResubmitIntent401ApplicationProblemPlusJSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResubmitIntent403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ResubmitIntent403ApplicationProblemPlusJSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResubmitIntent404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response ResubmitIntent404ApplicationProblemPlusJSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResubmitIntent409ApplicationProblemPlusJSONResponse struct {
+	ResubmissionConflictApplicationProblemPlusJSONResponse
+}
+
+func (response ResubmitIntent409ApplicationProblemPlusJSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResubmitIntent415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response ResubmitIntent415ApplicationProblemPlusJSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResubmitIntent422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response ResubmitIntent422ApplicationProblemPlusJSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResubmitIntent503ApplicationProblemPlusJSONResponse struct {
+	StoreUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ResubmitIntent503ApplicationProblemPlusJSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -1368,6 +2240,15 @@ type StrictServerInterface interface {
 	// Readyz Readiness with this instance's role.
 	// (GET /readyz)
 	Readyz(ctx context.Context, request ReadyzRequestObject) (ReadyzResponseObject, error)
+	// ListGateways List the gateways and their protection state (operator).
+	// (GET /v1/gateways)
+	ListGateways(ctx context.Context, request ListGatewaysRequestObject) (ListGatewaysResponseObject, error)
+	// PauseGateway Pause a gateway by type or URL (operator).
+	// (POST /v1/gateways/pause)
+	PauseGateway(ctx context.Context, request PauseGatewayRequestObject) (PauseGatewayResponseObject, error)
+	// ResumeGateway Resume a paused gateway by type or URL (operator).
+	// (POST /v1/gateways/resume)
+	ResumeGateway(ctx context.Context, request ResumeGatewayRequestObject) (ResumeGatewayResponseObject, error)
 	// ListIntents List intents, newest first.
 	// (GET /v1/intents)
 	ListIntents(ctx context.Context, request ListIntentsRequestObject) (ListIntentsResponseObject, error)
@@ -1377,6 +2258,9 @@ type StrictServerInterface interface {
 	// GetIntent Read one intent with its attempts.
 	// (GET /v1/intents/{intentId})
 	GetIntent(ctx context.Context, request GetIntentRequestObject) (GetIntentResponseObject, error)
+	// ResubmitIntent Resubmit an ended intent as a new intent (operator keys only).
+	// (POST /v1/intents/{intentId}/resubmissions)
+	ResubmitIntent(ctx context.Context, request ResubmitIntentRequestObject) (ResubmitIntentResponseObject, error)
 	// ListTargets List every submission target's contract.
 	// (GET /v1/targets)
 	ListTargets(ctx context.Context, request ListTargetsRequestObject) (ListTargetsResponseObject, error)
@@ -1472,6 +2356,92 @@ func (sh *strictHandler) Readyz(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// ListGateways operation middleware
+func (sh *strictHandler) ListGateways(w http.ResponseWriter, r *http.Request) {
+	var request ListGatewaysRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListGateways(ctx, request.(ListGatewaysRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListGateways")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListGatewaysResponseObject); ok {
+		if err := validResponse.VisitListGatewaysResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// PauseGateway operation middleware
+func (sh *strictHandler) PauseGateway(w http.ResponseWriter, r *http.Request) {
+	var request PauseGatewayRequestObject
+
+	var body PauseGatewayJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.PauseGateway(ctx, request.(PauseGatewayRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "PauseGateway")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(PauseGatewayResponseObject); ok {
+		if err := validResponse.VisitPauseGatewayResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ResumeGateway operation middleware
+func (sh *strictHandler) ResumeGateway(w http.ResponseWriter, r *http.Request) {
+	var request ResumeGatewayRequestObject
+
+	var body ResumeGatewayJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ResumeGateway(ctx, request.(ResumeGatewayRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ResumeGateway")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ResumeGatewayResponseObject); ok {
+		if err := validResponse.VisitResumeGatewayResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ListIntents operation middleware
 func (sh *strictHandler) ListIntents(w http.ResponseWriter, r *http.Request, params ListIntentsParams) {
 	var request ListIntentsRequestObject
@@ -1499,8 +2469,10 @@ func (sh *strictHandler) ListIntents(w http.ResponseWriter, r *http.Request, par
 }
 
 // SubmitIntent operation middleware
-func (sh *strictHandler) SubmitIntent(w http.ResponseWriter, r *http.Request) {
+func (sh *strictHandler) SubmitIntent(w http.ResponseWriter, r *http.Request, params SubmitIntentParams) {
 	var request SubmitIntentRequestObject
+
+	request.Params = params
 
 	var body SubmitIntentJSONRequestBody
 	if err := runtime.BindJSONBody(r, &body); err != nil {
@@ -1530,10 +2502,11 @@ func (sh *strictHandler) SubmitIntent(w http.ResponseWriter, r *http.Request) {
 }
 
 // GetIntent operation middleware
-func (sh *strictHandler) GetIntent(w http.ResponseWriter, r *http.Request, intentId string) {
+func (sh *strictHandler) GetIntent(w http.ResponseWriter, r *http.Request, intentId string, params GetIntentParams) {
 	var request GetIntentRequestObject
 
 	request.IntentId = intentId
+	request.Params = params
 
 	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
 		return sh.ssi.GetIntent(ctx, request.(GetIntentRequestObject))
@@ -1548,6 +2521,39 @@ func (sh *strictHandler) GetIntent(w http.ResponseWriter, r *http.Request, inten
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(GetIntentResponseObject); ok {
 		if err := validResponse.VisitGetIntentResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ResubmitIntent operation middleware
+func (sh *strictHandler) ResubmitIntent(w http.ResponseWriter, r *http.Request, intentId string) {
+	var request ResubmitIntentRequestObject
+
+	request.IntentId = intentId
+
+	var body ResubmitIntentJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ResubmitIntent(ctx, request.(ResubmitIntentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ResubmitIntent")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ResubmitIntentResponseObject); ok {
+		if err := validResponse.VisitResubmitIntentResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -1610,100 +2616,143 @@ func (sh *strictHandler) GetTarget(w http.ResponseWriter, r *http.Request, submi
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"5Fx7c9s2tv8qGO7O1J5SMqXYbaJM/3Czadd769YbO3fnJvTGEAmJiEmABUDLasbf/c45AClQpB5J7M7O",
-	"vTuzjSURr/M+v3PAT0Eii1IKJowOJp8CxXQphWb44SxlRSkNE8nylRSznCcGvk6kMEzgn7Qsc55Qw6U4",
-	"KpWc5qz49qOWAn7TScYKCn/9VbFZMAn+crRa68j+qo8u7Kjg4eEhDFKmE8VLmC6YBFcZIxyXOksJu+fa",
-	"aLLgJiOUpHw2Y4oJQ3Q1LbjWXIorqubMEKlISZe5pOkweAiDc5rPpCpY+ob9XjH9OQdg97QocwZ/psxQ",
-	"ngeTwGSMKDsTmcp0SbgmQhpCyR3NeUr+cfnbrySVSVXAAmHAhTZUJCyYBEd3oyN7HB2EgTbUVDqYHEdR",
-	"GBhuYJ3VZus1gjAwyxJ+yowp9eToaM5NVk2HiSyOVkcvqKBzprxvBvVX01xOjwrKxVEqE31ESz4s0r8U",
-	"9UKDeqGH8HEY1iYKkkNOP7LEIDd+leYnWYn0K7kgpBMMklFNTMZ1IygbaX4kVcrUYDR+djzQGS9LLuYD",
-	"XbR5cbzixZldAM4xwy0/ESvs9gZCmoFd5zE48askukqymkpSEYPagUy4sOpxJeUv8OVX8sIpGzFSkhzm",
-	"m5BnEfyPTJeGaQIbp4lhaUhAeXJecAMCMv5uPDo+3ktFRs9WbLlYX+6p+OLONTBSDuxCj6UiNcUOgC0Z",
-	"I4tM5lZxDgm7TxhLNX6fSDHj80qx1FINmefM2BUvmKwe3ZqlPLWaqxS/Y2htucDNaKbumPpGE8WA+m75",
-	"vQzc8xX33O698U/CO3emQb3Moxq3z6TRkFxlLBaJFIIlMBcIf5JLzdKXRDHNREo8PgxjAdu9NFKxt4Le",
-	"UZ7Tac4egdEapiQJFbD5KSxIk8xuwqglyalhah+GnkSeOuI+SeVt9IlYirsf+As9FlNTauiU6l2kQe27",
-	"hO2aR+YLSg1IRSbzlIs5oZoUVCx91eRMw9fckIIu633pTCqTLz+faXbFaaWXT8YuXGKASzw9o8hBRzwO",
-	"Q+LMq91KLGgOarlEKuvtNAYNXRlfI2Nx4B3osKY/nRlm13gDnwen+DljNEUroFkiRapBo8PAfothtfew",
-	"FQb/oJd2EDGSLCiHQ85Aw3BBLubDwCemYx2we84U0O0hDN4KWplMKv4H+9o4C43TqZsNh03Ij4wqpkhc",
-	"RdGzhJac3LIlfmD7eYPRSg5bO30iQaz8NR5DEk8vzuDImlDVctG0bcdJAv6BQSAsGJEz+K1AG/JWlEom",
-	"TGsQ09fCcLP8SjbVse8E9mMoFzZ+4OKOaz7NGWgC/KJkTpKMKgjHFHn77Tgav97GNC4wqfmJszzVweT9",
-	"p2AGf3orBmFQwEkgigy+YPGHa080xmM/+rb5lF3wyUJvXGRgF3kU4bAbtkmoogUz1rK7lVY2aT1r5ZpU",
-	"4lbIhXAyoquylMqw9JylnF7h8b9KSF7ZoQOYisSBYffmqMwpF3FQ52vNmi8Jar6/BE69V7B+4it4MyUp",
-	"4BwE+fhkqt6sNsDVBrjMU2S2GrIqqjsUQgZzbX+3WEUsasq/FolE/y5Nhn6DCsJThhaAHHihQMoSmTrT",
-	"cYgBYXMGdCCnxrCiNF3n8ZvwRQt8CMw6p4Yt6HJIzlDOFEsgFU5r1+I9QriORULzHERgxgXXGUtPcRSd",
-	"2jNlPGfORXJBZjmfZ2ZITpunCbWbiwWk5lQQWZlEFswesF6HCr1gYDUXLM8HFoo4BNpRQZhSUsXiwCgq",
-	"NLCTzCjPK8XCOqQOa31y8xwOyakbR7ShynAxj0UcWJmGiM2wdBIHpKDqFjflNgk8MGRBfaJUhggGXIDz",
-	"xuIgt4474yU+mEttfMoBtRq1pknCStQPkjKa5lwwktE0FiXVmqWHNhTwtHNF42ASjKPxd4NoPIjGV6Px",
-	"JIomUTSMnn//LggDURVTiBZGYeDoacE6igoflEre8ZSpD45Snj4Gin1kkH6jHgBxtq02Gr+D50olS6YM",
-	"tzAgErZlVoIOH/9+dXVBTqLxhPxIU/Kz/Xml6NooLuYwtX9if8YthwfxoLDllBqGOV3fxDWJvElHYVBw",
-	"wYuqwL/Xo6UWLbcZht/cY20K7tw9EHO/3T+EAYQNXEHE9r4+ir/adTPGommwF7Ar4E67duC0ZQXQw3yj",
-	"rRemiUFtcchQHaWg9RG01Jk0xNBbJmKxyJgAVQexb9QoJFrahIgoNuca4mCWcqOd1iQZFXOwEMNYYKAL",
-	"SgtGj6PiwbJK0Jywe5ZUmA6XMufJEuMnZ11LqgyETDhJW2Gc4F05+iF8V9D700bxXPwcTJ5FYVDIlKEK",
-	"0NwR3i4G3HD6CVRec8Z24qE3yjBVcEFzJwgQC9XB0YcVUrv6JuElr/Ff+10dJV13tKt1ou1y+LP36MOm",
-	"c6/LwgViDIbMnI1qDJOjuxT5cmJNWVVUOTX8DnxdJdKQzJQsYmEaHB6ESDF0d2ENfCwynmS+5SsqbUhG",
-	"y5KJNfYhS7YqJBzJmuY9TlLQ+w/OkGv/NEN/zZOdS6KMbCf8OTzzsJKeHXGEfeqhT7J8o7EuZOsWrSt1",
-	"6xR5g7YdlMi6Am0dWg0pOR1H92adAKj+0sYfsVDNaIwKjOLgkNHBw+haL/NcLvQaJ79Y/MOAG1ZoL3n1",
-	"zmu/oErRZccmdkgZtjTH8bFhUQ/1+kzo6/uMVtqw9I1zpesU/hdKtyOFqnIGxGU+eV86w0eb4MY5YRRD",
-	"AXL3vrE2Hyy+i+muL74fHJARhIEU7ANY4Q8gWTkDz33tUX7TsA41f27blW48u9puwfOllRw0z6VixnqE",
-	"xnVYP6/9I1nbW1Y6a+/Pft/ZzlmTuHjWnDa6/v4/NRbaua+T4ehk5O9r3NpXs7a1kPusfTKMXkTvMDdO",
-	"PBf/f8H1offYRvToGGMmb8WNRGwwiEmwu7S3Grn70B0XTT2X1JivbR6gTtA6Rq3N0W1TNMFdm2o7g05H",
-	"wL1CZta1ftu2tG4sH7qM2jOKXrFu+xBrNM7+5nQGObnPiEv77Fd64DUP5GFePc7Ibc9nlsfscCVDfW7I",
-	"7vpHapIMNtiWvhpj6RjxEST4ozCKIi/c12S6JCmb0So3NueGuaiR6htNBoOC3g+msM7hy1iA80CsO2PJ",
-	"LaTumlBiSxx2R3W5DkIEo4lcuIhuLyXomQjjLS7O7PDRDpdfH3wHxd4wXeWm38dZv0Uufru8Ih5eRRay",
-	"ylOS0TtG5vyOCddDYFgxwZNabsYCIRwvlDoYRyPiOByScRQRxUpGzWGNADgkrmkBsfTqY+h+kuyMEeJS",
-	"+8JXvq40sj6OeqLf9RjLDtuL3rorqGr1QxeWsj+SkqlVLokED0ldPaUFI2jJh/uKWFcKdoWR9R43n/Hs",
-	"b/2ilOTcZkB81RVFbtlyQlAPxycnK3hbk4O3gicyZQT+E4tScmH0ISS1b69+Gjy32ZOsTA2NhyvAfGCN",
-	"N5EqFlOecmWDdJr3z08Nm0vM4V8lIXk1C8m7HJPpd2WITSCxoJq8/TaKoihE3D36MXT4u/v3+WGII7xS",
-	"BeGpJnEwjIMQ/hnGQSzgkTg4igNygJaipCYjms1BzmHMEksiimmZ34E1geBSKqJkZZxxEbEAI7isRyGY",
-	"gI0qdIVIoGramNpW+FIypcnt4ZCc2uVjwYXmKSOU5FLMmSIcoYMZF2wCEpYwYQZMIH04BLW4VT3EdqQB",
-	"0wktWRqLXCJcqpSE0EqTg5s4rtLnUXRz6E4yqzTW/+Ra+rMl4Cjo/S9MzE0WTMYnNvmsP4/CQEjrgVwM",
-	"DYI+hP8cWWAAnIQCgfv3+3/HcfnpVfKA/8zwn3e5/ad8uP72r5tj7Atqe3q8OLtxIe9bMff/3wDz82LH",
-	"kokUSLxH6HgdBoLdm1eV0lIFk4At//Hx7KPk5x9Pl7/yaHEO/8//eX/+US7O/yYX56+O788/nke/Xr2j",
-	"Z3zB6eXZd2fFi+W7n/97+cvV6+X5H//ks392Q1IvKPgMS9kXkPrb7eCIFvSX1kDnVBtS0jlrASyPdcT9",
-	"wq9tlvuy8XprpxBEqiRj2iiErkjKEq4Rw1pP3S3Lh+T1HVP1JzKtTCycDDg7Q3NnEZwiryTEyzOabNOL",
-	"tNu58mpYjy6vaq9r2ry1CIvo25QRakghtVnzS11BmtULbCh4NfXM3ysgSVPVDCHOFLRYEwZvT50jNZv0",
-	"Q/Ad+90lFXV92AOYOtJx7hC+dezM6ixZSHVL5pLpuqyD8bH9Oq1wZ014AgN8EMSzYziqzd5t4J6XNK0j",
-	"TtR4EllXWCaEkhlNTEjYHc0rMHLAAdcniDb8mxoFHbYx88+GRtbDun5o7AqbHdoA5Mu6TjiTysOEdVtI",
-	"evbRoY8Xwjpa92nWGrkbfdsuNFvi3IsG4e05bIXIqAVYddOSQ7BOIiSpPVlT8kxo0YsCroF/HujXPpD3",
-	"fIc+F6ukoGPt3vz0irw4Pvm+m42QG5joBkvUhk5zhgH5LRcpxH1Y6HtpAf+CFVMING2P001d978htCwZ",
-	"VQi0N0g8DnTgs2AQW2G3y3rxJnGXCLiYNz0ldf8wnHytoYXEm5xzHGy8D1BPBwtzDUtd9kBAW1pePiMw",
-	"OI5eeB0rXlpQH/TJGldWaw2atTqK20PuPrFGE+qYZ+mIdR/LWEfDJv89jl4g6w+H7XKAx8UmHmmQ4i5a",
-	"4j2+owywkopPHTfzlQLSg4e1JebzoKaVTPk7bYtXZ0kfCevJOVcc3MGBLdLas2arrWubTEgy4/fk4Hg8",
-	"Jq1mKUwXXcPSwBNb4+7g1PvbMzb1Qp0eAehBM6zmdWp5Thd9+m9Xy3Wp80f+CSrrAbWV4jv9Vt08hacM",
-	"t7mxPuytLyXcYehqXZl8wn6xYBL8j6yUBWnw6g0+z1JgtZHBJPh2dHJyAjOdfPd9P/y6A2r/EmTY2yUV",
-	"y99mmOauO8WlvYsEsROzTT5Vng+xwLN2dQa/b5w2PAZJXZW7fm+jKtah+HW4dcEQVyNcJHmVsjQEx7mg",
-	"2G/U7tEiVNd9RzVAxIXmc8FnPKG2/8owokuasMMhOW2C5u/If/EfPei343u/jH/3g7kcuLN+1FIM39DF",
-	"uQu1vV8H+paXA1lanGqAaBdTllYbQPi+WLJuJxHw30Um9Sq2JXN5x1TTWwrMb9u/NVRhOwzzNUB/13Wt",
-	"1M4+9AvvaJu1ixaAacMsWEBt0BSbRHhQShMY9uoSDB5KwdwT+0EplbCUhqzig5G3TATXoAab4J8GLzrZ",
-	"vM21cHaD2tfDHhPy6TbUNLTeExrxK21bseN64i7nQcZZUilulpcwq93IFDvlTyuT9UPiDmltGsrrDlCe",
-	"MNtzZavENoQ5GAxoyQfw4OGQ/CbyZSyYmEmVYNMGE31N6dYK4EGRbbihdlBqu125mMmeuwgNG8+tb8PO",
-	"MO03l9UFFYwYLURen0FjkJAqfse0qzVJwcDgcaPJ5fkldklXOmuMXyUMz11zaR2sh03vCgLiDZBCKgFG",
-	"DKbqa3Br9oKOUHv4shQJi8VB449NvgyBdjafhmdr/T/EAyhGU+0VhWzz28u6hVSHsbC9M+68LmfTZMpy",
-	"KeZw3g4dh7GIxWubNAHHbjY1c980qZsmB3Vad+hso83lYrElmRuSf4FobLizEBKGONfN0d3oJha2UGiT",
-	"eZR6TW62Xf5oLn7cvETZzcD8ZpAc23JHLCy8ljr4POcJExrtoaAokBdKloozQ9USDJPKvzzs8sK/Hrk9",
-	"vTgLwuCOKe1Kp8NoGGEHaMkELXkwCZ4No+EztO8mQ/U9suf5A6Fx67QaCmHc9Hf3e9i+NT+OorVW/VWv",
-	"fftevBe93/YEf/2XR+3dEbwwUA5bpsci+roqCqDnJPiF3zEBzw7q0iSOxCZzjR276PfpHA2wPW1wDTMe",
-	"4U0p/+Tr2JmpwBmPo6jBAGyfNOoAfDWTeS4XiCDk/JZhpWf1nTZ0GQsubN+wkgapilclmz57mCWrCir0",
-	"S1Q/Vxar75bjlUqr7ihdbd68sQd4BNaAy/vBHS6TecrUB57+oItBNIIza/aBlTLJfnhWf7ovQXU+UPND",
-	"pwAxit7ty+c6m6zZ5fyitqqGNAIlspZJyZxtlwWgB0dhcCVt7N+3S3xTT7BBGLwMdpdAgIEv6Rx9W+0a",
-	"MNq01rVuHkUcNSSCLZg2ZMYV3nu9oNo6QZjhG01WlQkIixP7l5Hudm3G8AF8+KV1GrGgGwoW4BDseK6J",
-	"LOnvFUNJBTnU7tUNM6nAXPVJE0R0Z00S32DguifTAM/cHH1Fa1dYwBAmmAQIpgdhbQeb5pH9Lqq0kYdu",
-	"CtPaw6rajqkG182rADbspae3pUctvi7e/tR7LX7OiOZ/sE07w0vwre24ZCeYnER+y2+E+7E9vyfRjqbj",
-	"/s14sufCtFKxOy4r3VTA+rZohWwDyR6tUOYTOzp+vova1zutYOei196vb/FKzr3X4daMAV5uO45Gm6Zt",
-	"9nn0du3e5vF4vM+g7tXKhzA4iZ7tHtu5cY/m1HOm2tSnWLNcnt1sipTYLK57LCUu46exNULZ3L7Aiw89",
-	"Ua2NRiuhLUCPazcXmagNbIfkDfYjcQg866JV8w6dppsJvo5F5xIiLFC/nEI5i96HAuM84yh6CaFvvRw3",
-	"n/VyHozxyXH0Iha8B6IbEveijzpmLUqKt2xn9uZJIe/wktdGdMQFHBAy4PYodnu4OypuET0kp/URCKR2",
-	"GNCwOyYIt0zoHABBEw5+OWczLAzGogEupM1H6hPW7/KgdsQAYx+Woo2zb/R4acsoVMBBHJNsH7a7ZgjC",
-	"ktqtASOOx2NY5Hj0zIVdUrM+f+XDf4FNYpk2P8p0uYfi/yeChPsZo96Ow3YW7xCpJ7aH299mReo3EaBe",
-	"sTW9dIrvKyNazbG1mn/eLhdU162OzmxHu61o53VbX2zvo+e7B629DAeHvdg9rO+9ZjB2tIebWH95Eo47",
-	"2ed8PTe6/xS/1nllSdux2d89gMSDRhARqdGQfj/XThCOpq6Hee3rT/UsDxuz6Z/ZymBtjbCv/Otoa82Y",
-	"4Vr7X1o3l0JW3wRt8GEVs3lwb9tO9Edxexfa/oS4a7sGf0WwFR3vHtS8y+2RIixIUTGB9KMMxO4c0rZV",
-	"AD3Ut1e8IH67cs88IV+8CsAG3tThnA79zHjdB34p77oxq4X4tt4H9ujaYNxrdD36tL7DrZrsVUtamtyj",
-	"fj355j5quOPqxlPq3qpgsJ3Df5r+9avRF7C8DSC1Kxjvr/FlLfiGij6zjEFfyspcLgu8FmkvG2OCboN4",
-	"SnKZ0HwFbVFNbgp6yyCruYkF1jt0c+vbwsGfbPXiYXJ09CmT2jwEYXBHFQcDgpzNmjTLYQHBaPz9MBpG",
-	"w9HkeRRFQR+LYJCNsKQyrcJLDiEZIlnkYDCwnw6HTQzK2kthBWXV4OU+IoSN9LxuyNxbW3GpiasywN/d",
-	"0spw3VPpoB+yaAwLoXX1I6HC4T/ESG+imuXdiRrMeLUp+ATZBuY0U5oD65R9oL5a5G/SQYcP1w//GwAA",
-	"//8=",
+	"7L17c9u2tij+VTA8ZybWlJJpxW4TefqHm510+5wmzU6c329uy5wYIiEJMQlwA6BtNeP92e9g4UHwoYcT",
+	"u6f33LtndmNJJLGwXlhvfokyXlacEaZkNPsSrQjOiYA/3wqyIIKwjJxVVUFJrr/MicwErRTlLJpFlzeY",
+	"qh/fXKKbFWFIrQiSRFwTgVac8VqQHGF0aZ4zQ/raS3TwBlEJl+rPiKqUYfP4GOGFIgJRJVGGq9EpwnNJ",
+	"mDIPpwphJm+IfugNVSteK3gCZctJyqI4ktmKlFjDSG5xWRUkmkUA3lESxZFaV/oLqQRly+ju7i6OKixw",
+	"SVRrt/0tvnv1Av0wPU5Q5dEhJ8hv/OANulnxQm884yyXI4TllUSKW2gRlimTnDOEza4pU3pPVKIFZbiI",
+	"ERd232/cM9ABVqjkUukbUmZQ+kSi8bjEt2O9coyeJkii+RrlZIHrQo0AJ+ECWGqUSYVZLicpu1gRNOf5",
+	"2iFf4pLoaxwq9XeG9hP0q1oREe43RpjlCKfs0tDwZsUlQde4qIl+HuMKYYsGVpdzIhBfuM3ECAuC6JJx",
+	"ASSWKfMo1ag6RdgxDVZAe70GEZoFLA6l/oWzjBhCU00WA2sURwyXmrCWfF/BBoLIijNJgAtecTGneU6Y",
+	"/pBxQKX+E1g0w5onDivB5wUpv/ssOWuto1lHYVpEs0itqES8IgJuQYyQXCLM7FdcoCuyhq1oAmUapMPr",
+	"o0NDOnnIRU7E+Gj69HgsV7SqKFuOZSkPBZH1vKRSUs6k3qvCqpbR7Dh5GkeKKthsswW/3ZVSlZwdHi6p",
+	"WtXzScbLw+ZBJWZ4SUTwzdh9NS/4/LDElB3mPJOHuKKTMv+3hV/gLkT3vwuyiGbRvx02CuXQ/CoP3xqU",
+	"GYS35Usz5hUBvsQoK6jm3SuyPgWO3IFBdDAeu8/jK7KWo4mG6TwnZcUVYdn6BWeLgmbqHuR8kB0ZSp7n",
+	"iNxSqYyYIYxyugCZUqjB9gUWS6JiVOF1wXGu9QHj6iey4ILAdl7jYsFFSfJ35J81keqbWZMgYZ7kNYKR",
+	"4Gtc0Bz9x/tf36CcZ3WpF9jEoy3uSxru88C6NR6LC0u30Ngt9FDc2EYKoIPPP5NMATXecPWK1yz/Riow",
+	"7hT1Cg4GKj3P3FsvtGhx3NDi3Cyg97EAkB+JFAa8MeNqbNZ5CEq84UjW2cphiQukQFCACG+NrFxw/ov+",
+	"8htp4SRPcY4K/bwZepro/6H5WhGJNOA4U/r40sJT0JLCAT79fnp0fLyXiBwFCvptd7nHoovd11hxPjYL",
+	"PZSIOIwdaLJoUw7Ofi04I0RuM9DV+vuMswVdgiEIWAPiWTV2QUvC6wfXZjnNjeQKQa8JKF4amqZPJBJE",
+	"Y98uv5eCe9ZQz0If3P8otLN7GrtlHlS53RNHE3Sh7dCMM0YyOI2pRFnBJclPkSCSsBwFdNBWGpC52exX",
+	"HMNDxLa6II02KMI00pBVhOWULU8RZ8UaEZaT3GoR7VcwNNeQAmxKkfwhrbDng7oXIPgTdK9Z56EYJTid",
+	"/CbAWdGUZuSmMXG0Ba5NMw5ug/kaBP294oJ8YPga0wLPC/IAoi71IzUVNUxASJytDBsqsUYFVuAE7BTp",
+	"k9BiBjhRHQD6SMQC6MfhQg9FrRwrPMdyF2oMWYD1H5guxoOjEq14oaVP+5YlZutQOVPNJuCWlnjt4JIr",
+	"LlSxvj/RzIrzWq4fjVywxBiWeHxCoYMee4y8wBlQUoYLrZjXgGW5HcdaRzfHr+IpOwg2NHL4N7EHvcY7",
+	"/Xl8Bp+Ne/1EOi/eeN5BcCi4uB8zeW/jGIqbIM8cnBmzIGXLSctNt6TT5F4SofF2F0cfGK7Vigv6B/lW",
+	"SxuOpzP7NLhthn4iWBCB0jpJnma4otqZhA9kP3vgqOHDFqSPxIh1uMZDcOLZ23O9ZQmxmYBLcPskR5m2",
+	"EIg+ARhBfKF/K0GHfGCV4BmRUrPpS6aoWj/I2X6ezzQ8ClPmwmXXVNJ5QbQk6F8EL1C2wkIb5AJ9+G6a",
+	"TF9uIxpl4Na+oqTIZTT7/Uu00H8GK0ZxVOqdaD8i+orF7z4GrDGdhjaA8ajNgo9mAMAiY7PIgzCHAVjv",
+	"2YdIEfinsFKjkzohDH1Nza4Yv2GWR2RdVVwokr8mOcUXsP1vYpIX5taxfhRKI0Vu1WFVYMqM5acVql/z",
+	"FIHkh0vAo/dy105CAfePRKXeBwI6Ppqo+9XGsNoYlnmM2Ia0YeIuhoDAVJrfTeAqZQ7zL1nG4Xw31p5a",
+	"YYZoTkADoIPAFMhJxnOrOkbgEvg9wAFyphQpK9U/PH5lIWvpM0Q/dYkVucHrCToHPhMk0+Z57o6W4BJE",
+	"ZcoyXBSaBRaUUbki+Rnc5fMJtCD2iKQMLQq6XKkJOvNXI2yAS5k2fzFDvFYZL4nZoFunSUeQohibYNQI",
+	"wvkMESG4SNmBEphJTU60wLSoBYmdUxU7ebLPGU3Qmb0PSYWFomyZsjQyPG2dlVkaoRKLKwDKAqlpoNAN",
+	"DpFSK8SIpoLeb8oOCnNwr2gFFxZcqhBzGlterHGWkQrkA+UE5wVlBK1wnrIKS0nykTEFAulscBzNomky",
+	"/X6cTMfJ9OJoOkuSWZJMkmc//BbFkUkNRLOjOLL41HcLgkHgo0rwa5oT8cliKpDHSJDPJFP28NPI2bba",
+	"0fQ3fV0leEWEoiawD4htZwV6dPz7xcVbdJJMZ+gnnKOfzc/9pEHc2nH4xC2b1+yBNcg5VgS8+qEHa7OO",
+	"iPOBTJsWXkNFQ+8S54Z2lgsmIU0iWY6To6EFCoIleVnxbLVxCUkQ0ReETweugSVrlms3IljsabA5ytT3",
+	"x8263qZriB+g6yiOSspoWZfwd/+egEu2qbxf7WVt3thJF80m+9EFkkT/rKnQtujvbivhah/9PSZSrGHR",
+	"GlMbCn1En7X0G5ydT6SxL3CmQA9Y79vZX6BXGa7kiiuk8BVhKXNZUU0aryBiJLlx9ZAgSyq1hU9yqqTV",
+	"B9kKs6XWfZOUgQmv1ZFW5xRUil5WMFwgckuyGkI9FS9otgbL0J4bFRZKG4PwkLYqsCJ1YfEHoekS3555",
+	"lWI9g2j2NImjkucEhBsXFvFmMU0Nq3k0ljtmhnnwJLhLEVFShgvLCNrKc2bfpyYL0XyT0Yq63Ib5ztl/",
+	"H3t6o7Wj7Xz4c3Dp3aZ9d3nhLcTPFFpY7etVrsU7Z8V6ZpR0XdYFVvRan+I1y2O0ELxMWZPz1UwkCBzk",
+	"sQvq3axotgp1ellLhVa4qgjrkA9IslUg9ZaMQthjJyW+/WTVhwx301IeJzuXBB7ZjvjX+pq7hnt2WEjm",
+	"qrshzvrS0qFtJuuq0j7X9UoH4NTSQmQOOWlUtwuXNol6d7xp0V8byyplwt8N9o4SVJsaYLrou51cFgW/",
+	"kR1KfjX7xxFVpJSBWx7s13yBhcDrnk7soTJuSY6loyfRAPaGVOjL2xWupSL5O2skdDH8/wN3W1SIuiA2",
+	"3Nug99QqPuzNNmteABsyzXe/e23zyeQuwJEP2feTDdFEccQZ+aS18CfNWQXRNsnH8OTdcFsPm866aDs6",
+	"Ru0aQ2UuCL7SR2bEK2LclldgqUazBLTUnGywgU70wSZIRph6gYtCRrOjJHHfvDLbN1/exYMq2373QRTW",
+	"v5kdHh5Nf5gkk2RyNHuWPEs0KXEtNfEXuJAkjsw5BrpXS84cq2yltXcoRX31Gm54D9360h1LURfye6nm",
+	"cH+hyG/aao96bu99fiTgFmEEV5iQCZXow7tfwKlSEpxH53hwkZGWOnS4NOvNOS8Ihr167A4Zbe6kfyL7",
+	"hoVEgtcKAoAelElbV2wm11ergwDBXUXgduKROCT4PXJvsYefSHRNyY3GNWeNo9g2THrCNK+FVNFsmnTk",
+	"qsS35/7zs33kDCvSErDdItcWAQ9az0wMqt/AAKAiq6lC9gao5KoFIznii0WozkxqTisrs9cVLhaf4O+W",
+	"qrK/9ihrUTPIaVjZ/PcTieC62MCnMQ8hg7YjotHbP9MbhHfXANx5VvUOvffRw2cnGyyU841Pv2icd2Nv",
+	"Z7UQhGVrs6XtW3k2tJznjgFFwGy1EvMEK7Q4ah2gl4BbwfNGaiV4vVy1XbgN7LafH2mYcvv+G1pqBGeA",
+	"+QpCBtpU3Y4MYO4GFF63kmbWQbrrSEQXnL/zG5O+MIFlcFsg5qwh8SWQR0kygp/tuY0yXmvPiF8TIftA",
+	"9WnUlcEuGD+37QKJDiBWIH2kRnZDNXKEcMnZ0obDd4HQ0Y2e+9vo6QG6RS/+QqXqWA6WribCPWxGeLXQ",
+	"yN/TfZTWn28lfIRARa6hVqIm9in6ro0OGvztT6s9bIH+GdYsuulYt2VaJnoMx4+0VQaqCc+ssESOAHAy",
+	"tbnUbKh/wrst3m8Xb/VdO4/jwhXLemT59bZwmXn2IJu1+MCQeFM8biAW999uuG3U2OBYgeV2gyVaUCGV",
+	"KTnIdynn5CuDSR6gLYR4TwqSWXFuA/3yFmeqWCObngsQCwGbBl2TXXGaRyNSx6ZhCM8lL2pFkCaatooh",
+	"gaLt0hgy18xmII1N28b7JjqX+PYXwpZqZatRS8rc56MhCmzCtNvtxnMTLXBJQd6xMtGySuhTXYPsI3n2",
+	"lAhNMisptVy1bTDzfY9Nz32GLCAa9qGX3/+qQfedcJ1Mjk6OQrimLbj82iZgtc/aJ5PkuVYyH+MoCyKu",
+	"/xMikRDM24b05Bi0TrDiRiT6ZPcs2l1F3Ny5e9M9xYGDCOFeR5nLBA4cyCFFtz3Cx9rbWNuZA7AI3Mum",
+	"Jv1g1DaQurGruz6h9kxqNKTbfotRGud/g3SL6yAY1mYNUZ/Iptug13DFcElyyOBuPP6S5/c7/qDfxmUr",
+	"zjYENGxkFJRscLmxv8KCzjZYGxj7X+JoBxyvBC+HIQkXC6v0PVhyLxCG1nfCtg9R35trvzFm3XNEfP3L",
+	"QPjWghfKUyCPcSPmQ4aLgfonsO5nXzoKwtVb9BB+pD3/ozhJkoBBwy43k393HT++Iw68iNFpygjOVlD3",
+	"tiLZFcmhuAGZckcDkSve5sz44Tc2B7KXnhp4EIQcKDs3tx/tMMPdxndg7B2RdbEhfGGbCt/++v4CBbUr",
+	"6IbXRY5W+JqgJb0GS1bzqiLlDHZqqJmybpfgwTQ5QpbCMZomCRKkIliNXDWArcrxDUEGX0ME3Y+TXdSk",
+	"IOXepSyhrAShpaOdrra9bS98yz6jiuaHfomK+dFETLyC0giPnQkLLZagECb7slifC3a5dg7GzXs8/9sw",
+	"K5leuycS0aZdDl2R9QyBHE5PTppSN4kOPjCa8Zwg/Z+UVZwyJUfa6fhw8Wr8LPaNpLZMLm6K58bmXEBc",
+	"pGxOcypMWgsXw8/Hiiw5ZL1fZDF6sYjRbwV4M79VMbQEpQxL9OG7JEmSGGrwkp9iW4tn/302Mh2rQdki",
+	"orlEaTRJo1j/M0mjlOlL0ugwjdABaIoKqxWSZFkaZU/WUB4piOTFtdYm2v7nwgXUoTIoZVoJrt1dkH6H",
+	"tiXc5PBBNE0WylT75miOs6vRBJ2Z5VNGmaQ5QRgVnC2JQDS3DcJkpjksI0yNCQP8mHCdBlVOoDltTGSG",
+	"K5KnrOBQOiUE19avRAeXaVrnz5LkcmR3stDOJlKcdxKGW86twLWanpx0XSvGzQlk3RzN6BP9n0OT69GH",
+	"hNAM91+//1eaVl9eZHfwzwL++a0w/1R3H7/7981u0Fu87IYh/BHye8st+r/XB7ifeW87ZPax7j/GESO3",
+	"6kUtJBfRLCLr//h8/pnT15/P1m9ocvNa/7/4x+3rz/zm9d/4zesXx7evP79O3lz8hs/pDcXvz78/L5+v",
+	"f/v5/1v/cvFy/fqPf9DFP/peQ2AU3ENTDvkMIbgbUiqc2YCzVKjCy451+0Bb3M/82qa53/tTrxdE4SJb",
+	"Ealsc3ROMiqh6qOb7DYkn6CX10S4T2heq5RZHvCDCKxGsILccEjgCvqAQOAMtcMZzW0DstzUYXekeWtB",
+	"NtSrzAly+YD2udRnpIVbYEPxq69t/metUeIrnGNtZ2qHp80MAUy9LXkgQxN8B7y7uMLVigclGT3ueG1r",
+	"YrrVJkZm0Q0XV2jJiXQlnmAfm6/zGiDz5om+IYxTBXrMxOZb5N1WDhP4td3AKlYBR7pqyxnCaIEzFSNy",
+	"jYtaKzlNAds1Cjr8iasb6kQv7x296pp1w8UkJpXeLtnxLvGCi6CKquP1DcCxxd1zuB6SrA66vbxtZ5ot",
+	"du5bXxM1sNkaaolMSZL07TnG/WccuZPMlz9nuBysm+mUywRlMu0NBdf38PO2cQp62u7dqxfo+fHJD31v",
+	"BF3qB11CjlLheUHAIL+iLNd2HyTyTk2JXEnKOYwSgf6mS5fFuUS4qggWJo3jatdMBtDghhFtW0Gqr1vu",
+	"mNm2VsqWvr/EdZPrnd+ncXXToAj3OL0wlXqp9wNRui3tL/cwDNodrIFb4Db6aE0szVpjv1ZPcAfQPcTW",
+	"oEIt8QweoVLSENbi0Pu/x8lzIP2oUxQTUNHbIz6Y34+WNFRqIm8f411VMw2HfOkdOd/ILAPhyzb33C/s",
+	"1PBXCGmb1XpLhoHLAf+zoeYOatwnqtZp99rGHxwt6C06OJ5OUauJClxH28g0DljY5Hca+Pa0UwOzZ4AB",
+	"BiIbRgp7dQxWLkP8bxfRLtd1E6aPLL5BPLgWdOcZ5pqqYJfxtiMtHCwQjMTBeU5NXOFtoDVs3UEnbQo+",
+	"+8GXuxHKiaDXtsI+7GrvmBy71egYLzFlmxyb+0Tv7zbsuSRNZDAA7QbLt7bIQoma9AAIft+3XBFqFLmA",
+	"ssUbvKFWcbiQoUPVZvEhSg5FVIcc/R3Hl9N6sy/QERjNov/Fa2FCb1COAdebHL7i0Sz67ujk5EQ/6eT7",
+	"H4aD6jtyXA+cktH2zdOnT5+DOe6sdlO5D5VPUIfgWnFsFwZ04xxglTLOMuJTNlSiCks1mqBX2mJt+gmc",
+	"Ud3p8UpZcEXNlDRnpQcWyl0IBnPKNRdM0NmW+XSMq7HdwsHTBOV43R5Uh1cE5xP0n6RStrkvZSXNBDeF",
+	"Z6e+v+QGHAfWxCeVDU6bHoZS+yfdONY3ZaYCPsJs/esCwktdY3RtJkKZ4XfQaFcXxQRy350BRvC9N5b1",
+	"ZR/jSP9jZi605MfJxMd464IxrIYoy4oa5nEsuLjB0PPX7pNEWLrePxeYpUzSJaMLmmHTA6kIkhXOyKih",
+	"5/Tke/Sf9KeAXj2b9+sk7Ha85GO718+Ss8k7fPPaurjBr2N5Rasxr4weH0OU2VWBbUh+bS6HRoTp/5ph",
+	"hZ79l/yaCBbOYuy2zrWiedvDn9+SYAsszJ5iNBcNlPk19XPd8CbUlvgopius8yFM75ANajt984QzYq/Y",
+	"L4RZM4Np7c1/UvyKsOijFoNNYVcfpz3ZDGbHjdygmN1tDxlq7VcWBjX3e5l6YRHC1pyNe3Cf8prHSVYL",
+	"qtbv9VNthThMqzir1Wo4FWUzHH6og+vCppmpY7MFNMZdOBiPcUXttET0KyvWKSMMjvfcnCIDgyGCCatA",
+	"NgCo7QyajnPKFnxgHogn42tjR0IPY6tbwSUy4fSxYyDtHiQY5DnYaTbHyxnRCo8qid6/fg+TCmq58sqv",
+	"ZooW9jR0TnLsu6wgEeUDmKaj1bRmDLRielhMtj/I63A4PQ+a06lYxxp3Jo6lr3XyP4INCIJzGSRjTZvm",
+	"qTvXZZwy0+Vl92uPZYnmpIBiY456eJykLGUvTbBCU+xy00CFSx8ykejAhVNGVjeaGErKtgRRJgjqIzfM",
+	"DYkRgfjy5eH10WXKmqmdluslutw2gMUPX7k8dXNoC7VChOUmzZgyE9bObdqqoBlhpjTVT3/llaBEYbHW",
+	"islXJH+FixO4WgN8e/b2PIqjayKkLVmYJJMEepUrwnBFo1n0dJJMnoJ+VysQ30Oznz8gJWUOLY8hsGz/",
+	"bn/vzKKdJklnXEYz76I9qDTwlK+Gh9wOjPAz81tgaEc1aakek0mTdVlqfM6iX+g1YfrasSsJgDvB7pPQ",
+	"NQ/nPl6CAja7jT7qJx7CtKJw592Ytar1YTxNEh97s2XUWgb0VwteFNwMAS7oFYEMa/OdVHidMspM777g",
+	"yhqo4awL/ZRVXWImT0H8bDraTfiEwXZG3IG72rR5ZzbwAKTRR96PrkYc+vw/0fxH6NQ3bfefoO3+x6fu",
+	"022lRecTVj/2En9HYNXuRWdfrm7JZc9FaUQNcGQGuFHoFSvIdl7Q+KDADLaUJKiIf+IesIEZro8Ow2r9",
+	"QY4wiSqnyKFvbtEqCEYHMIva9cnCJSayZ0ruUyYVLQrbRqJpD7h2B8zIVCoE+t6o25u2K6yZQks5osqq",
+	"voHa/xjBYeSADaHQRrH2jAhDuJAcyRW/MSjudHHFFlDf4xSbnhyASp8IGWQfbO+LwIpYwrmeIohe2IoT",
+	"3xBXkpKLNcgKTpkTFz9O21z3I8RGbKFEu2Vhgt740gm9bZkyHHiQRJR2OhA4apoY1pQekCBtxf7c9B3s",
+	"kKPeuJ69JzKHvTEbZMFxX2w8F3NSm8Jz25NtuiKCgMddHB0nR5vW9ps5/NAZ0XWSPN19U29AIkheoHeN",
+	"i+3hdmBSoZWwspkqbU4QdODK4kah/Hl560ngYeXaOyouB/shaGHxYefeOj7XPAlcx7hh3tPA2jHj2101",
+	"UMqkyzODZWMHyXsbytgf5g4okxGmhE/JJnChma+x1kB4e/3a2t2tZY0Lo/lNNAvMGQ6pRjBPoMzGiK8j",
+	"NyO3yh04khBElYGQaoNPXMMuMRIELOhJyt7iWpoMmTlA3Dg+gyY7XQPOlZW+LDAOR0OiAaGxZs6MVc0/",
+	"8Xy9h1Tsaue4l9T4FpO7trNiHe/HFlrbxrRp2DBQsy2SyW7p6s1N/1pZPj462eemgWln+ubpdJ+b++P0",
+	"QIkc/dmD64NhgGbW6hUhFYi6E3+jIicPpeSA9EF9wHzdCj/fW60JiJRv1mvvSMldwN9HvYnto+pFvw8w",
+	"/GMuzLmR7ZQVdKGQGQRnfosRs+arsUpAT/Ka5SOjkRodA7M5sUqZGcpzq5CmTF4XUJ8niFyduveaeJUq",
+	"aubbwKlAOVkQIXChHfdcThAkB0K1ZKb0gEqCT9aHGzRvNbYeTgVtawb9P0UntXItA2LSzZrARDW6UCT/",
+	"f7rpf5ZuMpzgCJ1/q44Kahy3esMwHgAvQTM5FRAYrC4NA9miGDFyQ6QySSIwUaRTbkvtkTXlkNpIysxf",
+	"itsB784G0hefmohZyvCGKkl05u6Hl9vgf9bGktJOuLRvD1lwoY2tTY7Aua8WCN++9Hs/qlmsG4PSO5q2",
+	"mtG9Awgq+JpXAPmOlf2YrV3i0M/ftGAIepDscAr3NooNsAw01AzEBL4t2fBl0FhaEiTpH2QTZOBdtsCx",
+	"mZ5odpKEk7nMMBQzmusk2TEbbBiYgPesF18Jck15LX3Z7RCIhsk2oOzBqnNDZCfHz3Zh++MjnjhBnfvg",
+	"PN6OMvh6r/TbFP4DebR2Fx3NFWhOXxkNM92GjDhYpvU+NVsK5YckwnzCgZC+CcXXTJqqwHZq3b5mDF5r",
+	"glWTBB9pG6vSWtcM/YDaWe1O2jcg+K4qqKnd/GonE2qxD4Vwf+1Skd3CNHjkNElObc4bflK9iq+U2Qkt",
+	"GB0nz1utPK4QZ4LsC2dc1L6ssICmRoh9YsYZzXABYVF04MokJVgLMZxFRgYQ9JlQttS2bpg/Pk2Z6eaG",
+	"yfM3QutJNoLg0xVZ2ySx3rp7gJtFaQE81XD4d/CYnk+9Zb0pAw5EKDXAEJSCXJnd83Q6QWcak1AXANG8",
+	"aZJof58haligN6Ya8tXURPEWtobBRxftlC4HjnuZDTZ3jCGOpu0P+ocdnmMHgGAW8IMK7HATgjCgaUIf",
+	"T6d6keOjpzbizSUZOi3D2pj+cTkkhc0lh/ZteEZpfaVF/5cpvdlPhw52Z/65joPrSdn6QhUXMgKBJ13d",
+	"obZpjEn7FQzN+znHwQs6hwC0Nx323+gJsE63mvKPgAPtMdnGpsfa05/shSXPdt/Uee8V3PZ8921DbzME",
+	"x2+P47j7nrT/XodxH/uh926atgFhfg8iyEGIFdLuLuU+bE+0HbHDuW1Q73z9xT3lbmPK9mfyrao53jz4",
+	"oN+TG3e6QHOX8amwWnkzWn9orOig+qitAoft6r1rrP8ES3i7+ng8lfFVkn+8+yb/zsgHi0vg3IzmC4xF",
+	"yBnaWpK9uL9h884rzTbGTi9cQ5Bzi7VBCaOk87G2gkzCEYVPs3peW1CM3DgbaYfFDMeeOwJNfU7LSnsC",
+	"gQxhuqutXX+gjS0IwAq61EA+kd4bGMWooOyK5Cmbc7VCkEs76AwAQYeoNZpkNEHnQRGPfXGyMbhhxgK8",
+	"McHUj+czdNmg81/i6NLkkS7/JaaXpndMQx+ghS/0j0eXE3TeKLCKCA/+zLgijaaDjHIbuXHgHLj3OKDG",
+	"q8Cq601MUvZr81K8g35tVIx8qm205aV5m0LJ20zW7cNV/noa7j5m8/6B5W7jwl/ZRF1hO3In5LlTn91s",
+	"WXF/qhnZkqQuGH+25beHOn8VvjH73ifGXlbi4Ns2//rm3u74u7P3WpOYsD1PvBUYvhVcNi1aG8/AoLZ3",
+	"0L77hUp14SdVP5o4BnXem3MecL61a1a6B+bXRgT7wTlTyLn1/SQBXn0lcwevh1+6EG41pYOa+NaRMaDz",
+	"BwLr++j+HYOxHtOkbcrCt1P4G6K699Mow6bkV5C8XSbYrlP/Hab4mtagofMfwkQ5qQq+LuE1DeblJ5CJ",
+	"sHYlKngGtqYr2pHossRXBImaXaYManKkfwuNKfr9YmrU72aHh19WXKq7KI6usaBauQBlV96wtUmPKMxS",
+	"J0k0RCJ9k7FJuVCt8vqCSkUgZYcOxmPzaTTxUSvSXgrq5Jv2efsRCpUBnx89mgcr6BUYeq6WXP/dL6Cf",
+	"dM0jucHV9IoFYVfjru08q3AVDx7kSN5/kK8MboDSn7TBC7b7HBeadMJc4JR0CKQtEB1IvzmNDuOW5KxV",
+	"CPdkoP6tU1gp45SZSsqRdSdM6ZZ+oquX8FUnhoUsSD5xe/fx7n8HAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -36,7 +36,7 @@ type ApplyDecisionParams struct {
 	AttemptNumber      int64
 }
 
-// Runs in the transaction of a successful CloseAttempt, which fenced it and
+// Runs in the transaction of a successful FinishAttempt, which fenced it and
 // checked what its WHERE repeats: the intent is pending and this is its
 // latest attempt.
 func (q *Queries) ApplyDecision(ctx context.Context, arg ApplyDecisionParams) (int64, error) {
@@ -50,62 +50,6 @@ func (q *Queries) ApplyDecision(ctx context.Context, arg ApplyDecisionParams) (i
 		arg.LastModifiedAt,
 		arg.IntentID,
 		arg.AttemptNumber,
-	)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected()
-}
-
-const CloseAttempt = `-- name: CloseAttempt :execrows
-UPDATE submission_attempts
-SET finished_at = ?1,
-    outcome_status = ?2,
-    outcome_reason = ?3,
-    message_id = ?4,
-    error = ?5
-WHERE submission_attempts.intent_id = ?6
-  AND submission_attempts.attempt_number = ?7
-  AND submission_attempts.finished_at IS NULL
-  AND EXISTS (
-    SELECT 1 FROM submission_intents AS i
-    WHERE i.intent_id = submission_attempts.intent_id AND i.status = 'pending'
-      AND i.attempt_count = submission_attempts.attempt_number)
-  AND EXISTS (
-    SELECT 1 FROM submission_manager_leases AS l
-    WHERE l.lease_name = ?8 AND l.holder_id = ?9
-      AND l.lease_epoch = ?10
-      AND l.expires_at > CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000000)
-`
-
-type CloseAttemptParams struct {
-	FinishedAt    sql.NullInt64
-	OutcomeStatus sql.NullString
-	OutcomeReason sql.NullString
-	MessageID     sql.NullString
-	Error         sql.NullString
-	IntentID      string
-	AttemptNumber int64
-	LeaseName     string
-	HolderID      string
-	LeaseEpoch    int64
-}
-
-// Closes an unfinished attempt; zero rows means fenced, already closed, or
-// not the latest attempt of a pending intent. It decides for FinishAttempt
-// as a whole: once it closed the attempt, ApplyDecision's conditions hold.
-func (q *Queries) CloseAttempt(ctx context.Context, arg CloseAttemptParams) (int64, error) {
-	result, err := q.exec(ctx, q.closeAttemptStmt, CloseAttempt,
-		arg.FinishedAt,
-		arg.OutcomeStatus,
-		arg.OutcomeReason,
-		arg.MessageID,
-		arg.Error,
-		arg.IntentID,
-		arg.AttemptNumber,
-		arg.LeaseName,
-		arg.HolderID,
-		arg.LeaseEpoch,
 	)
 	if err != nil {
 		return 0, err
@@ -135,9 +79,68 @@ func (q *Queries) FenceHolds(ctx context.Context, arg FenceHoldsParams) (bool, e
 	return holds, err
 }
 
+const FinishAttempt = `-- name: FinishAttempt :execrows
+UPDATE submission_attempts
+SET finished_at = ?1,
+    outcome_status = ?2,
+    outcome_reason = ?3,
+    message_id = ?4,
+    error = ?5,
+    sent = ?6
+WHERE submission_attempts.intent_id = ?7
+  AND submission_attempts.attempt_number = ?8
+  AND submission_attempts.finished_at IS NULL
+  AND EXISTS (
+    SELECT 1 FROM submission_intents AS i
+    WHERE i.intent_id = submission_attempts.intent_id AND i.status = 'pending'
+      AND i.attempt_count = submission_attempts.attempt_number)
+  AND EXISTS (
+    SELECT 1 FROM submission_manager_leases AS l
+    WHERE l.lease_name = ?9 AND l.holder_id = ?10
+      AND l.lease_epoch = ?11
+      AND l.expires_at > CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000000)
+`
+
+type FinishAttemptParams struct {
+	FinishedAt    sql.NullInt64
+	OutcomeStatus sql.NullString
+	OutcomeReason sql.NullString
+	MessageID     sql.NullString
+	Error         sql.NullString
+	Sent          bool
+	IntentID      string
+	AttemptNumber int64
+	LeaseName     string
+	HolderID      string
+	LeaseEpoch    int64
+}
+
+// Closes an unfinished attempt; zero rows means fenced, already closed, or
+// not the latest attempt of a pending intent. It decides for FinishAttempt
+// as a whole: once it finished the attempt, ApplyDecision's conditions hold.
+func (q *Queries) FinishAttempt(ctx context.Context, arg FinishAttemptParams) (int64, error) {
+	result, err := q.exec(ctx, q.finishAttemptStmt, FinishAttempt,
+		arg.FinishedAt,
+		arg.OutcomeStatus,
+		arg.OutcomeReason,
+		arg.MessageID,
+		arg.Error,
+		arg.Sent,
+		arg.IntentID,
+		arg.AttemptNumber,
+		arg.LeaseName,
+		arg.HolderID,
+		arg.LeaseEpoch,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const InsertAttempt = `-- name: InsertAttempt :exec
-INSERT INTO submission_attempts (intent_id, attempt_number, holder_id, lease_epoch, started_at)
-VALUES (?1, ?2, ?3, ?4, ?5)
+INSERT INTO submission_attempts (intent_id, attempt_number, holder_id, lease_epoch, started_at, sent)
+VALUES (?1, ?2, ?3, ?4, ?5, 1)
 `
 
 type InsertAttemptParams struct {
@@ -148,7 +151,10 @@ type InsertAttemptParams struct {
 	StartedAt     int64
 }
 
-// Runs in the transaction of a successful ReserveAttempt, which fenced it.
+// Runs in the transaction of a successful StartAttempt, which fenced it. An
+// open attempt counts as sent: the reservation precedes the gateway call,
+// and after a crash nobody knows whether the call was made. FinishAttempt
+// writes what the executor knows.
 func (q *Queries) InsertAttempt(ctx context.Context, arg InsertAttemptParams) error {
 	_, err := q.exec(ctx, q.insertAttemptStmt, InsertAttempt,
 		arg.IntentID,
@@ -171,7 +177,7 @@ func (q *Queries) IntentExists(ctx context.Context, intentID string) (bool, erro
 	return found, err
 }
 
-const ReserveAttempt = `-- name: ReserveAttempt :execrows
+const StartAttempt = `-- name: StartAttempt :execrows
 
 UPDATE submission_intents
 SET attempt_count = attempt_count + 1,
@@ -189,7 +195,7 @@ WHERE submission_intents.intent_id = ?2
       AND l.expires_at > CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000000)
 `
 
-type ReserveAttemptParams struct {
+type StartAttemptParams struct {
 	LastModifiedAt int64
 	IntentID       string
 	AttemptNumber  int64
@@ -209,8 +215,8 @@ type ReserveAttemptParams struct {
 // It decides for StartAttempt as a whole (the store's writes refuse before
 // their first change): once it counted the attempt, InsertAttempt must
 // succeed, so it also requires that no row of that attempt exists.
-func (q *Queries) ReserveAttempt(ctx context.Context, arg ReserveAttemptParams) (int64, error) {
-	result, err := q.exec(ctx, q.reserveAttemptStmt, ReserveAttempt,
+func (q *Queries) StartAttempt(ctx context.Context, arg StartAttemptParams) (int64, error) {
+	result, err := q.exec(ctx, q.startAttemptStmt, StartAttempt,
 		arg.LastModifiedAt,
 		arg.IntentID,
 		arg.AttemptNumber,

@@ -30,20 +30,29 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.applyDecisionStmt, err = db.PrepareContext(ctx, ApplyDecision); err != nil {
 		return nil, fmt.Errorf("error preparing query ApplyDecision: %w", err)
 	}
-	if q.closeAttemptStmt, err = db.PrepareContext(ctx, CloseAttempt); err != nil {
-		return nil, fmt.Errorf("error preparing query CloseAttempt: %w", err)
+	if q.countIntentsByTargetStatusStmt, err = db.PrepareContext(ctx, CountIntentsByTargetStatus); err != nil {
+		return nil, fmt.Errorf("error preparing query CountIntentsByTargetStatus: %w", err)
 	}
 	if q.fenceHoldsStmt, err = db.PrepareContext(ctx, FenceHolds); err != nil {
 		return nil, fmt.Errorf("error preparing query FenceHolds: %w", err)
 	}
+	if q.finishAttemptStmt, err = db.PrepareContext(ctx, FinishAttempt); err != nil {
+		return nil, fmt.Errorf("error preparing query FinishAttempt: %w", err)
+	}
 	if q.getIntentStmt, err = db.PrepareContext(ctx, GetIntent); err != nil {
 		return nil, fmt.Errorf("error preparing query GetIntent: %w", err)
+	}
+	if q.getResubmissionOfStmt, err = db.PrepareContext(ctx, GetResubmissionOf); err != nil {
+		return nil, fmt.Errorf("error preparing query GetResubmissionOf: %w", err)
 	}
 	if q.insertAttemptStmt, err = db.PrepareContext(ctx, InsertAttempt); err != nil {
 		return nil, fmt.Errorf("error preparing query InsertAttempt: %w", err)
 	}
 	if q.insertIntentStmt, err = db.PrepareContext(ctx, InsertIntent); err != nil {
 		return nil, fmt.Errorf("error preparing query InsertIntent: %w", err)
+	}
+	if q.insertResubmissionStmt, err = db.PrepareContext(ctx, InsertResubmission); err != nil {
+		return nil, fmt.Errorf("error preparing query InsertResubmission: %w", err)
 	}
 	if q.intentExistsStmt, err = db.PrepareContext(ctx, IntentExists); err != nil {
 		return nil, fmt.Errorf("error preparing query IntentExists: %w", err)
@@ -54,8 +63,8 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listAttemptsStmt, err = db.PrepareContext(ctx, ListAttempts); err != nil {
 		return nil, fmt.Errorf("error preparing query ListAttempts: %w", err)
 	}
-	if q.listAttemptsOfStmt, err = db.PrepareContext(ctx, ListAttemptsOf); err != nil {
-		return nil, fmt.Errorf("error preparing query ListAttemptsOf: %w", err)
+	if q.listAttemptsOfIntentsStmt, err = db.PrepareContext(ctx, ListAttemptsOfIntents); err != nil {
+		return nil, fmt.Errorf("error preparing query ListAttemptsOfIntents: %w", err)
 	}
 	if q.listChangedStmt, err = db.PrepareContext(ctx, ListChanged); err != nil {
 		return nil, fmt.Errorf("error preparing query ListChanged: %w", err)
@@ -75,6 +84,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listPendingStmt, err = db.PrepareContext(ctx, ListPending); err != nil {
 		return nil, fmt.Errorf("error preparing query ListPending: %w", err)
 	}
+	if q.listResubmissionsAsStmt, err = db.PrepareContext(ctx, ListResubmissionsAs); err != nil {
+		return nil, fmt.Errorf("error preparing query ListResubmissionsAs: %w", err)
+	}
+	if q.listResubmissionsFromStmt, err = db.PrepareContext(ctx, ListResubmissionsFrom); err != nil {
+		return nil, fmt.Errorf("error preparing query ListResubmissionsFrom: %w", err)
+	}
 	if q.maxModifiedAtStmt, err = db.PrepareContext(ctx, MaxModifiedAt); err != nil {
 		return nil, fmt.Errorf("error preparing query MaxModifiedAt: %w", err)
 	}
@@ -87,8 +102,8 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.renewLeaseStmt, err = db.PrepareContext(ctx, RenewLease); err != nil {
 		return nil, fmt.Errorf("error preparing query RenewLease: %w", err)
 	}
-	if q.reserveAttemptStmt, err = db.PrepareContext(ctx, ReserveAttempt); err != nil {
-		return nil, fmt.Errorf("error preparing query ReserveAttempt: %w", err)
+	if q.startAttemptStmt, err = db.PrepareContext(ctx, StartAttempt); err != nil {
+		return nil, fmt.Errorf("error preparing query StartAttempt: %w", err)
 	}
 	if q.takenIntentIDsStmt, err = db.PrepareContext(ctx, TakenIntentIDs); err != nil {
 		return nil, fmt.Errorf("error preparing query TakenIntentIDs: %w", err)
@@ -108,9 +123,9 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing applyDecisionStmt: %w", cerr)
 		}
 	}
-	if q.closeAttemptStmt != nil {
-		if cerr := q.closeAttemptStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing closeAttemptStmt: %w", cerr)
+	if q.countIntentsByTargetStatusStmt != nil {
+		if cerr := q.countIntentsByTargetStatusStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing countIntentsByTargetStatusStmt: %w", cerr)
 		}
 	}
 	if q.fenceHoldsStmt != nil {
@@ -118,9 +133,19 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing fenceHoldsStmt: %w", cerr)
 		}
 	}
+	if q.finishAttemptStmt != nil {
+		if cerr := q.finishAttemptStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing finishAttemptStmt: %w", cerr)
+		}
+	}
 	if q.getIntentStmt != nil {
 		if cerr := q.getIntentStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getIntentStmt: %w", cerr)
+		}
+	}
+	if q.getResubmissionOfStmt != nil {
+		if cerr := q.getResubmissionOfStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getResubmissionOfStmt: %w", cerr)
 		}
 	}
 	if q.insertAttemptStmt != nil {
@@ -131,6 +156,11 @@ func (q *Queries) Close() error {
 	if q.insertIntentStmt != nil {
 		if cerr := q.insertIntentStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing insertIntentStmt: %w", cerr)
+		}
+	}
+	if q.insertResubmissionStmt != nil {
+		if cerr := q.insertResubmissionStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing insertResubmissionStmt: %w", cerr)
 		}
 	}
 	if q.intentExistsStmt != nil {
@@ -148,9 +178,9 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listAttemptsStmt: %w", cerr)
 		}
 	}
-	if q.listAttemptsOfStmt != nil {
-		if cerr := q.listAttemptsOfStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing listAttemptsOfStmt: %w", cerr)
+	if q.listAttemptsOfIntentsStmt != nil {
+		if cerr := q.listAttemptsOfIntentsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listAttemptsOfIntentsStmt: %w", cerr)
 		}
 	}
 	if q.listChangedStmt != nil {
@@ -183,6 +213,16 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listPendingStmt: %w", cerr)
 		}
 	}
+	if q.listResubmissionsAsStmt != nil {
+		if cerr := q.listResubmissionsAsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listResubmissionsAsStmt: %w", cerr)
+		}
+	}
+	if q.listResubmissionsFromStmt != nil {
+		if cerr := q.listResubmissionsFromStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listResubmissionsFromStmt: %w", cerr)
+		}
+	}
 	if q.maxModifiedAtStmt != nil {
 		if cerr := q.maxModifiedAtStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing maxModifiedAtStmt: %w", cerr)
@@ -203,9 +243,9 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing renewLeaseStmt: %w", cerr)
 		}
 	}
-	if q.reserveAttemptStmt != nil {
-		if cerr := q.reserveAttemptStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing reserveAttemptStmt: %w", cerr)
+	if q.startAttemptStmt != nil {
+		if cerr := q.startAttemptStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing startAttemptStmt: %w", cerr)
 		}
 	}
 	if q.takenIntentIDsStmt != nil {
@@ -254,26 +294,31 @@ type Queries struct {
 	tx                               *sql.Tx
 	acquireLeaseStmt                 *sql.Stmt
 	applyDecisionStmt                *sql.Stmt
-	closeAttemptStmt                 *sql.Stmt
+	countIntentsByTargetStatusStmt   *sql.Stmt
 	fenceHoldsStmt                   *sql.Stmt
+	finishAttemptStmt                *sql.Stmt
 	getIntentStmt                    *sql.Stmt
+	getResubmissionOfStmt            *sql.Stmt
 	insertAttemptStmt                *sql.Stmt
 	insertIntentStmt                 *sql.Stmt
+	insertResubmissionStmt           *sql.Stmt
 	intentExistsStmt                 *sql.Stmt
 	latestChangeStmt                 *sql.Stmt
 	listAttemptsStmt                 *sql.Stmt
-	listAttemptsOfStmt               *sql.Stmt
+	listAttemptsOfIntentsStmt        *sql.Stmt
 	listChangedStmt                  *sql.Stmt
 	listIntentsStmt                  *sql.Stmt
 	listIntentsByStatusStmt          *sql.Stmt
 	listIntentsByStatusAndTargetStmt *sql.Stmt
 	listIntentsByTargetStmt          *sql.Stmt
 	listPendingStmt                  *sql.Stmt
+	listResubmissionsAsStmt          *sql.Stmt
+	listResubmissionsFromStmt        *sql.Stmt
 	maxModifiedAtStmt                *sql.Stmt
 	readLeaseStmt                    *sql.Stmt
 	releaseLeaseStmt                 *sql.Stmt
 	renewLeaseStmt                   *sql.Stmt
-	reserveAttemptStmt               *sql.Stmt
+	startAttemptStmt                 *sql.Stmt
 	takenIntentIDsStmt               *sql.Stmt
 }
 
@@ -283,26 +328,31 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		tx:                               tx,
 		acquireLeaseStmt:                 q.acquireLeaseStmt,
 		applyDecisionStmt:                q.applyDecisionStmt,
-		closeAttemptStmt:                 q.closeAttemptStmt,
+		countIntentsByTargetStatusStmt:   q.countIntentsByTargetStatusStmt,
 		fenceHoldsStmt:                   q.fenceHoldsStmt,
+		finishAttemptStmt:                q.finishAttemptStmt,
 		getIntentStmt:                    q.getIntentStmt,
+		getResubmissionOfStmt:            q.getResubmissionOfStmt,
 		insertAttemptStmt:                q.insertAttemptStmt,
 		insertIntentStmt:                 q.insertIntentStmt,
+		insertResubmissionStmt:           q.insertResubmissionStmt,
 		intentExistsStmt:                 q.intentExistsStmt,
 		latestChangeStmt:                 q.latestChangeStmt,
 		listAttemptsStmt:                 q.listAttemptsStmt,
-		listAttemptsOfStmt:               q.listAttemptsOfStmt,
+		listAttemptsOfIntentsStmt:        q.listAttemptsOfIntentsStmt,
 		listChangedStmt:                  q.listChangedStmt,
 		listIntentsStmt:                  q.listIntentsStmt,
 		listIntentsByStatusStmt:          q.listIntentsByStatusStmt,
 		listIntentsByStatusAndTargetStmt: q.listIntentsByStatusAndTargetStmt,
 		listIntentsByTargetStmt:          q.listIntentsByTargetStmt,
 		listPendingStmt:                  q.listPendingStmt,
+		listResubmissionsAsStmt:          q.listResubmissionsAsStmt,
+		listResubmissionsFromStmt:        q.listResubmissionsFromStmt,
 		maxModifiedAtStmt:                q.maxModifiedAtStmt,
 		readLeaseStmt:                    q.readLeaseStmt,
 		releaseLeaseStmt:                 q.releaseLeaseStmt,
 		renewLeaseStmt:                   q.renewLeaseStmt,
-		reserveAttemptStmt:               q.reserveAttemptStmt,
+		startAttemptStmt:                 q.startAttemptStmt,
 		takenIntentIDsStmt:               q.takenIntentIDsStmt,
 	}
 }

@@ -12,7 +12,7 @@ import (
 )
 
 const GetIntent = `-- name: GetIntent :one
-SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at FROM submission_intents WHERE intent_id = ?1
+SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before FROM submission_intents WHERE intent_id = ?1
 `
 
 func (q *Queries) GetIntent(ctx context.Context, intentID string) (SubmissionIntent, error) {
@@ -34,6 +34,7 @@ func (q *Queries) GetIntent(ctx context.Context, intentID string) (SubmissionInt
 		&i.FinalMessageID,
 		&i.ExhaustedReason,
 		&i.LastModifiedAt,
+		&i.NotBefore,
 	)
 	return i, err
 }
@@ -42,11 +43,11 @@ const InsertIntent = `-- name: InsertIntent :execrows
 
 INSERT INTO submission_intents (
     intent_id, submission_target, payload, contract, gateway_type, mode,
-    status, created_at, next_due_at, attempt_count, last_modified_at
+    status, created_at, next_due_at, attempt_count, last_modified_at, not_before
 ) VALUES (
     ?1, ?2, ?3, ?4,
     ?5, ?6, 'pending', ?7, ?8, 0,
-    ?9
+    ?9, ?10
 )
 ON CONFLICT (intent_id) DO NOTHING
 `
@@ -61,6 +62,7 @@ type InsertIntentParams struct {
 	CreatedAt        int64
 	NextDueAt        sql.NullInt64
 	LastModifiedAt   int64
+	NotBefore        sql.NullInt64
 }
 
 // Intent queries of the embedded SQLite store.
@@ -92,6 +94,7 @@ func (q *Queries) InsertIntent(ctx context.Context, arg InsertIntentParams) (int
 		arg.CreatedAt,
 		arg.NextDueAt,
 		arg.LastModifiedAt,
+		arg.NotBefore,
 	)
 	if err != nil {
 		return 0, err
@@ -118,7 +121,7 @@ func (q *Queries) LatestChange(ctx context.Context) (LatestChangeRow, error) {
 }
 
 const ListAttempts = `-- name: ListAttempts :many
-SELECT intent_id, attempt_number, holder_id, lease_epoch, started_at, finished_at, outcome_status, outcome_reason, message_id, error FROM submission_attempts
+SELECT intent_id, attempt_number, holder_id, lease_epoch, started_at, finished_at, outcome_status, outcome_reason, message_id, error, sent FROM submission_attempts
 WHERE intent_id = ?1
 ORDER BY attempt_number
 `
@@ -143,6 +146,7 @@ func (q *Queries) ListAttempts(ctx context.Context, intentID string) ([]Submissi
 			&i.OutcomeReason,
 			&i.MessageID,
 			&i.Error,
+			&i.Sent,
 		); err != nil {
 			return nil, err
 		}
@@ -157,14 +161,14 @@ func (q *Queries) ListAttempts(ctx context.Context, intentID string) ([]Submissi
 	return items, nil
 }
 
-const ListAttemptsOf = `-- name: ListAttemptsOf :many
-SELECT intent_id, attempt_number, holder_id, lease_epoch, started_at, finished_at, outcome_status, outcome_reason, message_id, error FROM submission_attempts
+const ListAttemptsOfIntents = `-- name: ListAttemptsOfIntents :many
+SELECT intent_id, attempt_number, holder_id, lease_epoch, started_at, finished_at, outcome_status, outcome_reason, message_id, error, sent FROM submission_attempts
 WHERE intent_id IN (/*SLICE:intent_ids*/?)
 ORDER BY intent_id, attempt_number
 `
 
-func (q *Queries) ListAttemptsOf(ctx context.Context, intentIds []string) ([]SubmissionAttempt, error) {
-	query := ListAttemptsOf
+func (q *Queries) ListAttemptsOfIntents(ctx context.Context, intentIds []string) ([]SubmissionAttempt, error) {
+	query := ListAttemptsOfIntents
 	var queryParams []interface{}
 	if len(intentIds) > 0 {
 		for _, v := range intentIds {
@@ -193,6 +197,7 @@ func (q *Queries) ListAttemptsOf(ctx context.Context, intentIds []string) ([]Sub
 			&i.OutcomeReason,
 			&i.MessageID,
 			&i.Error,
+			&i.Sent,
 		); err != nil {
 			return nil, err
 		}
@@ -259,7 +264,7 @@ func (q *Queries) ListChanged(ctx context.Context, arg ListChangedParams) ([]Lis
 
 const ListIntents = `-- name: ListIntents :many
 
-SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at FROM submission_intents
+SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before FROM submission_intents
 WHERE (created_at, intent_id) < (CAST(?1 AS INTEGER), CAST(?2 AS TEXT))
 ORDER BY created_at DESC, intent_id DESC
 LIMIT ?3
@@ -299,6 +304,7 @@ func (q *Queries) ListIntents(ctx context.Context, arg ListIntentsParams) ([]Sub
 			&i.FinalMessageID,
 			&i.ExhaustedReason,
 			&i.LastModifiedAt,
+			&i.NotBefore,
 		); err != nil {
 			return nil, err
 		}
@@ -314,7 +320,7 @@ func (q *Queries) ListIntents(ctx context.Context, arg ListIntentsParams) ([]Sub
 }
 
 const ListIntentsByStatus = `-- name: ListIntentsByStatus :many
-SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at FROM submission_intents
+SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before FROM submission_intents
 WHERE status = ?1
   AND (created_at, intent_id) < (CAST(?2 AS INTEGER), CAST(?3 AS TEXT))
 ORDER BY created_at DESC, intent_id DESC
@@ -358,6 +364,7 @@ func (q *Queries) ListIntentsByStatus(ctx context.Context, arg ListIntentsByStat
 			&i.FinalMessageID,
 			&i.ExhaustedReason,
 			&i.LastModifiedAt,
+			&i.NotBefore,
 		); err != nil {
 			return nil, err
 		}
@@ -373,7 +380,7 @@ func (q *Queries) ListIntentsByStatus(ctx context.Context, arg ListIntentsByStat
 }
 
 const ListIntentsByStatusAndTarget = `-- name: ListIntentsByStatusAndTarget :many
-SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at FROM submission_intents
+SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before FROM submission_intents
 WHERE status = ?1 AND submission_target = ?2
   AND (created_at, intent_id) < (CAST(?3 AS INTEGER), CAST(?4 AS TEXT))
 ORDER BY created_at DESC, intent_id DESC
@@ -419,6 +426,7 @@ func (q *Queries) ListIntentsByStatusAndTarget(ctx context.Context, arg ListInte
 			&i.FinalMessageID,
 			&i.ExhaustedReason,
 			&i.LastModifiedAt,
+			&i.NotBefore,
 		); err != nil {
 			return nil, err
 		}
@@ -434,7 +442,7 @@ func (q *Queries) ListIntentsByStatusAndTarget(ctx context.Context, arg ListInte
 }
 
 const ListIntentsByTarget = `-- name: ListIntentsByTarget :many
-SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at FROM submission_intents
+SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before FROM submission_intents
 WHERE submission_target = ?1
   AND (created_at, intent_id) < (CAST(?2 AS INTEGER), CAST(?3 AS TEXT))
 ORDER BY created_at DESC, intent_id DESC
@@ -478,6 +486,7 @@ func (q *Queries) ListIntentsByTarget(ctx context.Context, arg ListIntentsByTarg
 			&i.FinalMessageID,
 			&i.ExhaustedReason,
 			&i.LastModifiedAt,
+			&i.NotBefore,
 		); err != nil {
 			return nil, err
 		}

@@ -19,6 +19,7 @@ type SubmissionAttempt struct {
 	OutcomeReason sql.NullString
 	MessageID     sql.NullString
 	Error         sql.NullString
+	Sent          bool
 }
 
 type SubmissionIntent struct {
@@ -37,6 +38,7 @@ type SubmissionIntent struct {
 	FinalMessageID     sql.NullString
 	ExhaustedReason    sql.NullString
 	LastModifiedAt     int64
+	NotBefore          sql.NullInt64
 }
 
 type SubmissionManagerLease struct {
@@ -46,4 +48,10 @@ type SubmissionManagerLease struct {
 	AcquiredAt int64
 	RenewedAt  int64
 	ExpiresAt  int64
+}
+
+type SubmissionResubmission struct {
+	IntentID      string
+	ResubmittedAs string
+	CreatedAt     int64
 }

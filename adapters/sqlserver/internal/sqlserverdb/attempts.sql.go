@@ -17,9 +17,10 @@ SET finished_at = CAST($1 AS datetime2(7)),
     outcome_status = $2,
     outcome_reason = $3,
     message_id = $4,
-    error = $5
-WHERE intent_id = $6
-  AND attempt_number = CAST($7 AS int)
+    error = $5,
+    sent = CAST($6 AS bit)
+WHERE intent_id = $7
+  AND attempt_number = CAST($8 AS int)
   AND finished_at IS NULL
 `
 
@@ -29,10 +30,12 @@ type FinishAttemptParams struct {
 	OutcomeReason sql.NullString
 	MessageID     sql.NullString
 	Error         sql.NullString
+	Sent          bool
 	IntentID      string
 	AttemptNumber int32
 }
 
+// Closes the attempt once; it runs after ApplyDecision, in its transaction.
 func (q *Queries) FinishAttempt(ctx context.Context, arg FinishAttemptParams) (int64, error) {
 	result, err := q.db.ExecContext(ctx, finishAttempt,
 		arg.FinishedAt,
@@ -40,6 +43,7 @@ func (q *Queries) FinishAttempt(ctx context.Context, arg FinishAttemptParams) (i
 		arg.OutcomeReason,
 		arg.MessageID,
 		arg.Error,
+		arg.Sent,
 		arg.IntentID,
 		arg.AttemptNumber,
 	)
@@ -51,13 +55,14 @@ func (q *Queries) FinishAttempt(ctx context.Context, arg FinishAttemptParams) (i
 
 const insertAttempt = `-- name: InsertAttempt :exec
 INSERT INTO submission_attempts (
-    intent_id, attempt_number, holder_id, lease_epoch, started_at
+    intent_id, attempt_number, holder_id, lease_epoch, started_at, sent
 ) VALUES (
     $1,
     CAST($2 AS int),
     CAST($3 AS varchar(128)),
     CAST($4 AS bigint),
-    CAST($5 AS datetime2(7))
+    CAST($5 AS datetime2(7)),
+    1
 )
 `
 
@@ -69,6 +74,10 @@ type InsertAttemptParams struct {
 	StartedAt     time.Time
 }
 
+// Runs in the transaction of a successful StartAttempt, which fenced it. An
+// open attempt counts as sent: the reservation precedes the gateway call,
+// and after a crash nobody knows whether the call was made. FinishAttempt
+// writes what the executor knows.
 func (q *Queries) InsertAttempt(ctx context.Context, arg InsertAttemptParams) error {
 	_, err := q.db.ExecContext(ctx, insertAttempt,
 		arg.IntentID,
@@ -82,7 +91,7 @@ func (q *Queries) InsertAttempt(ctx context.Context, arg InsertAttemptParams) er
 
 const listAttempts = `-- name: ListAttempts :many
 SELECT attempt_number, started_at, finished_at, outcome_status, outcome_reason,
-       message_id, error
+       message_id, error, sent, holder_id, lease_epoch
 FROM submission_attempts
 WHERE intent_id = $1
 ORDER BY attempt_number
@@ -96,6 +105,9 @@ type ListAttemptsRow struct {
 	OutcomeReason sql.NullString
 	MessageID     sql.NullString
 	Error         sql.NullString
+	Sent          bool
+	HolderID      string
+	LeaseEpoch    int64
 }
 
 func (q *Queries) ListAttempts(ctx context.Context, intentID string) ([]ListAttemptsRow, error) {
@@ -115,6 +127,9 @@ func (q *Queries) ListAttempts(ctx context.Context, intentID string) ([]ListAtte
 			&i.OutcomeReason,
 			&i.MessageID,
 			&i.Error,
+			&i.Sent,
+			&i.HolderID,
+			&i.LeaseEpoch,
 		); err != nil {
 			return nil, err
 		}
@@ -131,7 +146,7 @@ func (q *Queries) ListAttempts(ctx context.Context, intentID string) ([]ListAtte
 
 const listAttemptsOfIntents = `-- name: ListAttemptsOfIntents :many
 SELECT intent_id, attempt_number, started_at, finished_at, outcome_status,
-       outcome_reason, message_id, error
+       outcome_reason, message_id, error, sent, holder_id, lease_epoch
 FROM submission_attempts
 WHERE intent_id IN (
     SELECT CAST(value AS nvarchar(255)) COLLATE Latin1_General_100_BIN2
@@ -148,6 +163,9 @@ type ListAttemptsOfIntentsRow struct {
 	OutcomeReason sql.NullString
 	MessageID     sql.NullString
 	Error         sql.NullString
+	Sent          bool
+	HolderID      string
+	LeaseEpoch    int64
 }
 
 // The attempts of one listing page in one round trip: intent_ids is a JSON
@@ -173,6 +191,9 @@ func (q *Queries) ListAttemptsOfIntents(ctx context.Context, intentIdsJson strin
 			&i.OutcomeReason,
 			&i.MessageID,
 			&i.Error,
+			&i.Sent,
+			&i.HolderID,
+			&i.LeaseEpoch,
 		); err != nil {
 			return nil, err
 		}

@@ -14,7 +14,7 @@ import (
 const listIntentsOf = `-- name: ListIntentsOf :many
 SELECT intent_id, submission_target, payload, contract, status, created_at,
        next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
-       final_message_id, exhausted_reason, last_modified_at
+       final_message_id, exhausted_reason, last_modified_at, not_before
 FROM submission_intents
 WHERE intent_id IN (
     SELECT CAST(value AS nvarchar(255)) COLLATE Latin1_General_100_BIN2
@@ -35,6 +35,7 @@ type ListIntentsOfRow struct {
 	FinalMessageID     sql.NullString
 	ExhaustedReason    sql.NullString
 	LastModifiedAt     time.Time
+	NotBefore          sql.NullTime
 }
 
 // The rows of a batch submission, read back in its transaction: intent_ids
@@ -65,6 +66,7 @@ func (q *Queries) ListIntentsOf(ctx context.Context, intentIdsJson string) ([]Li
 			&i.FinalMessageID,
 			&i.ExhaustedReason,
 			&i.LastModifiedAt,
+			&i.NotBefore,
 		); err != nil {
 			return nil, err
 		}

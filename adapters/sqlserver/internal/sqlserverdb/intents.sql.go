@@ -40,7 +40,7 @@ type ApplyDecisionParams struct {
 
 // Moves the intent to the policy's decision after attempt N finished; it
 // applies only while the intent is pending at attempt count N.
-// last_modified_at moves strictly forward, as in StartIntentAttempt.
+// last_modified_at moves strictly forward, as in StartAttempt.
 func (q *Queries) ApplyDecision(ctx context.Context, arg ApplyDecisionParams) (int64, error) {
 	result, err := q.db.ExecContext(ctx, applyDecision,
 		arg.Status,
@@ -58,25 +58,10 @@ func (q *Queries) ApplyDecision(ctx context.Context, arg ApplyDecisionParams) (i
 	return result.RowsAffected()
 }
 
-const countIntents = `-- name: CountIntents :one
-SELECT COUNT(*) AS intents
-FROM submission_intents
-WHERE intent_id = $1
-`
-
-// Tells a missing intent from one that moved on, after a conditional
-// update matched no row.
-func (q *Queries) CountIntents(ctx context.Context, intentID string) (int64, error) {
-	row := q.db.QueryRowContext(ctx, countIntents, intentID)
-	var intents int64
-	err := row.Scan(&intents)
-	return intents, err
-}
-
 const getIntent = `-- name: GetIntent :one
 SELECT intent_id, submission_target, payload, contract, status, created_at,
        next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
-       final_message_id, exhausted_reason, last_modified_at
+       final_message_id, exhausted_reason, last_modified_at, not_before
 FROM submission_intents
 WHERE intent_id = $1
 `
@@ -95,6 +80,7 @@ type GetIntentRow struct {
 	FinalMessageID     sql.NullString
 	ExhaustedReason    sql.NullString
 	LastModifiedAt     time.Time
+	NotBefore          sql.NullTime
 }
 
 func (q *Queries) GetIntent(ctx context.Context, intentID string) (GetIntentRow, error) {
@@ -114,6 +100,7 @@ func (q *Queries) GetIntent(ctx context.Context, intentID string) (GetIntentRow,
 		&i.FinalMessageID,
 		&i.ExhaustedReason,
 		&i.LastModifiedAt,
+		&i.NotBefore,
 	)
 	return i, err
 }
@@ -121,7 +108,7 @@ func (q *Queries) GetIntent(ctx context.Context, intentID string) (GetIntentRow,
 const insertIntent = `-- name: InsertIntent :exec
 INSERT INTO submission_intents (
     intent_id, submission_target, payload, contract, gateway_type, mode,
-    status, created_at, next_due_at, attempt_count, last_modified_at
+    status, created_at, next_due_at, attempt_count, last_modified_at, not_before
 ) VALUES (
     $1,
     $2,
@@ -133,7 +120,8 @@ INSERT INTO submission_intents (
     CAST($7 AS datetime2(7)),
     CAST($8 AS datetime2(7)),
     0,
-    SYSUTCDATETIME()
+    SYSUTCDATETIME(),
+    CAST($9 AS datetime2(7))
 )
 `
 
@@ -146,6 +134,7 @@ type InsertIntentParams struct {
 	Mode             string
 	CreatedAt        time.Time
 	NextDueAt        time.Time
+	NotBefore        sql.NullTime
 }
 
 // last_modified_at is SYSUTCDATETIME() in the same statement as the insert
@@ -163,8 +152,24 @@ func (q *Queries) InsertIntent(ctx context.Context, arg InsertIntentParams) erro
 		arg.Mode,
 		arg.CreatedAt,
 		arg.NextDueAt,
+		arg.NotBefore,
 	)
 	return err
+}
+
+const intentExists = `-- name: IntentExists :one
+SELECT COUNT(*) AS found
+FROM submission_intents
+WHERE intent_id = $1
+`
+
+// Tells a missing intent from one that moved on, after a conditional
+// update matched no row.
+func (q *Queries) IntentExists(ctx context.Context, intentID string) (int64, error) {
+	row := q.db.QueryRowContext(ctx, intentExists, intentID)
+	var found int64
+	err := row.Scan(&found)
+	return found, err
 }
 
 const latestChange = `-- name: LatestChange :many
@@ -202,7 +207,7 @@ func (q *Queries) LatestChange(ctx context.Context) ([]LatestChangeRow, error) {
 	return items, nil
 }
 
-const listChangedIntents = `-- name: ListChangedIntents :many
+const listChanged = `-- name: ListChanged :many
 SELECT intent_id, status, mode, next_due_at, last_modified_at
 FROM submission_intents
 WHERE last_modified_at >= CAST($1 AS datetime2(7))
@@ -212,13 +217,13 @@ ORDER BY last_modified_at, intent_id
 OFFSET 0 ROWS FETCH NEXT $3 ROWS ONLY
 `
 
-type ListChangedIntentsParams struct {
+type ListChangedParams struct {
 	AfterModifiedAt time.Time
 	AfterIntentID   string
 	RowLimit        int32
 }
 
-type ListChangedIntentsRow struct {
+type ListChangedRow struct {
 	IntentID       string
 	Status         string
 	Mode           string
@@ -228,15 +233,15 @@ type ListChangedIntentsRow struct {
 
 // (last_modified_at, intent_id) > cursor, written with a seekable first
 // conjunct, so rows sharing a timestamp are never skipped.
-func (q *Queries) ListChangedIntents(ctx context.Context, arg ListChangedIntentsParams) ([]ListChangedIntentsRow, error) {
-	rows, err := q.db.QueryContext(ctx, listChangedIntents, arg.AfterModifiedAt, arg.AfterIntentID, arg.RowLimit)
+func (q *Queries) ListChanged(ctx context.Context, arg ListChangedParams) ([]ListChangedRow, error) {
+	rows, err := q.db.QueryContext(ctx, listChanged, arg.AfterModifiedAt, arg.AfterIntentID, arg.RowLimit)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var items []ListChangedIntentsRow
+	var items []ListChangedRow
 	for rows.Next() {
-		var i ListChangedIntentsRow
+		var i ListChangedRow
 		if err := rows.Scan(
 			&i.IntentID,
 			&i.Status,
@@ -260,7 +265,7 @@ func (q *Queries) ListChangedIntents(ctx context.Context, arg ListChangedIntents
 const listIntents = `-- name: ListIntents :many
 SELECT intent_id, submission_target, payload, contract, status, created_at,
        next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
-       final_message_id, exhausted_reason, last_modified_at
+       final_message_id, exhausted_reason, last_modified_at, not_before
 FROM submission_intents
 WHERE created_at <= CAST($1 AS datetime2(7))
   AND (created_at < CAST($1 AS datetime2(7))
@@ -289,6 +294,7 @@ type ListIntentsRow struct {
 	FinalMessageID     sql.NullString
 	ExhaustedReason    sql.NullString
 	LastModifiedAt     time.Time
+	NotBefore          sql.NullTime
 }
 
 // This listing and its filtered siblings page newest first with the keyset
@@ -319,6 +325,7 @@ func (q *Queries) ListIntents(ctx context.Context, arg ListIntentsParams) ([]Lis
 			&i.FinalMessageID,
 			&i.ExhaustedReason,
 			&i.LastModifiedAt,
+			&i.NotBefore,
 		); err != nil {
 			return nil, err
 		}
@@ -336,7 +343,7 @@ func (q *Queries) ListIntents(ctx context.Context, arg ListIntentsParams) ([]Lis
 const listIntentsByStatus = `-- name: ListIntentsByStatus :many
 SELECT intent_id, submission_target, payload, contract, status, created_at,
        next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
-       final_message_id, exhausted_reason, last_modified_at
+       final_message_id, exhausted_reason, last_modified_at, not_before
 FROM submission_intents
 WHERE status = CAST($1 AS varchar(16))
   AND created_at <= CAST($2 AS datetime2(7))
@@ -367,6 +374,7 @@ type ListIntentsByStatusRow struct {
 	FinalMessageID     sql.NullString
 	ExhaustedReason    sql.NullString
 	LastModifiedAt     time.Time
+	NotBefore          sql.NullTime
 }
 
 func (q *Queries) ListIntentsByStatus(ctx context.Context, arg ListIntentsByStatusParams) ([]ListIntentsByStatusRow, error) {
@@ -397,6 +405,90 @@ func (q *Queries) ListIntentsByStatus(ctx context.Context, arg ListIntentsByStat
 			&i.FinalMessageID,
 			&i.ExhaustedReason,
 			&i.LastModifiedAt,
+			&i.NotBefore,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listIntentsByStatusAndTarget = `-- name: ListIntentsByStatusAndTarget :many
+SELECT intent_id, submission_target, payload, contract, status, created_at,
+       next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
+       final_message_id, exhausted_reason, last_modified_at, not_before
+FROM submission_intents
+WHERE submission_target = $1
+  AND status = CAST($2 AS varchar(16))
+  AND created_at <= CAST($3 AS datetime2(7))
+  AND (created_at < CAST($3 AS datetime2(7))
+       OR intent_id < $4)
+ORDER BY created_at DESC, intent_id DESC
+OFFSET 0 ROWS FETCH NEXT $5 ROWS ONLY
+`
+
+type ListIntentsByStatusAndTargetParams struct {
+	SubmissionTarget string
+	Status           string
+	BeforeCreatedAt  time.Time
+	BeforeIntentID   string
+	RowLimit         int32
+}
+
+type ListIntentsByStatusAndTargetRow struct {
+	IntentID           string
+	SubmissionTarget   string
+	Payload            []byte
+	Contract           string
+	Status             string
+	CreatedAt          time.Time
+	NextDueAt          sql.NullTime
+	AttemptCount       int32
+	FinalOutcomeStatus sql.NullString
+	FinalOutcomeReason sql.NullString
+	FinalMessageID     sql.NullString
+	ExhaustedReason    sql.NullString
+	LastModifiedAt     time.Time
+	NotBefore          sql.NullTime
+}
+
+func (q *Queries) ListIntentsByStatusAndTarget(ctx context.Context, arg ListIntentsByStatusAndTargetParams) ([]ListIntentsByStatusAndTargetRow, error) {
+	rows, err := q.db.QueryContext(ctx, listIntentsByStatusAndTarget,
+		arg.SubmissionTarget,
+		arg.Status,
+		arg.BeforeCreatedAt,
+		arg.BeforeIntentID,
+		arg.RowLimit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ListIntentsByStatusAndTargetRow
+	for rows.Next() {
+		var i ListIntentsByStatusAndTargetRow
+		if err := rows.Scan(
+			&i.IntentID,
+			&i.SubmissionTarget,
+			&i.Payload,
+			&i.Contract,
+			&i.Status,
+			&i.CreatedAt,
+			&i.NextDueAt,
+			&i.AttemptCount,
+			&i.FinalOutcomeStatus,
+			&i.FinalOutcomeReason,
+			&i.FinalMessageID,
+			&i.ExhaustedReason,
+			&i.LastModifiedAt,
+			&i.NotBefore,
 		); err != nil {
 			return nil, err
 		}
@@ -414,7 +506,7 @@ func (q *Queries) ListIntentsByStatus(ctx context.Context, arg ListIntentsByStat
 const listIntentsByTarget = `-- name: ListIntentsByTarget :many
 SELECT intent_id, submission_target, payload, contract, status, created_at,
        next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
-       final_message_id, exhausted_reason, last_modified_at
+       final_message_id, exhausted_reason, last_modified_at, not_before
 FROM submission_intents
 WHERE submission_target = $1
   AND created_at <= CAST($2 AS datetime2(7))
@@ -445,6 +537,7 @@ type ListIntentsByTargetRow struct {
 	FinalMessageID     sql.NullString
 	ExhaustedReason    sql.NullString
 	LastModifiedAt     time.Time
+	NotBefore          sql.NullTime
 }
 
 func (q *Queries) ListIntentsByTarget(ctx context.Context, arg ListIntentsByTargetParams) ([]ListIntentsByTargetRow, error) {
@@ -475,6 +568,7 @@ func (q *Queries) ListIntentsByTarget(ctx context.Context, arg ListIntentsByTarg
 			&i.FinalMessageID,
 			&i.ExhaustedReason,
 			&i.LastModifiedAt,
+			&i.NotBefore,
 		); err != nil {
 			return nil, err
 		}
@@ -489,88 +583,7 @@ func (q *Queries) ListIntentsByTarget(ctx context.Context, arg ListIntentsByTarg
 	return items, nil
 }
 
-const listIntentsByTargetAndStatus = `-- name: ListIntentsByTargetAndStatus :many
-SELECT intent_id, submission_target, payload, contract, status, created_at,
-       next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
-       final_message_id, exhausted_reason, last_modified_at
-FROM submission_intents
-WHERE submission_target = $1
-  AND status = CAST($2 AS varchar(16))
-  AND created_at <= CAST($3 AS datetime2(7))
-  AND (created_at < CAST($3 AS datetime2(7))
-       OR intent_id < $4)
-ORDER BY created_at DESC, intent_id DESC
-OFFSET 0 ROWS FETCH NEXT $5 ROWS ONLY
-`
-
-type ListIntentsByTargetAndStatusParams struct {
-	SubmissionTarget string
-	Status           string
-	BeforeCreatedAt  time.Time
-	BeforeIntentID   string
-	RowLimit         int32
-}
-
-type ListIntentsByTargetAndStatusRow struct {
-	IntentID           string
-	SubmissionTarget   string
-	Payload            []byte
-	Contract           string
-	Status             string
-	CreatedAt          time.Time
-	NextDueAt          sql.NullTime
-	AttemptCount       int32
-	FinalOutcomeStatus sql.NullString
-	FinalOutcomeReason sql.NullString
-	FinalMessageID     sql.NullString
-	ExhaustedReason    sql.NullString
-	LastModifiedAt     time.Time
-}
-
-func (q *Queries) ListIntentsByTargetAndStatus(ctx context.Context, arg ListIntentsByTargetAndStatusParams) ([]ListIntentsByTargetAndStatusRow, error) {
-	rows, err := q.db.QueryContext(ctx, listIntentsByTargetAndStatus,
-		arg.SubmissionTarget,
-		arg.Status,
-		arg.BeforeCreatedAt,
-		arg.BeforeIntentID,
-		arg.RowLimit,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []ListIntentsByTargetAndStatusRow
-	for rows.Next() {
-		var i ListIntentsByTargetAndStatusRow
-		if err := rows.Scan(
-			&i.IntentID,
-			&i.SubmissionTarget,
-			&i.Payload,
-			&i.Contract,
-			&i.Status,
-			&i.CreatedAt,
-			&i.NextDueAt,
-			&i.AttemptCount,
-			&i.FinalOutcomeStatus,
-			&i.FinalOutcomeReason,
-			&i.FinalMessageID,
-			&i.ExhaustedReason,
-			&i.LastModifiedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const listPendingIntents = `-- name: ListPendingIntents :many
+const listPending = `-- name: ListPending :many
 SELECT intent_id, status, mode, next_due_at, last_modified_at
 FROM submission_intents
 WHERE status = 'pending'
@@ -579,12 +592,12 @@ ORDER BY intent_id
 OFFSET 0 ROWS FETCH NEXT $2 ROWS ONLY
 `
 
-type ListPendingIntentsParams struct {
+type ListPendingParams struct {
 	AfterIntentID string
 	RowLimit      int32
 }
 
-type ListPendingIntentsRow struct {
+type ListPendingRow struct {
 	IntentID       string
 	Status         string
 	Mode           string
@@ -594,15 +607,15 @@ type ListPendingIntentsRow struct {
 
 // The literal 'pending' (not a parameter) lets the optimizer match the
 // filtered index ix_submission_intents_pending.
-func (q *Queries) ListPendingIntents(ctx context.Context, arg ListPendingIntentsParams) ([]ListPendingIntentsRow, error) {
-	rows, err := q.db.QueryContext(ctx, listPendingIntents, arg.AfterIntentID, arg.RowLimit)
+func (q *Queries) ListPending(ctx context.Context, arg ListPendingParams) ([]ListPendingRow, error) {
+	rows, err := q.db.QueryContext(ctx, listPending, arg.AfterIntentID, arg.RowLimit)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var items []ListPendingIntentsRow
+	var items []ListPendingRow
 	for rows.Next() {
-		var i ListPendingIntentsRow
+		var i ListPendingRow
 		if err := rows.Scan(
 			&i.IntentID,
 			&i.Status,
@@ -623,7 +636,7 @@ func (q *Queries) ListPendingIntents(ctx context.Context, arg ListPendingIntents
 	return items, nil
 }
 
-const startIntentAttempt = `-- name: StartIntentAttempt :execrows
+const startAttempt = `-- name: StartAttempt :execrows
 UPDATE submission_intents
 SET attempt_count = attempt_count + 1,
     last_modified_at = CASE WHEN clock.now > last_modified_at THEN clock.now
@@ -634,7 +647,7 @@ WHERE intent_id = $1
   AND attempt_count = CAST($2 AS int) - 1
 `
 
-type StartIntentAttemptParams struct {
+type StartAttemptParams struct {
 	IntentID      string
 	AttemptNumber int32
 }
@@ -645,8 +658,8 @@ type StartIntentAttemptParams struct {
 // tick of the database clock: an update that kept the row's old value would
 // sort at or before a refresh cursor that already passed the row, and the
 // leader would never see it.
-func (q *Queries) StartIntentAttempt(ctx context.Context, arg StartIntentAttemptParams) (int64, error) {
-	result, err := q.db.ExecContext(ctx, startIntentAttempt, arg.IntentID, arg.AttemptNumber)
+func (q *Queries) StartAttempt(ctx context.Context, arg StartAttemptParams) (int64, error) {
+	result, err := q.db.ExecContext(ctx, startAttempt, arg.IntentID, arg.AttemptNumber)
 	if err != nil {
 		return 0, err
 	}

@@ -9,8 +9,8 @@ import (
 	"context"
 )
 
-const countHeldLease = `-- name: CountHeldLease :one
-SELECT COUNT(*) AS held
+const fenceHolds = `-- name: FenceHolds :one
+SELECT COUNT(*) AS holds
 FROM submission_manager_leases
 WHERE lease_name = CAST($1 AS varchar(64))
   AND holder_id = CAST($2 AS varchar(128))
@@ -18,41 +18,23 @@ WHERE lease_name = CAST($1 AS varchar(64))
   AND expires_at > SYSUTCDATETIME()
 `
 
-type CountHeldLeaseParams struct {
+type FenceHoldsParams struct {
 	LeaseName  string
 	HolderID   string
 	LeaseEpoch int64
 }
 
-// The fence check of every execution-state write. It runs inside the
-// write's REPEATABLE READ transaction, so the shared lock it takes on the
-// lease row is held until commit: a concurrent acquire (an UPDATE of that
-// row) waits, and cannot slip in between this check and the commit.
-func (q *Queries) CountHeldLease(ctx context.Context, arg CountHeldLeaseParams) (int64, error) {
-	row := q.db.QueryRowContext(ctx, countHeldLease, arg.LeaseName, arg.HolderID, arg.LeaseEpoch)
-	var held int64
-	err := row.Scan(&held)
-	return held, err
-}
-
-const getLease = `-- name: GetLease :one
-SELECT lease_name, holder_id, lease_epoch, acquired_at, renewed_at, expires_at
-FROM submission_manager_leases
-WHERE lease_name = CAST($1 AS varchar(64))
-`
-
-func (q *Queries) GetLease(ctx context.Context, leaseName string) (SubmissionManagerLease, error) {
-	row := q.db.QueryRowContext(ctx, getLease, leaseName)
-	var i SubmissionManagerLease
-	err := row.Scan(
-		&i.LeaseName,
-		&i.HolderID,
-		&i.LeaseEpoch,
-		&i.AcquiredAt,
-		&i.RenewedAt,
-		&i.ExpiresAt,
-	)
-	return i, err
+// The fence check of every execution-state write on SQL Server. It runs
+// inside the write's REPEATABLE READ transaction, so the shared lock it
+// takes on the lease row is held until commit: a concurrent acquire (an
+// UPDATE of that row) waits, and cannot slip in between this check and the
+// commit. Shared locks are compatible, so concurrent fenced writes hold
+// them together.
+func (q *Queries) FenceHolds(ctx context.Context, arg FenceHoldsParams) (int64, error) {
+	row := q.db.QueryRowContext(ctx, fenceHolds, arg.LeaseName, arg.HolderID, arg.LeaseEpoch)
+	var holds int64
+	err := row.Scan(&holds)
+	return holds, err
 }
 
 const insertLease = `-- name: InsertLease :exec
@@ -79,6 +61,56 @@ type InsertLeaseParams struct {
 func (q *Queries) InsertLease(ctx context.Context, arg InsertLeaseParams) error {
 	_, err := q.db.ExecContext(ctx, insertLease, arg.LeaseName, arg.HolderID, arg.DurationMs)
 	return err
+}
+
+const lockFence = `-- name: LockFence :execrows
+UPDATE submission_manager_leases
+SET lease_epoch = lease_epoch
+WHERE lease_name = CAST($1 AS varchar(64))
+  AND holder_id = CAST($2 AS varchar(128))
+  AND lease_epoch = CAST($3 AS bigint)
+  AND expires_at > SYSUTCDATETIME()
+`
+
+type LockFenceParams struct {
+	LeaseName  string
+	HolderID   string
+	LeaseEpoch int64
+}
+
+// The fence check of every execution-state write on Babelfish for
+// PostgreSQL, where REPEATABLE READ is snapshot isolation and a read takes
+// no lock at all. This no-op UPDATE of the lease row, guarded like
+// FenceHolds, takes PostgreSQL's row lock until commit: a takeover (an
+// UPDATE of the same row) waits for the fenced write to commit, then
+// re-evaluates its own condition. Row locks exclude each other, so fenced
+// writes of one lease run one at a time there. Zero rows means fenced.
+func (q *Queries) LockFence(ctx context.Context, arg LockFenceParams) (int64, error) {
+	result, err := q.db.ExecContext(ctx, lockFence, arg.LeaseName, arg.HolderID, arg.LeaseEpoch)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const readLease = `-- name: ReadLease :one
+SELECT lease_name, holder_id, lease_epoch, acquired_at, renewed_at, expires_at
+FROM submission_manager_leases
+WHERE lease_name = CAST($1 AS varchar(64))
+`
+
+func (q *Queries) ReadLease(ctx context.Context, leaseName string) (SubmissionManagerLease, error) {
+	row := q.db.QueryRowContext(ctx, readLease, leaseName)
+	var i SubmissionManagerLease
+	err := row.Scan(
+		&i.LeaseName,
+		&i.HolderID,
+		&i.LeaseEpoch,
+		&i.AcquiredAt,
+		&i.RenewedAt,
+		&i.ExpiresAt,
+	)
+	return i, err
 }
 
 const releaseLease = `-- name: ReleaseLease :execrows

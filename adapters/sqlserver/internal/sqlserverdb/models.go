@@ -20,6 +20,7 @@ type SubmissionAttempt struct {
 	OutcomeReason sql.NullString
 	MessageID     sql.NullString
 	Error         sql.NullString
+	Sent          bool
 }
 
 type SubmissionIntent struct {
@@ -38,6 +39,7 @@ type SubmissionIntent struct {
 	FinalMessageID     sql.NullString
 	ExhaustedReason    sql.NullString
 	LastModifiedAt     time.Time
+	NotBefore          sql.NullTime
 }
 
 type SubmissionManagerLease struct {
@@ -47,4 +49,10 @@ type SubmissionManagerLease struct {
 	AcquiredAt time.Time
 	RenewedAt  time.Time
 	ExpiresAt  time.Time
+}
+
+type SubmissionResubmission struct {
+	IntentID      string
+	ResubmittedAs string
+	CreatedAt     time.Time
 }

@@ -2,7 +2,6 @@ package sqlserver
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"math"
 
@@ -25,7 +24,7 @@ func (s *store) ListPending(ctx context.Context, p ports.ListPendingParams) ([]p
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.db.q.ListPendingIntents(ctx, sqlserverdb.ListPendingIntentsParams{
+	rows, err := s.db.q.ListPending(ctx, sqlserverdb.ListPendingParams{
 		AfterIntentID: p.AfterIntentID, RowLimit: limit})
 	if err != nil {
 		return nil, mapError(err)
@@ -39,21 +38,23 @@ func (s *store) ListPending(ctx context.Context, p ports.ListPendingParams) ([]p
 
 // ListChanged returns intents changed after the cursor, in cursor order.
 //
-// It reads inside a REPEATABLE READ transaction because that level always
-// reads with locks, also in a database with READ_COMMITTED_SNAPSHOT on
-// (Azure SQL's default). With row versioning the scan would step over a row
-// whose change is not yet committed and return later, committed rows; the
-// leader would advance its cursor past the uncommitted row's timestamp and
-// never see that change. A locking scan waits for the writer instead. The
-// shared locks last only for this one statement's transaction.
+// On SQL Server it reads inside a REPEATABLE READ transaction because that
+// level always reads with locks, also in a database with
+// READ_COMMITTED_SNAPSHOT on (Azure SQL's default). With row versioning the
+// scan would step over a row whose change is not yet committed and return
+// later, committed rows; the leader would advance its cursor past the
+// uncommitted row's timestamp and never see that change. A locking scan
+// waits for the writer instead. The shared locks last only for this one
+// statement's transaction. Babelfish has no locking reads; see babelfish in
+// fence.go.
 func (s *store) ListChanged(ctx context.Context, p ports.ListChangedParams) ([]ports.ScheduleRow, error) {
 	limit, err := rowLimit(p.Limit)
 	if err != nil {
 		return nil, err
 	}
 	var out []ports.ScheduleRow
-	err = s.db.inTx(ctx, sql.LevelRepeatableRead, func(q *sqlserverdb.Queries) error {
-		rows, err := q.ListChangedIntents(ctx, sqlserverdb.ListChangedIntentsParams{
+	err = s.db.inTx(ctx, s.db.engine.lockingReadIsolation, func(q *sqlserverdb.Queries) error {
+		rows, err := q.ListChanged(ctx, sqlserverdb.ListChangedParams{
 			AfterModifiedAt: dbTime(p.After.LastModifiedAt),
 			AfterIntentID:   p.After.IntentID,
 			RowLimit:        limit,
@@ -74,7 +75,7 @@ func (s *store) ListChanged(ctx context.Context, p ports.ListChangedParams) ([]p
 // locks for the same reason as ListChanged.
 func (s *store) LatestChange(ctx context.Context) (ports.ChangeCursor, error) {
 	var cursor ports.ChangeCursor
-	err := s.db.inTx(ctx, sql.LevelRepeatableRead, func(q *sqlserverdb.Queries) error {
+	err := s.db.inTx(ctx, s.db.engine.lockingReadIsolation, func(q *sqlserverdb.Queries) error {
 		rows, err := q.LatestChange(ctx)
 		if err != nil {
 			return mapError(err)

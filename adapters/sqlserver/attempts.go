@@ -2,7 +2,6 @@ package sqlserver
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"math"
@@ -12,44 +11,11 @@ import (
 	"github.com/submissionmanager/submission-manager/ports"
 )
 
-// fencedIsolation is the isolation level of every execution-state write.
-//
-// The write first checks the fence (CountHeldLease) and then changes the
-// intent and attempt rows. Under READ COMMITTED the shared lock taken by
-// the check is released as soon as the row is read, so a follower's
-// acquire could take the expired lease over between the check and the
-// commit, and a former leader's write would land after its successor's
-// epoch began. Under REPEATABLE READ the shared lock on the lease row is
-// held until commit: the acquire (an UPDATE of that row) waits for the
-// fenced write to finish, and a write that passed the check commits while
-// its lease is still the current one. SERIALIZABLE would add range locks
-// that nothing here needs: the lease row always exists once a fence does.
-const fencedIsolation = sql.LevelRepeatableRead
-
-// checkFence returns core.ErrFenced unless the fence's holder holds the
-// lease at the fence's epoch, unexpired in database time. Called first in a
-// fenced transaction, it also takes the lease-row lock described above, so
-// every fenced transaction locks the lease row before any intent row.
-func checkFence(ctx context.Context, q *sqlserverdb.Queries, f core.Fence) error {
-	if err := validateLeaseNames(f.LeaseName, f.HolderID); err != nil {
-		return err
-	}
-	held, err := q.CountHeldLease(ctx, sqlserverdb.CountHeldLeaseParams{
-		LeaseName: f.LeaseName, HolderID: f.HolderID, LeaseEpoch: f.Epoch})
-	if err != nil {
-		return mapError(err)
-	}
-	if held == 0 {
-		return core.ErrFenced
-	}
-	return nil
-}
-
 // notRunnable explains why a conditional update of an intent matched no
 // row: core.ErrIntentNotFound when there is no such intent, otherwise
 // core.ErrIntentNotRunnable with the reason given.
 func notRunnable(ctx context.Context, q *sqlserverdb.Queries, intentID, why string) error {
-	n, err := q.CountIntents(ctx, intentID)
+	n, err := q.IntentExists(ctx, intentID)
 	if err != nil {
 		return mapError(err)
 	}
@@ -81,11 +47,11 @@ func (s *store) StartAttempt(ctx context.Context, p ports.StartAttemptParams) er
 	if p.StartedAt.IsZero() {
 		return errors.New("sqlserver: StartAttempt needs StartedAt")
 	}
-	return s.db.inTx(ctx, fencedIsolation, func(q *sqlserverdb.Queries) error {
-		if err := checkFence(ctx, q, p.Fence); err != nil {
+	return s.db.inTx(ctx, s.db.engine.fencedIsolation, func(q *sqlserverdb.Queries) error {
+		if err := s.db.engine.checkFence(ctx, q, p.Fence); err != nil {
 			return err
 		}
-		counted, err := q.StartIntentAttempt(ctx, sqlserverdb.StartIntentAttemptParams{
+		counted, err := q.StartAttempt(ctx, sqlserverdb.StartAttemptParams{
 			IntentID: p.IntentID, AttemptNumber: number})
 		if err != nil {
 			return mapError(err)
@@ -124,8 +90,8 @@ func (s *store) FinishAttempt(ctx context.Context, p ports.FinishAttemptParams) 
 	if err != nil {
 		return err
 	}
-	return s.db.inTx(ctx, fencedIsolation, func(q *sqlserverdb.Queries) error {
-		if err := checkFence(ctx, q, p.Fence); err != nil {
+	return s.db.inTx(ctx, s.db.engine.fencedIsolation, func(q *sqlserverdb.Queries) error {
+		if err := s.db.engine.checkFence(ctx, q, p.Fence); err != nil {
 			return err
 		}
 		applied, err := q.ApplyDecision(ctx, decision)
@@ -146,8 +112,9 @@ func (s *store) FinishAttempt(ctx context.Context, p ports.FinishAttemptParams) 
 	})
 }
 
-// finishAttemptParams builds the attempt row's closing values: an outcome,
-// or an error text, never neither.
+// finishAttemptParams builds the attempt row's closing values: an outcome
+// or an error text, exactly one. The outcome was validated where the
+// gateway's answer entered the core; the schema's CHECKs stay the last word.
 func finishAttemptParams(p ports.FinishAttemptParams, number int32) (sqlserverdb.FinishAttemptParams, error) {
 	if p.FinishedAt.IsZero() {
 		return sqlserverdb.FinishAttemptParams{}, errors.New("sqlserver: FinishAttempt needs FinishedAt")
@@ -155,18 +122,20 @@ func finishAttemptParams(p ports.FinishAttemptParams, number int32) (sqlserverdb
 	params := sqlserverdb.FinishAttemptParams{
 		FinishedAt:    dbTime(p.FinishedAt),
 		Error:         nullString(p.Error),
+		Sent:          p.Sent,
 		IntentID:      p.IntentID,
 		AttemptNumber: number,
 	}
+	if (p.Outcome == nil) == (p.Error == "") {
+		return sqlserverdb.FinishAttemptParams{}, errors.New("sqlserver: FinishAttempt needs exactly one of an outcome and an error")
+	}
+	if p.Outcome != nil && !p.Sent {
+		return sqlserverdb.FinishAttemptParams{}, errors.New("sqlserver: FinishAttempt: an attempt that was not sent has no outcome")
+	}
 	if p.Outcome != nil {
-		if err := core.ValidateOutcome(*p.Outcome); err != nil {
-			return sqlserverdb.FinishAttemptParams{}, fmt.Errorf("sqlserver: FinishAttempt: %w (record it as the attempt's error)", err)
-		}
 		params.OutcomeStatus = nullString(string(p.Outcome.Status))
 		params.OutcomeReason = nullString(p.Outcome.Reason)
 		params.MessageID = nullString(p.Outcome.MessageID)
-	} else if p.Error == "" {
-		return sqlserverdb.FinishAttemptParams{}, errors.New("sqlserver: FinishAttempt needs an outcome or an error")
 	}
 	return params, nil
 }
@@ -192,9 +161,6 @@ func applyDecisionParams(intentID string, number int32, d core.Decision) (sqlser
 	case core.StatusAccepted, core.StatusRejected:
 		if d.FinalOutcome == nil || string(d.FinalOutcome.Status) != string(d.Status) {
 			return bad("%s needs a final outcome with the same status", d.Status)
-		}
-		if err := core.ValidateOutcome(*d.FinalOutcome); err != nil {
-			return bad("%v", err)
 		}
 		params.FinalOutcomeStatus = nullString(string(d.FinalOutcome.Status))
 		params.FinalOutcomeReason = nullString(d.FinalOutcome.Reason)

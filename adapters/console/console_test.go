@@ -1,0 +1,264 @@
+package console_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/submissionmanager/submission-manager/adapters/console"
+	"github.com/submissionmanager/submission-manager/app/engine"
+	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/fakes/clocktest"
+	"github.com/submissionmanager/submission-manager/fakes/memstore"
+	"github.com/submissionmanager/submission-manager/ports"
+)
+
+const operatorKey = "op-secret-key"
+
+var contract = core.Contract{SubmissionTarget: "sms.realtime", GatewayType: core.GatewaySMS, GatewayURL: "http://127.0.0.1:9",
+	Mode: core.ModeRealtime, Policy: core.PolicyOneShot, TerminalOutcomes: []string{}}
+
+// browser is a cookie-keeping client that does not follow redirects, so
+// tests see where the console sends it.
+type browser struct {
+	t    *testing.T
+	base string
+	c    *http.Client
+}
+
+func newConsole(t *testing.T, operatorKeys []string) (*browser, *engine.Service, *memstore.Store) {
+	t.Helper()
+	clk := clocktest.New(time.Date(2026, 2, 2, 12, 0, 0, 0, time.UTC))
+	store := memstore.New(clk)
+	reg, err := core.NewRegistry([]core.Contract{contract})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := engine.NewService(engine.ServiceConfig{Registry: reg, Store: store, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ui, err := console.New(console.Config{Service: svc, Operator: svc, Clock: clk, OperatorKeys: operatorKeys,
+		Activity: console.NewActivity(nil, clk)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(ui)
+	t.Cleanup(ts.Close)
+	jar, _ := cookiejar.New(nil)
+	return &browser{t: t, base: ts.URL, c: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}}, svc, store
+}
+
+func (b *browser) do(method, path string, form url.Values) (int, http.Header, string) {
+	b.t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, _ := http.NewRequest(method, b.base+path, body)
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	res, err := b.c.Do(req)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	if strings.Contains(string(raw), operatorKey) || strings.Contains(res.Header.Get("Location"), operatorKey) {
+		b.t.Fatalf("%s %s: the operator key appears in the answer", method, path)
+	}
+	return res.StatusCode, res.Header, string(raw)
+}
+
+var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+func csrfOf(t *testing.T, html string) string {
+	t.Helper()
+	m := csrfField.FindStringSubmatch(html)
+	if m == nil {
+		t.Fatalf("no CSRF token in the page")
+	}
+	return m[1]
+}
+
+func TestSignInSessionsAndCSRF(t *testing.T) {
+	b, svc, store := newConsole(t, []string{operatorKey})
+	if code, h, _ := b.do("GET", "/ui/", nil); code != http.StatusSeeOther || h.Get("Location") != "/ui/signin" {
+		t.Fatalf("unsigned overview: %d to %q, want 303 to the sign-in form", code, h.Get("Location"))
+	}
+	_, h, page := b.do("GET", "/ui/signin", nil)
+	if csp := h.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") {
+		t.Fatalf("CSP %q", csp)
+	}
+	tok := csrfOf(t, page)
+	if code, _, _ := b.do("POST", "/ui/signin", url.Values{"key": {operatorKey}}); code != http.StatusForbidden {
+		t.Fatalf("sign-in without CSRF token: %d, want 403", code)
+	}
+	if code, _, _ := b.do("POST", "/ui/signin", url.Values{"key": {"wrong"}, "csrf": {tok}}); code != http.StatusUnauthorized {
+		t.Fatalf("sign-in with a wrong key: %d, want 401", code)
+	}
+	if code, h, _ := b.do("POST", "/ui/signin", url.Values{"key": {operatorKey}, "csrf": {tok}}); code != http.StatusSeeOther || h.Get("Location") != "/ui/" {
+		t.Fatalf("sign-in: %d to %q", code, h.Get("Location"))
+	}
+	code, _, overview := b.do("GET", "/ui/", nil)
+	if code != http.StatusOK || strings.Contains(overview, "open-banner") {
+		t.Fatalf("overview after sign-in: %d (banner shown: %v)", code, strings.Contains(overview, "open-banner"))
+	}
+	session := csrfOf(t, overview)
+	if session == tok {
+		t.Fatal("the CSRF token survived sign-in: the session was not renewed")
+	}
+
+	// An ended intent to resubmit.
+	if _, err := svc.SubmitIntent(t.Context(), ports.SubmitIntentParams{IntentID: "dead", SubmissionTarget: "sms.realtime", Payload: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	lease, _, _ := store.Acquire(t.Context(), ports.AcquireLeaseParams{LeaseName: core.DefaultLeaseName, HolderID: "h", Duration: time.Hour})
+	_ = store.StartAttempt(t.Context(), ports.StartAttemptParams{Fence: lease.Fence(), IntentID: "dead", Number: 1, StartedAt: lease.AcquiredAt})
+	_ = store.FinishAttempt(t.Context(), ports.FinishAttemptParams{Fence: lease.Fence(), IntentID: "dead", Number: 1, FinishedAt: lease.AcquiredAt,
+		Error: "x", Sent: true, Decision: core.Decision{Status: core.StatusExhausted, ExhaustedReason: core.ExhaustedOneShotCompleted}})
+
+	if code, _, _ := b.do("POST", "/ui/resubmit", url.Values{"id": {"dead"}}); code != http.StatusForbidden {
+		t.Fatalf("resubmit without CSRF token: %d, want 403", code)
+	}
+	if code, _, _ := b.do("POST", "/ui/resubmit", url.Values{"id": {"dead"}, "csrf": {tok}}); code != http.StatusForbidden {
+		t.Fatalf("resubmit with the pre-sign-in token: %d, want 403", code)
+	}
+	if _, err := svc.GetIntent(t.Context(), "dead~r1"); err == nil {
+		t.Fatal("a refused form resubmitted")
+	}
+	code, h, _ = b.do("POST", "/ui/resubmit", url.Values{"id": {"dead"}, "csrf": {session}})
+	if code != http.StatusSeeOther || h.Get("Location") != "/ui/intents/dead~r1" {
+		t.Fatalf("resubmit: %d to %q", code, h.Get("Location"))
+	}
+	if code, _, page := b.do("GET", "/ui/intents/dead", nil); code != http.StatusOK || !strings.Contains(page, `id="resubmitted-as"`) {
+		t.Fatalf("original after resubmission: %d, link shown %v", code, strings.Contains(page, `id="resubmitted-as"`))
+	}
+	if code, _, _ := b.do("POST", "/ui/signout", url.Values{"csrf": {session}}); code != http.StatusSeeOther {
+		t.Fatalf("sign-out: %d", code)
+	}
+	if code, _, _ := b.do("GET", "/ui/", nil); code != http.StatusSeeOther {
+		t.Fatalf("overview after sign-out: %d, want 303", code)
+	}
+}
+
+func TestOpenConsoleShowsTheBanner(t *testing.T) {
+	b, _, _ := newConsole(t, nil)
+	code, _, page := b.do("GET", "/ui/", nil)
+	if code != http.StatusOK || !strings.Contains(page, `id="open-banner"`) {
+		t.Fatalf("open overview: %d, banner %v", code, strings.Contains(page, `id="open-banner"`))
+	}
+	if !strings.Contains(page, `id="gateways-unavailable"`) {
+		t.Fatal("without a gateway reporter the overview does not say gateway state is not available")
+	}
+	// Forms still need the session's token.
+	if code, _, _ := b.do("POST", "/ui/resubmit", url.Values{"id": {"x"}}); code != http.StatusForbidden {
+		t.Fatalf("open console, resubmit without token: %d, want 403", code)
+	}
+}
+
+func TestBulkResubmissionConfirmsWithACount(t *testing.T) {
+	b, svc, store := newConsole(t, nil)
+	lease, _, _ := store.Acquire(t.Context(), ports.AcquireLeaseParams{LeaseName: core.DefaultLeaseName, HolderID: "h", Duration: time.Hour})
+	for _, id := range []string{"d-1", "d-2", "d-3", "live"} {
+		if _, err := svc.SubmitIntent(t.Context(), ports.SubmitIntentParams{IntentID: id, SubmissionTarget: "sms.realtime", Payload: []byte(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+		if id == "live" {
+			continue
+		}
+		_ = store.StartAttempt(t.Context(), ports.StartAttemptParams{Fence: lease.Fence(), IntentID: id, Number: 1, StartedAt: lease.AcquiredAt})
+		_ = store.FinishAttempt(t.Context(), ports.FinishAttemptParams{Fence: lease.Fence(), IntentID: id, Number: 1, FinishedAt: lease.AcquiredAt,
+			Error: "x", Sent: true, Decision: core.Decision{Status: core.StatusExhausted, ExhaustedReason: core.ExhaustedOneShotCompleted}})
+	}
+	if _, err := svc.ResubmitIntent(t.Context(), ports.ResubmitIntentParams{IntentID: "d-1"}); err != nil {
+		t.Fatal(err)
+	}
+	code, _, page := b.do("GET", "/ui/bulk-resubmit?status=exhausted", nil)
+	if code != http.StatusOK || !strings.Contains(page, "2 exhausted intent(s)") || !strings.Contains(page, "Resubmit 2 intents") {
+		t.Fatalf("confirmation: %d\n%s", code, page)
+	}
+	if code, _, _ := b.do("GET", "/ui/bulk-resubmit?status=pending", nil); code != http.StatusBadRequest {
+		t.Fatalf("bulk of pending intents: %d, want 400", code)
+	}
+	tok := csrfOf(t, page)
+	tooMany := url.Values{"csrf": {tok}}
+	for i := range console.DefaultBulkLimit + 1 {
+		tooMany.Add("id", fmt.Sprint("x-", i))
+	}
+	if code, _, _ := b.do("POST", "/ui/bulk-resubmit", tooMany); code != http.StatusBadRequest {
+		t.Fatalf("bulk beyond the limit: %d, want 400", code)
+	}
+	code, _, page = b.do("POST", "/ui/bulk-resubmit", url.Values{"csrf": {tok}, "id": {"d-2", "d-3", "live"}})
+	if code != http.StatusOK || !strings.Contains(page, "Resubmitted 2 of 3 intents") || !strings.Contains(page, "still pending") {
+		t.Fatalf("bulk: %d\n%s", code, page)
+	}
+	for _, id := range []string{"d-2~r1", "d-3~r1"} {
+		if _, err := svc.GetIntent(t.Context(), id); err != nil {
+			t.Errorf("%s: %v", id, err)
+		}
+	}
+}
+
+// fakeGateways reports one gateway and records pause and resume.
+type fakeGateways struct{ paused map[string]string }
+
+func (f *fakeGateways) Gateways(context.Context) ([]console.GatewayState, error) {
+	reason, paused := f.paused["sms-1"]
+	return []console.GatewayState{{Name: "sms-1", GatewayType: core.GatewaySMS, Breaker: "open",
+		Paused: paused, Reason: reason}}, nil
+}
+
+func (f *fakeGateways) PauseGateway(_ context.Context, name, reason string) error {
+	f.paused[name] = reason
+	return nil
+}
+
+func (f *fakeGateways) ResumeGateway(_ context.Context, name string) error {
+	delete(f.paused, name)
+	return nil
+}
+
+func TestGatewaysShownAndControlled(t *testing.T) {
+	clk := clocktest.New(time.Date(2026, 2, 2, 12, 0, 0, 0, time.UTC))
+	store := memstore.New(clk)
+	reg, _ := core.NewRegistry([]core.Contract{contract})
+	svc, _ := engine.NewService(engine.ServiceConfig{Registry: reg, Store: store, Clock: clk})
+	gw := &fakeGateways{paused: map[string]string{}}
+	ui, err := console.New(console.Config{Service: svc, Operator: svc, Clock: clk, Gateways: gw, GatewayControl: gw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(ui)
+	t.Cleanup(ts.Close)
+	jar, _ := cookiejar.New(nil)
+	b := &browser{t: t, base: ts.URL, c: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}}
+	_, _, page := b.do("GET", "/ui/", nil)
+	if !strings.Contains(page, `id="gateways"`) || !strings.Contains(page, "sms-1") || !strings.Contains(page, `action="/ui/gateways/pause"`) {
+		t.Fatalf("overview without the gateway and its pause control:\n%s", page)
+	}
+	reason := `<b onmouseover="x()">provider down</b>`
+	if code, _, _ := b.do("POST", "/ui/gateways/pause", url.Values{"csrf": {csrfOf(t, page)}, "gateway": {"sms-1"}, "reason": {reason}}); code != http.StatusSeeOther {
+		t.Fatalf("pause: %d", code)
+	}
+	_, _, page = b.do("GET", "/ui/", nil)
+	if strings.Contains(page, reason) || !strings.Contains(page, "&lt;b onmouseover=") || !strings.Contains(page, `action="/ui/gateways/resume"`) {
+		t.Fatalf("paused gateway shown wrongly:\n%s", page)
+	}
+	if code, _, _ := b.do("POST", "/ui/gateways/resume", url.Values{"gateway": {"sms-1"}}); code != http.StatusForbidden {
+		t.Fatalf("resume without CSRF token: %d", code)
+	}
+}

@@ -1,0 +1,146 @@
+package console
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/ports"
+)
+
+type intentsData struct {
+	Status, Target string
+	Statuses       []core.IntentStatus
+	Targets        []string
+	Intents        []core.Intent
+	// NextURL continues the listing; FirstURL restarts it.
+	NextURL, FirstURL string
+	// BulkURL opens the bulk resubmission of this filter; set for ended
+	// statuses only.
+	BulkURL   string
+	DeadView  bool
+	PageSize  int
+	Continued bool
+}
+
+// cursor is the console's own listing position: the list pages through the
+// service, never through the HTTP API.
+type cursor struct {
+	CreatedAt time.Time `json:"c"`
+	IntentID  string    `json:"i"`
+}
+
+func encodeCursor(p ports.IntentPosition) string {
+	b, _ := json.Marshal(cursor{p.CreatedAt, p.IntentID})
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeCursor(s string) (*ports.IntentPosition, error) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	var c cursor
+	if err == nil {
+		err = json.Unmarshal(b, &c)
+	}
+	if err != nil {
+		return nil, errors.New("the page cursor is not valid; start from the first page")
+	}
+	return &ports.IntentPosition{CreatedAt: c.CreatedAt, IntentID: c.IntentID}, nil
+}
+
+// intents lists intents newest first with the API's filters, and finds one
+// by intentId.
+func (c *Console) intents(w http.ResponseWriter, r *http.Request, ss session) {
+	q := r.URL.Query()
+	if id := q.Get("q"); id != "" {
+		if _, err := c.cfg.Service.GetIntent(r.Context(), id); err == nil {
+			http.Redirect(w, r, "/ui/intents/"+url.PathEscape(id), http.StatusSeeOther)
+			return
+		} else if !errors.Is(err, core.ErrIntentNotFound) {
+			c.failure(w, r, ss, "finding the intent", err)
+			return
+		}
+	}
+	d := intentsData{Status: q.Get("status"), Target: q.Get("target"), Statuses: statuses, PageSize: c.cfg.PageSize}
+	for _, t := range c.cfg.Service.Targets() {
+		d.Targets = append(d.Targets, t.SubmissionTarget)
+	}
+	p := page{Title: "Intents", Session: ss}
+	if id := q.Get("q"); id != "" {
+		p.Notice = "No intent has the intentId " + id + "."
+	}
+	params := ports.ListIntentsParams{Status: core.IntentStatus(d.Status), SubmissionTarget: d.Target, Limit: c.cfg.PageSize}
+	if s := q.Get("cursor"); s != "" {
+		before, err := decodeCursor(s)
+		if err != nil {
+			p.Error = err.Error()
+			c.render(w, r, http.StatusBadRequest, "intents", withData(p, d))
+			return
+		}
+		params.Before, d.Continued = before, true
+	}
+	res, err := c.cfg.Service.ListIntents(r.Context(), params)
+	var field *core.FieldError
+	if errors.As(err, &field) {
+		p.Error = field.Field + ": " + field.Message
+		c.render(w, r, http.StatusBadRequest, "intents", withData(p, d))
+		return
+	}
+	if err != nil {
+		c.failure(w, r, ss, "listing intents", err)
+		return
+	}
+	d.Intents = res.Intents
+	filter := url.Values{}
+	if d.Status != "" {
+		filter.Set("status", d.Status)
+	}
+	if d.Target != "" {
+		filter.Set("target", d.Target)
+	}
+	d.FirstURL = "/ui/intents?" + filter.Encode()
+	if res.Next != nil {
+		next := url.Values{"cursor": {encodeCursor(*res.Next)}}
+		for k, v := range filter {
+			next[k] = v
+		}
+		d.NextURL = "/ui/intents?" + next.Encode()
+	}
+	if st := core.IntentStatus(d.Status); st.Valid() && st.Terminal() {
+		d.BulkURL = "/ui/bulk-resubmit?" + filter.Encode()
+	}
+	d.DeadView = d.Status == string(core.StatusExhausted) || d.Status == string(core.StatusRejected)
+	c.render(w, r, http.StatusOK, "intents", withData(p, d))
+}
+
+func withData(p page, d any) page {
+	p.Data = d
+	return p
+}
+
+type intentData struct {
+	Intent   core.Intent
+	Payload  string
+	Contract string
+	Ended    bool
+}
+
+// intent shows one intent: contract snapshot, payload, attempt timeline.
+func (c *Console) intent(w http.ResponseWriter, r *http.Request, ss session) {
+	id := r.PathValue("id")
+	in, err := c.cfg.Service.GetIntent(r.Context(), id)
+	if errors.Is(err, core.ErrIntentNotFound) {
+		c.render(w, r, http.StatusNotFound, "error", page{Title: "Not found", Error: "No intent has the intentId " + id + ".", Session: ss})
+		return
+	}
+	if err != nil {
+		c.failure(w, r, ss, "reading the intent", err)
+		return
+	}
+	contract, _ := json.MarshalIndent(in.Contract, "", "  ")
+	d := intentData{Intent: in, Payload: prettyJSON(in.Payload), Contract: string(contract), Ended: in.Status.Terminal()}
+	c.render(w, r, http.StatusOK, "intent", page{Title: "Intent " + id, Session: ss, Data: d})
+}

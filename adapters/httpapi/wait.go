@@ -1,0 +1,99 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/submissionmanager/submission-manager/core"
+)
+
+// DefaultMaxWait caps the wait a client may ask for with Prefer: wait=N.
+const DefaultMaxWait = 30 * time.Second
+
+// preferredWait reads the wait preference of a Prefer header (RFC 7240):
+// "wait=N" with N whole seconds, among other preferences separated by
+// commas, each perhaps with ";" parameters. It is the one place Prefer is
+// parsed. A header without a wait, or with a wait that is not a positive
+// whole number of seconds (a negative, a fraction, a word), asks for no
+// wait: RFC 7240 says a preference the server does not understand is
+// ignored, never an error.
+func preferredWait(prefer *string) (time.Duration, bool) {
+	if prefer == nil {
+		return 0, false
+	}
+	for pref := range strings.SplitSeq(*prefer, ",") {
+		pref, _, _ = strings.Cut(pref, ";")
+		name, value, found := strings.Cut(pref, "=")
+		if !found || !strings.EqualFold(strings.TrimSpace(name), "wait") {
+			continue
+		}
+		value = strings.Trim(strings.TrimSpace(value), `"`)
+		n, err := strconv.ParseUint(value, 10, 32)
+		if err != nil || n == 0 {
+			return 0, false
+		}
+		return time.Duration(n) * time.Second, true
+	}
+	return 0, false
+}
+
+// awaitFinal honours a wait preference for an intent a request has just
+// read or created: it returns the intent as soon as it is final, or once the
+// (capped) wait has passed, with the Preference-Applied value to send. The
+// preference is not applied, and the intent returned as it is, when there
+// is no waiter (an API without one), or the waiter refuses (at its cap, or
+// shutting down). Waiting ends early, with the intent as it stands, when the
+// server shuts down.
+func (h *handlers) awaitFinal(ctx context.Context, in core.Intent, prefer *string) (core.Intent, *string, error) {
+	d, ok := preferredWait(prefer)
+	if !ok || h.waiter == nil {
+		return in, nil, nil
+	}
+	d = min(d, h.maxWait)
+	applied := ptr("wait=" + strconv.Itoa(int(d/time.Second)))
+	if in.Status.Terminal() {
+		return in, applied, nil
+	}
+	reg, ok := h.waiter.Register(in.IntentID)
+	if !ok {
+		return in, nil, nil
+	}
+	defer reg.Done()
+	// Read again after registering: a change committed after the first
+	// read is either in this read or one the watcher will report.
+	cur, err := h.service.GetIntent(ctx, in.IntentID)
+	if err != nil {
+		return core.Intent{}, nil, err
+	}
+	if cur.Status.Terminal() {
+		return cur, applied, nil
+	}
+	reg.Wait(ctx, d)
+	if ctx.Err() != nil {
+		// The client went away: nobody reads the answer, and a read on a
+		// cancelled context would only log a failure.
+		return cur, applied, nil
+	}
+	cur, err = h.service.GetIntent(ctx, in.IntentID)
+	if err != nil {
+		return core.Intent{}, nil, err
+	}
+	return cur, applied, nil
+}
+
+// joinPreferLines folds several Prefer header lines into one, as RFC 9110
+// (section 5.3) allows for any list-valued field, so that a client sending
+// "Prefer: return=minimal" and "Prefer: wait=5" on separate lines is read
+// like one sending both on one line, instead of failing the header's
+// binding as a repeated parameter.
+func joinPreferLines(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if lines := r.Header.Values("Prefer"); len(lines) > 1 {
+			r.Header.Set("Prefer", strings.Join(lines, ", "))
+		}
+		next.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,126 @@
+package sqlserver
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/submissionmanager/submission-manager/adapters/sqlserver/internal/sqlserverdb"
+	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/ports"
+)
+
+// CreateResubmission inserts the resubmission and its link in one
+// transaction. Concurrent resubmissions of one original (on any instance)
+// all pass the first read; the primary keys decide: the loser's insert of
+// the intent or the link fails as a duplicate, its transaction rolls back,
+// and it reads the winner's link afterwards.
+func (s *store) CreateResubmission(ctx context.Context, intent core.Intent) (ports.CreateIntentResult, error) {
+	from := intent.ResubmittedFrom
+	if from == "" {
+		return ports.CreateIntentResult{}, fmt.Errorf("sqlserver: create resubmission %q: a resubmission names its original", intent.IntentID)
+	}
+	params, err := insertIntentParams(intent)
+	if err != nil {
+		return ports.CreateIntentResult{}, err
+	}
+	var res ports.CreateIntentResult
+	err = s.db.inTx(ctx, sql.LevelReadCommitted, func(q *sqlserverdb.Queries) error {
+		if existing, found, err := s.resubmissionOf(ctx, q, from); err != nil || found {
+			res = ports.CreateIntentResult{Intent: existing}
+			return err
+		}
+		original, found, err := s.readIntent(ctx, q, from)
+		switch {
+		case err != nil:
+			return err
+		case !found || original.IntentID != from:
+			return fmt.Errorf("%w: %q", core.ErrIntentNotFound, from)
+		case !original.Status.Terminal():
+			return fmt.Errorf("%w: %q is %s", core.ErrIntentNotEnded, from, original.Status)
+		}
+		if err := q.InsertIntent(ctx, params); err != nil {
+			return mapError(err)
+		}
+		if err := q.InsertResubmission(ctx, sqlserverdb.InsertResubmissionParams{IntentID: from, ResubmittedAs: intent.IntentID}); err != nil {
+			return mapError(err)
+		}
+		created, _, err := s.readIntent(ctx, q, intent.IntentID)
+		res = ports.CreateIntentResult{Intent: created, Created: true}
+		return err
+	})
+	if !errors.Is(err, errDuplicateKey) {
+		return res, err
+	}
+	// A duplicate: either another resubmission of the original won, or the
+	// new intentId names some other intent.
+	existing, found, err := s.resubmissionOf(ctx, s.db.q, from)
+	switch {
+	case err != nil:
+		return ports.CreateIntentResult{}, err
+	case found:
+		return ports.CreateIntentResult{Intent: existing}, nil
+	default:
+		return ports.CreateIntentResult{}, fmt.Errorf("%w: %q", core.ErrResubmissionIDTaken, intent.IntentID)
+	}
+}
+
+// resubmissionOf reads the intent that resubmitted intentID, if any.
+func (s *store) resubmissionOf(ctx context.Context, q *sqlserverdb.Queries, intentID string) (core.Intent, bool, error) {
+	as, err := q.GetResubmissionOf(ctx, intentID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return core.Intent{}, false, nil
+	}
+	if err != nil {
+		return core.Intent{}, false, mapError(err)
+	}
+	return s.readIntent(ctx, q, as)
+}
+
+// ResubmissionLinks reads the links of a page of intents in one round trip.
+func (s *store) ResubmissionLinks(ctx context.Context, intentIDs []string) (map[string]ports.ResubmissionLinks, error) {
+	out := make(map[string]ports.ResubmissionLinks)
+	if len(intentIDs) == 0 {
+		return out, nil
+	}
+	idsJSON, err := json.Marshal(intentIDs)
+	if err != nil {
+		return nil, fmt.Errorf("sqlserver: encode intent ids: %w", err)
+	}
+	rows, err := s.db.q.ListResubmissionLinks(ctx, string(idsJSON))
+	if err != nil {
+		return nil, mapError(err)
+	}
+	asked := make(map[string]bool, len(intentIDs))
+	for _, id := range intentIDs {
+		asked[id] = true
+	}
+	for _, r := range rows {
+		if asked[r.IntentID] {
+			l := out[r.IntentID]
+			l.As = r.ResubmittedAs
+			out[r.IntentID] = l
+		}
+		if asked[r.ResubmittedAs] {
+			l := out[r.ResubmittedAs]
+			l.From = r.IntentID
+			out[r.ResubmittedAs] = l
+		}
+	}
+	return out, nil
+}
+
+// CountIntents counts intents per target and status.
+func (s *store) CountIntents(ctx context.Context) ([]ports.IntentCount, error) {
+	rows, err := s.db.q.CountIntentsByTargetStatus(ctx)
+	if err != nil {
+		return nil, mapError(err)
+	}
+	out := make([]ports.IntentCount, len(rows))
+	for i, r := range rows {
+		out[i] = ports.IntentCount{SubmissionTarget: r.SubmissionTarget, Status: core.IntentStatus(r.Status), Count: r.IntentCount}
+	}
+	return out, nil
+}

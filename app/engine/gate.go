@@ -1,0 +1,287 @@
+package engine
+
+import (
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/ports"
+)
+
+// recentCalls is how many of a gateway's latest calls its failure rate
+// covers.
+const recentCalls = 100
+
+// verdictKind is what the gate says about a due attempt.
+type verdictKind int
+
+const (
+	// callNow: make the attempt (the gate counted it in flight).
+	callNow verdictKind = iota
+	// deferTo: do not call; move the intent's next due time to until
+	// through the store (breaker open, or gateway paused).
+	deferTo
+	// waitUntil: do not call; keep the intent in the schedule at until
+	// (a rate limit reserved a token for then).
+	waitUntil
+	// waitFree: do not call; park the intent until the gateway has room
+	// (its max in flight is reached, or a half-open probe is out).
+	waitFree
+)
+
+// verdict is the gate's answer for one due attempt.
+type verdict struct {
+	kind   verdictKind
+	until  time.Time
+	reason string
+	// probe marks the half-open breaker's one call.
+	probe bool
+}
+
+// gateway is the executor's view of one gateway URL.
+type gatewayView struct {
+	url         string
+	gatewayType core.GatewayType
+	breaker     *core.Breaker
+	limit       GatewayLimit
+	bucket      *core.TokenBucket
+	// prepaid holds intents that reserved a rate token for a later time.
+	prepaid  map[string]struct{}
+	inFlight int
+	// recent is a ring of the latest call results (true = failure).
+	recent     [recentCalls]bool
+	recentN    int
+	recentNext int
+}
+
+// gates holds every gateway's breaker, limits and counts for one
+// leadership term: the state lives in the leader's memory and starts closed
+// on a new leader. Workers call it concurrently; one mutex guards it, held
+// only for arithmetic, never across I/O.
+type gates struct {
+	p       Protection
+	log     *slog.Logger
+	metrics ports.ProtectionMetrics
+	// pauses is the latest snapshot of the stored pauses.
+	pauses atomic.Pointer[[]core.GatewayPause]
+
+	mu    sync.Mutex
+	views map[string]*gatewayView
+}
+
+func newGates(p Protection, log *slog.Logger, m ports.Metrics) *gates {
+	pm, _ := m.(ports.ProtectionMetrics)
+	return &gates{p: p, log: log, metrics: pm, views: make(map[string]*gatewayView)}
+}
+
+// active reports whether any protection needs the gate at all; without it
+// the executor skips the gate entirely (today's path).
+func (g *gates) active() bool {
+	return g.p.Breaker != nil || len(g.p.Limits) > 0 || g.p.Pauses != nil
+}
+
+// setPauses replaces the pause snapshot.
+func (g *gates) setPauses(ps []core.GatewayPause) {
+	g.pauses.Store(&ps)
+	if g.metrics != nil {
+		g.metrics.GatewaysPaused(len(ps))
+	}
+}
+
+// paused reports whether a stored pause covers the gateway.
+func (g *gates) paused(url string, t core.GatewayType) bool {
+	ps := g.pauses.Load()
+	return ps != nil && core.Paused(*ps, url, t)
+}
+
+// view returns the gateway's view, creating it on first sight. The caller
+// holds mu.
+func (g *gates) view(c core.Contract) *gatewayView {
+	v, ok := g.views[c.GatewayURL]
+	if ok {
+		return v
+	}
+	v = &gatewayView{url: c.GatewayURL, gatewayType: c.GatewayType, prepaid: map[string]struct{}{}}
+	if g.p.Breaker != nil {
+		v.breaker = core.NewBreaker(*g.p.Breaker)
+	}
+	if l, ok := g.p.limitFor(c.GatewayURL, c.GatewayType); ok {
+		v.limit = l
+		if l.Rate > 0 {
+			v.bucket, _ = core.NewTokenBucket(l.Rate, l.Burst) // validated by New
+		}
+	}
+	g.views[c.GatewayURL] = v
+	return v
+}
+
+// admit decides whether the due attempt of intentID may call its gateway at
+// now. callNow counts the call in flight: the caller must report it with
+// finish exactly once.
+func (g *gates) admit(intentID string, c core.Contract, now time.Time) verdict {
+	paused := g.paused(c.GatewayURL, c.GatewayType)
+	g.mu.Lock()
+	v := g.view(c)
+	out, tr := g.decide(v, intentID, paused, now)
+	g.mu.Unlock()
+	g.transition(v.url, tr)
+	switch out.kind {
+	case deferTo:
+		if g.metrics != nil {
+			g.metrics.AttemptDeferred(v.url, out.reason)
+		}
+	case waitUntil, waitFree:
+		if g.metrics != nil {
+			g.metrics.CallLimited(v.url, out.reason)
+		}
+	}
+	return out
+}
+
+// decide is admit's arithmetic, under mu. A prepaid rate token is kept
+// until a call is actually made.
+func (g *gates) decide(v *gatewayView, intentID string, paused bool, now time.Time) (verdict, *core.BreakerTransition) {
+	recheck := g.p.PauseRecheck
+	if recheck == 0 {
+		recheck = DefaultPauseRecheck
+	}
+	if paused {
+		return verdict{kind: deferTo, until: now.Add(recheck), reason: "paused"}, nil
+	}
+	if v.limit.MaxInFlight > 0 && v.inFlight >= v.limit.MaxInFlight {
+		return verdict{kind: waitFree, reason: "max_in_flight"}, nil
+	}
+	probe := false
+	var tr *core.BreakerTransition
+	if v.breaker != nil {
+		var a core.Admission
+		a, tr = v.breaker.Admit(now)
+		switch a {
+		case core.DenyOpen:
+			return verdict{kind: deferTo, until: v.breaker.ProbeAt(), reason: "breaker_open"}, tr
+		case core.DenyProbing:
+			return verdict{kind: waitFree, reason: "probing"}, tr
+		case core.AdmitProbe:
+			probe = true
+		}
+	}
+	if v.bucket != nil {
+		if _, ok := v.prepaid[intentID]; ok {
+			delete(v.prepaid, intentID)
+		} else if !v.bucket.Take(now) {
+			v.prepaid[intentID] = struct{}{}
+			if v.breaker != nil {
+				v.breaker.Abandon(probe)
+			}
+			return verdict{kind: waitUntil, until: v.bucket.Reserve(now), reason: "rate"}, tr
+		}
+	}
+	v.inFlight++
+	return verdict{kind: callNow, probe: probe}, tr
+}
+
+// finish reports the end of an admitted attempt. called says the gateway
+// was really called (false: the attempt stopped before the call, or was cut
+// short by the executor stopping); r is its result when called.
+func (g *gates) finish(c core.Contract, vd verdict, called bool, r core.AttemptResult, now time.Time) {
+	failure := core.IsGatewayFailure(r, g.p.FailureReasons)
+	g.mu.Lock()
+	v := g.view(c)
+	v.inFlight--
+	var tr *core.BreakerTransition
+	if called {
+		v.recent[v.recentNext] = failure
+		v.recentNext = (v.recentNext + 1) % recentCalls
+		v.recentN = min(v.recentN+1, recentCalls)
+		if v.breaker != nil {
+			tr = v.breaker.Record(now, failure, vd.probe)
+		}
+	} else if v.breaker != nil {
+		v.breaker.Abandon(vd.probe)
+	}
+	g.mu.Unlock()
+	g.transition(v.url, tr)
+}
+
+// room returns how many parked attempts of the gateway may be released
+// now: all of them when its breaker is open (they will be deferred), none
+// while a probe is out, else the free slots under its max in flight (all
+// when it has none).
+func (g *gates) room(url string, parked int) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	v, ok := g.views[url]
+	if !ok {
+		return parked
+	}
+	if v.breaker != nil && v.breaker.State() == core.BreakerHalfOpen {
+		return 0
+	}
+	if v.breaker != nil && v.breaker.State() == core.BreakerOpen {
+		return parked
+	}
+	if v.limit.MaxInFlight > 0 {
+		return max(0, min(parked, v.limit.MaxInFlight-v.inFlight))
+	}
+	return parked
+}
+
+// transition logs and counts a breaker transition.
+func (g *gates) transition(url string, tr *core.BreakerTransition) {
+	if tr == nil {
+		return
+	}
+	attrs := []any{"gateway_url", url, "from", tr.From, "to", tr.To}
+	if tr.To == core.BreakerOpen {
+		attrs = append(attrs, "probe_at", tr.ProbeAt)
+	}
+	if tr.Failures > 0 {
+		attrs = append(attrs, "consecutive_failures", tr.Failures)
+	}
+	if tr.To == core.BreakerClosed {
+		g.log.Info("gateway_breaker_transition", attrs...)
+	} else {
+		g.log.Warn("gateway_breaker_transition", attrs...)
+	}
+	if g.metrics != nil {
+		g.metrics.BreakerTransition(url, tr.From, tr.To)
+	}
+}
+
+// status returns the executor's view of every gateway it has seen.
+func (g *gates) status() map[string]ports.GatewayExecution {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make(map[string]ports.GatewayExecution, len(g.views))
+	for url, v := range g.views {
+		e := ports.GatewayExecution{
+			InFlight: v.inFlight, MaxInFlight: v.limit.MaxInFlight, Rate: v.limit.Rate, Burst: v.limit.Burst,
+			RecentCalls: v.recentN,
+		}
+		for i := range v.recentN {
+			if v.recent[i] {
+				e.RecentFailures++
+			}
+		}
+		if v.breaker != nil {
+			e.Breaker = v.breaker.State()
+			if e.Breaker == core.BreakerOpen {
+				e.ProbeAt = v.breaker.ProbeAt()
+			}
+		}
+		out[url] = e
+	}
+	return out
+}
+
+// typeOf returns the gateway type of a URL the gates have seen.
+func (g *gates) typeOf(url string) core.GatewayType {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if v, ok := g.views[url]; ok {
+		return v.gatewayType
+	}
+	return ""
+}

@@ -1,0 +1,11 @@
+-- Scheduled sends: the client's notBefore, kept as sent (Unix nanoseconds,
+-- UTC) because an idempotent repeat must match it. NULL when the client
+-- named none, which is every intent stored before this migration. The first
+-- attempt's due time is next_due_at as before, so the schedule, the refresh
+-- and the rebuild need nothing new.
+
+-- +goose Up
+ALTER TABLE submission_intents ADD COLUMN not_before INTEGER;
+
+-- +goose Down
+ALTER TABLE submission_intents DROP COLUMN not_before;

@@ -1,0 +1,48 @@
+package memstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/ports"
+)
+
+var _ ports.Rescheduler = (*Store)(nil)
+
+// Reschedule moves a pending intent's next due time, or exhausts it with
+// deadline_exceeded, without an attempt. See ports.Rescheduler.
+func (s *Store) Reschedule(ctx context.Context, p ports.RescheduleParams) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	d := p.Decision
+	switch {
+	case d.Status == core.StatusPending && !d.NextDueAt.IsZero() && d.FinalOutcome == nil && d.ExhaustedReason == "":
+	case d.Status == core.StatusExhausted && d.ExhaustedReason == core.ExhaustedDeadlineExceeded &&
+		d.NextDueAt.IsZero() && d.FinalOutcome == nil:
+	default:
+		return fmt.Errorf("memstore: reschedule %q: a deferral is pending with NextDueAt or exhausted with deadline_exceeded, got %+v", p.IntentID, d)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.clock.Now()
+	if err := checkFence(s.leases, p.Fence, now); err != nil {
+		return err
+	}
+	in, ok := s.intents[p.IntentID]
+	if !ok {
+		return fmt.Errorf("%w: %q", core.ErrIntentNotFound, p.IntentID)
+	}
+	open := len(in.Attempts) > 0 && !in.Attempts[len(in.Attempts)-1].Finished()
+	if in.Status.Terminal() || in.AttemptCount != p.AttemptCount || open {
+		return fmt.Errorf("%w: intent %q is %s with %d attempts, reschedule at %d asked",
+			core.ErrIntentNotRunnable, p.IntentID, in.Status, in.AttemptCount, p.AttemptCount)
+	}
+	in.Status = d.Status
+	in.NextDueAt = d.NextDueAt
+	in.ExhaustedReason = d.ExhaustedReason
+	in.LastModifiedAt = now
+	s.signal()
+	return nil
+}

@@ -1,0 +1,36 @@
+package ports
+
+import (
+	"context"
+
+	"github.com/submissionmanager/submission-manager/core"
+)
+
+// RescheduleParams moves a pending intent's next due time without an
+// attempt: the executor deferred its attempt (the gateway's circuit breaker
+// is open, or the gateway is paused), so no attempt row is written and no
+// try is spent. Decision is either pending with NextDueAt, or exhausted with
+// deadline_exceeded when the deferral would not end strictly before the
+// intent's deadline: the contract's policy still decides every status.
+type RescheduleParams struct {
+	Fence    core.Fence
+	IntentID string
+	// AttemptCount must equal the intent's attempt count (and its latest
+	// attempt, if any, must be finished); otherwise the intent moved on and
+	// the store returns core.ErrIntentNotRunnable.
+	AttemptCount int
+	Decision     core.Decision
+}
+
+// Rescheduler is the fenced write behind a deferral. It is a separate port
+// from Store so a store without it still serves: the executor then keeps a
+// deferral in the leader's memory only (the next leader tries the intent at
+// once, with its breaker closed) and records a deadline exhaustion as an
+// attempt that was never sent.
+type Rescheduler interface {
+	// Reschedule applies p.Decision to a pending intent in one fenced
+	// write that also advances its change marker. It returns
+	// core.ErrFenced, core.ErrIntentNotFound, or core.ErrIntentNotRunnable
+	// (terminal, attempt count moved, or an attempt open).
+	Reschedule(ctx context.Context, p RescheduleParams) error
+}
