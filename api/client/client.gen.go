@@ -453,7 +453,7 @@ type Intent struct {
 	SubmissionTarget string `json:"submissionTarget"`
 }
 
-// IntentBatch defines model for IntentBatch.
+// IntentBatch Example: {"intents":[{"intentId":"otp-7f3a-1","payload":{"text":"Your code is 123456.","to":"+15551234567"},"submissionTarget":"sms.realtime"},{"intentId":"otp-7f3a-2","payload":{"text":"Your code is 654321.","to":"+15557654321"},"submissionTarget":"sms.realtime"}]}
 type IntentBatch struct {
 	// Intents 1 to 1,000 submissions by default (the operator's --max-batch);
 	// each is checked as a SubmitIntentRequest on its own.
@@ -462,6 +462,8 @@ type IntentBatch struct {
 
 // IntentBatchResult The answer POST /v1/intents would have given this item: its status
 // with the intent (201 created, 200 repeat) or the problem document.
+//
+// Example: {"problem":{"detail":"intentId: is required","instance":"/v1/intents/batch","invalidFields":[{"field":"intentId","message":"is required"}],"status":422,"title":"Invalid field","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#invalid-field"},"status":422}
 type IntentBatchResult struct {
 	// Intent Example: {"attempts":[{"finishedAt":"2026-02-02T12:00:00.087Z","number":1,"outcome":{"reason":"provider_failure","status":"rejected"},"startedAt":"2026-02-02T12:00:00.012Z"},{"finishedAt":"2026-02-02T12:00:05.151Z","number":2,"outcome":{"status":"accepted"},"startedAt":"2026-02-02T12:00:05.090Z"}],"contract":{"gatewayType":"sms","maxAcceptanceSeconds":30,"mode":"realtime","policy":"deadline","submissionTarget":"sms.realtime","terminalOutcomes":["invalid_request","invalid_recipient","invalid_message"]},"createdAt":"2026-02-02T12:00:00.004Z","finalOutcome":{"status":"accepted"},"intentId":"order-1234-shipping-sms","status":"accepted","submissionTarget":"sms.realtime"}
 	Intent *Intent `json:"intent,omitempty"`
@@ -478,7 +480,7 @@ type IntentBatchResult struct {
 	Status int `json:"status"`
 }
 
-// IntentBatchResults defines model for IntentBatchResults.
+// IntentBatchResults Example: {"results":[{"problem":{"detail":"intentId: is required","instance":"/v1/intents/batch","invalidFields":[{"field":"intentId","message":"is required"}],"status":422,"title":"Invalid field","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#invalid-field"},"status":422}]}
 type IntentBatchResults struct {
 	// Results One result per submitted item, in the same order.
 	Results []IntentBatchResult `json:"results"`

@@ -601,6 +601,28 @@ export interface components {
         ResubmissionRequest: {
             intentId?: components["schemas"]["IntentID"];
         };
+        /**
+         * @example {
+         *       "intents": [
+         *         {
+         *           "intentId": "otp-7f3a-1",
+         *           "submissionTarget": "sms.realtime",
+         *           "payload": {
+         *             "to": "+15551234567",
+         *             "text": "Your code is 123456."
+         *           }
+         *         },
+         *         {
+         *           "intentId": "otp-7f3a-2",
+         *           "submissionTarget": "sms.realtime",
+         *           "payload": {
+         *             "to": "+15557654321",
+         *             "text": "Your code is 654321."
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
         IntentBatch: {
             /**
              * @description 1 to 1,000 submissions by default (the operator's --max-batch);
@@ -611,6 +633,22 @@ export interface components {
         /**
          * @description The answer POST /v1/intents would have given this item: its status
          *     with the intent (201 created, 200 repeat) or the problem document.
+         * @example {
+         *       "status": 422,
+         *       "problem": {
+         *         "type": "https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#invalid-field",
+         *         "title": "Invalid field",
+         *         "status": 422,
+         *         "detail": "intentId: is required",
+         *         "instance": "/v1/intents/batch",
+         *         "invalidFields": [
+         *           {
+         *             "field": "intentId",
+         *             "message": "is required"
+         *           }
+         *         ]
+         *       }
+         *     }
          */
         IntentBatchResult: {
             /** @example 201 */
@@ -618,6 +656,28 @@ export interface components {
             intent?: components["schemas"]["Intent"];
             problem?: components["schemas"]["Problem"];
         };
+        /**
+         * @example {
+         *       "results": [
+         *         {
+         *           "status": 422,
+         *           "problem": {
+         *             "type": "https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#invalid-field",
+         *             "title": "Invalid field",
+         *             "status": 422,
+         *             "detail": "intentId: is required",
+         *             "instance": "/v1/intents/batch",
+         *             "invalidFields": [
+         *               {
+         *                 "field": "intentId",
+         *                 "message": "is required"
+         *               }
+         *             ]
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
         IntentBatchResults: {
             /** @description One result per submitted item, in the same order. */
             results: components["schemas"]["IntentBatchResult"][];
