@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -20,6 +21,8 @@ type writeFunc func(ctx context.Context, tx *writeTx) error
 // queries, and the stamps that order changes.
 type writeTx struct {
 	*sqlitedb.Queries
+	tx   *sql.Tx // for statements sqlc cannot generate (batch.go)
+	rows rowInserts
 	now  func() time.Time
 	last int64 // the newest stamp of the transaction, once known
 	read bool  // whether last was read from the database
@@ -124,6 +127,10 @@ type groupCommitter struct {
 	// connection; nil until the schema exists (before the first Migrate).
 	// Only the committer goroutine touches it.
 	prepared *sqlitedb.Queries
+	// rowInserts are the multi-row inserts of batch.go by row count,
+	// prepared with the other statements. Only the committer goroutine
+	// touches them.
+	rowInserts rowInserts
 }
 
 func newGroupCommitter(db *sql.DB, log *slog.Logger, maxBatch int) *groupCommitter {
@@ -186,10 +193,11 @@ func (w *groupCommitter) submit(ctx context.Context, lane chan *writeOp, name st
 func (w *groupCommitter) close() error {
 	w.stop.Do(func() { close(w.quit) })
 	<-w.stopped
+	err := w.rowInserts.close()
 	if w.prepared != nil {
-		return w.prepared.Close()
+		return errors.Join(err, w.prepared.Close())
 	}
-	return nil
+	return err
 }
 
 func (w *groupCommitter) run() {
@@ -258,7 +266,7 @@ func (w *groupCommitter) commit(batch []*writeOp) {
 		w.fail(batch, fmt.Errorf("begin: %w", err))
 		return
 	}
-	qtx := &writeTx{Queries: q.WithTx(tx), now: w.now}
+	qtx := &writeTx{Queries: q.WithTx(tx), tx: tx, rows: w.rowInserts, now: w.now}
 	if w.onBatch != nil {
 		w.onBatch(batch)
 	}
@@ -318,6 +326,7 @@ func (w *groupCommitter) queries(ctx context.Context) *sqlitedb.Queries {
 		return sqlitedb.New(w.db)
 	}
 	w.prepared = q
+	w.rowInserts = prepareRowInserts(ctx, w.db)
 	return q
 }
 

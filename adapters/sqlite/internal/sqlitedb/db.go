@@ -111,6 +111,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.startAttemptStmt, err = db.PrepareContext(ctx, StartAttempt); err != nil {
 		return nil, fmt.Errorf("error preparing query StartAttempt: %w", err)
 	}
+	if q.takenIntentIDsStmt, err = db.PrepareContext(ctx, TakenIntentIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query TakenIntentIDs: %w", err)
+	}
 	return &q, nil
 }
 
@@ -261,6 +264,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing startAttemptStmt: %w", cerr)
 		}
 	}
+	if q.takenIntentIDsStmt != nil {
+		if cerr := q.takenIntentIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing takenIntentIDsStmt: %w", cerr)
+		}
+	}
 	return err
 }
 
@@ -329,6 +337,7 @@ type Queries struct {
 	releaseLeaseStmt                 *sql.Stmt
 	renewLeaseStmt                   *sql.Stmt
 	startAttemptStmt                 *sql.Stmt
+	takenIntentIDsStmt               *sql.Stmt
 }
 
 func (q *Queries) WithTx(tx *sql.Tx) *Queries {
@@ -364,5 +373,6 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		releaseLeaseStmt:                 q.releaseLeaseStmt,
 		renewLeaseStmt:                   q.renewLeaseStmt,
 		startAttemptStmt:                 q.startAttemptStmt,
+		takenIntentIDsStmt:               q.takenIntentIDsStmt,
 	}
 }
