@@ -313,6 +313,13 @@ func (s linkStore) GetIntent(ctx context.Context, id string) (core.Intent, error
 	return s.l.store.GetIntent(ctx, id)
 }
 
+func (s linkStore) GetIntents(ctx context.Context, ids []string) ([]core.Intent, error) {
+	if err := s.l.check(); err != nil {
+		return nil, err
+	}
+	return s.l.store.GetIntents(ctx, ids)
+}
+
 // Facts are the store's own: a cut link does not change what it is.
 func (s linkStore) Facts() ports.StoreFacts { return s.l.store.Facts() }
 

@@ -143,6 +143,12 @@ type Store interface {
 	// GetIntent returns an intent with its attempts in order, or
 	// core.ErrIntentNotFound.
 	GetIntent(ctx context.Context, intentID string) (core.Intent, error)
+	// GetIntents is GetIntent for many intents in one read: the stored
+	// intents among intentIDs, each with its attempts in order, in no
+	// particular order. An intentId not stored is left out, not an error.
+	// The leader reads the next due intents with it ahead of their
+	// attempts, instead of one GetIntent per attempt.
+	GetIntents(ctx context.Context, intentIDs []string) ([]core.Intent, error)
 	// ListIntents returns at most p.Limit intents (with their attempts) that
 	// match the filters and lie strictly after p.Before, newest first. The
 	// store answers this one query shape; the service decides the page.

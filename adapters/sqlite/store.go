@@ -203,3 +203,45 @@ func insertIntentParams(intent core.Intent) (sqlitedb.InsertIntentParams, error)
 		NotBefore:        nullNanos(intent.NotBefore),
 	}, nil
 }
+
+// GetIntents reads the stored intents among intentIDs with their attempts,
+// from one snapshot, with one query for the intents and one for their
+// attempts.
+func (s *store) GetIntents(ctx context.Context, intentIDs []string) ([]core.Intent, error) {
+	if len(intentIDs) == 0 {
+		return nil, nil
+	}
+	idsJSON, err := json.Marshal(intentIDs)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: get intents: encoding intent ids: %w", err)
+	}
+	var intents []core.Intent
+	err = s.db.read(ctx, "get intents", func(ctx context.Context, q *sqlitedb.Queries) error {
+		rows, err := q.GetIntentsOf(ctx, string(idsJSON))
+		if err != nil {
+			return err
+		}
+		intents = make([]core.Intent, len(rows))
+		byID := make(map[string]int, len(rows))
+		for i, r := range rows {
+			if intents[i], err = intentFromRow(r); err != nil {
+				return err
+			}
+			byID[r.IntentID] = i
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		attempts, err := q.ListAttemptsOfJSON(ctx, string(idsJSON))
+		if err != nil {
+			return err
+		}
+		for _, a := range attempts {
+			if i, ok := byID[a.IntentID]; ok {
+				intents[i].Attempts = append(intents[i].Attempts, attemptFromRow(a))
+			}
+		}
+		return nil
+	})
+	return intents, err
+}

@@ -168,6 +168,45 @@ func (s *store) readIntent(ctx context.Context, q *sqlserverdb.Queries, intentID
 	return read[0], true, nil
 }
 
+// GetIntents reads the stored intents among intentIDs, then their attempts,
+// each with one round trip whatever the number of intents, as GetIntent
+// reads one. Rows whose key SQL Server only finds equal (trailing spaces)
+// are left out, as GetIntent refuses them.
+func (s *store) GetIntents(ctx context.Context, intentIDs []string) ([]core.Intent, error) {
+	if len(intentIDs) == 0 {
+		return nil, nil
+	}
+	idsJSON, err := json.Marshal(intentIDs)
+	if err != nil {
+		return nil, fmt.Errorf("sqlserver: encode intent ids: %w", err)
+	}
+	rows, err := s.db.q.ListIntentsOf(ctx, string(idsJSON))
+	if err != nil {
+		return nil, mapError(err)
+	}
+	asked := make(map[string]bool, len(intentIDs))
+	for _, id := range intentIDs {
+		asked[id] = true
+	}
+	intents := make([]core.Intent, 0, len(rows))
+	for _, r := range rows {
+		intent, err := intentFromRow(intentRow(r))
+		if err != nil {
+			return nil, err
+		}
+		if asked[intent.IntentID] {
+			intents = append(intents, intent)
+		}
+	}
+	if err := s.attachAttempts(ctx, intents); err != nil {
+		return nil, err
+	}
+	if err := attachPossiblyAccepted(ctx, s.db.q, intents); err != nil {
+		return nil, err
+	}
+	return intents, nil
+}
+
 // ListIntents returns at most p.Limit intents strictly after p.Before, newest
 // first, with their attempts; the service cuts pages.
 func (s *store) ListIntents(ctx context.Context, p ports.ListIntentsParams) ([]core.Intent, error) {

@@ -103,6 +103,25 @@ func (s *Store) GetIntent(ctx context.Context, intentID string) (core.Intent, er
 	return cloneIntent(in), nil
 }
 
+// GetIntents returns copies of the stored intents among intentIDs, with
+// their attempts; unknown intentIds are left out.
+func (s *Store) GetIntents(ctx context.Context, intentIDs []string) ([]core.Intent, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []core.Intent
+	seen := make(map[string]bool, len(intentIDs))
+	for _, id := range intentIDs {
+		if in, ok := s.intents[id]; ok && !seen[id] {
+			seen[id] = true
+			out = append(out, cloneIntent(in))
+		}
+	}
+	return out, nil
+}
+
 // ListIntents returns at most p.Limit intents newest first by (CreatedAt,
 // IntentID), strictly after p.Before when set; the service cuts the pages.
 func (s *Store) ListIntents(ctx context.Context, p ports.ListIntentsParams) ([]core.Intent, error) {

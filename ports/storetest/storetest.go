@@ -83,6 +83,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"CreateIntentsRepeatWritesNothing", testCreateIntentsRepeatWritesNothing},
 		{"CreateIntentsLarge", testCreateIntentsLarge},
 		{"CreateNeedsNextDueAt", testCreateNeedsNextDue},
+		{"GetIntents", testGetIntents},
 		{"StartAttempt", testStartAttempt},
 		{"StartAttemptNotRunnable", testStartAttemptNotRunnable},
 		{"StartAttemptConcurrent", testStartAttemptConcurrent},

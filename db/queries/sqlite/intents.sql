@@ -33,6 +33,19 @@ SELECT CAST(COALESCE(MAX(last_modified_at), 0) AS INTEGER) AS max_modified_at FR
 -- name: GetIntent :one
 SELECT * FROM submission_intents WHERE intent_id = sqlc.arg(intent_id);
 
+-- name: GetIntentsOf :many
+-- The intents named by a JSON array of intentIds, for the leader's read of
+-- its next due intents. json_each keeps the statement's text fixed (unlike
+-- sqlc.slice), so it is prepared once.
+SELECT * FROM submission_intents
+WHERE intent_id IN (SELECT value FROM json_each(CAST(sqlc.arg(intent_ids_json) AS TEXT)));
+
+-- name: ListAttemptsOfJSON :many
+-- The attempts of the intents named by a JSON array of intentIds, in order.
+SELECT * FROM submission_attempts
+WHERE intent_id IN (SELECT value FROM json_each(CAST(sqlc.arg(intent_ids_json) AS TEXT)))
+ORDER BY intent_id, attempt_number;
+
 -- name: ListAttempts :many
 SELECT * FROM submission_attempts
 WHERE intent_id = sqlc.arg(intent_id)

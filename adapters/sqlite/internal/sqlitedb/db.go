@@ -42,6 +42,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.getIntentStmt, err = db.PrepareContext(ctx, GetIntent); err != nil {
 		return nil, fmt.Errorf("error preparing query GetIntent: %w", err)
 	}
+	if q.getIntentsOfStmt, err = db.PrepareContext(ctx, GetIntentsOf); err != nil {
+		return nil, fmt.Errorf("error preparing query GetIntentsOf: %w", err)
+	}
 	if q.getResubmissionOfStmt, err = db.PrepareContext(ctx, GetResubmissionOf); err != nil {
 		return nil, fmt.Errorf("error preparing query GetResubmissionOf: %w", err)
 	}
@@ -65,6 +68,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.listAttemptsOfIntentsStmt, err = db.PrepareContext(ctx, ListAttemptsOfIntents); err != nil {
 		return nil, fmt.Errorf("error preparing query ListAttemptsOfIntents: %w", err)
+	}
+	if q.listAttemptsOfJSONStmt, err = db.PrepareContext(ctx, ListAttemptsOfJSON); err != nil {
+		return nil, fmt.Errorf("error preparing query ListAttemptsOfJSON: %w", err)
 	}
 	if q.listChangedStmt, err = db.PrepareContext(ctx, ListChanged); err != nil {
 		return nil, fmt.Errorf("error preparing query ListChanged: %w", err)
@@ -149,6 +155,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing getIntentStmt: %w", cerr)
 		}
 	}
+	if q.getIntentsOfStmt != nil {
+		if cerr := q.getIntentsOfStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getIntentsOfStmt: %w", cerr)
+		}
+	}
 	if q.getResubmissionOfStmt != nil {
 		if cerr := q.getResubmissionOfStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getResubmissionOfStmt: %w", cerr)
@@ -187,6 +198,11 @@ func (q *Queries) Close() error {
 	if q.listAttemptsOfIntentsStmt != nil {
 		if cerr := q.listAttemptsOfIntentsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listAttemptsOfIntentsStmt: %w", cerr)
+		}
+	}
+	if q.listAttemptsOfJSONStmt != nil {
+		if cerr := q.listAttemptsOfJSONStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listAttemptsOfJSONStmt: %w", cerr)
 		}
 	}
 	if q.listChangedStmt != nil {
@@ -314,6 +330,7 @@ type Queries struct {
 	fenceHoldsStmt                   *sql.Stmt
 	finishAttemptStmt                *sql.Stmt
 	getIntentStmt                    *sql.Stmt
+	getIntentsOfStmt                 *sql.Stmt
 	getResubmissionOfStmt            *sql.Stmt
 	insertAttemptStmt                *sql.Stmt
 	insertIntentStmt                 *sql.Stmt
@@ -322,6 +339,7 @@ type Queries struct {
 	latestChangeStmt                 *sql.Stmt
 	listAttemptsStmt                 *sql.Stmt
 	listAttemptsOfIntentsStmt        *sql.Stmt
+	listAttemptsOfJSONStmt           *sql.Stmt
 	listChangedStmt                  *sql.Stmt
 	listIntentsStmt                  *sql.Stmt
 	listIntentsByStatusStmt          *sql.Stmt
@@ -350,6 +368,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		fenceHoldsStmt:                   q.fenceHoldsStmt,
 		finishAttemptStmt:                q.finishAttemptStmt,
 		getIntentStmt:                    q.getIntentStmt,
+		getIntentsOfStmt:                 q.getIntentsOfStmt,
 		getResubmissionOfStmt:            q.getResubmissionOfStmt,
 		insertAttemptStmt:                q.insertAttemptStmt,
 		insertIntentStmt:                 q.insertIntentStmt,
@@ -358,6 +377,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		latestChangeStmt:                 q.latestChangeStmt,
 		listAttemptsStmt:                 q.listAttemptsStmt,
 		listAttemptsOfIntentsStmt:        q.listAttemptsOfIntentsStmt,
+		listAttemptsOfJSONStmt:           q.listAttemptsOfJSONStmt,
 		listChangedStmt:                  q.listChangedStmt,
 		listIntentsStmt:                  q.listIntentsStmt,
 		listIntentsByStatusStmt:          q.listIntentsByStatusStmt,

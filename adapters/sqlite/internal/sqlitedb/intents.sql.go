@@ -40,6 +40,55 @@ func (q *Queries) GetIntent(ctx context.Context, intentID string) (SubmissionInt
 	return i, err
 }
 
+const GetIntentsOf = `-- name: GetIntentsOf :many
+SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before, possibly_accepted FROM submission_intents
+WHERE intent_id IN (SELECT value FROM json_each(CAST(?1 AS TEXT)))
+`
+
+// The intents named by a JSON array of intentIds, for the leader's read of
+// its next due intents. json_each keeps the statement's text fixed (unlike
+// sqlc.slice), so it is prepared once.
+func (q *Queries) GetIntentsOf(ctx context.Context, intentIdsJson string) ([]SubmissionIntent, error) {
+	rows, err := q.query(ctx, q.getIntentsOfStmt, GetIntentsOf, intentIdsJson)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SubmissionIntent
+	for rows.Next() {
+		var i SubmissionIntent
+		if err := rows.Scan(
+			&i.IntentID,
+			&i.SubmissionTarget,
+			&i.Payload,
+			&i.Contract,
+			&i.GatewayType,
+			&i.Mode,
+			&i.Status,
+			&i.CreatedAt,
+			&i.NextDueAt,
+			&i.AttemptCount,
+			&i.FinalOutcomeStatus,
+			&i.FinalOutcomeReason,
+			&i.FinalMessageID,
+			&i.ExhaustedReason,
+			&i.LastModifiedAt,
+			&i.NotBefore,
+			&i.PossiblyAccepted,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const InsertIntent = `-- name: InsertIntent :execrows
 
 INSERT INTO submission_intents (
@@ -180,6 +229,48 @@ func (q *Queries) ListAttemptsOfIntents(ctx context.Context, intentIds []string)
 		query = strings.Replace(query, "/*SLICE:intent_ids*/?", "NULL", 1)
 	}
 	rows, err := q.query(ctx, nil, query, queryParams...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SubmissionAttempt
+	for rows.Next() {
+		var i SubmissionAttempt
+		if err := rows.Scan(
+			&i.IntentID,
+			&i.AttemptNumber,
+			&i.HolderID,
+			&i.LeaseEpoch,
+			&i.StartedAt,
+			&i.FinishedAt,
+			&i.OutcomeStatus,
+			&i.OutcomeReason,
+			&i.MessageID,
+			&i.Error,
+			&i.Sent,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const ListAttemptsOfJSON = `-- name: ListAttemptsOfJSON :many
+SELECT intent_id, attempt_number, holder_id, lease_epoch, started_at, finished_at, outcome_status, outcome_reason, message_id, error, sent FROM submission_attempts
+WHERE intent_id IN (SELECT value FROM json_each(CAST(?1 AS TEXT)))
+ORDER BY intent_id, attempt_number
+`
+
+// The attempts of the intents named by a JSON array of intentIds, in order.
+func (q *Queries) ListAttemptsOfJSON(ctx context.Context, intentIdsJson string) ([]SubmissionAttempt, error) {
+	rows, err := q.query(ctx, q.listAttemptsOfJSONStmt, ListAttemptsOfJSON, intentIdsJson)
 	if err != nil {
 		return nil, err
 	}
