@@ -101,6 +101,49 @@ func (s *Schedule) PopDue(now time.Time) (ScheduleEntry, bool) {
 	return it.entry(), true
 }
 
+// AppendDue appends to dst the intentIds of the first n entries due at now,
+// in schedule order, without removing them: the leader reads those intents
+// ahead of their attempts. It walks only the top of the heap, in
+// O(n log n), whatever the schedule's size.
+func (s *Schedule) AppendDue(dst []string, now time.Time, n int) []string {
+	limit := now.UnixNano()
+	// frontier holds heap positions whose parents were taken: the next
+	// entry in schedule order is always the least of them.
+	frontier := positionHeap{h: s.h}
+	if len(s.h) > 0 {
+		frontier.pos = append(frontier.pos, 0)
+	}
+	for taken := 0; taken < n && len(frontier.pos) > 0; taken++ {
+		i := heap.Pop(&frontier).(int)
+		if s.h[i].due > limit {
+			break
+		}
+		dst = append(dst, s.h[i].intentID)
+		for _, c := range [2]int{2*i + 1, 2*i + 2} {
+			if c < len(s.h) {
+				heap.Push(&frontier, c)
+			}
+		}
+	}
+	return dst
+}
+
+// positionHeap orders positions of a scheduleHeap by their entries.
+type positionHeap struct {
+	h   scheduleHeap
+	pos []int
+}
+
+func (p *positionHeap) Len() int           { return len(p.pos) }
+func (p *positionHeap) Less(i, j int) bool { return p.h.Less(p.pos[i], p.pos[j]) }
+func (p *positionHeap) Swap(i, j int)      { p.pos[i], p.pos[j] = p.pos[j], p.pos[i] }
+func (p *positionHeap) Push(x any)         { p.pos = append(p.pos, x.(int)) }
+func (p *positionHeap) Pop() any {
+	x := p.pos[len(p.pos)-1]
+	p.pos = p.pos[:len(p.pos)-1]
+	return x
+}
+
 // Len returns the number of scheduled intents.
 func (s *Schedule) Len() int { return len(s.h) }
 

@@ -264,6 +264,17 @@ func TestScheduleMatchesASortedSliceModel(t *testing.T) {
 			if e, ok := s.Peek(); ok != (len(m.entries) > 0) || ok && (e.IntentID != m.entries[0].id || !e.DueAt.Equal(m.entries[0].due)) {
 				t.Fatalf("seed %d step %d: Peek = %+v,%v; model head %+v", seed, step, e, ok, m.entries)
 			}
+			n := rng.IntN(12)
+			var wantDue []string
+			for _, e := range m.entries {
+				if len(wantDue) == n || e.due.After(at) {
+					break
+				}
+				wantDue = append(wantDue, e.id)
+			}
+			if got := s.AppendDue(nil, at, n); !slices.Equal(got, wantDue) {
+				t.Fatalf("seed %d step %d: AppendDue(+%v, %d) = %v, model %v", seed, step, at.Sub(scheduleT0), n, got, wantDue)
+			}
 		}
 		var want []string
 		for _, e := range m.entries {

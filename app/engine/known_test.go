@@ -2,9 +2,11 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 
+	"github.com/submissionmanager/submission-manager/app/engine"
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
 )
@@ -17,6 +19,17 @@ type countingStore struct {
 	mu       sync.Mutex
 	reads    map[string]int
 	refuseAt map[string]bool
+	// loads counts GetIntents calls, loaded the intents they returned.
+	loads, loaded int
+}
+
+func (s *countingStore) GetIntents(ctx context.Context, ids []string) ([]core.Intent, error) {
+	got, err := s.Store.GetIntents(ctx, ids)
+	s.mu.Lock()
+	s.loads++
+	s.loaded += len(got)
+	s.mu.Unlock()
+	return got, err
 }
 
 func (s *countingStore) GetIntent(ctx context.Context, id string) (core.Intent, error) {
@@ -85,5 +98,53 @@ func TestStaleKnownIntentIsReadAfreshAndStillRuns(t *testing.T) {
 	}
 	if n := cs.readsOf("k-2"); n != 1 {
 		t.Fatalf("store reads %d, want exactly 1 after the cached state was refused", n)
+	}
+}
+
+func TestRebuiltIntentsRunWithoutPerIntentReads(t *testing.T) {
+	h, cs := newCountingHarness(t)
+	var ids []string
+	for i := range 40 {
+		id := fmt.Sprintf("r-%02d", i)
+		ids = append(ids, id)
+		h.gw.on(id, accepted)
+		h.submit(id, smsMaxAttempts, `{"to":"+1"}`)
+	}
+	h.startLead() // the rebuild finds the 40 intents; nothing is cached
+	for _, id := range ids {
+		h.waitStatus(id, core.StatusAccepted)
+		if n := cs.readsOf(id); n != 0 {
+			t.Errorf("intent %s read %d times; after a rebuild its state comes from the leader's read ahead", id, n)
+		}
+		if calls := h.gw.callsFor(id); len(calls) != 1 || string(calls[0].params.Payload) != `{"to":"+1"}` {
+			t.Errorf("intent %s: gateway calls %+v", id, calls)
+		}
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.loads == 0 || cs.loaded < len(ids) {
+		t.Fatalf("GetIntents calls %d returning %d intents, want the %d intents read ahead", cs.loads, cs.loaded, len(ids))
+	}
+}
+
+func TestReadAheadLeavesAnAttemptInDoubtToItsOwnRead(t *testing.T) {
+	h, cs := newCountingHarness(t)
+	h.gw.on("fresh", accepted)
+	h.gw.on("orphan", accepted)
+	h.submit("fresh", smsMaxAttempts, `{}`)
+	h.submit("orphan", smsMaxAttempts, `{}`)
+	orphanAttempt(h, "orphan") // attempt 1 left open: the cache may not hold it
+
+	h.startLead()
+	h.waitStatus("fresh", core.StatusAccepted)
+	in := h.waitAttempts("orphan", 1)
+	if a := in.Attempts[0]; a.Error != engine.OutcomeUnknownError || !a.Sent {
+		t.Fatalf("the open attempt was closed as %+v, want outcome unknown", a)
+	}
+	if n := cs.readsOf("orphan"); n != 1 {
+		t.Fatalf("the intent in doubt was read %d times, want 1: its attempt reads it with its attempts", n)
+	}
+	if n := cs.readsOf("fresh"); n != 0 {
+		t.Fatalf("the fresh intent was read %d times, want 0", n)
 	}
 }

@@ -56,6 +56,15 @@ type term struct {
 	// an attempt whose cached state turns out stale re-reads the store.
 	known      map[string]core.Intent
 	knownBytes int
+	// loading names the intents of the load under way (nil when none),
+	// unloadable those a load found the cache cannot hold, sinceLoad counts
+	// dispatches since the last look ahead, and due is prefetch's scratch
+	// list (prefetch.go).
+	loading    map[string]bool
+	loaded     chan loadResult
+	unloadable map[string]struct{}
+	sinceLoad  int
+	due        []string
 	cursor     ports.ChangeCursor
 	// nextRefresh is when the next ListChanged is due, on the engine clock.
 	nextRefresh time.Time
@@ -102,6 +111,8 @@ func newTerm(e *Engine, lease core.Lease, stillLeader func() bool) *term {
 		gates:            e.newGates(lease),
 		parking:          parking{},
 		known:            make(map[string]core.Intent),
+		loaded:           make(chan loadResult, 1),
+		unloadable:       make(map[string]struct{}),
 		done:             make(chan result, maxWorkers(e.cfg)),
 		released:         make(chan *worker, maxWorkers(e.cfg)),
 		reportedSchedule: -1,
@@ -300,20 +311,25 @@ func (t *term) noteRow(r ports.ScheduleRow) {
 	if r.Status.Terminal() {
 		t.schedule.Remove(r.IntentID)
 		t.forget(r.IntentID)
+		t.taken(r.IntentID)
 		return
 	}
 	t.schedule.Upsert(core.ScheduleEntry{IntentID: r.IntentID, DueAt: r.NextDueAt, Mode: r.Mode})
 }
 
-// remember caches an intent's state without its attempts, within bounds.
-func (t *term) remember(i core.Intent) {
-	if _, ok := t.known[i.IntentID]; ok || len(t.known) >= maxKnownIntents ||
-		t.knownBytes+len(i.Payload) > maxKnownPayloadBytes {
-		return
+// remember caches an intent's state without its attempts, within bounds,
+// and reports whether the cache holds it.
+func (t *term) remember(i core.Intent) bool {
+	if _, ok := t.known[i.IntentID]; ok {
+		return true
+	}
+	if len(t.known) >= maxKnownIntents || t.knownBytes+len(i.Payload) > maxKnownPayloadBytes {
+		return false
 	}
 	i.Attempts = nil
 	t.known[i.IntentID] = i
 	t.knownBytes += len(i.Payload)
+	return true
 }
 
 // forget drops an intent from the cache and returns what was cached.
@@ -339,12 +355,24 @@ func (t *term) noteIntent(i core.Intent) {
 
 // dispatch starts attempts for due intents, earliest (and realtime) first,
 // while fewer than MaxInFlight are running, checking leadership before each
-// dequeue.
+// dequeue. It reads ahead (prefetch.go): an intent whose state is being
+// loaded waits for the load, which wakes the scheduler.
 func (t *term) dispatch(workCtx context.Context) {
 	now := t.cfg.Clock.Now()
+	defer func() {
+		if t.lost == nil && t.sinceLoad >= t.prefetchSize()/4 {
+			t.prefetch(workCtx, now)
+		}
+	}()
 	for t.calls < t.cfg.MaxInFlight && len(t.inFlight) < maxWorkers(t.cfg) {
 		head, ok := t.schedule.Peek()
 		if !ok || head.DueAt.After(now) {
+			return
+		}
+		if !t.ready(head.IntentID) && t.loading == nil {
+			t.prefetch(workCtx, now)
+		}
+		if t.loading[head.IntentID] {
 			return
 		}
 		if !t.stillLeader() {
@@ -352,6 +380,7 @@ func (t *term) dispatch(workCtx context.Context) {
 			return
 		}
 		entry, _ := t.schedule.PopDue(now)
+		t.taken(entry.IntentID)
 		if _, busy := t.inFlight[entry.IntentID]; busy {
 			continue // never two attempts of one intent at once
 		}
@@ -417,7 +446,8 @@ func (t *term) wait(ctx context.Context) bool {
 	defer refresh.Stop()
 	var due <-chan time.Time
 	if t.calls < t.cfg.MaxInFlight && len(t.inFlight) < maxWorkers(t.cfg) {
-		if head, ok := t.schedule.Peek(); ok {
+		// A head whose state is being loaded waits for the load, not a timer.
+		if head, ok := t.schedule.Peek(); ok && !t.loading[head.IntentID] {
 			timer := t.cfg.Clock.NewTimer(head.DueAt.Sub(now))
 			defer timer.Stop()
 			due = timer.C()
@@ -440,6 +470,8 @@ func (t *term) wait(ctx context.Context) bool {
 		t.complete(r)
 	case w := <-t.released:
 		t.release(w)
+	case l := <-t.loaded:
+		t.applyLoad(l)
 	case <-due:
 	case <-refresh.C():
 	}
