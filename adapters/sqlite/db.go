@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"log/slog"
+	"sync"
+	"sync/atomic"
 
 	"github.com/submissionmanager/submission-manager/adapters/sqlite/internal/sqlitedb"
 	"github.com/submissionmanager/submission-manager/ports"
@@ -20,8 +22,12 @@ type DB struct {
 	log     *slog.Logger
 	writeDB *sql.DB
 	readDB  *sql.DB
-	reads   *sqlitedb.Queries
-	writer  *groupCommitter
+	// reads parses its statements per call; prepared, once the schema
+	// exists, holds them prepared (see readQueries).
+	reads     *sqlitedb.Queries
+	prepared  atomic.Pointer[sqlitedb.Queries]
+	preparing sync.Mutex
+	writer    *groupCommitter
 }
 
 // Open opens (creating if missing) the database file and checks that both
@@ -114,5 +120,27 @@ func (db *DB) read(ctx context.Context, op string, fn func(ctx context.Context, 
 		return mapError(op, err)
 	}
 	defer tx.Rollback() //nolint:errcheck // read-only: nothing to undo
-	return mapError(op, fn(ctx, sqlitedb.New(tx)))
+	return mapError(op, fn(ctx, db.readQueries(ctx).WithTx(tx)))
+}
+
+// readQueries returns the read statements prepared, preparing them once the
+// schema exists; until then (or if preparing fails) they are parsed per
+// call. database/sql prepares a statement again on each pooled connection
+// only the first time it runs there, in a transaction or not, so a read
+// no longer parses its SQL every time.
+func (db *DB) readQueries(ctx context.Context) *sqlitedb.Queries {
+	if q := db.prepared.Load(); q != nil {
+		return q
+	}
+	db.preparing.Lock()
+	defer db.preparing.Unlock()
+	if q := db.prepared.Load(); q != nil {
+		return q
+	}
+	q, err := sqlitedb.Prepare(ctx, db.readDB)
+	if err != nil {
+		return db.reads
+	}
+	db.prepared.Store(q)
+	return q
 }

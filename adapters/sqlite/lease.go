@@ -94,7 +94,7 @@ func (l *leaseStore) Release(ctx context.Context, f core.Fence) error {
 
 // Read returns the lease row as stored; found is false when there is none.
 func (l *leaseStore) Read(ctx context.Context, leaseName string) (core.Lease, bool, error) {
-	row, err := l.db.reads.ReadLease(ctx, leaseName)
+	row, err := l.db.readQueries(ctx).ReadLease(ctx, leaseName)
 	if noRows(err) {
 		return core.Lease{}, false, nil
 	}

@@ -100,7 +100,7 @@ func (s *store) ResubmissionLinks(ctx context.Context, intentIDs []string) (map[
 
 // CountIntents counts intents per target and status.
 func (s *store) CountIntents(ctx context.Context) ([]ports.IntentCount, error) {
-	rows, err := s.db.reads.CountIntentsByTargetStatus(ctx)
+	rows, err := s.db.readQueries(ctx).CountIntentsByTargetStatus(ctx)
 	if err != nil {
 		return nil, mapError("count intents", err)
 	}

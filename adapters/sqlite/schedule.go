@@ -14,7 +14,7 @@ func (s *store) ListPending(ctx context.Context, p ports.ListPendingParams) ([]p
 	if p.Limit < 1 {
 		return nil, fmt.Errorf("sqlite: list pending: limit %d is below 1", p.Limit)
 	}
-	rows, err := s.db.reads.ListPending(ctx, sqlitedb.ListPendingParams{
+	rows, err := s.db.readQueries(ctx).ListPending(ctx, sqlitedb.ListPendingParams{
 		AfterIntentID: p.AfterIntentID,
 		RowLimit:      int64(p.Limit),
 	})
@@ -35,7 +35,7 @@ func (s *store) ListChanged(ctx context.Context, p ports.ListChangedParams) ([]p
 	if p.Limit < 1 {
 		return nil, fmt.Errorf("sqlite: list changed: limit %d is below 1", p.Limit)
 	}
-	rows, err := s.db.reads.ListChanged(ctx, sqlitedb.ListChangedParams{
+	rows, err := s.db.readQueries(ctx).ListChanged(ctx, sqlitedb.ListChangedParams{
 		AfterModifiedAt: nanos(p.After.LastModifiedAt),
 		AfterIntentID:   p.After.IntentID,
 		RowLimit:        int64(p.Limit),
@@ -53,7 +53,7 @@ func (s *store) ListChanged(ctx context.Context, p ports.ListChangedParams) ([]p
 // LatestChange returns the cursor of the most recent change, or the zero
 // cursor when the store has no intent.
 func (s *store) LatestChange(ctx context.Context) (ports.ChangeCursor, error) {
-	row, err := s.db.reads.LatestChange(ctx)
+	row, err := s.db.readQueries(ctx).LatestChange(ctx)
 	if noRows(err) {
 		return ports.ChangeCursor{}, nil
 	}
