@@ -262,3 +262,42 @@ func TestGatewaysShownAndControlled(t *testing.T) {
 		t.Fatalf("resume without CSRF token: %d", code)
 	}
 }
+
+// TestPossiblyAcceptedIsShownAndNeverResubmittedInBulk pins what the console
+// does with an intent the gateway may have accepted although its answer was
+// lost: the intent page and the list say so, the list filters on it, and a
+// bulk resubmission leaves it out (and says how many it left out), because
+// resubmitting it could deliver the message twice.
+func TestPossiblyAcceptedIsShownAndNeverResubmittedInBulk(t *testing.T) {
+	b, svc, store := newConsole(t, nil)
+	lease, _, _ := store.Acquire(t.Context(), ports.AcquireLeaseParams{LeaseName: core.DefaultLeaseName, HolderID: "h", Duration: time.Hour})
+	for _, id := range []string{"plain", "doubtful"} {
+		if _, err := svc.SubmitIntent(t.Context(), ports.SubmitIntentParams{IntentID: id, SubmissionTarget: "sms.realtime", Payload: []byte(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := store.StartAttempt(t.Context(), ports.StartAttemptParams{Fence: lease.Fence(), IntentID: id, Number: 1, StartedAt: lease.AcquiredAt}); err != nil {
+			t.Fatal(err)
+		}
+		dup := &core.Outcome{Status: core.OutcomeRejected, Reason: core.ReasonDuplicateReference}
+		if err := store.FinishAttempt(t.Context(), ports.FinishAttemptParams{Fence: lease.Fence(), IntentID: id, Number: 1, FinishedAt: lease.AcquiredAt,
+			Outcome: dup, Sent: true, Decision: core.Decision{Status: core.StatusExhausted, ExhaustedReason: core.ExhaustedOneShotCompleted,
+				PossiblyAccepted: id == "doubtful"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, page := b.do("GET", "/ui/intents/doubtful", nil); !strings.Contains(page, `id="possibly-accepted"`) {
+		t.Fatalf("the intent page does not show the flag:\n%s", page)
+	}
+	if _, _, page := b.do("GET", "/ui/intents/plain", nil); strings.Contains(page, `id="possibly-accepted"`) {
+		t.Fatal("the intent page flags an intent that is not possibly accepted")
+	}
+	_, _, page := b.do("GET", "/ui/intents?possiblyAccepted=true", nil)
+	if !strings.Contains(page, ">doubtful<") || strings.Contains(page, ">plain<") || strings.Contains(page, `id="bulk"`) {
+		t.Fatalf("filtered list: want only doubtful and no bulk link\n%s", page)
+	}
+	_, _, page = b.do("GET", "/ui/bulk-resubmit?status=exhausted", nil)
+	if !strings.Contains(page, "1 exhausted intent(s)") || !strings.Contains(page, `id="bulk-doubtful"`) ||
+		!strings.Contains(page, `name="id" value="plain"`) || strings.Contains(page, `value="doubtful"`) {
+		t.Fatalf("bulk confirmation must offer plain only and say one was left out:\n%s", page)
+	}
+}
