@@ -188,6 +188,8 @@ log "scripts/bench-river.sh"
 scripts/bench-river.sh "$work/river.md"
 
 # ---------------------------------------------------------------- the report
+# `make soak` owns its own section of the report: keep it as it stands.
+soak_section=$(sed -n '/<!-- soak:begin/,/<!-- soak:end -->/p' "$OUT" 2>/dev/null || true)
 # field FILE LABEL N: the N-th number in the value column of a loadgen row.
 field() { awk -F'|' -v label="$2" -v n="$3" 'index($2, label) { split($3, v, /[^0-9.]+/); k = 0
 	for (i = 1; i in v; i++) if (v[i] != "") { k++; if (k == n) { print v[i]; exit } } }' "$1"; }
@@ -335,5 +337,9 @@ cp "$work/batch$median_batch.md" "$work/batch.md"
 	awk '/^Benchmark/ { name=$1; iters=$2; nsop=$3; rest=""; for (i=5; i<=NF; i+=2) rest = rest $i " " $(i+1) "; "; printf "| %s | %s | %s | %s |\n", name, iters, nsop, rest }' "$work/gobench.txt"
 	echo
 	cat "$work/river.md"
+	if [ -n "$soak_section" ]; then
+		echo
+		printf '%s\n' "$soak_section"
+	fi
 } >"$OUT"
 log "wrote $OUT"
