@@ -14,7 +14,7 @@ import (
 )
 
 // gatewayAPI serves the real API, service and gateway service over the
-// in-memory store (the SQL stores do not keep pauses yet), with an API key.
+// in-memory store, with an API key.
 func gatewayAPI(t *testing.T) string {
 	t.Helper()
 	reg, err := core.NewRegistry([]core.Contract{{
