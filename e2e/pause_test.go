@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,6 +44,9 @@ func TestGatewayPauseAndResumeOnSQLite(t *testing.T) {
 		t.Fatalf("pausing again must return the first pause (%s): %v %s", first.JSON200.PausedAt, err, again.Body)
 	}
 
+	// The leader reads the pauses at each schedule refresh; it has read this
+	// one once its gauge shows it.
+	waitPausesRead(t, svc.srv.URL(), 1)
 	ids := submitPaused(t, svc.api, "paused", "sms.paused")
 	waitDeferred(t, audit, ids, 0)
 	if n := sim.Stats().Total; n != 0 {
@@ -100,6 +104,7 @@ func TestHAPauseSurvivesLeaderFailover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	waitPausesRead(t, "http://"+c.instances[leader].addr, 1)
 	ids := submitPaused(t, api, "failover", "sms.ha")
 	waitDeferred(t, c.audit, ids, 0)
 
@@ -148,6 +153,11 @@ func submitPaused(t *testing.T, api *client.ClientWithResponses, prefix, target 
 // (Unix nanoseconds): the leader met the pause and wrote it down.
 func waitDeferred(t *testing.T, a *auditDB, ids []string, since int64) {
 	t.Helper()
+	defer func() {
+		if t.Failed() {
+			dumpIntents(t, a)
+		}
+	}()
 	haPoll(t, fmt.Sprintf("%d intents deferred after %d", len(ids), since), func() bool {
 		var n int
 		err := a.db.QueryRowContext(context.Background(), `
@@ -158,6 +168,35 @@ func waitDeferred(t *testing.T, a *auditDB, ids []string, since int64) {
 			t.Fatalf("counting deferred intents: %v", err)
 		}
 		return n == len(ids)
+	})
+}
+
+// dumpIntents logs every intent's row, for a failing wait.
+func dumpIntents(t *testing.T, a *auditDB) {
+	rows, err := a.db.QueryContext(context.Background(),
+		`SELECT intent_id, status, attempt_count, created_at, next_due_at, last_modified_at FROM submission_intents`)
+	if err != nil {
+		t.Logf("dump: %v", err)
+		return
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, st string
+		var n, c int64
+		var due, lm any
+		_ = rows.Scan(&id, &st, &n, &c, &due, &lm)
+		t.Logf("%s %s %d created=%d due=%v lm=%v", id, st, n, c, due, lm)
+	}
+}
+
+// waitPausesRead waits until the leader at baseURL reports n pauses in
+// force as it last read them from the store.
+func waitPausesRead(t *testing.T, baseURL string, n int) {
+	t.Helper()
+	want := fmt.Sprintf("submission_manager_gateways_paused %d\n", n)
+	haPoll(t, "the leader reading "+strings.TrimSpace(want), func() bool {
+		code, body, err := haGet(baseURL + "/metrics")
+		return err == nil && code == http.StatusOK && strings.Contains(body, want)
 	})
 }
 
