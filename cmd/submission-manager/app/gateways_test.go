@@ -14,7 +14,8 @@ import (
 )
 
 // gatewayAPI serves the real API, service and gateway service over the
-// in-memory store, with an API key.
+// in-memory store, with an API key and an operator key (pausing and
+// resuming are operator operations).
 func gatewayAPI(t *testing.T) string {
 	t.Helper()
 	reg, err := core.NewRegistry([]core.Contract{{
@@ -33,7 +34,7 @@ func gatewayAPI(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	api, err := httpapi.New(httpapi.Config{Service: svc, Gateways: gws, APIKeys: []string{"k"}, Logger: slog.New(slog.DiscardHandler)})
+	api, err := httpapi.New(httpapi.Config{Service: svc, Gateways: gws, APIKeys: []string{"k"}, OperatorKeys: []string{"op"}, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func gatewayAPI(t *testing.T) string {
 
 func TestGatewaysCommandsPauseListAndResume(t *testing.T) {
 	url := gatewayAPI(t)
-	env := map[string]string{"SUBMISSION_SERVER": url, "SUBMISSION_API_KEY": "k"}
+	env := map[string]string{"SUBMISSION_SERVER": url, "SUBMISSION_API_KEY": "op"}
 	code, out, errOut := run(t, env, "gateways", "pause", "sms")
 	if code != ExitOK || !strings.Contains(out, "paused sms since") {
 		t.Fatalf("pause: %d %q %q", code, out, errOut)
@@ -66,9 +67,13 @@ func TestGatewaysCommandsPauseListAndResume(t *testing.T) {
 
 func TestGatewaysCommandsNameWhatIsWrong(t *testing.T) {
 	url := gatewayAPI(t)
-	env := map[string]string{"SUBMISSION_SERVER": url, "SUBMISSION_API_KEY": "k"}
+	env := map[string]string{"SUBMISSION_SERVER": url, "SUBMISSION_API_KEY": "op"}
 	if code, _, errOut := run(t, env, "gateways", "pause", "fax"); code != ExitError || !strings.Contains(errOut, "gatewayType") {
 		t.Fatalf("pause fax: %d %q", code, errOut)
+	}
+	client := map[string]string{"SUBMISSION_SERVER": url, "SUBMISSION_API_KEY": "k"}
+	if code, _, errOut := run(t, client, "gateways", "pause", "sms"); code != ExitError || !strings.Contains(errOut, "403") {
+		t.Fatalf("pause with a client's key: %d %q", code, errOut)
 	}
 	if code, _, errOut := run(t, map[string]string{"SUBMISSION_SERVER": url}, "gateways", "list"); code != ExitError || !strings.Contains(errOut, "401") {
 		t.Fatalf("list without the key: %d %q", code, errOut)
