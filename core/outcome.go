@@ -44,12 +44,3 @@ func NewOutcome(status OutcomeStatus, reason, messageID string) (Outcome, error)
 		return Outcome{}, fmt.Errorf("%w %q", ErrOutcomeUnknownStatus, status)
 	}
 }
-
-// ValidateOutcome reports whether NewOutcome would accept o's fields.
-//
-// Deprecated: only the SQL stores' FinishAttempt still call it, re-checking
-// an outcome NewOutcome already built; it goes when they stop.
-func ValidateOutcome(o Outcome) error {
-	_, err := NewOutcome(o.Status, o.Reason, o.MessageID)
-	return err
-}

@@ -20,7 +20,9 @@ type Metrics interface {
 	AttemptFinished(gatewayType core.GatewayType, result string, latency time.Duration)
 	// FirstAttemptLateness observes first attempt start minus intent creation.
 	FirstAttemptLateness(d time.Duration)
-	// InFlightAttempts reports the number of gateway calls in flight.
+	// InFlightAttempts reports the number of attempts in flight: reserved
+	// and not yet recorded. At most the executor's MaxInFlight of them are
+	// reserving or calling the gateway; the others are recording a result.
 	InFlightAttempts(n int)
 	// ScheduleSize reports the number of intents in the leader's schedule.
 	ScheduleSize(n int)

@@ -73,7 +73,7 @@ func New() *Metrics {
 		}),
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "attempts_in_flight",
-			Help: "Gateway calls currently in flight on this instance.",
+			Help: "Attempts in flight on this instance: reserved and not yet recorded (at most --max-in-flight of them calling a gateway).",
 		}),
 		scheduleSize: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "schedule_size",

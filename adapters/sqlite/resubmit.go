@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/submissionmanager/submission-manager/adapters/sqlite/internal/sqlitedb"
@@ -19,9 +18,9 @@ func (s *store) CreateResubmission(ctx context.Context, intent core.Intent) (por
 	if from == "" || intent.NextDueAt.IsZero() {
 		return ports.CreateIntentResult{}, fmt.Errorf("sqlite: create resubmission %q: a resubmission names its original and is due", intent.IntentID)
 	}
-	contract, err := json.Marshal(intent.Contract)
+	params, err := insertIntentParams(intent)
 	if err != nil {
-		return ports.CreateIntentResult{}, fmt.Errorf("sqlite: create resubmission %q: encoding contract: %w", intent.IntentID, err)
+		return ports.CreateIntentResult{}, err
 	}
 	var res ports.CreateIntentResult
 	err = s.db.write(ctx, "create resubmission", func(ctx context.Context, q *writeTx) error {
@@ -48,17 +47,9 @@ func (s *store) CreateResubmission(ctx context.Context, intent core.Intent) (por
 		if err != nil {
 			return err
 		}
-		inserted, err := q.InsertIntent(ctx, sqlitedb.InsertIntentParams{
-			IntentID:         intent.IntentID,
-			SubmissionTarget: intent.SubmissionTarget,
-			Payload:          intent.Payload,
-			Contract:         string(contract),
-			GatewayType:      string(intent.Contract.GatewayType),
-			Mode:             string(intent.Contract.Mode),
-			CreatedAt:        nanos(intent.CreatedAt),
-			NextDueAt:        nullNanos(intent.NextDueAt),
-			LastModifiedAt:   stamp,
-		})
+		row := params
+		row.LastModifiedAt = stamp
+		inserted, err := q.InsertIntent(ctx, row)
 		if err != nil {
 			return err
 		}

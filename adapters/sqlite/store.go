@@ -27,20 +27,9 @@ func (s *store) CreateIntent(ctx context.Context, intent core.Intent) (ports.Cre
 	if intent.NextDueAt.IsZero() {
 		return ports.CreateIntentResult{}, fmt.Errorf("sqlite: create intent %q: a pending intent needs NextDueAt", intent.IntentID)
 	}
-	contract, err := json.Marshal(intent.Contract)
+	params, err := insertIntentParams(intent)
 	if err != nil {
-		return ports.CreateIntentResult{}, fmt.Errorf("sqlite: create intent %q: encoding contract: %w", intent.IntentID, err)
-	}
-	params := sqlitedb.InsertIntentParams{
-		IntentID:         intent.IntentID,
-		SubmissionTarget: intent.SubmissionTarget,
-		Payload:          intent.Payload,
-		Contract:         string(contract),
-		GatewayType:      string(intent.Contract.GatewayType),
-		Mode:             string(intent.Contract.Mode),
-		CreatedAt:        nanos(intent.CreatedAt),
-		NextDueAt:        nullNanos(intent.NextDueAt),
-		NotBefore:        nullNanos(intent.NotBefore),
+		return ports.CreateIntentResult{}, err
 	}
 	var res ports.CreateIntentResult
 	err = s.db.writeSingle(ctx, "create intent", func(ctx context.Context, q *writeTx) error {
@@ -188,4 +177,24 @@ func intentsWithAttempts(ctx context.Context, q *sqlitedb.Queries, rows []sqlite
 		intents[i].Attempts = append(intents[i].Attempts, attemptFromRow(a))
 	}
 	return intents, nil
+}
+
+// insertIntentParams builds the insert of a new intent; the writer adds the
+// change marker it stamps.
+func insertIntentParams(intent core.Intent) (sqlitedb.InsertIntentParams, error) {
+	contract, err := json.Marshal(intent.Contract)
+	if err != nil {
+		return sqlitedb.InsertIntentParams{}, fmt.Errorf("sqlite: create intent %q: encoding contract: %w", intent.IntentID, err)
+	}
+	return sqlitedb.InsertIntentParams{
+		IntentID:         intent.IntentID,
+		SubmissionTarget: intent.SubmissionTarget,
+		Payload:          intent.Payload,
+		Contract:         string(contract),
+		GatewayType:      string(intent.Contract.GatewayType),
+		Mode:             string(intent.Contract.Mode),
+		CreatedAt:        nanos(intent.CreatedAt),
+		NextDueAt:        nullNanos(intent.NextDueAt),
+		NotBefore:        nullNanos(intent.NotBefore),
+	}, nil
 }

@@ -53,7 +53,11 @@ func (r reach) sent() bool { return r != notSent }
 // previous leader left open, or runs the next attempt. A cached state needs
 // no read because the fenced StartAttempt succeeds only if the stored
 // attempt count still matches; if it does not, the intent is read afresh.
-func (t *term) attempt(ctx context.Context, entry core.ScheduleEntry, cached *core.Intent) result {
+//
+// release gives the attempt's gateway slot back as soon as the gateway
+// answered: recording the result needs no slot, so the next due intent's
+// call need not wait for this one's write (see term.calls).
+func (t *term) attempt(ctx context.Context, entry core.ScheduleEntry, cached *core.Intent, release func()) result {
 	res := result{intentID: entry.IntentID}
 	var in core.Intent
 	if cached != nil {
@@ -93,9 +97,9 @@ func (t *term) attempt(ctx context.Context, entry core.ScheduleEntry, cached *co
 			"started_at", last.StartedAt)
 		return t.finish(ctx, in, last, core.AttemptResult{Err: errors.New(OutcomeUnknownError)}, maybeSent)
 	}
-	res, stale := t.guarded(ctx, in, cached != nil)
+	res, stale := t.guarded(ctx, in, cached != nil, release)
 	if stale {
-		return t.attempt(ctx, entry, nil)
+		return t.attempt(ctx, entry, nil, release)
 	}
 	return res
 }
@@ -107,7 +111,7 @@ func (t *term) attempt(ctx context.Context, entry core.ScheduleEntry, cached *co
 // fromCache says in came from the known-intent cache; then a refused
 // reservation (the intent moved on) is reported as stale instead of logged,
 // and the caller reads the intent from the store.
-func (t *term) execute(ctx context.Context, in core.Intent, fromCache bool, tk *ticket) (res result, stale bool) {
+func (t *term) execute(ctx context.Context, in core.Intent, fromCache bool, tk *ticket, release func()) (res result, stale bool) {
 	res = result{intentID: in.IntentID}
 	a := core.Attempt{Number: in.AttemptCount + 1, StartedAt: t.cfg.Clock.Now()}
 	err := t.cfg.Store.StartAttempt(ctx, ports.StartAttemptParams{
@@ -153,7 +157,9 @@ func (t *term) execute(ctx context.Context, in core.Intent, fromCache bool, tk *
 	}
 	t.log.Debug("attempt_started", "intent_id", in.IntentID, "attempt", a.Number,
 		"gateway_type", in.Contract.GatewayType, "gateway_url", in.Contract.GatewayURL)
-	return t.finish(ctx, in, a, t.call(ctx, in, tk), called), false
+	r := t.call(ctx, in, tk)
+	release()
+	return t.finish(ctx, in, a, r, called), false
 }
 
 // submit calls the gateway named by the intent's contract snapshot, never by

@@ -57,7 +57,9 @@ type Config struct {
 	// Retry proposes the delay before the next attempt; nil means
 	// core.FixedDelay(core.DefaultRetryDelay).
 	Retry core.RetryPolicy
-	// MaxInFlight bounds concurrent attempts (gateway calls).
+	// MaxInFlight bounds concurrent gateway calls: an attempt holds a slot
+	// from its reservation until the gateway answered, and records its
+	// result outside it (at most as many again are recording).
 	MaxInFlight int
 	// RefreshInterval is how often the leader reads intents changed by
 	// other instances.

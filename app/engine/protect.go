@@ -33,9 +33,9 @@ func (t *term) retryFor(c core.Contract) core.RetryPolicy {
 
 // guarded runs execute behind the gate: a deferred or waiting attempt is
 // not made, an admitted one is reported to the gate however it ends.
-func (t *term) guarded(ctx context.Context, in core.Intent, fromCache bool) (result, bool) {
+func (t *term) guarded(ctx context.Context, in core.Intent, fromCache bool, release func()) (result, bool) {
 	if !t.gates.active() {
-		return t.execute(ctx, in, fromCache, nil)
+		return t.execute(ctx, in, fromCache, nil, release)
 	}
 	now := t.cfg.Clock.Now()
 	vd := t.gates.admit(in.IntentID, in.Contract, now)
@@ -50,7 +50,7 @@ func (t *term) guarded(ctx context.Context, in core.Intent, fromCache bool) (res
 		return res, false
 	}
 	tk := &ticket{verdict: vd}
-	res, stale := t.execute(ctx, in, fromCache, tk)
+	res, stale := t.execute(ctx, in, fromCache, tk, release)
 	if !tk.reported {
 		t.gates.finish(in.Contract, vd, false, core.AttemptResult{}, t.cfg.Clock.Now())
 	}

@@ -37,7 +37,16 @@ type term struct {
 	log         *slog.Logger
 
 	schedule *core.Schedule
-	inFlight map[string]struct{}
+	// inFlight holds every intent with a worker, until its result is
+	// received: never two attempts of one intent at once.
+	inFlight map[string]*worker
+	// calls counts the workers holding a gateway slot: reserving and
+	// calling. It is what MaxInFlight bounds. A worker gives its slot back
+	// (on released) as soon as the gateway answered, and records the
+	// result outside it, so the next call does not wait for this one's
+	// write; workers stay bounded by maxWorkers.
+	calls    int
+	released chan *worker
 	// gates and parking are the gateway protection (protect.go).
 	gates   *gates
 	parking parking
@@ -50,9 +59,9 @@ type term struct {
 	cursor     ports.ChangeCursor
 	// nextRefresh is when the next ListChanged is due, on the engine clock.
 	nextRefresh time.Time
-	// done receives one result per worker. Its capacity is MaxInFlight and
-	// a worker counts as in flight until its result is received, so a
-	// worker's send never blocks.
+	// done receives one result per worker. Its capacity (like released's)
+	// is maxWorkers and a worker counts as in flight until its result is
+	// received, so a worker's sends never block.
 	done    chan result
 	workers sync.WaitGroup
 	// stopWork cancels the context of every worker of this term.
@@ -89,15 +98,26 @@ func newTerm(e *Engine, lease core.Lease, stillLeader func() bool) *term {
 		stillLeader:      stillLeader,
 		log:              e.log.With("lease_epoch", lease.Epoch, "holder_id", lease.HolderID),
 		schedule:         core.NewSchedule(),
-		inFlight:         make(map[string]struct{}),
+		inFlight:         make(map[string]*worker),
 		gates:            e.newGates(lease),
 		parking:          parking{},
 		known:            make(map[string]core.Intent),
-		done:             make(chan result, e.cfg.MaxInFlight),
+		done:             make(chan result, maxWorkers(e.cfg)),
+		released:         make(chan *worker, maxWorkers(e.cfg)),
 		reportedSchedule: -1,
 		reportedInFlight: -1,
 	}
 }
+
+// worker is the scheduler's record of one attempt's goroutine. Only the
+// scheduler goroutine reads or writes it; the worker names it when it gives
+// its slot back, so a late message cannot free another worker's slot.
+type worker struct{ holdsSlot bool }
+
+// maxWorkers bounds the workers of a term: MaxInFlight calling, as many
+// again recording their results. When writes fall behind, dispatch waits
+// for them instead of piling up results in memory.
+func maxWorkers(cfg Config) int { return 2 * cfg.MaxInFlight }
 
 // errNotLeader builds the error for a failed local leadership check. It
 // wraps core.ErrFenced because the elector treats both alike: the lease is
@@ -322,7 +342,7 @@ func (t *term) noteIntent(i core.Intent) {
 // dequeue.
 func (t *term) dispatch(workCtx context.Context) {
 	now := t.cfg.Clock.Now()
-	for len(t.inFlight) < t.cfg.MaxInFlight {
+	for t.calls < t.cfg.MaxInFlight && len(t.inFlight) < maxWorkers(t.cfg) {
 		head, ok := t.schedule.Peek()
 		if !ok || head.DueAt.After(now) {
 			return
@@ -335,7 +355,9 @@ func (t *term) dispatch(workCtx context.Context) {
 		if _, busy := t.inFlight[entry.IntentID]; busy {
 			continue // never two attempts of one intent at once
 		}
-		t.inFlight[entry.IntentID] = struct{}{}
+		w := &worker{holdsSlot: true}
+		t.inFlight[entry.IntentID] = w
+		t.calls++
 		var cached *core.Intent
 		if in, ok := t.forget(entry.IntentID); ok {
 			cached = &in
@@ -343,13 +365,30 @@ func (t *term) dispatch(workCtx context.Context) {
 		t.workers.Add(1)
 		go func() {
 			defer t.workers.Done()
-			t.done <- t.attempt(workCtx, entry, cached)
+			var once bool
+			release := func() {
+				if !once {
+					once = true
+					t.released <- w
+				}
+			}
+			t.done <- t.attempt(workCtx, entry, cached, release)
 		}()
 	}
 }
 
-// complete applies a worker's result.
+// release takes back a worker's gateway slot, once.
+func (t *term) release(w *worker) {
+	if w != nil && w.holdsSlot {
+		w.holdsSlot = false
+		t.calls--
+	}
+}
+
+// complete applies a worker's result, taking back its slot if it had not
+// given it back (an attempt that made no call).
 func (t *term) complete(r result) {
+	t.release(t.inFlight[r.intentID])
 	delete(t.inFlight, r.intentID)
 	if r.err != nil {
 		t.lose(r.err, r.intentID)
@@ -377,7 +416,7 @@ func (t *term) wait(ctx context.Context) bool {
 	refresh := t.cfg.Clock.NewTimer(t.nextRefresh.Sub(now))
 	defer refresh.Stop()
 	var due <-chan time.Time
-	if len(t.inFlight) < t.cfg.MaxInFlight {
+	if t.calls < t.cfg.MaxInFlight && len(t.inFlight) < maxWorkers(t.cfg) {
 		if head, ok := t.schedule.Peek(); ok {
 			timer := t.cfg.Clock.NewTimer(head.DueAt.Sub(now))
 			defer timer.Stop()
@@ -399,6 +438,8 @@ func (t *term) wait(ctx context.Context) bool {
 		}
 	case r := <-t.done:
 		t.complete(r)
+	case w := <-t.released:
+		t.release(w)
 	case <-due:
 	case <-refresh.C():
 	}

@@ -24,7 +24,7 @@ const gatewaysUsage = `usage: submission-manager gateways list|pause|resume [fla
                    stored, so every instance and the next leader honour it
   resume TYPE|URL  lift that pause
 
-Run "submission-manager gateways list -h" for the flags (--server, --api-key,
+Run "submission-manager gateways list -h" for the flags (--url, --api-key,
 --json), each also read from its environment variable.
 `
 
@@ -40,7 +40,7 @@ func runGateways(ctx context.Context, args []string, env LookupEnv, stdout, stde
 	}
 	sub, rest := args[0], args[1:]
 	fs := newFlagSet("gateways "+sub, "gateways "+sub+" [flags] [TYPE|URL]", stderr)
-	server := fs.String("server", DefaultServer, "base URL of a SubmissionManager instance")
+	server := fs.String("url", DefaultServer, "base URL of a SubmissionManager instance (SUBMISSION_URL)")
 	apiKey := fs.String("api-key", "", "API key, when the service requires one")
 	asJSON := fs.Bool("json", false, "print the API's JSON answer instead of a table")
 	if err := parseFlags(fs, rest, env); err != nil {
@@ -52,7 +52,7 @@ func runGateways(ctx context.Context, args []string, env LookupEnv, stdout, stde
 	}
 	c, err := client.NewClientWithResponses(strings.TrimRight(*server, "/"), opts...)
 	if err != nil {
-		return &usageError{msg: fmt.Sprintf("--server: %v", err)}
+		return &usageError{msg: fmt.Sprintf("--url: %v", err)}
 	}
 	switch sub {
 	case "list":

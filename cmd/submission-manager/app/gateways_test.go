@@ -14,8 +14,8 @@ import (
 )
 
 // gatewayAPI serves the real API, service and gateway service over the
-// in-memory store, with an API key and an operator key (pausing and
-// resuming are operator operations).
+// in-memory store, with a client key and an operator key (pausing is an
+// operator's).
 func gatewayAPI(t *testing.T) string {
 	t.Helper()
 	reg, err := core.NewRegistry([]core.Contract{{
@@ -34,7 +34,7 @@ func gatewayAPI(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	api, err := httpapi.New(httpapi.Config{Service: svc, Gateways: gws, APIKeys: []string{"k"}, OperatorKeys: []string{"op"}, Logger: slog.New(slog.DiscardHandler)})
+	api, err := httpapi.New(httpapi.Config{Service: svc, Gateways: gws, APIKeys: []string{"client"}, OperatorKeys: []string{"k"}, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func gatewayAPI(t *testing.T) string {
 
 func TestGatewaysCommandsPauseListAndResume(t *testing.T) {
 	url := gatewayAPI(t)
-	env := map[string]string{"SUBMISSION_SERVER": url, "SUBMISSION_API_KEY": "op"}
+	env := map[string]string{"SUBMISSION_URL": url, "SUBMISSION_API_KEY": "k"}
 	code, out, errOut := run(t, env, "gateways", "pause", "sms")
 	if code != ExitOK || !strings.Contains(out, "paused sms since") {
 		t.Fatalf("pause: %d %q %q", code, out, errOut)
@@ -67,15 +67,15 @@ func TestGatewaysCommandsPauseListAndResume(t *testing.T) {
 
 func TestGatewaysCommandsNameWhatIsWrong(t *testing.T) {
 	url := gatewayAPI(t)
-	env := map[string]string{"SUBMISSION_SERVER": url, "SUBMISSION_API_KEY": "op"}
+	env := map[string]string{"SUBMISSION_URL": url, "SUBMISSION_API_KEY": "k"}
 	if code, _, errOut := run(t, env, "gateways", "pause", "fax"); code != ExitError || !strings.Contains(errOut, "gatewayType") {
 		t.Fatalf("pause fax: %d %q", code, errOut)
 	}
-	client := map[string]string{"SUBMISSION_SERVER": url, "SUBMISSION_API_KEY": "k"}
+	client := map[string]string{"SUBMISSION_URL": url, "SUBMISSION_API_KEY": "client"}
 	if code, _, errOut := run(t, client, "gateways", "pause", "sms"); code != ExitError || !strings.Contains(errOut, "403") {
-		t.Fatalf("pause with a client's key: %d %q", code, errOut)
+		t.Fatalf("pause with a client key: %d %q, want 403: pausing is an operator's", code, errOut)
 	}
-	if code, _, errOut := run(t, map[string]string{"SUBMISSION_SERVER": url}, "gateways", "list"); code != ExitError || !strings.Contains(errOut, "401") {
+	if code, _, errOut := run(t, map[string]string{"SUBMISSION_URL": url}, "gateways", "list"); code != ExitError || !strings.Contains(errOut, "401") {
 		t.Fatalf("list without the key: %d %q", code, errOut)
 	}
 	if code, _, errOut := run(t, env, "gateways", "pause"); code != ExitUsage || !strings.Contains(errOut, "one gateway type") {
