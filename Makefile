@@ -6,7 +6,7 @@ SDK_TS   := sdk/typescript
 # Generated trees that `make verify` requires to be up to date.
 GENERATED := api adapters db $(SDK_TS)/src/schema.gen.ts
 
-.PHONY: all build run test test-short test-ts generate lint-api verify bench bench-river fuzz clean
+.PHONY: all build run test test-short test-ts generate lint-api verify bench bench-river fuzz soak clean
 
 all: build
 
@@ -59,6 +59,12 @@ verify: generate lint-api
 
 bench:
 	./scripts/bench.sh
+
+# The bounded chaos soak (a few minutes; SOAK_DURATION, default 3m): three
+# instances behind HAProxy on SQLite under load, random SIGKILL/SIGSTOP of the
+# leader and gateway fault modes; its figures go into docs/benchmarks.md.
+soak:
+	./scripts/soak.sh
 
 # River beside SubmissionManager on the same work (also part of `make bench`).
 bench-river:

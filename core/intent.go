@@ -118,6 +118,9 @@ type Intent struct {
 	FinalOutcome *Outcome
 	// ExhaustedReason is set only for exhausted intents.
 	ExhaustedReason ExhaustedReason
+	// PossiblyAccepted records that the gateway may have accepted an
+	// earlier attempt whose answer was lost (see core.PossiblyAccepted).
+	PossiblyAccepted bool
 	// LastModifiedAt is the store's change marker, strictly increasing in
 	// commit order (the database's or the store's writer's clock); it is
 	// informational for the core and drives the leader's refresh cursor.

@@ -17,6 +17,10 @@ type Decision struct {
 	ExhaustedReason ExhaustedReason
 	// NextDueAt is set only when Status is pending.
 	NextDueAt time.Time
+	// PossiblyAccepted, when true, records on the intent (for good) that
+	// the gateway may have accepted an earlier attempt whose answer was
+	// lost (see PossiblyAccepted). It never changes the status.
+	PossiblyAccepted bool
 }
 
 // Decide applies the contract's policy to an attempt that finished at

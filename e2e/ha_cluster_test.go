@@ -299,6 +299,13 @@ func (s linkStore) CreateIntent(ctx context.Context, in core.Intent) (ports.Crea
 	return s.l.store.CreateIntent(ctx, in)
 }
 
+func (s linkStore) CreateIntents(ctx context.Context, in []core.Intent) ([]ports.CreateIntentResult, error) {
+	if err := s.l.check(); err != nil {
+		return nil, err
+	}
+	return s.l.store.CreateIntents(ctx, in)
+}
+
 func (s linkStore) GetIntent(ctx context.Context, id string) (core.Intent, error) {
 	if err := s.l.check(); err != nil {
 		return core.Intent{}, err

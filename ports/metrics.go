@@ -30,6 +30,13 @@ type Metrics interface {
 	Leadership(leader bool, epoch int64)
 	// FencedWrite counts an execution write refused by the lease fence.
 	FencedWrite()
+	// IntentPossiblyAccepted counts an intent newly flagged as possibly
+	// accepted: the gateway may have accepted an earlier attempt whose
+	// answer was lost.
+	IntentPossiblyAccepted(submissionTarget string)
+	// InDoubtLookup counts a gateway lookup of an attempt in doubt by its
+	// answer ("known", "never_received", "unsupported").
+	InDoubtLookup(gatewayType core.GatewayType, answer string)
 }
 
 // NopMetrics discards every event; it is the default when none is wired.
@@ -45,3 +52,5 @@ func (NopMetrics) InFlightAttempts(int)                                    {}
 func (NopMetrics) ScheduleSize(int)                                        {}
 func (NopMetrics) Leadership(bool, int64)                                  {}
 func (NopMetrics) FencedWrite()                                            {}
+func (NopMetrics) IntentPossiblyAccepted(string)                           {}
+func (NopMetrics) InDoubtLookup(core.GatewayType, string)                  {}

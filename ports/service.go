@@ -25,6 +25,14 @@ type SubmitIntentResult struct {
 	Created bool
 }
 
+// SubmitIntentsItem is the answer to one item of a batch submission:
+// exactly what SubmitIntent would have returned for it alone.
+type SubmitIntentsItem struct {
+	Result SubmitIntentResult
+	// Err is the item's refusal; the other items do not depend on it.
+	Err error
+}
+
 // IntentService is what the core offers to driving adapters such as the HTTP
 // API: submitting intents and reading them and the contracts.
 type IntentService interface {
@@ -32,6 +40,12 @@ type IntentService interface {
 	// Errors: *core.FieldError for invalid input, core.ErrUnknownTarget,
 	// *core.IdempotencyConflictError, core.ErrStoreUnavailable.
 	SubmitIntent(ctx context.Context, p SubmitIntentParams) (SubmitIntentResult, error)
+	// SubmitIntents judges every item as SubmitIntent would, in order (a
+	// later item with an earlier item's intentId is a repeat of it), and
+	// stores the new ones in one store call. It returns one answer per item;
+	// its error is for the batch as a whole (core.ErrStoreUnavailable), and
+	// then nothing of the batch was stored.
+	SubmitIntents(ctx context.Context, items []SubmitIntentParams) ([]SubmitIntentsItem, error)
 	// GetIntent returns one intent with its attempts or core.ErrIntentNotFound.
 	GetIntent(ctx context.Context, intentID string) (core.Intent, error)
 	// ListIntents returns a page of intents, newest first.

@@ -13,6 +13,10 @@ import (
 type CreateIntentResult struct {
 	Intent  core.Intent
 	Created bool
+	// Refused is set only by CreateIntents, for an item the store cannot
+	// hold (a *core.FieldError, as CreateIntent would return it); nothing was
+	// stored for it and Intent is empty.
+	Refused error
 }
 
 // ListIntentsParams selects a page of intents, newest first.
@@ -21,6 +25,9 @@ type ListIntentsParams struct {
 	Status core.IntentStatus
 	// SubmissionTarget filters by target when not empty.
 	SubmissionTarget string
+	// PossiblyAccepted, when true, keeps only intents flagged possibly
+	// accepted (see core.PossiblyAccepted).
+	PossiblyAccepted bool
 	// Limit is the page size (at least 1).
 	Limit int
 	// Before continues a listing: only intents strictly older than this
@@ -124,6 +131,15 @@ type Store interface {
 	// nothing. It is race-safe across instances: the primary key decides,
 	// not a read before the write.
 	CreateIntent(ctx context.Context, intent core.Intent) (CreateIntentResult, error)
+	// CreateIntents is CreateIntent for many intents, durable in as few
+	// commits as the store allows and never half-applied: on error nothing
+	// of the call is stored. It returns one result per intent, in order.
+	// An intentId that occurs again later in the same call is a repeat of
+	// its first occurrence: the later one gets the first one's intent with
+	// Created=false. A stored intent may carry an intentId the store holds
+	// equal to the one asked for without being identical (SQL Server
+	// ignores trailing spaces); the service refuses those.
+	CreateIntents(ctx context.Context, intents []core.Intent) ([]CreateIntentResult, error)
 	// GetIntent returns an intent with its attempts in order, or
 	// core.ErrIntentNotFound.
 	GetIntent(ctx context.Context, intentID string) (core.Intent, error)
@@ -143,6 +159,7 @@ type Store interface {
 	// when the intent is terminal or its attempt count is not Number-1.
 	StartAttempt(ctx context.Context, p StartAttemptParams) error
 	// FinishAttempt is a fenced write that closes the attempt and moves the
-	// intent to the decision's status in one transaction.
+	// intent to the decision's status in one transaction. When the decision
+	// says PossiblyAccepted, the same write flags the intent for good.
 	FinishAttempt(ctx context.Context, p FinishAttemptParams) error
 }

@@ -12,6 +12,7 @@ cd "$(dirname "$0")/.."
 
 BENCHTIME=${BENCHTIME:-1s}
 INTAKE_COUNT=${INTAKE_COUNT:-100000}
+BATCH_COUNT=${BATCH_COUNT:-300000}
 EXEC_RATE=${EXEC_RATE:-4000}
 OVER_RATE=${OVER_RATE:-6000}
 EXEC_SECONDS=${EXEC_SECONDS:-20}
@@ -110,6 +111,17 @@ for n in 1 2 3; do
 	cat "$work/intake$n.md" >&2
 done
 
+# Durable batch intake: the same API-only instance, batches of 100 from 16
+# clients through POST /v1/intents/batch; three runs, the median reported.
+batch_cmd="loadgen --url http://127.0.0.1:$API_PORT --count $BATCH_COUNT --batch 100 --concurrency 16 --wait=false"
+for n in 1 2 3; do
+	log "submission-manager serve --api-only ...; $batch_cmd (run $n of 3)"
+	fresh_service --api-only
+	wait_ready "http://127.0.0.1:$API_PORT" "mode=follower"
+	"$bin"/loadgen --url "http://127.0.0.1:$API_PORT" --count "$BATCH_COUNT" --batch 100 --concurrency 16 --wait=false --run-id "batch$n" >"$work/batch$n.md"
+	cat "$work/batch$n.md" >&2
+done
+
 # The same load against a leader that executes every intent it takes in,
 # on the same two cores: intake and execution share the CPU and the writer.
 mixed_cmd="loadgen --url http://127.0.0.1:$API_PORT --count $INTAKE_COUNT --concurrency 64"
@@ -187,6 +199,8 @@ row() { echo "| $1 | $2 $3 | $4 | $(verdict "$4" "$2" "$3") |"; }
 # The intake run with the median throughput.
 median_intake=$(for n in 1 2 3; do echo "$(field "$work/intake$n.md" "intake throughput" 1) $n"; done | sort -n | sed -n 2p | cut -d' ' -f2)
 cp "$work/intake$median_intake.md" "$work/intake.md"
+median_batch=$(for n in 1 2 3; do echo "$(field "$work/batch$n.md" "intake throughput" 1) $n"; done | sort -n | sed -n 2p | cut -d' ' -f2)
+cp "$work/batch$median_batch.md" "$work/batch.md"
 {
 	echo "# Benchmarks"
 	echo
@@ -214,6 +228,7 @@ cp "$work/intake$median_intake.md" "$work/intake.md"
 	echo "| --- | --- | --- | --- |"
 	row "durable intake, 64 clients, API-only instance, median of 3 runs (intents/s)" ">=" 10000 "$(field "$work/intake.md" "intake throughput" 1)"
 	row "intake latency p99 at that load (ms)" "<=" 25 "$(field "$work/intake.md" "intake latency" 2)"
+	row "durable batch intake, batches of 100 from 16 clients, API-only, median of 3 runs (intents/s)" ">=" 50000 "$(field "$work/batch.md" "intake throughput" 1)"
 	row "execution, $OVER_RATE intents/s offered (attempts/s)" ">=" 4000 "$(field "$work/over.md" "execution throughput" 1)"
 	row "first-attempt lateness p99 at $EXEC_RATE intents/s (ms)" "<=" 100 "$(field "$work/exec.md" "first-attempt lateness" 2)"
 	row "schedule heap for 1,000,000 pending intents (MB)" "<=" 300 "$(metric Rebuild1M schedule-heap-MB)"
@@ -260,6 +275,18 @@ cp "$work/intake$median_intake.md" "$work/intake.md"
 	echo "The targets are read from run $median_intake, the median:"
 	echo
 	cat "$work/intake.md"
+	echo
+	echo "### Durable batch intake: batches of 100 from 16 clients"
+	echo
+	echo "The same API-only instance, fed through \`POST /v1/intents/batch\`: each batch is judged item by"
+	echo "item and stored with one write of the group committer (one fsync shared with the batches that"
+	echo "arrive meanwhile). Latency is per batch. Command: \`$batch_cmd\`, three times:"
+	echo
+	echo "| run | intake throughput (intents/s) | batch latency p50 / p99 / max (ms) |"
+	echo "| --- | --- | --- |"
+	for n in 1 2 3; do
+		echo "| $n | $(field "$work/batch$n.md" "intake throughput" 1) | $(field "$work/batch$n.md" "intake latency" 1) / $(field "$work/batch$n.md" "intake latency" 2) / $(field "$work/batch$n.md" "intake latency" 3) |"
+	done
 	echo
 	echo "### The same load while the instance executes everything it takes in"
 	echo

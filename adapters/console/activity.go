@@ -79,10 +79,14 @@ func (a *Activity) FirstAttemptLateness(d time.Duration) {
 	a.next.FirstAttemptLateness(d)
 }
 
-func (a *Activity) InFlightAttempts(n int)              { a.next.InFlightAttempts(n) }
-func (a *Activity) ScheduleSize(n int)                  { a.next.ScheduleSize(n) }
-func (a *Activity) Leadership(leader bool, epoch int64) { a.next.Leadership(leader, epoch) }
-func (a *Activity) FencedWrite()                        { a.next.FencedWrite() }
+func (a *Activity) InFlightAttempts(n int)               { a.next.InFlightAttempts(n) }
+func (a *Activity) ScheduleSize(n int)                   { a.next.ScheduleSize(n) }
+func (a *Activity) Leadership(leader bool, epoch int64)  { a.next.Leadership(leader, epoch) }
+func (a *Activity) FencedWrite()                         { a.next.FencedWrite() }
+func (a *Activity) IntentPossiblyAccepted(target string) { a.next.IntentPossiblyAccepted(target) }
+func (a *Activity) InDoubtLookup(gt core.GatewayType, answer string) {
+	a.next.InDoubtLookup(gt, answer)
+}
 
 // ActivitySnapshot is the window as series, oldest second first.
 type ActivitySnapshot struct {

@@ -38,6 +38,9 @@ type Config struct {
 	// Logger receives start, stop and control events; it defaults to
 	// discarding them.
 	Logger *slog.Logger
+	// NoLookup turns the optional lookup route off: it answers 404, as a
+	// gateway without it would.
+	NoLookup bool
 }
 
 // WeightedReason is one rejection reason of the mix with its relative weight.
@@ -80,10 +83,11 @@ type behaviour struct {
 	cumulative []float64
 	mode       Mode
 	scripts    map[string][]Step
+	noLookup   bool
 }
 
 func newBehaviour(cfg Config) (behaviour, error) {
-	b := behaviour{latency: cfg.Latency, jitter: cfg.LatencyJitter, rejectRatio: cfg.RejectRatio, mode: cfg.Mode}
+	b := behaviour{latency: cfg.Latency, jitter: cfg.LatencyJitter, rejectRatio: cfg.RejectRatio, mode: cfg.Mode, noLookup: cfg.NoLookup}
 	if b.latency < 0 || b.jitter < 0 {
 		return behaviour{}, fmt.Errorf("latency and latency jitter must not be negative")
 	}

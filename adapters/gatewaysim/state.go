@@ -49,6 +49,10 @@ type ReferenceStats struct {
 // reference is the gateway's memory of one reference.
 type reference struct {
 	ReferenceStats
+	// given is the outcome the lookup reports: the acceptance once there
+	// is one, else the latest rejection; nil while the reference has had
+	// no outcome.
+	given *core.Outcome
 	// script holds the steps not yet used.
 	script []Step
 }
@@ -188,6 +192,7 @@ func (r *registry) decide(ref string, payload json.RawMessage, mode Mode, accept
 			if mode.accepts() && st.Accepted == 0 {
 				st.Accepted++
 				r.totals.accepted.Add(1)
+				st.given = &core.Outcome{Status: core.OutcomeAccepted, MessageID: messageID()}
 			}
 			st.Faults++
 			r.totals.faults.Add(1)
@@ -201,6 +206,7 @@ func (r *registry) decide(ref string, payload json.RawMessage, mode Mode, accept
 			st.Accepted++
 			r.totals.accepted.Add(1)
 			a = answer{outcome: core.Outcome{Status: core.OutcomeAccepted, MessageID: messageID()}}
+			st.given = &a.outcome
 			return
 		}
 		st.Rejected++
@@ -210,8 +216,25 @@ func (r *registry) decide(ref string, payload json.RawMessage, mode Mode, accept
 			r.totals.duplicates.Add(1)
 		}
 		a = answer{outcome: core.Outcome{Status: core.OutcomeRejected, Reason: reason}}
+		if st.Accepted == 0 {
+			given := a.outcome
+			st.given = &given
+		}
 	})
 	return a
+}
+
+// lookup returns the outcome the reference was given (see reference.given),
+// or false when it has had none.
+func (r *registry) lookup(ref string) (core.Outcome, bool) {
+	s := r.shard(ref)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.refs[ref]
+	if !ok || st.given == nil {
+		return core.Outcome{}, false
+	}
+	return *st.given, true
 }
 
 // outageFault counts a submission answered by an outage: a fault that

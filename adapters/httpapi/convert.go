@@ -36,6 +36,9 @@ func intentFromCore(in core.Intent) apigen.Intent {
 	if in.Status == core.StatusExhausted && in.ExhaustedReason != "" {
 		out.ExhaustedReason = ptr(apigen.ExhaustedReason(in.ExhaustedReason))
 	}
+	if in.PossiblyAccepted {
+		out.PossiblyAccepted = ptr(true)
+	}
 	if in.ResubmittedFrom != "" {
 		out.ResubmittedFrom = ptr(in.ResubmittedFrom)
 	}

@@ -91,6 +91,9 @@ func (h *handlers) ListIntents(ctx context.Context, req apigen.ListIntentsReques
 		}
 		p.SubmissionTarget = *req.Params.SubmissionTarget
 	}
+	if req.Params.PossiblyAccepted != nil {
+		p.PossiblyAccepted = *req.Params.PossiblyAccepted
+	}
 	if req.Params.Cursor != nil {
 		before, err := decodeCursor(*req.Params.Cursor)
 		if err != nil {

@@ -31,6 +31,13 @@ func (answeringService) intent(id string) core.Intent {
 func (s answeringService) SubmitIntent(_ context.Context, p ports.SubmitIntentParams) (ports.SubmitIntentResult, error) {
 	return ports.SubmitIntentResult{Intent: s.intent(p.IntentID), Created: true}, nil
 }
+func (s answeringService) SubmitIntents(_ context.Context, items []ports.SubmitIntentParams) ([]ports.SubmitIntentsItem, error) {
+	out := make([]ports.SubmitIntentsItem, len(items))
+	for i, p := range items {
+		out[i].Result = ports.SubmitIntentResult{Intent: s.intent(p.IntentID), Created: true}
+	}
+	return out, nil
+}
 func (s answeringService) GetIntent(_ context.Context, id string) (core.Intent, error) {
 	return s.intent(id), nil
 }

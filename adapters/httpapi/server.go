@@ -43,6 +43,9 @@ type Config struct {
 	// that cannot hold an acceptable payload. Zero means
 	// core.DefaultMaxPayloadBytes.
 	MaxPayloadBytes int64
+	// MaxBatch caps the intents of one batch submission, and with it the
+	// batch's body limit. Zero means 1,000.
+	MaxBatch int
 	// Waiter lets requests wait for an intent's final status (Prefer:
 	// wait=N); nil ignores the preference.
 	Waiter ports.FinalWaiter
@@ -112,6 +115,12 @@ func New(cfg Config) (*Server, error) {
 			readJSONBody(bodyLimit(cfg.MaxPayloadBytes), newBodySlots(cfg.MaxBodiesInFlight), log)},
 		ErrorHandlerFunc: onError,
 	})
+	if cfg.MaxBatch <= 0 {
+		cfg.MaxBatch = 1000
+	}
+	batch := newBatchHandler(cfg.Service, cfg.MaxBatch, log)
+	mux.Handle("POST "+batchPath, readJSONBody(batchBodyLimit(cfg.MaxPayloadBytes, cfg.MaxBatch),
+		newBodySlots(batchBodySlots(cfg.MaxBodiesInFlight)), log)(batch))
 	mux.Handle("/", notFound(mux, log))
 	return &Server{mux: mux, handler: joinPreferLines(requireRole(newKeyring(cfg.APIKeys, cfg.OperatorKeys), log, mux))}, nil
 }

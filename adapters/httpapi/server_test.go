@@ -32,6 +32,11 @@ func (s refusingService) SubmitIntent(_ context.Context, p ports.SubmitIntentPar
 	return ports.SubmitIntentResult{}, core.ErrStoreUnavailable
 }
 
+func (s refusingService) SubmitIntents(_ context.Context, items []ports.SubmitIntentParams) ([]ports.SubmitIntentsItem, error) {
+	s.t.Errorf("the service was reached with a batch of %d", len(items))
+	return nil, core.ErrStoreUnavailable
+}
+
 func (s refusingService) GetIntent(_ context.Context, id string) (core.Intent, error) {
 	s.t.Errorf("the service was reached for intent %q", id)
 	return core.Intent{}, core.ErrStoreUnavailable

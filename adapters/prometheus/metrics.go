@@ -33,6 +33,8 @@ type Metrics struct {
 	leader           prometheus.Gauge
 	leaseEpoch       prometheus.Gauge
 	fencedWrites     prometheus.Counter
+	possiblyAccepted *prometheus.CounterVec
+	inDoubtLookups   *prometheus.CounterVec
 	httpRequests     *prometheus.CounterVec
 	httpDuration     *prometheus.HistogramVec
 	protection       protectionMetrics
@@ -91,6 +93,14 @@ func New() *Metrics {
 			Namespace: namespace, Name: "fenced_writes_total",
 			Help: "Execution-state writes refused by the lease fence (each one drops leadership).",
 		}),
+		possiblyAccepted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "intents_possibly_accepted_total",
+			Help: "Intents flagged possiblyAccepted: a retry after an attempt in doubt got duplicate_reference, so the gateway may have accepted an earlier attempt whose answer was lost.",
+		}, []string{"submission_target"}),
+		inDoubtLookups: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "in_doubt_lookups_total",
+			Help: "Gateway lookups of attempts in doubt, by gateway type and answer (known, never_received, unsupported).",
+		}, []string{"gateway_type", "answer"}),
 		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "http_requests_total",
 			Help: "HTTP requests by route pattern, method and status code.",
@@ -106,6 +116,7 @@ func New() *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.intentsCreated, m.intentsCompleted, m.attempts, m.attemptLatency, m.firstLateness,
 		m.inFlight, m.scheduleSize, m.leader, m.leaseEpoch, m.fencedWrites,
+		m.possiblyAccepted, m.inDoubtLookups,
 		m.httpRequests, m.httpDuration,
 	)
 	m.protection = newProtectionMetrics()
@@ -153,6 +164,16 @@ func (m *Metrics) Leadership(leader bool, epoch int64) {
 
 // FencedWrite implements ports.Metrics.
 func (m *Metrics) FencedWrite() { m.fencedWrites.Inc() }
+
+// IntentPossiblyAccepted implements ports.Metrics.
+func (m *Metrics) IntentPossiblyAccepted(target string) {
+	m.possiblyAccepted.WithLabelValues(target).Inc()
+}
+
+// InDoubtLookup implements ports.Metrics.
+func (m *Metrics) InDoubtLookup(gt core.GatewayType, answer string) {
+	m.inDoubtLookups.WithLabelValues(string(gt), answer).Inc()
+}
 
 // Middleware counts HTTP requests by the route pattern of routes that matches
 // them (never the raw path, which would let clients create unbounded label

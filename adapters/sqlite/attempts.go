@@ -115,6 +115,9 @@ func (s *store) FinishAttempt(ctx context.Context, p ports.FinishAttemptParams) 
 			// so the whole batch rolls back and nothing of this write stays.
 			return fmt.Errorf("closed attempt %d of %q but its intent took %d decisions", p.Number, p.IntentID, n)
 		}
+		if d.PossiblyAccepted {
+			return q.MarkPossiblyAccepted(ctx, p.IntentID)
+		}
 		return nil
 	})
 }

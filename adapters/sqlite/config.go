@@ -85,6 +85,9 @@ func (c Config) writerDSN() string {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous("+string(c.Synchronous)+")")
 	q.Set("_txlock", "immediate")
+	// Statement journals (which a multi-row insert needs, to undo just
+	// itself) stay in memory instead of spilling to a temporary file.
+	q.Add("_pragma", "temp_store(2)")
 	return c.Path + "?" + q.Encode()
 }
 

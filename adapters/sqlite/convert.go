@@ -68,6 +68,7 @@ func intentFromRow(r sqlitedb.SubmissionIntent) (core.Intent, error) {
 		FinalOutcome:     outcomeFrom(r.FinalOutcomeStatus, r.FinalOutcomeReason, r.FinalMessageID),
 		ExhaustedReason:  core.ExhaustedReason(r.ExhaustedReason.String),
 		LastModifiedAt:   fromNanos(r.LastModifiedAt),
+		PossiblyAccepted: r.PossiblyAccepted != 0,
 	}, nil
 }
 

@@ -26,7 +26,7 @@ func (l *leaseStore) Acquire(ctx context.Context, p ports.AcquireLeaseParams) (c
 		lease    core.Lease
 		acquired bool
 	)
-	err := l.db.writeSingle(ctx, "acquire lease", func(ctx context.Context, q *writeTx) error {
+	err := l.db.doLease(ctx, "acquire lease", func(ctx context.Context, q *writeTx) error {
 		row, err := q.AcquireLease(ctx, sqlitedb.AcquireLeaseParams{
 			LeaseName:  p.LeaseName,
 			HolderID:   p.HolderID,
@@ -56,7 +56,7 @@ func (l *leaseStore) Renew(ctx context.Context, p ports.RenewLeaseParams) (core.
 		return core.Lease{}, fmt.Errorf("sqlite: renew lease: negative duration %s", p.Duration)
 	}
 	var lease core.Lease
-	err := l.db.writeSingle(ctx, "renew lease", func(ctx context.Context, q *writeTx) error {
+	err := l.db.doLease(ctx, "renew lease", func(ctx context.Context, q *writeTx) error {
 		row, err := q.RenewLease(ctx, sqlitedb.RenewLeaseParams{
 			LeaseName:  p.Fence.LeaseName,
 			HolderID:   p.Fence.HolderID,
@@ -78,7 +78,7 @@ func (l *leaseStore) Renew(ctx context.Context, p ports.RenewLeaseParams) (core.
 // Release expires the lease at the database's now, so another instance can
 // acquire it at once; a lease no longer held is core.ErrFenced.
 func (l *leaseStore) Release(ctx context.Context, f core.Fence) error {
-	return l.db.writeSingle(ctx, "release lease", func(ctx context.Context, q *writeTx) error {
+	return l.db.doLease(ctx, "release lease", func(ctx context.Context, q *writeTx) error {
 		n, err := q.ReleaseLease(ctx, sqlitedb.ReleaseLeaseParams{
 			LeaseName: f.LeaseName, HolderID: f.HolderID, LeaseEpoch: f.Epoch,
 		})

@@ -128,6 +128,11 @@ func (s *store) ListIntents(ctx context.Context, p ports.ListIntentsParams) ([]c
 // listIntentRows picks the listing query whose index serves the filters.
 func listIntentRows(ctx context.Context, q *sqlitedb.Queries, p ports.ListIntentsParams, beforeCreated int64, beforeID string, limit int64) ([]sqlitedb.SubmissionIntent, error) {
 	switch {
+	case p.PossiblyAccepted:
+		return q.ListPossiblyAccepted(ctx, sqlitedb.ListPossiblyAcceptedParams{
+			Status: string(p.Status), SubmissionTarget: p.SubmissionTarget,
+			BeforeCreatedAt: beforeCreated, BeforeIntentID: beforeID, RowLimit: limit,
+		})
 	case p.Status != "" && p.SubmissionTarget != "":
 		return q.ListIntentsByStatusAndTarget(ctx, sqlitedb.ListIntentsByStatusAndTargetParams{
 			Status: string(p.Status), SubmissionTarget: p.SubmissionTarget,

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -20,6 +21,8 @@ type writeFunc func(ctx context.Context, tx *writeTx) error
 // queries, and the stamps that order changes.
 type writeTx struct {
 	*sqlitedb.Queries
+	tx   *sql.Tx // for statements sqlc cannot generate (batch.go)
+	rows rowInserts
 	now  func() time.Time
 	last int64 // the newest stamp of the transaction, once known
 	read bool  // whether last was read from the database
@@ -107,15 +110,27 @@ type groupCommitter struct {
 	// now is the clock of the stamps (time.Now; tests set it).
 	now func() time.Time
 
-	ops     chan *writeOp
-	quit    chan struct{}
-	stopped chan struct{}
-	stop    sync.Once
+	ops chan *writeOp
+	// leaseOps are the lease's writes: taken before any queued write and
+	// committed alone (see doLease).
+	leaseOps chan *writeOp
+	quit     chan struct{}
+	stopped  chan struct{}
+	stop     sync.Once
+
+	// onBatch, when set (by tests only), runs at the start of every
+	// batch's transaction: it observes the order of writes, or plays a
+	// slow disk.
+	onBatch func(batch []*writeOp)
 
 	// prepared holds the store's statements prepared on the writer
 	// connection; nil until the schema exists (before the first Migrate).
 	// Only the committer goroutine touches it.
 	prepared *sqlitedb.Queries
+	// rowInserts are the multi-row inserts of batch.go by row count,
+	// prepared with the other statements. Only the committer goroutine
+	// touches them.
+	rowInserts rowInserts
 }
 
 func newGroupCommitter(db *sql.DB, log *slog.Logger, maxBatch int) *groupCommitter {
@@ -125,6 +140,7 @@ func newGroupCommitter(db *sql.DB, log *slog.Logger, maxBatch int) *groupCommitt
 		maxBatch: maxBatch,
 		now:      time.Now,
 		ops:      make(chan *writeOp, maxBatch),
+		leaseOps: make(chan *writeOp, 1),
 		quit:     make(chan struct{}),
 		stopped:  make(chan struct{}),
 	}
@@ -137,9 +153,14 @@ func newGroupCommitter(db *sql.DB, log *slog.Logger, maxBatch int) *groupCommitt
 // do waits for the batch (it runs under a context no caller cancels) and
 // returns the true answer.
 func (w *groupCommitter) do(ctx context.Context, name string, kind writeKind, fn writeFunc) error {
+	return w.submit(ctx, w.ops, name, kind, fn)
+}
+
+// submit hands fn to the writer on lane and waits for its answer, as do.
+func (w *groupCommitter) submit(ctx context.Context, lane chan *writeOp, name string, kind writeKind, fn writeFunc) error {
 	op := &writeOp{ctx: ctx, name: name, fn: fn, kind: kind, done: make(chan struct{})}
 	select {
-	case w.ops <- op:
+	case lane <- op:
 	case <-w.quit:
 		return mapError(name, errClosed)
 	case <-ctx.Done():
@@ -172,10 +193,11 @@ func (w *groupCommitter) do(ctx context.Context, name string, kind writeKind, fn
 func (w *groupCommitter) close() error {
 	w.stop.Do(func() { close(w.quit) })
 	<-w.stopped
+	err := w.rowInserts.close()
 	if w.prepared != nil {
-		return w.prepared.Close()
+		return errors.Join(err, w.prepared.Close())
 	}
-	return nil
+	return err
 }
 
 func (w *groupCommitter) run() {
@@ -189,10 +211,20 @@ func (w *groupCommitter) run() {
 			return
 		default:
 		}
+		// A lease write goes first, alone in its transaction.
+		select {
+		case op := <-w.leaseOps:
+			w.commit(append(batch[:0], op))
+			continue
+		default:
+		}
 		select {
 		case <-w.quit:
 			w.drain()
 			return
+		case op := <-w.leaseOps:
+			w.commit(append(batch[:0], op))
+			continue
 		case op := <-w.ops:
 			batch = append(batch[:0], op)
 		}
@@ -234,7 +266,10 @@ func (w *groupCommitter) commit(batch []*writeOp) {
 		w.fail(batch, fmt.Errorf("begin: %w", err))
 		return
 	}
-	qtx := &writeTx{Queries: q.WithTx(tx), now: w.now}
+	qtx := &writeTx{Queries: q.WithTx(tx), tx: tx, rows: w.rowInserts, now: w.now}
+	if w.onBatch != nil {
+		w.onBatch(batch)
+	}
 	alone := len(batch) == 1
 	for _, op := range batch {
 		if err := op.ctx.Err(); err != nil && op.state.CompareAndSwap(opQueued, opAbandoned) {
@@ -291,6 +326,7 @@ func (w *groupCommitter) queries(ctx context.Context) *sqlitedb.Queries {
 		return sqlitedb.New(w.db)
 	}
 	w.prepared = q
+	w.rowInserts = prepareRowInserts(ctx, w.db)
 	return q
 }
 

@@ -108,6 +108,9 @@ func (s *store) FinishAttempt(ctx context.Context, p ports.FinishAttemptParams) 
 		if closed == 0 {
 			return fmt.Errorf("%w: attempt %d of intent %q is not in flight", core.ErrIntentNotRunnable, p.Number, p.IntentID)
 		}
+		if p.Decision.PossiblyAccepted {
+			return mapError(q.MarkPossiblyAccepted(ctx, p.IntentID))
+		}
 		return nil
 	})
 }

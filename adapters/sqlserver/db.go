@@ -17,9 +17,13 @@ import (
 // DB is one SQL Server database opened for the service: the query pool the
 // store and lease use, and the plain handle goose migrates through.
 type DB struct {
-	queries  *sql.DB
-	plain    *sql.DB
-	q        *sqlserverdb.Queries
+	queries *sql.DB
+	plain   *sql.DB
+	q       *sqlserverdb.Queries
+	// leases and leaseQ are the lease operations' own small pool (see
+	// leaseConns).
+	leases   *sql.DB
+	leaseQ   *sqlserverdb.Queries
 	log      *slog.Logger
 	cfg      Config
 	database string
@@ -52,10 +56,12 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		queries:  queries,
 		plain:    plain,
 		q:        sqlserverdb.New(queries),
+		leases:   openLeasePool(conns, cfg),
 		log:      cfg.Logger.With("store", "sqlserver", "database", params.Database),
 		cfg:      cfg,
 		database: params.Database,
 	}
+	db.leaseQ = sqlserverdb.New(db.leases)
 	db.migrator, err = goose.NewProvider(goose.DialectMSSQL, plain, migrations.SQLServer(),
 		goose.WithSessionLocker(newAppLock(migrationLockResource, cfg.MigrationLockTimeout)),
 		goose.WithDisableGlobalRegistry(true),
@@ -94,5 +100,5 @@ func (db *DB) Leases() ports.LeaseStore { return &leaseStore{db: db} }
 
 // Close closes both connection pools.
 func (db *DB) Close() error {
-	return errors.Join(db.queries.Close(), db.plain.Close())
+	return errors.Join(db.queries.Close(), db.plain.Close(), db.leases.Close())
 }

@@ -104,7 +104,7 @@ func (l *leaseStore) Acquire(ctx context.Context, p ports.AcquireLeaseParams) (c
 func (l *leaseStore) takeOver(ctx context.Context, p ports.AcquireLeaseParams, ms int32) (core.Lease, bool, error) {
 	var lease core.Lease
 	var acquired bool
-	err := l.db.inTx(ctx, sql.LevelReadCommitted, func(q *sqlserverdb.Queries) error {
+	err := l.db.inLeaseTx(ctx, sql.LevelReadCommitted, func(q *sqlserverdb.Queries) error {
 		n, err := q.TakeOverExpiredLease(ctx, sqlserverdb.TakeOverExpiredLeaseParams{
 			HolderID: p.HolderID, DurationMs: ms, LeaseName: p.LeaseName})
 		if err != nil {
@@ -124,7 +124,7 @@ func (l *leaseStore) takeOver(ctx context.Context, p ports.AcquireLeaseParams, m
 // transaction. A lost race surfaces as errDuplicateKey.
 func (l *leaseStore) insert(ctx context.Context, p ports.AcquireLeaseParams, ms int32) (core.Lease, error) {
 	var lease core.Lease
-	err := l.db.inTx(ctx, sql.LevelReadCommitted, func(q *sqlserverdb.Queries) error {
+	err := l.db.inLeaseTx(ctx, sql.LevelReadCommitted, func(q *sqlserverdb.Queries) error {
 		err := q.InsertLease(ctx, sqlserverdb.InsertLeaseParams{
 			LeaseName: p.LeaseName, HolderID: p.HolderID, DurationMs: ms})
 		if err != nil {
@@ -147,7 +147,7 @@ func (l *leaseStore) Renew(ctx context.Context, p ports.RenewLeaseParams) (core.
 		return core.Lease{}, err
 	}
 	var lease core.Lease
-	err = l.db.inTx(ctx, sql.LevelReadCommitted, func(q *sqlserverdb.Queries) error {
+	err = l.db.inLeaseTx(ctx, sql.LevelReadCommitted, func(q *sqlserverdb.Queries) error {
 		n, err := q.RenewLease(ctx, sqlserverdb.RenewLeaseParams{
 			DurationMs: ms, LeaseName: p.Fence.LeaseName, HolderID: p.Fence.HolderID, LeaseEpoch: p.Fence.Epoch})
 		if err != nil {
@@ -168,7 +168,7 @@ func (l *leaseStore) Release(ctx context.Context, f core.Fence) error {
 	if err := validateLeaseNames(f.LeaseName, f.HolderID); err != nil {
 		return err
 	}
-	n, err := l.db.q.ReleaseLease(ctx, sqlserverdb.ReleaseLeaseParams{
+	n, err := l.db.leaseQ.ReleaseLease(ctx, sqlserverdb.ReleaseLeaseParams{
 		LeaseName: f.LeaseName, HolderID: f.HolderID, LeaseEpoch: f.Epoch})
 	if err != nil {
 		return mapError(err)
@@ -184,7 +184,7 @@ func (l *leaseStore) Read(ctx context.Context, leaseName string) (core.Lease, bo
 	if err := checkLeaseText("lease name", leaseName, maxLeaseNameLen); err != nil {
 		return core.Lease{}, false, err
 	}
-	lease, err := getLease(ctx, l.db.q, leaseName)
+	lease, err := getLease(ctx, l.db.leaseQ, leaseName)
 	if errors.Is(err, errLeaseMissing) {
 		return core.Lease{}, false, nil
 	}

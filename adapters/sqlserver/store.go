@@ -161,7 +161,11 @@ func (s *store) readIntent(ctx context.Context, q *sqlserverdb.Queries, intentID
 	if err != nil {
 		return core.Intent{}, false, mapError(err)
 	}
-	return withAttempts(intent, attempts), true, nil
+	read := []core.Intent{withAttempts(intent, attempts)}
+	if err := attachPossiblyAccepted(ctx, q, read); err != nil {
+		return core.Intent{}, false, err
+	}
+	return read[0], true, nil
 }
 
 // ListIntents returns at most p.Limit intents strictly after p.Before, newest
@@ -185,6 +189,9 @@ func (s *store) ListIntents(ctx context.Context, p ports.ListIntentsParams) ([]c
 	if err := s.attachAttempts(ctx, intents); err != nil {
 		return nil, err
 	}
+	if err := attachPossiblyAccepted(ctx, s.db.q, intents); err != nil {
+		return nil, err
+	}
 	return intents, nil
 }
 
@@ -199,6 +206,9 @@ func (s *store) listIntentRows(ctx context.Context, p ports.ListIntentsParams, r
 	q := s.db.q
 	var rows []intentRow
 	switch {
+	case p.PossiblyAccepted:
+		return listPossiblyAccepted(ctx, q, p, sqlserverdb.ListPossiblyAcceptedParams{
+			BeforeCreatedAt: before, BeforeIntentID: beforeID, RowLimit: rowLimit})
 	case p.Status == "" && p.SubmissionTarget == "":
 		got, err := q.ListIntents(ctx, sqlserverdb.ListIntentsParams{
 			BeforeCreatedAt: before, BeforeIntentID: beforeID, RowLimit: rowLimit})

@@ -328,12 +328,14 @@ func TestHandWrittenSQLIsTSQL(t *testing.T) {
 		"getAppLockSQL":        {"DeclareVariableStatement", "ExecuteStatement", "SelectStatement"},
 		"releaseAppLockSQL":    {"ExecuteStatement"},
 		"shareLastModifiedSQL": {"UpdateStatement"},
+		"insertIntentsSQL":     {"InsertStatement"},
 		"engineSQL":            {"SelectStatement"},
 	}
 	for name, sql := range map[string]string{
 		"getAppLockSQL":        getAppLockSQL,
 		"releaseAppLockSQL":    releaseAppLockSQL,
 		"shareLastModifiedSQL": shareLastModifiedSQL,
+		"insertIntentsSQL":     insertIntentsSQL,
 		"engineSQL":            engineSQL,
 	} {
 		text, err := toDriverText(sql)

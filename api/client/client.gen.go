@@ -432,6 +432,18 @@ type Intent struct {
 	// Example: 2026-02-02T09:00:00Z
 	NotBefore *time.Time `json:"notBefore,omitempty"`
 
+	// PossiblyAccepted Present and true when the gateway may have accepted an earlier
+	// attempt whose answer was lost: a leader stopped during an
+	// attempt's gateway call (the attempt's outcome is unknown), and
+	// a later attempt was refused as duplicate_reference. The status
+	// is unchanged (duplicate_reference is not terminal); check with
+	// the gateway before resending under a new intentId. Absent
+	// otherwise.
+	//
+	//
+	// Example: true
+	PossiblyAccepted *bool `json:"possiblyAccepted,omitempty"`
+
 	// ResubmittedAs The intent that resubmitted this ended intent.
 	//
 	// Example: order-1234-shipping-sms~r1
@@ -451,6 +463,39 @@ type Intent struct {
 
 	// SubmissionTarget Example: sms.realtime
 	SubmissionTarget string `json:"submissionTarget"`
+}
+
+// IntentBatch Example: {"intents":[{"intentId":"otp-7f3a-1","payload":{"text":"Your code is 123456.","to":"+15551234567"},"submissionTarget":"sms.realtime"},{"intentId":"otp-7f3a-2","payload":{"text":"Your code is 654321.","to":"+15557654321"},"submissionTarget":"sms.realtime"}]}
+type IntentBatch struct {
+	// Intents 1 to 1,000 submissions by default (the operator's --max-batch);
+	// each is checked as a SubmitIntentRequest on its own.
+	Intents []SubmitIntentRequest `json:"intents"`
+}
+
+// IntentBatchResult The answer POST /v1/intents would have given this item: its status
+// with the intent (201 created, 200 repeat) or the problem document.
+//
+// Example: {"problem":{"detail":"intentId: is required","instance":"/v1/intents/batch","invalidFields":[{"field":"intentId","message":"is required"}],"status":422,"title":"Invalid field","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#invalid-field"},"status":422}
+type IntentBatchResult struct {
+	// Intent Example: {"attempts":[{"finishedAt":"2026-02-02T12:00:00.087Z","number":1,"outcome":{"reason":"provider_failure","status":"rejected"},"startedAt":"2026-02-02T12:00:00.012Z"},{"finishedAt":"2026-02-02T12:00:05.151Z","number":2,"outcome":{"status":"accepted"},"startedAt":"2026-02-02T12:00:05.090Z"}],"contract":{"gatewayType":"sms","maxAcceptanceSeconds":30,"mode":"realtime","policy":"deadline","submissionTarget":"sms.realtime","terminalOutcomes":["invalid_request","invalid_recipient","invalid_message"]},"createdAt":"2026-02-02T12:00:00.004Z","finalOutcome":{"status":"accepted"},"intentId":"order-1234-shipping-sms","status":"accepted","submissionTarget":"sms.realtime"}
+	Intent *Intent `json:"intent,omitempty"`
+
+	// Problem An RFC 9457 problem document. `type` is stable per kind of error;
+	// the members after `instance` appear only for the errors that need
+	// them.
+	//
+	//
+	// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+	Problem *Problem `json:"problem,omitempty"`
+
+	// Status Example: 201
+	Status int `json:"status"`
+}
+
+// IntentBatchResults Example: {"results":[{"problem":{"detail":"intentId: is required","instance":"/v1/intents/batch","invalidFields":[{"field":"intentId","message":"is required"}],"status":422,"title":"Invalid field","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#invalid-field"},"status":422}]}
+type IntentBatchResults struct {
+	// Results One result per submitted item, in the same order.
+	Results []IntentBatchResult `json:"results"`
 }
 
 // IntentID The client's idempotency key: 1 to 255 characters (Unicode code
@@ -727,6 +772,11 @@ type ListIntentsParams struct {
 	// SubmissionTarget Only intents submitted to this target.
 	SubmissionTarget *string `form:"submissionTarget,omitempty" json:"submissionTarget,omitempty"`
 
+	// PossiblyAccepted true lists only intents flagged possiblyAccepted (the gateway
+	// may have accepted an earlier attempt whose answer was lost);
+	// false or absent does not filter on the flag.
+	PossiblyAccepted *bool `form:"possiblyAccepted,omitempty" json:"possiblyAccepted,omitempty"`
+
 	// Limit The page size.
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 
@@ -764,6 +814,9 @@ type ResumeGatewayJSONRequestBody = GatewaySelector
 
 // SubmitIntentJSONRequestBody defines body for SubmitIntent for application/json ContentType.
 type SubmitIntentJSONRequestBody = SubmitIntentRequest
+
+// SubmitIntentBatchJSONRequestBody defines body for SubmitIntentBatch for application/json ContentType.
+type SubmitIntentBatchJSONRequestBody = IntentBatch
 
 // ResubmitIntentJSONRequestBody defines body for ResubmitIntent for application/json ContentType.
 type ResubmitIntentJSONRequestBody = ResubmissionRequest
@@ -965,6 +1018,44 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/intents (the `SubmitIntent` operationId).
 	SubmitIntent(ctx context.Context, params *SubmitIntentParams, body SubmitIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SubmitIntentBatchWithBody Submit many intents at once, each judged on its own.
+	//
+	// Judges every item exactly as POST /v1/intents would judge it alone,
+	// in order (an item repeating an earlier item's intentId is a repeat
+	// of it, or a conflict with it), and stores the new intents durably
+	// with one commit. The answer holds one result per item, in order:
+	// the status POST /v1/intents would have answered (201, 200, or the
+	// 4xx of its problem) with the intent or the problem document. One bad
+	// item never fails the others. The whole batch is refused only when
+	// the body itself is malformed, holds no intents or more than the
+	// operator's cap (1,000 by default, --max-batch), or exceeds the body
+	// limit; then, or when the store cannot be reached (503), nothing of
+	// the batch is stored.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/intents/batch (the `SubmitIntentBatch` operationId).
+	SubmitIntentBatchWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SubmitIntentBatch Submit many intents at once, each judged on its own.
+	//
+	// Judges every item exactly as POST /v1/intents would judge it alone,
+	// in order (an item repeating an earlier item's intentId is a repeat
+	// of it, or a conflict with it), and stores the new intents durably
+	// with one commit. The answer holds one result per item, in order:
+	// the status POST /v1/intents would have answered (201, 200, or the
+	// 4xx of its problem) with the intent or the problem document. One bad
+	// item never fails the others. The whole batch is refused only when
+	// the body itself is malformed, holds no intents or more than the
+	// operator's cap (1,000 by default, --max-batch), or exceeds the body
+	// limit; then, or when the store cannot be reached (503), nothing of
+	// the batch is stored.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/intents/batch (the `SubmitIntentBatch` operationId).
+	SubmitIntentBatch(ctx context.Context, body SubmitIntentBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetIntent Read one intent with its attempts.
 	//
@@ -1228,6 +1319,64 @@ func (c *Client) SubmitIntentWithBody(ctx context.Context, params *SubmitIntentP
 // Corresponds with POST /v1/intents (the `SubmitIntent` operationId).
 func (c *Client) SubmitIntent(ctx context.Context, params *SubmitIntentParams, body SubmitIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSubmitIntentRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SubmitIntentBatchWithBody Submit many intents at once, each judged on its own.
+//
+// Judges every item exactly as POST /v1/intents would judge it alone,
+// in order (an item repeating an earlier item's intentId is a repeat
+// of it, or a conflict with it), and stores the new intents durably
+// with one commit. The answer holds one result per item, in order:
+// the status POST /v1/intents would have answered (201, 200, or the
+// 4xx of its problem) with the intent or the problem document. One bad
+// item never fails the others. The whole batch is refused only when
+// the body itself is malformed, holds no intents or more than the
+// operator's cap (1,000 by default, --max-batch), or exceeds the body
+// limit; then, or when the store cannot be reached (503), nothing of
+// the batch is stored.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/intents/batch (the `SubmitIntentBatch` operationId).
+func (c *Client) SubmitIntentBatchWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSubmitIntentBatchRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SubmitIntentBatch Submit many intents at once, each judged on its own.
+//
+// Judges every item exactly as POST /v1/intents would judge it alone,
+// in order (an item repeating an earlier item's intentId is a repeat
+// of it, or a conflict with it), and stores the new intents durably
+// with one commit. The answer holds one result per item, in order:
+// the status POST /v1/intents would have answered (201, 200, or the
+// 4xx of its problem) with the intent or the problem document. One bad
+// item never fails the others. The whole batch is refused only when
+// the body itself is malformed, holds no intents or more than the
+// operator's cap (1,000 by default, --max-batch), or exceeds the body
+// limit; then, or when the store cannot be reached (503), nothing of
+// the batch is stored.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/intents/batch (the `SubmitIntentBatch` operationId).
+func (c *Client) SubmitIntentBatch(ctx context.Context, body SubmitIntentBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSubmitIntentBatchRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1548,6 +1697,18 @@ func NewListIntentsRequest(server string, params *ListIntentsParams) (*http.Requ
 
 		}
 
+		if params.PossiblyAccepted != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "possiblyAccepted", *params.PossiblyAccepted, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Limit != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
@@ -1637,6 +1798,46 @@ func NewSubmitIntentRequestWithBody(server string, params *SubmitIntentParams, c
 		}
 
 	}
+
+	return req, nil
+}
+
+// NewSubmitIntentBatchRequest calls the generic SubmitIntentBatch builder with application/json body
+func NewSubmitIntentBatchRequest(server string, body SubmitIntentBatchJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSubmitIntentBatchRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewSubmitIntentBatchRequestWithBody constructs an http.Request for the SubmitIntentBatch method, with any body, and a specified content type
+func NewSubmitIntentBatchRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/intents/batch")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -1973,6 +2174,44 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/intents (the `SubmitIntent` operationId).
 	SubmitIntentWithResponse(ctx context.Context, params *SubmitIntentParams, body SubmitIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitIntentResponse, error)
+
+	// SubmitIntentBatchWithBodyWithResponse Submit many intents at once, each judged on its own.
+	//
+	// Judges every item exactly as POST /v1/intents would judge it alone,
+	// in order (an item repeating an earlier item's intentId is a repeat
+	// of it, or a conflict with it), and stores the new intents durably
+	// with one commit. The answer holds one result per item, in order:
+	// the status POST /v1/intents would have answered (201, 200, or the
+	// 4xx of its problem) with the intent or the problem document. One bad
+	// item never fails the others. The whole batch is refused only when
+	// the body itself is malformed, holds no intents or more than the
+	// operator's cap (1,000 by default, --max-batch), or exceeds the body
+	// limit; then, or when the store cannot be reached (503), nothing of
+	// the batch is stored.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/intents/batch (the `SubmitIntentBatch` operationId).
+	SubmitIntentBatchWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SubmitIntentBatchResponse, error)
+
+	// SubmitIntentBatchWithResponse Submit many intents at once, each judged on its own.
+	//
+	// Judges every item exactly as POST /v1/intents would judge it alone,
+	// in order (an item repeating an earlier item's intentId is a repeat
+	// of it, or a conflict with it), and stores the new intents durably
+	// with one commit. The answer holds one result per item, in order:
+	// the status POST /v1/intents would have answered (201, 200, or the
+	// 4xx of its problem) with the intent or the problem document. One bad
+	// item never fails the others. The whole batch is refused only when
+	// the body itself is malformed, holds no intents or more than the
+	// operator's cap (1,000 by default, --max-batch), or exceeds the body
+	// limit; then, or when the store cannot be reached (503), nothing of
+	// the batch is stored.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/intents/batch (the `SubmitIntentBatch` operationId).
+	SubmitIntentBatchWithResponse(ctx context.Context, body SubmitIntentBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitIntentBatchResponse, error)
 
 	// GetIntentWithResponse Read one intent with its attempts.
 	//
@@ -2504,6 +2743,103 @@ func (r SubmitIntentResponse) ContentType() string {
 	return ""
 }
 
+// SubmitIntentBatchResponse503Headers the declared response headers of an HTTP 503 response for SubmitIntentBatch
+type SubmitIntentBatchResponse503Headers struct {
+	RetryAfter *int
+}
+
+type SubmitIntentBatchResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *IntentBatchResults
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *MalformedRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *RequestTimeout
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *PayloadTooLarge
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *SubmitUnavailable
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SubmitIntentBatchResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SubmitIntentBatchResponse) GetJSON200() *IntentBatchResults {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r SubmitIntentBatchResponse) GetApplicationproblemJSON400() *MalformedRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r SubmitIntentBatchResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r SubmitIntentBatchResponse) GetApplicationproblemJSON408() *RequestTimeout {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r SubmitIntentBatchResponse) GetApplicationproblemJSON413() *PayloadTooLarge {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r SubmitIntentBatchResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r SubmitIntentBatchResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r SubmitIntentBatchResponse) GetApplicationproblemJSON503() *SubmitUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SubmitIntentBatchResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SubmitIntentBatchResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SubmitIntentBatchResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SubmitIntentBatchResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetIntentResponse200Headers the declared response headers of an HTTP 200 response for GetIntent
 type GetIntentResponse200Headers struct {
 	PreferenceApplied *string
@@ -2972,6 +3308,56 @@ func (c *ClientWithResponses) SubmitIntentWithResponse(ctx context.Context, para
 	return ParseSubmitIntentResponse(rsp)
 }
 
+// SubmitIntentBatchWithBodyWithResponse Submit many intents at once, each judged on its own.
+//
+// Judges every item exactly as POST /v1/intents would judge it alone,
+// in order (an item repeating an earlier item's intentId is a repeat
+// of it, or a conflict with it), and stores the new intents durably
+// with one commit. The answer holds one result per item, in order:
+// the status POST /v1/intents would have answered (201, 200, or the
+// 4xx of its problem) with the intent or the problem document. One bad
+// item never fails the others. The whole batch is refused only when
+// the body itself is malformed, holds no intents or more than the
+// operator's cap (1,000 by default, --max-batch), or exceeds the body
+// limit; then, or when the store cannot be reached (503), nothing of
+// the batch is stored.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/intents/batch (the `SubmitIntentBatch` operationId).
+func (c *ClientWithResponses) SubmitIntentBatchWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SubmitIntentBatchResponse, error) {
+	rsp, err := c.SubmitIntentBatchWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSubmitIntentBatchResponse(rsp)
+}
+
+// SubmitIntentBatchWithResponse Submit many intents at once, each judged on its own.
+//
+// Judges every item exactly as POST /v1/intents would judge it alone,
+// in order (an item repeating an earlier item's intentId is a repeat
+// of it, or a conflict with it), and stores the new intents durably
+// with one commit. The answer holds one result per item, in order:
+// the status POST /v1/intents would have answered (201, 200, or the
+// 4xx of its problem) with the intent or the problem document. One bad
+// item never fails the others. The whole batch is refused only when
+// the body itself is malformed, holds no intents or more than the
+// operator's cap (1,000 by default, --max-batch), or exceeds the body
+// limit; then, or when the store cannot be reached (503), nothing of
+// the batch is stored.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/intents/batch (the `SubmitIntentBatch` operationId).
+func (c *ClientWithResponses) SubmitIntentBatchWithResponse(ctx context.Context, body SubmitIntentBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitIntentBatchResponse, error) {
+	rsp, err := c.SubmitIntentBatch(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSubmitIntentBatchResponse(rsp)
+}
+
 // GetIntentWithResponse Read one intent with its attempts.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -3419,6 +3805,94 @@ func ParseSubmitIntentResponse(rsp *http.Response) (*SubmitIntentResponse, error
 		response.Headers201 = &headers
 	case rsp.StatusCode == 503:
 		var headers SubmitIntentResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSubmitIntentBatchResponse parses an HTTP response from a SubmitIntentBatchWithResponse call
+func ParseSubmitIntentBatchResponse(rsp *http.Response) (*SubmitIntentBatchResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SubmitIntentBatchResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest IntentBatchResults
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest MalformedRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest RequestTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest SubmitUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers SubmitIntentBatchResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -21,6 +21,24 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for LookupAnswerLookup.
+const (
+	Answered      LookupAnswerLookup = "answered"
+	NeverReceived LookupAnswerLookup = "never_received"
+)
+
+// Valid indicates whether the value is a known member of the LookupAnswerLookup enum.
+func (e LookupAnswerLookup) Valid() bool {
+	switch e {
+	case Answered:
+		return true
+	case NeverReceived:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SubmissionAnswerStatus.
 const (
 	Accepted SubmissionAnswerStatus = "accepted"
@@ -43,6 +61,21 @@ func (e SubmissionAnswerStatus) Valid() bool {
 type ControlError struct {
 	Error string `json:"error"`
 }
+
+// LookupAnswer defines model for LookupAnswer.
+type LookupAnswer struct {
+	Answer *SubmissionAnswer `json:"answer,omitempty"`
+
+	// Lookup answered: the gateway gave the reference the outcome in
+	// `answer` (an acceptance, once given, is the answer for good).
+	// never_received: it holds no outcome for the reference.
+	Lookup LookupAnswerLookup `json:"lookup"`
+}
+
+// LookupAnswerLookup answered: the gateway gave the reference the outcome in
+// `answer` (an acceptance, once given, is the answer for good).
+// never_received: it holds no outcome for the reference.
+type LookupAnswerLookup string
 
 // ModeRequest defines model for ModeRequest.
 type ModeRequest struct {
@@ -335,6 +368,21 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/submissions (the `Submit` operationId).
 	Submit(ctx context.Context, body SubmitJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// LookupSubmission Say what became of a reference (optional).
+	//
+	// Optional. When a leader stopped during a gateway call, the next
+	// leader does not know whether the gateway received the attempt. It
+	// asks here before retrying: an outcome the gateway gave the
+	// reference closes the attempt with that outcome; `never_received`
+	// (the gateway holds no outcome for the reference, so a new
+	// submission will not be refused as a duplicate) lets it retry. Only
+	// a 200 whose body carries `lookup` counts: a gateway without this
+	// route (404, 405, 501) or any other answer means "no lookup", and
+	// the attempt stays in doubt.
+	//
+	// Corresponds with GET /v1/submissions/{reference} (the `LookupSubmission` operationId).
+	LookupSubmission(ctx context.Context, reference string, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // SetModeWithBody Set how unscripted submissions are answered (simulator only).
@@ -534,6 +582,31 @@ func (c *Client) SubmitWithBody(ctx context.Context, contentType string, body io
 // Corresponds with POST /v1/submissions (the `Submit` operationId).
 func (c *Client) Submit(ctx context.Context, body SubmitJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSubmitRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// LookupSubmission Say what became of a reference (optional).
+//
+// Optional. When a leader stopped during a gateway call, the next
+// leader does not know whether the gateway received the attempt. It
+// asks here before retrying: an outcome the gateway gave the
+// reference closes the attempt with that outcome; `never_received`
+// (the gateway holds no outcome for the reference, so a new
+// submission will not be refused as a duplicate) lets it retry. Only
+// a 200 whose body carries `lookup` counts: a gateway without this
+// route (404, 405, 501) or any other answer means "no lookup", and
+// the attempt stays in doubt.
+//
+// Corresponds with GET /v1/submissions/{reference} (the `LookupSubmission` operationId).
+func (c *Client) LookupSubmission(ctx context.Context, reference string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewLookupSubmissionRequest(c.Server, reference)
 	if err != nil {
 		return nil, err
 	}
@@ -792,6 +865,40 @@ func NewSubmitRequestWithBody(server string, contentType string, body io.Reader)
 	return req, nil
 }
 
+// NewLookupSubmissionRequest constructs an http.Request for the LookupSubmission method
+func NewLookupSubmissionRequest(server string, reference string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "reference", reference, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/submissions/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -946,6 +1053,23 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/submissions (the `Submit` operationId).
 	SubmitWithResponse(ctx context.Context, body SubmitJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitResponse, error)
+
+	// LookupSubmissionWithResponse Say what became of a reference (optional).
+	//
+	// Optional. When a leader stopped during a gateway call, the next
+	// leader does not know whether the gateway received the attempt. It
+	// asks here before retrying: an outcome the gateway gave the
+	// reference closes the attempt with that outcome; `never_received`
+	// (the gateway holds no outcome for the reference, so a new
+	// submission will not be refused as a duplicate) lets it retry. Only
+	// a 200 whose body carries `lookup` counts: a gateway without this
+	// route (404, 405, 501) or any other answer means "no lookup", and
+	// the attempt stays in doubt.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/submissions/{reference} (the `LookupSubmission` operationId).
+	LookupSubmissionWithResponse(ctx context.Context, reference string, reqEditors ...RequestEditorFn) (*LookupSubmissionResponse, error)
 }
 
 type SetModeResponse struct {
@@ -1187,6 +1311,47 @@ func (r SubmitResponse) ContentType() string {
 	return ""
 }
 
+type LookupSubmissionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *LookupAnswer
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r LookupSubmissionResponse) GetJSON200() *LookupAnswer {
+	return r.JSON200
+}
+
+// GetBody returns the raw response body bytes
+func (r LookupSubmissionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r LookupSubmissionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r LookupSubmissionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r LookupSubmissionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // SetModeWithBodyWithResponse Set how unscripted submissions are answered (simulator only).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -1358,6 +1523,29 @@ func (c *ClientWithResponses) SubmitWithResponse(ctx context.Context, body Submi
 	return ParseSubmitResponse(rsp)
 }
 
+// LookupSubmissionWithResponse Say what became of a reference (optional).
+//
+// Optional. When a leader stopped during a gateway call, the next
+// leader does not know whether the gateway received the attempt. It
+// asks here before retrying: an outcome the gateway gave the
+// reference closes the attempt with that outcome; `never_received`
+// (the gateway holds no outcome for the reference, so a new
+// submission will not be refused as a duplicate) lets it retry. Only
+// a 200 whose body carries `lookup` counts: a gateway without this
+// route (404, 405, 501) or any other answer means "no lookup", and
+// the attempt stays in doubt.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/submissions/{reference} (the `LookupSubmission` operationId).
+func (c *ClientWithResponses) LookupSubmissionWithResponse(ctx context.Context, reference string, reqEditors ...RequestEditorFn) (*LookupSubmissionResponse, error) {
+	rsp, err := c.LookupSubmission(ctx, reference, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseLookupSubmissionResponse(rsp)
+}
+
 // ParseSetModeResponse parses an HTTP response from a SetModeWithResponse call
 func ParseSetModeResponse(rsp *http.Response) (*SetModeResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -1513,6 +1701,32 @@ func ParseSubmitResponse(rsp *http.Response) (*SubmitResponse, error) {
 	return response, nil
 }
 
+// ParseLookupSubmissionResponse parses an HTTP response from a LookupSubmissionWithResponse call
+func ParseLookupSubmissionResponse(rsp *http.Response) (*LookupSubmissionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &LookupSubmissionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest LookupAnswer
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
 	// SetMode Set how unscripted submissions are answered (simulator only).
@@ -1533,6 +1747,9 @@ type ServerInterface interface {
 	// Submit Submit one attempt of an intent.
 	// (POST /v1/submissions)
 	Submit(w http.ResponseWriter, r *http.Request)
+	// LookupSubmission Say what became of a reference (optional).
+	// (GET /v1/submissions/{reference})
+	LookupSubmission(w http.ResponseWriter, r *http.Request, reference string)
 }
 
 // ServerInterfaceWrapper converts contexts to parameters.
@@ -1650,6 +1867,32 @@ func (siw *ServerInterfaceWrapper) Submit(w http.ResponseWriter, r *http.Request
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.Submit(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// LookupSubmission operation middleware
+func (siw *ServerInterfaceWrapper) LookupSubmission(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "reference" -------------
+	var reference string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "reference", r.PathValue("reference"), &reference, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "reference", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.LookupSubmission(w, r, reference)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -1780,6 +2023,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	}
 
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/submissions", wrapper.Submit)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/submissions/{reference}", wrapper.LookupSubmission)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/stats", wrapper.GetStats)
 	m.HandleFunc(http.MethodPut+" "+options.BaseURL+"/control/script/{reference}", wrapper.PutScript)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/control/mode", wrapper.SetMode)

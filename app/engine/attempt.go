@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/submissionmanager/submission-manager/app/clockctx"
@@ -95,7 +96,8 @@ func (t *term) attempt(ctx context.Context, entry core.ScheduleEntry, cached *co
 	if last, ok := in.LastAttempt(); ok && !last.Finished() {
 		t.log.Warn("attempt_outcome_unknown", "intent_id", in.IntentID, "attempt", last.Number,
 			"started_at", last.StartedAt)
-		return t.finish(ctx, in, last, core.AttemptResult{Err: errors.New(OutcomeUnknownError)}, maybeSent)
+		r, how := t.resolveInDoubt(ctx, in, last)
+		return t.finish(ctx, in, last, r, how)
 	}
 	res, stale := t.guarded(ctx, in, cached != nil, release)
 	if stale {
@@ -198,6 +200,7 @@ func (t *term) finish(ctx context.Context, in core.Intent, a core.Attempt, r cor
 		delay = t.retryFor(in.Contract).Delay(tries)
 	}
 	d := core.Decide(in.Contract, in.DeadlineStart(), tries, finishedAt, r, delay)
+	d.PossiblyAccepted = core.PossiblyAccepted(in.Attempts, r)
 	return t.record(ctx, in, a, finishedAt, r, d, how)
 }
 
@@ -237,6 +240,10 @@ func (t *term) record(ctx context.Context, in core.Intent, a core.Attempt, finis
 		res.err = fmt.Errorf("engine: finish attempt %d of %q: %w", a.Number, in.IntentID, err)
 		return res
 	}
+	if d.PossiblyAccepted && !in.PossiblyAccepted {
+		t.cfg.Metrics.IntentPossiblyAccepted(in.SubmissionTarget)
+		t.log.Warn("intent_possibly_accepted", "intent_id", in.IntentID, "attempt", a.Number)
+	}
 	label := resultLabel(r)
 	if how == called {
 		t.cfg.Metrics.AttemptFinished(in.Contract.GatewayType, label, finishedAt.Sub(a.StartedAt))
@@ -248,9 +255,11 @@ func (t *term) record(ctx context.Context, in core.Intent, a core.Attempt, finis
 		return res
 	}
 	res.next = &core.ScheduleEntry{IntentID: in.IntentID, DueAt: d.NextDueAt, Mode: in.Contract.Mode}
-	if how.sent() && core.Tries(a.Number, in.Attempts) == a.Number {
+	if how.sent() && core.Tries(a.Number, in.Attempts) == a.Number && r.Outcome != nil && !slices.ContainsFunc(in.Attempts, core.InDoubt) {
 		// The cache keeps no attempts, so it may only hold intents whose
-		// attempt count is also their number of tries.
+		// attempt count is also their number of tries, and none with an
+		// attempt in doubt, this one included (the possiblyAccepted rule
+		// reads those).
 		after := in
 		after.AttemptCount, after.NextDueAt, after.Attempts = a.Number, d.NextDueAt, nil
 		res.known = &after

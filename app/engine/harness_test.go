@@ -416,6 +416,9 @@ type recordingMetrics struct {
 	lateness  []time.Duration
 	inFlight  []int
 	fenced    int
+	// possiblyAccepted and lookups record the in-doubt events.
+	possiblyAccepted []string
+	lookups          []string
 	// protection records the gateway protection's events (protect_test.go).
 	protection []string
 	// changed is closed and replaced on every event, for await.
@@ -479,6 +482,14 @@ func (m *recordingMetrics) Leadership(bool, int64) {}
 
 func (m *recordingMetrics) FencedWrite() {
 	m.record(func() { m.fenced++ })
+}
+
+func (m *recordingMetrics) IntentPossiblyAccepted(target string) {
+	m.record(func() { m.possiblyAccepted = append(m.possiblyAccepted, target) })
+}
+
+func (m *recordingMetrics) InDoubtLookup(gt core.GatewayType, answer string) {
+	m.record(func() { m.lookups = append(m.lookups, fmt.Sprintf("%s %s", gt, answer)) })
 }
 
 func (m *recordingMetrics) maxInFlight() int {

@@ -35,6 +35,9 @@ type ServiceConfig struct {
 	// MaxNotBefore caps how far ahead a submission may schedule its first
 	// attempt; 0 means core.DefaultMaxNotBefore.
 	MaxNotBefore time.Duration
+	// MaxBatch caps the intents of one batch submission; 0 means
+	// DefaultMaxBatch.
+	MaxBatch int
 }
 
 // Service implements ports.IntentService: it is what the HTTP API calls.
@@ -62,11 +65,15 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	if cfg.MaxNotBefore < 0 {
 		errs = append(errs, errors.New("engine: ServiceConfig.MaxNotBefore must not be negative"))
 	}
+	if cfg.MaxBatch < 0 {
+		errs = append(errs, errors.New("engine: ServiceConfig.MaxBatch must not be negative"))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	cfg.MaxPayloadBytes = cmp.Or(cfg.MaxPayloadBytes, core.DefaultMaxPayloadBytes)
 	cfg.MaxNotBefore = cmp.Or(cfg.MaxNotBefore, core.DefaultMaxNotBefore)
+	cfg.MaxBatch = cmp.Or(cfg.MaxBatch, DefaultMaxBatch)
 	cfg.Metrics = cmp.Or[ports.Metrics](cfg.Metrics, ports.NopMetrics{})
 	return &Service{cfg: cfg}, nil
 }
@@ -77,21 +84,49 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 // same notBefore) returns it with Created=false and starts nothing; any other
 // reuse of the intentId is a *core.IdempotencyConflictError.
 func (s *Service) SubmitIntent(ctx context.Context, p ports.SubmitIntentParams) (ports.SubmitIntentResult, error) {
-	if err := core.ValidateIntentID(p.IntentID); err != nil {
+	sub, err := s.prepare(p)
+	if err != nil {
 		return ports.SubmitIntentResult{}, err
 	}
+	if sub.refusal != nil {
+		return s.repeatOr(ctx, p.IntentID, sub.submission, sub.refusal)
+	}
+	created, err := s.cfg.Store.CreateIntent(ctx, sub.intent)
+	if err != nil {
+		return ports.SubmitIntentResult{}, err
+	}
+	return s.judge(sub, created)
+}
+
+// prepared is a submission checked as far as it can be without the store.
+type prepared struct {
+	// intent is what to store, when refusal is nil.
+	intent     core.Intent
+	submission core.Submission
+	// refusal is set when the current configuration refuses the submission
+	// (notBefore too far ahead, payload over the limit, unknown target); it
+	// still answers a repeat of an intent stored before (see repeatOr).
+	refusal error
+}
+
+// prepare validates a submission, compacts its payload and snapshots its
+// target's contract. Its error is a refusal no stored intent can change.
+func (s *Service) prepare(p ports.SubmitIntentParams) (prepared, error) {
+	if err := core.ValidateIntentID(p.IntentID); err != nil {
+		return prepared{}, err
+	}
 	if p.SubmissionTarget == "" {
-		return ports.SubmitIntentResult{}, &core.FieldError{Field: "submissionTarget", Message: "is required"}
+		return prepared{}, &core.FieldError{Field: "submissionTarget", Message: "is required"}
 	}
 	payload, err := core.CompactPayload(p.Payload)
 	if err != nil {
-		return ports.SubmitIntentResult{}, err
+		return prepared{}, err
 	}
 	// A payload that repeats a member name has no single meaning to compare
 	// or forward. (The canonical form itself is computed only when a repeat
 	// is judged, from the stored bytes.)
 	if err := core.CheckMemberNames(payload); err != nil {
-		return ports.SubmitIntentResult{}, err
+		return prepared{}, err
 	}
 	// Every store keeps times to the microsecond; notBefore is kept at that
 	// precision so that a repeat compares equal to what was stored.
@@ -99,38 +134,50 @@ func (s *Service) SubmitIntent(ctx context.Context, p ports.SubmitIntentParams) 
 	if p.NotBefore.IsZero() {
 		notBefore = time.Time{}
 	}
-	sub := core.Submission{SubmissionTarget: p.SubmissionTarget, Payload: payload, NotBefore: notBefore}
+	sub := prepared{submission: core.Submission{SubmissionTarget: p.SubmissionTarget, Payload: payload, NotBefore: notBefore}}
 	now := s.cfg.Clock.Now()
 	if err := core.CheckNotBefore(notBefore, now, s.cfg.MaxNotBefore); err != nil {
-		return s.repeatOr(ctx, p.IntentID, sub, err)
+		sub.refusal = err
+		return sub, nil
 	}
 	if len(payload) > s.cfg.MaxPayloadBytes {
-		return s.repeatOr(ctx, p.IntentID, sub, fmt.Errorf("%w: %d bytes compacted, the limit is %d",
-			core.ErrPayloadTooLarge, len(payload), s.cfg.MaxPayloadBytes))
+		sub.refusal = fmt.Errorf("%w: %d bytes compacted, the limit is %d",
+			core.ErrPayloadTooLarge, len(payload), s.cfg.MaxPayloadBytes)
+		return sub, nil
 	}
 	contract, ok := s.cfg.Registry.Lookup(p.SubmissionTarget)
 	if !ok {
-		return s.repeatOr(ctx, p.IntentID, sub,
-			fmt.Errorf("%w: %q", core.ErrUnknownTarget, p.SubmissionTarget))
+		sub.refusal = fmt.Errorf("%w: %q", core.ErrUnknownTarget, p.SubmissionTarget)
+		return sub, nil
 	}
-	intent := core.NewIntent(p.IntentID, contract, payload, now).WithNotBefore(notBefore)
-	created, err := s.cfg.Store.CreateIntent(ctx, intent)
-	if err != nil {
-		return ports.SubmitIntentResult{}, err
+	sub.intent = core.NewIntent(p.IntentID, contract, payload, now).WithNotBefore(notBefore)
+	return sub, nil
+}
+
+// judge answers a prepared submission from what the store did with it: the
+// one place a repeat is judged, since the store only reports what it holds.
+// A created intent is counted and handed to the local engine.
+func (s *Service) judge(sub prepared, created ports.CreateIntentResult) (ports.SubmitIntentResult, error) {
+	if created.Refused != nil {
+		return ports.SubmitIntentResult{}, created.Refused
 	}
 	if !created.Created {
-		// The one place a repeat is judged: the store only reports what it holds.
-		if err := core.CheckIdempotency(created.Intent, sub); err != nil {
+		if created.Intent.IntentID != sub.intent.IntentID {
+			// SQL Server compares strings as if padded with spaces, so the
+			// key "a " collides with "a". Refusing is the only honest answer.
+			return ports.SubmitIntentResult{}, &core.FieldError{Field: "intentId",
+				Message: fmt.Sprintf("collides with the existing intentId %q: the store compares identifiers ignoring trailing spaces", created.Intent.IntentID)}
+		}
+		if err := core.CheckIdempotency(created.Intent, sub.submission); err != nil {
 			return ports.SubmitIntentResult{}, err
 		}
+		return ports.SubmitIntentResult{Intent: created.Intent}, nil
 	}
-	if created.Created {
-		s.cfg.Metrics.IntentCreated(created.Intent.SubmissionTarget)
-		if s.cfg.Notifier != nil {
-			s.cfg.Notifier.Notify(created.Intent)
-		}
+	s.cfg.Metrics.IntentCreated(created.Intent.SubmissionTarget)
+	if s.cfg.Notifier != nil {
+		s.cfg.Notifier.Notify(created.Intent)
 	}
-	return ports.SubmitIntentResult{Intent: created.Intent, Created: created.Created}, nil
+	return ports.SubmitIntentResult{Intent: created.Intent, Created: true}, nil
 }
 
 // repeatOr answers a submission the current configuration would refuse (its

@@ -30,6 +30,7 @@ type options struct {
 	scriptFile  string
 	logLevel    slog.Level
 	logFormat   string
+	lookup      bool
 }
 
 // parseOptions reads flags, then fills every flag not given on the command
@@ -46,6 +47,7 @@ func parseOptions(args []string, getenv func(string) string, usage io.Writer) (o
 	fs.StringVar(&o.reasons, "reasons", "provider_failure=1", "rejection reason mix, such as provider_failure=0.5,invalid_recipient=0.5")
 	fs.StringVar(&o.mode, "mode", string(gatewaysim.ModeNormal), "answer mode of unscripted submissions (normal, hang, http_503, ...)")
 	fs.StringVar(&o.scriptFile, "script", "", `JSON file of scripted answers: {"reference": ["provider_failure", "accepted"]}`)
+	fs.BoolVar(&o.lookup, "lookup", true, "serve the optional lookup GET /v1/submissions/{reference}; false answers it 404")
 	fs.TextVar(&o.logLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn or error")
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	fs.Usage = func() {
@@ -102,6 +104,7 @@ func (o options) simConfig(logger *slog.Logger) (gatewaysim.Config, error) {
 		Reasons:       reasons,
 		Mode:          mode,
 		Logger:        logger,
+		NoLookup:      !o.lookup,
 	}
 	if o.scriptFile != "" {
 		data, err := os.ReadFile(o.scriptFile)

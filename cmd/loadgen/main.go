@@ -28,11 +28,14 @@ import (
 
 // config is everything a run is parameterised by.
 type config struct {
-	URL          string
-	APIKey       string
-	Target       string
-	Count        int
-	Concurrency  int
+	URL         string
+	APIKey      string
+	Target      string
+	Count       int
+	Concurrency int
+	// Batch, above 1, sends the intents in batches of this many through
+	// POST /v1/intents/batch.
+	Batch        int
 	Rate         float64
 	PayloadBytes int
 	Wait         bool
@@ -126,6 +129,7 @@ func parseFlags(args []string, output io.Writer) (config, error) {
 	fs.StringVar(&cfg.Target, "target", "sms.realtime", "submissionTarget of every intent")
 	fs.IntVar(&cfg.Count, "count", 20000, "number of intents to submit")
 	fs.IntVar(&cfg.Concurrency, "concurrency", 64, "concurrent clients")
+	fs.IntVar(&cfg.Batch, "batch", 1, "intents per request: above 1, sent through POST /v1/intents/batch")
 	fs.Float64Var(&cfg.Rate, "rate", 0, "intents per second across all clients (0: as fast as the clients go)")
 	fs.IntVar(&cfg.PayloadBytes, "payload-bytes", 128, "approximate size of each payload")
 	fs.BoolVar(&cfg.Wait, "wait", true, "wait for every intent to reach a terminal status and report execution figures")
@@ -141,6 +145,8 @@ func parseFlags(args []string, output io.Writer) (config, error) {
 		return cfg, fmt.Errorf("--count must be at least 1, got %d", cfg.Count)
 	case cfg.Concurrency < 1:
 		return cfg, fmt.Errorf("--concurrency must be at least 1, got %d", cfg.Concurrency)
+	case cfg.Batch < 1:
+		return cfg, fmt.Errorf("--batch must be at least 1, got %d", cfg.Batch)
 	case cfg.Rate < 0:
 		return cfg, fmt.Errorf("--rate must not be negative, got %v", cfg.Rate)
 	case cfg.PayloadBytes < 16:

@@ -16,6 +16,7 @@ type report struct {
 	Target      string `json:"target"`
 	Count       int    `json:"count"`
 	Concurrency int    `json:"concurrency"`
+	Batch       int    `json:"batch"`
 
 	IntakeSeconds   float64 `json:"intakeSeconds"`
 	IntakePerSecond float64 `json:"intakePerSecond"`
@@ -39,7 +40,7 @@ type report struct {
 
 func newReport(cfg config, in intake) *report {
 	r := &report{
-		URL: cfg.URL, Target: cfg.Target, Count: cfg.Count, Concurrency: cfg.Concurrency,
+		URL: cfg.URL, Target: cfg.Target, Count: cfg.Count, Concurrency: cfg.Concurrency, Batch: cfg.Batch,
 		IntakeSeconds: in.Elapsed.Seconds(), IntakeErrors: in.Errors, FirstError: in.FirstError,
 	}
 	if in.Elapsed > 0 {
@@ -112,7 +113,7 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 func (r *report) writeText(w io.Writer) {
-	fmt.Fprintf(w, "target %s at %s, %d intents, %d concurrent clients\n\n", r.Target, r.URL, r.Count, r.Concurrency)
+	fmt.Fprintf(w, "target %s at %s, %d intents, %d concurrent clients, %d intents per request\n\n", r.Target, r.URL, r.Count, r.Concurrency, max(r.Batch, 1))
 	fmt.Fprintf(w, "| figure | value |\n| --- | --- |\n")
 	fmt.Fprintf(w, "| intake throughput | %.0f intents/s (%.2f s) |\n", r.IntakePerSecond, r.IntakeSeconds)
 	fmt.Fprintf(w, "| intake latency p50 / p99 / max | %.2f / %.2f / %.2f ms |\n", r.IntakeP50Ms, r.IntakeP99Ms, r.IntakeMaxMs)

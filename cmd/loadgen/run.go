@@ -65,8 +65,13 @@ func run(ctx context.Context, cfg config, logger *slog.Logger) (*report, error) 
 		ids[i] = fmt.Sprintf("%s-%07d", cfg.RunID, i)
 	}
 
-	logger.Info("intake_started", "count", cfg.Count, "concurrency", cfg.Concurrency, "rate", cfg.Rate, "target", cfg.Target)
-	in := submitAll(ctx, c, cfg, ids, payload)
+	logger.Info("intake_started", "count", cfg.Count, "concurrency", cfg.Concurrency, "batch", cfg.Batch, "rate", cfg.Rate, "target", cfg.Target)
+	var in intake
+	if cfg.Batch > 1 {
+		in = submitBatches(ctx, c, cfg, ids, payload)
+	} else {
+		in = submitAll(ctx, c, cfg, ids, payload)
+	}
 	rep := newReport(cfg, in)
 	logger.Info("intake_finished", "seconds", in.Elapsed.Seconds(), "errors", in.Errors)
 	if !cfg.Wait {

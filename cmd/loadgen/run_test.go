@@ -48,21 +48,24 @@ func TestRunAgainstTheRealService(t *testing.T) {
 		_ = srv.Shutdown(ctx)
 	})
 
-	var stdout, stderr bytes.Buffer
-	code := realMain(t.Context(), []string{"--url", srv.URL(), "--count", "300", "--concurrency", "8",
-		"--run-id", "loadtest", "--json", "--wait-timeout", "30s"}, &stdout, &stderr)
-	if code != 0 {
-		t.Fatalf("loadgen exited %d: %s %s", code, stdout.String(), stderr.String())
-	}
-	var rep report
-	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
-		t.Fatalf("report %s: %v", stdout.String(), err)
-	}
-	if rep.IntakeErrors != 0 || rep.Unfinished != 0 || rep.Statuses["accepted"] != 300 || rep.Attempts != 300 ||
-		rep.IntakePerSecond <= 0 || rep.AttemptsPerSecond <= 0 || rep.IntakeP99Ms < rep.IntakeP50Ms {
-		t.Fatalf("report does not add up: %+v", rep)
-	}
-	if got := sim.Stats().Accepted; got != 300 {
-		t.Fatalf("the gateway accepted %d submissions, want 300", got)
+	// One by one, then in batches of 7 (the last one partial).
+	for run, batch := range []string{"1", "7"} {
+		var stdout, stderr bytes.Buffer
+		code := realMain(t.Context(), []string{"--url", srv.URL(), "--count", "300", "--concurrency", "8",
+			"--batch", batch, "--run-id", fmt.Sprintf("loadtest%d", run), "--json", "--wait-timeout", "30s"}, &stdout, &stderr)
+		if code != 0 {
+			t.Fatalf("loadgen --batch %s exited %d: %s %s", batch, code, stdout.String(), stderr.String())
+		}
+		var rep report
+		if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+			t.Fatalf("report %s: %v", stdout.String(), err)
+		}
+		if rep.IntakeErrors != 0 || rep.Unfinished != 0 || rep.Statuses["accepted"] != 300 || rep.Attempts != 300 ||
+			rep.IntakePerSecond <= 0 || rep.AttemptsPerSecond <= 0 || rep.IntakeP99Ms < rep.IntakeP50Ms {
+			t.Fatalf("--batch %s: report does not add up: %+v", batch, rep)
+		}
+		if got := sim.Stats().Accepted; got != int64(300*(run+1)) {
+			t.Fatalf("--batch %s: the gateway accepted %d submissions, want %d", batch, got, 300*(run+1))
+		}
 	}
 }

@@ -87,6 +87,7 @@ func (s *Store) FinishAttempt(ctx context.Context, p ports.FinishAttemptParams) 
 	in.NextDueAt = d.NextDueAt
 	in.FinalOutcome = cloneOutcome(d.FinalOutcome)
 	in.ExhaustedReason = d.ExhaustedReason
+	in.PossiblyAccepted = in.PossiblyAccepted || d.PossiblyAccepted
 	in.LastModifiedAt = now
 	s.signal()
 	return nil

@@ -122,6 +122,9 @@ func (s *Store) ListIntents(ctx context.Context, p ports.ListIntentsParams) ([]c
 		if p.SubmissionTarget != "" && in.SubmissionTarget != p.SubmissionTarget {
 			continue
 		}
+		if p.PossiblyAccepted && !in.PossiblyAccepted {
+			continue
+		}
 		if p.Before != nil && !olderThan(in, *p.Before) {
 			continue
 		}

@@ -121,6 +121,7 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 		MaxPayloadBytes: int(cfg.MaxPayloadBytes),
 		Notifier:        notifier,
 		MaxNotBefore:    cfg.MaxNotBefore,
+		MaxBatch:        cfg.MaxBatch,
 	})
 	if err != nil {
 		return nil, err
@@ -150,6 +151,7 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 		OperatorKeys:      cfg.OperatorKeys,
 		MaxPayloadBytes:   cfg.MaxPayloadBytes,
 		MaxBodiesInFlight: cfg.MaxBodiesInFlight,
+		MaxBatch:          cfg.MaxBatch,
 		Waiter:            s.watcher,
 		MaxWait:           cfg.MaxWait,
 		Logger:            log,

@@ -32,6 +32,10 @@ const (
 	DefaultWriteTimeout = time.Minute
 )
 
+// maxMaxBatch bounds --max-batch: at 4 KiB per intent, a batch body of
+// 10,000 intents may already be 40 MiB, and 32 of them are held at once.
+const maxMaxBatch = 10000
+
 // ServeConfig is everything `serve` needs. Tests build one directly; the
 // command fills it from flags and environment variables.
 type ServeConfig struct {
@@ -73,6 +77,9 @@ type ServeConfig struct {
 	OperatorKeys []string
 	// MaxPayloadBytes bounds a submission's compacted payload.
 	MaxPayloadBytes int64
+	// MaxBatch caps the intents of one batch submission (and so the batch
+	// body limit, 4 KiB per intent).
+	MaxBatch int
 	// MaxBodiesInFlight bounds the request bodies held in memory at once;
 	// over it a request gets 503 with Retry-After before its body is read.
 	MaxBodiesInFlight int
@@ -116,6 +123,7 @@ func DefaultServeConfig() ServeConfig {
 		AcquireInterval:         leader.DefaultAcquireInterval,
 		ScheduleRefreshInterval: engine.DefaultRefreshInterval,
 		MaxPayloadBytes:         core.DefaultMaxPayloadBytes,
+		MaxBatch:                engine.DefaultMaxBatch,
 		MaxBodiesInFlight:       httpapi.DefaultMaxBodiesInFlight,
 		WriteTimeout:            DefaultWriteTimeout,
 		PprofListen:             DefaultPprofListen,
@@ -150,6 +158,7 @@ func parseServeConfig(args []string, env LookupEnv, stderr io.Writer) (ServeConf
 	fs.Var((*listFlag)(&cfg.APIKeys), "api-keys", "comma-separated client keys (submit, read); when set, /v1 requires Authorization: Bearer <key> (a list with no key is refused)")
 	fs.Var((*listFlag)(&cfg.OperatorKeys), "operator-keys", "comma-separated operator keys: also the console, resubmission and gateway controls (a list with no key is refused)")
 	fs.Int64Var(&cfg.MaxPayloadBytes, "max-payload-bytes", cfg.MaxPayloadBytes, "largest accepted payload, in bytes of compacted JSON")
+	fs.IntVar(&cfg.MaxBatch, "max-batch", cfg.MaxBatch, "most intents in one POST /v1/intents/batch (the batch body limit scales with it)")
 	fs.IntVar(&cfg.MaxBodiesInFlight, "max-bodies-in-flight", cfg.MaxBodiesInFlight, "request bodies held in memory at once; beyond, 503 with Retry-After")
 	fs.DurationVar(&cfg.WriteTimeout, "write-timeout", cfg.WriteTimeout, "bound on one request from its headers to the end of its answer (keep above the long-poll cap)")
 	fs.DurationVar(&cfg.GatewayTimeout, "gateway-timeout", cfg.GatewayTimeout, "bound on one gateway call")
@@ -227,6 +236,9 @@ func (c ServeConfig) Validate() error {
 	}
 	if c.MaxPayloadBytes < 1 {
 		errs = append(errs, fmt.Errorf("--max-payload-bytes must be at least 1, got %d", c.MaxPayloadBytes))
+	}
+	if c.MaxBatch < 1 || c.MaxBatch > maxMaxBatch {
+		errs = append(errs, fmt.Errorf("--max-batch must be between 1 and %d, got %d", maxMaxBatch, c.MaxBatch))
 	}
 	if len(c.HolderID) > 128 {
 		errs = append(errs, fmt.Errorf("--holder-id is %d bytes; the lease row holds at most 128", len(c.HolderID)))

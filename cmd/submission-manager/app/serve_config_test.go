@@ -104,6 +104,8 @@ func TestBadValuesNameTheFlag(t *testing.T) {
 		{"zero retry delay", []string{"--retry-delay", "0s"}, nil, []string{"--retry-delay"}},
 		{"no in-flight", []string{"--max-in-flight", "0"}, nil, []string{"--max-in-flight"}},
 		{"no payload", []string{"--max-payload-bytes", "0"}, nil, []string{"--max-payload-bytes"}},
+		{"no batch", []string{"--max-batch", "0"}, nil, []string{"--max-batch"}},
+		{"huge batch", []string{"--max-batch", "10001"}, nil, []string{"--max-batch"}},
 		{"unknown database", []string{"--database", "postgres://x"}, nil, []string{"--database", "sqlite:PATH"}},
 		{"empty sqlite path", []string{"--database", "sqlite:"}, nil, []string{"--database"}},
 		{"sqlserver without host", []string{"--database", "sqlserver://"}, nil, []string{"--database", "host"}},

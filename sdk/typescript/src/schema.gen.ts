@@ -84,6 +84,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/intents/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Submit many intents at once, each judged on its own.
+         * @description Judges every item exactly as POST /v1/intents would judge it alone,
+         *     in order (an item repeating an earlier item's intentId is a repeat
+         *     of it, or a conflict with it), and stores the new intents durably
+         *     with one commit. The answer holds one result per item, in order:
+         *     the status POST /v1/intents would have answered (201, 200, or the
+         *     4xx of its problem) with the intent or the problem document. One bad
+         *     item never fails the others. The whole batch is refused only when
+         *     the body itself is malformed, holds no intents or more than the
+         *     operator's cap (1,000 by default, --max-batch), or exceeds the body
+         *     limit; then, or when the store cannot be reached (503), nothing of
+         *     the batch is stored.
+         */
+        post: operations["submitIntentBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/targets": {
         parameters: {
             query?: never;
@@ -518,6 +548,17 @@ export interface components {
             finalOutcome?: components["schemas"]["Outcome"];
             exhaustedReason?: components["schemas"]["ExhaustedReason"];
             /**
+             * @description Present and true when the gateway may have accepted an earlier
+             *     attempt whose answer was lost: a leader stopped during an
+             *     attempt's gateway call (the attempt's outcome is unknown), and
+             *     a later attempt was refused as duplicate_reference. The status
+             *     is unchanged (duplicate_reference is not terminal); check with
+             *     the gateway before resending under a new intentId. Absent
+             *     otherwise.
+             * @example true
+             */
+            possiblyAccepted?: boolean;
+            /**
              * @description The ended intent this intent resubmits.
              * @example order-1234-shipping-sms
              */
@@ -570,6 +611,87 @@ export interface components {
          */
         ResubmissionRequest: {
             intentId?: components["schemas"]["IntentID"];
+        };
+        /**
+         * @example {
+         *       "intents": [
+         *         {
+         *           "intentId": "otp-7f3a-1",
+         *           "submissionTarget": "sms.realtime",
+         *           "payload": {
+         *             "to": "+15551234567",
+         *             "text": "Your code is 123456."
+         *           }
+         *         },
+         *         {
+         *           "intentId": "otp-7f3a-2",
+         *           "submissionTarget": "sms.realtime",
+         *           "payload": {
+         *             "to": "+15557654321",
+         *             "text": "Your code is 654321."
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
+        IntentBatch: {
+            /**
+             * @description 1 to 1,000 submissions by default (the operator's --max-batch);
+             *     each is checked as a SubmitIntentRequest on its own.
+             */
+            intents: components["schemas"]["SubmitIntentRequest"][];
+        };
+        /**
+         * @description The answer POST /v1/intents would have given this item: its status
+         *     with the intent (201 created, 200 repeat) or the problem document.
+         * @example {
+         *       "status": 422,
+         *       "problem": {
+         *         "type": "https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#invalid-field",
+         *         "title": "Invalid field",
+         *         "status": 422,
+         *         "detail": "intentId: is required",
+         *         "instance": "/v1/intents/batch",
+         *         "invalidFields": [
+         *           {
+         *             "field": "intentId",
+         *             "message": "is required"
+         *           }
+         *         ]
+         *       }
+         *     }
+         */
+        IntentBatchResult: {
+            /** @example 201 */
+            status: number;
+            intent?: components["schemas"]["Intent"];
+            problem?: components["schemas"]["Problem"];
+        };
+        /**
+         * @example {
+         *       "results": [
+         *         {
+         *           "status": 422,
+         *           "problem": {
+         *             "type": "https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#invalid-field",
+         *             "title": "Invalid field",
+         *             "status": 422,
+         *             "detail": "intentId: is required",
+         *             "instance": "/v1/intents/batch",
+         *             "invalidFields": [
+         *               {
+         *                 "field": "intentId",
+         *                 "message": "is required"
+         *               }
+         *             ]
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
+        IntentBatchResults: {
+            /** @description One result per submitted item, in the same order. */
+            results: components["schemas"]["IntentBatchResult"][];
         };
         /**
          * @example {
@@ -1061,6 +1183,12 @@ export interface operations {
                 status?: components["schemas"]["IntentStatus"];
                 /** @description Only intents submitted to this target. */
                 submissionTarget?: string;
+                /**
+                 * @description true lists only intents flagged possiblyAccepted (the gateway
+                 *     may have accepted an earlier attempt whose answer was lost);
+                 *     false or absent does not filter on the flag.
+                 */
+                possiblyAccepted?: boolean;
                 /** @description The page size. */
                 limit?: number;
                 /** @description The nextCursor of the previous page. */
@@ -1228,6 +1356,37 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    submitIntentBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["IntentBatch"];
+            };
+        };
+        responses: {
+            /** @description One result per item, in the order of the request. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IntentBatchResults"];
+                };
+            };
+            400: components["responses"]["MalformedRequest"];
+            401: components["responses"]["Unauthorized"];
+            408: components["responses"]["RequestTimeout"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            503: components["responses"]["SubmitUnavailable"];
         };
     };
     listTargets: {

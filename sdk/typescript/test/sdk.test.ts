@@ -166,6 +166,34 @@ describe("a service without API keys", () => {
     assert.deepEqual(q.invalidFields?.map((f) => f.field), ["intentId"]);
   });
 
+  test("a batch answers every item as a single submit would, in order", async () => {
+    await client.POST("/v1/intents", { body: { intentId: "batch-0", submissionTarget: "sms.realtime", payload: order } });
+    const res = await client.POST("/v1/intents/batch", {
+      body: {
+        intents: [
+          { intentId: "batch-1", submissionTarget: "sms.realtime", payload: order },
+          { intentId: "batch-0", submissionTarget: "sms.realtime", payload: order },
+          { intentId: "batch-0", submissionTarget: "sms.realtime", payload: { other: true } },
+          { intentId: "batch-2", submissionTarget: "no.such.target", payload: order },
+        ],
+      },
+    });
+    assert.equal(res.response.status, 200, JSON.stringify(res.error));
+    assert.ok(res.data);
+    const results = res.data.results;
+    assert.deepEqual(results.map((r) => r.status), [201, 200, 409, 422]);
+    const [created, repeat, conflict, unknown] = results;
+    assert.ok(created && repeat && conflict?.problem && unknown?.problem);
+    assert.equal(created.intent?.intentId, "batch-1");
+    assert.equal(repeat.intent?.intentId, "batch-0");
+    assert.equal(problemKind(conflict.problem), "idempotency-conflict");
+    assert.equal(problemKind(unknown.problem), "unknown-submission-target");
+    assert.equal((await waitTerminal(client, "batch-1")).status, "accepted");
+
+    const empty = await client.POST("/v1/intents/batch", { body: { intents: [] } });
+    assertProblem(empty, 422, "invalid-field");
+  });
+
   test("targets list every contract", async () => {
     const { data, error } = await client.GET("/v1/targets");
     assert.ok(data, JSON.stringify(error));

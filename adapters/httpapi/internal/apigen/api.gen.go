@@ -438,6 +438,18 @@ type Intent struct {
 	// Example: 2026-02-02T09:00:00Z
 	NotBefore *time.Time `json:"notBefore,omitempty"`
 
+	// PossiblyAccepted Present and true when the gateway may have accepted an earlier
+	// attempt whose answer was lost: a leader stopped during an
+	// attempt's gateway call (the attempt's outcome is unknown), and
+	// a later attempt was refused as duplicate_reference. The status
+	// is unchanged (duplicate_reference is not terminal); check with
+	// the gateway before resending under a new intentId. Absent
+	// otherwise.
+	//
+	//
+	// Example: true
+	PossiblyAccepted *bool `json:"possiblyAccepted,omitempty"`
+
 	// ResubmittedAs The intent that resubmitted this ended intent.
 	//
 	// Example: order-1234-shipping-sms~r1
@@ -457,6 +469,39 @@ type Intent struct {
 
 	// SubmissionTarget Example: sms.realtime
 	SubmissionTarget string `json:"submissionTarget"`
+}
+
+// IntentBatch Example: {"intents":[{"intentId":"otp-7f3a-1","payload":{"text":"Your code is 123456.","to":"+15551234567"},"submissionTarget":"sms.realtime"},{"intentId":"otp-7f3a-2","payload":{"text":"Your code is 654321.","to":"+15557654321"},"submissionTarget":"sms.realtime"}]}
+type IntentBatch struct {
+	// Intents 1 to 1,000 submissions by default (the operator's --max-batch);
+	// each is checked as a SubmitIntentRequest on its own.
+	Intents []SubmitIntentRequest `json:"intents"`
+}
+
+// IntentBatchResult The answer POST /v1/intents would have given this item: its status
+// with the intent (201 created, 200 repeat) or the problem document.
+//
+// Example: {"problem":{"detail":"intentId: is required","instance":"/v1/intents/batch","invalidFields":[{"field":"intentId","message":"is required"}],"status":422,"title":"Invalid field","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#invalid-field"},"status":422}
+type IntentBatchResult struct {
+	// Intent Example: {"attempts":[{"finishedAt":"2026-02-02T12:00:00.087Z","number":1,"outcome":{"reason":"provider_failure","status":"rejected"},"startedAt":"2026-02-02T12:00:00.012Z"},{"finishedAt":"2026-02-02T12:00:05.151Z","number":2,"outcome":{"status":"accepted"},"startedAt":"2026-02-02T12:00:05.090Z"}],"contract":{"gatewayType":"sms","maxAcceptanceSeconds":30,"mode":"realtime","policy":"deadline","submissionTarget":"sms.realtime","terminalOutcomes":["invalid_request","invalid_recipient","invalid_message"]},"createdAt":"2026-02-02T12:00:00.004Z","finalOutcome":{"status":"accepted"},"intentId":"order-1234-shipping-sms","status":"accepted","submissionTarget":"sms.realtime"}
+	Intent *Intent `json:"intent,omitempty"`
+
+	// Problem An RFC 9457 problem document. `type` is stable per kind of error;
+	// the members after `instance` appear only for the errors that need
+	// them.
+	//
+	//
+	// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+	Problem *Problem `json:"problem,omitempty"`
+
+	// Status Example: 201
+	Status int `json:"status"`
+}
+
+// IntentBatchResults Example: {"results":[{"problem":{"detail":"intentId: is required","instance":"/v1/intents/batch","invalidFields":[{"field":"intentId","message":"is required"}],"status":422,"title":"Invalid field","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#invalid-field"},"status":422}]}
+type IntentBatchResults struct {
+	// Results One result per submitted item, in the same order.
+	Results []IntentBatchResult `json:"results"`
 }
 
 // IntentID The client's idempotency key: 1 to 255 characters (Unicode code
@@ -733,6 +778,11 @@ type ListIntentsParams struct {
 	// SubmissionTarget Only intents submitted to this target.
 	SubmissionTarget *string `form:"submissionTarget,omitempty" json:"submissionTarget,omitempty"`
 
+	// PossiblyAccepted true lists only intents flagged possiblyAccepted (the gateway
+	// may have accepted an earlier attempt whose answer was lost);
+	// false or absent does not filter on the flag.
+	PossiblyAccepted *bool `form:"possiblyAccepted,omitempty" json:"possiblyAccepted,omitempty"`
+
 	// Limit The page size.
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 
@@ -921,6 +971,19 @@ func (siw *ServerInterfaceWrapper) ListIntents(w http.ResponseWriter, r *http.Re
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "submissionTarget"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "submissionTarget", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "possiblyAccepted" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "possiblyAccepted", r.URL.Query(), &params.PossiblyAccepted, runtime.BindQueryParameterOptions{Type: "boolean", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "possiblyAccepted"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "possiblyAccepted", Err: err})
 		}
 		return
 	}
@@ -2585,140 +2648,149 @@ func (sh *strictHandler) GetTarget(w http.ResponseWriter, r *http.Request, submi
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H19c9u2mu9XwXB3JvaUkmXFblN5+oebTXq826Q5TXLv3JbZGCIhCTEJ8ACgbTXj89nvPA8AEnzRixO7",
-	"27t3z8xpLIkkgOcNv+cN/BylsiilYMLoaPY5WjGaMYV/vlFswRQTKTsvy5yzDL7MmE4VLw2XIppFlzeU",
-	"mx9eX5KbFRPErBjRTF0zRVZSyEqxjFByaZ8zI3DtJTl4TbjGS+Ez4SYR1D4+JnRhmCLcaJLS8vCM0Llm",
-	"wtiHc0Oo0DcMHnrDzUpWBp/AxXKciCiOdLpiBYU5sltalDmLZhFO73gSxZFZl/CFNoqLZXR3dxdHJVW0",
-	"YKa12v4Sf335nHw3PZmQsiaHHpN64Qevyc1K5rDwVIpMHxKqrzQx0s2WUJ0ILaUg1K6aCwNr4posuKB5",
-	"TKRy637tn0EOqCGF1AZuSIQl6RNNRqOC3o5g5Jg8nRBN5muSsQWtcnOINAkHoBpIpg0VmR4n4t2KkbnM",
-	"1p74mhYMrvGkhO8s78fkF7NiKlxvTKjICE3EpeXhzUpqRq5pXjF4npCGUEcGURVzpohc+MXEhCpG+FJI",
-	"hSzWiahJCqQ6I9QLDTXIexiDKRABR0MNv0iRMstoDmyxc43iSNACGOvY9wVioJgupdAMpeClVHOeZUzA",
-	"h1QiKeFPFNGUgkwclUrOc1Z880lL0RoHRMdQnkezyKy4JrJkCm8hgrFMEyrcV1KRK7bGpQCDUpjS0fXx",
-	"kWWdPpIqY2p0PH16MtIrXpZcLEe60EeK6WpecK25FBrWaqipdDQ7mTyNI8MNLrZZQr3clTGlnh0dLblZ",
-	"VfNxKouj5kEFFXTJVPDNyH81z+X8qKBcHGUy1Ue05OMi+5dFPcBdSO5/VWwRzaJ/OWoMypH9VR+9sSSz",
-	"BG/rFwjmFUO5pCTNOcjuFVufoUTuoCA5GI3859EVW+vDMczpImNFKQ0T6fq5FIucp+Ye7HyQFVlOXmSE",
-	"3XJtrJoRSjK+QJ0ypKH2O6qWzMSkpOtc0gzsgZDmR7aQiuFyXtF8IVXBsl/ZPyqmzVeLJiPKPqm2CFaD",
-	"r2nOM/Lvb395TTKZVgUMsElGW9I3aaSvnqwf47GksPADjfxADyWNbaIgOeT8E0sNcuO1NC9lJbKv5IKQ",
-	"3lCvcGPgupaZe9uFFi9OGl5c2AFgHQuc8iOxwk5vJKQZ2XEeghOvJdFVuvJUkooYVBRkwhurK++k/Bm+",
-	"/EpeeM0zUpIcnjcjTyfwPzJfG6YJTJymBrYvUJ6cFxw38Om30+OTk71U5Dgw0G+6wz0WX9y6RkbKkR3o",
-	"oVTEU+wA2AJQDvd+UJxDwm5TtNXwfSrFgi8RCCLVkHnOjL3jBZPVg1uzjGdWc5Xi1wwNLw+h6RNNFAPq",
-	"u+H3MnDPGu652Qf3Pwrv3JpGfpgHNW73pNGYvAMcmkohWIq7MdckzaVm2RlRTDORkYAPgNKQzc1iv2Ab",
-	"HmK2swVJtMEQJhHMrGQi42J5RqTI14SJjGXOioBfIcgcZopzM4ZlD4nCvh+0vTiDP8H22nEeSlCC3ale",
-	"BDorwGnBbhqIAwgcoJlEt8F+jYr+1kjF3gt6TXlO5zl7AFXX8EjgIswJGUnTlRVDo9YkpwadgJ0qfRoi",
-	"ZpwnqYKJPhKzcPajcKCH4lZGDZ1TvYs0li0o+g/MF+vBcU1WMgftA9+yoGIdGmcOYoJuaUHXfl56JZXJ",
-	"1/dnmh1xXun1o7ELhxjhEI/PKHLQE4/DWuHsVBJBczDMa6Sy3k5jsNHN9mtkIg6CBR16+tvYA4zxK3we",
-	"neNn614/0d6Lt553EBwKLu7HTN66OIaRNsgzR2fGDsjFctxy0x3rgN1LpoBud3H0XtDKrKTif7CvRdq4",
-	"PZ27p+FtM/Ijo4opklSTydOUlhycSfzA9sMDx40ctmb6SIJYhWM8hCSev7mAJWuMzQRSQts7OUkBITDY",
-	"AQQjcgG/FWhD3otSyZRpDWL6Qhhu1g+yt19kM5iPoVz4cNk113yeM9AE+EXJnKQrqgCQK/L+m+lk+mIb",
-	"07hAt/YlZ3mmo9nvn6MF/BmMGMVRASsBPyL6gsHvPgSiMZ2GGMB61HbARwMAOMjIDvIgwmEnDGuuQ6QE",
-	"/VMcqbFJnRAGXFOJKyFvhJMRXZWlVIZlr1jG6Ttc/lcJyXN76wgeRZLIsFtzVOaUC4v8wKDWY54R1Pxw",
-	"CHz0Xu7aaajg9SNJAesgyMdHU/V6tBGONsJhHiO2oV2YuEshZDDX9ncbuEqEp/wLkUrc3y3aMysqCM8Y",
-	"WgByEECBjKUyc6bjEF2Ceg24gZwbw4rS9DePX0QoWrCHwFOX1LAbuh6TC5QzxVKA55nfWoJLCNeJSGme",
-	"gwgsuOB6xbJzvKvOJ/CcuS2SC7LI+XJlxuS8vppQO7lEAPylgsjKpLJgdoF+nCYdwfJ8ZINRhxjOF4Qp",
-	"JVUiDoyiQgM7yYLyvFIs9k5V7PXJPedwTM7dfUQbqgwXy0QkkZVp56zMkogUVF3hpNwkgQeG3NCQKJUh",
-	"ggEXYL2JOMjtxr3iJV6YS21CygG1arWmacpK1A+SMZrlXDCyolkiSqo1yw4tFAi0s6FxNIumk+m3o8l0",
-	"NJm+O57OJpPZZDKePPvutyiObGogmh3HkaMn3K0YRYWPSiWvecbUR0epQB8jxT6x1LjND4izbbTj6W9w",
-	"XalkyZThNrCPhG1nBXp8/Nu7d2/I6WQ6Iz/SjPxkf+4nDeLWisMnblk8iAeFKWfUMPTqhx4MsI6pi4FM",
-	"Gyiv5aLld0EzyzsnBeOQJ5EuRpPjoQFyRjV7Ucp0tXEIzQiDC8Kno9TgkJXIwI0IBnsaLI4L8+1JM26N",
-	"6RrmB+Q6jqOCC15UBf7dvyeQkm0m7xd3WVs2dvIFxGQ/vmCS6B8VV4BFf/dLCUf7UN9jI8UwF7CYABT6",
-	"hD5v2TfcO59oiy9oatAOOO/b4y+0q4KWeiUNMfSKiUT4rCiwpjYQMdHSunpEsSXXgPBZxo129iBdUbEE",
-	"2zdOBEJ4MEdgzjmaFBhWCZoTdsvSCkM9pcx5ukZk6PaNkioDYBAf0jYFTqXeOfphaLqgt+e1SXGeQTR7",
-	"OomjQmYMlZvmjvB2MOCGszxA5Q7MsA8eB3cZpgouaO4EAVCeh30fmyxE803KS+5zG/Y7j/8+9OxGa0Xb",
-	"5fCn4NK7TevuysIbjJ8ZsnDWtza5ju5S5OuZNdJVUeXU8GvYxSuRxWShZJGIJucLQqQYbuSxD+rdrHi6",
-	"Cm16UWlDVrQsmeiwD1myVSFhSdYg7LGSgt5+dOZDh6tpGY/TnUOijGwn/Cu45q6Rnh0IyV51NyRZn1s2",
-	"tC1kXVPal7pe6QDuWqBEdpPT1nT7cGmTqPfbG6j+2iKrRKj6bsQ7RnGAGghd4G6vl3kub3SHk18s/nHE",
-	"DSt04JYH67VfUKXoumcTe6SMW5rj+FizaIB6Qyb0xe2KVtqw7FcHEroU/t8o3Y4UqsqZC/c25D1zho/W",
-	"sM3BCxRDAXL3e21tPtrcBTryofh+dCGaKI6kYB/BCn8EycoZYJIP4c674bYeNT26aDs61uxaoDJXjF7B",
-	"lhnJklm35SUi1Wg2QSs1Zxsw0ClsbIqlTJjnNM91NDueTPw3L+3y7Zd38aDJdt+9V7nzb2ZHR8fT78aT",
-	"8WR8PHs2eTYBVtJKA/MXNNcsjuw+hrYXNGdOTboC6x1qUd+8hgvew7a+8NtS1J35vUxzuL5Q5Tcttcc9",
-	"v/a+PDJ0iyjBK2zIhGvy/tef0akyGp1H73hIlbKWOfS0tOPNpcwZxbXW1B0CbX6nf6L7wEITJSuDAcB6",
-	"KuO2rdjMri82BwGBu4bAr6Qm4pDi99i9BQ8/0eSasxugtRSNo9gGJj1lmldKm2g2nXT0qqC3F/XnZ/vo",
-	"GTWspWC7Va6tAvXUejAxqH5DAMBVWnFD3A1YyVUpwTIiF4vQnNnUHBgru9YVzRcf8e+WqXK/9jjrSDMo",
-	"adS4/PcTTfC62M4PKI8hg7YjAuTt7+kNwbtjIO1qUa0d+tpHD5892YBQLjY+/V3jvFu8nVZKMZGu7ZK2",
-	"L+XZ0HC1dAwYAuGqlUTNsBzUEWwADIG3oudNzErJarlqu3AbxG0/P9IK5fb1N7wEAqdI+RJDBgBVtxMD",
-	"hbuZiqxaSTPnIN11NKI7nb/JG5u+sIFldFsw5gwzqUsgjyeTQ/zZ7dsklRV4RvKaKd2fVJ9HXR3sTuOn",
-	"Ni7Q5ABjBbqO1OhuqEYfElpIsXTh8F1T6NjGWvrb5OlNdItd/Jlr00EOjq82wj0MI2qz0Ojf032M1p+P",
-	"Ej5goCKDWRtVMfcUuGujg4Z/17vVHligv4c1g27a1l2Zlo0e4/ajXZWBacIzK6qJZwDuTG0ptQvq7/B+",
-	"ifdbxRu4a+d2nPti2ZpY9XhbpMw+e1DMWnJgWbwpHjcQi/svB24bLTY6VojcbqgmC660sSUH2S7jPPnC",
-	"YFI9oS2MeMtyljp1bk/6xS1NTb4mLj0XEBYDNg25xrviNI/GpA6mEYTOtcwrwwgwDVAxJlAAl8aYuRYu",
-	"A2kxbZvum/hc0NufmVialatGLbjwn4+HOLCJ0n61G/dNsqAFR32nxkbLSgW7Oky5juS5XSKEZE5TKr1q",
-	"YzD7fU9ML+oMWcA0Wodefv+rBt13zut0fHx6HM5r2ppXPbYNWO0z9ul48j0YmQ9xlAYR1/8OkUgM5m0j",
-	"+uQErU4w4kYi1snuWbS7iri5c/eie4aDBhHCvbYynwkc2JBDjm57RB1rb1NtZw7AEXAvTM36wahtU+rG",
-	"ru76jNozqdGwbvst1mhc/BumW3wHwbA1a5j6RDfdBr2GK0ELlmEGd+P2N/n+ftsf9tv4bMX5hoCGi4yi",
-	"kQ0ut/grLOhsT2uDYP9THe+Yx0sli+GZhIOFVfr1tPReUxga3yvbPkx9a6/9yph1zxGp618GwrdueqE+",
-	"BfoYN2o+BFxqURwkqu3yeaIJbxp1yBVbz8gx+P7T09OmyEaTg/eCpzIDxy9jiSglF0YfAtx5/+7l6Flc",
-	"t7C5Ap24KdsZWYkkUiVizjOubECd5sPPp4YtJebbnqcxeb6IyW854qjfyhibERJBNXn/zWQymcRY/TP5",
-	"MXZVQO7fZ4e2Vy4omCI80ySJxkkUwz/jJEoEXJJER0lEDqjGaKFZEc2WhRUztsbCLMW0zK9ZRiggD6l8",
-	"KA9rEhIB5F/7uzDxhw0TtMkeyirPXPzb1hlmZE7Tq8MxObfDJ4ILzTNGKMmlWDJFeOZaE9mMlEyBJzhi",
-	"AuljAwUwVT3GtpgR0yktWZaIXGLRhlIS9l1NDi6TpMqeTSaXh24lC4C5xEjZSVVs0ZgA1E1PT7ugTkgr",
-	"+w5ggRqO4T9HNsoM4qlA4P7z9/9MkvLz8/QO/1ngP7/l9p/y7sM3/7oZgL2hy64D5IuFAIMFgOz/X/Rx",
-	"P2DhavP3wRUf4kiwW/O8Uhpcn4it//3TxSfJX306X7/mk5tX8P/877evPsmbV/8mb149P7l99enV5PW7",
-	"3+gFv+H07cW3F8X3699++l/rn9+9WL/64+988fc+Xqk5uidccdh8AK2E090QzJXChbq0ISVddvbVB1ri",
-	"foZ/m+V+W+9NPfdNqnTFtHFtmRlLucZ8czfNZlk+Ji+umfKfyLwyiXAyULdAO4vgFLmRkACE1q5IAMPa",
-	"jlRz24AuNxWgHW3eWgqKmfI5Iz4S2d6X+oK08ANsKLurqyr/UQFJ6trKmMzXCLXawhDMqbekepLh5r9j",
-	"vrukwlepBsngnnS8ctn4bp7b6iy5keqKLCXTvrgM43v266zCmdW953BD6CEHdsxGBVvs3ZaIDxB1N6RD",
-	"TSCRvs5rRihZ0NTEhF3TvAIjBxxw/Wpow5/4ioVO3OTefnNbQtSGNLZN4rWLBWowvpAqqN/o4M2BeWwB",
-	"mp7WQ5rVIXetb9uFxj17SFbe1NUYA4utsIrBFkPoujHAOh5CEr+T1YWXKS0GM/adRH2QoG8vKLi+Rx9f",
-	"Mjtk7X59+Zx8f3L6HXHVyXVj9JhcwoMuMTti6DxnmDy54iID3IcphDNbnFOwYo6HGGBnxaWPH18SWpaM",
-	"KhtA9lUzNvdgaSMYYCtMMnQLrVLXUMfFsq5s932ssPL7tMxtalH3j4OBuYah3g7EB7YU3t8DGLR75wK3",
-	"wC/00crnm7FG9Vg9xR0g95BYowl1zLN0xBoty1hHQw/OD04m3yPrDzvp+ICLNR6pw4h9P63hUuPzf4h3",
-	"5esbCfnc23K+UlgGAidt6bmfw9vIVzjTtqj1hgxDJgP+Z8PNHdy4jz/faTTZJh+SLPgtOTiZTkmrfQNd",
-	"R9dCMQpE2EaWm/ntiVMD2DMgAMG24JdrtbCXQXV6GdJ/u4p2pa6bqnlk9Q0iUZXiO/cw386Bq4y3bWlh",
-	"S3NwGAfNMm7jCm8Cq+Eynp2EDfrsB5/vDknGFL92tb1hP20Hcuw2oyO6pFxscmzuEze827DmgsF/825C",
-	"4obqNy69a1TFehMIft+3UAqro6TCgqkbuqFKajiF2uFqM/gQJ20PrF15wMl70T0wvrPP2IsUzaL/IytF",
-	"8AZMBOP1NntoZDSLvjk+PT2FJ51++91wOG9HdP2Bg8GAb54+ffo9wnGP2m3NMNZcYAbUNwG4+m/sAzig",
-	"JhFSpKwOFnNNSqrN4Zi8BMTaVDJ7UN3pLklEcEUljLZ7ZT1ZTLQzinDKlzWPyfmWk7GENCO3hIOnE5LR",
-	"dfuILLpiNBuT/2ClcW1FiSh4qqQteTmrK9tv0HEQTXzSEMVKBo4V+FgF+CfdONZXxcQDOaJi/csCw0td",
-	"MLq2Z9HYY7ewxafK8zFm3TpHp+D3NViGyz7EEfxju71b+uN14kO8dcAYRyNcpHmFJwEspLqh2G3U7tAi",
-	"VPuuIx+Y5ULzpeALnlLbfWUY0SVN2WHDz+npt+Q/+I8Bv3qY98s07Ha0lCO31k9aivGv9OaVc3GDX0f6",
-	"ipcjWVo7PsIos68/2RB231yISZiA/9pj0mrxX8prpkR4Cly3aacVzdse/vya0H6AMHuG0V40UGDUVO50",
-	"w5uY1a6jmL6kpw5h1g7ZoLWDm8dSMHfFfiHMSlhKgzf/0cgrJqIPoAabwq51nPZ08zQ7buQGw+xve8hQ",
-	"a7+mKaj23QvqhenPrYVA/sF9zoOMs7RS3KzfwlNdbSr2yZ9XZjXcp+kyHHU7ue//5KmtoHGpe+suHIxG",
-	"tOTunDbyi8jXiWACt/fM7iIDLenB2Y7INpxQ2xm0va5cLOTASQQ1G19ZHIndU606aX80DO4+7gA6twaN",
-	"gDxDnJYIRtMVVtoYiVWcb1+9xR7pSq9q41cJw3O3G3onOa77OzARVQcwbS+dLQofaAKr52LzjEFeR+Lu",
-	"edDsTvk6BtrZOBZc6/X/EBegGM1s4akLw2KD2Jnf13WcCNtf4tbrtmVN5izHMkdJenQcJyIRL2ywAjh2",
-	"uamV+7IOmWhy4MMph8422hhKIrYEUcYEK7M2nFgQE4bx5cuj6+PLRDTnBTqp1+Ry29EP9bEPl2f+BMzc",
-	"rAgTmU0zJsKGtTOXtsp5yoQtiqvPnZSl4sxQtQbDVNdCfoGLE7haA3J7/uYiiqNrprSV7OPxZDzBLsmS",
-	"CVryaBY9HU/GT9G+mxWq75Fdzx+YkrKbVk0hRLZ/c793TsGcTiadRv2m0759RGLgKV8NH685cHiYPTkC",
-	"jwsoxy3TYzNpuioKoOcs+plfMwHXjmxpnrsTcZ/Gfl3c9+kSDbBdbfQBnniE56SEK+/GrE0Fm/F0Mqlj",
-	"b66AE3QAvlrIPJf2+NGcXzHMsDbfaUPXieDCdg0raRxADbvs4SmrqqBCn6H6uXS0P1sQj9Sy6o7S1ebN",
-	"r3YBD8Aa2PJ+8NWp2GH8kWc/YI+wbfj9iA2/Pzz1n25LUJ2P1PzQS/wdI6rdi891oaxjl9sXtVU1pJE9",
-	"Oopjl0rOtssC0IOjMLijboNa3Cf+ARuE4fr4KKwTHpQIm6jyhhw7dhatUkRygKfg+g49vMRG9myxbyK0",
-	"4XnuCtiB90hrv8Ec2kqFwN5bc3vTdoVBKEDLCTfO9A1UHccENyM/2XAWAIrBM2KC0FxLolfyxpK40z8S",
-	"u4nW3RWx7QbAWcGOkGL2wVXdK2qYY5zvZsDohSvXrFtxClZItUZdoYnw6lIf5Guv+wFjI65Qol0sPSav",
-	"69IJWLZOBA08SKYKdy4JOmrADAelBzQIUOxPTcXzDj3qHRSy91mwYVX+Bl3w0hdbz8Xu1Lbk1XWD2nrs",
-	"IOBxF0cnk+NNY9eLOXrfORzodPJ09029o9lQ8wK7a13set5+mlyBETYuUwVwgpEDfwTvYah/tb71NPCo",
-	"9IXlpdSDldg8d/RwJ256OQeZRKkT0grvWYB27MHRvhooEdrnmRHZuCOsawxl8Ye9A8tksFcTH1eHJUD4",
-	"GrSGytvrFAV3t9IVza3lt9EshDMSU40IT7DMxqqvZ7dgt8ZvOJoxwo2dIQfAp65xlZQohgh6nIg3tNI2",
-	"Q2Y3EH8QmCWT6+vHfWUFlwXg8HBINTA01pxw4UzzjzJb76EVuwrJ76U1dXH7XdtZcY73Yyuta6DYdMwp",
-	"crOtkpPd2tU7sflLdfnk+HSfmwbOWYKbp9N9bu4f5IVG5PjPPjI7OIbMnvJ4xViJqu7V35rI8UMZOWR9",
-	"UB8wX7fCz/c2awoj5Zvt2q+skD7gX0e9mevg6EW/Dyj+Yy/MpNXtROR8YYg9gsr+FhPh4KtFJWgnZSWy",
-	"Q2uRGhuDpwJSkwh7HMitIcCZrMqxPk8xvTrzb1SoTaqqRN2AyhXJ2IIpRXNw3DM9JpgcCM2SPR8ETRJ+",
-	"cj7cILwFaj2cCdrWhvb/ik1q5VoG1KSbNcGznPjCsOx/bNN/L9tkJcEzOvtaGxXUOG71hrExmS7RMnkT",
-	"EABWn4bBbFFMBLth2tgkEUIU7Y3bEjyyphwSQFJq/zLSHS3tMRBcfGYjZomgG6okybm/H1+rQf9RWSQF",
-	"Trh27y1YSAVga5MjcFFXC4Tvffm9H9XM1w2grB1NV83o3z6CFXzNy0fqWvn9hK1d4tDP37TmEHQ/uLZ4",
-	"fw7+hrkMlPIPxAS+LtnweRAsLRnR/A+2aWboXbam4zI90ex0Ep4JZI9hsIcCnU52nEo0PJlA9pwXXyp2",
-	"zWWl67LboSlaIdtAsgerzg2JPTl5tovaHx5xxwnq3AdPAu0Ygy/3Sr/O4D+QR+tW0bFcgeWsK6PxNKkh",
-	"EIfDtN7k5Eqh6uPZ8GS0gZC+DcVXQtuqwHZq3b3gCF+oQE2TBD8EjFWC1bXHDWDtLLiT7uz1+q1PWFO7",
-	"+aUyNtTiHorh/sqnIruFafjI6WRy5nLe+JPpVXwlwp0NQcnJ5PtWK48vxBkT96oLH7UvSqqwnQpjn1RI",
-	"wVOaY1iUHPgySY1oIca9yOoAwT4TLpaAdcP88VkibB8pnnl9o8BOikMMPl2xtUsSw9L9A/wpeG6CZzCP",
-	"+u0fttsMlgyLstPBCCVMGINSmCtza55Ox+QcKIl1ARjNm04m4O8Lwq0I9A7IxXw1t1G8hathqKOL7nwg",
-	"Px3/Gg1q7xhhHA3wB//DHdvhjh6gIpAHE+BwG4KwUwNGn0ynMMjJ8VMX8ZaaDe2WYW1Mf7sc0sLmkiP3",
-	"Hi5rtL4Q0f9lSm/2s6FDtUR/suPge1K2vsrBh4xQ4VnXdphtFmPcPvy9eTPgKHg14NAE3U1H/XcJ4lyn",
-	"W6H8I9AAPCbX2PRYa/qTvbDJs903dd64g7d9v/u2ofeooeO3x3bcfUPTf63DuA9+6L0Vow0g7O9BBDkI",
-	"sWLa3afch/FE2xE7+uwvv9uYm/2Jfa0Njjf3Vvebb+NOu2fmUzslNasaL8OHBi4HZUZtWzcMoPcupv4T",
-	"IO92O/F4tuGLVPxk9031a+keLABBM3v6V4AKMTnoikbuKeadtyZtDJK+850/3v8F5Iin1WYjgDs2s0jC",
-	"pzmDDlBJsBsPhnZAY9zf/F5nC3FacOwJRiyUbaN2AP4AUBVGWhVfwiSf6Br2H8Yk5+KKZYmYS7MimDQ7",
-	"6JwxQI5I6/SDwzG5CKp13LtZLbJe8mtmj+K3heLZjFw25PynOr60CaPLf6rppW0Sg9kHZJEL+PH4ckwu",
-	"GktVMlVPf2Z9jsakYeq4Tdw48AL8UfGkcR+o6boN40T80rx366BfBBWTOqd2uOW9XJtixtuw6fbzG/56",
-	"Fu4++Hj/CHK3Q+GvjEVX1J3qEcrcWZ3GbMG1PxUvtjSpO40/G+LtYc5fhi/lvfeOsRccHHyh318f1+0O",
-	"tHtg1zrshbr9pIZ74YuHddOLtXEPDIp4B/Hdz1ybd/VhuI+mjkFB9+bkBu5v7eKU7ob5paG/fhTOVmxu",
-	"fQVCQNe6ZLlD16PP3RluhdJB8Xtryxiw+QMR9H1s/46zdx4T0jb139s5/BXh2/tZlGEo+QUsb9cDtgvS",
-	"f8eDQm0P0ND+j/GgjJW5XBd4Erx9vwKmHByuJLlMEWv66hxNLgt6xYiqxGUisPhG1y+6sNW9n20x+t3s",
-	"6OjzSmpzF8XRNVUcjAtydlUDW5fdiMJ09GQSDbEIbrKYVCrTqqPPuTYMc3PkYDSyn+x7zn1VfDgUFsQ3",
-	"ffLuI1YkIz0/1GQeLJU3CPR80Tj83a+UH3fhkd7gataGpXmzO+A8Z3CNDB7kWd5/UF0C3EwKPgHgRew+",
-	"pzmwTtkLvJEOJ+kqQQfybN6i47lKetaqeHsyUOjWqaDUcSJsyeShcydsjRY80RdG1OUlVoTclOoM7d2H",
-	"u/8bAAD//w==",
+	"7H17c9u2nuhXwXB3JtaUkmnZbhN5+oebTXq826Q5edw7t2U2hkhIQkwCPABoW834fPY7+OFB8KGHE7vb",
+	"u3fPzGksiSSA3/vNL1HGy4ozwpSMZl+iFcE5EfDnG0EWRBCWkfOqKijJ9Zc5kZmglaKcRbPo8gZT9ePr",
+	"S3SzIgypFUGSiGsi0IozXguSI4wuzXNmSF97iQ5eIyrhUv0ZUZUybB4fI7xQRCCqJMpwNTpDeC4JU+bh",
+	"VCHM5A3RD72hasVrBU+gbDlJWRRHMluREus9kltcVgWJZhFs7yiJ4kitK/2FVIKyZXR3dxdHFRa4JKp1",
+	"2v4R3758jn6YniSo8uCQE+QPfvAa3ax4oQ+ecZbLEcLySiLF7W4RlimTnDOEzakpU/pMVKIFZbiIERf2",
+	"3K/dM9ABVqjkUukbUmZA+kSi8bjEt2O9coyOEyTRfI1yssB1oUYAk3ABLDXIpMIsl5OUvV8RNOf52gFf",
+	"4pLoaxwo9XcG9xP0q1oREZ43RpjlCKfs0uDwZsUlQde4qIl+HuMKYQsGVpdzIhBfuMPECAuC6JJxASiW",
+	"KfMg1aA6Q9gRDVaAe70GEZoELAyl/oWzjBhEU40Ws9cojhguNWIt+r6CDASRFWeSABW85GJO85ww/SHj",
+	"AEr9J5BohjVNHFaCzwtSfvdZctZaR5OOwrSIZpFaUYl4RQTcghghuUSY2a+4QFdkDUfRCMr0lg6vjw4N",
+	"6uQhFzkR46Pp8clYrmhVUbYcy1IeCiLreUmlpJxJfVaFVS2j2UlyHEeKKjhscwR/3JVSlZwdHi6pWtXz",
+	"ScbLw+ZBJWZ4SUTwzdh9NS/4/LDElB3mPJOHuKKTMv+XhV/gLgT3vwqyiGbRvxw2AuXQ/CoP3xiQGYC3",
+	"+UsT5hUBusQoK6im3SuyPgOK3AFBdDAeu8/jK7KWo4ne00VOyoorwrL1c84WBc3UPdD5ICcymLzIEbml",
+	"Uhk2QxjldAE8pVAD7fdYLImKUYXXBce5lgeMq5/IggsCx3mFiwUXJcnfkn/URKpvJk2ChHmSlwiGg69x",
+	"QXP07+9+fY1yntWlXmATjbaoL2moz2/WrfFYVFi6hcZuoYeixjZQABx8/plkCrDxmquXvGb5N2KBcSeo",
+	"V6AYqPQ0c2+50MLFSYOLC7OAPscCtvxIqDDbGzOuxmadh8DEa45kna0clLhAChgFkPDG8Mp7zn/RX34j",
+	"LhznKc5RoZ83Q8eJ/h+arxWRSG8cZ0qrL808BS0pKPDp99Ojk5O9WOQoENBvuss9Fl7sucaK87FZ6KFY",
+	"xEHsQKNFm3Kg+zXjjBC5zUBW6+8zzhZ0CYYgQA2QZ8XYe1oSXj+4NMtpbjhXCHpNQPDS0DR9IpEgGvp2",
+	"+b0E3NMGe3b3wf2Pgjt7prFb5kGF2z1hNEHvtR2accZIBtqYSpQVXJL8DAkiCctRgAdtpQGam8N+hRoe",
+	"QraVBWm0QRCmkd5ZRVhO2fIMcVasEWE5ya0U0X4FQ3O9U9ibUiR/SCvs2aDshR38CbLXrPNQhBJoJ38I",
+	"cFY0phm5aUwcbYFr04yD22C+BkZ/p7ggHxi+xrTA84I8AKtL/UiNRb0nQCTOVoYMlVijAitwAnay9Glo",
+	"McM+UR1s9JGQBbsfhws9FLZyrPAcy12gMWgB0n9gvBgPjkq04oXmPu1blpitQ+FMNZmAW1ritduXXHGh",
+	"ivX9kWZWnNdy/WjogiXGsMTjIwod9Mhj5BnObCVluNCCeQ1QltthrGV0o34VT9lBcKCRg7+JPeg13urP",
+	"43P4bNzrJ9J58cbzDoJDwcX9mMk7G8dQ3AR55uDMmAUpW05abrpFnUb3kggNt7s4+sBwrVZc0D/It1ra",
+	"oJ7O7dPgthn6iWBBBErrJDnOcEW1MwkfyH72wFFDh62dPhIh1uEaD0GJ528u9JElxGYCKsFtTY4ybSEQ",
+	"rQEYQXyhfytBhnxgleAZkVKT6QumqFo/iG6/yGd6PwpT5sJl11TSeUE0J+hfBC9QtsJCG+QCffhumkxf",
+	"bEMaZeDWvqSkyGU0+/1LtNB/BitGcVTqk2g/IvqKxe8+BqQxnYY2gPGozYKPZgDAImOzyIMQh9mwPrMP",
+	"kSLwT2GlRiZ1Qhj6mppdMX7DLI3Iuqq4UCR/RXKK38Pxv4lInptbx/pRKI0UuVWHVYEpM5afFqh+zTME",
+	"nB8uAY/ey107DRncPxKV+hwI8PhorO5XG8NqY1jmMWIb0oaJuxACBFNpfjeBq5Q5yL9gGQf9bqw9tcIM",
+	"0ZyABEAHgSmQk4znVnSMwCXwZwAFcq4UKSvVVx6/spC0tA7RT11iRW7weoIugM4EybR5njvVElyCqExZ",
+	"hotCk8CCMipXJD+Hu3w+gRbEqkjK0KKgy5WaoHN/NcJmcynT5i9miNcq4yUxB3TrNOkIUhRjE4waQTif",
+	"ISIEFyk7UAIzqdGJFpgWtSCxc6pix0/2OaMJOrf3IamwUJQtU5ZGhqatszJLI1RicQWbspvUOFDoBodA",
+	"qRViRGNBnzdlB4VR3CtawYUFlyqEnIaWZ2ucZaQC/kA5wXlBGUErnKeswlKSfGRMgYA7GxhHs2iaTL8f",
+	"J9NxMn1/NJ0lySxJJsnTH36L4sikBqLZURxZeOq7BcHA8FEl+DXNifhkIRXwYyTIZ5Ipq/w0cLatdjT9",
+	"TV9XCV4RoagJ7ANg21mBHh7/9v79G3SaTGfoJ5yjn83P/aRB3Dpx+MQth9fkgfWWc6wIePVDD9ZmHREX",
+	"A5k2zbwGiwbfJc4N7iwVTEKcRLIcJ0dDCxQES/Ki4tlq4xKSIKIvCJ8OVANL1izXbkSw2HFwOMrU9yfN",
+	"ut6ma5AfgOsojkrKaFmX8Hf/noBKtom8X+1lbdrYiRdNJvvhBZJE/6ip0Lbo7+4o4Wof/T0mUqz3oiWm",
+	"NhT6gD5vyTfQnU+ksS9wpkAOWO/b2V8gVxmu5IorpPAVYSlzWVGNGi8gYiS5cfWQIEsqtYVPcqqklQfZ",
+	"CrOlln2TlIEJr8WRFucURIpeVjBcIHJLshpCPRUvaLYGy9DqjQoLpY1BeEhbFFiWem/hB6HpEt+ee5Fi",
+	"PYNodpzEUclzAsyNCwt4s5jGhpU8GsodM8M8eBLcpYgoKcOFJQRt5Tmz71OThWi+yWhFXW7DfOfsv489",
+	"udE60XY6/Dm49G7Tubu08AbiZwotrPT1ItfCnbNiPTNCui7rAit6rbV4zfIYLQQvU9bkfDURCQKKPHZB",
+	"vZsVzVahTC9rqdAKVxVhHfQBSrYypD6SEQh7nKTEt5+s+JDhaVrC43TnkkAj2wH/Sl9z11DPDgvJXHU3",
+	"RFlfWjK0TWRdUdqnul7pAGgtzURGyUkjul24tEnUO/WmWX9tLKuUCX832DtKUG1qgOmi73Z8WRT8RnYw",
+	"+dXkH0dUkVIGbnlwXvMFFgKvezKxB8q4xTkWjx5FA9AbEqEvble4lorkb62R0IXw/wbqtqAQdUFsuLcB",
+	"75kVfNibbda8ADJkmu5+99Lmk8ldgCMfku8nG6KJ4ogz8klL4U+asgqibZKPoebdcFsPms66aDs6Ruwa",
+	"Q2UuCL7SKjPiFTFuy0uwVKNZAlJqTjbYQKdasQmSEaae46KQ0ewoSdw3L83xzZd38aDItt99EIX1b2aH",
+	"h0fTHybJJJkczZ4mTxONSlxLjfwFLiSJI6PHQPZqzpljla209A65qC9ewwPvIVtfOLUUdXd+L9Ecni9k",
+	"+U1H7WHPnb1PjwTcIozgChMyoRJ9ePsLOFVKgvPoHA8uMtIShw6WZr055wXBcFYP3SGjzWn6J7JvWEgk",
+	"eK0gAOi3MmnLis3o+mpxEAC4KwjcSTwQhxi/h+4t9vATia4pudGw5qxxFNuGSY+Z5rWQKppNkw5flfj2",
+	"wn9+ug+fYUVaDLab5dos4LfWMxOD6jcwAKjIaqqQvQEquWrBSI74YhGKM5Oa08LKnHWFi8Un+Lslquyv",
+	"Pcxa0AxSGlY2//1EIrguNvvTkIeQQdsR0eDt6/QG4N01AHaeVL1D73308NnJBgvlYuPT3zfOu7G3s1oI",
+	"wrK1OdL2ozwdWs5Tx4AgYLZaiXmEFZodtQzQS8Ct4HkjtRK8Xq7aLtwGctvPjzREuf38DS41gDOAfAUh",
+	"A22qbgcGEHezFV63kmbWQbrrcER3O3/jNyZ9YQLL4LZAzFnvxJdAHiXJCH62ehtlvNaeEb8mQvY31cdR",
+	"lwe72/i5bRdIdACxAukjNbIbqpEjhEvOljYcvmsLHdnoqb8Nnt5Gt8jFX6hUHcvB4tVEuIfNCC8WGv47",
+	"3kdo/flWwkcIVOR610rUxD5F37XRQYO/vbbawxbo67Bm0U1q3ZZpmegxqB9pqwxUE55ZYYkcAkAztanU",
+	"HKiv4d0R73eKN/quneq4cMWyHlh+vS1UZp49SGYtOjAo3hSPG4jF/ZcbbhslNjhWYLndYIkWVEhlSg7y",
+	"XcI5+cpgkt/QFkS8IwXJLDu3N/3iFmeqWCObngsACwGbBlyTXXGaR0NSx6ZhCM8lL2pFkEaatoohgaLt",
+	"0hgy18xmII1N24b7JjyX+PYXwpZqZatRS8rc56MhDGyCtDvtRr2JFrikwO9YmWhZJbRW11v2kTyrJUKT",
+	"zHJKLVdtG8x83yPTC58hC5CGfejl979q0H3nvk4nR6dH4b6mrX35tU3Aap+1TyfJMy1kPsZRFkRc/ztE",
+	"IiGYtw3oyQlInWDFjUD0ye5ZtLuKuLlz96F7ggMHEcK9VJnLBA4o5BCj2x7hY+1tqO3MAVgA7mVTk34w",
+	"atuWurGruz6i9kxqNKjbfosRGhf/BukW10EwLM0apD6RTbdBr+GK4ZLkkMHdqP6SZ/dTf5qzpKTzYn3u",
+	"aGxjJBmqUURNGhfYSeESr9EKX7tkJVSuIIJFQaFIyiWtoE3J9mG5vOcMYWepScWriuQorwVUrDF/65PG",
+	"+QQP7SDIhT2RPh3cFDyMoEUqZdgmX8K8mSALreO1cstrk2onn3xzFRTXIsN5KYMnmiRNjg4GLndJGCdp",
+	"RmcoW5HsCuL9Jhngdu6rrqQpiDW5O4Rb1ZsTZMIMqSnfvKGSdILJmwzWoIb2fENgyka4QVkGlxs7OizM",
+	"bZPXBgH1TzGY0gwe/FLwcngn4WJht4XfltxrC0PrO6G5D3O+M9d+Y+6h51D6OqaBMLzdXigXA7kaN+J6",
+	"yAA1u/4JvLS2MeKKZrQtEuoWVY1/WBzj8RE4BtAlAOFDcqsFw//htUAZz4GMNXRPv9dwVzyaRd8dnZ6e",
+	"mu9+GIZQV/EMrzzdvfL3pyfH06P2yj+YL/daue+FenB0ie8IKY6O4iRJAqEbdm4a2eK62HyXJ3jGo7OU",
+	"EZytoJZTc7mRIhiZEl6DHdeQwJmJLd3YvN5eunfgQRBGo+zC3H60w7V0B99BPW+JrIsNITkroN/8+u49",
+	"Cuqx0A2vi9yI+SW9Bg2g+VaRcgYndTKz2/l6ME2OkKX2GE2TBAlSEaxGrsLFVpr5JrdeGttesKE+EdJx",
+	"FgIbmwdcZOOe5Yfhs/9qdYXNVjaQ/34y0MVNLYD3KmYLpWwQXD7aGWyzt+1FnbIj4oT79vf/oYidFNEX",
+	"iaIBar/Az/xo4s3eLNCsHbsAADSogxqe7CvM+vJmV2DM7XEzfVz827DQMp3KTySiTbMxuiLrGQKJPz09",
+	"bQqFJTr4wCgoH/2flFWcMiVHiC/Qh/cvx09j34Zvi4zjpvR4bKxqxEXK5jSnwhQF4GL4+ViRJYeaoedZ",
+	"jJ4vYvRbAYb0b1UMDZUpwxJ9+C5JkiSGCubkp9hWMtt/nxpjNiz6RjSXKI0maRTrfyZplDJ9SRodphE6",
+	"AJ1UYbVCkixLY2KRNRSXCyJ5ca31ljZJuXDpSKirTJk2PdbuLihegqZP3FRAgRIwOXzTK5GjOc6uRhN0",
+	"bpZPGWWS5kTb9ZwtiUA0t+MVyExTWEaYGhNmlD8kO/RW5QRae8dEZrgiecoKDoWnQnBtQEt0cJmmdf40",
+	"SS5H9iTGjFecdxTGFmsxCExNT0+7gSnGjd1ng0Sa0Cf6P4cmU65NM6EJ7j9//880rb48z+7gnwX881th",
+	"/qnuPn73r5uDSG/wkmyx3YKg0v+/EZT7BUdsf+E+sZGPccTIrXpeC8lFNIvI+t8/X3zm9NXn8/Vrmty8",
+	"0v8v/n776jO/efVv/ObV85PbV59fJa/f/4Yv6A3F7y6+vyifrX/7+X+tf3n/Yv3qj7/Txd+jbebnPSTl",
+	"UMQl3O6GhDRnNl0nFarwshMbeKAj7uf0bJPc77zF0AtBc5GtiFR2tEROMiqhZq5bKmRQPkEvrolwn9C8",
+	"VimzNODHuFiJYBm5oZAgkObDqUEoqR0Mbm4b4OXGaOhw81brAar95gS5bGpbL/UJaeEW2NA64DtD/lFr",
+	"kPj+kFh7NAyXHWII9tQ7kt9k6Pju2O8uqnD2T1DQ1qOOV7aisFurZ3gW3XBxhZacSBc/AbvNfJ3XsDNv",
+	"nugbwih/IMeMtddC77ZiwiAq2E1LYRVQpKtVnyGMFjhTMSLXuKi1kNMYsD33IMOfuKrLTu7n3rH/rlk3",
+	"XIpnCpHaBY8+oLjgIqhB7cRaBvaxJcjiYD3EWR1we37bTjRbfIQ3vqJ04LA1VGKagk7pmxtNsJJxH6Hz",
+	"0cIMl4NVh51iw6DIsH2g4PoefN6E/klH2r19+Rw9Ozn9oe/3okv9oEuo8FB4XhAwyK8oy7XdB2UQZyam",
+	"WJJyDoOYoDv00rk4lwhXFcHCJMFd5a+pnzCwYUTbVlAo0fWyMzsUgLKld4Z85OZjfK+2/01jdtzj9MJU",
+	"6qXeDeQ4tjQP3sMwaPf/B26BO+ijOWbNWmO/Vo9xB8A9RNYgQi3yDByhztwg1sLQR1pOkmeA+lGnpDDA",
+	"ordHfCq0H6NssNTkLT7Gu2oOGwr50lM530gsA8mfNvXcL9jb0Fe40zap9ZYM0z4D/meDzR3YuE8suxOb",
+	"2EYfHC3oLTo4mU5RKzAArqPNiowDEjbZ8WZ/e9qpgdkzQAADUSHDhb0qMMuXIfy3s2iX6rrlJo/MvkE2",
+	"rRZ0pw5zLalwynibSgvHsgQDxXCeUxNXeBNIDVu11Sk6AZ/94MvdCOVE0Gvbn9TKKrUl/W4xOsZLTNkm",
+	"x+Y+uc+7DWcuSRODDrZ2g+UbW6KmRE16Gwh+37fYGyq8uYCi7xu8odJ7OKvWwWqz+BAmh2L3Q47+DvW1",
+	"IVcCN0AxG1xvKqC+MlHzzUjdmtDW9s3x8fEzMMed1W76nqBuFKq4XELWpk+hl/EAq5RxlhGf8KYSVViq",
+	"0QS91BZr043ljOpOh2zKgitqpqTRlX6zUCxIMJhTrjVrgs63TPdkXI3tEQ6OE5TjdXvMJ14RnE/Qf5BK",
+	"2dbolJU0E9yU7Z757rwbcBxYE59UNg1iOsBK7Z9041jfltdv6Aiz9a8LCC91jdG1madnRodCm3JdFBPI",
+	"5XXGv8H33ljWl32MI/2PmVjT4h/HEx/jrQvGsBqiLCtqmGa04OIGQ8d0u8scYek6p11gljJJl4wuaIZN",
+	"B7kiSFY4I6MGn9PT79F/0J8CfPVs3q/jsNvxko/tWT9LziZv8c0r6+IGv47lFa3GvDJyfAxRZldDuyHl",
+	"vLmZBBGm/2tqKDz5L/k1ESycZNttPG5F87aHP78lrR1YmD3BaC4aKJJuqo+74U2ozPNRTJeq8SFM75AN",
+	"Sjt984QzYq/YL4RZMwNp7c1/UvyKsOijZoNNYVcfpz3dvM2OG7lBMLvbHjLU2k//BB1Le5l6YQnX1pyN",
+	"e3Af85rGSVYLqtbv9FNtfw3M+jmv1Wo4FWUzHH4kjpthQTNTBWzLD427cDAe44raWbPoV1asU0YYqPfc",
+	"aJGBsTrBfGpAG2yo7QyaeR2ULfjANCWPxlfGjoQO8Favl0uZg/axQ3TtGSQY5DnYabaagDOiBR5VEr17",
+	"9Q7mvNRy5YVfzRQtrDZ0TnLse1QhEeUDmLamCBrbBhrZ/V5MjU2Q1+GgPQ8a7VSsYw07E8fS1zr+H8EB",
+	"BMG5DNL+ps7qzOl1GafM9Mja81q1LNGcFNCqwVEPjpOUpeyFCVZojF1uGkdz6UMmEh24cMrIykYTQ4HS",
+	"rU1BlAmC6vINU5diRCC+fHl4fXSZsmbmsaV6iS63ja/yo6suz9wU70KtEGG5STOmzIS1c5u2KmhGmCns",
+	"97OzeSUoUVistWDy/Rxf4eIErtYA3Z6/uYji6JoIaYtjJskkgUkPFWG4otEsOp4kk2OQ72oF7HtozvMH",
+	"pKSM0vIQAsv2b/b3ziTvaZJ0hg0104LaY54DT/lqeET4wABUM/0KKgCrSUv0mEyarMtSw3MW/UKvCdPX",
+	"jl3xCdwJdp+EmSOg9/ESBLA5bfRRP/EQZr2FJ+/GrFWtlfE0SXzszZY2ah7QXy14UXAzQr2gVwQyrM13",
+	"UuF1yigzk08EV9ZADScF6aes6hIzeQbsZ9PRbj4yjAU17A7U1cbNW3OAB0CNVnk/ug4bmJLyieY/wpwT",
+	"M7TkEwwt+fHYfbqtNOt8wurHXuLvCKzavfDsm30suqxelIbVAEZm/CWFTtuCbKcFDQ8KxGCLloJ+oifu",
+	"ARuI4froMOx1GqQIk6hyghy6jhetdgp0AJP83ZQBuMRE9kzDUsqkokVhm/A07gHWTsGMTKVCIO+NuL1p",
+	"u8KaKDSXI6qs6BvonIoRKCO32XAX2ijWnhFhCBeSI7niNwbEnR7Y2G7Ud4jGpqNRmmpc08nmOwcFVsQi",
+	"znVkQvTCVpz4duKSlFysgVdwyhy7+JcRmOt+hNiILZRoN3xN0GtfOqGPLVOGAw+SiNLOVgNHTSPDmtID",
+	"HKSt2J+brq0dfNQbdrb3PPuws3ADLzjqi43nYjS1aduxEy1MT1kQ8LiLo5PkaNPa/jCHHzoDDk+T4903",
+	"9cbLAucFcte42H7fbptUaCGsbKZKmxMEHbgCzFHIf57fehx4WLnmuIrLwW4yWlh42Knhjs41TQLVMW6I",
+	"9yywdszLL1w1UMqkyzODZWNfw+FtKGN/mDugTEaYYlElm8CFJr7GWgPm7U270O5uLWtcGMlvollgznBI",
+	"NYJ5AmU2hn0duhm5Vb6WnhBEldkh1QafuIZTYiQIWNCTlL3BtTQZMqNA3DBTAyY7mwj0ykpfFhiHoyHW",
+	"gNBYM6XLiuafeL7egyt2NcPdi2t8g95d21mxjvdjM61tAt00qh2w2WbJZDd39d468bW8fHJ0us9NA7Mi",
+	"9c3T6T4394eRghA5+rNf+xGMUjWTqq8IqYDVHfsbETl5KCEHqA/qA+brVvj53mJNQKR8s1x7S0ruAv4+",
+	"6k1sF2ov+n2A4R9zYc4Nb6esoAuFzBhN81uMmDVfjVUCcpLXLB8ZidTIGJhsjFXKzEizW4U0ZvK6gPo8",
+	"QeTqzL0VyotUUTPfQUQFysmCCIEL7bjncoIgORCKJTPjDEQSfLI+3KB5q6H1cCJoWyv9/ysyqZVrGWCT",
+	"btYE+rLoQpH8f2TTfy/ZZCjBITr/VhkV1Dhu9YZhuApegmRyIiAwWF0aBrJFMWLkhkhlkkRgokgn3Jba",
+	"I2vKIbWRlJm/FLevx3A2kL74zETMUoY3VEmic3c/vBoM/6M2lpR2wqV999KCC21sbXIELny1QPjuut/7",
+	"Uc1i3RiU3tG01YzuDWpQwde8QM33ie1HbO0Sh37+prWHoPPPjvZx7/LZsJeBNraBmMC3JRu6O4ZO0wIq",
+	"Q3i4+UWBl0uSo27famsYcMq2taSirR2po7OUGWdSU5mhHqcs0YIWighHTXovwUvwOmDrddYOgm1T5vnL",
+	"oPG4JEjSP8gmTIG33VrHZr6i2WkSznk0o7XMoMfTZMekyeHNBLxooxqVINeU19KXIQ9t0TDdBhJ6sGrl",
+	"kPiSk6e7qO/jI2rgoO5/cLp7Rzh+vZf+bQrwgTx8e4qOJA80ia8UN73nA5oDlmm9ndOWhvmRuzDtdiDF",
+	"YVITNZOmSrJdamBfWgkvycKqKQoYaZuz0lrIjJCCWmLtXtv36fh+Rqgx3vyiQBN6sg+F9EftUrPdQj14",
+	"5DRJzmwNAPykehVwKbPzvjA6SZ61WptcYdIE2deXuSxGWWEBrdUQC8aMM5rhAsLE6MCVjUqwnmLQzYYH",
+	"EPTdULbUtn+YTz9LmZkNAu8xuRFab7ARBOOuyNomzfXR3QPcZGO7wTO9D/9GN9N5ro+sD2W2AxFbvWEI",
+	"0kHu0J55Op2gcw1JqJOA6OY0SRC5JgxRQwK9lx5A/p6aqObC1nT4aKud+ei2416Nhs0dY4granuM/mFH",
+	"sdlxUpgF9KACv8SEZMzWNKJPplO9yMnRsc0AcNe/37YewlqhvvkwxIXNJYf23apGaH2lh/OXKUXaT4YO",
+	"9kX/uY6U69HZ+nouF0IDhidd2aG2SYxJ+4U+zduex8Hrnoc2aG867L8fGvY63eraPAIMtB1lG70e60x/",
+	"sleaPN19U+ctinDbs923Db0bFxzhPdRx962b/7UO9D72Q+9NZ20DwvweRNSDkDOUIbgShGF7ou2Y2gbv",
+	"2ZfO11/cU+42prB/Jt8qmuPN41f6Pcpxpys2dxmwCquVN6P1h8aKDqqx2iJw2K7eu+b8T7CEt4uPxxMZ",
+	"X8X5J7tv8m8gfrA4Dc7NoNfAWIQcqq2t2Yv6GzLvvCBzYyz5vWuQcp62NijhxQT5WFtBJgGLwqdZOS/N",
+	"ECNnI+2wmEHtORVo6pVaVtoTCOwI021u7foDmLG00i45XepNPpHeGxjFqKDsiuQpm3O1QpBbPOiMIUKH",
+	"qDUgaTRBF0FRk30NvzG4YboJvH/H1NPnM3TZgPOf4ujS5NUu/ymml6aXTu8+AAtf6B+PLifoohFgFRF+",
+	"+zPjijSSDjLsbeDGgXPg3gqEGq8Cq643MUnZr80rVg/6tWIx8qnH0ZZXsG4KrW8zWbePePrrSbj7mM37",
+	"B9q7jRx/ZRN1he3gr5Dmzny2t2XF/almZIuTutv4sy2/PcT5Sy7mNM8J+yqNsZeVOPju5r++ubc7H+Hs",
+	"vdY8OCxbQ/GajISp1vQtaxt1YFDrPGjf/UKleu/fe/Bo7BjUvW/OAYF+a9fwdBXm10YE+8E5U9i69W1X",
+	"AVx9ZXcHrodfujvcakoHPQItlTEg8wcSDfvI/h3j+R7TpG3K5Ldj+BuiuveTKMOm5FegvF022a7b/x1m",
+	"wptWqSH9D2GinFQFX5fw0h/zKi3IRFi7EhU8A1vTFTFJdFniK4JEzS5TBjVK0r/TzBRBfzE1+3ezw8Mv",
+	"Ky7VXRRH11hQLVwAsytv2NqkRxRm7ZMkGkKRvsnYpFyoVrtBQaUikMJEB+Ox+TSa+KgVaS8FfQPNOAH7",
+	"EQq3AZ4fPZgHOwqUMkNPTW29/rvfUDDpmkdyg6vpBQvCruZf23lW4CoePMihvP8gXyndbEp/0gYv2O5z",
+	"XGjUCXOBE9LhJm3B7EA60kl0GD8lZ63CwCcD9YCdQlMZp8xUlo6sO2FK2fQTXf2Ir8IxJGS35BPZdx/v",
+	"/m8AAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -96,11 +96,17 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listPendingStmt, err = db.PrepareContext(ctx, ListPending); err != nil {
 		return nil, fmt.Errorf("error preparing query ListPending: %w", err)
 	}
+	if q.listPossiblyAcceptedStmt, err = db.PrepareContext(ctx, ListPossiblyAccepted); err != nil {
+		return nil, fmt.Errorf("error preparing query ListPossiblyAccepted: %w", err)
+	}
 	if q.listResubmissionsAsStmt, err = db.PrepareContext(ctx, ListResubmissionsAs); err != nil {
 		return nil, fmt.Errorf("error preparing query ListResubmissionsAs: %w", err)
 	}
 	if q.listResubmissionsFromStmt, err = db.PrepareContext(ctx, ListResubmissionsFrom); err != nil {
 		return nil, fmt.Errorf("error preparing query ListResubmissionsFrom: %w", err)
+	}
+	if q.markPossiblyAcceptedStmt, err = db.PrepareContext(ctx, MarkPossiblyAccepted); err != nil {
+		return nil, fmt.Errorf("error preparing query MarkPossiblyAccepted: %w", err)
 	}
 	if q.maxModifiedAtStmt, err = db.PrepareContext(ctx, MaxModifiedAt); err != nil {
 		return nil, fmt.Errorf("error preparing query MaxModifiedAt: %w", err)
@@ -119,6 +125,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.startAttemptStmt, err = db.PrepareContext(ctx, StartAttempt); err != nil {
 		return nil, fmt.Errorf("error preparing query StartAttempt: %w", err)
+	}
+	if q.takenIntentIDsStmt, err = db.PrepareContext(ctx, TakenIntentIDs); err != nil {
+		return nil, fmt.Errorf("error preparing query TakenIntentIDs: %w", err)
 	}
 	return &q, nil
 }
@@ -245,6 +254,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listPendingStmt: %w", cerr)
 		}
 	}
+	if q.listPossiblyAcceptedStmt != nil {
+		if cerr := q.listPossiblyAcceptedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listPossiblyAcceptedStmt: %w", cerr)
+		}
+	}
 	if q.listResubmissionsAsStmt != nil {
 		if cerr := q.listResubmissionsAsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listResubmissionsAsStmt: %w", cerr)
@@ -253,6 +267,11 @@ func (q *Queries) Close() error {
 	if q.listResubmissionsFromStmt != nil {
 		if cerr := q.listResubmissionsFromStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listResubmissionsFromStmt: %w", cerr)
+		}
+	}
+	if q.markPossiblyAcceptedStmt != nil {
+		if cerr := q.markPossiblyAcceptedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing markPossiblyAcceptedStmt: %w", cerr)
 		}
 	}
 	if q.maxModifiedAtStmt != nil {
@@ -283,6 +302,11 @@ func (q *Queries) Close() error {
 	if q.startAttemptStmt != nil {
 		if cerr := q.startAttemptStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing startAttemptStmt: %w", cerr)
+		}
+	}
+	if q.takenIntentIDsStmt != nil {
+		if cerr := q.takenIntentIDsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing takenIntentIDsStmt: %w", cerr)
 		}
 	}
 	return err
@@ -348,14 +372,17 @@ type Queries struct {
 	listIntentsByStatusAndTargetStmt *sql.Stmt
 	listIntentsByTargetStmt          *sql.Stmt
 	listPendingStmt                  *sql.Stmt
+	listPossiblyAcceptedStmt         *sql.Stmt
 	listResubmissionsAsStmt          *sql.Stmt
 	listResubmissionsFromStmt        *sql.Stmt
+	markPossiblyAcceptedStmt         *sql.Stmt
 	maxModifiedAtStmt                *sql.Stmt
 	readLeaseStmt                    *sql.Stmt
 	releaseLeaseStmt                 *sql.Stmt
 	renewLeaseStmt                   *sql.Stmt
 	rescheduleIntentStmt             *sql.Stmt
 	startAttemptStmt                 *sql.Stmt
+	takenIntentIDsStmt               *sql.Stmt
 }
 
 func (q *Queries) WithTx(tx *sql.Tx) *Queries {
@@ -386,13 +413,16 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listIntentsByStatusAndTargetStmt: q.listIntentsByStatusAndTargetStmt,
 		listIntentsByTargetStmt:          q.listIntentsByTargetStmt,
 		listPendingStmt:                  q.listPendingStmt,
+		listPossiblyAcceptedStmt:         q.listPossiblyAcceptedStmt,
 		listResubmissionsAsStmt:          q.listResubmissionsAsStmt,
 		listResubmissionsFromStmt:        q.listResubmissionsFromStmt,
+		markPossiblyAcceptedStmt:         q.markPossiblyAcceptedStmt,
 		maxModifiedAtStmt:                q.maxModifiedAtStmt,
 		readLeaseStmt:                    q.readLeaseStmt,
 		releaseLeaseStmt:                 q.releaseLeaseStmt,
 		renewLeaseStmt:                   q.renewLeaseStmt,
 		rescheduleIntentStmt:             q.rescheduleIntentStmt,
 		startAttemptStmt:                 q.startAttemptStmt,
+		takenIntentIDsStmt:               q.takenIntentIDsStmt,
 	}
 }

@@ -12,7 +12,7 @@ import (
 )
 
 const GetIntent = `-- name: GetIntent :one
-SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before FROM submission_intents WHERE intent_id = ?1
+SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before, possibly_accepted FROM submission_intents WHERE intent_id = ?1
 `
 
 func (q *Queries) GetIntent(ctx context.Context, intentID string) (SubmissionIntent, error) {
@@ -35,6 +35,7 @@ func (q *Queries) GetIntent(ctx context.Context, intentID string) (SubmissionInt
 		&i.ExhaustedReason,
 		&i.LastModifiedAt,
 		&i.NotBefore,
+		&i.PossiblyAccepted,
 	)
 	return i, err
 }
@@ -264,7 +265,7 @@ func (q *Queries) ListChanged(ctx context.Context, arg ListChangedParams) ([]Lis
 
 const ListIntents = `-- name: ListIntents :many
 
-SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before FROM submission_intents
+SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before, possibly_accepted FROM submission_intents
 WHERE (created_at, intent_id) < (CAST(?1 AS INTEGER), CAST(?2 AS TEXT))
 ORDER BY created_at DESC, intent_id DESC
 LIMIT ?3
@@ -305,6 +306,7 @@ func (q *Queries) ListIntents(ctx context.Context, arg ListIntentsParams) ([]Sub
 			&i.ExhaustedReason,
 			&i.LastModifiedAt,
 			&i.NotBefore,
+			&i.PossiblyAccepted,
 		); err != nil {
 			return nil, err
 		}
@@ -320,7 +322,7 @@ func (q *Queries) ListIntents(ctx context.Context, arg ListIntentsParams) ([]Sub
 }
 
 const ListIntentsByStatus = `-- name: ListIntentsByStatus :many
-SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before FROM submission_intents
+SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before, possibly_accepted FROM submission_intents
 WHERE status = ?1
   AND (created_at, intent_id) < (CAST(?2 AS INTEGER), CAST(?3 AS TEXT))
 ORDER BY created_at DESC, intent_id DESC
@@ -365,6 +367,7 @@ func (q *Queries) ListIntentsByStatus(ctx context.Context, arg ListIntentsByStat
 			&i.ExhaustedReason,
 			&i.LastModifiedAt,
 			&i.NotBefore,
+			&i.PossiblyAccepted,
 		); err != nil {
 			return nil, err
 		}
@@ -380,7 +383,7 @@ func (q *Queries) ListIntentsByStatus(ctx context.Context, arg ListIntentsByStat
 }
 
 const ListIntentsByStatusAndTarget = `-- name: ListIntentsByStatusAndTarget :many
-SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before FROM submission_intents
+SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before, possibly_accepted FROM submission_intents
 WHERE status = ?1 AND submission_target = ?2
   AND (created_at, intent_id) < (CAST(?3 AS INTEGER), CAST(?4 AS TEXT))
 ORDER BY created_at DESC, intent_id DESC
@@ -427,6 +430,7 @@ func (q *Queries) ListIntentsByStatusAndTarget(ctx context.Context, arg ListInte
 			&i.ExhaustedReason,
 			&i.LastModifiedAt,
 			&i.NotBefore,
+			&i.PossiblyAccepted,
 		); err != nil {
 			return nil, err
 		}
@@ -442,7 +446,7 @@ func (q *Queries) ListIntentsByStatusAndTarget(ctx context.Context, arg ListInte
 }
 
 const ListIntentsByTarget = `-- name: ListIntentsByTarget :many
-SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before FROM submission_intents
+SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before, possibly_accepted FROM submission_intents
 WHERE submission_target = ?1
   AND (created_at, intent_id) < (CAST(?2 AS INTEGER), CAST(?3 AS TEXT))
 ORDER BY created_at DESC, intent_id DESC
@@ -487,6 +491,7 @@ func (q *Queries) ListIntentsByTarget(ctx context.Context, arg ListIntentsByTarg
 			&i.ExhaustedReason,
 			&i.LastModifiedAt,
 			&i.NotBefore,
+			&i.PossiblyAccepted,
 		); err != nil {
 			return nil, err
 		}

@@ -45,6 +45,7 @@ type SubmissionIntent struct {
 	ExhaustedReason    sql.NullString
 	LastModifiedAt     int64
 	NotBefore          sql.NullInt64
+	PossiblyAccepted   int64
 }
 
 type SubmissionManagerLease struct {

@@ -46,6 +46,7 @@ type SubmissionIntent struct {
 	ExhaustedReason    sql.NullString
 	LastModifiedAt     time.Time
 	NotBefore          sql.NullTime
+	PossiblyAccepted   bool
 }
 
 type SubmissionManagerLease struct {
