@@ -105,13 +105,6 @@ func TestGatewayOutageDefersInsteadOfExhausting(t *testing.T) {
 		*g.Executor.Breaker != "closed" || g.Executor.RecentCalls == 0 || len(g.Targets) != 2 {
 		t.Fatalf("the gateway after the outage: %s", gws.Body)
 	}
-	// SQLite keeps no pauses yet: pausing is refused, not silently local.
-	sms := client.GatewayType("sms")
-	pause, err := svc.api.PauseGatewayWithResponse(context.Background(), client.GatewaySelector{GatewayType: &sms})
-	if err != nil {
-		t.Fatal(err)
-	}
-	problemOf(t, pause.StatusCode(), pause.HTTPResponse.Header.Get("Content-Type"), pause.Body, 501, "not-available")
 	for _, in := range listTarget(t, svc.api, "sms.short") {
 		if in.Status != client.IntentStatusExhausted || in.ExhaustedReason == nil ||
 			*in.ExhaustedReason != client.DeadlineExceeded {

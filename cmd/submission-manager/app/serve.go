@@ -105,7 +105,10 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 		leadership ports.LeadershipReporter
 	)
 	if !cfg.APIOnly {
-		if exec, err = s.newExecution(cfg, clock, activity, log); err != nil {
+		// The console's activity wraps the base metrics and would hide the
+		// gateway protection's: the executor gets both.
+		execMetrics := executorMetrics{Metrics: activity, ProtectionMetrics: metrics}
+		if exec, err = s.newExecution(cfg, clock, execMetrics, log); err != nil {
 			return nil, err
 		}
 		notifier, leadership = exec.executor, exec.elector
@@ -237,6 +240,14 @@ func (s *Server) serve(srv *http.Server, ln net.Listener, url string) {
 type execution struct {
 	executor *engine.Engine
 	elector  *leader.Elector
+}
+
+// executorMetrics is the executor's metrics: the console's activity (which
+// feeds Prometheus too) and Prometheus's gateway protection metrics, which
+// the executor finds by their interface.
+type executorMetrics struct {
+	ports.Metrics
+	ports.ProtectionMetrics
 }
 
 // newExecution builds the gateway clients (closed with the instance), the
