@@ -10,31 +10,6 @@ import (
 
 var _ ports.PauseStore = (*store)(nil)
 
-// The selector kinds of a pause row.
-const (
-	pauseByType = "type"
-	pauseByURL  = "url"
-)
-
-// pauseSelector is the key of a pause row: its kind and what it names.
-func pauseSelector(t core.GatewayType, gatewayURL string) (kind, selector string) {
-	if gatewayURL != "" {
-		return pauseByURL, gatewayURL
-	}
-	return pauseByType, string(t)
-}
-
-// pauseFromRow converts a stored pause.
-func pauseFromRow(kind, selector string, pausedAt int64) core.GatewayPause {
-	p := core.GatewayPause{PausedAt: fromNanos(pausedAt)}
-	if kind == pauseByURL {
-		p.GatewayURL = selector
-	} else {
-		p.GatewayType = core.GatewayType(selector)
-	}
-	return p
-}
-
 // ListPauses returns the pauses in force, type pauses first. See
 // ports.PauseStore.
 func (s *store) ListPauses(ctx context.Context) ([]core.GatewayPause, error) {
@@ -44,7 +19,7 @@ func (s *store) ListPauses(ctx context.Context) ([]core.GatewayPause, error) {
 	}
 	out := make([]core.GatewayPause, len(rows))
 	for i, r := range rows {
-		out[i] = pauseFromRow(r.SelectorKind, r.Selector, r.PausedAt)
+		out[i] = core.StoredPause(r.SelectorKind, r.Selector, fromNanos(r.PausedAt))
 	}
 	return out, nil
 }
@@ -56,7 +31,7 @@ func (s *store) PauseGateway(ctx context.Context, p core.GatewayPause) (core.Gat
 	if err := core.ValidateGatewaySelector(p.GatewayType, p.GatewayURL); err != nil {
 		return core.GatewayPause{}, err
 	}
-	kind, selector := pauseSelector(p.GatewayType, p.GatewayURL)
+	kind, selector := core.PauseSelector(p.GatewayType, p.GatewayURL)
 	var pausedAt int64
 	err := s.db.writeSingle(ctx, "pause gateway", func(ctx context.Context, q *writeTx) error {
 		err := q.InsertGatewayPause(ctx, sqlitedb.InsertGatewayPauseParams{
@@ -71,12 +46,12 @@ func (s *store) PauseGateway(ctx context.Context, p core.GatewayPause) (core.Gat
 	if err != nil {
 		return core.GatewayPause{}, err
 	}
-	return pauseFromRow(kind, selector, pausedAt), nil
+	return core.StoredPause(kind, selector, fromNanos(pausedAt)), nil
 }
 
 // ResumeGateway removes the pause and reports whether there was one.
 func (s *store) ResumeGateway(ctx context.Context, t core.GatewayType, gatewayURL string) (bool, error) {
-	kind, selector := pauseSelector(t, gatewayURL)
+	kind, selector := core.PauseSelector(t, gatewayURL)
 	var n int64
 	err := s.db.writeSingle(ctx, "resume gateway", func(ctx context.Context, q *writeTx) error {
 		var err error

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/submissionmanager/submission-manager/adapters/sqlserver/internal/sqlserverdb"
 	"github.com/submissionmanager/submission-manager/core"
@@ -14,34 +13,9 @@ import (
 
 var _ ports.PauseStore = (*store)(nil)
 
-// The selector kinds of a pause row.
-const (
-	pauseByType = "type"
-	pauseByURL  = "url"
-)
-
 // pauseAttempts bounds PauseGateway's insert-then-read loop: only a resume
 // of the same gateway landing between the two sends it round again.
 const pauseAttempts = 3
-
-// pauseSelector is the key of a pause row: its kind and what it names.
-func pauseSelector(t core.GatewayType, gatewayURL string) (kind, selector string) {
-	if gatewayURL != "" {
-		return pauseByURL, gatewayURL
-	}
-	return pauseByType, string(t)
-}
-
-// pauseFromRow converts a stored pause.
-func pauseFromRow(kind, selector string, pausedAt time.Time) core.GatewayPause {
-	p := core.GatewayPause{PausedAt: pausedAt.UTC()}
-	if kind == pauseByURL {
-		p.GatewayURL = selector
-	} else {
-		p.GatewayType = core.GatewayType(selector)
-	}
-	return p
-}
 
 // ListPauses returns the pauses in force, type pauses first. See
 // ports.PauseStore.
@@ -52,7 +26,7 @@ func (s *store) ListPauses(ctx context.Context) ([]core.GatewayPause, error) {
 	}
 	out := make([]core.GatewayPause, len(rows))
 	for i, r := range rows {
-		out[i] = pauseFromRow(r.SelectorKind, r.Selector, r.PausedAt)
+		out[i] = core.StoredPause(r.SelectorKind, r.Selector, r.PausedAt.UTC())
 	}
 	return out, nil
 }
@@ -70,7 +44,7 @@ func (s *store) PauseGateway(ctx context.Context, p core.GatewayPause) (core.Gat
 		return core.GatewayPause{}, &core.FieldError{Field: "gatewayUrl",
 			Message: fmt.Sprintf("must be at most %d UTF-16 code units", core.MaxPausedURLLength)}
 	}
-	kind, selector := pauseSelector(p.GatewayType, p.GatewayURL)
+	kind, selector := core.PauseSelector(p.GatewayType, p.GatewayURL)
 	for range pauseAttempts {
 		err := mapError(s.db.q.InsertGatewayPause(ctx, sqlserverdb.InsertGatewayPauseParams{
 			SelectorKind: kind, Selector: selector}))
@@ -85,7 +59,7 @@ func (s *store) PauseGateway(ctx context.Context, p core.GatewayPause) (core.Gat
 		if err != nil {
 			return core.GatewayPause{}, mapError(err)
 		}
-		return pauseFromRow(kind, selector, pausedAt), nil
+		return core.StoredPause(kind, selector, pausedAt.UTC()), nil
 	}
 	return core.GatewayPause{}, fmt.Errorf("sqlserver: pause %s %q: %w: resumed concurrently %d times",
 		kind, selector, core.ErrStoreUnavailable, pauseAttempts)
@@ -93,7 +67,7 @@ func (s *store) PauseGateway(ctx context.Context, p core.GatewayPause) (core.Gat
 
 // ResumeGateway removes the pause and reports whether there was one.
 func (s *store) ResumeGateway(ctx context.Context, t core.GatewayType, gatewayURL string) (bool, error) {
-	kind, selector := pauseSelector(t, gatewayURL)
+	kind, selector := core.PauseSelector(t, gatewayURL)
 	n, err := s.db.q.DeleteGatewayPause(ctx, sqlserverdb.DeleteGatewayPauseParams{
 		SelectorKind: kind, Selector: selector})
 	if err != nil {
