@@ -198,6 +198,12 @@ metric() { awk -v name="$1" -v unit="$2" '$1 ~ name { for (i = 3; i < NF; i++) i
 verdict() { awk -v got="$1" -v want="$3" -v op="$2" 'BEGIN { if (got == "" || got == "never") { print "no"; exit }
 	ok = (op == ">=") ? (got + 0 >= want + 0) : (got + 0 <= want + 0); print (ok ? "yes" : "**no**") }'; }
 row() { echo "| $1 | $2 $3 | $4 | $(verdict "$4" "$2" "$3") |"; }
+# nsop NAME: a Go benchmark's ns/op.
+nsop() { awk -v name="$1" '$1 ~ name { print $3; exit }' "$work/gobench.txt"; }
+# overhead_pct OFF ON: how much slower ON is than OFF, in percent.
+overhead_pct() { awk -v off="$(nsop "$1")" -v on="$(nsop "$2")" 'BEGIN { if (off > 0 && on > 0) printf "%.1f", (on / off - 1) * 100 }'; }
+# deviation_pct GOT WANT: how far GOT is from WANT, in percent.
+deviation_pct() { awk -v got="$1" -v want="$2" 'BEGIN { if (got != "") { d = (got - want) / want * 100; if (d < 0) d = -d; printf "%.1f", d } }'; }
 # The intake run with the median throughput.
 median_intake=$(for n in 1 2 3; do echo "$(field "$work/intake$n.md" "intake throughput" 1) $n"; done | sort -n | sed -n 2p | cut -d' ' -f2)
 cp "$work/intake$median_intake.md" "$work/intake.md"
@@ -237,6 +243,9 @@ cp "$work/batch$median_batch.md" "$work/batch.md"
 	row "rebuild of 1,000,000 pending intents (s)" "<=" 15 "$(metric Rebuild1M rebuild-s)"
 	row "failover after SIGKILL of the leader (s)" "<=" 7 "$kill_secs"
 	row "failover after a graceful shutdown (s)" "<=" 2 "$term_secs"
+	row "gateway protection (breaker and limiter) on the healthy path: extra time per attempt (%)" "<=" 2 "$(overhead_pct 'BenchmarkProtectionOverhead/off' 'BenchmarkProtectionOverhead/on')"
+	row "a gateway limited to 250 calls/s: distance from the rate (%)" "<=" 5 "$(deviation_pct "$(metric RateLimitHoldsTheRate calls/s)" 250)"
+	row "200 concurrent maximum-size bodies: heap in use over raw bytes" "<=" 3 "$(metric BodyMemory heap/raw)"
 	echo
 	echo "## Waiting for the final status (Prefer: wait)"
 	echo
