@@ -44,3 +44,13 @@ func NewOutcome(status OutcomeStatus, reason, messageID string) (Outcome, error)
 		return Outcome{}, fmt.Errorf("%w %q", ErrOutcomeUnknownStatus, status)
 	}
 }
+
+// StoredOutcome rebuilds an outcome from the three columns a store keeps it
+// in; an empty status is no outcome. It does not validate: the outcome was
+// built by NewOutcome before it was written, and the schema holds it so.
+func StoredOutcome(status, reason, messageID string) *Outcome {
+	if status == "" {
+		return nil
+	}
+	return &Outcome{Status: OutcomeStatus(status), Reason: reason, MessageID: messageID}
+}

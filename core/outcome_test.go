@@ -55,3 +55,13 @@ func TestNewOutcome(t *testing.T) {
 		})
 	}
 }
+
+func TestStoredOutcome(t *testing.T) {
+	if o := StoredOutcome("", "", ""); o != nil {
+		t.Fatalf("no status read back as %+v, want no outcome", o)
+	}
+	o := StoredOutcome("rejected", "invalid_recipient", "m-1")
+	if o == nil || *o != (Outcome{Status: OutcomeRejected, Reason: "invalid_recipient", MessageID: "m-1"}) {
+		t.Fatalf("StoredOutcome = %+v", o)
+	}
+}

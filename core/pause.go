@@ -27,6 +27,30 @@ type GatewayPause struct {
 	PausedAt time.Time
 }
 
+// The kinds of a pause's selector, as stores key their pause rows.
+const (
+	PauseByType = "type"
+	PauseByURL  = "url"
+)
+
+// PauseSelector is the key a store keeps a pause under: its kind and the
+// gateway type or URL it names.
+func PauseSelector(t GatewayType, gatewayURL string) (kind, selector string) {
+	if gatewayURL != "" {
+		return PauseByURL, gatewayURL
+	}
+	return PauseByType, string(t)
+}
+
+// StoredPause rebuilds a pause from the key PauseSelector gave it and the
+// time it was stored.
+func StoredPause(kind, selector string, pausedAt time.Time) GatewayPause {
+	if kind == PauseByURL {
+		return GatewayPause{GatewayURL: selector, PausedAt: pausedAt}
+	}
+	return GatewayPause{GatewayType: GatewayType(selector), PausedAt: pausedAt}
+}
+
 // Key names what the pause covers: the gateway type, or the URL.
 func (p GatewayPause) Key() string {
 	if p.GatewayURL != "" {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestGatewayPauseMatchesByTypeOrURL(t *testing.T) {
@@ -44,5 +45,20 @@ func TestValidateGatewaySelectorNamesTheField(t *testing.T) {
 	}
 	if err := ValidateGatewaySelector("", "https://gw.example:8443/base"); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestPauseSelectorRoundTrips pins the key a store keeps a pause under: a
+// pause read back from its key is the pause that was stored.
+func TestPauseSelectorRoundTrips(t *testing.T) {
+	at := time.Date(2026, 2, 2, 12, 0, 0, 0, time.UTC)
+	for _, p := range []GatewayPause{
+		{GatewayType: GatewaySMS, PausedAt: at},
+		{GatewayURL: "https://sms.example/v1", PausedAt: at},
+	} {
+		kind, selector := PauseSelector(p.GatewayType, p.GatewayURL)
+		if got := StoredPause(kind, selector, at); got != p {
+			t.Errorf("%+v stored as (%s, %s) reads back as %+v", p, kind, selector, got)
+		}
 	}
 }

@@ -188,6 +188,8 @@ log "scripts/bench-river.sh"
 scripts/bench-river.sh "$work/river.md"
 
 # ---------------------------------------------------------------- the report
+# `make soak` owns its own section of the report: keep it as it stands.
+soak_section=$(sed -n '/<!-- soak:begin/,/<!-- soak:end -->/p' "$OUT" 2>/dev/null || true)
 # field FILE LABEL N: the N-th number in the value column of a loadgen row.
 field() { awk -F'|' -v label="$2" -v n="$3" 'index($2, label) { split($3, v, /[^0-9.]+/); k = 0
 	for (i = 1; i in v; i++) if (v[i] != "") { k++; if (k == n) { print v[i]; exit } } }' "$1"; }
@@ -196,6 +198,12 @@ metric() { awk -v name="$1" -v unit="$2" '$1 ~ name { for (i = 3; i < NF; i++) i
 verdict() { awk -v got="$1" -v want="$3" -v op="$2" 'BEGIN { if (got == "" || got == "never") { print "no"; exit }
 	ok = (op == ">=") ? (got + 0 >= want + 0) : (got + 0 <= want + 0); print (ok ? "yes" : "**no**") }'; }
 row() { echo "| $1 | $2 $3 | $4 | $(verdict "$4" "$2" "$3") |"; }
+# nsop NAME: a Go benchmark's ns/op.
+nsop() { awk -v name="$1" '$1 ~ name { print $3; exit }' "$work/gobench.txt"; }
+# overhead_pct OFF ON: how much slower ON is than OFF, in percent.
+overhead_pct() { awk -v off="$(nsop "$1")" -v on="$(nsop "$2")" 'BEGIN { if (off > 0 && on > 0) printf "%.1f", (on / off - 1) * 100 }'; }
+# deviation_pct GOT WANT: how far GOT is from WANT, in percent.
+deviation_pct() { awk -v got="$1" -v want="$2" 'BEGIN { if (got != "") { d = (got - want) / want * 100; if (d < 0) d = -d; printf "%.1f", d } }'; }
 # The intake run with the median throughput.
 median_intake=$(for n in 1 2 3; do echo "$(field "$work/intake$n.md" "intake throughput" 1) $n"; done | sort -n | sed -n 2p | cut -d' ' -f2)
 cp "$work/intake$median_intake.md" "$work/intake.md"
@@ -235,6 +243,9 @@ cp "$work/batch$median_batch.md" "$work/batch.md"
 	row "rebuild of 1,000,000 pending intents (s)" "<=" 15 "$(metric Rebuild1M rebuild-s)"
 	row "failover after SIGKILL of the leader (s)" "<=" 7 "$kill_secs"
 	row "failover after a graceful shutdown (s)" "<=" 2 "$term_secs"
+	row "gateway protection (breaker and limiter) on the healthy path: extra time per attempt (%)" "<=" 2 "$(overhead_pct 'BenchmarkProtectionOverhead/off' 'BenchmarkProtectionOverhead/on')"
+	row "a gateway limited to 250 calls/s: distance from the rate (%)" "<=" 5 "$(deviation_pct "$(metric RateLimitHoldsTheRate calls/s)" 250)"
+	row "200 concurrent maximum-size bodies: heap in use over raw bytes" "<=" 3 "$(metric BodyMemory heap/raw)"
 	echo
 	echo "## Waiting for the final status (Prefer: wait)"
 	echo
@@ -335,5 +346,9 @@ cp "$work/batch$median_batch.md" "$work/batch.md"
 	awk '/^Benchmark/ { name=$1; iters=$2; nsop=$3; rest=""; for (i=5; i<=NF; i+=2) rest = rest $i " " $(i+1) "; "; printf "| %s | %s | %s | %s |\n", name, iters, nsop, rest }' "$work/gobench.txt"
 	echo
 	cat "$work/river.md"
+	if [ -n "$soak_section" ]; then
+		echo
+		printf '%s\n' "$soak_section"
+	fi
 } >"$OUT"
 log "wrote $OUT"

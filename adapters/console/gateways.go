@@ -35,7 +35,7 @@ type GatewayReporter interface {
 // GatewayController pauses and resumes a gateway. Optional: without one
 // the overview shows no pause or resume buttons.
 type GatewayController interface {
-	PauseGateway(ctx context.Context, name, reason string) error
+	PauseGateway(ctx context.Context, name string) error
 	ResumeGateway(ctx context.Context, name string) error
 }
 
@@ -50,7 +50,7 @@ func (c *Console) gatewayAction(w http.ResponseWriter, r *http.Request, ss sessi
 	var err error
 	switch r.PathValue("action") {
 	case "pause":
-		err = c.cfg.GatewayControl.PauseGateway(r.Context(), name, r.PostFormValue("reason"))
+		err = c.cfg.GatewayControl.PauseGateway(r.Context(), name)
 	case "resume":
 		err = c.cfg.GatewayControl.ResumeGateway(r.Context(), name)
 	default:

@@ -14,9 +14,12 @@ import (
 
 type intentsData struct {
 	Status, Target string
-	Statuses       []core.IntentStatus
-	Targets        []string
-	Intents        []core.Intent
+	// PossiblyAccepted narrows the list to intents the gateway may have
+	// accepted although their answer was lost.
+	PossiblyAccepted bool
+	Statuses         []core.IntentStatus
+	Targets          []string
+	Intents          []core.Intent
 	// NextURL continues the listing; FirstURL restarts it.
 	NextURL, FirstURL string
 	// BulkURL opens the bulk resubmission of this filter; set for ended
@@ -64,7 +67,8 @@ func (c *Console) intents(w http.ResponseWriter, r *http.Request, ss session) {
 			return
 		}
 	}
-	d := intentsData{Status: q.Get("status"), Target: q.Get("target"), Statuses: statuses, PageSize: c.cfg.PageSize}
+	d := intentsData{Status: q.Get("status"), Target: q.Get("target"), PossiblyAccepted: q.Get("possiblyAccepted") == "true",
+		Statuses: statuses, PageSize: c.cfg.PageSize}
 	for _, t := range c.cfg.Service.Targets() {
 		d.Targets = append(d.Targets, t.SubmissionTarget)
 	}
@@ -72,7 +76,8 @@ func (c *Console) intents(w http.ResponseWriter, r *http.Request, ss session) {
 	if id := q.Get("q"); id != "" {
 		p.Notice = "No intent has the intentId " + id + "."
 	}
-	params := ports.ListIntentsParams{Status: core.IntentStatus(d.Status), SubmissionTarget: d.Target, Limit: c.cfg.PageSize}
+	params := ports.ListIntentsParams{Status: core.IntentStatus(d.Status), SubmissionTarget: d.Target,
+		PossiblyAccepted: d.PossiblyAccepted, Limit: c.cfg.PageSize}
 	if s := q.Get("cursor"); s != "" {
 		before, err := decodeCursor(s)
 		if err != nil {
@@ -101,6 +106,10 @@ func (c *Console) intents(w http.ResponseWriter, r *http.Request, ss session) {
 	if d.Target != "" {
 		filter.Set("target", d.Target)
 	}
+	bulkFilter := filter.Encode() // a bulk resubmission never takes possibly accepted intents
+	if d.PossiblyAccepted {
+		filter.Set("possiblyAccepted", "true")
+	}
 	d.FirstURL = "/ui/intents?" + filter.Encode()
 	if res.Next != nil {
 		next := url.Values{"cursor": {encodeCursor(*res.Next)}}
@@ -109,8 +118,8 @@ func (c *Console) intents(w http.ResponseWriter, r *http.Request, ss session) {
 		}
 		d.NextURL = "/ui/intents?" + next.Encode()
 	}
-	if st := core.IntentStatus(d.Status); st.Valid() && st.Terminal() {
-		d.BulkURL = "/ui/bulk-resubmit?" + filter.Encode()
+	if st := core.IntentStatus(d.Status); st.Valid() && st.Terminal() && !d.PossiblyAccepted {
+		d.BulkURL = "/ui/bulk-resubmit?" + bulkFilter
 	}
 	d.DeadView = d.Status == string(core.StatusExhausted) || d.Status == string(core.StatusRejected)
 	c.render(w, r, http.StatusOK, "intents", withData(p, d))

@@ -57,8 +57,12 @@ type bulkData struct {
 	Limit          int
 	// Scanned is how many listed intents were looked at to find IDs.
 	Scanned int
-	Results []bulkResult
-	BackURL string
+	// Doubtful counts the candidates left out because the gateway may have
+	// accepted them already: resubmitting those in bulk could deliver a
+	// message twice, so each needs an operator's look of its own.
+	Doubtful int
+	Results  []bulkResult
+	BackURL  string
 }
 
 type bulkResult struct {
@@ -78,7 +82,11 @@ func (c *Console) bulkCandidates(r *http.Request, status core.IntentStatus, targ
 		}
 		for _, in := range page.Intents {
 			d.Scanned++
-			if in.Status.Terminal() && in.ResubmittedAs == "" && len(d.IDs) < c.cfg.BulkLimit {
+			switch {
+			case !in.Status.Terminal() || in.ResubmittedAs != "" || len(d.IDs) >= c.cfg.BulkLimit:
+			case in.PossiblyAccepted:
+				d.Doubtful++
+			default:
 				d.IDs = append(d.IDs, in.IntentID)
 			}
 		}

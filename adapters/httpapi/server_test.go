@@ -22,12 +22,17 @@ import (
 // service fails the test when called. Accepted requests are exercised
 // end to end (e2e/) against the real engine and store.
 
-// refusingService fails the test on any call.
+// refusingService fails the test on any call that gets past what the
+// service judges first: the intentId rule, which lives in core and is the
+// service's to apply (the HTTP layer only translates its field error).
 type refusingService struct{ t *testing.T }
 
 var _ ports.IntentService = refusingService{}
 
 func (s refusingService) SubmitIntent(_ context.Context, p ports.SubmitIntentParams) (ports.SubmitIntentResult, error) {
+	if err := core.ValidateIntentID(p.IntentID); err != nil {
+		return ports.SubmitIntentResult{}, err
+	}
 	s.t.Errorf("the service was reached with %+v", p)
 	return ports.SubmitIntentResult{}, core.ErrStoreUnavailable
 }

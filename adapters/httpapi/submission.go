@@ -24,9 +24,9 @@ var errNotAnObject = &malformedError{reason: "the request body must be a JSON ob
 // memory stays at the size of the body. It checks what the OpenAPI schema
 // states for the request, with messages naming the field: the keys are
 // strings without JSON-escaped lone surrogates (encoding/json would decode
-// "\ud800" and "\udc00" alike to U+FFFD, merging different intentIds), the
-// intentId follows core.ValidateIntentID, notBefore is an RFC 3339
-// date-time, and each field is given once.
+// "\ud800" and "\udc00" alike to U+FFFD, merging different intentIds),
+// notBefore is an RFC 3339 date-time, and each field is given once. What an
+// intentId may be is the service's to judge (core.ValidateIntentID), once.
 // Other members are ignored, as the schema allows.
 func decodeSubmission(body []byte) (apigen.SubmitIntentRequest, error) {
 	var (
@@ -101,7 +101,7 @@ func decodeSubmission(body []byte) (apigen.SubmitIntentRequest, error) {
 	case req.Payload == nil:
 		return req, &core.FieldError{Field: "payload", Message: "is required"}
 	}
-	return req, core.ValidateIntentID(req.IntentId)
+	return req, nil
 }
 
 // keyString decodes a JSON string the service keys on, refusing other JSON

@@ -54,6 +54,7 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		{"InsertAttempt", sqlitedb.InsertAttempt, []any{id, int64(1), "holder", int64(1), now}, true, ""},
 		{"FinishAttempt", sqlitedb.FinishAttempt, append([]any{now, nil, nil, nil, "err", true, id, int64(1)}, fence...), true, ""},
 		{"ApplyDecision", sqlitedb.ApplyDecision, []any{"pending", now, nil, nil, nil, nil, now, id, int64(1)}, true, pk},
+		{"RescheduleIntent", sqlitedb.RescheduleIntent, append([]any{"pending", now, nil, now, id, int64(1)}, fence...), true, pk},
 		{"FenceHolds", sqlitedb.FenceHolds, fence, true, ""},
 		{"IntentExists", sqlitedb.IntentExists, []any{id}, true, pk},
 		{"AcquireLease", sqlitedb.AcquireLease, []any{"lease", "holder", int64(1)}, true, ""},

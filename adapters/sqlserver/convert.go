@@ -76,7 +76,7 @@ func intentFromRow(r intentRow) (core.Intent, error) {
 		NotBefore:        fromNullTime(r.NotBefore),
 		NextDueAt:        fromNullTime(r.NextDueAt),
 		AttemptCount:     int(r.AttemptCount),
-		FinalOutcome:     outcomeFrom(r.FinalOutcomeStatus, r.FinalOutcomeReason, r.FinalMessageID),
+		FinalOutcome:     core.StoredOutcome(r.FinalOutcomeStatus.String, r.FinalOutcomeReason.String, r.FinalMessageID.String),
 		ExhaustedReason:  core.ExhaustedReason(r.ExhaustedReason.String),
 		LastModifiedAt:   r.LastModifiedAt.UTC(),
 	}, nil
@@ -91,21 +91,12 @@ func attemptFromRow(r attemptRow) core.Attempt {
 		Number:     int(r.AttemptNumber),
 		StartedAt:  r.StartedAt.UTC(),
 		FinishedAt: fromNullTime(r.FinishedAt),
-		Outcome:    outcomeFrom(r.OutcomeStatus, r.OutcomeReason, r.MessageID),
+		Outcome:    core.StoredOutcome(r.OutcomeStatus.String, r.OutcomeReason.String, r.MessageID.String),
 		Error:      r.Error.String,
 		HolderID:   r.HolderID,
 		Epoch:      r.LeaseEpoch,
 		Sent:       r.Sent,
 	}
-}
-
-// outcomeFrom reads an outcome's three columns; a NULL status is no outcome.
-// The outcome was well-formed when written (the schema's CHECKs hold it).
-func outcomeFrom(status, reason, messageID sql.NullString) *core.Outcome {
-	if !status.Valid {
-		return nil
-	}
-	return &core.Outcome{Status: core.OutcomeStatus(status.String), Reason: reason.String, MessageID: messageID.String}
 }
 
 // withAttempts attaches attempts to an intent, keeping only those its

@@ -14,6 +14,10 @@ import (
 	"github.com/submissionmanager/submission-manager/core"
 )
 
+// schemaTables are the tables the migrations create, in name order.
+var schemaTables = []string{"submission_attempts", "submission_gateway_pauses", "submission_intents",
+	"submission_manager_leases", "submission_resubmissions"}
+
 // tables lists the user tables of the test database.
 func tables(t *testing.T, db *DB) []string {
 	t.Helper()
@@ -51,7 +55,7 @@ func assertStatus(t *testing.T, db *DB, applied bool) {
 func TestMigrateUpDownUp(t *testing.T) {
 	db := openTestDB(t, freshDatabase(t, databaseOptions{}))
 	ctx := context.Background()
-	want := []string{"submission_attempts", "submission_intents", "submission_manager_leases"}
+	want := schemaTables
 
 	assertStatus(t, db, false)
 	if err := db.Migrate(ctx, "up"); err != nil {
@@ -127,7 +131,7 @@ func TestMigrateConcurrentInstances(t *testing.T) {
 		}
 	}
 	assertStatus(t, dbs[0], true)
-	if got := tables(t, dbs[0]); len(got) != 3 {
+	if got := tables(t, dbs[0]); !slices.Equal(got, schemaTables) {
 		t.Fatalf("tables %v after concurrent migrations", got)
 	}
 }

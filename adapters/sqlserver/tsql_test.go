@@ -168,8 +168,8 @@ var forbidden = []struct {
 
 // Columns by SQL type, for the parameter-casting rules.
 const (
-	datetime2Columns = `created_at|next_due_at|last_modified_at|started_at|finished_at|acquired_at|renewed_at|expires_at`
-	varcharColumns   = `status|mode|gateway_type|lease_name|holder_id|outcome_status|final_outcome_status|exhausted_reason`
+	datetime2Columns = `created_at|next_due_at|last_modified_at|started_at|finished_at|acquired_at|renewed_at|expires_at|paused_at`
+	varcharColumns   = `status|mode|gateway_type|lease_name|holder_id|outcome_status|final_outcome_status|exhausted_reason|selector_kind`
 )
 
 // uncastParam finds a column compared directly with a placeholder, on
@@ -223,7 +223,7 @@ func TestGeneratedQueriesAreTSQL(t *testing.T) {
 			if len(stmts) != 1 {
 				t.Fatalf("parsed as %d statements %v, want 1:\n%s", len(stmts), statementTypes(stmts), driverText)
 			}
-			want := map[string]string{"SELECT": "SelectStatement", "INSERT": "InsertStatement", "UPDATE": "UpdateStatement"}[firstKeyword(query)]
+			want := map[string]string{"SELECT": "SelectStatement", "INSERT": "InsertStatement", "UPDATE": "UpdateStatement", "DELETE": "DeleteStatement"}[firstKeyword(query)]
 			if got := statementTypes(stmts)[0]; got != want {
 				t.Errorf("parsed as %s, want %s:\n%s", got, want, driverText)
 			}

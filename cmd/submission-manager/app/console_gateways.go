@@ -55,8 +55,8 @@ func (g consoleGateways) Gateways(ctx context.Context) ([]console.GatewayState, 
 }
 
 // PauseGateway pauses a gateway type when name is one, else the gateway URL
-// name. The console's reason is not stored: pauses carry none.
-func (g consoleGateways) PauseGateway(ctx context.Context, name, _ string) error {
+// name.
+func (g consoleGateways) PauseGateway(ctx context.Context, name string) error {
 	t, url := selector(name)
 	_, err := g.op.PauseGateway(ctx, t, url)
 	return err

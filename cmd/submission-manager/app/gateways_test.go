@@ -14,7 +14,8 @@ import (
 )
 
 // gatewayAPI serves the real API, service and gateway service over the
-// in-memory store (the SQL stores do not keep pauses yet), with an API key.
+// in-memory store, with a client key and an operator key (pausing is an
+// operator's).
 func gatewayAPI(t *testing.T) string {
 	t.Helper()
 	reg, err := core.NewRegistry([]core.Contract{{

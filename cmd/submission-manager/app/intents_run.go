@@ -137,12 +137,22 @@ func (c *intentsCmd) resubmit(ctx context.Context, ids []string, newID string) e
 }
 
 // bulk resubmits ended intents of a filter that have no resubmission yet,
-// after printing how many; without --yes it stops there.
+// after printing how many; without --yes it stops there. It never takes an
+// intent flagged possiblyAccepted: the gateway may have accepted it, so
+// resubmitting it in bulk could deliver its message twice (resubmit such an
+// intent by its id, after checking with the gateway).
 func (c *intentsCmd) bulk(ctx context.Context, status, target string, limit int, yes bool) error {
 	if status == string(client.IntentStatusPending) {
 		return &usageError{msg: "--status pending: only ended intents (accepted, rejected, exhausted) can be resubmitted"}
 	}
-	intents, err := c.collect(ctx, status, target, limit, func(in client.Intent) bool { return in.ResubmittedAs == nil })
+	doubtful := 0
+	intents, err := c.collect(ctx, status, target, limit, func(in client.Intent) bool {
+		if in.PossiblyAccepted != nil && *in.PossiblyAccepted {
+			doubtful++
+			return false
+		}
+		return in.ResubmittedAs == nil
+	})
 	if err != nil {
 		return err
 	}
@@ -151,6 +161,9 @@ func (c *intentsCmd) bulk(ctx context.Context, status, target string, limit int,
 		ids[i] = in.IntentId
 	}
 	fmt.Fprintf(c.stderr, "%d %s intent(s) without a resubmission (at most --max %d)\n", len(ids), status, limit)
+	if doubtful > 0 {
+		fmt.Fprintf(c.stderr, "%d possibly accepted intent(s) left out: the gateway may have accepted them; check with it and resubmit them by id\n", doubtful)
+	}
 	if !yes {
 		fmt.Fprintln(c.stderr, "nothing resubmitted: rerun with --yes to resubmit them")
 		return &silentError{code: ExitError}

@@ -22,7 +22,6 @@ import (
 	"github.com/submissionmanager/submission-manager/app/engine"
 	"github.com/submissionmanager/submission-manager/app/leader"
 	"github.com/submissionmanager/submission-manager/app/watch"
-	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
 )
 
@@ -105,7 +104,10 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 		leadership ports.LeadershipReporter
 	)
 	if !cfg.APIOnly {
-		if exec, err = s.newExecution(cfg, clock, activity, log); err != nil {
+		// The console's activity wraps the base metrics and would hide the
+		// gateway protection's: the executor gets both.
+		execMetrics := executorMetrics{Metrics: activity, ProtectionMetrics: metrics}
+		if exec, err = s.newExecution(cfg, clock, execMetrics, log); err != nil {
 			return nil, err
 		}
 		notifier, leadership = exec.executor, exec.elector
@@ -232,59 +234,6 @@ func (s *Server) serve(srv *http.Server, ln net.Listener, url string) {
 	}
 }
 
-// execution is what a leading instance adds to the API: the executor, and
-// the elector that runs it while this instance holds the lease.
-type execution struct {
-	executor *engine.Engine
-	elector  *leader.Elector
-}
-
-// newExecution builds the gateway clients (closed with the instance), the
-// executor and the elector.
-func (s *Server) newExecution(cfg ServeConfig, clock ports.Clock, metrics ports.Metrics, log *slog.Logger) (*execution, error) {
-	gateways := make(map[core.GatewayType]ports.Gateway)
-	for _, t := range core.GatewayTypes() {
-		c, err := gateway.New(t, gateway.Config{Timeout: cfg.GatewayTimeout})
-		if err != nil {
-			return nil, fmt.Errorf("--gateway-timeout: %w", err)
-		}
-		s.gateways = append(s.gateways, c)
-		gateways[t] = c
-	}
-	executor, err := engine.New(engine.Config{
-		Store:           s.db.Store(),
-		Gateways:        gateways,
-		Clock:           clock,
-		Retry:           core.FixedDelay(cfg.RetryDelay),
-		MaxInFlight:     cfg.MaxInFlight,
-		RefreshInterval: cfg.ScheduleRefreshInterval,
-		// At shutdown, calls in flight may finish for as long as a call may
-		// take, within half the drain budget (the other half is for writes
-		// and HTTP).
-		DrainTimeout: min(cfg.GatewayTimeout, cfg.ShutdownTimeout/2),
-		Logger:       log,
-		Metrics:      metrics,
-		Protection:   cfg.Protection.engineProtection(cfg.RetryDelay, pauseStore(s.db.Store())),
-	})
-	if err != nil {
-		return nil, err
-	}
-	elector, err := leader.New(leader.Config{
-		Leases:          s.db.Leases(),
-		Clock:           clock,
-		HolderID:        s.holderID,
-		LeaseDuration:   cfg.LeaseDuration,
-		RenewInterval:   cfg.RenewInterval,
-		AcquireInterval: cfg.AcquireInterval,
-		Logger:          log,
-		Metrics:         metrics,
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &execution{executor: executor, elector: elector}, nil
-}
-
 // URL is the base URL the API answers on, e.g. "http://127.0.0.1:8000".
 func (s *Server) URL() string { return s.url }
 
@@ -301,73 +250,6 @@ func (s *Server) HolderID() string { return s.holderID }
 // Failed delivers an error if serving HTTP stops on its own (the listener
 // broke); the serve command then shuts down and exits non-zero.
 func (s *Server) Failed() <-chan error { return s.failed }
-
-// Shutdown stops the instance: it stops accepting connections and drains
-// in-flight requests while the executor stops starting attempts and records
-// the results of those in flight. What is still running when ctx ends is
-// abandoned: its requests are cut and its attempts stay recorded as started,
-// for the next leader to close. The store is closed last. Safe to call more
-// than once; later calls return the first result.
-func (s *Server) Shutdown(ctx context.Context) error {
-	s.shutdownOnce.Do(func() { s.shutdownErr = s.shutdown(ctx) })
-	return s.shutdownErr
-}
-
-// abandonGrace bounds the wait for the executor after the shutdown timeout,
-// before the store is closed: long enough to record cut attempts and
-// release the lease, short enough that a stuck store cannot hang the exit.
-const abandonGrace = 5 * time.Second
-
-func (s *Server) shutdown(ctx context.Context) error {
-	s.log.Info("submission-manager shutting down", "holder_id", s.holderID)
-	// Waiting requests answer now, with their intents as they stand, so
-	// that they do not hold the HTTP drain; then the watcher stops.
-	s.watcher.Close()
-	s.stopWatch()
-	<-s.watchDone
-	httpDone := make(chan error, 1)
-	go func() { httpDone <- s.http.Shutdown(ctx) }()
-	if s.pprof != nil {
-		// A profile in progress is cut: it is not work to drain.
-		_ = s.pprof.Close()
-	}
-	s.stopLead()
-	var errs []error
-	select {
-	case <-s.leadDone:
-	case <-ctx.Done():
-		errs = append(errs, errors.New("the executor did not stop in time: in-flight attempts abandoned"))
-		// The executor is still ending its drain; give it a moment to
-		// record its attempts and release the lease before the store it
-		// writes to is closed under it.
-		select {
-		case <-s.leadDone:
-		case <-time.After(abandonGrace):
-		}
-	}
-	if err := <-httpDone; err != nil {
-		_ = s.http.Close()
-		errs = append(errs, fmt.Errorf("draining HTTP requests: %w", err))
-	}
-	if err := s.closeResources(); err != nil {
-		errs = append(errs, err)
-	}
-	err := errors.Join(errs...)
-	if err != nil {
-		s.log.Warn("submission-manager stopped with abandoned work", "error", err)
-	} else {
-		s.log.Info("submission-manager stopped")
-	}
-	return err
-}
-
-// closeResources releases what Start opened.
-func (s *Server) closeResources() error {
-	for _, g := range s.gateways {
-		g.Close()
-	}
-	return s.db.Close()
-}
 
 // runServe runs `serve` until ctx ends (SIGINT or SIGTERM), then drains
 // within --shutdown-timeout and returns nil: a requested stop is a success

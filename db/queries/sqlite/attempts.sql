@@ -84,3 +84,27 @@ SELECT EXISTS (
 
 -- name: IntentExists :one
 SELECT EXISTS (SELECT 1 FROM submission_intents WHERE intent_id = sqlc.arg(intent_id)) AS found;
+
+-- name: RescheduleIntent :execrows
+-- A deferral (the gateway's breaker is open, or it is paused): moves a
+-- pending intent's next due time, or exhausts it with deadline_exceeded,
+-- without an attempt row. Fenced like every execution write, and only while
+-- the intent is pending at the attempt count the executor saw, with no
+-- attempt open; zero rows means fenced or moved on (see FenceHolds).
+UPDATE submission_intents
+SET status = sqlc.arg(status),
+    next_due_at = sqlc.arg(next_due_at),
+    exhausted_reason = sqlc.arg(exhausted_reason),
+    last_modified_at = sqlc.arg(last_modified_at)
+WHERE submission_intents.intent_id = sqlc.arg(intent_id)
+  AND submission_intents.status = 'pending'
+  AND submission_intents.attempt_count = sqlc.arg(attempt_count)
+  AND NOT EXISTS (
+    SELECT 1 FROM submission_attempts AS a
+    WHERE a.intent_id = submission_intents.intent_id
+      AND a.attempt_number = submission_intents.attempt_count AND a.finished_at IS NULL)
+  AND EXISTS (
+    SELECT 1 FROM submission_manager_leases AS l
+    WHERE l.lease_name = sqlc.arg(lease_name) AND l.holder_id = sqlc.arg(holder_id)
+      AND l.lease_epoch = sqlc.arg(lease_epoch)
+      AND l.expires_at > CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000000);

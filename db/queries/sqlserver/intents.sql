@@ -149,3 +149,26 @@ WHERE intent_id = sqlc.arg(intent_id)
 SELECT COUNT(*) AS found
 FROM submission_intents
 WHERE intent_id = sqlc.arg(intent_id);
+
+-- name: RescheduleIntent :execrows
+-- A deferral (the gateway's breaker is open, or it is paused): moves a
+-- pending intent's next due time, or exhausts it with deadline_exceeded,
+-- without an attempt row. It runs after the fence check in the fenced
+-- transaction, and applies only while the intent is pending at the attempt
+-- count the executor saw with no attempt open. last_modified_at moves
+-- strictly forward, as in StartAttempt.
+UPDATE submission_intents
+SET status = CAST(sqlc.arg(status) AS varchar(16)),
+    next_due_at = sqlc.narg(next_due_at),
+    exhausted_reason = CAST(sqlc.narg(exhausted_reason) AS varchar(32)),
+    last_modified_at = CASE WHEN clock.now > last_modified_at THEN clock.now
+                            ELSE DATEADD(nanosecond, 100, last_modified_at) END
+FROM (SELECT SYSUTCDATETIME() AS now) AS clock
+WHERE submission_intents.intent_id = sqlc.arg(intent_id)
+  AND submission_intents.status = 'pending'
+  AND submission_intents.attempt_count = CAST(sqlc.arg(attempt_count) AS int)
+  AND NOT EXISTS (
+    SELECT 1 FROM submission_attempts AS a
+    WHERE a.intent_id = submission_intents.intent_id
+      AND a.attempt_number = submission_intents.attempt_count
+      AND a.finished_at IS NULL);

@@ -177,6 +177,61 @@ func (q *Queries) IntentExists(ctx context.Context, intentID string) (bool, erro
 	return found, err
 }
 
+const RescheduleIntent = `-- name: RescheduleIntent :execrows
+UPDATE submission_intents
+SET status = ?1,
+    next_due_at = ?2,
+    exhausted_reason = ?3,
+    last_modified_at = ?4
+WHERE submission_intents.intent_id = ?5
+  AND submission_intents.status = 'pending'
+  AND submission_intents.attempt_count = ?6
+  AND NOT EXISTS (
+    SELECT 1 FROM submission_attempts AS a
+    WHERE a.intent_id = submission_intents.intent_id
+      AND a.attempt_number = submission_intents.attempt_count AND a.finished_at IS NULL)
+  AND EXISTS (
+    SELECT 1 FROM submission_manager_leases AS l
+    WHERE l.lease_name = ?7 AND l.holder_id = ?8
+      AND l.lease_epoch = ?9
+      AND l.expires_at > CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000000)
+`
+
+type RescheduleIntentParams struct {
+	Status          string
+	NextDueAt       sql.NullInt64
+	ExhaustedReason sql.NullString
+	LastModifiedAt  int64
+	IntentID        string
+	AttemptCount    int64
+	LeaseName       string
+	HolderID        string
+	LeaseEpoch      int64
+}
+
+// A deferral (the gateway's breaker is open, or it is paused): moves a
+// pending intent's next due time, or exhausts it with deadline_exceeded,
+// without an attempt row. Fenced like every execution write, and only while
+// the intent is pending at the attempt count the executor saw, with no
+// attempt open; zero rows means fenced or moved on (see FenceHolds).
+func (q *Queries) RescheduleIntent(ctx context.Context, arg RescheduleIntentParams) (int64, error) {
+	result, err := q.exec(ctx, q.rescheduleIntentStmt, RescheduleIntent,
+		arg.Status,
+		arg.NextDueAt,
+		arg.ExhaustedReason,
+		arg.LastModifiedAt,
+		arg.IntentID,
+		arg.AttemptCount,
+		arg.LeaseName,
+		arg.HolderID,
+		arg.LeaseEpoch,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const StartAttempt = `-- name: StartAttempt :execrows
 
 UPDATE submission_intents

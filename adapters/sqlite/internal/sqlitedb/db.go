@@ -33,11 +33,17 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.countIntentsByTargetStatusStmt, err = db.PrepareContext(ctx, CountIntentsByTargetStatus); err != nil {
 		return nil, fmt.Errorf("error preparing query CountIntentsByTargetStatus: %w", err)
 	}
+	if q.deleteGatewayPauseStmt, err = db.PrepareContext(ctx, DeleteGatewayPause); err != nil {
+		return nil, fmt.Errorf("error preparing query DeleteGatewayPause: %w", err)
+	}
 	if q.fenceHoldsStmt, err = db.PrepareContext(ctx, FenceHolds); err != nil {
 		return nil, fmt.Errorf("error preparing query FenceHolds: %w", err)
 	}
 	if q.finishAttemptStmt, err = db.PrepareContext(ctx, FinishAttempt); err != nil {
 		return nil, fmt.Errorf("error preparing query FinishAttempt: %w", err)
+	}
+	if q.getGatewayPauseStmt, err = db.PrepareContext(ctx, GetGatewayPause); err != nil {
+		return nil, fmt.Errorf("error preparing query GetGatewayPause: %w", err)
 	}
 	if q.getIntentStmt, err = db.PrepareContext(ctx, GetIntent); err != nil {
 		return nil, fmt.Errorf("error preparing query GetIntent: %w", err)
@@ -50,6 +56,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.insertAttemptStmt, err = db.PrepareContext(ctx, InsertAttempt); err != nil {
 		return nil, fmt.Errorf("error preparing query InsertAttempt: %w", err)
+	}
+	if q.insertGatewayPauseStmt, err = db.PrepareContext(ctx, InsertGatewayPause); err != nil {
+		return nil, fmt.Errorf("error preparing query InsertGatewayPause: %w", err)
 	}
 	if q.insertIntentStmt, err = db.PrepareContext(ctx, InsertIntent); err != nil {
 		return nil, fmt.Errorf("error preparing query InsertIntent: %w", err)
@@ -74,6 +83,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.listChangedStmt, err = db.PrepareContext(ctx, ListChanged); err != nil {
 		return nil, fmt.Errorf("error preparing query ListChanged: %w", err)
+	}
+	if q.listGatewayPausesStmt, err = db.PrepareContext(ctx, ListGatewayPauses); err != nil {
+		return nil, fmt.Errorf("error preparing query ListGatewayPauses: %w", err)
 	}
 	if q.listIntentsStmt, err = db.PrepareContext(ctx, ListIntents); err != nil {
 		return nil, fmt.Errorf("error preparing query ListIntents: %w", err)
@@ -114,6 +126,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.renewLeaseStmt, err = db.PrepareContext(ctx, RenewLease); err != nil {
 		return nil, fmt.Errorf("error preparing query RenewLease: %w", err)
 	}
+	if q.rescheduleIntentStmt, err = db.PrepareContext(ctx, RescheduleIntent); err != nil {
+		return nil, fmt.Errorf("error preparing query RescheduleIntent: %w", err)
+	}
 	if q.startAttemptStmt, err = db.PrepareContext(ctx, StartAttempt); err != nil {
 		return nil, fmt.Errorf("error preparing query StartAttempt: %w", err)
 	}
@@ -140,6 +155,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing countIntentsByTargetStatusStmt: %w", cerr)
 		}
 	}
+	if q.deleteGatewayPauseStmt != nil {
+		if cerr := q.deleteGatewayPauseStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing deleteGatewayPauseStmt: %w", cerr)
+		}
+	}
 	if q.fenceHoldsStmt != nil {
 		if cerr := q.fenceHoldsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing fenceHoldsStmt: %w", cerr)
@@ -148,6 +168,11 @@ func (q *Queries) Close() error {
 	if q.finishAttemptStmt != nil {
 		if cerr := q.finishAttemptStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing finishAttemptStmt: %w", cerr)
+		}
+	}
+	if q.getGatewayPauseStmt != nil {
+		if cerr := q.getGatewayPauseStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getGatewayPauseStmt: %w", cerr)
 		}
 	}
 	if q.getIntentStmt != nil {
@@ -168,6 +193,11 @@ func (q *Queries) Close() error {
 	if q.insertAttemptStmt != nil {
 		if cerr := q.insertAttemptStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing insertAttemptStmt: %w", cerr)
+		}
+	}
+	if q.insertGatewayPauseStmt != nil {
+		if cerr := q.insertGatewayPauseStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing insertGatewayPauseStmt: %w", cerr)
 		}
 	}
 	if q.insertIntentStmt != nil {
@@ -208,6 +238,11 @@ func (q *Queries) Close() error {
 	if q.listChangedStmt != nil {
 		if cerr := q.listChangedStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listChangedStmt: %w", cerr)
+		}
+	}
+	if q.listGatewayPausesStmt != nil {
+		if cerr := q.listGatewayPausesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listGatewayPausesStmt: %w", cerr)
 		}
 	}
 	if q.listIntentsStmt != nil {
@@ -275,6 +310,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing renewLeaseStmt: %w", cerr)
 		}
 	}
+	if q.rescheduleIntentStmt != nil {
+		if cerr := q.rescheduleIntentStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing rescheduleIntentStmt: %w", cerr)
+		}
+	}
 	if q.startAttemptStmt != nil {
 		if cerr := q.startAttemptStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing startAttemptStmt: %w", cerr)
@@ -327,12 +367,15 @@ type Queries struct {
 	acquireLeaseStmt                 *sql.Stmt
 	applyDecisionStmt                *sql.Stmt
 	countIntentsByTargetStatusStmt   *sql.Stmt
+	deleteGatewayPauseStmt           *sql.Stmt
 	fenceHoldsStmt                   *sql.Stmt
 	finishAttemptStmt                *sql.Stmt
+	getGatewayPauseStmt              *sql.Stmt
 	getIntentStmt                    *sql.Stmt
 	getIntentsOfStmt                 *sql.Stmt
 	getResubmissionOfStmt            *sql.Stmt
 	insertAttemptStmt                *sql.Stmt
+	insertGatewayPauseStmt           *sql.Stmt
 	insertIntentStmt                 *sql.Stmt
 	insertResubmissionStmt           *sql.Stmt
 	intentExistsStmt                 *sql.Stmt
@@ -341,6 +384,7 @@ type Queries struct {
 	listAttemptsOfIntentsStmt        *sql.Stmt
 	listAttemptsOfJSONStmt           *sql.Stmt
 	listChangedStmt                  *sql.Stmt
+	listGatewayPausesStmt            *sql.Stmt
 	listIntentsStmt                  *sql.Stmt
 	listIntentsByStatusStmt          *sql.Stmt
 	listIntentsByStatusAndTargetStmt *sql.Stmt
@@ -354,6 +398,7 @@ type Queries struct {
 	readLeaseStmt                    *sql.Stmt
 	releaseLeaseStmt                 *sql.Stmt
 	renewLeaseStmt                   *sql.Stmt
+	rescheduleIntentStmt             *sql.Stmt
 	startAttemptStmt                 *sql.Stmt
 	takenIntentIDsStmt               *sql.Stmt
 }
@@ -365,12 +410,15 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		acquireLeaseStmt:                 q.acquireLeaseStmt,
 		applyDecisionStmt:                q.applyDecisionStmt,
 		countIntentsByTargetStatusStmt:   q.countIntentsByTargetStatusStmt,
+		deleteGatewayPauseStmt:           q.deleteGatewayPauseStmt,
 		fenceHoldsStmt:                   q.fenceHoldsStmt,
 		finishAttemptStmt:                q.finishAttemptStmt,
+		getGatewayPauseStmt:              q.getGatewayPauseStmt,
 		getIntentStmt:                    q.getIntentStmt,
 		getIntentsOfStmt:                 q.getIntentsOfStmt,
 		getResubmissionOfStmt:            q.getResubmissionOfStmt,
 		insertAttemptStmt:                q.insertAttemptStmt,
+		insertGatewayPauseStmt:           q.insertGatewayPauseStmt,
 		insertIntentStmt:                 q.insertIntentStmt,
 		insertResubmissionStmt:           q.insertResubmissionStmt,
 		intentExistsStmt:                 q.intentExistsStmt,
@@ -379,6 +427,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listAttemptsOfIntentsStmt:        q.listAttemptsOfIntentsStmt,
 		listAttemptsOfJSONStmt:           q.listAttemptsOfJSONStmt,
 		listChangedStmt:                  q.listChangedStmt,
+		listGatewayPausesStmt:            q.listGatewayPausesStmt,
 		listIntentsStmt:                  q.listIntentsStmt,
 		listIntentsByStatusStmt:          q.listIntentsByStatusStmt,
 		listIntentsByStatusAndTargetStmt: q.listIntentsByStatusAndTargetStmt,
@@ -392,6 +441,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		readLeaseStmt:                    q.readLeaseStmt,
 		releaseLeaseStmt:                 q.releaseLeaseStmt,
 		renewLeaseStmt:                   q.renewLeaseStmt,
+		rescheduleIntentStmt:             q.rescheduleIntentStmt,
 		startAttemptStmt:                 q.startAttemptStmt,
 		takenIntentIDsStmt:               q.takenIntentIDsStmt,
 	}

@@ -22,6 +22,12 @@ type SubmissionAttempt struct {
 	Sent          bool
 }
 
+type SubmissionGatewayPause struct {
+	SelectorKind string
+	Selector     string
+	PausedAt     int64
+}
+
 type SubmissionIntent struct {
 	IntentID           string
 	SubmissionTarget   string

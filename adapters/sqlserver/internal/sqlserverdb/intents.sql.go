@@ -636,6 +636,52 @@ func (q *Queries) ListPending(ctx context.Context, arg ListPendingParams) ([]Lis
 	return items, nil
 }
 
+const rescheduleIntent = `-- name: RescheduleIntent :execrows
+UPDATE submission_intents
+SET status = CAST($1 AS varchar(16)),
+    next_due_at = $2,
+    exhausted_reason = CAST($3 AS varchar(32)),
+    last_modified_at = CASE WHEN clock.now > last_modified_at THEN clock.now
+                            ELSE DATEADD(nanosecond, 100, last_modified_at) END
+FROM (SELECT SYSUTCDATETIME() AS now) AS clock
+WHERE submission_intents.intent_id = $4
+  AND submission_intents.status = 'pending'
+  AND submission_intents.attempt_count = CAST($5 AS int)
+  AND NOT EXISTS (
+    SELECT 1 FROM submission_attempts AS a
+    WHERE a.intent_id = submission_intents.intent_id
+      AND a.attempt_number = submission_intents.attempt_count
+      AND a.finished_at IS NULL)
+`
+
+type RescheduleIntentParams struct {
+	Status          string
+	NextDueAt       sql.NullTime
+	ExhaustedReason sql.NullString
+	IntentID        string
+	AttemptCount    int32
+}
+
+// A deferral (the gateway's breaker is open, or it is paused): moves a
+// pending intent's next due time, or exhausts it with deadline_exceeded,
+// without an attempt row. It runs after the fence check in the fenced
+// transaction, and applies only while the intent is pending at the attempt
+// count the executor saw with no attempt open. last_modified_at moves
+// strictly forward, as in StartAttempt.
+func (q *Queries) RescheduleIntent(ctx context.Context, arg RescheduleIntentParams) (int64, error) {
+	result, err := q.db.ExecContext(ctx, rescheduleIntent,
+		arg.Status,
+		arg.NextDueAt,
+		arg.ExhaustedReason,
+		arg.IntentID,
+		arg.AttemptCount,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const startAttempt = `-- name: StartAttempt :execrows
 UPDATE submission_intents
 SET attempt_count = attempt_count + 1,

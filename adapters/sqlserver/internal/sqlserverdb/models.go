@@ -23,6 +23,12 @@ type SubmissionAttempt struct {
 	Sent          bool
 }
 
+type SubmissionGatewayPause struct {
+	SelectorKind string
+	Selector     string
+	PausedAt     time.Time
+}
+
 type SubmissionIntent struct {
 	IntentID           string
 	SubmissionTarget   string
