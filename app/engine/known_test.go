@@ -21,11 +21,16 @@ type countingStore struct {
 	refuseAt map[string]bool
 	// loads counts GetIntents calls, loaded the intents they returned.
 	loads, loaded int
+	// failLoads makes every GetIntents fail.
+	failLoads bool
 }
 
 func (s *countingStore) GetIntents(ctx context.Context, ids []string) ([]core.Intent, error) {
 	got, err := s.Store.GetIntents(ctx, ids)
 	s.mu.Lock()
+	if s.failLoads {
+		got, err = nil, core.ErrStoreUnavailable
+	}
 	s.loads++
 	s.loaded += len(got)
 	s.mu.Unlock()
@@ -146,5 +151,26 @@ func TestReadAheadLeavesAnAttemptInDoubtToItsOwnRead(t *testing.T) {
 	}
 	if n := cs.readsOf("fresh"); n != 0 {
 		t.Fatalf("the fresh intent was read %d times, want 0", n)
+	}
+}
+
+func TestFailedReadAheadLeavesEachAttemptItsOwnRead(t *testing.T) {
+	h, cs := newCountingHarness(t)
+	cs.failLoads = true
+	for _, id := range []string{"f-1", "f-2", "f-3"} {
+		h.gw.on(id, accepted)
+		h.submit(id, smsMaxAttempts, `{}`)
+	}
+	h.startLead()
+	for _, id := range []string{"f-1", "f-2", "f-3"} {
+		h.waitStatus(id, core.StatusAccepted)
+		if n := cs.readsOf(id); n != 1 {
+			t.Errorf("intent %s read %d times, want 1 after the read ahead failed", id, n)
+		}
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.loads != 1 {
+		t.Fatalf("GetIntents called %d times, want 1: a failed load is not tried again for the same intents", cs.loads)
 	}
 }

@@ -94,9 +94,10 @@ func (t *term) applyLoad(l loadResult) {
 	t.loading = nil
 	if l.err != nil {
 		// Not a sign of lost leadership by itself: the attempts read their
-		// intents, and their fenced writes decide.
+		// intents as without reading ahead, and their reads and fenced
+		// writes decide. Loading them again could only fail again.
 		t.log.Debug("prefetch_failed", "error", l.err.Error())
-		return
+		l.intents = nil
 	}
 	for _, in := range l.intents {
 		if !loading[in.IntentID] || !t.schedule.Contains(in.IntentID) {
