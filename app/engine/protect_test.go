@@ -102,10 +102,12 @@ func TestOpenBreakerDefersWithoutSpendingTriesThenOneProbeCloses(t *testing.T) {
 		h.settle(5 * time.Second) // i-1 and i-2 fall due and are deferred too
 		h.awaitProtection("deferred http://sms-b.test breaker_open", 3)
 		for _, id := range []string{"i-1", "i-2", "i-3"} {
-			in, _ := h.mem.GetIntent(h.ctx, id)
-			if in.Status != core.StatusPending || len(in.Attempts) != in.AttemptCount || (rescheduling && !in.NextDueAt.Equal(probeAt)) {
-				t.Fatalf("%s after its deferral: %+v", id, in)
-			}
+			// The deferral is counted before its reschedule is written: wait
+			// for the write.
+			h.waitIntent(id, "deferred without a try", func(in core.Intent) bool {
+				return in.Status == core.StatusPending && len(in.Attempts) == in.AttemptCount &&
+					(!rescheduling || in.NextDueAt.Equal(probeAt))
+			})
 		}
 		if n := h.gw.callCount(); n != 2 {
 			t.Fatalf("gateway called %d times while open, want only the 2 failures", n)
