@@ -99,6 +99,28 @@ func BenchmarkGetIntentParallel(b *testing.B) {
 	lat.report(b, "reads/s")
 }
 
+// BenchmarkGetIntents256 measures the leader's read ahead: 256 intents with
+// their attempts in one GetIntents; compare intents/s with
+// BenchmarkGetIntentParallel's reads/s.
+func BenchmarkGetIntents256(b *testing.B) {
+	db := openBenchDB(b)
+	store := db.Store()
+	const n, batch = 10_000, 256
+	fillPending(b, db, n)
+	ids := make([]string, batch)
+	b.ResetTimer()
+	for i := range b.N {
+		for j := range ids {
+			ids[j] = fmt.Sprintf("intent-%09d", (i*batch+j)%n)
+		}
+		got, err := store.GetIntents(context.Background(), ids)
+		if err != nil || len(got) != batch {
+			b.Fatalf("GetIntents: %d intents, %v", len(got), err)
+		}
+	}
+	b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "intents/s")
+}
+
 func openBenchDB(b *testing.B) *DB {
 	b.Helper()
 	return openAt(b, filepath.Join(b.TempDir(), "bench.db"))

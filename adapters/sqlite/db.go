@@ -115,17 +115,21 @@ func (db *DB) writeSingle(ctx context.Context, op string, fn writeFunc) error {
 // read runs fn in one read transaction, so that everything it reads comes
 // from the same snapshot (an intent and its attempts agree).
 func (db *DB) read(ctx context.Context, op string, fn func(ctx context.Context, q *sqlitedb.Queries) error) error {
+	// The statements first: preparing them needs a connection of the pool,
+	// which this transaction must not hold while it waits for them.
+	q := db.readQueries(ctx)
 	tx, err := db.readDB.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return mapError(op, err)
 	}
 	defer tx.Rollback() //nolint:errcheck // read-only: nothing to undo
-	return mapError(op, fn(ctx, db.readQueries(ctx).WithTx(tx)))
+	return mapError(op, fn(ctx, q.WithTx(tx)))
 }
 
 // readQueries returns the read statements prepared, preparing them once the
 // schema exists; until then (or if preparing fails) they are parsed per
-// call. database/sql prepares a statement again on each pooled connection
+// call. It must not be called while holding a read connection: preparing
+// takes one. database/sql prepares a statement again on each pooled connection
 // only the first time it runs there, in a transaction or not, so a read
 // no longer parses its SQL every time.
 func (db *DB) readQueries(ctx context.Context) *sqlitedb.Queries {
