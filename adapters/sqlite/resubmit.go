@@ -43,13 +43,7 @@ func (s *store) CreateResubmission(ctx context.Context, intent core.Intent) (por
 		if !core.IntentStatus(original.Status).Terminal() {
 			return fmt.Errorf("%w: %q is %s", core.ErrIntentNotEnded, from, original.Status)
 		}
-		stamp, err := q.Stamp(ctx)
-		if err != nil {
-			return err
-		}
-		row := params
-		row.LastModifiedAt = stamp
-		inserted, err := q.InsertIntent(ctx, row)
+		row, inserted, err := q.insertIntent(ctx, params)
 		if err != nil {
 			return err
 		}
@@ -57,7 +51,7 @@ func (s *store) CreateResubmission(ctx context.Context, intent core.Intent) (por
 			return fmt.Errorf("%w: %q", core.ErrResubmissionIDTaken, intent.IntentID)
 		}
 		if err := q.InsertResubmission(ctx, sqlitedb.InsertResubmissionParams{
-			IntentID: from, ResubmittedAs: intent.IntentID, CreatedAt: stamp,
+			IntentID: from, ResubmittedAs: intent.IntentID, CreatedAt: row.LastModifiedAt,
 		}); err != nil {
 			return err
 		}

@@ -33,31 +33,12 @@ func (s *store) CreateIntent(ctx context.Context, intent core.Intent) (ports.Cre
 	}
 	var res ports.CreateIntentResult
 	err = s.db.writeSingle(ctx, "create intent", func(ctx context.Context, q *writeTx) error {
-		stamp, err := q.Stamp(ctx)
-		if err != nil {
-			return err
-		}
-		row := params
-		row.LastModifiedAt = stamp
-		inserted, err := q.InsertIntent(ctx, row)
+		row, inserted, err := q.insertIntent(ctx, params)
 		if err != nil {
 			return err
 		}
 		if inserted == 1 {
-			// The creator sees what a later read returns: UTC times without
-			// a monotonic reading, no attempts yet.
-			created := intent
-			created.CreatedAt = fromNanos(params.CreatedAt)
-			created.NextDueAt = fromNullNanos(params.NextDueAt)
-			created.NotBefore = fromNullNanos(params.NotBefore)
-			created.Status = core.StatusPending
-			created.Contract = intent.Contract.Clone()
-			created.AttemptCount = 0
-			created.Attempts = nil
-			created.FinalOutcome = nil
-			created.ExhaustedReason = ""
-			created.LastModifiedAt = fromNanos(stamp)
-			res = ports.CreateIntentResult{Intent: created, Created: true}
+			res = ports.CreateIntentResult{Intent: createdIntent(intent, row), Created: true}
 			return nil
 		}
 		// The intentId exists: this transaction sees the row that won.
@@ -244,4 +225,17 @@ func (s *store) GetIntents(ctx context.Context, intentIDs []string) ([]core.Inte
 		return nil
 	})
 	return intents, err
+}
+
+// insertIntent inserts a new intent unless its intentId exists, stamped
+// with this transaction's change marker; it returns the row as written and
+// how many rows it inserted (0 when the id was taken).
+func (q *writeTx) insertIntent(ctx context.Context, params sqlitedb.InsertIntentParams) (sqlitedb.InsertIntentParams, int64, error) {
+	stamp, err := q.Stamp(ctx)
+	if err != nil {
+		return params, 0, err
+	}
+	params.LastModifiedAt = stamp
+	inserted, err := q.InsertIntent(ctx, params)
+	return params, inserted, err
 }

@@ -25,13 +25,9 @@ func (s *Store) StartAttempt(ctx context.Context, p ports.StartAttemptParams) er
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.clock.Now()
-	if err := checkFence(s.leases, p.Fence, now); err != nil {
+	in, now, err := s.fencedIntent(p.Fence, p.IntentID)
+	if err != nil {
 		return err
-	}
-	in, ok := s.intents[p.IntentID]
-	if !ok {
-		return fmt.Errorf("%w: %q", core.ErrIntentNotFound, p.IntentID)
 	}
 	if in.Status.Terminal() || in.AttemptCount != p.Number-1 {
 		return fmt.Errorf("%w: intent %q is %s with %d attempts, attempt %d asked",
@@ -63,13 +59,9 @@ func (s *Store) FinishAttempt(ctx context.Context, p ports.FinishAttemptParams) 
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.clock.Now()
-	if err := checkFence(s.leases, p.Fence, now); err != nil {
+	in, now, err := s.fencedIntent(p.Fence, p.IntentID)
+	if err != nil {
 		return err
-	}
-	in, ok := s.intents[p.IntentID]
-	if !ok {
-		return fmt.Errorf("%w: %q", core.ErrIntentNotFound, p.IntentID)
 	}
 	last := len(in.Attempts) - 1
 	if in.Status.Terminal() || p.Number != in.AttemptCount || last < 0 ||
@@ -131,4 +123,20 @@ func checkFence(leases map[string]core.Lease, f core.Fence, now time.Time) error
 		return fmt.Errorf("%w: %s held by %q at epoch %d", core.ErrFenced, f.LeaseName, f.HolderID, f.Epoch)
 	}
 	return nil
+}
+
+// fencedIntent is the prologue of every fenced write, with s.mu held: the
+// fence must hold at the store's time, which it returns, and the intent
+// must exist. A fenced-off write fails with core.ErrFenced whatever the
+// intent, as in SQL.
+func (s *Store) fencedIntent(fence core.Fence, intentID string) (*core.Intent, time.Time, error) {
+	now := s.clock.Now()
+	if err := checkFence(s.leases, fence, now); err != nil {
+		return nil, now, err
+	}
+	in, ok := s.intents[intentID]
+	if !ok {
+		return nil, now, fmt.Errorf("%w: %q", core.ErrIntentNotFound, intentID)
+	}
+	return in, now, nil
 }

@@ -26,13 +26,9 @@ func (s *Store) Reschedule(ctx context.Context, p ports.RescheduleParams) error 
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.clock.Now()
-	if err := checkFence(s.leases, p.Fence, now); err != nil {
+	in, now, err := s.fencedIntent(p.Fence, p.IntentID)
+	if err != nil {
 		return err
-	}
-	in, ok := s.intents[p.IntentID]
-	if !ok {
-		return fmt.Errorf("%w: %q", core.ErrIntentNotFound, p.IntentID)
 	}
 	open := len(in.Attempts) > 0 && !in.Attempts[len(in.Attempts)-1].Finished()
 	if in.Status.Terminal() || in.AttemptCount != p.AttemptCount || open {
