@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/submissionmanager/submission-manager/app/changes"
 	"log/slog"
 	"sync"
 	"time"
@@ -267,38 +268,7 @@ func (t *term) rebuild(ctx context.Context) error {
 // RefreshLookback it starts that far behind the cursor, to catch changes
 // that committed late; the cursor itself never moves backwards.
 func (t *term) refresh(ctx context.Context) error {
-	from := t.cursor
-	if lb := t.cfg.RefreshLookback; lb > 0 && !from.LastModifiedAt.IsZero() {
-		from = ports.ChangeCursor{LastModifiedAt: from.LastModifiedAt.Add(-lb)}
-	}
-	for {
-		rows, err := t.cfg.Store.ListChanged(ctx, ports.ListChangedParams{After: from, Limit: t.cfg.RefreshPageSize})
-		if err != nil {
-			return err
-		}
-		for _, r := range rows {
-			t.noteRow(r)
-		}
-		if len(rows) > 0 {
-			last := rows[len(rows)-1]
-			from = ports.ChangeCursor{LastModifiedAt: last.LastModifiedAt, IntentID: last.IntentID}
-			if cursorAfter(from, t.cursor) {
-				t.cursor = from
-			}
-		}
-		if len(rows) < t.cfg.RefreshPageSize {
-			return nil
-		}
-	}
-}
-
-// cursorAfter reports whether a comes after b in (LastModifiedAt, IntentID)
-// order.
-func cursorAfter(a, b ports.ChangeCursor) bool {
-	if c := a.LastModifiedAt.Compare(b.LastModifiedAt); c != 0 {
-		return c > 0
-	}
-	return a.IntentID > b.IntentID
+	return changes.Follow(ctx, t.cfg.Store, &t.cursor, t.cfg.RefreshLookback, t.cfg.RefreshPageSize, t.noteRow)
 }
 
 // noteRow applies one row the store reported: a terminal intent leaves the

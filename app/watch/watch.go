@@ -11,6 +11,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"github.com/submissionmanager/submission-manager/app/changes"
 	"log/slog"
 	"sync"
 	"time"
@@ -248,7 +249,7 @@ func (w *Watcher) poll(ctx context.Context) error {
 	}
 	// Nobody waits, or this is the first read (nobody could register
 	// before it): changes up to latest concern nobody.
-	if cursorAfter(latest, w.cursor) {
+	if changes.After(latest, w.cursor) {
 		w.cursor = latest
 	}
 	return nil
@@ -257,31 +258,11 @@ func (w *Watcher) poll(ctx context.Context) error {
 // follow pages through the changes after the cursor (from Lookback behind
 // it) and wakes the waiters of terminal intents.
 func (w *Watcher) follow(ctx context.Context) error {
-	from := w.cursor
-	if lb := w.cfg.Lookback; lb > 0 && !from.LastModifiedAt.IsZero() {
-		from = ports.ChangeCursor{LastModifiedAt: from.LastModifiedAt.Add(-lb)}
-	}
-	for {
-		rows, err := w.feed.ListChanged(ctx, ports.ListChangedParams{After: from, Limit: w.cfg.PageSize})
-		if err != nil {
-			return err
+	return changes.Follow(ctx, w.feed, &w.cursor, w.cfg.Lookback, w.cfg.PageSize, func(r ports.ScheduleRow) {
+		if r.Status.Terminal() {
+			w.wake(r.IntentID)
 		}
-		for _, r := range rows {
-			if r.Status.Terminal() {
-				w.wake(r.IntentID)
-			}
-		}
-		if len(rows) > 0 {
-			last := rows[len(rows)-1]
-			from = ports.ChangeCursor{LastModifiedAt: last.LastModifiedAt, IntentID: last.IntentID}
-			if cursorAfter(from, w.cursor) {
-				w.cursor = from
-			}
-		}
-		if len(rows) < w.cfg.PageSize {
-			return nil
-		}
-	}
+	})
 }
 
 // wake releases every waiter of intentID; they stay registered until their
@@ -296,13 +277,4 @@ func (w *Watcher) wake(intentID string) {
 			close(wt.woken)
 		}
 	}
-}
-
-// cursorAfter reports whether a comes after b in (LastModifiedAt, IntentID)
-// order.
-func cursorAfter(a, b ports.ChangeCursor) bool {
-	if c := a.LastModifiedAt.Compare(b.LastModifiedAt); c != 0 {
-		return c > 0
-	}
-	return a.IntentID > b.IntentID
 }
