@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/submissionmanager/submission-manager/app/changes"
 	"log/slog"
 	"sync"
 	"time"
@@ -121,16 +120,6 @@ func newTerm(e *Engine, lease core.Lease, stillLeader func() bool) *term {
 	}
 }
 
-// worker is the scheduler's record of one attempt's goroutine. Only the
-// scheduler goroutine reads or writes it; the worker names it when it gives
-// its slot back, so a late message cannot free another worker's slot.
-type worker struct{ holdsSlot bool }
-
-// maxWorkers bounds the workers of a term: MaxInFlight calling, as many
-// again recording their results. When writes fall behind, dispatch waits
-// for them instead of piling up results in memory.
-func maxWorkers(cfg Config) int { return 2 * cfg.MaxInFlight }
-
 // errNotLeader builds the error for a failed local leadership check. It
 // wraps core.ErrFenced because the elector treats both alike: the lease is
 // no longer known to be ours.
@@ -234,174 +223,6 @@ func (t *term) lose(err error, intentID string) {
 	t.log.Error("leader_executor_lost", attrs...)
 	if t.stopWork != nil {
 		t.stopWork()
-	}
-}
-
-// rebuild reads the refresh cursor first and then every pending intent, so
-// a change made during the rebuild is seen again by the first refresh
-// (refresh is idempotent) rather than missed.
-func (t *term) rebuild(ctx context.Context) error {
-	cursor, err := t.cfg.Store.LatestChange(ctx)
-	if err != nil {
-		return err
-	}
-	t.cursor = cursor
-	after := ""
-	for {
-		rows, err := t.cfg.Store.ListPending(ctx, ports.ListPendingParams{AfterIntentID: after, Limit: t.cfg.RebuildPageSize})
-		if err != nil {
-			return err
-		}
-		for _, r := range rows {
-			t.noteRow(r)
-		}
-		if len(rows) < t.cfg.RebuildPageSize {
-			return nil
-		}
-		after = rows[len(rows)-1].IntentID
-	}
-}
-
-// refresh pages through the intents changed since the cursor (intents
-// created on other instances, and this leader's own writes) and advances the
-// cursor to the last row read, exactly as the store returned it. With a
-// RefreshLookback it starts that far behind the cursor, to catch changes
-// that committed late; the cursor itself never moves backwards.
-func (t *term) refresh(ctx context.Context) error {
-	return changes.Follow(ctx, t.cfg.Store, &t.cursor, t.cfg.RefreshLookback, t.cfg.RefreshPageSize, t.noteRow)
-}
-
-// noteRow applies one row the store reported: a terminal intent leaves the
-// schedule, a pending one is (re)scheduled at its due time. An intent in
-// flight is left alone; its worker's result decides what follows.
-func (t *term) noteRow(r ports.ScheduleRow) {
-	if _, busy := t.inFlight[r.IntentID]; busy {
-		return
-	}
-	if r.Status.Terminal() {
-		t.schedule.Remove(r.IntentID)
-		t.forget(r.IntentID)
-		t.taken(r.IntentID)
-		return
-	}
-	t.schedule.Upsert(core.ScheduleEntry{IntentID: r.IntentID, DueAt: r.NextDueAt, Mode: r.Mode})
-}
-
-// remember caches an intent's state without its attempts, within bounds,
-// and reports whether the cache holds it.
-func (t *term) remember(i core.Intent) bool {
-	if _, ok := t.known[i.IntentID]; ok {
-		return true
-	}
-	if len(t.known) >= maxKnownIntents || t.knownBytes+len(i.Payload) > maxKnownPayloadBytes {
-		return false
-	}
-	i.Attempts = nil
-	t.known[i.IntentID] = i
-	t.knownBytes += len(i.Payload)
-	return true
-}
-
-// forget drops an intent from the cache and returns what was cached.
-func (t *term) forget(intentID string) (core.Intent, bool) {
-	i, ok := t.known[intentID]
-	if ok {
-		delete(t.known, intentID)
-		t.knownBytes -= len(i.Payload)
-	}
-	return i, ok
-}
-
-// noteIntent schedules an intent this instance just created. An intent the
-// schedule already knows, or one in flight, is left alone: a notification
-// is older than anything the schedule learned since.
-func (t *term) noteIntent(i core.Intent) {
-	if _, busy := t.inFlight[i.IntentID]; busy || t.schedule.Contains(i.IntentID) || i.Status.Terminal() {
-		return
-	}
-	t.schedule.Upsert(core.ScheduleEntry{IntentID: i.IntentID, DueAt: i.NextDueAt, Mode: i.Contract.Mode})
-	t.remember(i)
-}
-
-// dispatch starts attempts for due intents, earliest (and realtime) first,
-// while fewer than MaxInFlight are running, checking leadership before each
-// dequeue. It reads ahead (prefetch.go): an intent whose state is being
-// loaded waits for the load, which wakes the scheduler.
-func (t *term) dispatch(workCtx context.Context) {
-	now := t.cfg.Clock.Now()
-	defer func() {
-		if t.lost == nil && t.sinceLoad >= t.prefetchSize()/4 {
-			t.prefetch(workCtx, now)
-		}
-	}()
-	for t.calls < t.cfg.MaxInFlight && len(t.inFlight) < maxWorkers(t.cfg) {
-		head, ok := t.schedule.Peek()
-		if !ok || head.DueAt.After(now) {
-			return
-		}
-		if !t.ready(head.IntentID) && t.loading == nil {
-			t.prefetch(workCtx, now)
-		}
-		if t.loading[head.IntentID] {
-			return
-		}
-		if !t.stillLeader() {
-			t.lose(errNotLeader("before dequeueing an attempt"), "")
-			return
-		}
-		entry, _ := t.schedule.PopDue(now)
-		t.taken(entry.IntentID)
-		if _, busy := t.inFlight[entry.IntentID]; busy {
-			continue // never two attempts of one intent at once
-		}
-		w := &worker{holdsSlot: true}
-		t.inFlight[entry.IntentID] = w
-		t.calls++
-		var cached *core.Intent
-		if in, ok := t.forget(entry.IntentID); ok {
-			cached = &in
-		}
-		t.workers.Add(1)
-		go func() {
-			defer t.workers.Done()
-			var once bool
-			release := func() {
-				if !once {
-					once = true
-					t.released <- w
-				}
-			}
-			t.done <- t.attempt(workCtx, entry, cached, release)
-		}()
-	}
-}
-
-// release takes back a worker's gateway slot, once.
-func (t *term) release(w *worker) {
-	if w != nil && w.holdsSlot {
-		w.holdsSlot = false
-		t.calls--
-	}
-}
-
-// complete applies a worker's result, taking back its slot if it had not
-// given it back (an attempt that made no call).
-func (t *term) complete(r result) {
-	t.release(t.inFlight[r.intentID])
-	delete(t.inFlight, r.intentID)
-	if r.err != nil {
-		t.lose(r.err, r.intentID)
-		return
-	}
-	if t.parked(r) {
-		return
-	}
-	defer t.unpark(r.released)
-	if r.next != nil && t.lost == nil {
-		t.schedule.Upsert(*r.next)
-		if r.known != nil {
-			t.remember(*r.known)
-		}
 	}
 }
 
