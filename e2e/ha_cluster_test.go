@@ -365,6 +365,34 @@ func (s linkStore) FinishAttempt(ctx context.Context, p ports.FinishAttemptParam
 	return s.l.store.FinishAttempt(ctx, p)
 }
 
+func (s linkStore) Reschedule(ctx context.Context, p ports.RescheduleParams) error {
+	if err := s.l.check(); err != nil {
+		return err
+	}
+	return s.l.store.Reschedule(ctx, p)
+}
+
+func (s linkStore) ListPauses(ctx context.Context) ([]core.GatewayPause, error) {
+	if err := s.l.check(); err != nil {
+		return nil, err
+	}
+	return s.l.store.ListPauses(ctx)
+}
+
+func (s linkStore) PauseGateway(ctx context.Context, p core.GatewayPause) (core.GatewayPause, error) {
+	if err := s.l.check(); err != nil {
+		return core.GatewayPause{}, err
+	}
+	return s.l.store.PauseGateway(ctx, p)
+}
+
+func (s linkStore) ResumeGateway(ctx context.Context, t core.GatewayType, gatewayURL string) (bool, error) {
+	if err := s.l.check(); err != nil {
+		return false, err
+	}
+	return s.l.store.ResumeGateway(ctx, t, gatewayURL)
+}
+
 // linkLeases is ports.LeaseStore through a dbLink.
 type linkLeases struct{ l *dbLink }
 

@@ -50,7 +50,8 @@ type GatewayOverview struct {
 // GatewayOperator is what the operator API offers about gateways. Pause and
 // resume take exactly one of a gateway type and a gateway URL; they return a
 // *core.FieldError naming the field for a bad selector, and
-// core.ErrPausesUnavailable when the store keeps no pauses.
+// core.ErrPausesUnavailable when the operator was built without a store of
+// pauses.
 type GatewayOperator interface {
 	Gateways(ctx context.Context) (GatewayOverview, error)
 	PauseGateway(ctx context.Context, t core.GatewayType, gatewayURL string) (core.GatewayPause, error)

@@ -8,9 +8,8 @@ import (
 
 // PauseStore keeps the operator's gateway pauses in the database, so every
 // instance, and the next leader after a failover or restart, sees them.
-// Pauses are operator writes, not execution state: they are not fenced. A
-// store without it has no pauses; the API then answers that pausing is not
-// available.
+// Pauses are operator writes, not execution state: they are not fenced.
+// Every Store is one.
 type PauseStore interface {
 	// ListPauses returns every pause in force, ordered by type pauses
 	// first (by type), then URL pauses (by URL).

@@ -22,11 +22,11 @@ type RescheduleParams struct {
 	Decision     core.Decision
 }
 
-// Rescheduler is the fenced write behind a deferral. It is a separate port
-// from Store so a store without it still serves: the executor then keeps a
-// deferral in the leader's memory only (the next leader tries the intent at
-// once, with its breaker closed) and records a deadline exhaustion as an
-// attempt that was never sent.
+// Rescheduler is the fenced write behind a deferral: a due attempt that is
+// not made (its gateway's breaker is open, or it is paused) moves the
+// intent's due time, or ends it by the deadline rule, without an attempt
+// row, so no try is spent and the next leader sees the deferral. Every
+// Store is one.
 type Rescheduler interface {
 	// Reschedule applies p.Decision to a pending intent in one fenced
 	// write that also advances its change marker. It returns

@@ -124,6 +124,10 @@ type StoreFacts struct {
 // for anything that says nothing about the request) and never half-writes.
 type Store interface {
 	OperatorStore
+	// Rescheduler and PauseStore are the gateway protection's writes: a
+	// deferral that spends no try, and the operator's stored pauses.
+	Rescheduler
+	PauseStore
 	// Facts states the store's properties the application must respect.
 	Facts() StoreFacts
 	// CreateIntent inserts a new pending intent, or, when the intentId

@@ -11,11 +11,6 @@ import (
 	"github.com/submissionmanager/submission-manager/ports"
 )
 
-// BreakerDeadlineError is the attempt error recorded, on a store that cannot
-// reschedule without an attempt, when a deferral would end at or after the
-// intent's deadline: the gateway is not called and the intent is exhausted.
-const BreakerDeadlineError = "not submitted: the gateway stays unavailable past the acceptance deadline"
-
 // ticket follows one admitted attempt from the gate to its gateway call.
 type ticket struct {
 	verdict verdict
@@ -93,16 +88,9 @@ func (t *term) deferAttempt(ctx context.Context, in core.Intent, until time.Time
 	}
 	t.log.Debug("attempt_deferred", "intent_id", in.IntentID, "gateway_url", in.Contract.GatewayURL,
 		"status", d.Status, "next_due_at", d.NextDueAt)
-	rs, ok := t.cfg.Store.(ports.Rescheduler)
-	if !ok {
-		if d.Status == core.StatusPending {
-			return t.keep(in, until), false
-		}
-		return t.exhaustUnsent(ctx, in, fromCache)
-	}
 	res := result{intentID: in.IntentID}
 	writeCtx, cancel := clockctx.WithTimeout(context.WithoutCancel(ctx), t.cfg.Clock, t.cfg.FinishTimeout)
-	err := rs.Reschedule(writeCtx, ports.RescheduleParams{
+	err := t.cfg.Store.Reschedule(writeCtx, ports.RescheduleParams{
 		Fence: t.fence, IntentID: in.IntentID, AttemptCount: in.AttemptCount, Decision: d,
 	})
 	cancel()
@@ -126,33 +114,6 @@ func (t *term) deferAttempt(ctx context.Context, in core.Intent, until time.Time
 		return res, false
 	}
 	return t.keep(in, until), false
-}
-
-// exhaustUnsent exhausts an intent with deadline_exceeded on a store without
-// Reschedule: an attempt is reserved and closed as never sent, the one way
-// such a store can end an intent.
-func (t *term) exhaustUnsent(ctx context.Context, in core.Intent, fromCache bool) (result, bool) {
-	res := result{intentID: in.IntentID}
-	a := core.Attempt{Number: in.AttemptCount + 1, StartedAt: t.cfg.Clock.Now()}
-	err := t.cfg.Store.StartAttempt(ctx, ports.StartAttemptParams{
-		Fence: t.fence, IntentID: in.IntentID, Number: a.Number, StartedAt: a.StartedAt,
-	})
-	switch {
-	case err == nil:
-	case errors.Is(err, core.ErrFenced):
-		t.cfg.Metrics.FencedWrite()
-		res.err = fmt.Errorf("engine: start attempt %d of %q: %w", a.Number, in.IntentID, err)
-		return res, false
-	case errors.Is(err, core.ErrIntentNotRunnable) && fromCache:
-		return res, true
-	case errors.Is(err, core.ErrIntentNotRunnable), isStopping(ctx, err):
-		return res, false
-	default:
-		res.err = fmt.Errorf("engine: start attempt %d of %q: %w", a.Number, in.IntentID, err)
-		return res, false
-	}
-	return t.close(ctx, in, a, BreakerDeadlineError,
-		core.Decision{Status: core.StatusExhausted, ExhaustedReason: core.ExhaustedDeadlineExceeded}), false
 }
 
 // parking holds due attempts waiting for room at their gateway (its max in

@@ -19,14 +19,6 @@ func withProtection(p engine.Protection) option {
 	return func(c *engine.Config) { c.Protection = p }
 }
 
-// withoutReschedule hides memstore's Reschedule from the engine, as a store
-// that does not implement ports.Rescheduler.
-func withoutReschedule() option {
-	return func(c *engine.Config) { c.Store = storeWithoutReschedule{c.Store} }
-}
-
-type storeWithoutReschedule struct{ ports.Store }
-
 // testBreaker opens after two failures and probes after 10 s, then 20 s.
 func testBreaker() *core.BreakerConfig {
 	return &core.BreakerConfig{Threshold: 2, Window: time.Minute, OpenFor: 10 * time.Second, MaxOpenFor: 20 * time.Second}
@@ -71,63 +63,52 @@ func (h *harness) protectionEvents() []string {
 	return slices.Clone(h.metrics.protection)
 }
 
-// storeVariants runs a test against a store with Reschedule (deferrals are
-// written) and one without (deferrals stay in the leader's memory).
-func storeVariants(t *testing.T, run func(t *testing.T, rescheduling bool, opts ...option)) {
-	t.Run("rescheduling store", func(t *testing.T) { run(t, true) })
-	t.Run("store without reschedule", func(t *testing.T) { run(t, false, withoutReschedule()) })
-}
-
 // While a gateway's breaker is open its due attempts are deferred to the
 // probe: no attempt row, no try spent. One probe goes through; its success
 // closes the breaker and the deferred intents run.
 func TestOpenBreakerDefersWithoutSpendingTriesThenOneProbeCloses(t *testing.T) {
-	storeVariants(t, func(t *testing.T, rescheduling bool, opts ...option) {
-		h := newHarness(t, append(opts, withMaxInFlight(1), withProtection(engine.Protection{Breaker: testBreaker()}))...)
-		h.gw.on("i-1", gatewayDown, accepted)
-		h.gw.on("i-2", gatewayDown, accepted)
-		h.gw.on("i-3", accepted)
-		h.startLead()
-		h.submit("i-1", smsMaxAttempts, `{}`)
-		h.waitAttempts("i-1", 1)
-		h.submit("i-2", smsMaxAttempts, `{}`)
-		h.waitAttempts("i-2", 1) // the second failure opens the breaker: probe at t0+10s
-		h.awaitProtection("breaker http://sms-b.test closed->open", 1)
-		probeAt := t0.Add(10 * time.Second)
-		h.submit("i-3", smsMaxAttempts, `{}`)
-		h.awaitProtection("deferred http://sms-b.test breaker_open", 1)
-		if rescheduling {
-			h.waitIntent("i-3", "deferred to the probe", func(in core.Intent) bool { return in.NextDueAt.Equal(probeAt) })
-		}
-		h.settle(5 * time.Second) // i-1 and i-2 fall due and are deferred too
-		h.awaitProtection("deferred http://sms-b.test breaker_open", 3)
-		for _, id := range []string{"i-1", "i-2", "i-3"} {
-			// The deferral is counted before its reschedule is written: wait
-			// for the write.
-			h.waitIntent(id, "deferred without a try", func(in core.Intent) bool {
-				return in.Status == core.StatusPending && len(in.Attempts) == in.AttemptCount &&
-					(!rescheduling || in.NextDueAt.Equal(probeAt))
-			})
-		}
-		if n := h.gw.callCount(); n != 2 {
-			t.Fatalf("gateway called %d times while open, want only the 2 failures", n)
-		}
-		h.settle(5 * time.Second)
-		for _, id := range []string{"i-1", "i-2", "i-3"} {
-			h.waitStatus(id, core.StatusAccepted)
-		}
-		if n := h.gw.callCount(); n != 5 {
-			t.Fatalf("gateway calls = %d, want 2 failures + 1 probe + 2 after closing", n)
-		}
-		for _, id := range []string{"i-1", "i-2", "i-3"} {
-			for _, a := range mustGet(h, id).Attempts {
-				if a.Error != "" && a.Error != "HTTP 503" {
-					t.Fatalf("%s has an attempt that is not a gateway call: %+v", id, a)
-				}
+	h := newHarness(t, withMaxInFlight(1), withProtection(engine.Protection{Breaker: testBreaker()}))
+	h.gw.on("i-1", gatewayDown, accepted)
+	h.gw.on("i-2", gatewayDown, accepted)
+	h.gw.on("i-3", accepted)
+	h.startLead()
+	h.submit("i-1", smsMaxAttempts, `{}`)
+	h.waitAttempts("i-1", 1)
+	h.submit("i-2", smsMaxAttempts, `{}`)
+	h.waitAttempts("i-2", 1) // the second failure opens the breaker: probe at t0+10s
+	h.awaitProtection("breaker http://sms-b.test closed->open", 1)
+	probeAt := t0.Add(10 * time.Second)
+	h.submit("i-3", smsMaxAttempts, `{}`)
+	h.awaitProtection("deferred http://sms-b.test breaker_open", 1)
+	h.waitIntent("i-3", "deferred to the probe", func(in core.Intent) bool { return in.NextDueAt.Equal(probeAt) })
+	h.settle(5 * time.Second) // i-1 and i-2 fall due and are deferred too
+	h.awaitProtection("deferred http://sms-b.test breaker_open", 3)
+	for _, id := range []string{"i-1", "i-2", "i-3"} {
+		// The deferral is counted before its reschedule is written: wait
+		// for the write.
+		h.waitIntent(id, "deferred without a try", func(in core.Intent) bool {
+			return in.Status == core.StatusPending && len(in.Attempts) == in.AttemptCount &&
+				in.NextDueAt.Equal(probeAt)
+		})
+	}
+	if n := h.gw.callCount(); n != 2 {
+		t.Fatalf("gateway called %d times while open, want only the 2 failures", n)
+	}
+	h.settle(5 * time.Second)
+	for _, id := range []string{"i-1", "i-2", "i-3"} {
+		h.waitStatus(id, core.StatusAccepted)
+	}
+	if n := h.gw.callCount(); n != 5 {
+		t.Fatalf("gateway calls = %d, want 2 failures + 1 probe + 2 after closing", n)
+	}
+	for _, id := range []string{"i-1", "i-2", "i-3"} {
+		for _, a := range mustGet(h, id).Attempts {
+			if a.Error != "" && a.Error != "HTTP 503" {
+				t.Fatalf("%s has an attempt that is not a gateway call: %+v", id, a)
 			}
 		}
-		h.awaitProtection("breaker http://sms-b.test half_open->closed", 1)
-	})
+	}
+	h.awaitProtection("breaker http://sms-b.test half_open->closed", 1)
 }
 
 func mustGet(h *harness, id string) core.Intent {
@@ -143,55 +124,46 @@ func mustGet(h *harness, id string) core.Intent {
 // end strictly before a deadline intent's deadline exhausts it with
 // deadline_exceeded, and nothing is attempted after the deadline.
 func TestDeferralPastTheDeadlineExhaustsAndAFailedProbeReopensLonger(t *testing.T) {
-	storeVariants(t, func(t *testing.T, rescheduling bool, opts ...option) {
-		h := newHarness(t, append(opts, withMaxInFlight(1), withProtection(engine.Protection{Breaker: testBreaker()}))...)
-		deadlineB := smsDeadline
-		deadlineB.SubmissionTarget, deadlineB.GatewayURL = "sms.deadline-b", smsMaxAttempts.GatewayURL
-		h.useRegistry(smsMaxAttempts, deadlineB)
-		h.gw.on("b-1", gatewayDown, accepted)
-		h.gw.on("b-2", gatewayDown, accepted)
-		h.gw.on("d-1", gatewayDown) // the realtime intent is first at the probe time: the probe fails
-		h.startLead()
-		h.submit("b-1", smsMaxAttempts, `{}`)
-		h.waitAttempts("b-1", 1)
-		h.submit("b-2", smsMaxAttempts, `{}`)
-		h.waitAttempts("b-2", 1)
-		h.submit("d-1", deadlineB, `{}`) // deadline t0+30s; deferred to the probe at t0+10s
-		h.awaitProtection("deferred", 1)
-		h.settle(5 * time.Second)
-		h.awaitProtection("deferred", 3)
-		h.settle(5 * time.Second) // t0+10s: d-1 probes and fails; reopened until t0+30s
-		h.waitAttempts("d-1", 1)
-		h.awaitProtection("breaker http://sms-b.test half_open->open", 1)
-		h.settle(5 * time.Second) // t0+15s: d-1's retry would wait for t0+30s, its deadline
-		d := h.waitStatus("d-1", core.StatusExhausted)
-		if d.ExhaustedReason != core.ExhaustedDeadlineExceeded {
-			t.Fatalf("d-1: %+v", d)
+	h := newHarness(t, withMaxInFlight(1), withProtection(engine.Protection{Breaker: testBreaker()}))
+	deadlineB := smsDeadline
+	deadlineB.SubmissionTarget, deadlineB.GatewayURL = "sms.deadline-b", smsMaxAttempts.GatewayURL
+	h.useRegistry(smsMaxAttempts, deadlineB)
+	h.gw.on("b-1", gatewayDown, accepted)
+	h.gw.on("b-2", gatewayDown, accepted)
+	h.gw.on("d-1", gatewayDown) // the realtime intent is first at the probe time: the probe fails
+	h.startLead()
+	h.submit("b-1", smsMaxAttempts, `{}`)
+	h.waitAttempts("b-1", 1)
+	h.submit("b-2", smsMaxAttempts, `{}`)
+	h.waitAttempts("b-2", 1)
+	h.submit("d-1", deadlineB, `{}`) // deadline t0+30s; deferred to the probe at t0+10s
+	h.awaitProtection("deferred", 1)
+	h.settle(5 * time.Second)
+	h.awaitProtection("deferred", 3)
+	h.settle(5 * time.Second) // t0+10s: d-1 probes and fails; reopened until t0+30s
+	h.waitAttempts("d-1", 1)
+	h.awaitProtection("breaker http://sms-b.test half_open->open", 1)
+	h.settle(5 * time.Second) // t0+15s: d-1's retry would wait for t0+30s, its deadline
+	d := h.waitStatus("d-1", core.StatusExhausted)
+	if d.ExhaustedReason != core.ExhaustedDeadlineExceeded {
+		t.Fatalf("d-1: %+v", d)
+	}
+	if len(d.Attempts) != 1 || len(h.gw.callsFor("d-1")) != 1 {
+		t.Fatalf("d-1 has %d attempts and %d calls: %+v", len(d.Attempts), len(h.gw.callsFor("d-1")), d)
+	}
+	h.clock.AdvanceTo(t0.Add(30 * time.Second))
+	h.waitTimer(h.clock.Now().Add(time.Second))
+	for _, id := range []string{"b-1", "b-2"} {
+		in := h.waitStatus(id, core.StatusAccepted)
+		if in.AttemptCount != 2 {
+			t.Fatalf("%s spent %d tries, want the failure and the acceptance", id, in.AttemptCount)
 		}
-		wantAttempts := 1
-		if !rescheduling {
-			wantAttempts = 2 // the exhaustion is recorded as an attempt never sent
-			if d.Attempts[1].Error != engine.BreakerDeadlineError {
-				t.Fatalf("d-1's closing attempt: %+v", d.Attempts[1])
-			}
+	}
+	for _, c := range h.gw.calls {
+		if c.at.After(t0.Add(10*time.Second)) && c.at.Before(t0.Add(30*time.Second)) {
+			t.Fatalf("a call at %s while the breaker was open", c.at.Sub(t0))
 		}
-		if len(d.Attempts) != wantAttempts || len(h.gw.callsFor("d-1")) != 1 {
-			t.Fatalf("d-1 has %d attempts and %d calls: %+v", len(d.Attempts), len(h.gw.callsFor("d-1")), d)
-		}
-		h.clock.AdvanceTo(t0.Add(30 * time.Second))
-		h.waitTimer(h.clock.Now().Add(time.Second))
-		for _, id := range []string{"b-1", "b-2"} {
-			in := h.waitStatus(id, core.StatusAccepted)
-			if in.AttemptCount != 2 {
-				t.Fatalf("%s spent %d tries, want the failure and the acceptance", id, in.AttemptCount)
-			}
-		}
-		for _, c := range h.gw.calls {
-			if c.at.After(t0.Add(10*time.Second)) && c.at.Before(t0.Add(30*time.Second)) {
-				t.Fatalf("a call at %s while the breaker was open", c.at.Sub(t0))
-			}
-		}
-	})
+	}
 }
 
 // One gateway's open breaker changes nothing for another gateway.

@@ -51,7 +51,7 @@ func (s *Server) newExecution(cfg ServeConfig, clock ports.Clock, metrics ports.
 		DrainTimeout: min(cfg.GatewayTimeout, cfg.ShutdownTimeout/2),
 		Logger:       log,
 		Metrics:      metrics,
-		Protection:   cfg.Protection.engineProtection(cfg.RetryDelay, pauseStore(s.db.Store())),
+		Protection:   cfg.Protection.engineProtection(cfg.RetryDelay, s.db.Store()),
 	})
 	if err != nil {
 		return nil, err

@@ -211,11 +211,3 @@ func parseGatewayLimit(s string) (engine.GatewayLimit, error) {
 	}
 	return l, nil
 }
-
-// pauseStore returns the store's gateway pauses, or nil when the store keeps
-// none (pause and resume then answer 501). Every store of this repository
-// keeps them; the check stays for a store that does not.
-func pauseStore(s ports.Store) ports.PauseStore {
-	ps, _ := s.(ports.PauseStore)
-	return ps
-}

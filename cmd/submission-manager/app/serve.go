@@ -135,7 +135,7 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 		executor = exec.executor
 	}
 	gateways, err := engine.NewGatewayService(engine.GatewayServiceConfig{
-		Targets: service.Targets, Pauses: pauseStore(db.Store()), Executor: executor, Logger: log,
+		Targets: service.Targets, Pauses: db.Store(), Executor: executor, Logger: log,
 	})
 	if err != nil {
 		return nil, err
