@@ -49,7 +49,8 @@ cat >"$work/registry.json" <<JSON
 ]}
 JSON
 "$bin"/gateway-sim --sms-listen "127.0.0.1:$SMS_PORT" --push-listen "127.0.0.1:$PUSH_PORT" --latency 5ms 2>"$work/sim.log" &
-pids+=($!)
+sim_pid=$!
+pids+=($sim_pid)
 
 serve_flags="--listen 127.0.0.1:$API_PORT --database sqlite:$work/sm.db --registry $work/registry.json --max-in-flight 64 --lease-duration 5s --renew-interval 1s --acquire-interval 1s --log-level warn"
 service_pid=
@@ -81,23 +82,31 @@ loadgen() { "$bin"/loadgen --url "http://127.0.0.1:$API_PORT" --concurrency 64 -
 # starts on the same file and executes them; timed from the leader's start
 # until no intent is pending (polled every 20 ms), as River's backlog phase
 # is timed from its client's start.
+# cpu_ticks PID: the CPU time (user + system, in clock ticks) a process used.
+cpu_ticks() { [ -n "$1" ] && [ -r "/proc/$1/stat" ] && awk '{ print $14 + $15 }' "/proc/$1/stat" || echo 0; }
 ours_backlog() {
 	rm -f "$work"/sm.db*
 	start_service --api-only
 	loadgen --count "$BACKLOG" --wait=false --run-id "backlog$1" >/dev/null
 	stop_service
-	local t0 t1
+	local t0 t1 sim0 sim1 svc1
 	t0=$(now)
+	sim0=$(cpu_ticks "$sim_pid")
 	start_service
 	while curl -fsS "http://127.0.0.1:$API_PORT/v1/intents?status=pending&limit=1" | grep -q '"intentId"'; do
 		sleep 0.02
 	done
 	t1=$(now)
+	sim1=$(cpu_ticks "$sim_pid")
+	svc1=$(cpu_ticks "$service_pid")
 	stop_service
-	awk -v n="$BACKLOG" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f\n", n / (b - a) }'
+	# executed/s, then the cores the service and the simulator used meanwhile
+	awk -v n="$BACKLOG" -v a="$t0" -v b="$t1" -v sim="$((sim1 - sim0))" -v svc="$svc1" -v hz="$(getconf CLK_TCK)" \
+		'BEGIN { d = b - a; printf "%.0f %.2f %.2f\n", n / d, svc / hz / d, sim / hz / d }'
 }
 
 rows=()
+cpu_rows=()
 for run in $(seq 1 "$RUNS"); do
 	log "run $run of $RUNS: SubmissionManager intake ($INTAKE, API-only)"
 	rm -f "$work"/sm.db*
@@ -105,7 +114,8 @@ for run in $(seq 1 "$RUNS"); do
 	sm_intake=$(loadgen --count "$INTAKE" --wait=false --run-id "intake$run" | json '["intakePerSecond"]')
 	stop_service
 	log "run $run: SubmissionManager backlog ($BACKLOG)"
-	sm_backlog=$(ours_backlog "$run")
+	read -r sm_backlog svc_cores sim_cores < <(ours_backlog "$run")
+	cpu_rows+=("| $run | $svc_cores | $sim_cores |")
 	log "run $run: SubmissionManager producers and execution at once ($MIXED)"
 	rm -f "$work"/sm.db*
 	start_service
@@ -144,4 +154,11 @@ done
 	echo "last pending intent leaving pending, polled every 20 ms; River's from its client's start to its"
 	echo "last JobCompleted event. Mixed: ours from the first intent's createdAt to the last attempt's"
 	echo "finish (loadgen's intents/s), River's from the first insert to the last completion."
+	echo
+	echo "Where our backlog drain's CPU went (cores used on average while it ran, of $(nproc)): the gateway"
+	echo "simulator shares the host, so its share is not the service's."
+	echo
+	echo "| run | service | gateway simulator |"
+	echo "| --- | --- | --- |"
+	printf '%s\n' "${cpu_rows[@]}"
 } >"$out"
