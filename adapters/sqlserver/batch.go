@@ -153,7 +153,7 @@ func (s *store) CreateIntents(ctx context.Context, intents []core.Intent) ([]por
 			taken = append(taken, stored[key])
 		}
 	}
-	if err := s.attachAttempts(ctx, taken); err != nil {
+	if err := s.attachDetails(ctx, taken); err != nil {
 		return nil, err
 	}
 	for _, in := range taken {

@@ -198,10 +198,7 @@ func (s *store) GetIntents(ctx context.Context, intentIDs []string) ([]core.Inte
 			intents = append(intents, intent)
 		}
 	}
-	if err := s.attachAttempts(ctx, intents); err != nil {
-		return nil, err
-	}
-	if err := attachPossiblyAccepted(ctx, s.db.q, intents); err != nil {
+	if err := s.attachDetails(ctx, intents); err != nil {
 		return nil, err
 	}
 	return intents, nil
@@ -225,10 +222,7 @@ func (s *store) ListIntents(ctx context.Context, p ports.ListIntentsParams) ([]c
 		}
 		intents = append(intents, intent)
 	}
-	if err := s.attachAttempts(ctx, intents); err != nil {
-		return nil, err
-	}
-	if err := attachPossiblyAccepted(ctx, s.db.q, intents); err != nil {
+	if err := s.attachDetails(ctx, intents); err != nil {
 		return nil, err
 	}
 	return intents, nil
@@ -289,8 +283,11 @@ func (s *store) listIntentRows(ctx context.Context, p ports.ListIntentsParams, r
 	return rows, nil
 }
 
-// attachAttempts loads the attempts of a whole page in one round trip.
-func (s *store) attachAttempts(ctx context.Context, intents []core.Intent) error {
+// attachDetails completes intents read as rows: the attempts of all of them
+// in one round trip, then the possiblyAccepted flag (see
+// attachPossiblyAccepted). Every read of many intents goes through it, so
+// none returns an intent without its flag.
+func (s *store) attachDetails(ctx context.Context, intents []core.Intent) error {
 	if len(intents) == 0 {
 		return nil
 	}
@@ -324,5 +321,5 @@ func (s *store) attachAttempts(ctx context.Context, intents []core.Intent) error
 	for i := range intents {
 		intents[i] = withAttempts(intents[i], byIntent[intents[i].IntentID])
 	}
-	return nil
+	return attachPossiblyAccepted(ctx, s.db.q, intents)
 }

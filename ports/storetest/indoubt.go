@@ -30,9 +30,33 @@ func testPossiblyAccepted(t *testing.T, h Harness) {
 	complete(t, h.Store, retryAfter(f, "pa-2", 1, at(10), at(20)))
 	complete(t, h.Store, exhaust(f, "pa-3", 3, at(50)))
 
-	for id, want := range map[string]bool{"pa-1": true, "pa-2": false, "pa-3": true} {
+	flags := map[string]bool{"pa-1": true, "pa-2": false, "pa-3": true}
+	for id, want := range flags {
 		if got := mustGet(t, h.Store, id); got.PossiblyAccepted != want {
 			t.Errorf("GetIntent(%s).PossiblyAccepted = %v, want %v", id, got.PossiblyAccepted, want)
+		}
+	}
+	// Every other read of stored intents carries the flag too: many at once,
+	// and a batch that finds the ids taken.
+	many, err := h.Store.GetIntents(ctx, []string{"pa-1", "pa-2", "pa-3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again []core.Intent
+	for _, in := range many {
+		if in.PossiblyAccepted != flags[in.IntentID] {
+			t.Errorf("GetIntents: %s.PossiblyAccepted = %v, want %v", in.IntentID, in.PossiblyAccepted, flags[in.IntentID])
+		}
+		again = append(again, newIntent(in.IntentID, c, `{}`, at(90)))
+	}
+	taken, err := h.Store.CreateIntents(ctx, again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range taken {
+		if r.Created || r.Intent.PossiblyAccepted != flags[r.Intent.IntentID] {
+			t.Errorf("CreateIntents of the taken id %s: created=%v PossiblyAccepted=%v, want the stored intent with %v",
+				r.Intent.IntentID, r.Created, r.Intent.PossiblyAccepted, flags[r.Intent.IntentID])
 		}
 	}
 	list := func(p ports.ListIntentsParams) []string {
