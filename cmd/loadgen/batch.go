@@ -50,17 +50,8 @@ func submitBatches(ctx context.Context, c *client.ClientWithResponses, cfg confi
 					return
 				}
 				lo, hi := b*cfg.Batch, min((b+1)*cfg.Batch, len(ids))
-				if cfg.Rate > 0 {
-					due := start.Add(time.Duration(float64(lo) / cfg.Rate * float64(time.Second)))
-					if wait := time.Until(due); wait > 0 {
-						t := time.NewTimer(wait)
-						select {
-						case <-t.C:
-						case <-ctx.Done():
-							t.Stop()
-							return
-						}
-					}
+				if !waitForTurn(ctx, start, lo, cfg.Rate) {
+					return
 				}
 				buf.Reset()
 				buf.WriteString(`{"intents":[`)

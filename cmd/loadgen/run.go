@@ -119,17 +119,8 @@ func submitAll(ctx context.Context, c *client.ClientWithResponses, cfg config, i
 				if i >= len(ids) || ctx.Err() != nil {
 					return
 				}
-				if cfg.Rate > 0 {
-					due := start.Add(time.Duration(float64(i) / cfg.Rate * float64(time.Second)))
-					if wait := time.Until(due); wait > 0 {
-						t := time.NewTimer(wait)
-						select {
-						case <-t.C:
-						case <-ctx.Done():
-							t.Stop()
-							return
-						}
-					}
+				if !waitForTurn(ctx, start, i, cfg.Rate) {
+					return
 				}
 				req := bodies.of(ids[i])
 				t0 := time.Now()
@@ -210,4 +201,26 @@ func makePayload(n int) []byte {
 		fill = 1
 	}
 	return []byte(head + strings.Repeat("x", fill) + tail)
+}
+
+// waitForTurn paces an open-loop run: the n-th intent of a run at rate
+// intents/s is sent n/rate seconds after start, however late the ones
+// before it were (no send is dropped). It reports false when ctx ended
+// first; a zero rate never waits.
+func waitForTurn(ctx context.Context, start time.Time, n int, rate float64) bool {
+	if rate <= 0 {
+		return true
+	}
+	wait := time.Until(start.Add(time.Duration(float64(n) / rate * float64(time.Second))))
+	if wait <= 0 {
+		return true
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
