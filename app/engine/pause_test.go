@@ -40,6 +40,13 @@ func TestPausedGatewayGetsNoCallsUntilResumed(t *testing.T) {
 	if n := len(h.gw.callsFor("b-1")) + len(h.gw.callsFor("d-1")); n != 0 {
 		t.Fatalf("%d calls to the paused gateway", n)
 	}
+	// The last settle's deferral of b-1 is made by a worker after the
+	// scheduler armed its timers: wait for its write, or it could read the
+	// pause after the resume below and defer past the final settle.
+	now := h.clock.Now()
+	h.waitIntent("b-1", "deferred at the last settle", func(in core.Intent) bool {
+		return in.NextDueAt.Equal(now.Add(engine.DefaultPauseRecheck))
+	})
 	if ok, err := h.mem.ResumeGateway(h.ctx, core.GatewaySMS, ""); err != nil || !ok {
 		t.Fatal(ok, err)
 	}
