@@ -25,6 +25,12 @@ const OutcomeUnknownError = "outcome unknown: the previous leader stopped during
 // counting as a try.
 const NotSubmittedError = "not submitted: leadership was lost before the gateway call"
 
+// NotCalledError is the attempt error recorded when the leader reserved an
+// attempt ahead of a free call slot (slots.go) and stopped leading or shut
+// down before the slot came: like NotSubmittedError, the gateway was never
+// called and the intent stays due at once.
+const NotCalledError = "not submitted: the executor stopped before the gateway call"
+
 // DeadlinePassedError is the attempt error recorded when an attempt fell due
 // only after its intent's acceptance deadline (no leader executed while the
 // deadline passed): the gateway is not called and the intent is exhausted.
@@ -55,10 +61,10 @@ func (r reach) sent() bool { return r != notSent }
 // no read because the fenced StartAttempt succeeds only if the stored
 // attempt count still matches; if it does not, the intent is read afresh.
 //
-// release gives the attempt's gateway slot back as soon as the gateway
-// answered: recording the result needs no slot, so the next due intent's
-// call need not wait for this one's write (see term.calls).
-func (t *term) attempt(ctx context.Context, entry core.ScheduleEntry, cached *core.Intent, release func()) result {
+// s is the attempt's way to its call slot (slots.go): every gateway call,
+// an in-doubt lookup included, waits for one, and gives it back as soon as
+// the gateway answered.
+func (t *term) attempt(ctx context.Context, entry core.ScheduleEntry, cached *core.Intent, s *slot) result {
 	res := result{intentID: entry.IntentID}
 	var in core.Intent
 	if cached != nil {
@@ -96,12 +102,16 @@ func (t *term) attempt(ctx context.Context, entry core.ScheduleEntry, cached *co
 	if last, ok := in.LastAttempt(); ok && !last.Finished() {
 		t.log.Warn("attempt_outcome_unknown", "intent_id", in.IntentID, "attempt", last.Number,
 			"started_at", last.StartedAt)
+		if !s.await(ctx) {
+			return res // still in doubt, for the next leader
+		}
 		r, how := t.resolveInDoubt(ctx, in, last)
+		s.release()
 		return t.finish(ctx, in, last, r, how)
 	}
-	res, stale := t.guarded(ctx, in, cached != nil, release)
+	res, stale := t.guarded(ctx, in, cached != nil, s)
 	if stale {
-		return t.attempt(ctx, entry, nil, release)
+		return t.attempt(ctx, entry, nil, s)
 	}
 	return res
 }
@@ -113,7 +123,7 @@ func (t *term) attempt(ctx context.Context, entry core.ScheduleEntry, cached *co
 // fromCache says in came from the known-intent cache; then a refused
 // reservation (the intent moved on) is reported as stale instead of logged,
 // and the caller reads the intent from the store.
-func (t *term) execute(ctx context.Context, in core.Intent, fromCache bool, tk *ticket, release func()) (res result, stale bool) {
+func (t *term) execute(ctx context.Context, in core.Intent, fromCache bool, tk *ticket, s *slot) (res result, stale bool) {
 	res = result{intentID: in.IntentID}
 	a := core.Attempt{Number: in.AttemptCount + 1, StartedAt: t.cfg.Clock.Now()}
 	err := t.cfg.Store.StartAttempt(ctx, ports.StartAttemptParams{
@@ -136,6 +146,11 @@ func (t *term) execute(ctx context.Context, in core.Intent, fromCache bool, tk *
 		res.err = fmt.Errorf("engine: start attempt %d of %q: %w", a.Number, in.IntentID, err)
 		return res, false
 	}
+	if !s.await(ctx) {
+		// The term stopped while the reservation waited for a call slot:
+		// closed as never sent, the intent due at once for the next leader.
+		return t.close(ctx, in, a, NotCalledError, core.Decision{Status: core.StatusPending, NextDueAt: a.StartedAt}), false
+	}
 	if deadline, ok := in.Contract.Deadline(in.DeadlineStart()); ok && !a.StartedAt.Before(deadline) {
 		// Due only after the deadline (no leader ran while it passed): an
 		// acceptance now could not count, so the gateway is not called and
@@ -154,13 +169,21 @@ func (t *term) execute(ctx context.Context, in core.Intent, fromCache bool, tk *
 		}
 		return r, false
 	}
+	if tk != nil {
+		if until, reason, closed := t.gates.recheck(in.Contract, tk.verdict, t.cfg.Clock.Now()); closed {
+			// The gateway was paused or its breaker opened while the
+			// attempt waited for its slot: not called, and no try.
+			t.gates.noteDeferred(in.Contract.GatewayURL, reason)
+			return t.close(ctx, in, a, "not submitted: "+reason+" before the gateway call", t.deferral(in, until)), false
+		}
+	}
 	if a.Number == 1 {
 		t.cfg.Metrics.FirstAttemptLateness(a.StartedAt.Sub(in.DeadlineStart()))
 	}
 	t.log.Debug("attempt_started", "intent_id", in.IntentID, "attempt", a.Number,
 		"gateway_type", in.Contract.GatewayType, "gateway_url", in.Contract.GatewayURL)
 	r := t.call(ctx, in, tk)
-	release()
+	s.release()
 	return t.finish(ctx, in, a, r, called), false
 }
 

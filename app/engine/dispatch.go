@@ -6,18 +6,8 @@ import (
 	"github.com/submissionmanager/submission-manager/core"
 )
 
-// worker is the scheduler's record of one attempt's goroutine. Only the
-// scheduler goroutine reads or writes it; the worker names it when it gives
-// its slot back, so a late message cannot free another worker's slot.
-type worker struct{ holdsSlot bool }
-
-// maxWorkers bounds the workers of a term: MaxInFlight calling, as many
-// again recording their results. When writes fall behind, dispatch waits
-// for them instead of piling up results in memory.
-func maxWorkers(cfg Config) int { return 2 * cfg.MaxInFlight }
-
 // dispatch starts attempts for due intents, earliest (and realtime) first,
-// while fewer than MaxInFlight are running, checking leadership before each
+// while claims are free (slots.go), checking leadership before each
 // dequeue. It reads ahead (prefetch.go): an intent whose state is being
 // loaded waits for the load, which wakes the scheduler.
 func (t *term) dispatch(workCtx context.Context) {
@@ -27,7 +17,7 @@ func (t *term) dispatch(workCtx context.Context) {
 			t.prefetch(workCtx, now)
 		}
 	}()
-	for t.calls < t.cfg.MaxInFlight && len(t.inFlight) < maxWorkers(t.cfg) {
+	for t.claims < maxClaims(t.cfg) && len(t.inFlight) < maxWorkers(t.cfg) {
 		head, ok := t.schedule.Peek()
 		if !ok || head.DueAt.After(now) {
 			return
@@ -47,40 +37,30 @@ func (t *term) dispatch(workCtx context.Context) {
 		if _, busy := t.inFlight[entry.IntentID]; busy {
 			continue // never two attempts of one intent at once
 		}
-		w := &worker{holdsSlot: true}
+		w := &worker{claimed: true, grant: make(chan struct{}, 1)}
 		t.inFlight[entry.IntentID] = w
-		t.calls++
+		t.queue = append(t.queue, w)
+		t.claims++
 		var cached *core.Intent
 		if in, ok := t.forget(entry.IntentID); ok {
 			cached = &in
 		}
+		s := &slot{t: t, w: w}
 		t.workers.Add(1)
 		go func() {
 			defer t.workers.Done()
-			var once bool
-			release := func() {
-				if !once {
-					once = true
-					t.released <- w
-				}
-			}
-			t.done <- t.attempt(workCtx, entry, cached, release)
+			t.done <- t.attempt(workCtx, entry, cached, s)
 		}()
 	}
 }
 
-// release takes back a worker's gateway slot, once.
-func (t *term) release(w *worker) {
-	if w != nil && w.holdsSlot {
-		w.holdsSlot = false
-		t.calls--
-	}
-}
-
-// complete applies a worker's result, taking back its slot if it had not
-// given it back (an attempt that made no call).
+// complete applies a worker's result, taking back its claim and slot if it
+// had not given them back (an attempt that made no call).
 func (t *term) complete(r result) {
-	t.release(t.inFlight[r.intentID])
+	if w := t.inFlight[r.intentID]; w != nil {
+		w.gone = true
+		t.release(w)
+	}
 	delete(t.inFlight, r.intentID)
 	if r.err != nil {
 		t.lose(r.err, r.intentID)

@@ -44,6 +44,10 @@ const (
 	notifyBuffer = 4096
 )
 
+// NoReserveAhead, as Config.ReserveAhead, reserves no attempt ahead of a free
+// call slot.
+const NoReserveAhead = -1
+
 // Config wires an Engine. Store, Clock and at least one gateway are required.
 type Config struct {
 	// Store holds the intents; its execution writes are fenced.
@@ -58,9 +62,19 @@ type Config struct {
 	// core.FixedDelay(core.DefaultRetryDelay).
 	Retry core.RetryPolicy
 	// MaxInFlight bounds concurrent gateway calls: an attempt holds a slot
-	// from its reservation until the gateway answered, and records its
-	// result outside it (at most as many again are recording).
+	// from the moment its reservation is durable until the gateway
+	// answered, and records its result outside it (at most as many again
+	// are recording).
 	MaxInFlight int
+	// ReserveAhead bounds the attempts reserved ahead of a free call slot
+	// (slots.go): with it, the next calls' reservations are made durable
+	// while the current calls run, so a reservation's commit is not part of
+	// every call's cycle. Its cost shows only when a leader dies: the
+	// attempts it had reserved ahead but not called are found open, like
+	// calls cut short, and resolved the same way (lookup, or outcome
+	// unknown). Zero means MaxInFlight; NoReserveAhead reserves an attempt
+	// only once a slot is free.
+	ReserveAhead int
 	// RefreshInterval is how often the leader reads intents changed by
 	// other instances.
 	RefreshInterval time.Duration
@@ -129,6 +143,9 @@ func New(cfg Config) (*Engine, error) {
 			errs = append(errs, fmt.Errorf("engine: Config.Gateways[%q] is nil", t))
 		}
 	}
+	if cfg.ReserveAhead < NoReserveAhead {
+		errs = append(errs, fmt.Errorf("engine: Config.ReserveAhead %d: want a count, 0 for MaxInFlight or NoReserveAhead", cfg.ReserveAhead))
+	}
 	if cfg.MaxInFlight < 0 || cfg.RefreshInterval < 0 || cfg.RefreshLookback < 0 || cfg.RefreshPageSize < 0 ||
 		cfg.RebuildPageSize < 0 || cfg.FinishTimeout < 0 || cfg.DrainTimeout < 0 {
 		errs = append(errs, errors.New("engine: Config sizes and durations must not be negative"))
@@ -141,6 +158,12 @@ func New(cfg Config) (*Engine, error) {
 	}
 	cfg.Retry = cmp.Or[core.RetryPolicy](cfg.Retry, core.FixedDelay(core.DefaultRetryDelay))
 	cfg.MaxInFlight = cmp.Or(cfg.MaxInFlight, DefaultMaxInFlight)
+	switch cfg.ReserveAhead {
+	case 0:
+		cfg.ReserveAhead = cfg.MaxInFlight
+	case NoReserveAhead:
+		cfg.ReserveAhead = 0
+	}
 	cfg.RefreshInterval = cmp.Or(cfg.RefreshInterval, DefaultRefreshInterval)
 	cfg.RefreshLookback = cmp.Or(cfg.RefreshLookback, cfg.Store.Facts().ChangeLookback)
 	cfg.RefreshPageSize = cmp.Or(cfg.RefreshPageSize, DefaultRefreshPageSize)

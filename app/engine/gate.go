@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -180,6 +181,35 @@ func (g *gates) decide(v *gatewayView, intentID string, paused bool, now time.Ti
 	}
 	v.inFlight++
 	return verdict{kind: callNow, probe: probe}, tr
+}
+
+// recheck looks again, right before the call, at an attempt admitted
+// earlier (it was reserved ahead of its call slot meanwhile): when its
+// gateway was paused or its breaker opened since, it reports closed with the
+// time to move the attempt to. A half-open probe is never taken back: it is
+// the one call the breaker let through.
+func (g *gates) recheck(c core.Contract, vd verdict, now time.Time) (until time.Time, reason string, closed bool) {
+	if g.paused(c.GatewayURL, c.GatewayType) {
+		recheck := cmp.Or(g.p.PauseRecheck, DefaultPauseRecheck)
+		return now.Add(recheck), "paused", true
+	}
+	if vd.probe {
+		return time.Time{}, "", false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	v := g.views[c.GatewayURL]
+	if v == nil || v.breaker == nil || v.breaker.State() != core.BreakerOpen {
+		return time.Time{}, "", false
+	}
+	return v.breaker.ProbeAt(), "breaker_open", true
+}
+
+// noteDeferred counts an attempt deferred by recheck.
+func (g *gates) noteDeferred(url, reason string) {
+	if g.metrics != nil {
+		g.metrics.AttemptDeferred(url, reason)
+	}
 }
 
 // finish reports the end of an admitted attempt. called says the gateway

@@ -28,9 +28,9 @@ func (t *term) retryFor(c core.Contract) core.RetryPolicy {
 
 // guarded runs execute behind the gate: a deferred or waiting attempt is
 // not made, an admitted one is reported to the gate however it ends.
-func (t *term) guarded(ctx context.Context, in core.Intent, fromCache bool, release func()) (result, bool) {
+func (t *term) guarded(ctx context.Context, in core.Intent, fromCache bool, s *slot) (result, bool) {
 	if !t.gates.active() {
-		return t.execute(ctx, in, fromCache, nil, release)
+		return t.execute(ctx, in, fromCache, nil, s)
 	}
 	now := t.cfg.Clock.Now()
 	vd := t.gates.admit(in.IntentID, in.Contract, now)
@@ -45,7 +45,7 @@ func (t *term) guarded(ctx context.Context, in core.Intent, fromCache bool, rele
 		return res, false
 	}
 	tk := &ticket{verdict: vd}
-	res, stale := t.execute(ctx, in, fromCache, tk, release)
+	res, stale := t.execute(ctx, in, fromCache, tk, s)
 	if !tk.reported {
 		t.gates.finish(in.Contract, vd, false, core.AttemptResult{}, t.cfg.Clock.Now())
 	}
@@ -82,10 +82,7 @@ func (t *term) keep(in core.Intent, due time.Time) result {
 // strictly before the intent's deadline, the intent is exhausted with
 // deadline_exceeded, as a failed attempt at this moment would have been.
 func (t *term) deferAttempt(ctx context.Context, in core.Intent, until time.Time, fromCache bool) (result, bool) {
-	d := core.Decision{Status: core.StatusPending, NextDueAt: until}
-	if deadline, ok := in.Contract.Deadline(in.CreatedAt); ok && !until.Before(deadline) {
-		d = core.Decision{Status: core.StatusExhausted, ExhaustedReason: core.ExhaustedDeadlineExceeded}
-	}
+	d := t.deferral(in, until)
 	t.log.Debug("attempt_deferred", "intent_id", in.IntentID, "gateway_url", in.Contract.GatewayURL,
 		"status", d.Status, "next_due_at", d.NextDueAt)
 	res := result{intentID: in.IntentID}
@@ -114,6 +111,16 @@ func (t *term) deferAttempt(ctx context.Context, in core.Intent, until time.Time
 		return res, false
 	}
 	return t.keep(in, until), false
+}
+
+// deferral is the decision for an attempt moved to until without being
+// made: pending until then, or exhausted with deadline_exceeded when until is
+// not strictly before the intent's deadline.
+func (t *term) deferral(in core.Intent, until time.Time) core.Decision {
+	if deadline, ok := in.Contract.Deadline(in.DeadlineStart()); ok && !until.Before(deadline) {
+		return core.Decision{Status: core.StatusExhausted, ExhaustedReason: core.ExhaustedDeadlineExceeded}
+	}
+	return core.Decision{Status: core.StatusPending, NextDueAt: until}
 }
 
 // parking holds due attempts waiting for room at their gateway (its max in

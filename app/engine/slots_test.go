@@ -1,6 +1,9 @@
 package engine_test
 
 import (
+	"slices"
+	"time"
+
 	"context"
 	"sync"
 	"testing"
@@ -56,6 +59,123 @@ func TestResultWritesHoldNoGatewaySlot(t *testing.T) {
 	h.waitStatus("i-next", core.StatusAccepted)
 	unblock()
 	h.waitStatus("i-slow", core.StatusAccepted)
+	if err := h.stopLead(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// reservedAhead reports whether the intent's next attempt is reserved and
+// open: written to the store, not finished.
+func reservedAhead(in core.Intent) bool {
+	last, ok := in.LastAttempt()
+	return ok && !last.Finished()
+}
+
+// TestAttemptIsReservedAheadOfAFreeSlot pins what ReserveAhead buys: while
+// the one slot is busy, the next due intent's attempt is already reserved
+// (durable), and it is called as soon as the slot frees, in schedule order.
+func TestAttemptIsReservedAheadOfAFreeSlot(t *testing.T) {
+	h := newHarness(t, withMaxInFlight(1))
+	hold := make(chan struct{})
+	h.gw.on("i-1", reply{outcome: accepted.outcome, hold: hold})
+	h.gw.on("i-2", accepted)
+	h.submit("i-1", smsDeadline, `{}`)
+	h.submit("i-2", smsDeadline, `{}`)
+	h.startLead()
+	if c := h.waitCall(); c.params.Reference != "i-1" {
+		t.Fatalf("first call for %s, want i-1", c.params.Reference)
+	}
+	h.waitIntent("i-2", "is reserved ahead", reservedAhead)
+	if n := h.gw.callCount(); n != 1 {
+		t.Fatalf("%d gateway calls with the one slot held, want 1", n)
+	}
+	close(hold)
+	h.waitStatus("i-2", core.StatusAccepted)
+	if err := h.stopLead(); err != nil {
+		t.Fatal(err)
+	}
+	if order := h.gw.references(); !slices.Equal(order, []string{"i-1", "i-2"}) {
+		t.Fatalf("call order %v, want i-1 then i-2", order)
+	}
+}
+
+// TestNoReserveAheadReservesOnlyForAFreeSlot pins the opt-out: with
+// NoReserveAhead nothing is written for the next intent while the slot is
+// busy.
+func TestNoReserveAheadReservesOnlyForAFreeSlot(t *testing.T) {
+	h := newHarness(t, withMaxInFlight(1), func(c *engine.Config) { c.ReserveAhead = engine.NoReserveAhead })
+	hold := make(chan struct{})
+	h.gw.on("i-1", reply{outcome: accepted.outcome, hold: hold})
+	h.gw.on("i-2", accepted)
+	h.submit("i-1", smsDeadline, `{}`)
+	h.submit("i-2", smsDeadline, `{}`)
+	h.startLead()
+	h.waitCall()
+	h.settle(time.Second) // a refresh and a dispatch round with the slot busy
+	if in, _ := h.service.GetIntent(h.ctx, "i-2"); in.AttemptCount != 0 {
+		t.Fatalf("i-2 has %d attempts while the only slot is busy, want none reserved", in.AttemptCount)
+	}
+	close(hold)
+	h.waitStatus("i-2", core.StatusAccepted)
+	if err := h.stopLead(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestShutdownClosesAttemptsReservedAheadAsNotSent: a graceful shutdown lets
+// the call under way finish, but an attempt reserved ahead and not yet
+// called is closed as never sent: no try, the intent due at once for the
+// next leader.
+func TestShutdownClosesAttemptsReservedAheadAsNotSent(t *testing.T) {
+	h := newHarness(t, withMaxInFlight(1))
+	hold := make(chan struct{})
+	h.gw.on("i-1", reply{outcome: accepted.outcome, hold: hold})
+	h.gw.on("i-2", accepted)
+	h.submit("i-1", smsDeadline, `{}`)
+	h.submit("i-2", smsDeadline, `{}`)
+	h.startLead()
+	h.waitCall()
+	reserved := h.waitIntent("i-2", "is reserved ahead", reservedAhead)
+	h.stop() // graceful: the drain begins
+	in := h.waitIntent("i-2", "has its reserved attempt closed", func(in core.Intent) bool { return !reservedAhead(in) })
+	close(hold)
+	if err := h.stopLead(); err != nil {
+		t.Fatal(err)
+	}
+	h.waitStatus("i-1", core.StatusAccepted)
+	a := in.Attempts[0]
+	if in.Status != core.StatusPending || a.Sent || a.Error != engine.NotCalledError ||
+		!in.NextDueAt.Equal(reserved.Attempts[0].StartedAt) || len(h.gw.callsFor("i-2")) != 0 {
+		t.Fatalf("i-2 after the shutdown: status %s, attempt %+v, due %s, %d calls; want pending, not sent (%q), due at its reservation, no call",
+			in.Status, a, in.NextDueAt, len(h.gw.callsFor("i-2")), engine.NotCalledError)
+	}
+}
+
+// TestBreakerOpeningBeforeTheSlotDefersAReservedAttempt: an attempt admitted
+// and reserved while the breaker was closed, whose breaker opened while it
+// waited for its slot, does not call the gateway: it is closed as never
+// sent (no try) and due at the probe.
+func TestBreakerOpeningBeforeTheSlotDefersAReservedAttempt(t *testing.T) {
+	br := &core.BreakerConfig{Threshold: 1, Window: time.Minute, OpenFor: 10 * time.Second, MaxOpenFor: 20 * time.Second}
+	h := newHarness(t, withMaxInFlight(1), withProtection(engine.Protection{Breaker: br}))
+	hold := make(chan struct{})
+	h.gw.on("i-1", reply{err: gatewayDown.err, hold: hold}, accepted)
+	h.gw.on("i-2", accepted)
+	h.submit("i-1", smsMaxAttempts, `{}`)
+	h.submit("i-2", smsMaxAttempts, `{}`)
+	h.startLead()
+	h.waitCall()
+	h.waitIntent("i-2", "is reserved ahead", reservedAhead)
+	close(hold) // the failure opens the breaker: probe at t0+10s
+	in := h.waitIntent("i-2", "has its reserved attempt closed", func(in core.Intent) bool {
+		return len(in.Attempts) == 1 && in.Attempts[0].Finished()
+	})
+	h.awaitProtection("deferred http://sms-b.test breaker_open", 1)
+	if a := in.Attempts[0]; a.Sent || in.Status != core.StatusPending || !in.NextDueAt.Equal(t0.Add(10*time.Second)) ||
+		len(h.gw.callsFor("i-2")) != 0 {
+		t.Fatalf("i-2: status %s, attempt %+v, due %s, %d calls; want pending, not sent, due at the probe, no call",
+			in.Status, a, in.NextDueAt.Sub(t0), len(h.gw.callsFor("i-2")))
+	}
 	if err := h.stopLead(); err != nil {
 		t.Fatal(err)
 	}

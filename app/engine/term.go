@@ -40,13 +40,19 @@ type term struct {
 	// inFlight holds every intent with a worker, until its result is
 	// received: never two attempts of one intent at once.
 	inFlight map[string]*worker
-	// calls counts the workers holding a gateway slot: reserving and
-	// calling. It is what MaxInFlight bounds. A worker gives its slot back
-	// (on released) as soon as the gateway answered, and records the
-	// result outside it, so the next call does not wait for this one's
-	// write; workers stay bounded by maxWorkers.
-	calls    int
-	released chan *worker
+	// claims counts the workers between their dispatch and the end of
+	// their gateway call, calls those of them holding a call slot (what
+	// MaxInFlight bounds); queue holds the claimed workers in dispatch
+	// order until they get a slot (slots.go). Workers announce a reserved
+	// attempt on reserved and give their slot back on released as soon as
+	// the gateway answered: a result is recorded outside the slot, so the
+	// next call does not wait for this one's write. halt, closed once
+	// (halted), tells workers still waiting for a slot to give up.
+	claims, calls      int
+	queue              []*worker
+	reserved, released chan *worker
+	halt               chan struct{}
+	halted             bool
 	// gates and parking are the gateway protection (protect.go).
 	gates   *gates
 	parking parking
@@ -114,7 +120,9 @@ func newTerm(e *Engine, lease core.Lease, stillLeader func() bool) *term {
 		loaded:           make(chan loadResult, 1),
 		unloadable:       make(map[string]struct{}),
 		done:             make(chan result, maxWorkers(e.cfg)),
+		reserved:         make(chan *worker, maxWorkers(e.cfg)),
 		released:         make(chan *worker, maxWorkers(e.cfg)),
+		halt:             make(chan struct{}),
 		reportedSchedule: -1,
 		reportedInFlight: -1,
 	}
@@ -191,6 +199,7 @@ func (t *term) run(ctx context.Context) error {
 // so gateway calls already made can finish and be recorded instead of being
 // cut short with their outcome unknown. Nothing new is dispatched meanwhile.
 func (t *term) drain() {
+	t.haltWaiting()
 	if len(t.inFlight) == 0 {
 		return
 	}
@@ -201,6 +210,10 @@ func (t *term) drain() {
 		select {
 		case r := <-t.done:
 			t.complete(r)
+		case w := <-t.released:
+			t.release(w)
+		case w := <-t.reserved:
+			t.noteReserved(w)
 		case <-timer.C():
 			return
 		}
@@ -221,6 +234,7 @@ func (t *term) lose(err error, intentID string) {
 	}
 	t.lost = err
 	t.log.Error("leader_executor_lost", attrs...)
+	t.haltWaiting()
 	if t.stopWork != nil {
 		t.stopWork()
 	}
@@ -236,7 +250,7 @@ func (t *term) wait(ctx context.Context) bool {
 	refresh := t.cfg.Clock.NewTimer(t.nextRefresh.Sub(now))
 	defer refresh.Stop()
 	var due <-chan time.Time
-	if t.calls < t.cfg.MaxInFlight && len(t.inFlight) < maxWorkers(t.cfg) {
+	if t.claims < maxClaims(t.cfg) && len(t.inFlight) < maxWorkers(t.cfg) {
 		// A head whose state is being loaded waits for the load, not a timer.
 		if head, ok := t.schedule.Peek(); ok && !t.loading[head.IntentID] {
 			timer := t.cfg.Clock.NewTimer(head.DueAt.Sub(now))
@@ -261,6 +275,8 @@ func (t *term) wait(ctx context.Context) bool {
 		t.complete(r)
 	case w := <-t.released:
 		t.release(w)
+	case w := <-t.reserved:
+		t.noteReserved(w)
 	case l := <-t.loaded:
 		t.applyLoad(l)
 	case <-due:
