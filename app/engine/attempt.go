@@ -180,8 +180,10 @@ func (t *term) execute(ctx context.Context, in core.Intent, fromCache bool, tk *
 	if a.Number == 1 {
 		t.cfg.Metrics.FirstAttemptLateness(a.StartedAt.Sub(in.DeadlineStart()))
 	}
-	t.log.Debug("attempt_started", "intent_id", in.IntentID, "attempt", a.Number,
-		"gateway_type", in.Contract.GatewayType, "gateway_url", in.Contract.GatewayURL)
+	if t.debug {
+		t.log.Debug("attempt_started", "intent_id", in.IntentID, "attempt", a.Number,
+			"gateway_type", in.Contract.GatewayType, "gateway_url", in.Contract.GatewayURL)
+	}
 	r := t.call(ctx, in, tk)
 	s.release()
 	return t.finish(ctx, in, a, r, called), false
@@ -271,8 +273,10 @@ func (t *term) record(ctx context.Context, in core.Intent, a core.Attempt, finis
 	if how == called {
 		t.cfg.Metrics.AttemptFinished(in.Contract.GatewayType, label, finishedAt.Sub(a.StartedAt))
 	}
-	t.log.Debug("attempt_finished", "intent_id", in.IntentID, "attempt", a.Number, "result", label,
-		"status", d.Status, "error", p.Error, "next_due_at", d.NextDueAt)
+	if t.debug {
+		t.log.Debug("attempt_finished", "intent_id", in.IntentID, "attempt", a.Number, "result", label,
+			"status", d.Status, "error", p.Error, "next_due_at", d.NextDueAt)
+	}
 	if d.Status.Terminal() {
 		t.cfg.Metrics.IntentCompleted(in.SubmissionTarget, d.Status, completionReason(d))
 		return res

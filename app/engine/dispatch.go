@@ -39,7 +39,7 @@ func (t *term) dispatch(workCtx context.Context) {
 		}
 		w := &worker{claimed: true, grant: make(chan struct{}, 1)}
 		t.inFlight[entry.IntentID] = w
-		t.queue = append(t.queue, w)
+		t.slots.enqueue(w)
 		t.claims++
 		var cached *core.Intent
 		if in, ok := t.forget(entry.IntentID); ok {
@@ -58,8 +58,8 @@ func (t *term) dispatch(workCtx context.Context) {
 // had not given them back (an attempt that made no call).
 func (t *term) complete(r result) {
 	if w := t.inFlight[r.intentID]; w != nil {
-		w.gone = true
-		t.release(w)
+		t.slots.leave(w)
+		t.unclaim(w)
 	}
 	delete(t.inFlight, r.intentID)
 	if r.err != nil {

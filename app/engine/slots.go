@@ -1,6 +1,9 @@
 package engine
 
-import "context"
+import (
+	"context"
+	"sync"
+)
 
 // An attempt passes two bounds on its way to the gateway. Its claim, taken
 // when the scheduler dispatches it, lets it read its intent and reserve its
@@ -14,10 +17,10 @@ import "context"
 // dispatch order, which is the schedule's (earliest, then realtime), so
 // reserving ahead does not reorder the calls.
 
-// worker is the scheduler's record of one attempt's goroutine. Only the
-// scheduler goroutine reads or writes its fields (grant excepted, a channel);
-// the worker names it in its messages, so a late message cannot free another
-// worker's claim or slot.
+// worker is the scheduler's record of one attempt's goroutine. claimed is
+// the scheduler's alone; the other fields belong to the term's slots and
+// are guarded by its mutex. The worker names its record in its messages, so
+// a late message cannot free another worker's claim or slot.
 type worker struct {
 	// claimed: the worker holds a claim (until its call ended or its
 	// result arrived).
@@ -28,7 +31,7 @@ type worker struct {
 	holdsSlot bool
 	// gone: its result arrived; it waits for nothing any more.
 	gone bool
-	// grant receives the call slot (capacity 1: the scheduler never blocks).
+	// grant receives the call slot (capacity 1: granting never blocks).
 	grant chan struct{}
 }
 
@@ -41,88 +44,133 @@ func maxClaims(cfg Config) int { return cfg.MaxInFlight + cfg.ReserveAhead }
 // waits for them instead of piling up results in memory.
 func maxWorkers(cfg Config) int { return maxClaims(cfg) + cfg.MaxInFlight }
 
-// slot is a worker's side of the hand-off: await asks for a call slot once
-// the attempt is reserved, release gives it back once the gateway answered.
+// slots hands out a term's call slots. A worker that gives its slot back
+// hands it straight to the next reserved worker, under the mutex, without
+// a trip through the scheduler goroutine: that trip would sit in every
+// call's cycle.
+type slots struct {
+	mu    sync.Mutex
+	max   int
+	calls int
+	// queue holds the dispatched workers without a slot, in dispatch order.
+	queue  []*worker
+	halted bool
+	// halt is closed by stop: workers still waiting give up.
+	halt chan struct{}
+}
+
+func newSlots(max int) *slots { return &slots{max: max, halt: make(chan struct{})} }
+
+// enqueue takes a dispatched worker into the queue.
+func (s *slots) enqueue(w *worker) {
+	s.mu.Lock()
+	s.queue = append(s.queue, w)
+	s.mu.Unlock()
+}
+
+// await marks the worker's attempt reserved and waits for its call slot.
+// It reports false when the term stops first (the executor is draining or
+// lost its lease): the attempt must then not be made.
+func (s *slots) await(ctx context.Context, w *worker) bool {
+	s.mu.Lock()
+	w.reserved = true
+	s.grantLocked()
+	s.mu.Unlock()
+	select {
+	case <-w.grant:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-s.halt:
+		return false
+	}
+}
+
+// release gives the worker's slot back, to the next reserved worker.
+func (s *slots) release(w *worker) {
+	s.mu.Lock()
+	if w.holdsSlot {
+		w.holdsSlot = false
+		s.calls--
+	}
+	s.grantLocked()
+	s.mu.Unlock()
+}
+
+// leave takes a worker whose result arrived out of the queue, with its slot
+// if it still held one (an attempt that made no call, or gave up waiting
+// after its grant was sent).
+func (s *slots) leave(w *worker) {
+	s.mu.Lock()
+	w.gone = true
+	if w.holdsSlot {
+		w.holdsSlot = false
+		s.calls--
+	}
+	s.grantLocked()
+	s.mu.Unlock()
+}
+
+// stop tells every worker waiting for a call slot to give up, once: the
+// term is draining or lost. Reserved attempts not yet called are closed as
+// never sent by their workers.
+func (s *slots) stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.halted {
+		s.halted = true
+		close(s.halt)
+	}
+}
+
+// grantLocked hands free slots to reserved workers in dispatch order. A
+// worker still reserving at the head of the queue holds back those behind
+// it, so calls keep the schedule's order; workers whose result arrived
+// without a call leave the queue. The caller holds mu.
+func (s *slots) grantLocked() {
+	for s.calls < s.max && len(s.queue) > 0 && !s.halted {
+		w := s.queue[0]
+		if !w.gone && !w.reserved {
+			return
+		}
+		s.queue[0] = nil
+		s.queue = s.queue[1:]
+		if w.gone {
+			continue
+		}
+		w.holdsSlot = true
+		s.calls++
+		w.grant <- struct{}{}
+	}
+}
+
+// slot is a worker's side of the hand-off.
 type slot struct {
 	t        *term
 	w        *worker
 	released bool
 }
 
-// await announces a reserved attempt and waits for its call slot. It
-// reports false when the term stops first (the executor is draining or lost
-// its lease): the attempt must then not be made.
-func (s *slot) await(ctx context.Context) bool {
-	s.t.reserved <- s.w
-	select {
-	case <-s.w.grant:
-		return true
-	case <-ctx.Done():
-		return false
-	case <-s.t.halt:
-		return false
-	}
-}
+// await waits for the attempt's call slot once its reservation is durable
+// (slots.await).
+func (s *slot) await(ctx context.Context) bool { return s.t.slots.await(ctx, s.w) }
 
-// release gives the call slot (and the claim) back, once: recording the
-// result needs neither, so the next reserved attempt's call need not wait
-// for this one's write.
+// release gives the call slot back once, as soon as the gateway answered,
+// and tells the scheduler its claim is free: recording the result needs
+// neither, so the next reserved attempt's call need not wait for this
+// one's write.
 func (s *slot) release() {
 	if !s.released {
 		s.released = true
+		s.t.slots.release(s.w)
 		s.t.released <- s.w
 	}
 }
 
-// noteReserved marks a worker's attempt reserved and grants what it can.
-func (t *term) noteReserved(w *worker) {
-	w.reserved = true
-	t.grant()
-}
-
-// grant hands free call slots to reserved workers in dispatch order. A
-// worker still reserving at the head of the queue holds back those behind
-// it, so calls keep the schedule's order; workers whose result arrived
-// without a call leave the queue.
-func (t *term) grant() {
-	for t.calls < t.cfg.MaxInFlight && len(t.queue) > 0 {
-		w := t.queue[0]
-		if !w.gone && (!w.reserved || t.halted) {
-			return
-		}
-		t.queue[0] = nil
-		t.queue = t.queue[1:]
-		if w.gone {
-			continue
-		}
-		w.holdsSlot = true
-		t.calls++
-		w.grant <- struct{}{}
-	}
-}
-
-// release takes back a worker's call slot and claim, once.
-func (t *term) release(w *worker) {
-	if w == nil {
-		return
-	}
-	if w.holdsSlot {
-		w.holdsSlot = false
-		t.calls--
-	}
-	if w.claimed {
+// unclaim takes back a worker's claim, once.
+func (t *term) unclaim(w *worker) {
+	if w != nil && w.claimed {
 		w.claimed = false
 		t.claims--
-	}
-	t.grant()
-}
-
-// haltWaiting tells every worker waiting for a call slot to give up: the
-// term is draining or lost. Reserved attempts not yet called are closed as
-// never sent by their workers.
-func (t *term) haltWaiting() {
-	if !t.halted {
-		t.halted = true
-		close(t.halt)
 	}
 }

@@ -35,24 +35,23 @@ type term struct {
 	fence       core.Fence
 	stillLeader func() bool
 	log         *slog.Logger
+	// debug says the logger takes debug records: the two per attempt are
+	// built only then (their arguments cost allocations on every attempt).
+	debug bool
 
 	schedule *core.Schedule
 	// inFlight holds every intent with a worker, until its result is
 	// received: never two attempts of one intent at once.
 	inFlight map[string]*worker
 	// claims counts the workers between their dispatch and the end of
-	// their gateway call, calls those of them holding a call slot (what
-	// MaxInFlight bounds); queue holds the claimed workers in dispatch
-	// order until they get a slot (slots.go). Workers announce a reserved
-	// attempt on reserved and give their slot back on released as soon as
-	// the gateway answered: a result is recorded outside the slot, so the
-	// next call does not wait for this one's write. halt, closed once
-	// (halted), tells workers still waiting for a slot to give up.
-	claims, calls      int
-	queue              []*worker
-	reserved, released chan *worker
-	halt               chan struct{}
-	halted             bool
+	// their gateway call; slots hands out the call slots (what MaxInFlight
+	// bounds) to them in dispatch order (slots.go). A worker gives its slot
+	// back as soon as the gateway answered and its claim on released: a
+	// result is recorded outside both, so the next call does not wait for
+	// this one's write.
+	claims   int
+	slots    *slots
+	released chan *worker
 	// gates and parking are the gateway protection (protect.go).
 	gates   *gates
 	parking parking
@@ -112,6 +111,7 @@ func newTerm(e *Engine, lease core.Lease, stillLeader func() bool) *term {
 		fence:            lease.Fence(),
 		stillLeader:      stillLeader,
 		log:              e.log.With("lease_epoch", lease.Epoch, "holder_id", lease.HolderID),
+		debug:            e.log.Enabled(context.Background(), slog.LevelDebug),
 		schedule:         core.NewSchedule(),
 		inFlight:         make(map[string]*worker),
 		gates:            e.newGates(lease),
@@ -120,9 +120,8 @@ func newTerm(e *Engine, lease core.Lease, stillLeader func() bool) *term {
 		loaded:           make(chan loadResult, 1),
 		unloadable:       make(map[string]struct{}),
 		done:             make(chan result, maxWorkers(e.cfg)),
-		reserved:         make(chan *worker, maxWorkers(e.cfg)),
+		slots:            newSlots(e.cfg.MaxInFlight),
 		released:         make(chan *worker, maxWorkers(e.cfg)),
-		halt:             make(chan struct{}),
 		reportedSchedule: -1,
 		reportedInFlight: -1,
 	}
@@ -199,7 +198,7 @@ func (t *term) run(ctx context.Context) error {
 // so gateway calls already made can finish and be recorded instead of being
 // cut short with their outcome unknown. Nothing new is dispatched meanwhile.
 func (t *term) drain() {
-	t.haltWaiting()
+	t.slots.stop()
 	if len(t.inFlight) == 0 {
 		return
 	}
@@ -211,9 +210,7 @@ func (t *term) drain() {
 		case r := <-t.done:
 			t.complete(r)
 		case w := <-t.released:
-			t.release(w)
-		case w := <-t.reserved:
-			t.noteReserved(w)
+			t.unclaim(w)
 		case <-timer.C():
 			return
 		}
@@ -234,7 +231,7 @@ func (t *term) lose(err error, intentID string) {
 	}
 	t.lost = err
 	t.log.Error("leader_executor_lost", attrs...)
-	t.haltWaiting()
+	t.slots.stop()
 	if t.stopWork != nil {
 		t.stopWork()
 	}
@@ -274,9 +271,7 @@ func (t *term) wait(ctx context.Context) bool {
 	case r := <-t.done:
 		t.complete(r)
 	case w := <-t.released:
-		t.release(w)
-	case w := <-t.reserved:
-		t.noteReserved(w)
+		t.unclaim(w)
 	case l := <-t.loaded:
 		t.applyLoad(l)
 	case <-due:

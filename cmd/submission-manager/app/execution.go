@@ -44,6 +44,7 @@ func (s *Server) newExecution(cfg ServeConfig, clock ports.Clock, metrics ports.
 		Clock:           clock,
 		Retry:           core.FixedDelay(cfg.RetryDelay),
 		MaxInFlight:     cfg.MaxInFlight,
+		ReserveAhead:    cfg.engineReserveAhead(),
 		RefreshInterval: cfg.ScheduleRefreshInterval,
 		// At shutdown, calls in flight may finish for as long as a call may
 		// take, within half the drain budget (the other half is for writes

@@ -54,6 +54,10 @@ type ServeConfig struct {
 	RetryDelay time.Duration
 	// MaxInFlight bounds concurrent gateway calls of the leader.
 	MaxInFlight int
+	// ReserveAhead bounds the attempts the leader reserves ahead of a free
+	// call slot; AsManyAsMaxInFlight (the default) takes MaxInFlight, 0
+	// reserves none ahead.
+	ReserveAhead int
 	// APIOnly keeps this instance out of the leader election: it serves
 	// the API only (an insert-only client, in River's terms), to scale
 	// intake apart from execution or to keep a host from leading while it
@@ -110,6 +114,23 @@ type ServeConfig struct {
 	Protection ProtectionConfig
 }
 
+// AsManyAsMaxInFlight, as --reserve-ahead, reserves as many attempts ahead
+// as --max-in-flight allows calls.
+const AsManyAsMaxInFlight = -1
+
+// engineReserveAhead translates --reserve-ahead into the engine's terms,
+// where zero means its default (MaxInFlight).
+func (c ServeConfig) engineReserveAhead() int {
+	switch c.ReserveAhead {
+	case AsManyAsMaxInFlight:
+		return 0
+	case 0:
+		return engine.NoReserveAhead
+	default:
+		return c.ReserveAhead
+	}
+}
+
 // DefaultServeConfig returns the zero-configuration defaults.
 func DefaultServeConfig() ServeConfig {
 	return ServeConfig{
@@ -118,6 +139,7 @@ func DefaultServeConfig() ServeConfig {
 		Listen:                  DefaultListen,
 		RetryDelay:              core.DefaultRetryDelay,
 		MaxInFlight:             engine.DefaultMaxInFlight,
+		ReserveAhead:            AsManyAsMaxInFlight,
 		LeaseDuration:           leader.DefaultLeaseDuration,
 		RenewInterval:           leader.DefaultRenewInterval,
 		AcquireInterval:         leader.DefaultAcquireInterval,
@@ -149,6 +171,8 @@ func parseServeConfig(args []string, env LookupEnv, stderr io.Writer) (ServeConf
 	fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "HTTP listen address")
 	fs.DurationVar(&cfg.RetryDelay, "retry-delay", cfg.RetryDelay, "wait between attempts of one intent")
 	fs.IntVar(&cfg.MaxInFlight, "max-in-flight", cfg.MaxInFlight, "concurrent gateway calls of the leader")
+	fs.IntVar(&cfg.ReserveAhead, "reserve-ahead", cfg.ReserveAhead,
+		"attempts the leader reserves (durably) ahead of a free call slot, so a reservation's commit is not part of a call's cycle; 0 reserves none ahead, -1 as many as --max-in-flight")
 	fs.BoolVar(&cfg.APIOnly, "api-only", cfg.APIOnly, "serve the API only: never compete for the leader lease, never execute attempts")
 	fs.DurationVar(&cfg.LeaseDuration, "lease-duration", cfg.LeaseDuration, "how long an acquired or renewed leader lease lasts")
 	fs.DurationVar(&cfg.RenewInterval, "renew-interval", cfg.RenewInterval, "how often the leader renews its lease (below --lease-duration)")
@@ -227,6 +251,9 @@ func (c ServeConfig) Validate() error {
 	}
 	if c.MaxInFlight < 1 {
 		errs = append(errs, fmt.Errorf("--max-in-flight must be at least 1, got %d", c.MaxInFlight))
+	}
+	if c.ReserveAhead < AsManyAsMaxInFlight {
+		errs = append(errs, fmt.Errorf("--reserve-ahead must be a count, 0 for none or -1 for as many as --max-in-flight; got %d", c.ReserveAhead))
 	}
 	if c.MaxBodiesInFlight < 1 {
 		errs = append(errs, fmt.Errorf("--max-bodies-in-flight must be at least 1, got %d", c.MaxBodiesInFlight))

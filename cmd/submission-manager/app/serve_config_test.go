@@ -2,6 +2,7 @@ package app
 
 import (
 	"github.com/submissionmanager/submission-manager/adapters/sqlite"
+	"github.com/submissionmanager/submission-manager/app/engine"
 
 	"bytes"
 	"errors"
@@ -103,6 +104,7 @@ func TestBadValuesNameTheFlag(t *testing.T) {
 			[]string{"--renew-interval", "--lease-duration"}},
 		{"zero retry delay", []string{"--retry-delay", "0s"}, nil, []string{"--retry-delay"}},
 		{"no in-flight", []string{"--max-in-flight", "0"}, nil, []string{"--max-in-flight"}},
+		{"reserve ahead below -1", []string{"--reserve-ahead", "-2"}, nil, []string{"--reserve-ahead"}},
 		{"no payload", []string{"--max-payload-bytes", "0"}, nil, []string{"--max-payload-bytes"}},
 		{"no batch", []string{"--max-batch", "0"}, nil, []string{"--max-batch"}},
 		{"huge batch", []string{"--max-batch", "10001"}, nil, []string{"--max-batch"}},
@@ -210,6 +212,21 @@ func TestSQLiteSynchronousOption(t *testing.T) {
 	} {
 		if _, err := ParseDatabase(in); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseDatabase(%q) = %v, want an error containing %q", in, err, want)
+		}
+	}
+}
+
+// TestReserveAheadReachesTheEngineInItsTerms pins the translation of
+// --reserve-ahead: the flag's 0 (none) is the engine's NoReserveAhead, and
+// the flag's default is the engine's zero (as many as MaxInFlight).
+func TestReserveAheadReachesTheEngineInItsTerms(t *testing.T) {
+	for flagValue, want := range map[string]int{"-1": 0, "0": engine.NoReserveAhead, "16": 16} {
+		cfg, err := parseServeConfig([]string{"--reserve-ahead", flagValue}, envOf(nil), &bytes.Buffer{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.engineReserveAhead(); got != want {
+			t.Errorf("--reserve-ahead %s gave the engine %d, want %d", flagValue, got, want)
 		}
 	}
 }
