@@ -5,8 +5,8 @@
 # docs/benchmarks.md as tables with the machine and the exact commands.
 #
 # Knobs (environment): BENCHTIME (Go benchmarks, default 1s), INTAKE_COUNT
-# (default 100000), EXEC_RATE (default 4000 intents/s, the target), OVER_RATE
-# (default 6000 intents/s, offered above it), EXEC_SECONDS (default 20), BASE_PORT (default 18000; uses BASE_PORT..BASE_PORT+3).
+# (default 100000), EXEC_RATE (default 4000 intents/s, where lateness is
+# read), OVER_RATE (default 8000 intents/s, the sustained-execution target), EXEC_SECONDS (default 20), BASE_PORT (default 18000; uses BASE_PORT..BASE_PORT+3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,7 +14,7 @@ BENCHTIME=${BENCHTIME:-1s}
 INTAKE_COUNT=${INTAKE_COUNT:-100000}
 BATCH_COUNT=${BATCH_COUNT:-300000}
 EXEC_RATE=${EXEC_RATE:-4000}
-OVER_RATE=${OVER_RATE:-6000}
+OVER_RATE=${OVER_RATE:-8000}
 EXEC_SECONDS=${EXEC_SECONDS:-20}
 BASE_PORT=${BASE_PORT:-18000}
 API_PORT=$BASE_PORT SMS_PORT=$((BASE_PORT + 1)) PUSH_PORT=$((BASE_PORT + 2)) API2_PORT=$((BASE_PORT + 3))
@@ -237,8 +237,9 @@ cp "$work/batch$median_batch.md" "$work/batch.md"
 	row "durable intake, 64 clients, API-only instance, median of 3 runs (intents/s)" ">=" 10000 "$(field "$work/intake.md" "intake throughput" 1)"
 	row "intake latency p99 at that load (ms)" "<=" 25 "$(field "$work/intake.md" "intake latency" 2)"
 	row "durable batch intake, batches of 100 from 16 clients, API-only, median of 3 runs (intents/s)" ">=" 50000 "$(field "$work/batch.md" "intake throughput" 1)"
-	row "execution, $OVER_RATE intents/s offered (attempts/s)" ">=" 4000 "$(field "$work/over.md" "execution throughput" 1)"
-	row "first-attempt lateness p99 at $EXEC_RATE intents/s (ms)" "<=" 100 "$(field "$work/exec.md" "first-attempt lateness" 2)"
+	row "execution sustained at 5 ms gateway latency, $OVER_RATE intents/s offered (attempts/s)" ">=" 8000 "$(field "$work/over.md" "execution throughput" 1)"
+	row "first-attempt lateness p99 at $OVER_RATE intents/s offered: sustained, not falling behind (ms)" "<=" 50 "$(field "$work/over.md" "first-attempt lateness" 2)"
+	row "first-attempt lateness p99 at $EXEC_RATE intents/s (ms)" "<=" 50 "$(field "$work/exec.md" "first-attempt lateness" 2)"
 	row "schedule heap for 1,000,000 pending intents (MB)" "<=" 300 "$(metric Rebuild1M schedule-heap-MB)"
 	row "rebuild of 1,000,000 pending intents (s)" "<=" 15 "$(metric Rebuild1M rebuild-s)"
 	row "failover after SIGKILL of the leader (s)" "<=" 7 "$kill_secs"
@@ -309,7 +310,7 @@ cp "$work/batch$median_batch.md" "$work/batch.md"
 	echo
 	cat "$work/mixed.md"
 	echo
-	echo "### Execution at the target rate, $EXEC_RATE intents/s for ${EXEC_SECONDS} s"
+	echo "### Execution at $EXEC_RATE intents/s for ${EXEC_SECONDS} s"
 	echo
 	echo "A fresh service on a fresh database file, submitting at a fixed rate (open loop). An offered rate"
 	echo "caps the measured one, so the throughput target is read from the next run."
@@ -318,7 +319,11 @@ cp "$work/batch$median_batch.md" "$work/batch.md"
 	echo
 	cat "$work/exec.md"
 	echo
-	echo "### Execution offered above the target, $OVER_RATE intents/s for ${EXEC_SECONDS} s"
+	echo "### Execution sustained at $OVER_RATE intents/s for ${EXEC_SECONDS} s"
+	echo
+	echo "The same at the sustained-execution target. Sustained means the attempts keep up with the offer:"
+	echo "execution throughput at the offered rate and a first-attempt lateness that stays small; a"
+	echo "lateness p99 of seconds says the schedule fell behind and caught up only after the producers stopped."
 	echo
 	echo "Command: \`$over_cmd\`"
 	echo
