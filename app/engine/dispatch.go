@@ -38,6 +38,9 @@ func (t *term) dispatch(workCtx context.Context) {
 			continue // never two attempts of one intent at once
 		}
 		w := &worker{claimed: true, grant: make(chan struct{}, 1)}
+		if t.gates.active() {
+			w.turn = make(chan struct{})
+		}
 		t.inFlight[entry.IntentID] = w
 		t.slots.enqueue(w)
 		t.claims++

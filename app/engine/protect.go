@@ -32,8 +32,12 @@ func (t *term) guarded(ctx context.Context, in core.Intent, fromCache bool, s *s
 	if !t.gates.active() {
 		return t.execute(ctx, in, fromCache, nil, s)
 	}
+	if !t.slots.awaitTurn(ctx, s.w) {
+		return result{intentID: in.IntentID}, false // the term stopped
+	}
 	now := t.cfg.Clock.Now()
 	vd := t.gates.admit(in.IntentID, in.Contract, now)
+	t.slots.pass(s.w)
 	switch vd.kind {
 	case deferTo:
 		return t.deferAttempt(ctx, in, vd.until, fromCache)
