@@ -111,6 +111,10 @@ func (t *term) attempt(ctx context.Context, entry core.ScheduleEntry, cached *co
 	}
 	res, stale := t.guarded(ctx, in, cached != nil, s)
 	if stale {
+		// The cached state was stale: read the intent and try again. With
+		// the gateway protection on, the gates judge this second pass in
+		// the worker, out of dispatch order: a rare case, an intent changed
+		// behind the leader's back.
 		return t.attempt(ctx, entry, nil, s)
 	}
 	return res
@@ -119,12 +123,18 @@ func (t *term) attempt(ctx context.Context, entry core.ScheduleEntry, cached *co
 // execute reserves the next attempt in the store, calls the gateway and records
 // the result. The reservation comes first, so a crash during the call leaves
 // an open attempt for the next leader to close instead of a silent resend.
+// The attempt's StartedAt is its reservation's time; reserved ahead, its
+// call may come later by the wait for a slot, so the deadline and the
+// first-attempt lateness are read at the call.
 //
 // fromCache says in came from the known-intent cache; then a refused
 // reservation (the intent moved on) is reported as stale instead of logged,
 // and the caller reads the intent from the store.
 func (t *term) execute(ctx context.Context, in core.Intent, fromCache bool, tk *ticket, s *slot) (res result, stale bool) {
 	res = result{intentID: in.IntentID}
+	if t.slots.stopped() {
+		return res, false // draining or lost: nothing new is reserved
+	}
 	a := core.Attempt{Number: in.AttemptCount + 1, StartedAt: t.cfg.Clock.Now()}
 	err := t.cfg.Store.StartAttempt(ctx, ports.StartAttemptParams{
 		Fence: t.fence, IntentID: in.IntentID, Number: a.Number, StartedAt: a.StartedAt,
@@ -151,10 +161,13 @@ func (t *term) execute(ctx context.Context, in core.Intent, fromCache bool, tk *
 		// closed as never sent, the intent due at once for the next leader.
 		return t.close(ctx, in, a, NotCalledError, core.Decision{Status: core.StatusPending, NextDueAt: a.StartedAt}), false
 	}
-	if deadline, ok := in.Contract.Deadline(in.DeadlineStart()); ok && !a.StartedAt.Before(deadline) {
-		// Due only after the deadline (no leader ran while it passed): an
-		// acceptance now could not count, so the gateway is not called and
-		// the policy exhausts the intent.
+	now := t.cfg.Clock.Now()
+	if deadline, ok := in.Contract.Deadline(in.DeadlineStart()); ok && !now.Before(deadline) {
+		// Due only after the deadline (no leader ran while it passed, or it
+		// passed while the reservation waited for its slot): an acceptance
+		// now could not count, so the gateway is not called and the policy
+		// exhausts the intent. The slot is given back before the write.
+		s.release()
 		return t.finish(ctx, in, a, core.AttemptResult{Err: errors.New(DeadlinePassedError)}, notSent), false
 	}
 	if !t.stillLeader() {
@@ -163,6 +176,7 @@ func (t *term) execute(ctx context.Context, in core.Intent, fromCache bool, tk *
 		// through the fence) as never sent, and the intent stays due at once
 		// for the next leader: an attempt that never reached the gateway is
 		// no reason to retry later or to exhaust.
+		s.release()
 		r := t.close(ctx, in, a, NotSubmittedError, core.Decision{Status: core.StatusPending, NextDueAt: a.StartedAt})
 		if r.err == nil {
 			r.err, r.next, r.known = errNotLeader("between the attempt's reservation and the gateway call"), nil, nil
@@ -170,15 +184,16 @@ func (t *term) execute(ctx context.Context, in core.Intent, fromCache bool, tk *
 		return r, false
 	}
 	if tk != nil {
-		if until, reason, closed := t.gates.recheck(in.Contract, tk.verdict, t.cfg.Clock.Now()); closed {
+		if until, reason, closed := t.gates.recheck(in.Contract, tk.verdict, now); closed {
 			// The gateway was paused or its breaker opened while the
 			// attempt waited for its slot: not called, and no try.
+			s.release()
 			t.gates.noteDeferred(in.Contract.GatewayURL, reason)
 			return t.close(ctx, in, a, "not submitted: "+reason+" before the gateway call", t.deferral(in, until)), false
 		}
 	}
 	if a.Number == 1 {
-		t.cfg.Metrics.FirstAttemptLateness(a.StartedAt.Sub(in.DeadlineStart()))
+		t.cfg.Metrics.FirstAttemptLateness(now.Sub(in.DeadlineStart()))
 	}
 	if t.debug {
 		t.log.Debug("attempt_started", "intent_id", in.IntentID, "attempt", a.Number,

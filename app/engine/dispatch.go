@@ -38,9 +38,6 @@ func (t *term) dispatch(workCtx context.Context) {
 			continue // never two attempts of one intent at once
 		}
 		w := &worker{claimed: true, grant: make(chan struct{}, 1)}
-		if t.gates.active() {
-			w.turn = make(chan struct{})
-		}
 		t.inFlight[entry.IntentID] = w
 		t.slots.enqueue(w)
 		t.claims++
@@ -49,6 +46,14 @@ func (t *term) dispatch(workCtx context.Context) {
 			cached = &in
 		}
 		s := &slot{t: t, w: w}
+		if cached != nil && t.gates.active() {
+			// The gates judge the attempt here, in dispatch order: workers
+			// reserving ahead run side by side, and the half-open breaker's
+			// one probe, a rate token or a gateway's in-flight room must
+			// still go to the earliest due attempt (protect.go).
+			vd := t.gates.admit(cached.IntentID, cached.Contract, now)
+			s.admitted = &vd
+		}
 		t.workers.Add(1)
 		go func() {
 			defer t.workers.Done()

@@ -48,8 +48,9 @@ type gatewayView struct {
 	breaker     *core.Breaker
 	limit       GatewayLimit
 	bucket      *core.TokenBucket
-	// prepaid holds intents that reserved a rate token for a later time.
-	prepaid  map[string]struct{}
+	// prepaid holds intents that reserved a rate token, with the time it is
+	// theirs from.
+	prepaid  map[string]time.Time
 	inFlight int
 	// recent is a ring of the latest call results (true = failure).
 	recent     [recentCalls]bool
@@ -104,7 +105,7 @@ func (g *gates) view(c core.Contract) *gatewayView {
 	if ok {
 		return v
 	}
-	v = &gatewayView{url: c.GatewayURL, gatewayType: c.GatewayType, prepaid: map[string]struct{}{}}
+	v = &gatewayView{url: c.GatewayURL, gatewayType: c.GatewayType, prepaid: map[string]time.Time{}}
 	if g.p.Breaker != nil {
 		v.breaker = core.NewBreaker(*g.p.Breaker)
 	}
@@ -142,7 +143,10 @@ func (g *gates) admit(intentID string, c core.Contract, now time.Time) verdict {
 }
 
 // decide is admit's arithmetic, under mu. A prepaid rate token is kept
-// until a call is actually made.
+// until a call is actually made, and is spent no earlier than the time it
+// was reserved for: an intent judged again before then (a refresh put it
+// back at its stored due time) waits for that time again instead of
+// calling ahead of the rate.
 func (g *gates) decide(v *gatewayView, intentID string, paused bool, now time.Time) (verdict, *core.BreakerTransition) {
 	recheck := g.p.PauseRecheck
 	if recheck == 0 {
@@ -169,14 +173,20 @@ func (g *gates) decide(v *gatewayView, intentID string, paused bool, now time.Ti
 		}
 	}
 	if v.bucket != nil {
-		if _, ok := v.prepaid[intentID]; ok {
+		at, ok := v.prepaid[intentID]
+		switch {
+		case ok && now.Before(at):
+		case ok:
 			delete(v.prepaid, intentID)
-		} else if !v.bucket.Take(now) {
-			v.prepaid[intentID] = struct{}{}
+		case !v.bucket.Take(now):
+			at = v.bucket.Reserve(now)
+			v.prepaid[intentID] = at
+		}
+		if !at.IsZero() && now.Before(at) {
 			if v.breaker != nil {
 				v.breaker.Abandon(probe)
 			}
-			return verdict{kind: waitUntil, until: v.bucket.Reserve(now), reason: "rate"}, tr
+			return verdict{kind: waitUntil, until: at, reason: "rate"}, tr
 		}
 	}
 	v.inFlight++

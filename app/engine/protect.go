@@ -32,18 +32,23 @@ func (t *term) guarded(ctx context.Context, in core.Intent, fromCache bool, s *s
 	if !t.gates.active() {
 		return t.execute(ctx, in, fromCache, nil, s)
 	}
-	if !t.slots.awaitTurn(ctx, s.w) {
-		return result{intentID: in.IntentID}, false // the term stopped
-	}
 	now := t.cfg.Clock.Now()
-	vd := t.gates.admit(in.IntentID, in.Contract, now)
-	t.slots.pass(s.w)
+	var vd verdict
+	if s.admitted != nil {
+		// Judged by the scheduler at dispatch, in dispatch order. A stale
+		// cached state sends the worker here again, to be judged afresh.
+		vd, s.admitted = *s.admitted, nil
+	} else {
+		vd = t.gates.admit(in.IntentID, in.Contract, now)
+	}
 	switch vd.kind {
 	case deferTo:
 		return t.deferAttempt(ctx, in, vd.until, fromCache)
 	case waitUntil:
+		s.skip()
 		return t.keep(in, vd.until), false
 	case waitFree:
+		s.skip()
 		res := t.keep(in, now)
 		res.park = in.Contract.GatewayURL
 		return res, false

@@ -31,12 +31,6 @@ type worker struct {
 	holdsSlot bool
 	// gone: its result arrived; it waits for nothing any more.
 	gone bool
-	// turn, when the gateway protection is active, is closed when every
-	// worker dispatched before this one has passed the gates (or left);
-	// passed says this one has.
-	turn     chan struct{}
-	turnOpen bool
-	passed   bool
 	// grant receives the call slot (capacity 1: granting never blocks).
 	grant chan struct{}
 }
@@ -58,72 +52,20 @@ type slots struct {
 	mu    sync.Mutex
 	max   int
 	calls int
-	// queue holds the dispatched workers without a slot, in dispatch
-	// order; turns those that have not passed the gates yet.
-	queue, turns []*worker
-	halted       bool
+	// queue holds the dispatched workers without a slot, in dispatch order.
+	queue  []*worker
+	halted bool
 	// halt is closed by stop: workers still waiting give up.
 	halt chan struct{}
 }
 
 func newSlots(max int) *slots { return &slots{max: max, halt: make(chan struct{})} }
 
-// enqueue takes a dispatched worker into the queue (and, when it has a
-// turn at the gates, into their line).
+// enqueue takes a dispatched worker into the queue.
 func (s *slots) enqueue(w *worker) {
 	s.mu.Lock()
 	s.queue = append(s.queue, w)
-	if w.turn != nil {
-		s.turns = append(s.turns, w)
-		s.nextTurnLocked()
-	}
 	s.mu.Unlock()
-}
-
-// awaitTurn waits until the worker may pass the gates: the gateway
-// protection's verdicts (the half-open breaker's one probe, rate tokens, a
-// gateway's in-flight room) go to attempts in dispatch order, as they did
-// when one attempt was dispatched per free slot, although workers reserving
-// ahead run side by side. It reports false when the term stopped first.
-func (s *slots) awaitTurn(ctx context.Context, w *worker) bool {
-	if w.turn == nil {
-		return true
-	}
-	select {
-	case <-w.turn:
-		return true
-	case <-ctx.Done():
-	case <-s.halt:
-	}
-	return false
-}
-
-// pass records that the worker passed the gates and opens the next turn.
-func (s *slots) pass(w *worker) {
-	if w.turn == nil {
-		return
-	}
-	s.mu.Lock()
-	w.passed = true
-	s.nextTurnLocked()
-	s.mu.Unlock()
-}
-
-// nextTurnLocked opens the turn of the first worker in line that has not
-// passed the gates and has not left. The caller holds mu.
-func (s *slots) nextTurnLocked() {
-	for len(s.turns) > 0 {
-		w := s.turns[0]
-		if !w.passed && !w.gone {
-			if !w.turnOpen {
-				w.turnOpen = true
-				close(w.turn)
-			}
-			return
-		}
-		s.turns[0] = nil
-		s.turns = s.turns[1:]
-	}
 }
 
 // await marks the worker's attempt reserved and waits for its call slot.
@@ -166,8 +108,14 @@ func (s *slots) leave(w *worker) {
 		s.calls--
 	}
 	s.grantLocked()
-	s.nextTurnLocked()
 	s.mu.Unlock()
+}
+
+// stopped reports whether stop was called: nothing new is reserved then.
+func (s *slots) stopped() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.halted
 }
 
 // stop tells every worker waiting for a call slot to give up, once: the
@@ -208,6 +156,9 @@ type slot struct {
 	t        *term
 	w        *worker
 	released bool
+	// admitted, with the gateway protection on, is the gates' verdict the
+	// scheduler took for the attempt at its dispatch (dispatch.go).
+	admitted *verdict
 }
 
 // await waits for the attempt's call slot once its reservation is durable
@@ -225,6 +176,11 @@ func (s *slot) release() {
 		s.t.released <- s.w
 	}
 }
+
+// skip takes a worker that will make no call out of the line at once (the
+// gates made it wait), so the reserved workers behind it need not wait for
+// its result to reach the scheduler.
+func (s *slot) skip() { s.t.slots.leave(s.w) }
 
 // unclaim takes back a worker's claim, once.
 func (t *term) unclaim(w *worker) {

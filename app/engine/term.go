@@ -181,7 +181,12 @@ func (t *term) run(ctx context.Context) error {
 	}
 	stopWork()
 	for len(t.inFlight) > 0 {
-		t.complete(<-t.done)
+		select {
+		case r := <-t.done:
+			t.complete(r)
+		case w := <-t.released: // a full released must never block a worker
+			t.unclaim(w)
+		}
 	}
 	t.workers.Wait()
 	t.report()
