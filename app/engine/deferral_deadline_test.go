@@ -19,9 +19,7 @@ import (
 // deadline_exceeded before its first attempt.
 func TestScheduledDeadlineIntentDeferredByOpenBreakerCountsFromNotBefore(t *testing.T) {
 	h := newHarness(t, withMaxInFlight(1), withProtection(engine.Protection{Breaker: testBreaker()}))
-	deadlineB := smsDeadline
-	deadlineB.SubmissionTarget, deadlineB.GatewayURL = "sms.deadline-b", smsMaxAttempts.GatewayURL
-	h.useRegistry(smsMaxAttempts, deadlineB)
+	deadlineB := h.useDeadlineB()
 	h.gw.on("b-1", gatewayDown, accepted)
 	h.gw.on("b-2", gatewayDown, accepted)
 	h.gw.on("later", accepted)

@@ -57,6 +57,15 @@ func (h *harness) awaitProtection(prefix string, n int) {
 	}
 }
 
+// useDeadlineB registers smsMaxAttempts and a deadline target on the same
+// gateway URL (its breaker is theirs together), and returns the latter.
+func (h *harness) useDeadlineB() core.Contract {
+	deadlineB := smsDeadline
+	deadlineB.SubmissionTarget, deadlineB.GatewayURL = "sms.deadline-b", smsMaxAttempts.GatewayURL
+	h.useRegistry(smsMaxAttempts, deadlineB)
+	return deadlineB
+}
+
 func (h *harness) protectionEvents() []string {
 	h.metrics.mu.Lock()
 	defer h.metrics.mu.Unlock()
@@ -125,9 +134,7 @@ func mustGet(h *harness, id string) core.Intent {
 // deadline_exceeded, and nothing is attempted after the deadline.
 func TestDeferralPastTheDeadlineExhaustsAndAFailedProbeReopensLonger(t *testing.T) {
 	h := newHarness(t, withMaxInFlight(1), withProtection(engine.Protection{Breaker: testBreaker()}))
-	deadlineB := smsDeadline
-	deadlineB.SubmissionTarget, deadlineB.GatewayURL = "sms.deadline-b", smsMaxAttempts.GatewayURL
-	h.useRegistry(smsMaxAttempts, deadlineB)
+	deadlineB := h.useDeadlineB()
 	h.gw.on("b-1", gatewayDown, accepted)
 	h.gw.on("b-2", gatewayDown, accepted)
 	h.gw.on("d-1", gatewayDown) // the realtime intent is first at the probe time: the probe fails

@@ -71,11 +71,12 @@ func reservedAhead(in core.Intent) bool {
 	return ok && !last.Finished()
 }
 
-// TestAttemptIsReservedAheadOfAFreeSlot pins what ReserveAhead buys: while
-// the one slot is busy, the next due intent's attempt is already reserved
-// (durable), and it is called as soon as the slot frees, in schedule order.
-func TestAttemptIsReservedAheadOfAFreeSlot(t *testing.T) {
-	h := newHarness(t, withMaxInFlight(1))
+// oneSlotHeld starts a leader with one call slot, i-1's call held in it and
+// i-2 due behind it (an smsDeadline intent each, both accepted), and returns
+// the channel that releases i-1's answer.
+func oneSlotHeld(t *testing.T, opts ...option) (*harness, chan struct{}) {
+	t.Helper()
+	h := newHarness(t, append([]option{withMaxInFlight(1)}, opts...)...)
 	hold := make(chan struct{})
 	h.gw.on("i-1", reply{outcome: accepted.outcome, hold: hold})
 	h.gw.on("i-2", accepted)
@@ -85,6 +86,14 @@ func TestAttemptIsReservedAheadOfAFreeSlot(t *testing.T) {
 	if c := h.waitCall(); c.params.Reference != "i-1" {
 		t.Fatalf("first call for %s, want i-1", c.params.Reference)
 	}
+	return h, hold
+}
+
+// TestAttemptIsReservedAheadOfAFreeSlot pins what ReserveAhead buys: while
+// the one slot is busy, the next due intent's attempt is already reserved
+// (durable), and it is called as soon as the slot frees, in schedule order.
+func TestAttemptIsReservedAheadOfAFreeSlot(t *testing.T) {
+	h, hold := oneSlotHeld(t)
 	h.waitIntent("i-2", "is reserved ahead", reservedAhead)
 	if n := h.gw.callCount(); n != 1 {
 		t.Fatalf("%d gateway calls with the one slot held, want 1", n)
@@ -103,14 +112,7 @@ func TestAttemptIsReservedAheadOfAFreeSlot(t *testing.T) {
 // NoReserveAhead nothing is written for the next intent while the slot is
 // busy.
 func TestNoReserveAheadReservesOnlyForAFreeSlot(t *testing.T) {
-	h := newHarness(t, withMaxInFlight(1), func(c *engine.Config) { c.ReserveAhead = engine.NoReserveAhead })
-	hold := make(chan struct{})
-	h.gw.on("i-1", reply{outcome: accepted.outcome, hold: hold})
-	h.gw.on("i-2", accepted)
-	h.submit("i-1", smsDeadline, `{}`)
-	h.submit("i-2", smsDeadline, `{}`)
-	h.startLead()
-	h.waitCall()
+	h, hold := oneSlotHeld(t, func(c *engine.Config) { c.ReserveAhead = engine.NoReserveAhead })
 	h.settle(time.Second) // a refresh and a dispatch round with the slot busy
 	if in, _ := h.service.GetIntent(h.ctx, "i-2"); in.AttemptCount != 0 {
 		t.Fatalf("i-2 has %d attempts while the only slot is busy, want none reserved", in.AttemptCount)
@@ -127,14 +129,7 @@ func TestNoReserveAheadReservesOnlyForAFreeSlot(t *testing.T) {
 // called is closed as never sent: no try, the intent due at once for the
 // next leader.
 func TestShutdownClosesAttemptsReservedAheadAsNotSent(t *testing.T) {
-	h := newHarness(t, withMaxInFlight(1))
-	hold := make(chan struct{})
-	h.gw.on("i-1", reply{outcome: accepted.outcome, hold: hold})
-	h.gw.on("i-2", accepted)
-	h.submit("i-1", smsDeadline, `{}`)
-	h.submit("i-2", smsDeadline, `{}`)
-	h.startLead()
-	h.waitCall()
+	h, hold := oneSlotHeld(t)
 	reserved := h.waitIntent("i-2", "is reserved ahead", reservedAhead)
 	h.stop() // graceful: the drain begins
 	in := h.waitIntent("i-2", "has its reserved attempt closed", func(in core.Intent) bool { return !reservedAhead(in) })
