@@ -184,8 +184,9 @@ func (e ProblemConflictingFields) Valid() bool {
 // has an outcome (the gateway answered well-formed) or an error
 // (transport failure, timeout, invalid answer). An error starting
 // "not submitted:" marks an attempt that was recorded but never sent
-// (leadership was lost before the call, or the acceptance deadline had
-// passed).
+// (leadership was lost or the executor stopped before the call, the
+// gateway's breaker opened or it was paused meanwhile, or the
+// acceptance deadline had passed).
 //
 // Example: {"finishedAt":"2026-02-02T12:00:00.087Z","number":1,"outcome":{"reason":"provider_failure","status":"rejected"},"startedAt":"2026-02-02T12:00:00.012Z"}
 type Attempt struct {
@@ -213,7 +214,11 @@ type Attempt struct {
 	// Example: {"reason":"provider_failure","status":"rejected"}
 	Outcome *Outcome `json:"outcome,omitempty"`
 
-	// StartedAt Example: 2026-02-02T12:00:00.012Z
+	// StartedAt When the attempt was recorded. Under load the call can follow
+	// later, by the wait for one of the leader's call slots.
+	//
+	//
+	// Example: 2026-02-02T12:00:00.012Z
 	StartedAt time.Time `json:"startedAt"`
 }
 

@@ -439,8 +439,9 @@ export interface components {
          *     has an outcome (the gateway answered well-formed) or an error
          *     (transport failure, timeout, invalid answer). An error starting
          *     "not submitted:" marks an attempt that was recorded but never sent
-         *     (leadership was lost before the call, or the acceptance deadline had
-         *     passed).
+         *     (leadership was lost or the executor stopped before the call, the
+         *     gateway's breaker opened or it was paused meanwhile, or the
+         *     acceptance deadline had passed).
          * @example {
          *       "number": 1,
          *       "startedAt": "2026-02-02T12:00:00.012Z",
@@ -456,6 +457,8 @@ export interface components {
             number: number;
             /**
              * Format: date-time
+             * @description When the attempt was recorded. Under load the call can follow
+             *     later, by the wait for one of the leader's call slots.
              * @example 2026-02-02T12:00:00.012Z
              */
             startedAt: string;
