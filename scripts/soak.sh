@@ -12,8 +12,17 @@ report="$(mktemp)"
 trap 'rm -f "$report"' EXIT
 
 echo "soak: ${duration} of chaos (plus build, start and settling)"
-SUBMISSION_SOAK="$duration" SUBMISSION_SOAK_REPORT="$report" \
-	go test -count=1 -timeout 30m -run '^TestSoak$' -v ./e2e/ | grep -v '^=== ' | tail -n 40
+log="$(mktemp)"
+if ! SUBMISSION_SOAK="$duration" SUBMISSION_SOAK_REPORT="$report" \
+	go test -count=1 -timeout 30m -run '^TestSoak$' -v ./e2e/ >"$log" 2>&1; then
+	# The failing check, without the instances' JSON log lines around it;
+	# the whole log stays for a closer look.
+	grep -v -e '^=== ' -e '^        {' "$log" || true
+	echo "soak failed; the whole log: $log"
+	exit 1
+fi
+grep -v '^=== ' "$log" | tail -n 40
+rm -f "$log"
 
 section="$(mktemp)"
 trap 'rm -f "$report" "$section"' EXIT
