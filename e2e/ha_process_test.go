@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -110,9 +112,62 @@ func (p *haProcess) signal(t *testing.T, sig syscall.Signal) {
 	switch sig {
 	case syscall.SIGSTOP:
 		p.stopped = true
+		p.awaitStopped(t)
 	case syscall.SIGCONT:
 		p.stopped = false
 	}
+}
+
+// awaitStopped waits until every thread of the process is stopped. The
+// signal is only sent when kill returns: a thread still running (or in a
+// system call such as an fsync, which it finishes first) may yet take or
+// keep SQLite's write lock, and a probe of the lock made meanwhile would
+// say nothing about the stopped process.
+func (p *haProcess) awaitStopped(t *testing.T) {
+	t.Helper()
+	tasks := fmt.Sprintf("/proc/%d/task", p.cmd.Process.Pid)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		all, err := allThreadsStopped(tasks)
+		if err != nil {
+			t.Fatalf("reading the state of %s: %v", p.name, err)
+		}
+		if all {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s was not stopped within 5s of SIGSTOP", p.name)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// allThreadsStopped reports whether every thread listed under tasks
+// (/proc/PID/task) is in the stopped state.
+func allThreadsStopped(tasks string) (bool, error) {
+	entries, err := os.ReadDir(tasks)
+	if err != nil {
+		return false, err
+	}
+	for _, e := range entries {
+		stat, err := os.ReadFile(filepath.Join(tasks, e.Name(), "stat"))
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				continue // the thread ended meanwhile
+			}
+			return false, err
+		}
+		// The state follows the command name, which is in parentheses
+		// and may hold spaces: "PID (comm) S ...".
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 || i+2 >= len(stat) {
+			return false, fmt.Errorf("unexpected %s: %q", e.Name(), stat)
+		}
+		if state := stat[i+2]; state != 'T' && state != 't' {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // kill sends SIGKILL and waits for the process to be gone.
