@@ -143,10 +143,17 @@ func TestDeferralPastTheDeadlineExhaustsAndAFailedProbeReopensLonger(t *testing.
 	h.waitAttempts("b-1", 1)
 	h.submit("b-2", smsMaxAttempts, `{}`)
 	h.waitAttempts("b-2", 1)
+	// Each deferral is waited for until the scheduler has its result (the
+	// in-flight count is back to 0), not only its verdict: an intent still
+	// in flight at the probe time would leave the probe to the next one.
+	mark, _ := h.metrics.inFlightReports()
 	h.submit("d-1", deadlineB, `{}`) // deadline t0+30s; deferred to the probe at t0+10s
 	h.awaitProtection("deferred", 1)
+	h.awaitInFlightRoundTrip(mark, 0)
+	mark, _ = h.metrics.inFlightReports()
 	h.settle(5 * time.Second)
 	h.awaitProtection("deferred", 3)
+	h.awaitInFlightRoundTrip(mark, 0)
 	h.settle(5 * time.Second) // t0+10s: d-1 probes and fails; reopened until t0+30s
 	h.waitAttempts("d-1", 1)
 	h.awaitProtection("breaker http://sms-b.test half_open->open", 1)
