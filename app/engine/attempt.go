@@ -159,7 +159,7 @@ func (t *term) execute(ctx context.Context, in core.Intent, fromCache bool, tk *
 	if !s.await(ctx) {
 		// The term stopped while the reservation waited for a call slot:
 		// closed as never sent, the intent due at once for the next leader.
-		return t.close(ctx, in, a, NotCalledError, core.Decision{Status: core.StatusPending, NextDueAt: a.StartedAt}), false
+		return t.close(ctx, in, a, NotCalledError, dueAtOnce(a)), false
 	}
 	now := t.cfg.Clock.Now()
 	if deadline, ok := in.Contract.Deadline(in.DeadlineStart()); ok && !now.Before(deadline) {
@@ -177,7 +177,7 @@ func (t *term) execute(ctx context.Context, in core.Intent, fromCache bool, tk *
 		// for the next leader: an attempt that never reached the gateway is
 		// no reason to retry later or to exhaust.
 		s.release()
-		r := t.close(ctx, in, a, NotSubmittedError, core.Decision{Status: core.StatusPending, NextDueAt: a.StartedAt})
+		r := t.close(ctx, in, a, NotSubmittedError, dueAtOnce(a))
 		if r.err == nil {
 			r.err, r.next, r.known = errNotLeader("between the attempt's reservation and the gateway call"), nil, nil
 		}
@@ -242,6 +242,13 @@ func (t *term) finish(ctx context.Context, in core.Intent, a core.Attempt, r cor
 	d := core.Decide(in.Contract, in.DeadlineStart(), tries, finishedAt, r, delay)
 	d.PossiblyAccepted = core.PossiblyAccepted(in.Attempts, r)
 	return t.record(ctx, in, a, finishedAt, r, d, how)
+}
+
+// dueAtOnce is the decision for an attempt that never reached the gateway
+// because this leader stopped: the intent stays pending, due at once for the
+// next leader, with no retry delay.
+func dueAtOnce(a core.Attempt) core.Decision {
+	return core.Decision{Status: core.StatusPending, NextDueAt: a.StartedAt}
 }
 
 // close records an attempt that never reached the gateway with the decision

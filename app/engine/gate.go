@@ -148,12 +148,8 @@ func (g *gates) admit(intentID string, c core.Contract, now time.Time) verdict {
 // back at its stored due time) waits for that time again instead of
 // calling ahead of the rate.
 func (g *gates) decide(v *gatewayView, intentID string, paused bool, now time.Time) (verdict, *core.BreakerTransition) {
-	recheck := g.p.PauseRecheck
-	if recheck == 0 {
-		recheck = DefaultPauseRecheck
-	}
 	if paused {
-		return verdict{kind: deferTo, until: now.Add(recheck), reason: "paused"}, nil
+		return verdict{kind: deferTo, until: g.pausedUntil(now), reason: "paused"}, nil
 	}
 	if v.limit.MaxInFlight > 0 && v.inFlight >= v.limit.MaxInFlight {
 		return verdict{kind: waitFree, reason: "max_in_flight"}, nil
@@ -193,6 +189,11 @@ func (g *gates) decide(v *gatewayView, intentID string, paused bool, now time.Ti
 	return verdict{kind: callNow, probe: probe}, tr
 }
 
+// pausedUntil is when an attempt for a paused gateway is looked at again.
+func (g *gates) pausedUntil(now time.Time) time.Time {
+	return now.Add(cmp.Or(g.p.PauseRecheck, DefaultPauseRecheck))
+}
+
 // recheck looks again, right before the call, at an attempt admitted
 // earlier (it was reserved ahead of its call slot meanwhile): when its
 // gateway was paused or its breaker opened since, it reports closed with the
@@ -200,8 +201,7 @@ func (g *gates) decide(v *gatewayView, intentID string, paused bool, now time.Ti
 // the one call the breaker let through.
 func (g *gates) recheck(c core.Contract, vd verdict, now time.Time) (until time.Time, reason string, closed bool) {
 	if g.paused(c.GatewayURL, c.GatewayType) {
-		recheck := cmp.Or(g.p.PauseRecheck, DefaultPauseRecheck)
-		return now.Add(recheck), "paused", true
+		return g.pausedUntil(now), "paused", true
 	}
 	if vd.probe {
 		return time.Time{}, "", false

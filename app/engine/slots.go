@@ -89,11 +89,7 @@ func (s *slots) await(ctx context.Context, w *worker) bool {
 // release gives the worker's slot back, to the next reserved worker.
 func (s *slots) release(w *worker) {
 	s.mu.Lock()
-	if w.holdsSlot {
-		w.holdsSlot = false
-		s.calls--
-	}
-	s.grantLocked()
+	s.releaseLocked(w)
 	s.mu.Unlock()
 }
 
@@ -103,19 +99,29 @@ func (s *slots) release(w *worker) {
 func (s *slots) leave(w *worker) {
 	s.mu.Lock()
 	w.gone = true
+	s.releaseLocked(w)
+	s.mu.Unlock()
+}
+
+// releaseLocked takes back the worker's slot, if it holds one, and grants
+// what is free. The caller holds mu.
+func (s *slots) releaseLocked(w *worker) {
 	if w.holdsSlot {
 		w.holdsSlot = false
 		s.calls--
 	}
 	s.grantLocked()
-	s.mu.Unlock()
 }
 
 // stopped reports whether stop was called: nothing new is reserved then.
+// It reads the halt channel, so every attempt's check takes no lock.
 func (s *slots) stopped() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.halted
+	select {
+	case <-s.halt:
+		return true
+	default:
+		return false
+	}
 }
 
 // stop tells every worker waiting for a call slot to give up, once: the
