@@ -8,6 +8,11 @@
 //     concurrent workers whose work takes a fixed time (the gateway call);
 //   - mixed: producers and workers at once, timed until every job completed.
 //
+// A job's work is a timer by default. With --gateway-url it is what one of
+// our attempts does instead: an HTTP POST to the gateway simulator, which
+// answers after its latency, over a keep-alive pool of as many connections
+// as workers; a River user building this service would write that worker.
+//
 // It lives in its own module so that the product's go.mod stays River-free.
 // It prints one JSON object per phase on stdout.
 package main
@@ -18,10 +23,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"runtime/debug"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -45,6 +54,7 @@ type config struct {
 	WorkTime      time.Duration
 	FetchCooldown time.Duration
 	PoolSize      int
+	GatewayURL    string
 }
 
 // result is one phase's figures.
@@ -81,6 +91,7 @@ func main() {
 	flag.DurationVar(&cfg.WorkTime, "work-time", 5*time.Millisecond, "time one job's work takes")
 	flag.DurationVar(&cfg.FetchCooldown, "fetch-cooldown", 5*time.Millisecond, "River's FetchCooldown (its best setting here)")
 	flag.IntVar(&cfg.PoolSize, "pool", 80, "PostgreSQL connections")
+	flag.StringVar(&cfg.GatewayURL, "gateway-url", "", "when set, a job's work is a POST to this gateway simulator instead of a timer")
 	flag.Parse()
 	if cfg.DSN == "" {
 		fmt.Fprintln(os.Stderr, "riverbench: --dsn (or RIVERBENCH_DSN) is required")
@@ -103,13 +114,18 @@ type sendArgs struct {
 
 func (sendArgs) Kind() string { return "send" }
 
-// sendWorker spends the gateway's time, as an attempt waits for its call.
+// sendWorker spends the gateway's time, as an attempt waits for its call:
+// a timer, or with a gateway client a call to the gateway simulator.
 type sendWorker struct {
 	river.WorkerDefaults[sendArgs]
 	workTime time.Duration
+	gateway  *gatewayClient
 }
 
-func (w *sendWorker) Work(ctx context.Context, _ *river.Job[sendArgs]) error {
+func (w *sendWorker) Work(ctx context.Context, job *river.Job[sendArgs]) error {
+	if w.gateway != nil {
+		return w.gateway.submit(ctx, job.ID, job.Args.N)
+	}
 	t := time.NewTimer(w.workTime)
 	defer t.Stop()
 	select {
@@ -118,6 +134,53 @@ func (w *sendWorker) Work(ctx context.Context, _ *river.Job[sendArgs]) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// gatewayClient posts one submission per job to the gateway simulator, with
+// the transport settings of SubmissionManager's gateway client: HTTP/1.1,
+// keep-alive, one connection per concurrent worker.
+type gatewayClient struct {
+	url  string
+	http *http.Client
+}
+
+func newGatewayClient(base string, conns int) *gatewayClient {
+	return &gatewayClient{
+		url: strings.TrimSuffix(base, "/") + "/v1/submissions",
+		http: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+			DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			MaxConnsPerHost:     conns,
+			MaxIdleConnsPerHost: conns,
+			IdleConnTimeout:     90 * time.Second,
+		}},
+	}
+}
+
+// submit makes the call and fails the job unless the gateway accepted it.
+func (g *gatewayClient) submit(ctx context.Context, jobID int64, n int) error {
+	body := fmt.Sprintf(`{"reference":"river-%d","payload":{"to":"+4915112345678","text":"job %d"}}`, jobID, n)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.url, strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	resp, err := g.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if err != nil {
+		return err
+	}
+	var a struct {
+		Status string `json:"status"`
+	}
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(answer, &a) != nil || a.Status != "accepted" {
+		return fmt.Errorf("gateway answered %d: %.200s", resp.StatusCode, answer)
+	}
+	return nil
 }
 
 func run(ctx context.Context, cfg config) (result, error) {
@@ -143,7 +206,11 @@ func run(ctx context.Context, cfg config) (result, error) {
 		return result{}, err
 	}
 	workers := river.NewWorkers()
-	river.AddWorker(workers, &sendWorker{workTime: cfg.WorkTime})
+	worker := &sendWorker{workTime: cfg.WorkTime}
+	if cfg.GatewayURL != "" {
+		worker.gateway = newGatewayClient(cfg.GatewayURL, cfg.Workers)
+	}
+	river.AddWorker(workers, worker)
 	client, err := river.NewClient(driver, &river.Config{
 		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Workers}},
 		Workers:           workers,
