@@ -344,6 +344,9 @@ func TestAcceptance12_RetryUsesFixedFiveSecondDelay(t *testing.T) {
 	if _, last := h.metrics.inFlightReports(); last != 0 || h.gw.callCount() != 1 {
 		t.Fatalf("an attempt started before the 5 s delay had passed")
 	}
+	// settle returns once the next refresh is armed; the retry's timer is
+	// armed after it, from the time read before both.
+	h.waitTimer(in.NextDueAt)
 	h.clock.AdvanceTo(in.NextDueAt)
 	in = h.waitStatus("i-1", core.StatusAccepted)
 	if got := in.Attempts[1].StartedAt.Sub(in.Attempts[0].FinishedAt); got != 5*time.Second {

@@ -37,6 +37,7 @@ func TestScheduledDeadlineIntentDeferredByOpenBreakerCountsFromNotBefore(t *test
 	// Open the breaker shortly before notBefore: two failures at t0+55s
 	// put the probe at t0+65s.
 	h.settle(55 * time.Second)
+	mark, _ := h.metrics.inFlightReports()
 	h.submit("b-1", smsMaxAttempts, `{}`)
 	h.waitAttempts("b-1", 1)
 	h.submit("b-2", smsMaxAttempts, `{}`)
@@ -47,7 +48,10 @@ func TestScheduledDeadlineIntentDeferredByOpenBreakerCountsFromNotBefore(t *test
 		t.Fatalf("probe at %s does not fall between creation+%s and notBefore+%s", probeAt.Sub(t0), window, window)
 	}
 
-	// At notBefore the scheduled intent falls due with the breaker open.
+	// At notBefore the scheduled intent falls due with the breaker open
+	// (so do b-1 and b-2's retries, once the scheduler has their results).
+	h.awaitIdle(mark, notBefore)
+	mark, _ = h.metrics.inFlightReports()
 	h.settle(notBefore.Sub(h.clock.Now()))
 	h.awaitProtection("deferred http://sms-b.test breaker_open", 3)
 	in := h.waitIntent("later", "deferred or ended", func(in core.Intent) bool {
@@ -64,6 +68,7 @@ func TestScheduledDeadlineIntentDeferredByOpenBreakerCountsFromNotBefore(t *test
 
 	// The probe closes the breaker and the scheduled send goes out within
 	// its window.
+	h.awaitIdle(mark, probeAt) // all three deferrals scheduled, not only stored
 	h.settle(probeAt.Sub(h.clock.Now()))
 	in = h.waitStatus("later", core.StatusAccepted)
 	if len(in.Attempts) != 1 || !in.Attempts[0].StartedAt.Before(notBefore.Add(window)) {

@@ -245,7 +245,7 @@ func TestStaleNotificationNeverAdvancesARetry(t *testing.T) {
 	h.gw.on("i-2", accepted)
 	h.submit("i-2", smsDeadline, `{}`)
 	h.waitStatus("i-2", core.StatusAccepted)
-	h.awaitInFlightRoundTrip(mark, 0)
+	h.awaitIdle(mark, in.NextDueAt)
 	if n := len(h.gw.callsFor("i-1")); n != 1 {
 		t.Fatalf("i-1 called %d times before its retry was due, want 1", n)
 	}

@@ -288,6 +288,35 @@ func (h *harness) awaitInFlightRoundTrip(mark, base int) {
 	}
 }
 
+// awaitIdle waits until the scheduler is idle, so the test may move the
+// clock: every attempt dispatched after the mark-th in-flight report came
+// back (awaitInFlightRoundTrip(mark, 0)), none is in flight, and the
+// scheduler waits again with its timers armed, the last of them for at:
+// the due time of the head of its schedule, or its next refresh when the
+// schedule is empty. The scheduler arms its timers relative to the time it
+// read just before, so a clock move while a worker's result is on its way
+// or being taken in leaves them a whole move late (settle is fooled by the
+// late refresh timer), and what was due happens only at the next move.
+func (h *harness) awaitIdle(mark int, at time.Time) {
+	h.t.Helper()
+	h.awaitInFlightRoundTrip(mark, 0)
+	for {
+		n, last := h.metrics.inFlightReports()
+		if last == 0 {
+			h.waitTimer(at)
+			// No report since: the timer is the wait's after the last result.
+			if again, _ := h.metrics.inFlightReports(); again == n {
+				return
+			}
+			continue
+		}
+		err := h.metrics.await(h.ctx, func(m *recordingMetrics) bool { return len(m.inFlight) > n })
+		if err != nil {
+			h.t.Fatalf("%d attempts still in flight: %v", last, err)
+		}
+	}
+}
+
 // reply is one scripted gateway answer.
 type reply struct {
 	outcome core.Outcome

@@ -74,10 +74,12 @@ func TestLocalIntentsRunWithoutStoreReads(t *testing.T) {
 	h, cs := newCountingHarness(t)
 	h.startLead()
 	h.gw.on("k-1", providerFailure, accepted)
+	mark, _ := h.metrics.inFlightReports()
 	h.submit("k-1", smsMaxAttempts, `{"to":"+1"}`)
-	h.waitAttempts("k-1", 1)
-	h.settle(5e9) // the fixed 5 s retry delay
-	in := h.waitStatus("k-1", core.StatusAccepted)
+	in := h.waitAttempts("k-1", 1)
+	h.awaitIdle(mark, in.NextDueAt) // the retry is scheduled, not only stored
+	h.settle(5e9)                   // the fixed 5 s retry delay
+	in = h.waitStatus("k-1", core.StatusAccepted)
 	if in.AttemptCount != 2 {
 		t.Fatalf("attempts %d, want 2", in.AttemptCount)
 	}

@@ -106,12 +106,17 @@ func TestUnsentAttemptDoesNotCountTowardMaxAttempts(t *testing.T) {
 	h.leader.Store(true)
 	h.store, h.cfg.Store = h.mem, h.mem
 	h.rebuildEngine()
+	mark, _ := h.metrics.inFlightReports()
 	h.startLead()
-	h.waitAttempts("m-1", 2)
+	// Each retry is scheduled, not only stored, before the clock moves.
+	in := h.waitAttempts("m-1", 2)
+	h.awaitIdle(mark, in.NextDueAt)
+	mark, _ = h.metrics.inFlightReports()
 	h.settle(core.DefaultRetryDelay)
-	h.waitAttempts("m-1", 3)
+	in = h.waitAttempts("m-1", 3)
+	h.awaitIdle(mark, in.NextDueAt)
 	h.settle(core.DefaultRetryDelay)
-	in := h.waitStatus("m-1", core.StatusExhausted)
+	in = h.waitStatus("m-1", core.StatusExhausted)
 	if calls := len(h.gw.callsFor("m-1")); calls != 3 || in.AttemptCount != 4 || in.ExhaustedReason != core.ExhaustedMaxAttempts {
 		t.Fatalf("%d gateway calls, %d attempts, %q; want 3 calls (the unsent attempt is not a try), 4 attempts, max_attempts_reached",
 			calls, in.AttemptCount, in.ExhaustedReason)

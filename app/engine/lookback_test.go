@@ -89,8 +89,13 @@ func TestRefreshLookbackFindsChangesCommittedBehindTheCursor(t *testing.T) {
 			h.clock.Advance(time.Millisecond)
 			submit("other")
 
+			mark, _ := h.metrics.inFlightReports()
 			h.settle(h.refreshInterval() - time.Millisecond) // refresh reads "other" only
 			h.waitStatus("other", core.StatusAccepted)
+			// Its result taken in, the scheduler waits for its next refresh
+			// only (the schedule is empty): a move while it takes the
+			// result in would arm that refresh a whole move late.
+			h.awaitIdle(mark, h.clock.Now().Add(h.refreshInterval()))
 			late.release("late")
 			h.settle(h.refreshInterval()) // the next refresh
 

@@ -22,13 +22,19 @@ func TestPausedGatewayGetsNoCallsUntilResumed(t *testing.T) {
 	h.gw.on("b-1", accepted)
 	h.gw.on("p-1", accepted)
 	h.startLead() // reads the pause before anything runs
+	mark, _ := h.metrics.inFlightReports()
 	h.submit("b-1", smsMaxAttempts, `{}`)
 	h.submit("d-1", smsDeadline, `{}`) // 30 s deadline: waits 5 s at a time, then exhausts
 	h.submit("p-1", pushBatch, `{}`)
 	h.waitStatus("p-1", core.StatusAccepted) // push is not paused
 	h.waitIntent("b-1", "deferred", func(in core.Intent) bool { return in.NextDueAt.Equal(t0.Add(engine.DefaultPauseRecheck)) })
+	// Each deferral must have reached the scheduler before the clock moves,
+	// not only the store: one taken in during the move is due a move late.
+	h.awaitIdle(mark, t0.Add(engine.DefaultPauseRecheck))
 	for range 5 {
+		mark, _ = h.metrics.inFlightReports()
 		h.settle(engine.DefaultPauseRecheck)
+		h.awaitIdle(mark, h.clock.Now().Add(engine.DefaultPauseRecheck))
 	}
 	d := h.waitStatus("d-1", core.StatusExhausted)
 	if d.ExhaustedReason != core.ExhaustedDeadlineExceeded || d.AttemptCount != 0 {

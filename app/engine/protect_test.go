@@ -81,6 +81,7 @@ func TestOpenBreakerDefersWithoutSpendingTriesThenOneProbeCloses(t *testing.T) {
 	h.gw.on("i-2", gatewayDown, accepted)
 	h.gw.on("i-3", accepted)
 	h.startLead()
+	mark, _ := h.metrics.inFlightReports()
 	h.submit("i-1", smsMaxAttempts, `{}`)
 	h.waitAttempts("i-1", 1)
 	h.submit("i-2", smsMaxAttempts, `{}`)
@@ -90,6 +91,8 @@ func TestOpenBreakerDefersWithoutSpendingTriesThenOneProbeCloses(t *testing.T) {
 	h.submit("i-3", smsMaxAttempts, `{}`)
 	h.awaitProtection("deferred http://sms-b.test breaker_open", 1)
 	h.waitIntent("i-3", "deferred to the probe", func(in core.Intent) bool { return in.NextDueAt.Equal(probeAt) })
+	h.awaitIdle(mark, t0.Add(5*time.Second)) // every result taken in: i-1 and i-2 are due first
+	mark, _ = h.metrics.inFlightReports()
 	h.settle(5 * time.Second) // i-1 and i-2 fall due and are deferred too
 	h.awaitProtection("deferred http://sms-b.test breaker_open", 3)
 	for _, id := range []string{"i-1", "i-2", "i-3"} {
@@ -103,6 +106,7 @@ func TestOpenBreakerDefersWithoutSpendingTriesThenOneProbeCloses(t *testing.T) {
 	if n := h.gw.callCount(); n != 2 {
 		t.Fatalf("gateway called %d times while open, want only the 2 failures", n)
 	}
+	h.awaitIdle(mark, probeAt)
 	h.settle(5 * time.Second)
 	for _, id := range []string{"i-1", "i-2", "i-3"} {
 		h.waitStatus(id, core.StatusAccepted)
@@ -144,19 +148,24 @@ func TestDeferralPastTheDeadlineExhaustsAndAFailedProbeReopensLonger(t *testing.
 	h.submit("b-2", smsMaxAttempts, `{}`)
 	h.waitAttempts("b-2", 1)
 	// Each deferral is waited for until the scheduler has its result (the
-	// in-flight count is back to 0), not only its verdict: an intent still
-	// in flight at the probe time would leave the probe to the next one.
+	// in-flight count is back to 0) and waits again, not only its verdict:
+	// an intent still in flight at the probe time would leave the probe to
+	// the next one, and a result taken in while the clock moves is due a
+	// move late.
 	mark, _ := h.metrics.inFlightReports()
 	h.submit("d-1", deadlineB, `{}`) // deadline t0+30s; deferred to the probe at t0+10s
 	h.awaitProtection("deferred", 1)
-	h.awaitInFlightRoundTrip(mark, 0)
+	h.awaitIdle(mark, t0.Add(5*time.Second)) // b-1 and b-2's retries
 	mark, _ = h.metrics.inFlightReports()
 	h.settle(5 * time.Second)
 	h.awaitProtection("deferred", 3)
-	h.awaitInFlightRoundTrip(mark, 0)
+	h.awaitIdle(mark, t0.Add(10*time.Second)) // the probe
+	mark, _ = h.metrics.inFlightReports()
 	h.settle(5 * time.Second) // t0+10s: d-1 probes and fails; reopened until t0+30s
 	h.waitAttempts("d-1", 1)
 	h.awaitProtection("breaker http://sms-b.test half_open->open", 1)
+	h.awaitIdle(mark, t0.Add(15*time.Second)) // d-1's retry; b-1 and b-2 deferred to t0+30s
+	mark, _ = h.metrics.inFlightReports()
 	h.settle(5 * time.Second) // t0+15s: d-1's retry would wait for t0+30s, its deadline
 	d := h.waitStatus("d-1", core.StatusExhausted)
 	if d.ExhaustedReason != core.ExhaustedDeadlineExceeded {
@@ -165,6 +174,7 @@ func TestDeferralPastTheDeadlineExhaustsAndAFailedProbeReopensLonger(t *testing.
 	if len(d.Attempts) != 1 || len(h.gw.callsFor("d-1")) != 1 {
 		t.Fatalf("d-1 has %d attempts and %d calls: %+v", len(d.Attempts), len(h.gw.callsFor("d-1")), d)
 	}
+	h.awaitIdle(mark, t0.Add(30*time.Second))
 	h.clock.AdvanceTo(t0.Add(30 * time.Second))
 	h.waitTimer(h.clock.Now().Add(time.Second))
 	for _, id := range []string{"b-1", "b-2"} {
@@ -186,11 +196,13 @@ func TestOneGatewaysOutageDoesNotHoldAnother(t *testing.T) {
 	h.gw.on("b-1", gatewayDown)
 	h.gw.on("b-2", gatewayDown)
 	h.startLead()
+	mark, _ := h.metrics.inFlightReports()
 	h.submit("b-1", smsMaxAttempts, `{}`)
 	h.waitAttempts("b-1", 1)
 	h.submit("b-2", smsMaxAttempts, `{}`)
 	h.waitAttempts("b-2", 1)
-	h.settle(5 * time.Second) // both deferred to t0+10s
+	h.awaitIdle(mark, t0.Add(5*time.Second)) // both retries scheduled, not only stored
+	h.settle(5 * time.Second)                // both deferred to t0+10s
 	h.awaitProtection("deferred", 2)
 	for i := range 5 {
 		id := fmt.Sprintf("p-%d", i)
@@ -243,14 +255,18 @@ func TestGatewayRateLimitSpacesCalls(t *testing.T) {
 		h.gw.on(fmt.Sprintf("b-%d", i), accepted)
 	}
 	h.startLead()
+	mark, _ := h.metrics.inFlightReports()
 	for i := range 3 {
 		h.submit(fmt.Sprintf("b-%d", i), smsMaxAttempts, `{}`)
 	}
 	var at []time.Duration
 	at = append(at, h.waitCall().at.Sub(t0))
 	h.awaitProtection("limited http://sms-b.test rate", 2)
+	h.awaitIdle(mark, t0.Add(500*time.Millisecond)) // the limited attempts wait in the schedule
+	mark, _ = h.metrics.inFlightReports()
 	h.settle(500 * time.Millisecond)
 	at = append(at, h.waitCall().at.Sub(t0))
+	h.awaitIdle(mark, t0.Add(time.Second))
 	h.settle(500 * time.Millisecond)
 	at = append(at, h.waitCall().at.Sub(t0))
 	for i := range 3 {
@@ -271,11 +287,13 @@ func TestRetryTableChoosesThePolicyPerGatewayTypeAndMode(t *testing.T) {
 	h := newHarness(t, withProtection(engine.Protection{Retry: &table}))
 	h.gw.on("b-1", gatewayDown, gatewayDown)
 	h.startLead()
+	mark, _ := h.metrics.inFlightReports()
 	h.submit("b-1", smsMaxAttempts, `{}`)
 	in := h.waitAttempts("b-1", 1)
 	if !in.NextDueAt.Equal(t0.Add(time.Second)) {
 		t.Fatalf("after try 1 due at %s, want 1s", in.NextDueAt.Sub(t0))
 	}
+	h.awaitIdle(mark, in.NextDueAt)
 	h.settle(time.Second)
 	in = h.waitAttempts("b-1", 2)
 	if !in.NextDueAt.Equal(t0.Add(4 * time.Second)) {
@@ -297,10 +315,12 @@ func TestRejectionsOpenTheBreakerOnlyWhenListed(t *testing.T) {
 			h.gw.on("b-1", providerFailure, accepted)
 			h.gw.on("b-2", providerFailure, accepted)
 			h.startLead()
+			mark, _ := h.metrics.inFlightReports()
 			h.submit("b-1", smsMaxAttempts, `{}`)
 			h.waitAttempts("b-1", 1)
 			h.submit("b-2", smsMaxAttempts, `{}`)
 			h.waitAttempts("b-2", 1)
+			h.awaitIdle(mark, t0.Add(5*time.Second)) // both retries scheduled, not only stored
 			h.settle(5 * time.Second)
 			if !listed {
 				h.waitStatus("b-1", core.StatusAccepted)
@@ -342,11 +362,13 @@ func TestPauseHoldsAcrossANewLeadershipTerm(t *testing.T) {
 	h.rebuildEngine() // a new process: no memory of the pause but the store's
 	h.useRegistry(smsDeadline, smsMaxAttempts, pushOneShot, pushBatch)
 	h.startLead()
+	mark, _ := h.metrics.inFlightReports()
 	h.settle(engine.DefaultPauseRecheck) // b-1 falls due under the new leader, which defers it again
 	h.awaitProtection("deferred", 2)
 	if n := h.gw.callCount(); n != 0 {
 		t.Fatalf("%d calls to the paused gateway across the new term", n)
 	}
+	h.awaitIdle(mark, h.clock.Now().Add(engine.DefaultPauseRecheck)) // the deferral is scheduled, not only counted
 	if _, err := h.mem.ResumeGateway(h.ctx, "", smsMaxAttempts.GatewayURL); err != nil {
 		t.Fatal(err)
 	}

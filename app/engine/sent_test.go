@@ -60,15 +60,19 @@ func (h *harness) closeFirstAttempt(id, text string, sent bool) {
 }
 
 // runToTheEnd leads and lets every retry fall due until the intent is
-// terminal, returning it.
+// terminal, returning it. Each retry is waited for until the scheduler has
+// it, not only the store, before the clock moves to it.
 func (h *harness) runToTheEnd(id string, from int) core.Intent {
 	h.t.Helper()
+	mark, _ := h.metrics.inFlightReports()
 	h.startLead()
 	for n := from; ; n++ {
 		in := h.waitAttempts(id, n)
 		if in.Status.Terminal() {
 			return in
 		}
+		h.awaitIdle(mark, in.NextDueAt)
+		mark, _ = h.metrics.inFlightReports()
 		h.settle(in.NextDueAt.Sub(h.clock.Now()))
 	}
 }
@@ -84,17 +88,21 @@ func TestUnsentAttemptIsNoTryAndDoesNotGrowTheRetryDelay(t *testing.T) {
 	h.closeFirstAttempt("m-1", engine.NotSubmittedError, false)
 	h.gw.on("m-1", providerFailure, providerFailure, providerFailure)
 
+	mark, _ := h.metrics.inFlightReports()
 	h.startLead()
 	in := h.waitAttempts("m-1", 2)
 	if a := in.Attempts[1]; !a.Sent || !in.NextDueAt.Equal(a.FinishedAt.Add(10*time.Second)) {
 		t.Fatalf("after the first call: attempt %+v, next due %v after it; want sent and the first delay (10s)",
 			a, in.NextDueAt.Sub(a.FinishedAt))
 	}
+	h.awaitIdle(mark, in.NextDueAt)
+	mark, _ = h.metrics.inFlightReports()
 	h.settle(10 * time.Second)
 	in = h.waitAttempts("m-1", 3)
 	if a := in.Attempts[2]; !in.NextDueAt.Equal(a.FinishedAt.Add(20 * time.Second)) {
 		t.Fatalf("after the second call: next due %v after it, want the second delay (20s)", in.NextDueAt.Sub(a.FinishedAt))
 	}
+	h.awaitIdle(mark, in.NextDueAt)
 	h.settle(20 * time.Second)
 	in = h.waitStatus("m-1", core.StatusExhausted)
 	if calls := len(h.gw.callsFor("m-1")); calls != 3 || in.AttemptCount != 4 || in.ExhaustedReason != core.ExhaustedMaxAttempts {
