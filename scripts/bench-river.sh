@@ -166,7 +166,9 @@ done
 	echo "Our backlog figure is timed from the leader's process start (it includes the rebuild) to the"
 	echo "last pending intent leaving pending, polled every 20 ms; River's from its client's start to its"
 	echo "last JobCompleted event. Mixed: ours from the first intent's createdAt to the last attempt's"
-	echo "finish (loadgen's intents/s), River's from the first insert to the last completion."
+	echo "finish (loadgen's intents/s), River's from the first insert to the last completion. loadgen"
+	echo "waits on one long poll (the newest intent) and reads the others once that one is final, so"
+	echo "its waiting takes no CPU from the executor it measures, as River's in-process subscription takes none."
 	echo
 	echo "The same SubmissionManager figures against River with its worker calling the same gateway"
 	echo "simulator over HTTP (a keep-alive pool of 64 connections, the answer read and checked) instead"

@@ -11,24 +11,32 @@ import (
 	"github.com/submissionmanager/submission-manager/api/client"
 )
 
-// pollPause spaces the polling rounds so that waiting does not itself become
-// the load being measured.
+// pollPause spaces the polling rounds when the service does not hold a
+// read (no long poll), so that waiting does not itself become the load
+// being measured.
 const pollPause = 250 * time.Millisecond
 
-// waitAll reads every intent until it is terminal or the wait times out. It
+// maxWaitSeconds is the longest long poll asked for: below the service's
+// default --max-wait (30 s) and the client's own timeout (30 s, run.go).
+const maxWaitSeconds = 20
+
+// waitAll waits until every intent is terminal or the wait times out, and
 // returns the last representation read of each intent and how many were
-// still pending at the end.
+// still pending at the end. It must not load the service while it executes
+// what it measures: reading every intent again and again would take CPU
+// from the executor on the same host. So each round first long-polls the
+// newest intent still pending (intents fall due in the order they were
+// created, so it is about the last to finish) and only then reads the
+// others once; the few still pending after that are waited for the same
+// way.
 func waitAll(ctx context.Context, c *client.ClientWithResponses, cfg config, ids []string, logger *slog.Logger) ([]client.Intent, int, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.WaitTimeout)
 	defer cancel()
 	latest := make(map[string]client.Intent, len(ids))
 	pending := ids
 	for round := 0; len(pending) > 0; round++ {
-		if round > 0 {
-			select {
-			case <-time.After(pollPause):
-			case <-ctx.Done():
-			}
+		if err := awaitFinal(ctx, c, pending[len(pending)-1]); err != nil && ctx.Err() == nil {
+			return nil, 0, err
 		}
 		if ctx.Err() != nil {
 			break
@@ -55,6 +63,37 @@ func waitAll(ctx context.Context, c *client.ClientWithResponses, cfg config, ids
 		out = append(out, in)
 	}
 	return out, len(pending), nil
+}
+
+// awaitFinal returns once the intent is terminal or ctx ends, holding one
+// long poll at a time, never asked to last past ctx's deadline (the lean
+// doer does not watch the context); a service that answers at once (no long
+// poll, or at its waiter cap) is asked again after pollPause.
+func awaitFinal(ctx context.Context, c *client.ClientWithResponses, id string) error {
+	for ctx.Err() == nil {
+		wait := maxWaitSeconds
+		if deadline, ok := ctx.Deadline(); ok {
+			wait = max(1, min(wait, int(time.Until(deadline)/time.Second)))
+		}
+		prefer := client.Prefer(fmt.Sprintf("wait=%d", wait))
+		asked := time.Now()
+		resp, err := c.GetIntentWithResponse(ctx, id, &client.GetIntentParams{Prefer: &prefer})
+		switch {
+		case err != nil:
+			return fmt.Errorf("waiting for intent %s: %w", id, err)
+		case resp.StatusCode() != http.StatusOK || resp.JSON200 == nil:
+			return fmt.Errorf("waiting for intent %s: HTTP %d", id, resp.StatusCode())
+		case resp.JSON200.Status != client.IntentStatusPending:
+			return nil
+		}
+		if time.Since(asked) < pollPause {
+			select {
+			case <-time.After(pollPause):
+			case <-ctx.Done():
+			}
+		}
+	}
+	return ctx.Err()
 }
 
 // fetchAll GETs the intents with n workers.

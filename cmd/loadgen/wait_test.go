@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeIntents serves GET /v1/intents/{id}: every intent stays pending until
+// done is closed, and a read with Prefer: wait=N is held until then (or N
+// seconds), as the service's long poll is. It counts the reads.
+type fakeIntents struct {
+	done    chan struct{}
+	mu      sync.Mutex
+	reads   int
+	waiting int
+}
+
+func (f *fakeIntents) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id, ok := strings.CutPrefix(r.URL.Path, "/v1/intents/")
+	if !ok || r.Method != http.MethodGet {
+		http.NotFound(w, r)
+		return
+	}
+	f.mu.Lock()
+	f.reads++
+	f.mu.Unlock()
+	var wait int
+	if _, err := fmt.Sscanf(r.Header.Get("Prefer"), "wait=%d", &wait); err == nil && wait > 0 {
+		f.mu.Lock()
+		f.waiting++
+		f.mu.Unlock()
+		select {
+		case <-f.done:
+		case <-time.After(time.Duration(wait) * time.Second):
+		case <-r.Context().Done():
+		}
+	}
+	status := "pending"
+	select {
+	case <-f.done:
+		status = "accepted"
+	default:
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"intentId": id, "status": status, "attempts": []any{}})
+}
+
+// TestWaitDoesNotReadEveryIntentWhileTheyRun checks that waiting for
+// execution holds one long poll instead of reading every intent again and
+// again, which would load the service it measures, and that it still reports
+// every intent as it finally stands.
+func TestWaitDoesNotReadEveryIntentWhileTheyRun(t *testing.T) {
+	f := &fakeIntents{done: make(chan struct{})}
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	cfg := config{URL: srv.URL, Concurrency: 8, WaitTimeout: 10 * time.Second}
+	c, closeIdle, err := newClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(closeIdle)
+	ids := make([]string, 200)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("w-%03d", i)
+	}
+	go func() {
+		time.Sleep(700 * time.Millisecond) // about three of the old polling rounds
+		close(f.done)
+	}()
+	intents, unfinished, err := waitAll(context.Background(), c, cfg, ids, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if unfinished != 0 || len(intents) != len(ids) {
+		t.Fatalf("%d intents reported, %d unfinished; want %d and 0", len(intents), unfinished, len(ids))
+	}
+	for _, in := range intents {
+		if in.Status != "accepted" {
+			t.Fatalf("intent %s reported %s, want its final status", in.IntentId, in.Status)
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.waiting == 0 || f.reads > len(ids)+2 {
+		t.Fatalf("%d reads (%d long polls) for %d intents: the wait reads the intents while they run", f.reads, f.waiting, len(ids))
+	}
+}
+
+// TestWaitGivesUpAtItsTimeout checks that an intent that never finishes is
+// reported unfinished once --wait-timeout passed, long polls included.
+func TestWaitGivesUpAtItsTimeout(t *testing.T) {
+	f := &fakeIntents{done: make(chan struct{})}
+	srv := httptest.NewServer(f)
+	t.Cleanup(func() { close(f.done); srv.Close() })
+	cfg := config{URL: srv.URL, Concurrency: 2, WaitTimeout: 1500 * time.Millisecond}
+	c, closeIdle, err := newClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(closeIdle)
+	_, unfinished, err := waitAll(context.Background(), c, cfg, []string{"a", "b"}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if unfinished != 2 {
+		t.Fatalf("%d unfinished, want 2", unfinished)
+	}
+}
