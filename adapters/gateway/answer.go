@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/submissionmanager/submission-manager/api/gatewayapi"
 	"github.com/submissionmanager/submission-manager/core"
@@ -79,6 +80,46 @@ func outcomeErrorKind(err error) Kind {
 // another reader (a proxy, a log viewer, the gateway's own) sees rejected:
 // an ambiguous answer is no answer.
 func repeatedField(body []byte, fields ...string) (string, bool) {
+	if namedAtMostOnce(body, fields) {
+		return "", false
+	}
+	return repeatedFieldScan(body, fields)
+}
+
+// namedAtMostOnce is repeatedField's fast path for the usual answer: in a
+// body of plain ASCII without escapes, a key is spelled exactly as it is
+// matched, so a field whose quoted name occurs at most once anywhere
+// (values included, letters in any case) cannot be a repeated key. Any
+// other body (escapes, non-ASCII that case folding could match, a name
+// seen twice) gets the token scan.
+func namedAtMostOnce(body []byte, fields []string) bool {
+	for _, b := range body {
+		if b == '\\' || b >= utf8.RuneSelf {
+			return false
+		}
+	}
+	for _, f := range fields {
+		if quotedCount(body, f) > 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// quotedCount counts the occurrences of name between double quotes in body,
+// ASCII letters in any case.
+func quotedCount(body []byte, name string) int {
+	n := 0
+	for i := 0; i+len(name)+2 <= len(body); i++ {
+		if body[i] == '"' && body[i+len(name)+1] == '"' && strings.EqualFold(string(body[i+1:i+1+len(name)]), name) {
+			n++
+		}
+	}
+	return n
+}
+
+// repeatedFieldScan is repeatedField by reading the object's keys as tokens.
+func repeatedFieldScan(body []byte, fields []string) (string, bool) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return "", false

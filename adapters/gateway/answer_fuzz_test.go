@@ -82,3 +82,34 @@ func countKey(body []byte, name string) int {
 	}
 	return n
 }
+
+// FuzzRepeatedFieldFastPath checks that the fast path for answers without
+// escapes or non-ASCII bytes never clears a body that the token scan finds
+// a repeated field in.
+func FuzzRepeatedFieldFastPath(f *testing.F) {
+	for _, seed := range []string{
+		`{"status":"accepted","messageId":"m-1"}`,
+		`{"status":"rejected","reason":"status"}`,
+		`{"status":"rejected","reason":"x","STATUS":"accepted"}`,
+		`{"Reason":"a","reason":"b","status":"rejected"}`,
+		`{"ſtatus":"accepted","status":"rejected"}`,
+		`{"st\u0061tus":"accepted","status":"rejected"}`,
+		`{"status":"accepted","nested":{"status":"rejected"}}`,
+		`{"messageid":"m","messageId":"n","status":"accepted"}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	fields := []string{"status", "reason", "messageId"}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if !json.Valid(body) {
+			return
+		}
+		name, dup := repeatedFieldScan(body, fields)
+		if dup && namedAtMostOnce(body, fields) {
+			t.Fatalf("body %q repeats %q, but the fast path clears it", body, name)
+		}
+		if gotName, gotDup := repeatedField(body, fields...); gotName != name || gotDup != dup {
+			t.Fatalf("body %q: repeatedField = %q, %v; the scan says %q, %v", body, gotName, gotDup, name, dup)
+		}
+	})
+}

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/submissionmanager/submission-manager/api/gatewayapi"
 	"github.com/submissionmanager/submission-manager/core"
@@ -23,6 +25,10 @@ type Client struct {
 	cfg         Config
 	transport   *http.Transport
 	http        *http.Client
+	// submitURLs maps a gateway URL to its submit URL (submitURL), at most
+	// maxSubmitURLs of them, counted by submitURLCount.
+	submitURLs     sync.Map
+	submitURLCount atomic.Int32
 }
 
 var _ ports.Gateway = (*Client)(nil)
@@ -64,13 +70,13 @@ func (c *Client) Close() { c.transport.CloseIdleConnections() }
 // Submit posts one attempt and returns the gateway's outcome, or an *Error
 // saying why there is none. It makes exactly one call: no retry.
 func (c *Client) Submit(ctx context.Context, p ports.SubmitParams) (core.Outcome, error) {
-	req, err := c.newRequest(p)
+	attemptCtx, cancel := context.WithTimeoutCause(ctx, c.cfg.Timeout, errAttemptTimeout)
+	defer cancel()
+	req, err := c.newRequest(attemptCtx, p)
 	if err != nil {
 		return core.Outcome{}, err
 	}
-	attemptCtx, cancel := context.WithTimeoutCause(ctx, c.cfg.Timeout, errAttemptTimeout)
-	defer cancel()
-	resp, err := c.http.Do(req.WithContext(attemptCtx))
+	resp, err := c.http.Do(req)
 	if err != nil {
 		return core.Outcome{}, c.callError(ctx, attemptCtx, err)
 	}
@@ -82,7 +88,7 @@ func (c *Client) Submit(ctx context.Context, p ports.SubmitParams) (core.Outcome
 	if resp.StatusCode != http.StatusOK {
 		return core.Outcome{}, c.statusError(resp)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, c.cfg.MaxAnswerBytes+1))
+	body, err := readAnswer(resp, c.cfg.MaxAnswerBytes)
 	if err != nil {
 		return core.Outcome{}, c.callError(ctx, attemptCtx, err)
 	}
@@ -92,13 +98,28 @@ func (c *Client) Submit(ctx context.Context, p ports.SubmitParams) (core.Outcome
 	return c.read(c, body)
 }
 
-// newRequest builds the POST of the attempt with the generated request
-// builder, the payload spliced in byte for byte.
-func (c *Client) newRequest(p ports.SubmitParams) (*http.Request, error) {
+// readAnswer reads at most limit+1 bytes of the answer: into a buffer of
+// the declared Content-Length when there is one within the limit (the
+// usual short answer, without io.ReadAll's growing buffers), else as it
+// comes.
+func readAnswer(resp *http.Response, limit int64) ([]byte, error) {
+	if n := resp.ContentLength; n >= 0 && n <= limit {
+		body := make([]byte, n)
+		if _, err := io.ReadFull(resp.Body, body); err != nil {
+			return nil, err
+		}
+		return body, nil
+	}
+	return io.ReadAll(io.LimitReader(resp.Body, limit+1))
+}
+
+// newRequest builds the POST of the attempt to the URL the generated
+// request builder gives, the payload spliced in byte for byte.
+func (c *Client) newRequest(ctx context.Context, p ports.SubmitParams) (*http.Request, error) {
 	if p.GatewayType != c.gatewayType {
 		return nil, c.errorf(KindNotSent, 0, nil, "gateway call not sent: a %s client cannot submit to gateway type %q", c.gatewayType, p.GatewayType)
 	}
-	base, err := baseURL(p.GatewayURL)
+	u, err := c.submitURL(p.GatewayURL)
 	if err != nil {
 		return nil, c.errorf(KindNotSent, 0, err, "gateway call not sent: %v", err)
 	}
@@ -106,13 +127,42 @@ func (c *Client) newRequest(p ports.SubmitParams) (*http.Request, error) {
 	if err != nil {
 		return nil, c.errorf(KindNotSent, 0, err, "gateway call not sent: %v", err)
 	}
-	req, err := gatewayapi.NewSubmitRequestWithBody(base, "application/json", bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
 		return nil, c.errorf(KindNotSent, 0, err, "gateway call not sent: %v", err)
 	}
+	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", c.cfg.UserAgent)
 	return req, nil
+}
+
+// maxSubmitURLs bounds the submit URLs a Client keeps: a deployment names a
+// handful of gateway URLs; past the bound, URLs are resolved per call.
+const maxSubmitURLs = 1024
+
+// submitURL is the submit operation's URL under gatewayURL, resolved by the
+// generated request builder (the path is the gateway API's) once per
+// gateway URL: every attempt to it would otherwise parse the same URLs.
+func (c *Client) submitURL(gatewayURL string) (string, error) {
+	if u, ok := c.submitURLs.Load(gatewayURL); ok {
+		return u.(string), nil
+	}
+	base, err := baseURL(gatewayURL)
+	if err != nil {
+		return "", err
+	}
+	req, err := gatewayapi.NewSubmitRequestWithBody(base, "application/json", nil)
+	if err != nil {
+		return "", err
+	}
+	u := req.URL.String()
+	if c.submitURLCount.Load() < maxSubmitURLs {
+		if _, loaded := c.submitURLs.LoadOrStore(gatewayURL, u); !loaded {
+			c.submitURLCount.Add(1)
+		}
+	}
+	return u, nil
 }
 
 // callError classifies a failed call: our attempt timeout, the caller's

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -253,6 +255,39 @@ func TestRequestOnTheWire(t *testing.T) {
 	wantBody := `{"reference":"order-\"1\"<2>","payload":` + payload + `}`
 	if got.method != http.MethodPost || got.path != "/v1/submissions" || got.contentType != "application/json" || string(got.body) != wantBody {
 		t.Fatalf("request = %s %s (%s) %s\nwant POST /v1/submissions (application/json) %s", got.method, got.path, got.contentType, got.body, wantBody)
+	}
+}
+
+// TestEachGatewayURLKeepsItsOwnSubmitURL checks that one client, resolving
+// each gateway URL's submit URL once, still sends every attempt to the URL
+// its own contract names, including the User-Agent and Accept headers.
+func TestEachGatewayURLKeepsItsOwnSubmitURL(t *testing.T) {
+	var mu sync.Mutex
+	var paths []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		paths = append(paths, r.URL.Path+" "+r.Header.Get("Accept")+" "+r.Header.Get("User-Agent"))
+		mu.Unlock()
+		_, _ = io.WriteString(w, `{"status":"accepted"}`)
+	}))
+	defer srv.Close()
+	c := newClient(t, core.GatewaySMS, gateway.Config{UserAgent: "sm-test"})
+	bases := []string{srv.URL + "/a", srv.URL + "/b/", srv.URL}
+	var want []string
+	for round := range 2 {
+		for i, base := range bases {
+			ref := fmt.Sprintf("r%d-%d", round, i)
+			if _, err := c.Submit(t.Context(), params(core.GatewaySMS, base, ref, `{}`)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want = append(want, "/a/v1/submissions application/json sm-test", "/b/v1/submissions application/json sm-test",
+			"/v1/submissions application/json sm-test")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(paths, want) {
+		t.Fatalf("requests went to %q, want %q", paths, want)
 	}
 }
 
