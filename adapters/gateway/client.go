@@ -157,10 +157,12 @@ func (c *Client) submitURL(gatewayURL string) (string, error) {
 		return "", err
 	}
 	u := req.URL.String()
-	if c.submitURLCount.Load() < maxSubmitURLs {
-		if _, loaded := c.submitURLs.LoadOrStore(gatewayURL, u); !loaded {
-			c.submitURLCount.Add(1)
-		}
+	// A place is taken before the store and given back if unused, so
+	// concurrent first calls cannot pass the bound.
+	if c.submitURLCount.Add(1) > maxSubmitURLs {
+		c.submitURLCount.Add(-1)
+	} else if _, loaded := c.submitURLs.LoadOrStore(gatewayURL, u); loaded {
+		c.submitURLCount.Add(-1)
 	}
 	return u, nil
 }

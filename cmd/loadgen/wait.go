@@ -16,6 +16,10 @@ import (
 // being measured.
 const pollPause = 250 * time.Millisecond
 
+// finalReadTimeout bounds the last read of the intents still pending when
+// the wait ran out of time.
+const finalReadTimeout = 30 * time.Second
+
 // maxWaitSeconds is the longest long poll asked for: below the service's
 // default --max-wait (30 s) and the client's own timeout (30 s, run.go).
 const maxWaitSeconds = 20
@@ -58,6 +62,25 @@ func waitAll(ctx context.Context, c *client.ClientWithResponses, cfg config, ids
 		pending = still
 		logger.Debug("wait_round", "round", round, "pending", len(pending))
 	}
+	if len(pending) > 0 {
+		// Out of time: read the intents still pending once more, so the
+		// report has how every one of them stands, not how it stood at the
+		// previous round (or nothing, when the first long poll timed out).
+		last, cancelLast := context.WithTimeout(context.WithoutCancel(ctx), finalReadTimeout)
+		got, _ := fetchAll(last, c, cfg.Concurrency, pending)
+		cancelLast()
+		var still []string
+		for _, id := range pending {
+			in, ok := got[id]
+			if ok {
+				latest[id] = in
+			}
+			if !ok || in.Status == client.IntentStatusPending {
+				still = append(still, id)
+			}
+		}
+		pending = still
+	}
 	out := make([]client.Intent, 0, len(latest))
 	for _, in := range latest {
 		out = append(out, in)
@@ -67,17 +90,22 @@ func waitAll(ctx context.Context, c *client.ClientWithResponses, cfg config, ids
 
 // awaitFinal returns once the intent is terminal or ctx ends, holding one
 // long poll at a time, never asked to last past ctx's deadline (the lean
-// doer does not watch the context); a service that answers at once (no long
-// poll, or at its waiter cap) is asked again after pollPause.
+// doer does not watch the context): with less than a second left it reads
+// without waiting. A service that answers at once (no long poll, at its
+// waiter cap, or that short read) is asked again after pollPause.
 func awaitFinal(ctx context.Context, c *client.ClientWithResponses, id string) error {
 	for ctx.Err() == nil {
 		wait := maxWaitSeconds
 		if deadline, ok := ctx.Deadline(); ok {
-			wait = max(1, min(wait, int(time.Until(deadline)/time.Second)))
+			wait = min(wait, int(time.Until(deadline)/time.Second))
 		}
-		prefer := client.Prefer(fmt.Sprintf("wait=%d", wait))
+		var params client.GetIntentParams
+		if wait >= 1 {
+			prefer := client.Prefer(fmt.Sprintf("wait=%d", wait))
+			params.Prefer = &prefer
+		}
 		asked := time.Now()
-		resp, err := c.GetIntentWithResponse(ctx, id, &client.GetIntentParams{Prefer: &prefer})
+		resp, err := c.GetIntentWithResponse(ctx, id, &params)
 		switch {
 		case err != nil:
 			return fmt.Errorf("waiting for intent %s: %w", id, err)

@@ -13,11 +13,13 @@ import (
 	"time"
 )
 
-// fakeIntents serves GET /v1/intents/{id}: every intent stays pending until
-// done is closed, and a read with Prefer: wait=N is held until then (or N
-// seconds), as the service's long poll is. It counts the reads.
+// fakeIntents serves GET /v1/intents/{id}: every intent but those in final
+// stays pending until done is closed, and a read of a pending one with
+// Prefer: wait=N is held until then (or N seconds), as the service's long
+// poll is. It counts the reads.
 type fakeIntents struct {
 	done    chan struct{}
+	final   map[string]bool
 	mu      sync.Mutex
 	reads   int
 	waiting int
@@ -33,7 +35,7 @@ func (f *fakeIntents) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.reads++
 	f.mu.Unlock()
 	var wait int
-	if _, err := fmt.Sscanf(r.Header.Get("Prefer"), "wait=%d", &wait); err == nil && wait > 0 {
+	if _, err := fmt.Sscanf(r.Header.Get("Prefer"), "wait=%d", &wait); err == nil && wait > 0 && !f.final[id] {
 		f.mu.Lock()
 		f.waiting++
 		f.mu.Unlock()
@@ -48,6 +50,9 @@ func (f *fakeIntents) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case <-f.done:
 		status = "accepted"
 	default:
+		if f.final[id] {
+			status = "accepted"
+		}
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{"intentId": id, "status": status, "attempts": []any{}})
@@ -95,9 +100,12 @@ func TestWaitDoesNotReadEveryIntentWhileTheyRun(t *testing.T) {
 }
 
 // TestWaitGivesUpAtItsTimeout checks that an intent that never finishes is
-// reported unfinished once --wait-timeout passed, long polls included.
+// reported unfinished once --wait-timeout passed, long polls included,
+// without waiting much past it, and that the report still has how every
+// intent stands: the newest one timed out in its long poll, and the older
+// one, final all along, was never read before.
 func TestWaitGivesUpAtItsTimeout(t *testing.T) {
-	f := &fakeIntents{done: make(chan struct{})}
+	f := &fakeIntents{done: make(chan struct{}), final: map[string]bool{"a": true}}
 	srv := httptest.NewServer(f)
 	t.Cleanup(func() { close(f.done); srv.Close() })
 	cfg := config{URL: srv.URL, Concurrency: 2, WaitTimeout: 1500 * time.Millisecond}
@@ -106,11 +114,19 @@ func TestWaitGivesUpAtItsTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(closeIdle)
-	_, unfinished, err := waitAll(context.Background(), c, cfg, []string{"a", "b"}, slog.New(slog.DiscardHandler))
+	start := time.Now()
+	intents, unfinished, err := waitAll(context.Background(), c, cfg, []string{"a", "b"}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if unfinished != 2 {
-		t.Fatalf("%d unfinished, want 2", unfinished)
+	if took := time.Since(start); took > cfg.WaitTimeout+pollPause+200*time.Millisecond {
+		t.Fatalf("the wait took %s with a %s timeout", took, cfg.WaitTimeout)
+	}
+	got := map[string]string{}
+	for _, in := range intents {
+		got[in.IntentId] = string(in.Status)
+	}
+	if unfinished != 1 || got["a"] != "accepted" || got["b"] != "pending" {
+		t.Fatalf("%d unfinished, statuses %v; want 1, a accepted and b pending", unfinished, got)
 	}
 }
