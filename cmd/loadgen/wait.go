@@ -34,58 +34,54 @@ const maxWaitSeconds = 20
 // others once; the few still pending after that are waited for the same
 // way.
 func waitAll(ctx context.Context, c *client.ClientWithResponses, cfg config, ids []string, logger *slog.Logger) ([]client.Intent, int, error) {
-	ctx, cancel := context.WithTimeout(ctx, cfg.WaitTimeout)
+	waitCtx, cancel := context.WithTimeout(ctx, cfg.WaitTimeout)
 	defer cancel()
 	latest := make(map[string]client.Intent, len(ids))
 	pending := ids
 	for round := 0; len(pending) > 0; round++ {
-		if err := awaitFinal(ctx, c, pending[len(pending)-1]); err != nil && ctx.Err() == nil {
+		if err := awaitFinal(waitCtx, c, pending[len(pending)-1]); err != nil && waitCtx.Err() == nil {
 			return nil, 0, err
 		}
-		if ctx.Err() != nil {
+		if waitCtx.Err() != nil {
 			break
 		}
-		got, err := fetchAll(ctx, c, cfg.Concurrency, pending)
-		if err != nil && ctx.Err() == nil {
+		got, err := fetchAll(waitCtx, c, cfg.Concurrency, pending)
+		if err != nil && waitCtx.Err() == nil {
 			return nil, 0, err
 		}
-		var still []string
-		for _, id := range pending {
-			in, ok := got[id]
-			if ok {
-				latest[id] = in
-			}
-			if !ok || in.Status == client.IntentStatusPending {
-				still = append(still, id)
-			}
-		}
-		pending = still
+		pending = keepPending(pending, got, latest)
 		logger.Debug("wait_round", "round", round, "pending", len(pending))
 	}
-	if len(pending) > 0 {
+	if len(pending) > 0 && ctx.Err() == nil {
 		// Out of time: read the intents still pending once more, so the
 		// report has how every one of them stands, not how it stood at the
 		// previous round (or nothing, when the first long poll timed out).
-		last, cancelLast := context.WithTimeout(context.WithoutCancel(ctx), finalReadTimeout)
+		last, cancelLast := context.WithTimeout(ctx, finalReadTimeout)
 		got, _ := fetchAll(last, c, cfg.Concurrency, pending)
 		cancelLast()
-		var still []string
-		for _, id := range pending {
-			in, ok := got[id]
-			if ok {
-				latest[id] = in
-			}
-			if !ok || in.Status == client.IntentStatusPending {
-				still = append(still, id)
-			}
-		}
-		pending = still
+		pending = keepPending(pending, got, latest)
 	}
 	out := make([]client.Intent, 0, len(latest))
 	for _, in := range latest {
 		out = append(out, in)
 	}
 	return out, len(pending), nil
+}
+
+// keepPending records in latest what got read of the pending intents and
+// returns those still pending, or not read.
+func keepPending(pending []string, got, latest map[string]client.Intent) []string {
+	var still []string
+	for _, id := range pending {
+		in, ok := got[id]
+		if ok {
+			latest[id] = in
+		}
+		if !ok || in.Status == client.IntentStatusPending {
+			still = append(still, id)
+		}
+	}
+	return still
 }
 
 // awaitFinal returns once the intent is terminal or ctx ends, holding one
