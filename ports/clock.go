@@ -9,6 +9,12 @@ type Clock interface {
 	Now() time.Time
 	// NewTimer returns a timer that fires once d has passed on this clock.
 	NewTimer(d time.Duration) Timer
+	// NewTimerAt returns a timer that fires once this clock reaches at. A
+	// deadline held as a time is armed without a reading of Now of the
+	// caller's in between, which the clock could move past (a fake clock
+	// advanced by a test, a thread descheduled): the timer would then fire
+	// that much late.
+	NewTimerAt(at time.Time) Timer
 }
 
 // Timer is a one-shot timer of a Clock.

@@ -24,6 +24,10 @@ func (Clock) Now() time.Time { return time.Now() }
 // NewTimer returns a timer backed by time.NewTimer.
 func (Clock) NewTimer(d time.Duration) ports.Timer { return timer{t: time.NewTimer(d)} }
 
+// NewTimerAt returns a timer backed by time.NewTimer, until at (on the
+// monotonic clock when at carries its reading).
+func (Clock) NewTimerAt(at time.Time) ports.Timer { return timer{t: time.NewTimer(time.Until(at))} }
+
 // timer adapts *time.Timer to ports.Timer.
 type timer struct{ t *time.Timer }
 

@@ -248,14 +248,15 @@ func (t *term) lose(err error, intentID string) {
 // only while waiting, so the set of pending timers shows what the scheduler
 // waits for.
 func (t *term) wait(ctx context.Context) bool {
-	now := t.cfg.Clock.Now()
-	refresh := t.cfg.Clock.NewTimer(t.nextRefresh.Sub(now))
+	// Armed at the times themselves: a clock reading of ours in between
+	// would leave a timer late by however far the clock moved meanwhile.
+	refresh := t.cfg.Clock.NewTimerAt(t.nextRefresh)
 	defer refresh.Stop()
 	var due <-chan time.Time
 	if t.claims < maxClaims(t.cfg) && len(t.inFlight) < maxWorkers(t.cfg) {
 		// A head whose state is being loaded waits for the load, not a timer.
 		if head, ok := t.schedule.Peek(); ok && !t.loading[head.IntentID] {
-			timer := t.cfg.Clock.NewTimer(head.DueAt.Sub(now))
+			timer := t.cfg.Clock.NewTimerAt(head.DueAt)
 			defer timer.Stop()
 			due = timer.C()
 		}

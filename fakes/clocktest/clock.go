@@ -43,8 +43,22 @@ func (c *Clock) Now() time.Time {
 func (c *Clock) NewTimer(d time.Duration) ports.Timer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	t := &Timer{clock: c, deadline: c.now.Add(d), ch: make(chan time.Time, 1)}
-	if d <= 0 {
+	return c.newTimerLocked(c.now.Add(d))
+}
+
+// NewTimerAt returns a timer that fires once the clock reaches at, however
+// far it was advanced since the caller last read it. A timer whose deadline
+// is reached has fired already.
+func (c *Clock) NewTimerAt(at time.Time) ports.Timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.newTimerLocked(at)
+}
+
+// newTimerLocked arms a timer for deadline; the caller holds mu.
+func (c *Clock) newTimerLocked(deadline time.Time) *Timer {
+	t := &Timer{clock: c, deadline: deadline, ch: make(chan time.Time, 1)}
+	if !deadline.After(c.now) {
 		t.ch <- c.now
 		return t
 	}

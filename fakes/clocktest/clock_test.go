@@ -107,3 +107,30 @@ func TestWaitForTimerHonoursItsContext(t *testing.T) {
 		t.Fatal("BlockUntilTimers returned nil with no timer pending")
 	}
 }
+
+// TestTimerAtFiresAtItsTimeWhereverTheClockMovedMeanwhile checks that a
+// timer armed at a time fires when the clock reaches that time, and at once
+// when the clock has already passed it, unlike a duration read off an
+// earlier Now.
+func TestTimerAtFiresAtItsTimeWhereverTheClockMovedMeanwhile(t *testing.T) {
+	c := clocktest.New(t0)
+	due := t0.Add(5 * time.Second)
+	c.Advance(2 * time.Second) // the caller read t0, then the clock moved
+	at := c.NewTimerAt(due)
+	c.Advance(2 * time.Second)
+	if _, ok := fired(at); ok {
+		t.Fatal("the timer fired before its time")
+	}
+	c.Advance(time.Second)
+	if when, ok := fired(at); !ok || !when.Equal(due) {
+		t.Fatalf("fired=%v at %v, want fired at %v", ok, when, due)
+	}
+	c.Advance(time.Minute)
+	passed := c.NewTimerAt(due)
+	if _, ok := fired(passed); !ok {
+		t.Fatal("a timer armed at a time already passed has not fired")
+	}
+	if n := len(c.Timers()); n != 0 {
+		t.Fatalf("%d timers pending", n)
+	}
+}

@@ -112,4 +112,9 @@ func (c *statementClock) NewTimer(time.Duration) ports.Timer {
 	panic("memstore: the store arms no timers")
 }
 
+// NewTimerAt is never called, as NewTimer.
+func (c *statementClock) NewTimerAt(time.Time) ports.Timer {
+	panic("memstore: the store arms no timers")
+}
+
 var _ ports.Clock = (*statementClock)(nil)
