@@ -293,10 +293,10 @@ func (h *harness) awaitInFlightRoundTrip(mark, base int) {
 // back (awaitInFlightRoundTrip(mark, 0)), none is in flight, and the
 // scheduler waits again with its timers armed, the last of them for at:
 // the due time of the head of its schedule, or its next refresh when the
-// schedule is empty. The scheduler arms its timers relative to the time it
-// read just before, so a clock move while a worker's result is on its way
-// or being taken in leaves them a whole move late (settle is fooled by the
-// late refresh timer), and what was due happens only at the next move.
+// schedule is empty. Then a clock move meets the schedule the test expects:
+// a result still on its way would reach the scheduler only after the move,
+// and settle, which waits for the timers the move fires, would return
+// before what that result made due had run.
 func (h *harness) awaitIdle(mark int, at time.Time) {
 	h.t.Helper()
 	h.awaitInFlightRoundTrip(mark, 0)
