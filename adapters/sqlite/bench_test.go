@@ -59,13 +59,7 @@ func BenchmarkAttemptParallel(b *testing.B) {
 	db := openBenchDB(b)
 	store := db.Store()
 	fillPending(b, db, b.N)
-	lease, ok, err := db.Leases().Acquire(context.Background(), ports.AcquireLeaseParams{
-		LeaseName: core.DefaultLeaseName, HolderID: "bench", Duration: time.Hour,
-	})
-	if err != nil || !ok {
-		b.Fatalf("acquire: ok=%v err=%v", ok, err)
-	}
-	f := lease.Fence()
+	f := benchFence(b, db)
 	var next atomic.Int64
 	lat := newLatencies()
 	outcome := core.Outcome{Status: core.OutcomeAccepted, MessageID: "m"}
@@ -141,6 +135,19 @@ func fillPending(b *testing.B, db *DB, n int) {
 	if err != nil {
 		b.Fatalf("fill: %v", err)
 	}
+}
+
+// benchFence takes the executor's lease for the benchmark and returns its
+// fence.
+func benchFence(b *testing.B, db *DB) core.Fence {
+	b.Helper()
+	lease, ok, err := db.Leases().Acquire(context.Background(), ports.AcquireLeaseParams{
+		LeaseName: core.DefaultLeaseName, HolderID: "bench", Duration: time.Hour,
+	})
+	if err != nil || !ok {
+		b.Fatalf("acquire: ok=%v err=%v", ok, err)
+	}
+	return lease.Fence()
 }
 
 // runParallel runs op b.N times from benchClients goroutines and records

@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/submissionmanager/submission-manager/adapters/sqlite/internal/sqlitedb"
 	"github.com/submissionmanager/submission-manager/core"
-	"github.com/submissionmanager/submission-manager/ports"
 )
 
 // reserveBatch is how many reservations share one write transaction in the
@@ -117,13 +115,7 @@ func openReserveBench(b *testing.B) (*DB, core.Fence) {
 	b.Helper()
 	db := openBenchDB(b)
 	fillPending(b, db, (b.N+1)*reserveBatch)
-	lease, ok, err := db.Leases().Acquire(context.Background(), ports.AcquireLeaseParams{
-		LeaseName: core.DefaultLeaseName, HolderID: "bench", Duration: time.Hour,
-	})
-	if err != nil || !ok {
-		b.Fatalf("acquire: ok=%v err=%v", ok, err)
-	}
-	return db, lease.Fence()
+	return db, benchFence(b, db)
 }
 
 func prepareReserve(b *testing.B, db *DB, query string) *sql.Stmt {

@@ -53,9 +53,9 @@ type slots struct {
 	max   int
 	calls int
 	// queue holds the dispatched workers without a slot, in dispatch order.
-	queue  []*worker
-	halted bool
-	// halt is closed by stop: workers still waiting give up.
+	queue []*worker
+	// halt is closed by stop: workers still waiting give up, and no slot
+	// is granted any more.
 	halt chan struct{}
 }
 
@@ -130,8 +130,7 @@ func (s *slots) stopped() bool {
 func (s *slots) stop() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.halted {
-		s.halted = true
+	if !s.stopped() {
 		close(s.halt)
 	}
 }
@@ -141,7 +140,7 @@ func (s *slots) stop() {
 // it, so calls keep the schedule's order; workers whose result arrived
 // without a call leave the queue. The caller holds mu.
 func (s *slots) grantLocked() {
-	for s.calls < s.max && len(s.queue) > 0 && !s.halted {
+	for s.calls < s.max && len(s.queue) > 0 && !s.stopped() {
 		w := s.queue[0]
 		if !w.gone && !w.reserved {
 			return
