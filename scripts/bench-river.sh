@@ -83,8 +83,8 @@ loadgen() { "$bin"/loadgen --url "http://127.0.0.1:$API_PORT" --concurrency 64 -
 
 # ours_backlog: an API-only instance takes BACKLOG intents; then a leader
 # starts on the same file and executes them; timed from the leader's start
-# until no intent is pending (polled every 20 ms), as River's backlog phase
-# is timed from its client's start.
+# until no intent is pending (loadgen --await-drain polls every 20 ms), as
+# River's backlog phase is timed from its client's start.
 # cpu_ticks PID: the CPU time (user + system, in clock ticks) a process used.
 cpu_ticks() { [ -n "$1" ] && [ -r "/proc/$1/stat" ] && awk '{ print $14 + $15 }' "/proc/$1/stat" || echo 0; }
 ours_backlog() {
@@ -95,10 +95,14 @@ ours_backlog() {
 	local t0 t1 sim0 sim1 svc1
 	t0=$(now)
 	sim0=$(cpu_ticks "$sim_pid")
-	start_service
-	while curl -fsS "http://127.0.0.1:$API_PORT/v1/intents?status=pending&limit=1" | grep -q '"intentId"'; do
-		sleep 0.02
-	done
+	# Not start_service: its readiness loop of curl processes would run
+	# beside the drain. loadgen waits for the service to answer and polls
+	# over one kept-alive connection.
+	# shellcheck disable=SC2086
+	"$bin"/submission-manager serve $serve_flags 2>>"$work/serve.log" &
+	service_pid=$!
+	pids+=($service_pid)
+	loadgen --await-drain --wait-timeout 10m >/dev/null
 	t1=$(now)
 	sim1=$(cpu_ticks "$sim_pid")
 	svc1=$(cpu_ticks "$service_pid")

@@ -42,6 +42,10 @@ type config struct {
 	WaitTimeout  time.Duration
 	RunID        string
 	JSON         bool
+	// AwaitDrain submits nothing: it waits (up to WaitTimeout) until the
+	// service holds no pending intent and reports how long that took, to
+	// time the execution of a backlog submitted before.
+	AwaitDrain bool
 	// CPUProfile, when set, is where the generator writes its own CPU
 	// profile, to check that it is not what limits a run on a shared host.
 	CPUProfile string
@@ -53,6 +57,10 @@ Submits intents to a running SubmissionManager through the Go SDK, waits for
 them to finish, and reports intake and execution throughput, latency and how
 many intents ended in each status. Exits 1 when the run failed, a submission
 failed or an intent did not finish in time, 2 on bad flags.
+
+With --await-drain it submits nothing: it waits until the service holds no
+pending intent (polling every 20 ms, retrying while the service starts) and
+reports the seconds that took, from its own start.
 
 flags:
 `
@@ -96,6 +104,9 @@ func realMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		defer pprof.StopCPUProfile()
 	}
 
+	if cfg.AwaitDrain {
+		return drainMain(ctx, cfg, stdout, stderr)
+	}
 	rep, err := run(ctx, cfg, logger)
 	if err != nil {
 		fmt.Fprintln(stderr, "loadgen:", err)
@@ -136,6 +147,7 @@ func parseFlags(args []string, output io.Writer) (config, error) {
 	fs.DurationVar(&cfg.WaitTimeout, "wait-timeout", 5*time.Minute, "how long to wait for execution to finish")
 	fs.StringVar(&cfg.RunID, "run-id", fmt.Sprintf("load-%d", time.Now().UnixNano()), "prefix of the intentIds of this run")
 	fs.BoolVar(&cfg.JSON, "json", false, "print the report as JSON")
+	fs.BoolVar(&cfg.AwaitDrain, "await-drain", false, "submit nothing; wait until no intent is pending (up to --wait-timeout) and report how long that took")
 	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write the generator's own CPU profile to this file")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
