@@ -11,7 +11,7 @@ import (
 	"github.com/submissionmanager/submission-manager/adapters/gatewaysim"
 	"github.com/submissionmanager/submission-manager/core"
 
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver the audit reads with
+	_ "github.com/mattn/go-sqlite3" // the "sqlite3" database/sql driver the audit reads with
 )
 
 // epochOrderTolerance absorbs SQLite's millisecond-rounded clock: the lease
@@ -33,9 +33,9 @@ type auditDB struct {
 func openAuditDB(t *testing.T, path string) *auditDB {
 	t.Helper()
 	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(5000)")
-	q.Add("_pragma", "query_only(1)")
-	db, err := sql.Open("sqlite", path+"?"+q.Encode())
+	q.Set("_busy_timeout", "5000")
+	q.Set("_query_only", "1")
+	db, err := sql.Open("sqlite3", path+"?"+q.Encode())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,9 +48,9 @@ func (a *auditDB) writer(t *testing.T) *sql.DB {
 	t.Helper()
 	if a.rw == nil {
 		q := url.Values{}
-		q.Add("_pragma", "busy_timeout(5000)")
+		q.Set("_busy_timeout", "5000")
 		q.Set("_txlock", "immediate")
-		db, err := sql.Open("sqlite", a.path+"?"+q.Encode())
+		db, err := sql.Open("sqlite3", a.path+"?"+q.Encode())
 		if err != nil {
 			t.Fatal(err)
 		}

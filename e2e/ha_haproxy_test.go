@@ -317,9 +317,9 @@ func (c *mpCluster) waitBacklogBelow(n int) {
 // transaction, since running instances commit within milliseconds.
 func (c *mpCluster) writeLocked() bool {
 	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(0)")
+	q.Set("_busy_timeout", "0")
 	q.Set("_txlock", "immediate")
-	db, err := sql.Open("sqlite", c.dbPath+"?"+q.Encode())
+	db, err := sql.Open("sqlite3", c.dbPath+"?"+q.Encode())
 	if err != nil {
 		c.t.Fatal(err)
 	}

@@ -88,7 +88,7 @@ func BenchmarkRebuild1M(b *testing.B) {
 // rebuild, dominate the benchmark's run time).
 func fillPending(b *testing.B, path string, n int) {
 	b.Helper()
-	raw, err := sql.Open("sqlite", path)
+	raw, err := sql.Open("sqlite3", path)
 	if err != nil {
 		b.Fatal(err)
 	}

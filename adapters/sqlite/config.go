@@ -79,15 +79,13 @@ func (c Config) withDefaults() (Config, error) {
 
 // writerDSN configures the one writer connection: WAL, the durability
 // setting, and BEGIN IMMEDIATE so a write transaction takes the write lock
-// up front instead of failing to upgrade a read lock later.
+// up front instead of failing to upgrade a read lock later. Statement
+// journals stay in memory (driverName's connect hook).
 func (c Config) writerDSN() string {
 	q := c.commonParams()
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous("+string(c.Synchronous)+")")
+	q.Set("_journal_mode", "WAL")
+	q.Set("_synchronous", string(c.Synchronous))
 	q.Set("_txlock", "immediate")
-	// Statement journals (which a multi-row insert needs, to undo just
-	// itself) stay in memory instead of spilling to a temporary file.
-	q.Add("_pragma", "temp_store(2)")
 	return c.Path + "?" + q.Encode()
 }
 
@@ -95,13 +93,13 @@ func (c Config) writerDSN() string {
 // through it an error.
 func (c Config) readerDSN() string {
 	q := c.commonParams()
-	q.Add("_pragma", "query_only(1)")
+	q.Set("_query_only", "1")
 	return c.Path + "?" + q.Encode()
 }
 
 func (c Config) commonParams() url.Values {
 	q := url.Values{}
-	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(c.BusyTimeout.Milliseconds(), 10)+")")
-	q.Add("_pragma", "foreign_keys(1)")
+	q.Set("_busy_timeout", strconv.FormatInt(c.BusyTimeout.Milliseconds(), 10))
+	q.Set("_foreign_keys", "1")
 	return q
 }

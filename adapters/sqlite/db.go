@@ -11,8 +11,24 @@ import (
 	"github.com/submissionmanager/submission-manager/adapters/sqlite/internal/sqlitedb"
 	"github.com/submissionmanager/submission-manager/ports"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	sqlite3 "github.com/mattn/go-sqlite3"
 )
+
+// driverName is the database/sql driver the store opens its connections
+// with: mattn/go-sqlite3 (SQLite's C library through cgo), with a connect
+// hook for what its DSN cannot say. Statement journals, which a multi-row
+// insert needs to undo just itself, stay in memory instead of spilling to a
+// temporary file.
+const driverName = "sqlite3-submission-manager"
+
+func init() {
+	sql.Register(driverName, &sqlite3.SQLiteDriver{
+		ConnectHook: func(c *sqlite3.SQLiteConn) error {
+			_, err := c.Exec("PRAGMA temp_store = MEMORY", nil)
+			return err
+		},
+	})
+}
 
 // DB is one open SQLite database: a single writer connection, owned by the
 // group-commit goroutine, and a pool of read-only connections on the same
@@ -37,7 +53,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	writeDB, err := sql.Open("sqlite", cfg.writerDSN())
+	writeDB, err := sql.Open(driverName, cfg.writerDSN())
 	if err != nil {
 		return nil, mapError("open writer", err)
 	}
@@ -52,7 +68,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		writeDB.Close()
 		return nil, mapError("open writer", err)
 	}
-	readDB, err := sql.Open("sqlite", cfg.readerDSN())
+	readDB, err := sql.Open(driverName, cfg.readerDSN())
 	if err != nil {
 		writeDB.Close()
 		return nil, mapError("open readers", err)

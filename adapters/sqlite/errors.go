@@ -5,8 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
+	sqlite3 "github.com/mattn/go-sqlite3"
 
 	"github.com/submissionmanager/submission-manager/core"
 )
@@ -52,8 +51,8 @@ func isVerdict(err error) bool {
 // statementRolledBack reports whether SQLite refused one statement for a
 // constraint and undid just that statement, leaving its transaction intact.
 func statementRolledBack(err error) bool {
-	var se *sqlite.Error
-	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_CONSTRAINT
+	var se sqlite3.Error
+	return errors.As(err, &se) && se.Code == sqlite3.ErrConstraint
 }
 
 // noRows reports whether a single-row query found nothing; callers turn that
