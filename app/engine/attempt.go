@@ -107,7 +107,7 @@ func (t *term) attempt(ctx context.Context, entry core.ScheduleEntry, cached *co
 		}
 		r, how := t.resolveInDoubt(ctx, in, last)
 		s.release()
-		return t.finish(ctx, in, last, r, how)
+		return t.finish(ctx, in, last, r, how, time.Time{})
 	}
 	res, stale := t.guarded(ctx, in, cached != nil, s)
 	if stale {
@@ -168,7 +168,7 @@ func (t *term) execute(ctx context.Context, in core.Intent, fromCache bool, tk *
 		// now could not count, so the gateway is not called and the policy
 		// exhausts the intent. The slot is given back before the write.
 		s.release()
-		return t.finish(ctx, in, a, core.AttemptResult{Err: errors.New(DeadlinePassedError)}, notSent), false
+		return t.finish(ctx, in, a, core.AttemptResult{Err: errors.New(DeadlinePassedError)}, notSent, time.Time{}), false
 	}
 	if !t.stillLeader() {
 		// Paused or slow between the reservation and the call: the lease may
@@ -199,9 +199,10 @@ func (t *term) execute(ctx context.Context, in core.Intent, fromCache bool, tk *
 		t.log.Debug("attempt_started", "intent_id", in.IntentID, "attempt", a.Number,
 			"gateway_type", in.Contract.GatewayType, "gateway_url", in.Contract.GatewayURL)
 	}
+	calledAt := t.cfg.Clock.Now()
 	r := t.call(ctx, in, tk)
 	s.release()
-	return t.finish(ctx, in, a, r, called), false
+	return t.finish(ctx, in, a, r, called, calledAt), false
 }
 
 // submit calls the gateway named by the intent's contract snapshot, never by
@@ -231,7 +232,7 @@ func (t *term) submit(ctx context.Context, in core.Intent) core.AttemptResult {
 // attempts: an attempt that was not sent neither counts nor grows the retry
 // delay (it waits none; it only ever comes here past a deadline, which
 // exhausts the intent).
-func (t *term) finish(ctx context.Context, in core.Intent, a core.Attempt, r core.AttemptResult, how reach) result {
+func (t *term) finish(ctx context.Context, in core.Intent, a core.Attempt, r core.AttemptResult, how reach, calledAt time.Time) result {
 	finishedAt := t.cfg.Clock.Now()
 	tries := core.Tries(a.Number-1, in.Attempts)
 	var delay time.Duration
@@ -241,7 +242,7 @@ func (t *term) finish(ctx context.Context, in core.Intent, a core.Attempt, r cor
 	}
 	d := core.Decide(in.Contract, in.DeadlineStart(), tries, finishedAt, r, delay)
 	d.PossiblyAccepted = core.PossiblyAccepted(in.Attempts, r)
-	return t.record(ctx, in, a, finishedAt, r, d, how)
+	return t.record(ctx, in, a, finishedAt, r, d, how, calledAt)
 }
 
 // dueAtOnce is the decision for an attempt that never reached the gateway
@@ -254,12 +255,15 @@ func dueAtOnce(a core.Attempt) core.Decision {
 // close records an attempt that never reached the gateway with the decision
 // given, instead of the policy's: the attempt was not a try.
 func (t *term) close(ctx context.Context, in core.Intent, a core.Attempt, why string, d core.Decision) result {
-	return t.record(ctx, in, a, t.cfg.Clock.Now(), core.AttemptResult{Err: errors.New(why)}, d, notSent)
+	return t.record(ctx, in, a, t.cfg.Clock.Now(), core.AttemptResult{Err: errors.New(why)}, d, notSent, time.Time{})
 }
 
 // record writes the attempt's result and the decision in one fenced
-// FinishAttempt and tells the scheduler what follows.
-func (t *term) record(ctx context.Context, in core.Intent, a core.Attempt, finishedAt time.Time, r core.AttemptResult, d core.Decision, how reach) result {
+// FinishAttempt and tells the scheduler what follows. calledAt, for an
+// attempt this leader called, is when the call began: the latency sample
+// runs from there to finishedAt, not from the reservation (StartedAt),
+// which may precede the call by the wait for a slot.
+func (t *term) record(ctx context.Context, in core.Intent, a core.Attempt, finishedAt time.Time, r core.AttemptResult, d core.Decision, how reach, calledAt time.Time) result {
 	res := result{intentID: in.IntentID}
 	p := ports.FinishAttemptParams{
 		Fence: t.fence, IntentID: in.IntentID, Number: a.Number, FinishedAt: finishedAt,
@@ -293,7 +297,7 @@ func (t *term) record(ctx context.Context, in core.Intent, a core.Attempt, finis
 	}
 	label := resultLabel(r)
 	if how == called {
-		t.cfg.Metrics.AttemptFinished(in.Contract.GatewayType, label, finishedAt.Sub(a.StartedAt))
+		t.cfg.Metrics.AttemptFinished(in.Contract.GatewayType, label, finishedAt.Sub(calledAt))
 	}
 	if t.debug {
 		t.log.Debug("attempt_finished", "intent_id", in.IntentID, "attempt", a.Number, "result", label,

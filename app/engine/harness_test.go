@@ -442,6 +442,7 @@ type recordingMetrics struct {
 	created   map[string]int
 	completed []string
 	attempts  []string
+	latencies []time.Duration
 	lateness  []time.Duration
 	inFlight  []int
 	fenced    int
@@ -494,8 +495,11 @@ func (m *recordingMetrics) IntentCompleted(target string, s core.IntentStatus, r
 	m.record(func() { m.completed = append(m.completed, fmt.Sprintf("%s %s %s", target, s, reason)) })
 }
 
-func (m *recordingMetrics) AttemptFinished(gt core.GatewayType, result string, _ time.Duration) {
-	m.record(func() { m.attempts = append(m.attempts, fmt.Sprintf("%s %s", gt, result)) })
+func (m *recordingMetrics) AttemptFinished(gt core.GatewayType, result string, latency time.Duration) {
+	m.record(func() {
+		m.attempts = append(m.attempts, fmt.Sprintf("%s %s", gt, result))
+		m.latencies = append(m.latencies, latency)
+	})
 }
 
 func (m *recordingMetrics) FirstAttemptLateness(d time.Duration) {

@@ -108,6 +108,26 @@ func TestAttemptIsReservedAheadOfAFreeSlot(t *testing.T) {
 	}
 }
 
+// TestAttemptLatencyIsTheCallsNotTheWaitForASlot: an attempt reserved ahead
+// waits for its slot after its reservation (its StartedAt); the latency it
+// reports is its gateway call's, from the call to the answer, so the wait
+// does not pass for a slow gateway.
+func TestAttemptLatencyIsTheCallsNotTheWaitForASlot(t *testing.T) {
+	h, hold := oneSlotHeld(t)
+	h.waitIntent("i-2", "is reserved ahead", reservedAhead)
+	h.settle(time.Second) // i-1's call, and i-2's wait for the slot, take a second
+	close(hold)
+	h.waitStatus("i-2", core.StatusAccepted)
+	if err := h.stopLead(); err != nil {
+		t.Fatal(err)
+	}
+	h.metrics.mu.Lock()
+	defer h.metrics.mu.Unlock()
+	if l := h.metrics.latencies; len(l) != 2 || l[0] < time.Second || l[1] != 0 {
+		t.Fatalf("latencies %v, want i-1's call of a second or more, then i-2's of none (its call took no time)", l)
+	}
+}
+
 // TestNoReserveAheadReservesOnlyForAFreeSlot pins the opt-out: with
 // NoReserveAhead nothing is written for the next intent while the slot is
 // busy.
