@@ -260,6 +260,7 @@ func runServe(ctx context.Context, args []string, env LookupEnv, stderr io.Write
 		return err
 	}
 	log := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
+	defer startGCFloor(env, gcRetuneEvery, log)()
 	srv, err := Start(ctx, cfg, log)
 	if err != nil {
 		return err
