@@ -168,7 +168,8 @@ done
 	printf '%s\n' "${rows[@]}"
 	echo
 	echo "Our backlog figure is timed from the leader's process start (it includes the rebuild) to the"
-	echo "last pending intent leaving pending, polled every 20 ms; River's from its client's start to its"
+	echo "last pending intent leaving pending (loadgen --await-drain asks every 20 ms over one kept-alive"
+	echo "connection: a shell loop of curl processes took about a tenth of a core from the drain); River's from its client's start to its"
 	echo "last JobCompleted event. Mixed: ours from the first intent's createdAt to the last attempt's"
 	echo "finish (loadgen's intents/s), River's from the first insert to the last completion. loadgen"
 	echo "waits on one long poll (the newest intent) and reads the others once that one is final, so"
