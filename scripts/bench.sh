@@ -228,7 +228,7 @@ cp "$work/batch$median_batch.md" "$work/batch.md"
 	echo "| memory | $(free -g | awk '/Mem:/ {print $2}') GiB |"
 	echo "| kernel | $(uname -r) |"
 	echo "| Go | $(go version | cut -d' ' -f3-) |"
-	echo "| store | embedded SQLite (modernc.org/sqlite), WAL, synchronous=FULL (default) |"
+	echo "| store | embedded SQLite (mattn/go-sqlite3, cgo), WAL, synchronous=FULL (default) |"
 	echo
 	echo "## Targets"
 	echo

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,8 +24,12 @@ type Client struct {
 	gatewayType core.GatewayType
 	read        answerReader
 	cfg         Config
-	transport   *http.Transport
-	http        *http.Client
+	// transport is the connection pool every call goes through, without
+	// net/http's Client (see send).
+	transport *http.Transport
+	// submitHeaders and lookupHeaders are the headers of every request:
+	// each request gets its own map of these values, which nothing changes.
+	submitHeaders, lookupHeaders http.Header
 	// submitURLs maps a gateway URL to its submit URL (submitURL), at most
 	// maxSubmitURLs of them, counted by submitURLCount.
 	submitURLs     sync.Map
@@ -48,19 +53,38 @@ func New(gatewayType core.GatewayType, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	tr := cfg.transport()
+	jsonType, ua := []string{"application/json"}, []string{cfg.UserAgent}
 	return &Client{
-		gatewayType: gatewayType,
-		read:        read,
-		cfg:         cfg,
-		transport:   tr,
-		http: &http.Client{
-			Transport: tr,
-			// A redirect is an answer other than 200, not a place to
-			// resubmit the attempt to.
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		},
+		gatewayType:   gatewayType,
+		read:          read,
+		cfg:           cfg,
+		transport:     cfg.transport(),
+		submitHeaders: http.Header{"Content-Type": jsonType, "Accept": jsonType, "User-Agent": ua},
+		lookupHeaders: http.Header{"Accept": jsonType, "User-Agent": ua},
 	}, nil
+}
+
+// send makes one exchange through the pool. It does not go through
+// net/http's Client, which would follow no redirect here anyway (a redirect
+// is an answer other than 200, not a place to resubmit an attempt to) and
+// per call copies the request's headers and URL for the redirects it never
+// follows. Errors name the method and URL, as the Client's do.
+func (c *Client) send(req *http.Request) (*http.Response, error) {
+	resp, err := c.transport.RoundTrip(req)
+	if err != nil {
+		op := req.Method[:1] + strings.ToLower(req.Method[1:])
+		return nil, &url.Error{Op: op, URL: req.URL.String(), Err: err}
+	}
+	return resp, nil
+}
+
+// headers returns a request's own copy of the header map h.
+func headers(h http.Header) http.Header {
+	out := make(http.Header, len(h))
+	for k, v := range h {
+		out[k] = v
+	}
+	return out
 }
 
 // Close releases the pooled idle connections and their goroutines. Calls in
@@ -76,7 +100,7 @@ func (c *Client) Submit(ctx context.Context, p ports.SubmitParams) (core.Outcome
 	if err != nil {
 		return core.Outcome{}, err
 	}
-	resp, err := c.http.Do(req)
+	resp, err := c.send(req)
 	if err != nil {
 		return core.Outcome{}, c.callError(ctx, attemptCtx, err)
 	}
@@ -131,9 +155,7 @@ func (c *Client) newRequest(ctx context.Context, p ports.SubmitParams) (*http.Re
 	if err != nil {
 		return nil, c.errorf(KindNotSent, 0, err, "gateway call not sent: %v", err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", c.cfg.UserAgent)
+	req.Header = headers(c.submitHeaders)
 	return req, nil
 }
 

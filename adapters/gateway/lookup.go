@@ -41,11 +41,10 @@ func (c *Client) Lookup(ctx context.Context, p ports.LookupParams) (ports.Lookup
 	if err != nil {
 		return unsupported, fmt.Errorf("lookup not sent: %w", err)
 	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", c.cfg.UserAgent)
+	req.Header = headers(c.lookupHeaders)
 	callCtx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
-	resp, err := c.http.Do(req.WithContext(callCtx))
+	resp, err := c.send(req.WithContext(callCtx))
 	if err != nil {
 		return unsupported, fmt.Errorf("lookup failed: %w", err)
 	}
