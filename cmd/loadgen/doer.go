@@ -80,9 +80,17 @@ func (d *leanDoer) Do(req *http.Request) (*http.Response, error) {
 }
 
 func (d *leanDoer) roundTrip(lc *leanConn, req *http.Request) (*http.Response, error) {
+	// The connection's deadline is the request's: the doer's timeout, or
+	// the context's deadline when that comes first (a cancellation without
+	// a deadline is not watched: loadgen's contexts end by deadlines).
+	var deadline time.Time
 	if d.timeout > 0 {
-		_ = lc.conn.SetDeadline(time.Now().Add(d.timeout))
+		deadline = time.Now().Add(d.timeout)
 	}
+	if dl, ok := req.Context().Deadline(); ok && (deadline.IsZero() || dl.Before(deadline)) {
+		deadline = dl
+	}
+	_ = lc.conn.SetDeadline(deadline)
 	if err := req.Write(lc.w); err != nil {
 		lc.conn.Close()
 		return nil, err

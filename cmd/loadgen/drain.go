@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -27,8 +28,9 @@ type drainReport struct {
 // connection. A backlog benchmark used to ask with a shell loop of curl
 // processes, which took about a tenth of a core from the two the drain it
 // timed runs on; this costs the host almost nothing. Until the service
-// answers (it is still starting), failed requests are retried; once the
-// timeout passes, the last failure, if any, says why it never drained.
+// answers (it is still starting), failed requests are retried; a refusal
+// (4xx) ends the wait at once; once the timeout passes, the last failure,
+// if any, says why it never drained.
 func awaitDrain(ctx context.Context, c *client.ClientWithResponses, timeout time.Duration) (time.Duration, error) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -37,25 +39,38 @@ func awaitDrain(ctx context.Context, c *client.ClientWithResponses, timeout time
 	params := &client.ListIntentsParams{Status: &status, Limit: &limit}
 	tick := time.NewTicker(drainPoll)
 	defer tick.Stop()
-	var lastErr error
+	deadline, _ := ctx.Deadline()
+	var (
+		lastErr  error
+		answered bool
+	)
 	for {
 		resp, err := c.ListIntentsWithResponse(ctx, params)
 		switch {
+		case !time.Now().Before(deadline):
+			// The timeout cut this request: the answers before say why.
 		case err != nil:
 			lastErr = err
+		case resp.StatusCode() >= 400 && resp.StatusCode() < 500:
+			// Refused (a wrong API key, say): asking again will not help.
+			return 0, fmt.Errorf("listing pending intents: HTTP %d: %s", resp.StatusCode(), bytes.TrimSpace(resp.Body))
 		case resp.JSON200 == nil:
 			lastErr = fmt.Errorf("listing pending intents: HTTP %d", resp.StatusCode())
 		case len(resp.JSON200.Intents) == 0:
 			return time.Since(start), nil
 		default:
-			lastErr = nil
+			lastErr, answered = nil, true
 		}
 		select {
 		case <-ctx.Done():
-			if lastErr != nil {
+			switch {
+			case lastErr != nil:
 				return 0, fmt.Errorf("no drain within %v: %w", timeout, lastErr)
+			case !answered:
+				return 0, fmt.Errorf("the service did not answer within %v", timeout)
+			default:
+				return 0, fmt.Errorf("intents still pending after %v", timeout)
 			}
-			return 0, fmt.Errorf("intents still pending after %v", timeout)
 		case <-tick.C:
 		}
 	}

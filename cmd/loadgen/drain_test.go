@@ -98,3 +98,46 @@ func TestAwaitDrainGivesUpAtItsTimeout(t *testing.T) {
 		t.Errorf("exit %d, stderr %q: want 1 and the intents still pending", code, errOut.String())
 	}
 }
+
+// TestAwaitDrainStopsAtARefusal: a 4xx (a wrong API key, say) will not
+// clear by asking again, so the wait ends at once and says why.
+func TestAwaitDrainStopsAtARefusal(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/problem+json")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = w.Write([]byte(`{"title":"missing or unknown API key"}`))
+	}))
+	t.Cleanup(srv.Close)
+	var out, errOut bytes.Buffer
+	start := time.Now()
+	code := realMain(context.Background(), []string{"--url", srv.URL, "--await-drain", "--wait-timeout", "30s"}, &out, &errOut)
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("a refusal took %v to end the wait, want at once", took)
+	}
+	if code != 1 || !strings.Contains(errOut.String(), "HTTP 401") {
+		t.Errorf("exit %d, stderr %q: want 1 and the refusal", code, errOut.String())
+	}
+}
+
+// TestAwaitDrainEndsAtItsTimeoutWhenTheServiceHangs: a service that takes
+// the request and never answers does not hold the wait past --wait-timeout
+// (the lean doer's own timeout is 30 s).
+func TestAwaitDrainEndsAtItsTimeoutWhenTheServiceHangs(t *testing.T) {
+	hang := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		select {
+		case <-hang:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(func() { close(hang); srv.Close() })
+	var out, errOut bytes.Buffer
+	start := time.Now()
+	code := realMain(context.Background(), []string{"--url", srv.URL, "--await-drain", "--wait-timeout", "300ms"}, &out, &errOut)
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the wait ended after %v, want about its 300ms timeout", took)
+	}
+	if code != 1 || !strings.Contains(errOut.String(), "did not answer within 300ms") {
+		t.Errorf("exit %d, stderr %q: want 1 and no answer", code, errOut.String())
+	}
+}
