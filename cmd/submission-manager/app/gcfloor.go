@@ -17,7 +17,9 @@ import (
 // heapFloor between collections, and gives GOGC back to 100 as the live heap
 // approaches half of that: a large schedule (a million pending intents)
 // keeps Go's default, and with it the default memory overhead. A memory
-// limit (GOMEMLIMIT) still bounds the heap as Go documents.
+// limit (GOMEMLIMIT) still bounds the heap as Go documents; SQLite's own
+// memory (its page cache, through cgo) is outside the Go heap and outside
+// both.
 
 const (
 	// heapFloor is the heap goal the floor aims at while the live heap is
@@ -31,17 +33,27 @@ const (
 )
 
 // gcPercentFor is the GOGC that puts the next collection's heap goal at
-// heapFloor for a live heap of live bytes, never below Go's default of 100
-// nor above maxGCPercent.
-func gcPercentFor(live uint64) int {
+// heapFloor for a live heap of live bytes and roots (goroutine stacks and
+// globals, which Go's goal counts with the heap: goal = live + (live +
+// roots) × GOGC/100) of roots bytes, never below Go's default of 100 nor
+// above maxGCPercent.
+func gcPercentFor(live, roots uint64) int {
 	switch {
 	case live >= heapFloor/2:
 		return 100
-	case live == 0:
+	case live+roots == 0:
 		return maxGCPercent
 	default:
-		return int(min(100*(heapFloor-live)/live, maxGCPercent))
+		return int(max(min(100*(heapFloor-live)/(live+roots), maxGCPercent), 100))
 	}
+}
+
+// sampleBytes is a sample's value, or 0 where this Go has no such metric.
+func sampleBytes(s metrics.Sample) uint64 {
+	if s.Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s.Value.Uint64()
 }
 
 // gcPercent reads the GOGC in effect.
@@ -65,17 +77,17 @@ func startGCFloor(env LookupEnv, interval time.Duration, log *slog.Logger) (stop
 	initial := gcPercent()
 	go func() {
 		defer close(done)
-		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		sample := []metrics.Sample{
+			{Name: "/gc/heap/live:bytes"}, {Name: "/gc/scan/stack:bytes"}, {Name: "/gc/scan/globals:bytes"},
+		}
 		current := initial
 		tick := time.NewTicker(interval)
 		defer tick.Stop()
 		for {
 			metrics.Read(sample)
-			if sample[0].Value.Kind() == metrics.KindUint64 {
-				if p := gcPercentFor(sample[0].Value.Uint64()); p != current {
-					debug.SetGCPercent(p)
-					current = p
-				}
+			if p := gcPercentFor(sampleBytes(sample[0]), sampleBytes(sample[1])+sampleBytes(sample[2])); p != current {
+				debug.SetGCPercent(p)
+				current = p
 			}
 			select {
 			case <-ctx.Done():

@@ -14,24 +14,26 @@ import (
 // on, Go's default applies.
 func TestGCPercentForKeepsTheHeapGoalAtTheFloorWhileTheHeapIsSmall(t *testing.T) {
 	for _, c := range []struct {
-		live uint64
-		want int
+		live, roots uint64
+		want        int
 	}{
-		{0, maxGCPercent},
-		{1 << 20, maxGCPercent}, // 6,300 % would put the goal at 64 MiB: capped
-		{8 << 20, 700},          // 8 MiB live, 56 MiB more: a 64 MiB goal
-		{16 << 20, 300},
-		{heapFloor/2 - 1, 100},
-		{heapFloor / 2, 100},
-		{1 << 30, 100},
+		{0, 0, maxGCPercent},
+		{1 << 20, 0, maxGCPercent}, // 6,300 % would put the goal at 64 MiB: capped
+		{8 << 20, 0, 700},          // 8 MiB live, 56 MiB more: a 64 MiB goal
+		{8 << 20, 6 << 20, 400},    // stacks and globals count with the heap
+		{2 << 20, 5 << 20, 885},    // not 1,000: the roots would take it past 64 MiB
+		{16 << 20, 0, 300},
+		{30 << 20, 30 << 20, 100}, // never below Go's default
+		{heapFloor/2 - 1, 0, 100},
+		{heapFloor / 2, 0, 100},
+		{1 << 30, 1 << 20, 100},
 	} {
-		if got := gcPercentFor(c.live); got != c.want {
-			t.Errorf("gcPercentFor(%d MiB) = %d, want %d", c.live>>20, got, c.want)
+		got := gcPercentFor(c.live, c.roots)
+		if got != c.want {
+			t.Errorf("gcPercentFor(%d MiB live, %d MiB roots) = %d, want %d", c.live>>20, c.roots>>20, got, c.want)
 		}
-		if p := gcPercentFor(c.live); p > 100 && p < maxGCPercent {
-			if goal := c.live + c.live*uint64(p)/100; goal > heapFloor || goal < heapFloor-c.live/100 {
-				t.Errorf("live %d: GOGC %d puts the goal at %d, want about %d", c.live, p, goal, heapFloor)
-			}
+		if goal := c.live + (c.live+c.roots)*uint64(got)/100; got > 100 && goal > heapFloor {
+			t.Errorf("live %d, roots %d: GOGC %d puts the goal at %d, past the floor %d", c.live, c.roots, got, goal, heapFloor)
 		}
 	}
 }
