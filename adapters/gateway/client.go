@@ -68,12 +68,13 @@ func New(gatewayType core.GatewayType, cfg Config) (*Client, error) {
 // net/http's Client, which would follow no redirect here anyway (a redirect
 // is an answer other than 200, not a place to resubmit an attempt to) and
 // per call copies the request's headers and URL for the redirects it never
-// follows. Errors name the method and URL, as the Client's do.
+// follows. Errors name the method and URL (its password redacted), as the
+// Client's do.
 func (c *Client) send(req *http.Request) (*http.Response, error) {
 	resp, err := c.transport.RoundTrip(req)
 	if err != nil {
 		op := req.Method[:1] + strings.ToLower(req.Method[1:])
-		return nil, &url.Error{Op: op, URL: req.URL.String(), Err: err}
+		return nil, &url.Error{Op: op, URL: req.URL.Redacted(), Err: err}
 	}
 	return resp, nil
 }

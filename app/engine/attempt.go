@@ -296,7 +296,7 @@ func (t *term) record(ctx context.Context, in core.Intent, a core.Attempt, finis
 		t.log.Warn("intent_possibly_accepted", "intent_id", in.IntentID, "attempt", a.Number)
 	}
 	label := resultLabel(r)
-	if how == called {
+	if how == called && !calledAt.IsZero() {
 		t.cfg.Metrics.AttemptFinished(in.Contract.GatewayType, label, finishedAt.Sub(calledAt))
 	}
 	if t.debug {
