@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"strings"
@@ -28,7 +29,8 @@ type Client struct {
 	// net/http's Client (see send).
 	transport *http.Transport
 	// submitHeaders and lookupHeaders are the headers of every request:
-	// each request gets its own map of these values, which nothing changes.
+	// each request gets its own map (maps.Clone) of these values, which
+	// nothing changes.
 	submitHeaders, lookupHeaders http.Header
 	// submitURLs maps a gateway URL to its submit URL (submitURL), at most
 	// maxSubmitURLs of them, counted by submitURLCount.
@@ -77,15 +79,6 @@ func (c *Client) send(req *http.Request) (*http.Response, error) {
 		return nil, &url.Error{Op: op, URL: req.URL.Redacted(), Err: err}
 	}
 	return resp, nil
-}
-
-// headers returns a request's own copy of the header map h.
-func headers(h http.Header) http.Header {
-	out := make(http.Header, len(h))
-	for k, v := range h {
-		out[k] = v
-	}
-	return out
 }
 
 // Close releases the pooled idle connections and their goroutines. Calls in
@@ -156,7 +149,7 @@ func (c *Client) newRequest(ctx context.Context, p ports.SubmitParams) (*http.Re
 	if err != nil {
 		return nil, c.errorf(KindNotSent, 0, err, "gateway call not sent: %v", err)
 	}
-	req.Header = headers(c.submitHeaders)
+	req.Header = maps.Clone(c.submitHeaders)
 	return req, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 
 	"github.com/submissionmanager/submission-manager/api/gatewayapi"
@@ -41,7 +42,7 @@ func (c *Client) Lookup(ctx context.Context, p ports.LookupParams) (ports.Lookup
 	if err != nil {
 		return unsupported, fmt.Errorf("lookup not sent: %w", err)
 	}
-	req.Header = headers(c.lookupHeaders)
+	req.Header = maps.Clone(c.lookupHeaders)
 	callCtx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 	resp, err := c.send(req.WithContext(callCtx))

@@ -86,8 +86,8 @@ func keepPending(pending []string, got, latest map[string]client.Intent) []strin
 
 // awaitFinal returns once the intent is terminal or ctx ends, holding one
 // long poll at a time, never asked to last past ctx's deadline (the lean
-// doer does not watch the context): with less than a second left it reads
-// without waiting. A service that answers at once (no long poll, at its
+// doer would cut it there, as a failed read): with less than a second left
+// it reads without waiting. A service that answers at once (no long poll, at its
 // waiter cap, or that short read) is asked again after pollPause.
 func awaitFinal(ctx context.Context, c *client.ClientWithResponses, id string) error {
 	for ctx.Err() == nil {
