@@ -120,7 +120,7 @@ func TestSoak(t *testing.T) {
 		fmt.Sprintf("| load | %d intents acknowledged through HAProxy (about %.0f/s), %d client retries, %d refused for good |",
 			len(acked), float64(len(acked))/duration.Seconds(), load.retries.Load(), len(load.problems)),
 		fmt.Sprintf("| outcome | %s |", report),
-		fmt.Sprintf("| gateway | %d submissions, %d acceptances, %d duplicates, %d faults; no reference accepted twice. %d exhausted intents had been accepted by the gateway: its answer was lost to a fault after acceptance (accept_then_drop), an attempt error rather than a crash, which the lookup does not cover |",
+		fmt.Sprintf("| gateway | %d submissions, %d acceptances, %d duplicates, %d faults; no reference accepted twice. %d exhausted intents had been accepted by the gateway (an answer lost that no lookup settled) |",
 			stats.Total, stats.Accepted, stats.Duplicates, stats.Faults, lostAcceptances),
 		fmt.Sprintf("| checks | %s |", map[bool]string{true: "all passed: nothing acknowledged lost, no reference accepted twice, no attempt by a stale epoch, every intent terminal or pending with a due time", false: "FAILED (see the test output)"}[!t.Failed()]),
 	}

@@ -3,6 +3,7 @@ package ports
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"github.com/submissionmanager/submission-manager/core"
 )
@@ -22,7 +23,18 @@ type SubmitParams struct {
 // well-formed outcome, built with core.NewOutcome (the engine trusts it as
 // given), or an error for anything else (transport failure, timeout, non-200
 // status, invalid body); the error text says which. A Gateway never retries
-// on its own: the engine owns attempts.
+// on its own: the engine owns attempts. An error after which the gateway may
+// have acted on the submission wraps ErrAnswerLost.
 type Gateway interface {
 	Submit(ctx context.Context, p SubmitParams) (core.Outcome, error)
 }
+
+// ErrAnswerLost is wrapped by a Gateway's error when the submission may have
+// reached the gateway but no answer that could be read came back: the
+// connection broke or the call timed out after the request could have gone
+// out, or a 200 answer was unreadable. The gateway may have accepted it, so
+// a leader whose client offers a lookup asks before leaving the attempt in
+// doubt. An error it does not wrap says the gateway did not act: the call
+// was never made or could not connect, or the gateway answered a non-200
+// status.
+var ErrAnswerLost = errors.New("the gateway's answer was lost: it may have acted on the submission")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -194,7 +195,10 @@ func (c *Client) callError(parent, attemptCtx context.Context, err error) *Error
 	case parent.Err() != nil:
 		return c.errorf(KindCanceled, 0, parent.Err(), "gateway call canceled before an answer: %v", parent.Err())
 	default:
-		return c.errorf(KindTransport, 0, err, "gateway call failed: %v", err)
+		e := c.errorf(KindTransport, 0, err, "gateway call failed: %v", err)
+		var op *net.OpError
+		e.unconnected = errors.As(err, &op) && op.Op == "dial"
+		return e
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/ports"
 )
 
 // Kind classifies an attempt error, for metrics and for callers that treat
@@ -67,6 +68,9 @@ type Error struct {
 	// cause is the underlying error, if any (a *url.Error, a JSON error,
 	// a context error).
 	cause error
+	// unconnected, for KindTransport, says the connection was never made
+	// (the dial failed), so the gateway cannot have received the call.
+	unconnected bool
 }
 
 func (e *Error) Error() string { return e.msg }
@@ -75,8 +79,12 @@ func (e *Error) Error() string { return e.msg }
 // like keep working.
 func (e *Error) Unwrap() error { return e.cause }
 
-// Is matches the sentinel of the error's kind.
+// Is matches the sentinel of the error's kind, and ports.ErrAnswerLost when
+// the gateway may have acted on the call (see answerLost).
 func (e *Error) Is(target error) bool {
+	if target == ports.ErrAnswerLost {
+		return e.answerLost()
+	}
 	switch e.Kind {
 	case KindNotSent:
 		return target == ErrNotSent
@@ -90,6 +98,22 @@ func (e *Error) Is(target error) bool {
 		return target == ErrHTTPStatus
 	default:
 		return target == ErrInvalidAnswer
+	}
+}
+
+// answerLost says whether the gateway may have received the call although no
+// readable answer came back: a timeout or cancellation (the request may have
+// gone out), a connection that broke after it was made, or a 200 answer that
+// is not a valid outcome. A call never made or never connected, and a
+// non-200 status (the gateway's own answer that it decided nothing), are not.
+func (e *Error) answerLost() bool {
+	switch e.Kind {
+	case KindNotSent, KindHTTPStatus:
+		return false
+	case KindTransport:
+		return !e.unconnected
+	default:
+		return true
 	}
 }
 

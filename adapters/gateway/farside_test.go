@@ -93,6 +93,8 @@ func (f simFarSide) Faults() []gatewaytest.Fault {
 			Kind:      string(faultKinds[m]),
 			Hangs:     m == gatewaysim.ModeHang || m == gatewaysim.ModeAcceptThenHang,
 			LooksLike: string(looksLike[m]),
+			// Every fault but an HTTP status leaves no readable answer.
+			AnswerLost: faultKinds[m] != gateway.KindHTTPStatus,
 		})
 	}
 	return faults

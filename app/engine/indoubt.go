@@ -24,36 +24,66 @@ const NeverReceivedError = "not received: the previous leader stopped during the
 // before lookups existed. The reach says what the closed attempt counts as.
 func (t *term) resolveInDoubt(ctx context.Context, in core.Intent, last core.Attempt) (core.AttemptResult, reach) {
 	unknown := core.AttemptResult{Err: errors.New(OutcomeUnknownError)}
-	gw, ok := t.cfg.Gateways[in.Contract.GatewayType]
-	if !ok {
-		return unknown, maybeSent
-	}
-	lk, ok := gw.(ports.GatewayLookup)
-	if !ok {
-		return unknown, maybeSent
-	}
-	res, err := lk.Lookup(ctx, ports.LookupParams{
-		GatewayType: in.Contract.GatewayType,
-		GatewayURL:  in.Contract.GatewayURL,
-		Reference:   in.IntentID,
-	})
-	if err != nil {
-		res = ports.LookupResult{Answer: core.LookupUnsupported}
-		t.log.Debug("in_doubt_lookup_failed", "intent_id", in.IntentID, "attempt", last.Number, "error", err.Error())
-	}
-	switch res.Answer {
+	switch res := t.lookup(ctx, in, last); res.Answer {
 	case core.LookupKnown:
-		t.cfg.Metrics.InDoubtLookup(in.Contract.GatewayType, "known")
 		o := res.Outcome
 		t.log.Info("in_doubt_resolved", "intent_id", in.IntentID, "attempt", last.Number,
 			"outcome", o.Status, "reason", o.Reason)
 		return core.AttemptResult{Outcome: &o}, maybeSent
 	case core.LookupNeverReceived:
-		t.cfg.Metrics.InDoubtLookup(in.Contract.GatewayType, "never_received")
 		t.log.Info("in_doubt_never_received", "intent_id", in.IntentID, "attempt", last.Number)
 		return core.AttemptResult{Err: errors.New(NeverReceivedError)}, notSent
 	default:
-		t.cfg.Metrics.InDoubtLookup(in.Contract.GatewayType, "unsupported")
 		return unknown, maybeSent
 	}
+}
+
+// settleLostAnswer asks the gateway's lookup, right after a call of this
+// leader's whose answer was lost (ports.ErrAnswerLost: the connection broke
+// or timed out after the request could have gone out), whether it accepted
+// the reference. An acceptance closes the attempt as accepted, as if its
+// answer had arrived: the intent is not retried into duplicate_reference
+// and exhausted while the message was delivered. Only an acceptance is
+// taken. A rejection the lookup reports may be an earlier attempt's, and
+// "never received" so soon after the call may only mean the gateway has
+// not registered it yet; then the attempt stays in doubt, as without a
+// lookup.
+func (t *term) settleLostAnswer(ctx context.Context, in core.Intent, a core.Attempt, lost core.AttemptResult) core.AttemptResult {
+	if ctx.Err() != nil {
+		return lost // stopping: the lookup could not be made either
+	}
+	res := t.lookup(ctx, in, a)
+	if res.Answer != core.LookupKnown || res.Outcome.Status != core.OutcomeAccepted {
+		return lost
+	}
+	o := res.Outcome
+	t.log.Info("lost_answer_resolved", "intent_id", in.IntentID, "attempt", a.Number,
+		"outcome", o.Status, "lost", lost.Err.Error())
+	return core.AttemptResult{Outcome: &o}
+}
+
+// lookup asks the gateway of the intent's contract what it did with the
+// intent's reference, when its client offers a lookup, and counts the
+// answer. No lookup, a failed one, or no clear statement is
+// LookupUnsupported.
+func (t *term) lookup(ctx context.Context, in core.Intent, a core.Attempt) ports.LookupResult {
+	gt := in.Contract.GatewayType
+	lk, ok := t.cfg.Gateways[gt].(ports.GatewayLookup)
+	if !ok {
+		return ports.LookupResult{Answer: core.LookupUnsupported}
+	}
+	res, err := lk.Lookup(ctx, ports.LookupParams{GatewayType: gt, GatewayURL: in.Contract.GatewayURL, Reference: in.IntentID})
+	if err != nil {
+		t.log.Debug("in_doubt_lookup_failed", "intent_id", in.IntentID, "attempt", a.Number, "error", err.Error())
+		res = ports.LookupResult{Answer: core.LookupUnsupported}
+	}
+	switch res.Answer {
+	case core.LookupKnown:
+		t.cfg.Metrics.InDoubtLookup(gt, "known")
+	case core.LookupNeverReceived:
+		t.cfg.Metrics.InDoubtLookup(gt, "never_received")
+	default:
+		t.cfg.Metrics.InDoubtLookup(gt, "unsupported")
+	}
+	return res
 }

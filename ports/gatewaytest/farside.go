@@ -96,4 +96,10 @@ type Fault struct {
 	// (an acceptance then a hang looks like a hang); the two may share an
 	// error message. Every other fault's message must be its own.
 	LooksLike string
+	// AnswerLost says the far side may have taken the submission and no
+	// readable answer came back (a dropped connection, a hang, a 200
+	// whose body is no outcome): the adapter's error must then wrap
+	// ports.ErrAnswerLost, and for every other fault (a non-200 status)
+	// it must not.
+	AnswerLost bool
 }

@@ -12,6 +12,7 @@ package gatewaytest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -165,6 +166,9 @@ func (s *suite) invalidAnswers(t *testing.T) {
 		if got != (core.Outcome{}) {
 			t.Fatalf("fault %s: Submit returned both an error and outcome %+v", f.Name, got)
 		}
+		if lost := errors.Is(err, ports.ErrAnswerLost); lost != f.AnswerLost {
+			t.Fatalf("fault %s: error %q wraps ports.ErrAnswerLost: %v, want %v", f.Name, err, lost, f.AnswerLost)
+		}
 		if s.h.KindOf != nil && f.Kind != "" {
 			if kind := s.h.KindOf(err); kind != f.Kind {
 				t.Fatalf("fault %s: error %q is of kind %q, want %q", f.Name, err, kind, f.Kind)
@@ -239,8 +243,12 @@ func (s *suite) unreachable(t *testing.T) {
 	_ = ln.Close()
 	p := s.params(s.ref(t, "1"), `{}`)
 	p.GatewayURL = url
-	if got, err := s.gw.Submit(t.Context(), p); err == nil {
+	got, err := s.gw.Submit(t.Context(), p)
+	if err == nil {
 		t.Fatalf("Submit to a closed port returned outcome %+v", got)
+	}
+	if errors.Is(err, ports.ErrAnswerLost) {
+		t.Fatalf("Submit to a closed port: error %q wraps ports.ErrAnswerLost, but no gateway can have received the call", err)
 	}
 }
 
