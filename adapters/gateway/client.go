@@ -26,8 +26,10 @@ type Client struct {
 	gatewayType core.GatewayType
 	read        answerReader
 	cfg         Config
-	// transport is the connection pool every call goes through, without
-	// net/http's Client (see send).
+	// conns carries the calls to http:// gateway URLs (conns.go), and
+	// transport those to https:// ones, without net/http's Client (see
+	// send).
+	conns     *conns
 	transport *http.Transport
 	// submitHeaders and lookupHeaders are the headers of every request:
 	// each request gets its own map (maps.Clone) of these values, which
@@ -61,6 +63,7 @@ func New(gatewayType core.GatewayType, cfg Config) (*Client, error) {
 		gatewayType:   gatewayType,
 		read:          read,
 		cfg:           cfg,
+		conns:         newConns(cfg),
 		transport:     cfg.transport(),
 		submitHeaders: http.Header{"Content-Type": jsonType, "Accept": jsonType, "User-Agent": ua},
 		lookupHeaders: http.Header{"Accept": jsonType, "User-Agent": ua},
@@ -73,8 +76,12 @@ func New(gatewayType core.GatewayType, cfg Config) (*Client, error) {
 // per call copies the request's headers and URL for the redirects it never
 // follows. Errors name the method and URL (its password redacted), as the
 // Client's do.
-func (c *Client) send(req *http.Request) (*http.Response, error) {
-	resp, err := c.transport.RoundTrip(req)
+func (c *Client) send(req *http.Request) (resp *http.Response, err error) {
+	if req.URL.Scheme == "http" {
+		resp, err = c.conns.roundTrip(req)
+	} else {
+		resp, err = c.transport.RoundTrip(req)
+	}
 	if err != nil {
 		op := req.Method[:1] + strings.ToLower(req.Method[1:])
 		return nil, &url.Error{Op: op, URL: req.URL.Redacted(), Err: err}
@@ -82,9 +89,23 @@ func (c *Client) send(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
+// release ends an exchange: a short rest of the answer is read so the
+// connection can carry the next call; an answer announced longer than the
+// bound is cut off with its connection instead, not read on until the call's
+// timeout.
+func (c *Client) release(resp *http.Response) {
+	if resp.ContentLength <= c.cfg.MaxAnswerBytes {
+		_, _ = io.CopyN(io.Discard, resp.Body, c.cfg.MaxAnswerBytes)
+	}
+	_ = resp.Body.Close()
+}
+
 // Close releases the pooled idle connections and their goroutines. Calls in
 // flight finish normally.
-func (c *Client) Close() { c.transport.CloseIdleConnections() }
+func (c *Client) Close() {
+	c.conns.close()
+	c.transport.CloseIdleConnections()
+}
 
 // Submit posts one attempt and returns the gateway's outcome, or an *Error
 // saying why there is none. It makes exactly one call: no retry.
@@ -99,11 +120,7 @@ func (c *Client) Submit(ctx context.Context, p ports.SubmitParams) (core.Outcome
 	if err != nil {
 		return core.Outcome{}, c.callError(ctx, attemptCtx, err)
 	}
-	defer func() {
-		// Drain a little so the connection can be reused, then close.
-		_, _ = io.CopyN(io.Discard, resp.Body, c.cfg.MaxAnswerBytes)
-		_ = resp.Body.Close()
-	}()
+	defer c.release(resp)
 	if resp.StatusCode != http.StatusOK {
 		return core.Outcome{}, c.statusError(resp)
 	}
@@ -187,19 +204,20 @@ func (c *Client) submitURL(gatewayURL string) (string, error) {
 // callError classifies a failed call: our attempt timeout, the caller's
 // deadline or cancellation, or a transport failure.
 func (c *Client) callError(parent, attemptCtx context.Context, err error) *Error {
+	var e *Error
 	switch {
 	case context.Cause(attemptCtx) == errAttemptTimeout:
-		return c.errorf(KindTimeout, 0, context.DeadlineExceeded, "gateway call timed out after %s", c.cfg.Timeout)
+		e = c.errorf(KindTimeout, 0, context.DeadlineExceeded, "gateway call timed out after %s", c.cfg.Timeout)
 	case errors.Is(parent.Err(), context.DeadlineExceeded):
-		return c.errorf(KindTimeout, 0, parent.Err(), "gateway call timed out: the caller's deadline passed")
+		e = c.errorf(KindTimeout, 0, parent.Err(), "gateway call timed out: the caller's deadline passed")
 	case parent.Err() != nil:
-		return c.errorf(KindCanceled, 0, parent.Err(), "gateway call canceled before an answer: %v", parent.Err())
+		e = c.errorf(KindCanceled, 0, parent.Err(), "gateway call canceled before an answer: %v", parent.Err())
 	default:
-		e := c.errorf(KindTransport, 0, err, "gateway call failed: %v", err)
-		var op *net.OpError
-		e.unconnected = errors.As(err, &op) && op.Op == "dial"
-		return e
+		e = c.errorf(KindTransport, 0, err, "gateway call failed: %v", err)
 	}
+	var op *net.OpError
+	e.unconnected = errors.As(err, new(notConnected)) || (errors.As(err, &op) && op.Op == "dial")
+	return e
 }
 
 // statusError reports a non-200 answer with the start of its body, which is

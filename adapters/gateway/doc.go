@@ -12,7 +12,10 @@
 //
 // A Client never retries: the execution engine owns attempts, and a silent
 // second POST could make the gateway answer duplicate_reference to an attempt
-// whose acceptance nobody recorded. The only resend is Go's transport
-// replaying a request on a fresh connection when not one byte of it was
-// written to a stale pooled connection, which the gateway never saw.
+// whose acceptance nobody recorded. Calls to http:// gateways go through the
+// Client's own keep-alive connections (conns.go), which peek an idle
+// connection before reusing it and never resend. For https:// the only
+// resend is Go's transport replaying a request on a fresh connection when not
+// one byte of it was written to a stale pooled connection, which the gateway
+// never saw.
 package gateway

@@ -68,8 +68,8 @@ type Error struct {
 	// cause is the underlying error, if any (a *url.Error, a JSON error,
 	// a context error).
 	cause error
-	// unconnected, for KindTransport, says the connection was never made
-	// (the dial failed), so the gateway cannot have received the call.
+	// unconnected says the call ended before it had a connection (waiting
+	// for one, or dialing), so the gateway cannot have received it.
 	unconnected bool
 }
 
@@ -102,18 +102,16 @@ func (e *Error) Is(target error) bool {
 }
 
 // answerLost says whether the gateway may have received the call although no
-// readable answer came back: a timeout or cancellation (the request may have
-// gone out), a connection that broke after it was made, or a 200 answer that
-// is not a valid outcome. A call never made or never connected, and a
-// non-200 status (the gateway's own answer that it decided nothing), are not.
+// readable answer came back: a timeout, cancellation or broken connection
+// once the call had its connection, or a 200 answer that is not a valid
+// outcome. A call never made or never connected, and a non-200 status (the
+// gateway's own answer that it decided nothing), are not.
 func (e *Error) answerLost() bool {
 	switch e.Kind {
 	case KindNotSent, KindHTTPStatus:
 		return false
-	case KindTransport:
-		return !e.unconnected
 	default:
-		return true
+		return !e.unconnected
 	}
 }
 

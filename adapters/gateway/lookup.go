@@ -49,10 +49,7 @@ func (c *Client) Lookup(ctx context.Context, p ports.LookupParams) (ports.Lookup
 	if err != nil {
 		return unsupported, fmt.Errorf("lookup failed: %w", err)
 	}
-	defer func() {
-		_, _ = io.CopyN(io.Discard, resp.Body, c.cfg.MaxAnswerBytes)
-		_ = resp.Body.Close()
-	}()
+	defer c.release(resp)
 	if resp.StatusCode != http.StatusOK {
 		return unsupported, fmt.Errorf("lookup answered HTTP %d: the gateway offers no lookup", resp.StatusCode)
 	}

@@ -1,0 +1,223 @@
+package gateway_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/submissionmanager/submission-manager/adapters/gateway"
+	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/ports"
+)
+
+// countingServer is a gateway that accepts everything and counts the
+// connections the client opens to it; answer may adjust each answer.
+func countingServer(t *testing.T, answer func(http.ResponseWriter, *http.Request)) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	var opened atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		if answer != nil {
+			answer(w, r)
+		}
+		_, _ = io.WriteString(w, `{"status":"accepted"}`)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			opened.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv, &opened
+}
+
+func mustAccept(t *testing.T, c *gateway.Client, url, ref string) {
+	t.Helper()
+	o, err := c.Submit(t.Context(), params(core.GatewaySMS, url, ref, `{}`))
+	if err != nil || o.Status != core.OutcomeAccepted {
+		t.Fatalf("call %s: %+v, %v", ref, o, err)
+	}
+}
+
+func TestConnectionsAreKeptAlive(t *testing.T) {
+	srv, opened := countingServer(t, nil)
+	c := newClient(t, core.GatewaySMS, gateway.Config{})
+	for i := range 5 {
+		mustAccept(t, c, srv.URL, "kept-"+string(rune('a'+i)))
+	}
+	if n := opened.Load(); n != 1 {
+		t.Fatalf("5 calls one after another opened %d connections, want 1", n)
+	}
+}
+
+// TestIdleConnectionTheGatewayClosedIsNotReused: a frontend closes idle
+// connections on its own timeout. The next call must not be written into
+// the closed one (it would fail, and an attempt would be in doubt for
+// nothing): it goes out on a new connection.
+func TestIdleConnectionTheGatewayClosedIsNotReused(t *testing.T) {
+	srv, opened := countingServer(t, nil)
+	c := newClient(t, core.GatewaySMS, gateway.Config{})
+	mustAccept(t, c, srv.URL, "before")
+	srv.CloseClientConnections()
+	time.Sleep(50 * time.Millisecond) // the close reaches the client's side
+	mustAccept(t, c, srv.URL, "after")
+	if n := opened.Load(); n != 2 {
+		t.Fatalf("opened %d connections, want 2: the closed one, then a new one", n)
+	}
+}
+
+func TestAnswerThatClosesItsConnectionIsNotReused(t *testing.T) {
+	srv, opened := countingServer(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Connection", "close")
+	})
+	c := newClient(t, core.GatewaySMS, gateway.Config{})
+	for i := range 3 {
+		mustAccept(t, c, srv.URL, "close-"+string(rune('a'+i)))
+	}
+	if n := opened.Load(); n != 3 {
+		t.Fatalf("3 answers saying Connection: close, %d connections, want 3", n)
+	}
+}
+
+// TestInterimAndChunkedAnswers plays what a gateway behind a proxy may send:
+// an interim 100 before the answer, and the answer chunked. The client
+// reads past the first and through the second, and keeps the connection.
+func TestInterimAndChunkedAnswers(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	var opened atomic.Int64
+	go func() {
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			opened.Add(1)
+			go func() {
+				defer nc.Close()
+				br := bufio.NewReader(nc)
+				for {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					_, _ = io.Copy(io.Discard, req.Body)
+					_, err = io.WriteString(nc, "HTTP/1.1 100 Continue\r\n\r\n"+
+						"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"+
+						"a\r\n{\"status\":\r\nb\r\n\"accepted\"}\r\n0\r\n\r\n")
+					if err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	c := newClient(t, core.GatewaySMS, gateway.Config{})
+	url := "http://" + ln.Addr().String()
+	mustAccept(t, c, url, "chunked-1")
+	mustAccept(t, c, url, "chunked-2")
+	if n := opened.Load(); n != 1 {
+		t.Fatalf("opened %d connections, want 1: a chunked answer read to its end leaves the connection usable", n)
+	}
+}
+
+// TestCallCutShortLeavesNoConnectionBehind: a call whose context ends while
+// the gateway hangs returns at once, and its connection, which may still
+// receive that late answer, carries no other call.
+func TestCallCutShortLeavesNoConnectionBehind(t *testing.T) {
+	var calls atomic.Int64
+	srv, opened := countingServer(t, func(_ http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			<-r.Context().Done() // hangs until the client goes
+		}
+	})
+	c := newClient(t, core.GatewaySMS, gateway.Config{MaxConnsPerHost: 1})
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := c.Submit(ctx, params(core.GatewaySMS, srv.URL, "cut", `{}`))
+	wantError(t, err, gateway.KindTimeout, gateway.ErrTimeout, "gateway call timed out: the caller's deadline passed")
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("the call returned %s after its deadline", d)
+	}
+	// With one connection allowed, a slot or connection left behind would
+	// make this call wait or fail.
+	mustAccept(t, c, srv.URL, "next")
+	if n := opened.Load(); n != 2 {
+		t.Fatalf("opened %d connections, want 2: the cut one is not reused", n)
+	}
+}
+
+func TestHTTPSGoesThroughTheTransport(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, `{"status":"accepted"}`)
+	}))
+	defer srv.Close()
+	c := newClient(t, core.GatewaySMS, gateway.Config{})
+	// The test server's certificate is its own: the Transport's TLS
+	// handshake, which only https calls make, refuses it.
+	_, err := c.Submit(t.Context(), params(core.GatewaySMS, srv.URL, "tls", `{}`))
+	wantError(t, err, gateway.KindTransport, gateway.ErrTransport, "gateway call failed: Post *")
+	if !strings.Contains(err.Error(), "certificate") {
+		t.Fatalf("error %q, want the TLS handshake's refusal of the certificate", err)
+	}
+}
+
+// TestOversizedAnswerIsNotReadToItsEnd: a gateway that announces a huge
+// answer and trickles it must cost the call no more than the bounded read;
+// the rest is not drained, the connection is closed.
+func TestOversizedAnswerIsNotReadToItsEnd(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "1000000000")
+		_, _ = io.WriteString(w, `{"status":"accepted","padding":"`+strings.Repeat("x", 100<<10))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done() // the rest never comes
+	}))
+	defer srv.Close()
+	c := newClient(t, core.GatewaySMS, gateway.Config{Timeout: 30 * time.Second})
+	start := time.Now()
+	_, err := c.Submit(t.Context(), params(core.GatewaySMS, srv.URL, "huge", `{}`))
+	wantError(t, err, gateway.KindTooLarge, gateway.ErrInvalidAnswer, "gateway answer exceeds 65536 bytes")
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("the call took %s: it waited for the rest of the answer", d)
+	}
+}
+
+// TestCallThatNeverHadAConnectionIsNotInDoubt: a call that timed out while
+// waiting for a connection (all of them busy) never reached the gateway, so
+// its error does not claim the answer was lost.
+func TestCallThatNeverHadAConnectionIsNotInDoubt(t *testing.T) {
+	release := make(chan struct{})
+	srv, _ := countingServer(t, func(http.ResponseWriter, *http.Request) { <-release })
+	defer close(release)
+	c := newClient(t, core.GatewaySMS, gateway.Config{MaxConnsPerHost: 1})
+	held := make(chan error, 1)
+	go func() {
+		_, err := c.Submit(t.Context(), params(core.GatewaySMS, srv.URL, "holds", `{}`))
+		held <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // the first call has the one connection
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	_, err := c.Submit(ctx, params(core.GatewaySMS, srv.URL, "waits", `{}`))
+	wantError(t, err, gateway.KindTimeout, gateway.ErrTimeout, "gateway call timed out: the caller's deadline passed")
+	if errors.Is(err, ports.ErrAnswerLost) {
+		t.Fatalf("error %q claims a lost answer for a call that never had a connection", err)
+	}
+	release <- struct{}{}
+	if err := <-held; err != nil {
+		t.Fatalf("the call holding the connection: %v", err)
+	}
+}
