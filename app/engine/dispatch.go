@@ -54,11 +54,7 @@ func (t *term) dispatch(workCtx context.Context) {
 			vd := t.gates.admit(cached.IntentID, cached.Contract, now)
 			s.admitted = &vd
 		}
-		t.workers.Add(1)
-		go func() {
-			defer t.workers.Done()
-			t.done <- t.attempt(workCtx, entry, cached, s)
-		}()
+		t.spawn(func() { t.done <- t.attempt(workCtx, entry, cached, s) })
 	}
 }
 
@@ -84,4 +80,25 @@ func (t *term) complete(r result) {
 			t.remember(*r.known)
 		}
 	}
+}
+
+// spawn runs job on an idle worker of the term, or on a new one. Workers
+// stay until the term ends (run closes jobs), so the stack an attempt grows
+// (the gateway call, the store's write) is grown once per worker, not once
+// per attempt: growing it was about 4 % of the executor's CPU. There are
+// never more workers than attempts ever ran at once (maxWorkers).
+func (t *term) spawn(job func()) {
+	select {
+	case t.jobs <- job:
+		return
+	default:
+	}
+	t.workers.Add(1)
+	go func() {
+		defer t.workers.Done()
+		job()
+		for job := range t.jobs {
+			job()
+		}
+	}()
 }

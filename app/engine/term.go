@@ -78,6 +78,9 @@ type term struct {
 	// received, so a worker's sends never block.
 	done    chan result
 	workers sync.WaitGroup
+	// jobs hands attempts to idle workers (spawn); run closes it once no
+	// attempt is in flight, which lets the workers end.
+	jobs chan func()
 	// stopWork cancels the context of every worker of this term.
 	stopWork context.CancelFunc
 	// lost is the first sign that leadership is gone; once set, nothing new
@@ -120,6 +123,7 @@ func newTerm(e *Engine, lease core.Lease, stillLeader func() bool) *term {
 		loaded:           make(chan loadResult, 1),
 		unloadable:       make(map[string]struct{}),
 		done:             make(chan result, maxWorkers(e.cfg)),
+		jobs:             make(chan func()),
 		slots:            newSlots(e.cfg.MaxInFlight),
 		released:         make(chan *worker, maxWorkers(e.cfg)),
 		reportedSchedule: -1,
@@ -188,6 +192,7 @@ func (t *term) run(ctx context.Context) error {
 			t.unclaim(w)
 		}
 	}
+	close(t.jobs)
 	t.workers.Wait()
 	t.report()
 	t.cfg.Metrics.ScheduleSize(0)
