@@ -6,7 +6,10 @@
 #
 # Knobs (environment): BENCHTIME (Go benchmarks, default 1s), INTAKE_COUNT
 # (default 100000), EXEC_RATE (default 4000 intents/s, where lateness is
-# read), OVER_RATE (default 8000 intents/s, the sustained-execution target), EXEC_SECONDS (default 20), BASE_PORT (default 18000; uses BASE_PORT..BASE_PORT+3).
+# read), OVER_RATE (default 8000 intents/s, the sustained-execution target),
+# ABOVE_RATE (default 8400 intents/s, 5 % above it, where the throughput
+# target is read), EXEC_SECONDS (default 20), BASE_PORT (default 18000; uses
+# BASE_PORT..BASE_PORT+3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,6 +18,7 @@ INTAKE_COUNT=${INTAKE_COUNT:-100000}
 BATCH_COUNT=${BATCH_COUNT:-300000}
 EXEC_RATE=${EXEC_RATE:-4000}
 OVER_RATE=${OVER_RATE:-8000}
+ABOVE_RATE=${ABOVE_RATE:-8400}
 EXEC_SECONDS=${EXEC_SECONDS:-20}
 BASE_PORT=${BASE_PORT:-18000}
 API_PORT=$BASE_PORT SMS_PORT=$((BASE_PORT + 1)) PUSH_PORT=$((BASE_PORT + 2)) API2_PORT=$((BASE_PORT + 3))
@@ -48,6 +52,19 @@ eval "$wait_cmd" | tee -a "$work/gobench.txt" >&2
 bodymem_cmd="go test -run '^\$' -bench BodyMemory -benchtime 1x ./adapters/httpapi/"
 log "$bodymem_cmd"
 eval "$bodymem_cmd" | tee -a "$work/gobench.txt" >&2
+# The protection's overhead is a few hundred nanoseconds in an attempt of
+# about eight microseconds, and single runs of either half vary by +-7 %
+# here: the target is read from the median of PROTECT_PAIRS runs, each
+# running off and on back to back.
+PROTECT_PAIRS=${PROTECT_PAIRS:-7}
+go test -c -o "$work/engine.test" ./app/engine/
+protect_cmd="engine.test -test.run '^\$' -test.bench ProtectionOverhead -test.benchtime=$BENCHTIME, $PROTECT_PAIRS times"
+log "$protect_cmd"
+for _ in $(seq 1 "$PROTECT_PAIRS"); do
+	"$work/engine.test" -test.run '^$' -test.bench ProtectionOverhead -test.benchtime="$BENCHTIME" |
+		awk '$1 ~ /ProtectionOverhead\/off/ { off = $3 } $1 ~ /ProtectionOverhead\/on/ { on = $3 } END { if (off > 0 && on > 0) printf "%.1f\n", (on / off - 1) * 100 }'
+done | sort -g >"$work/protect.txt"
+protect_pct=$(sed -n "$(((PROTECT_PAIRS + 1) / 2))p" "$work/protect.txt")
 
 # ------------------------------------------------------------- end to end
 # The rebuild benchmark wrote a gigabyte-sized file: let the disk settle so
@@ -147,6 +164,9 @@ paced_run() {
 }
 paced_run "$EXEC_RATE" exec
 paced_run "$OVER_RATE" over
+# An offer caps what it measures: at exactly the target the figure cannot
+# read the target (it divides by the time to the last attempt's finish).
+paced_run "$ABOVE_RATE" above
 
 # ------------------------------------------------------------------- failover
 # A follower on the same database; SIGKILL the leader, submit through the
@@ -200,8 +220,6 @@ verdict() { awk -v got="$1" -v want="$3" -v op="$2" 'BEGIN { if (got == "" || go
 row() { echo "| $1 | $2 $3 | $4 | $(verdict "$4" "$2" "$3") |"; }
 # nsop NAME: a Go benchmark's ns/op.
 nsop() { awk -v name="$1" '$1 ~ name { print $3; exit }' "$work/gobench.txt"; }
-# overhead_pct OFF ON: how much slower ON is than OFF, in percent.
-overhead_pct() { awk -v off="$(nsop "$1")" -v on="$(nsop "$2")" 'BEGIN { if (off > 0 && on > 0) printf "%.1f", (on / off - 1) * 100 }'; }
 # deviation_pct GOT WANT: how far GOT is from WANT, in percent.
 deviation_pct() { awk -v got="$1" -v want="$2" 'BEGIN { if (got != "") { d = (got - want) / want * 100; if (d < 0) d = -d; printf "%.1f", d } }'; }
 # The intake run with the median throughput.
@@ -237,14 +255,14 @@ cp "$work/batch$median_batch.md" "$work/batch.md"
 	row "durable intake, 64 clients, API-only instance, median of 3 runs (intents/s)" ">=" 10000 "$(field "$work/intake.md" "intake throughput" 1)"
 	row "intake latency p99 at that load (ms)" "<=" 25 "$(field "$work/intake.md" "intake latency" 2)"
 	row "durable batch intake, batches of 100 from 16 clients, API-only, median of 3 runs (intents/s)" ">=" 50000 "$(field "$work/batch.md" "intake throughput" 1)"
-	row "execution sustained at 5 ms gateway latency, $OVER_RATE intents/s offered (attempts/s)" ">=" 8000 "$(field "$work/over.md" "execution throughput" 1)"
+	row "execution sustained at 5 ms gateway latency for ${EXEC_SECONDS} s, $ABOVE_RATE intents/s offered (attempts/s)" ">=" 8000 "$(field "$work/above.md" "execution throughput" 1)"
 	row "first-attempt lateness p99 at $OVER_RATE intents/s offered: sustained, not falling behind (ms)" "<=" 50 "$(field "$work/over.md" "first-attempt lateness" 2)"
 	row "first-attempt lateness p99 at $EXEC_RATE intents/s (ms)" "<=" 50 "$(field "$work/exec.md" "first-attempt lateness" 2)"
 	row "schedule heap for 1,000,000 pending intents (MB)" "<=" 300 "$(metric Rebuild1M schedule-heap-MB)"
 	row "rebuild of 1,000,000 pending intents (s)" "<=" 15 "$(metric Rebuild1M rebuild-s)"
 	row "failover after SIGKILL of the leader (s)" "<=" 7 "$kill_secs"
 	row "failover after a graceful shutdown (s)" "<=" 2 "$term_secs"
-	row "gateway protection (breaker and limiter) on the healthy path: extra time per attempt (%)" "<=" 2 "$(overhead_pct 'BenchmarkProtectionOverhead/off' 'BenchmarkProtectionOverhead/on')"
+	row "gateway protection (breaker and limiter) on the healthy path: extra time per attempt, median of $PROTECT_PAIRS paired runs (%)" "<=" 2 "$protect_pct"
 	row "a gateway limited to 250 calls/s: distance from the rate (%)" "<=" 5 "$(deviation_pct "$(metric RateLimitHoldsTheRate calls/s)" 250)"
 	row "200 concurrent maximum-size bodies: heap in use over raw bytes" "<=" 3 "$(metric BodyMemory heap/raw)"
 	echo
@@ -313,7 +331,7 @@ cp "$work/batch$median_batch.md" "$work/batch.md"
 	echo "### Execution at $EXEC_RATE intents/s for ${EXEC_SECONDS} s"
 	echo
 	echo "A fresh service on a fresh database file, submitting at a fixed rate (open loop). An offered rate"
-	echo "caps the measured one, so the throughput target is read from the next run."
+	echo "caps the measured one, so the throughput target is read from the run offered $ABOVE_RATE intents/s below."
 	echo
 	echo "Command: \`$exec_cmd\`"
 	echo
@@ -328,6 +346,16 @@ cp "$work/batch$median_batch.md" "$work/batch.md"
 	echo "Command: \`$over_cmd\`"
 	echo
 	cat "$work/over.md"
+	echo
+	echo "### Offered $ABOVE_RATE intents/s for ${EXEC_SECONDS} s"
+	echo
+	echo "The throughput target is read here, from an offer above it: a run offered exactly $OVER_RATE"
+	echo "intents/s reads just under $OVER_RATE attempts/s even when it keeps up, since its figure runs to the"
+	echo "last attempt's finish."
+	echo
+	echo "Command: \`$above_cmd\`"
+	echo
+	cat "$work/above.md"
 	echo
 	echo "### Failover (lease 5 s, renew 1 s, acquire 1 s)"
 	echo
@@ -345,6 +373,8 @@ cp "$work/batch$median_batch.md" "$work/batch.md"
 	echo "intents from a SQLite file; targets <= 15 s and <= 300 MB of schedule heap) and \`$bodymem_cmd\`"
 	echo "(200 concurrent submissions with payloads at the 256 KiB limit held in the server at once: heap"
 	echo "in use, live heap and memory newly mapped from the OS, over the bodies' raw bytes; target <= 3)."
+	echo "The protection's overhead target is read from \`$protect_cmd\`: the median of the runs' extra"
+	echo "time with protection on, each run timing off and on back to back ($(paste -sd' ' "$work/protect.txt" | sed 's/ /, /g') %)."
 	echo
 	echo "| benchmark | iterations | ns/op | other figures |"
 	echo "| --- | --- | --- | --- |"
