@@ -32,9 +32,10 @@ type Gateway interface {
 // ErrAnswerLost is wrapped by a Gateway's error when the submission may have
 // reached the gateway but no answer that could be read came back: the
 // connection broke or the call timed out after the request could have gone
-// out, or a 200 answer was unreadable. The gateway may have accepted it, so
+// out, a 200 answer was unreadable, or a proxy answered 502 or 504 for a
+// gateway that broke off or timed out. The gateway may have accepted it, so
 // a leader whose client offers a lookup asks before leaving the attempt in
 // doubt. An error it does not wrap says the gateway did not act: the call
-// was never made or could not connect, or the gateway answered a non-200
-// status.
+// was never made or could not connect, or the gateway (or a proxy with no
+// gateway to send it to) answered another status.
 var ErrAnswerLost = errors.New("the gateway's answer was lost: it may have acted on the submission")

@@ -9,6 +9,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 )
@@ -42,7 +43,12 @@ type conns struct {
 // outnumber the slots.
 type hostConns struct {
 	slots chan struct{}
-	idle  []*conn // newest last, guarded by conns.mu
+	idle  []*conn // oldest first, guarded by conns.mu
+	// expiry closes the connections idle for IdleConnTimeout; it is armed
+	// while any is idle. Calls take the newest idle connection, so under
+	// load the oldest would otherwise stay open (and, once the gateway
+	// closed them, half-closed) for good.
+	expiry *time.Timer
 }
 
 // conn is one connection with its buffers. Reads go through it so that the
@@ -124,7 +130,7 @@ func (p *conns) roundTrip(req *http.Request) (*http.Response, error) {
 		<-h.slots
 		return nil, err
 	}
-	resp.Body = &answerBody{rc: resp.Body, p: p, h: h, c: c, stop: stop, keep: !resp.Close && !req.Close}
+	resp.Body = &answerBody{rc: resp.Body, p: p, h: h, c: c, stop: stop, keep: resp.StatusCode >= 200 && !resp.Close && !req.Close}
 	return resp, nil
 }
 
@@ -208,7 +214,47 @@ func (p *conns) put(h *hostConns, c *conn) {
 		return
 	}
 	h.idle = append(h.idle, c)
+	expired := p.expiredLocked(h, c.idleSince)
+	if h.expiry == nil {
+		h.expiry = time.AfterFunc(p.cfg.IdleConnTimeout, func() { p.expire(h) })
+	}
 	p.mu.Unlock()
+	closeAll(expired)
+}
+
+// expire closes a host's expired idle connections and arms itself again
+// for the oldest one left.
+func (p *conns) expire(h *hostConns) {
+	p.mu.Lock()
+	now := time.Now()
+	expired := p.expiredLocked(h, now)
+	h.expiry = nil
+	if len(h.idle) > 0 && !p.closed {
+		h.expiry = time.AfterFunc(h.idle[0].idleSince.Add(p.cfg.IdleConnTimeout).Sub(now), func() { p.expire(h) })
+	}
+	p.mu.Unlock()
+	closeAll(expired)
+}
+
+// expiredLocked takes the connections idle for IdleConnTimeout at now off
+// the front of the idle list.
+func (p *conns) expiredLocked(h *hostConns, now time.Time) []*conn {
+	n := 0
+	for n < len(h.idle) && now.Sub(h.idle[n].idleSince) >= p.cfg.IdleConnTimeout {
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	expired := slices.Clone(h.idle[:n])
+	h.idle = slices.Delete(h.idle, 0, n)
+	return expired
+}
+
+func closeAll(cs []*conn) {
+	for _, c := range cs {
+		_ = c.nc.Close()
+	}
 }
 
 // close closes the idle connections, and every connection given back
@@ -220,11 +266,13 @@ func (p *conns) close() {
 	for _, h := range p.hosts {
 		idle = append(idle, h.idle...)
 		h.idle = nil
+		if h.expiry != nil {
+			h.expiry.Stop()
+			h.expiry = nil
+		}
 	}
 	p.mu.Unlock()
-	for _, c := range idle {
-		_ = c.nc.Close()
-	}
+	closeAll(idle)
 }
 
 // answerBody gives its connection back to the pool once the answer was read

@@ -221,3 +221,57 @@ func TestCallThatNeverHadAConnectionIsNotInDoubt(t *testing.T) {
 		t.Fatalf("the call holding the connection: %v", err)
 	}
 }
+
+// TestIdleConnectionsCloseAfterTheirTimeout: connections left idle are closed
+// once IdleConnTimeout passed, the oldest included, though no call comes
+// to take them.
+func TestIdleConnectionsCloseAfterTheirTimeout(t *testing.T) {
+	var closed atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		time.Sleep(50 * time.Millisecond) // the three calls overlap: three connections
+		_, _ = io.WriteString(w, `{"status":"accepted"}`)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateClosed {
+			closed.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	c := newClient(t, core.GatewaySMS, gateway.Config{IdleConnTimeout: 100 * time.Millisecond})
+	errs := make(chan error, 3)
+	for i := range 3 {
+		go func() {
+			_, err := c.Submit(t.Context(), params(core.GatewaySMS, srv.URL, "idle-"+string(rune('a'+i)), `{}`))
+			errs <- err
+		}()
+	}
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for closed.Load() < 3 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := closed.Load(); n != 3 {
+		t.Fatalf("%d of 3 idle connections closed after their timeout", n)
+	}
+}
+
+// TestProxyStatusesForALostAnswer: behind HAProxy, a gateway that broke off
+// or timed out after taking the call comes back as 502 or 504, which may
+// hide an acceptance; a 503 (no gateway to send it to) or the gateway's own
+// 500 does not.
+func TestProxyStatusesForALostAnswer(t *testing.T) {
+	for status, lost := range map[int]bool{502: true, 504: true, 503: false, 500: false} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(status) }))
+		c := newClient(t, core.GatewaySMS, gateway.Config{})
+		_, err := c.Submit(t.Context(), params(core.GatewaySMS, srv.URL, "status", `{}`))
+		srv.Close()
+		if gateway.KindOf(err) != gateway.KindHTTPStatus || errors.Is(err, ports.ErrAnswerLost) != lost {
+			t.Errorf("HTTP %d: error %q, kind %q, wraps ErrAnswerLost %v, want %v", status, err, gateway.KindOf(err), !lost, lost)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"errors"
+	"net/http"
 
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
@@ -103,13 +104,17 @@ func (e *Error) Is(target error) bool {
 
 // answerLost says whether the gateway may have received the call although no
 // readable answer came back: a timeout, cancellation or broken connection
-// once the call had its connection, or a 200 answer that is not a valid
-// outcome. A call never made or never connected, and a non-200 status (the
-// gateway's own answer that it decided nothing), are not.
+// once the call had its connection, a 200 answer that is not a valid
+// outcome, or a proxy's 502 or 504 (HAProxy's words for a gateway that broke
+// off or timed out after the call may have reached it). A call never made or
+// never connected, and any other status (the gateway's own answer that it
+// decided nothing, or a proxy's 503: no gateway to send it to), are not.
 func (e *Error) answerLost() bool {
 	switch e.Kind {
-	case KindNotSent, KindHTTPStatus:
+	case KindNotSent:
 		return false
+	case KindHTTPStatus:
+		return e.StatusCode == http.StatusBadGateway || e.StatusCode == http.StatusGatewayTimeout
 	default:
 		return !e.unconnected
 	}

@@ -201,14 +201,13 @@ func (t *term) execute(ctx context.Context, in core.Intent, fromCache bool, tk *
 	}
 	calledAt := t.cfg.Clock.Now()
 	r := t.call(ctx, in, tk)
-	answeredAt := t.cfg.Clock.Now()
 	if errors.Is(r.Err, ports.ErrAnswerLost) {
 		// Asked with the slot still held, as a lookup after a crash is:
 		// it is a call to the same gateway.
 		r = t.settleLostAnswer(ctx, in, a, r)
 	}
 	s.release()
-	return t.finishAt(ctx, in, a, r, called, calledAt, answeredAt), false
+	return t.finish(ctx, in, a, r, called, calledAt), false
 }
 
 // submit calls the gateway named by the intent's contract snapshot, never by
@@ -239,13 +238,7 @@ func (t *term) submit(ctx context.Context, in core.Intent) core.AttemptResult {
 // delay (it waits none; it only ever comes here past a deadline, which
 // exhausts the intent).
 func (t *term) finish(ctx context.Context, in core.Intent, a core.Attempt, r core.AttemptResult, how reach, calledAt time.Time) result {
-	return t.finishAt(ctx, in, a, r, how, calledAt, t.cfg.Clock.Now())
-}
-
-// finishAt is finish with the time the attempt ended: for a call, when its
-// answer came (or was lost), so neither the deadline rule nor the latency
-// sample counts a lookup made after it.
-func (t *term) finishAt(ctx context.Context, in core.Intent, a core.Attempt, r core.AttemptResult, how reach, calledAt, finishedAt time.Time) result {
+	finishedAt := t.cfg.Clock.Now()
 	tries := core.Tries(a.Number-1, in.Attempts)
 	var delay time.Duration
 	if how.sent() {

@@ -85,8 +85,10 @@ func (t *term) complete(r result) {
 // spawn runs job on an idle worker of the term, or on a new one. Workers
 // stay until the term ends (run closes jobs), so the stack an attempt grows
 // (the gateway call, the store's write) is grown once per worker, not once
-// per attempt: growing it was about 4 % of the executor's CPU. There are
-// never more workers than attempts ever ran at once (maxWorkers).
+// per attempt: growing it was about 4 % of the executor's CPU. A worker
+// counts as busy until it is back at the channel, so there are about as
+// many workers as attempts ever ran at once (maxWorkers), at times a few
+// more.
 func (t *term) spawn(job func()) {
 	select {
 	case t.jobs <- job:

@@ -3,7 +3,9 @@ package engine
 import (
 	"context"
 	"errors"
+	"time"
 
+	"github.com/submissionmanager/submission-manager/app/clockctx"
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
 )
@@ -38,21 +40,29 @@ func (t *term) resolveInDoubt(ctx context.Context, in core.Intent, last core.Att
 	}
 }
 
+// lostAnswerLookupTimeout bounds the lookup made right after a lost answer.
+// A gateway answers it in milliseconds; one that just timed out the call
+// may time out its lookup too, and the call's slot is held meanwhile.
+const lostAnswerLookupTimeout = 2 * time.Second
+
 // settleLostAnswer asks the gateway's lookup, right after a call of this
 // leader's whose answer was lost (ports.ErrAnswerLost: the connection broke
 // or timed out after the request could have gone out), whether it accepted
 // the reference. An acceptance closes the attempt as accepted, as if its
 // answer had arrived: the intent is not retried into duplicate_reference
-// and exhausted while the message was delivered. Only an acceptance is
-// taken. A rejection the lookup reports may be an earlier attempt's, and
-// "never received" so soon after the call may only mean the gateway has
-// not registered it yet; then the attempt stays in doubt, as without a
-// lookup.
+// and exhausted while the message was delivered. The policy judges it at
+// the lookup's time, as after a crash: the gateway may have accepted after
+// the call gave up. Only an acceptance is taken. A rejection the lookup
+// reports may be an earlier attempt's, and "never received" so soon after
+// the call may only mean the gateway has not registered it yet; then the
+// attempt stays in doubt, as without a lookup.
 func (t *term) settleLostAnswer(ctx context.Context, in core.Intent, a core.Attempt, lost core.AttemptResult) core.AttemptResult {
 	if ctx.Err() != nil {
 		return lost // stopping: the lookup could not be made either
 	}
-	res := t.lookup(ctx, in, a)
+	lookupCtx, cancel := clockctx.WithTimeout(ctx, t.cfg.Clock, lostAnswerLookupTimeout)
+	defer cancel()
+	res := t.lookup(lookupCtx, in, a)
 	if res.Answer != core.LookupKnown || res.Outcome.Status != core.OutcomeAccepted {
 		return lost
 	}

@@ -21,11 +21,19 @@ type lookupGateway struct {
 	answers map[string]ports.LookupResult
 	err     error
 	asked   []string
+	// during, when set, runs in each lookup before it answers; an error
+	// it returns is the lookup's.
+	during func(ctx context.Context) error
 }
 
 var _ ports.GatewayLookup = (*lookupGateway)(nil)
 
-func (g *lookupGateway) Lookup(_ context.Context, p ports.LookupParams) (ports.LookupResult, error) {
+func (g *lookupGateway) Lookup(ctx context.Context, p ports.LookupParams) (ports.LookupResult, error) {
+	if g.during != nil {
+		if err := g.during(ctx); err != nil {
+			return ports.LookupResult{}, err
+		}
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.asked = append(g.asked, p.Reference)

@@ -1,10 +1,12 @@
 package engine_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
@@ -94,5 +96,51 @@ func TestAnAnswerThatCameIsNotLookedUp(t *testing.T) {
 	}
 	if len(lg.asked) != 0 {
 		t.Fatalf("lookups %v after an answer that came", lg.asked)
+	}
+}
+
+// TestLostAnswerLookedUpPastTheDeadlineExhausts: the policy judges a
+// looked-up acceptance at the lookup's time, as after a crash, since the
+// gateway may have accepted after the call gave up.
+func TestLostAnswerLookedUpPastTheDeadlineExhausts(t *testing.T) {
+	h := newHarness(t)
+	lg := withLookup(h, map[string]ports.LookupResult{
+		"la-4": {Answer: core.LookupKnown, Outcome: core.Outcome{Status: core.OutcomeAccepted}},
+	}, nil)
+	lg.during = func(context.Context) error {
+		h.clock.Advance(time.Minute) // past the 30 s deadline
+		return nil
+	}
+	h.gw.on("la-4", lostAnswer)
+	h.submit("la-4", smsDeadline, `{}`)
+	h.startLead()
+	in := h.waitStatus("la-4", core.StatusExhausted)
+	if in.ExhaustedReason != core.ExhaustedDeadlineExceeded {
+		t.Fatalf("exhausted as %s, want the deadline rule", in.ExhaustedReason)
+	}
+}
+
+// TestLostAnswerLookupGivesUpAfterItsTimeout: a gateway that timed out the
+// call may not answer its lookup either; the leader waits no longer than
+// lostAnswerLookupTimeout (2 s) with the call's slot held, and the attempt
+// stays in doubt.
+func TestLostAnswerLookupGivesUpAfterItsTimeout(t *testing.T) {
+	h := newHarness(t)
+	lg := withLookup(h, nil, nil)
+	asked := make(chan time.Time, 1)
+	lg.during = func(ctx context.Context) error {
+		asked <- h.clock.Now()
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	h.gw.on("la-5", lostAnswer, accepted)
+	h.submit("la-5", smsMaxAttempts, `{}`)
+	h.startLead()
+	at := <-asked
+	h.waitTimer(at.Add(2 * time.Second))
+	h.clock.Advance(2 * time.Second)
+	in := h.waitAttempts("la-5", 1)
+	if a := in.Attempts[0]; !a.Sent || a.Outcome != nil || a.Error != lostAnswer.err.Error() {
+		t.Fatalf("first attempt %+v, want it left in doubt with its lost answer's error", a)
 	}
 }
