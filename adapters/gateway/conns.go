@@ -20,8 +20,8 @@ import (
 // (Request.Write) and response parser (ReadResponse). net/http's Transport
 // runs two goroutines per connection and hands every exchange to them and
 // back, five goroutine wake-ups per call; at thousands of calls a second on
-// a small host that costs about a tenth of the executor's CPU
-// (docs/benchmarks.md). https URLs go through the Transport.
+// a small host that cost the executor 5-12 % of its CPU per attempt
+// (docs/gateway-protocol.md). https URLs go through the Transport.
 //
 // It keeps the Transport's rules: at most MaxConnsPerHost connections per
 // host (a call beyond waits for one, within its context), at most
