@@ -113,33 +113,6 @@ func (a *auditDB) attempts(t *testing.T) []auditAttempt {
 	return out
 }
 
-// lateAcceptances names the exhausted intents whose last attempt the gateway
-// accepted: the acceptance came after the deadline, which the contract does
-// not count.
-func (a *auditDB) lateAcceptances(t *testing.T) map[string]bool {
-	t.Helper()
-	rows, err := a.db.QueryContext(context.Background(),
-		`SELECT i.intent_id FROM submission_intents AS i JOIN submission_attempts AS a
-		   ON a.intent_id = i.intent_id AND a.attempt_number = i.attempt_count
-		 WHERE i.status = 'exhausted' AND a.outcome_status = 'accepted'`)
-	if err != nil {
-		t.Fatalf("reading late acceptances: %v", err)
-	}
-	defer rows.Close()
-	out := map[string]bool{}
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			t.Fatalf("reading late acceptances: %v", err)
-		}
-		out[id] = true
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatalf("reading late acceptances: %v", err)
-	}
-	return out
-}
-
 func (a *auditDB) intents(t *testing.T) map[string]auditIntent {
 	t.Helper()
 	rows, err := a.db.QueryContext(context.Background(),
