@@ -30,13 +30,14 @@ type gateway struct {
 	// done is closed when the simulator closes, so that hanging and waiting
 	// submissions end and the server can shut down.
 	done   <-chan struct{}
+	waker  *waker
 	logger *slog.Logger
 }
 
 var _ gatewayapi.ServerInterface = (*gateway)(nil)
 
-func newGateway(t core.GatewayType, b behaviour, done <-chan struct{}, logger *slog.Logger) *gateway {
-	g := &gateway{gatewayType: t, behaviour: b, state: newRegistry(), done: done, logger: logger}
+func newGateway(t core.GatewayType, b behaviour, done <-chan struct{}, wk *waker, logger *slog.Logger) *gateway {
+	g := &gateway{gatewayType: t, behaviour: b, state: newRegistry(), done: done, waker: wk, logger: logger}
 	g.mode.Store(b.mode)
 	g.state.reset(b.scripts)
 	return g
@@ -124,10 +125,10 @@ func (g *gateway) wait(r *http.Request, d time.Duration) bool {
 	if d <= 0 {
 		return true
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
+	due, cancel := g.waker.after(d)
+	defer cancel()
 	select {
-	case <-t.C:
+	case <-due:
 		return true
 	case <-r.Context().Done():
 		return false

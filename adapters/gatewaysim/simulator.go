@@ -26,7 +26,9 @@ type Simulator struct {
 	// serving counts the Serve goroutines, which Close waits for.
 	serving sync.WaitGroup
 	// handlers tracks running handlers of both gateways for Close.
-	handlers  *handlerTracker
+	handlers *handlerTracker
+	// waker ends the gateways' simulated latencies (waker.go).
+	waker     *waker
 	closeOnce sync.Once
 	closeErr  error
 	logger    *slog.Logger
@@ -66,8 +68,9 @@ func Start(cfg Config) (*Simulator, error) {
 		}
 		listeners[t] = ln
 	}
+	s.waker = newWaker(newKernelTimer())
 	for t, ln := range listeners {
-		g := newGateway(t, b, s.done, logger)
+		g := newGateway(t, b, s.done, s.waker, logger)
 		srv := &http.Server{
 			Handler:           s.handlers.wrap(g.handler()),
 			ReadHeaderTimeout: 10 * time.Second,
@@ -176,6 +179,7 @@ func (s *Simulator) Close() error {
 		}
 		s.serving.Wait()
 		s.handlers.closeAndWait()
+		s.waker.close()
 		s.closeErr = errors.Join(errs...)
 		s.logger.Info("gateway simulator stopped")
 	})

@@ -1,0 +1,168 @@
+package gatewaysim
+
+import (
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// clocks are the kernel timers a waker can run on here: the platform's
+// (a timerfd on Linux) and the Go timer it falls back to.
+func clocks() map[string]func() kernelTimer {
+	return map[string]func() kernelTimer{
+		"platform": newKernelTimer,
+		"go-timer": func() kernelTimer { return newGoTimer() },
+	}
+}
+
+func TestWakerWakesEachAtItsDeadlineInDeadlineOrder(t *testing.T) {
+	for name, clock := range clocks() {
+		t.Run(name, func(t *testing.T) {
+			w := newWaker(clock())
+			defer w.close()
+			// Added out of order: a wake earlier than the armed one must
+			// re-arm the timer, and equal deadlines must both fire.
+			delays := []time.Duration{40, 10, 25, 10, 1}
+			start := time.Now()
+			var mu sync.Mutex
+			var order []time.Duration
+			var wg sync.WaitGroup
+			for _, ms := range delays {
+				d := ms * time.Millisecond
+				due, cancel := w.after(d)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					defer cancel()
+					<-due
+					if early := d - time.Since(start); early > 0 {
+						t.Errorf("the %v wake came %v early", d, early)
+					}
+					mu.Lock()
+					order = append(order, d)
+					mu.Unlock()
+				}()
+			}
+			wg.Wait()
+			want := slices.Clone(delays)
+			for i := range want {
+				want[i] *= time.Millisecond
+			}
+			slices.Sort(want)
+			if !slices.Equal(order, want) {
+				t.Errorf("wakes came in the order %v, want %v", order, want)
+			}
+		})
+	}
+}
+
+func TestWakerAnEarlierWakeRearmsTheTimer(t *testing.T) {
+	for name, clock := range clocks() {
+		t.Run(name, func(t *testing.T) {
+			w := newWaker(clock())
+			defer w.close()
+			_, cancelHour := w.after(time.Hour) // armed for an hour from now
+			defer cancelHour()
+			due, cancel := w.after(5 * time.Millisecond)
+			defer cancel()
+			select {
+			case <-due:
+			case <-time.After(10 * time.Second):
+				t.Fatal("a 5 ms wake added after a 1 h one did not fire in 10 s: the timer stayed armed for the hour")
+			}
+		})
+	}
+}
+
+func TestWakerCancelForgetsTheWake(t *testing.T) {
+	for name, clock := range clocks() {
+		t.Run(name, func(t *testing.T) {
+			w := newWaker(clock())
+			defer w.close()
+			cancelled, cancel := w.after(5 * time.Millisecond)
+			cancel()
+			later, cancelLater := w.after(20 * time.Millisecond)
+			defer cancelLater()
+			<-later
+			select {
+			case <-cancelled:
+				t.Fatal("a cancelled wake fired")
+			default:
+			}
+			w.mu.Lock()
+			left := len(w.due)
+			w.mu.Unlock()
+			if left != 0 {
+				t.Errorf("%d wakes are still held after every one fired or was cancelled", left)
+			}
+			cancel() // again, and after the others fired: a no-op
+		})
+	}
+}
+
+func TestWakerCloseEndsItsGoroutineWithWakesPending(t *testing.T) {
+	for name, clock := range clocks() {
+		t.Run(name, func(t *testing.T) {
+			w := newWaker(clock())
+			_, cancel := w.after(time.Hour)
+			defer cancel()
+			w.close() // returns only once run has returned
+			select {
+			case <-w.stopped:
+			default:
+				t.Fatal("close returned before the waker's goroutine ended")
+			}
+		})
+	}
+}
+
+// BenchmarkLatencyOvershoot measures how late a simulated 5 ms latency
+// ends with 64 submissions waiting at once, as in the benchmarks' drains:
+// on the waker with each kernel timer, and on a Go timer per submission,
+// as the simulator waited before. Run with -benchtime 2000x or more.
+func BenchmarkLatencyOvershoot(b *testing.B) {
+	const latency, concurrent = 5 * time.Millisecond, 64
+	run := func(b *testing.B, wait func()) {
+		var total time.Duration
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		per := max(b.N/concurrent, 1)
+		b.ResetTimer()
+		for g := range concurrent {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				time.Sleep(time.Duration(g) * latency / concurrent) // spread, as calls are
+				var sum time.Duration
+				for range per {
+					t0 := time.Now()
+					wait()
+					sum += time.Since(t0) - latency
+				}
+				mu.Lock()
+				total += sum
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+		b.ReportMetric(float64(total.Microseconds())/float64(per*concurrent), "overshoot-us/wait")
+	}
+	for name, clock := range clocks() {
+		b.Run("waker-"+name, func(b *testing.B) {
+			w := newWaker(clock())
+			defer w.close()
+			run(b, func() {
+				due, cancel := w.after(latency)
+				<-due
+				cancel()
+			})
+		})
+	}
+	b.Run("timer-per-wait", func(b *testing.B) {
+		run(b, func() {
+			t := time.NewTimer(latency)
+			<-t.C
+		})
+	})
+}
