@@ -107,13 +107,19 @@ func TestLostAnswerLookedUpPastTheDeadlineExhausts(t *testing.T) {
 	lg := withLookup(h, map[string]ports.LookupResult{
 		"la-4": {Answer: core.LookupKnown, Outcome: core.Outcome{Status: core.OutcomeAccepted}},
 	}, nil)
+	// The clock moves only once startLead saw the first refresh armed: a
+	// minute earlier, the scheduler would arm it a minute later than
+	// startLead waits for.
+	started := make(chan struct{})
 	lg.during = func(context.Context) error {
+		<-started
 		h.clock.Advance(time.Minute) // past the 30 s deadline
 		return nil
 	}
 	h.gw.on("la-4", lostAnswer)
 	h.submit("la-4", smsDeadline, `{}`)
 	h.startLead()
+	close(started)
 	in := h.waitStatus("la-4", core.StatusExhausted)
 	if in.ExhaustedReason != core.ExhaustedDeadlineExceeded {
 		t.Fatalf("exhausted as %s, want the deadline rule", in.ExhaustedReason)
