@@ -23,6 +23,9 @@ type waker struct {
 	// not set or has fired.
 	armed time.Time
 	clock kernelTimer
+	// closed is set by close, under mu, before the kernel timer closes:
+	// nothing arms it after that (a timerfd's number may be reused).
+	closed bool
 	// stopped is closed when run returned.
 	stopped chan struct{}
 }
@@ -56,6 +59,9 @@ func newWaker(clock kernelTimer) *waker {
 
 // close stops the waker once no submission waits any more.
 func (w *waker) close() {
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
 	w.clock.close()
 	<-w.stopped
 }
@@ -96,8 +102,12 @@ func (w *waker) run() {
 	}
 }
 
-// armLocked sets the kernel timer for at. The caller holds mu.
+// armLocked sets the kernel timer for at, unless the waker is closed. The
+// caller holds mu.
 func (w *waker) armLocked(at time.Time) {
+	if w.closed {
+		return
+	}
 	w.armed = at
 	w.clock.arm(time.Until(at))
 }

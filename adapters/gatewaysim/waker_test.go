@@ -1,7 +1,7 @@
 package gatewaysim
 
 import (
-	"slices"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -17,41 +17,61 @@ func clocks() map[string]func() kernelTimer {
 }
 
 func TestWakerWakesEachAtItsDeadlineInDeadlineOrder(t *testing.T) {
+	// Far enough apart that a wake held back by a busy machine still
+	// comes long before one 90 ms or more after it; a waker that fired
+	// them in any other order, or all at the last deadline, would not.
+	const apart = 90 * time.Millisecond
 	for name, clock := range clocks() {
 		t.Run(name, func(t *testing.T) {
 			w := newWaker(clock())
 			defer w.close()
 			// Added out of order: a wake earlier than the armed one must
 			// re-arm the timer, and equal deadlines must both fire.
-			delays := []time.Duration{40, 10, 25, 10, 1}
+			delays := []time.Duration{200, 10, 100, 10, 1}
+			for i := range delays {
+				delays[i] *= time.Millisecond
+			}
+			dues := make([]<-chan struct{}, len(delays))
+			fired := make(chan error, len(delays))
 			start := time.Now()
-			var mu sync.Mutex
-			var order []time.Duration
-			var wg sync.WaitGroup
-			for _, ms := range delays {
-				d := ms * time.Millisecond
+			for i, d := range delays {
 				due, cancel := w.after(d)
-				wg.Add(1)
+				defer cancel()
+				dues[i] = due
+			}
+			for i, d := range delays {
 				go func() {
-					defer wg.Done()
-					defer cancel()
-					<-due
+					<-dues[i]
 					if early := d - time.Since(start); early > 0 {
-						t.Errorf("the %v wake came %v early", d, early)
+						fired <- fmt.Errorf("the %v wake came %v early", d, early)
+						return
 					}
-					mu.Lock()
-					order = append(order, d)
-					mu.Unlock()
+					for j, other := range delays {
+						select {
+						case <-dues[j]:
+							if other >= d+apart {
+								fired <- fmt.Errorf("the %v wake fired no sooner than the %v one", d, other)
+								return
+							}
+						default:
+							if other < d {
+								fired <- fmt.Errorf("the %v wake fired before the %v one", d, other)
+								return
+							}
+						}
+					}
+					fired <- nil
 				}()
 			}
-			wg.Wait()
-			want := slices.Clone(delays)
-			for i := range want {
-				want[i] *= time.Millisecond
-			}
-			slices.Sort(want)
-			if !slices.Equal(order, want) {
-				t.Errorf("wakes came in the order %v, want %v", order, want)
+			for range delays {
+				select {
+				case err := <-fired:
+					if err != nil {
+						t.Error(err)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatal("a wake of at most 200 ms did not fire in 10 s")
+				}
 			}
 		})
 	}
@@ -107,11 +127,15 @@ func TestWakerCloseEndsItsGoroutineWithWakesPending(t *testing.T) {
 			w := newWaker(clock())
 			_, cancel := w.after(time.Hour)
 			defer cancel()
-			w.close() // returns only once run has returned
+			closed := make(chan struct{})
+			go func() {
+				w.close() // returns once run has returned
+				close(closed)
+			}()
 			select {
-			case <-w.stopped:
-			default:
-				t.Fatal("close returned before the waker's goroutine ended")
+			case <-closed:
+			case <-time.After(10 * time.Second):
+				t.Fatal("close did not end the waker's goroutine in 10 s")
 			}
 		})
 	}
