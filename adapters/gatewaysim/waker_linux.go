@@ -30,8 +30,8 @@ func newKernelTimer() kernelTimer {
 // disarm a timerfd, so the earliest it fires is a nanosecond from now.
 func (t *timerFD) arm(d time.Duration) {
 	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(int64(max(d, time.Nanosecond)))}
-	// Settime fails only for an invalid fd or spec, which neither is while
-	// the file is open; after close, nobody waits for the wake.
+	// Settime fails only for an invalid fd or spec, and neither is: the
+	// spec is positive, and the waker never arms a closed timer.
 	_ = unix.TimerfdSettime(t.fd, 0, &spec, nil)
 }
 

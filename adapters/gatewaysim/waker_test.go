@@ -104,7 +104,11 @@ func TestWakerCancelForgetsTheWake(t *testing.T) {
 			cancel()
 			later, cancelLater := w.after(20 * time.Millisecond)
 			defer cancelLater()
-			<-later
+			select {
+			case <-later:
+			case <-time.After(10 * time.Second):
+				t.Fatal("a 20 ms wake did not fire in 10 s")
+			}
 			select {
 			case <-cancelled:
 				t.Fatal("a cancelled wake fired")
