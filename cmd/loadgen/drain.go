@@ -49,6 +49,8 @@ func awaitDrain(ctx context.Context, c *client.ClientWithResponses, timeout time
 		switch {
 		case !time.Now().Before(deadline):
 			// The timeout cut this request: the answers before say why.
+			// The clock, not ctx.Err(): the lean doer's connection deadline
+			// is ctx's, and its i/o timeout can come before ctx is done.
 		case err != nil:
 			lastErr = err
 		case resp.StatusCode() >= 400 && resp.StatusCode() < 500:
