@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/submissionmanager/submission-manager/api/client"
-	"github.com/submissionmanager/submission-manager/cmd/submission-manager/app"
+	"github.com/submissionmanager/submission-manager/cmd/submission-manager/command"
 )
 
 // batchItems is one sequence of submissions: valid, repeated, conflicting,
@@ -74,7 +74,7 @@ func postBatch(t *testing.T, svc service, body string) *client.SubmitIntentBatch
 // batch to one service and one POST at a time to another, and requires the
 // same answer for every item, in order.
 func TestBatchAnswersEachItemAsASinglePostWould(t *testing.T) {
-	small := func(c *app.ServeConfig) { c.MaxPayloadBytes = 100 }
+	small := func(c *command.ServeConfig) { c.MaxPayloadBytes = 100 }
 	batched, _ := startStandard(t, small)
 	single, _ := startStandard(t, small)
 	// One intent stored before: a repeat and a conflict with it.
@@ -154,7 +154,7 @@ func TestBatchThroughTheGoSDK(t *testing.T) {
 // TestBatchRefusedAsAWhole: only a body that is not a batch, or too big a
 // batch, is refused as a whole, with one problem document.
 func TestBatchRefusedAsAWhole(t *testing.T) {
-	svc, _ := startStandard(t, func(c *app.ServeConfig) { c.MaxBatch = 3; c.MaxPayloadBytes = 1000 })
+	svc, _ := startStandard(t, func(c *command.ServeConfig) { c.MaxBatch = 3; c.MaxPayloadBytes = 1000 })
 	item := `{"intentId":"x","submissionTarget":"sms.realtime","payload":{}}`
 	cases := []struct {
 		name, body, contentType string

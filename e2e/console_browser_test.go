@@ -16,7 +16,7 @@ import (
 
 	"github.com/submissionmanager/submission-manager/adapters/gatewaysim"
 	"github.com/submissionmanager/submission-manager/api/client"
-	"github.com/submissionmanager/submission-manager/cmd/submission-manager/app"
+	"github.com/submissionmanager/submission-manager/cmd/submission-manager/command"
 )
 
 // screenshotsEnv names the directory, relative to the repository root, the
@@ -153,7 +153,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 	ctx := newBrowser(t)
 	const operatorKey, clientKey = "operator-key-for-the-browser-test", "client-key"
-	svc, sim := startStandard(t, func(c *app.ServeConfig) {
+	svc, sim := startStandard(t, func(c *command.ServeConfig) {
 		c.OperatorKeys, c.APIKeys = []string{operatorKey}, []string{clientKey}
 		c.HolderID = "browser-leader"
 	})

@@ -12,7 +12,7 @@ import (
 
 	"github.com/submissionmanager/submission-manager/adapters/gatewaysim"
 	"github.com/submissionmanager/submission-manager/api/client"
-	"github.com/submissionmanager/submission-manager/cmd/submission-manager/app"
+	"github.com/submissionmanager/submission-manager/cmd/submission-manager/command"
 	"github.com/submissionmanager/submission-manager/core"
 )
 
@@ -76,8 +76,8 @@ func startSimulator(t *testing.T) *gatewaysim.Simulator {
 }
 
 // testConfig is a fast configuration on a fresh SQLite file in dir.
-func testConfig(dir, registry string) app.ServeConfig {
-	cfg := app.DefaultServeConfig()
+func testConfig(dir, registry string) command.ServeConfig {
+	cfg := command.DefaultServeConfig()
 	cfg.Registry = registry
 	cfg.Database = "sqlite:" + filepath.Join(dir, "submission-manager.db")
 	cfg.Listen = "127.0.0.1:0"
@@ -93,16 +93,16 @@ func testConfig(dir, registry string) app.ServeConfig {
 
 // service is a running in-process instance and a client for it.
 type service struct {
-	srv *app.Server
+	srv *command.Server
 	api *client.ClientWithResponses
 }
 
 // startService starts the real service with cfg; it is shut down when the
 // test ends unless the test stops it first.
-func startService(t *testing.T, cfg app.ServeConfig, opts ...client.ClientOption) service {
+func startService(t *testing.T, cfg command.ServeConfig, opts ...client.ClientOption) service {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelInfo}))
-	srv, err := app.Start(context.Background(), cfg, log)
+	srv, err := command.Start(context.Background(), cfg, log)
 	if err != nil {
 		t.Fatalf("starting the service: %v", err)
 	}
@@ -114,7 +114,7 @@ func startService(t *testing.T, cfg app.ServeConfig, opts ...client.ClientOption
 	return service{srv: srv, api: api}
 }
 
-func stopService(t *testing.T, srv *app.Server) {
+func stopService(t *testing.T, srv *command.Server) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
@@ -124,7 +124,7 @@ func stopService(t *testing.T, srv *app.Server) {
 }
 
 // startStandard starts a simulator and a service with standardTargets.
-func startStandard(t *testing.T, tune ...func(*app.ServeConfig)) (service, *gatewaysim.Simulator) {
+func startStandard(t *testing.T, tune ...func(*command.ServeConfig)) (service, *gatewaysim.Simulator) {
 	t.Helper()
 	sim := startSimulator(t)
 	dir := t.TempDir()

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/submissionmanager/submission-manager/api/client"
-	"github.com/submissionmanager/submission-manager/cmd/submission-manager/app"
+	"github.com/submissionmanager/submission-manager/cmd/submission-manager/command"
 )
 
 func TestAPIKeysOnAndOff(t *testing.T) {
@@ -66,7 +66,7 @@ func TestAPIKeysOnAndOff(t *testing.T) {
 var leaderLine = regexp.MustCompile(`^mode=leader holder_id=(\S+) lease_epoch=(\d+) lease_expires_at=(\S+)$`)
 
 func TestHealthAndReadinessBodies(t *testing.T) {
-	svc, _ := startStandard(t, func(c *app.ServeConfig) { c.HolderID = "sm-e2e-01" })
+	svc, _ := startStandard(t, func(c *command.ServeConfig) { c.HolderID = "sm-e2e-01" })
 	ctx := context.Background()
 	health, err := svc.api.HealthzWithResponse(ctx)
 	if err != nil {
@@ -109,7 +109,7 @@ func TestHealthAndReadinessBodies(t *testing.T) {
 }
 
 func TestMetricsAndPprofMounts(t *testing.T) {
-	svc, _ := startStandard(t, func(c *app.ServeConfig) { c.Pprof = true; c.PprofListen = "127.0.0.1:0"; c.APIKeys = []string{"k"} })
+	svc, _ := startStandard(t, func(c *command.ServeConfig) { c.Pprof = true; c.PprofListen = "127.0.0.1:0"; c.APIKeys = []string{"k"} })
 	get := func(path string) (int, string) {
 		base := svc.srv.URL()
 		if strings.HasPrefix(path, "/debug/") {

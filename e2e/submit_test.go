@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/submissionmanager/submission-manager/api/client"
-	"github.com/submissionmanager/submission-manager/cmd/submission-manager/app"
+	"github.com/submissionmanager/submission-manager/cmd/submission-manager/command"
 )
 
 func TestCreateRunsTheFirstAttemptAndAccepts(t *testing.T) {
@@ -124,7 +124,7 @@ func TestUnknownTargetIsUnprocessable(t *testing.T) {
 }
 
 func TestOversizedPayloadIsRefusedByItsCompactedSize(t *testing.T) {
-	svc, _ := startStandard(t, func(c *app.ServeConfig) { c.MaxPayloadBytes = 1024 })
+	svc, _ := startStandard(t, func(c *command.ServeConfig) { c.MaxPayloadBytes = 1024 })
 	over := `"` + strings.Repeat("x", 1023) + `"` // 1025 bytes
 	res := submit(t, svc.api, "big-1", "sms.realtime", over)
 	p := problemOf(t, res.StatusCode(), res.HTTPResponse.Header.Get("Content-Type"), res.Body, 413, "payload-too-large")

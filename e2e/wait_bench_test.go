@@ -22,7 +22,7 @@ import (
 	"github.com/submissionmanager/submission-manager/adapters/sysclock"
 	"github.com/submissionmanager/submission-manager/api/client"
 	"github.com/submissionmanager/submission-manager/app/watch"
-	"github.com/submissionmanager/submission-manager/cmd/submission-manager/app"
+	"github.com/submissionmanager/submission-manager/cmd/submission-manager/command"
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
 )
@@ -166,7 +166,7 @@ func BenchmarkWaiters10k(b *testing.B) {
 	cfg.MaxWaiters = 2 * waitersHeld
 	cfg.ShutdownTimeout = time.Minute
 	for b.Loop() {
-		srv, err := app.Start(context.Background(), cfg, slog.New(slog.DiscardHandler))
+		srv, err := command.Start(context.Background(), cfg, slog.New(slog.DiscardHandler))
 		if err != nil {
 			b.Fatal(err)
 		}

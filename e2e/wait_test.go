@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/submissionmanager/submission-manager/api/client"
-	"github.com/submissionmanager/submission-manager/cmd/submission-manager/app"
+	"github.com/submissionmanager/submission-manager/cmd/submission-manager/command"
 )
 
 func wait(n string) *string { return &n }
@@ -40,7 +40,7 @@ func getWaiting(t *testing.T, c *client.ClientWithResponses, id, prefer string) 
 // the leader, another instance, has accepted it, as the API-only instance
 // learns from the store.
 func TestWaitOnAnAPIOnlyInstanceWakesWhenTheLeaderFinishes(t *testing.T) {
-	leader, apiOnly := startPair(t, func(c *app.ServeConfig) { c.APIOnly = true })
+	leader, apiOnly := startPair(t, func(c *command.ServeConfig) { c.APIOnly = true })
 	notBefore := time.Now().Add(time.Second).UTC().Truncate(time.Microsecond)
 	res := submitWaiting(t, apiOnly.api, "waited-1", notBefore, "wait=20")
 	if res.StatusCode() != 201 || res.JSON201 == nil {
@@ -65,7 +65,7 @@ func TestWaitOnAnAPIOnlyInstanceWakesWhenTheLeaderFinishes(t *testing.T) {
 // TestWaitOnAFollowerWakesWhenTheLeaderFinishes reads, with Prefer: wait, a
 // scheduled intent on the instance that does not lead.
 func TestWaitOnAFollowerWakesWhenTheLeaderFinishes(t *testing.T) {
-	leader, follower := startPair(t, func(c *app.ServeConfig) { c.HolderID = "follower" })
+	leader, follower := startPair(t, func(c *command.ServeConfig) { c.HolderID = "follower" })
 	if got := readyz(t, follower.api); !strings.HasPrefix(got, "mode=follower") {
 		t.Fatalf("the second instance is not a follower: %q", got)
 	}
@@ -113,7 +113,7 @@ func TestShutdownAnswersWaitingRequests(t *testing.T) {
 
 // startPair starts a leader, waits until it leads, and then a second
 // instance on the same database, tuned by tune.
-func startPair(t *testing.T, tune func(*app.ServeConfig)) (leader, other service) {
+func startPair(t *testing.T, tune func(*command.ServeConfig)) (leader, other service) {
 	t.Helper()
 	sim := startSimulator(t)
 	dir := t.TempDir()

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/submissionmanager/submission-manager/adapters/gatewaysim"
-	"github.com/submissionmanager/submission-manager/cmd/submission-manager/app"
+	"github.com/submissionmanager/submission-manager/cmd/submission-manager/command"
 	"github.com/submissionmanager/submission-manager/core"
 )
 
@@ -33,12 +33,12 @@ func TestRunAgainstTheRealService(t *testing.T) {
 	if err := os.WriteFile(registry, []byte(reg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg := app.DefaultServeConfig()
+	cfg := command.DefaultServeConfig()
 	cfg.Registry = registry
 	cfg.Database = "sqlite:" + filepath.Join(dir, "load.db")
 	cfg.Listen = "127.0.0.1:0"
 	cfg.AcquireInterval = 50 * time.Millisecond
-	srv, err := app.Start(context.Background(), cfg, slog.New(slog.NewTextHandler(t.Output(), nil)))
+	srv, err := command.Start(context.Background(), cfg, slog.New(slog.NewTextHandler(t.Output(), nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 // Command submission-manager runs SubmissionManager: `serve` for the service,
 // `migrate` for the database schema, `targets validate` for registry files.
-// Everything but signal handling and the process exit lives in package app,
+// Everything but signal handling and the process exit lives in package command,
 // where tests can reach it.
 package main
 
@@ -10,7 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/submissionmanager/submission-manager/cmd/submission-manager/app"
+	"github.com/submissionmanager/submission-manager/cmd/submission-manager/command"
 )
 
 func main() {
@@ -21,7 +21,7 @@ func main() {
 		<-ctx.Done()
 		stop()
 	}()
-	code := app.Main(ctx, os.Args[1:], os.LookupEnv, os.Stdout, os.Stderr)
+	code := command.Main(ctx, os.Args[1:], os.LookupEnv, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }

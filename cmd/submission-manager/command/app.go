@@ -1,8 +1,8 @@
-// Package app is the submission-manager command: flag and environment
+// Package command is the submission-manager command: flag and environment
 // parsing, and the wiring of core, ports and adapters into a running
 // service. It is a package rather than main so tests can start the real
 // service in-process (Start) and run commands as a user would (Main).
-package app
+package command
 
 import (
 	"context"
