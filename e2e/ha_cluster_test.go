@@ -16,7 +16,8 @@ import (
 	"github.com/submissionmanager/submission-manager/adapters/gatewaysim"
 	"github.com/submissionmanager/submission-manager/adapters/sqlite"
 	"github.com/submissionmanager/submission-manager/adapters/sysclock"
-	"github.com/submissionmanager/submission-manager/app/engine"
+	"github.com/submissionmanager/submission-manager/app/executor"
+	"github.com/submissionmanager/submission-manager/app/intake"
 	"github.com/submissionmanager/submission-manager/app/leader"
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
@@ -104,7 +105,7 @@ type haInstance struct {
 	holderID string
 	db       *sqlite.DB
 	link     *dbLink
-	service  *engine.Service
+	service  *intake.Service
 	elector  *leader.Elector
 	calls    *gatewayCalls
 	stop     func()
@@ -133,7 +134,7 @@ func (c *haCluster) start(holderID string, tune ...func(*leader.Config)) *haInst
 		gateways[gt] = countingGateway{inner: client, calls: calls}
 	}
 	clock := sysclock.New()
-	executor, err := engine.New(engine.Config{
+	executor, err := executor.New(executor.Config{
 		Store:           linkStore{link},
 		Gateways:        gateways,
 		Clock:           clock,
@@ -144,7 +145,7 @@ func (c *haCluster) start(holderID string, tune ...func(*leader.Config)) *haInst
 	if err != nil {
 		t.Fatal(err)
 	}
-	service, err := engine.NewService(engine.ServiceConfig{
+	service, err := intake.NewService(intake.ServiceConfig{
 		Registry: c.registry, Store: linkStore{link}, Clock: clock, Notifier: executor,
 	})
 	if err != nil {

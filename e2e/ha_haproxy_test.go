@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/submissionmanager/submission-manager/adapters/gatewaysim"
-	"github.com/submissionmanager/submission-manager/app/engine"
+	"github.com/submissionmanager/submission-manager/app/executor"
 )
 
 // The timings of the multi-process test, passed to every serve process.
@@ -376,7 +376,7 @@ func (c *mpCluster) checkStaleLeaderWroteNothing(stale string, epoch int64, stop
 		if a.StartedAt.After(stoppedAt) {
 			t.Errorf("attempt %s of %s@%d started at %s, after the leader was stopped at %s", key, stale, epoch, a.StartedAt, stoppedAt)
 		}
-		if b := before[key]; b.FinishedAt.IsZero() && !a.FinishedAt.IsZero() && a.Error != engine.OutcomeUnknownError && !foundOpen[key] {
+		if b := before[key]; b.FinishedAt.IsZero() && !a.FinishedAt.IsZero() && a.Error != executor.OutcomeUnknownError && !foundOpen[key] {
 			t.Errorf("attempt %s left open by the stale leader ended with %q/%q, not closed by a successor that found it open",
 				key, a.OutcomeStatus, a.Error)
 		}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/submissionmanager/submission-manager/adapters/gatewaysim"
-	"github.com/submissionmanager/submission-manager/app/engine"
+	"github.com/submissionmanager/submission-manager/app/executor"
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
 )
@@ -329,7 +329,7 @@ func TestHARefreshPicksUpFollowerSubmittedIntents(t *testing.T) {
 
 	// A first wave no larger than the engine's MaxInFlight, so that the
 	// time to the first attempt measures the refresh and not a queue.
-	timed := haIDs("timed", engine.DefaultMaxInFlight/2)
+	timed := haIDs("timed", executor.DefaultMaxInFlight/2)
 	haSubmitConcurrently(t, follower, timed)
 	intents := c.audit.waitTerminal(t, timed)
 	first := map[string]auditAttempt{}

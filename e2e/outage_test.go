@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/submissionmanager/submission-manager/api/client"
-	"github.com/submissionmanager/submission-manager/app/engine"
+	"github.com/submissionmanager/submission-manager/app/executor"
 	"github.com/submissionmanager/submission-manager/core"
 )
 
@@ -112,7 +112,7 @@ func TestGatewayOutageDefersInsteadOfExhausting(t *testing.T) {
 		}
 		deadline := in.CreatedAt.Add(outageDeadline * time.Second)
 		for _, a := range in.Attempts {
-			sent := a.Error == nil || *a.Error != engine.DeadlinePassedError
+			sent := a.Error == nil || *a.Error != executor.DeadlinePassedError
 			if sent && !a.StartedAt.Before(deadline) {
 				t.Fatalf("intent %s was attempted %s after its deadline", in.IntentId, a.StartedAt.Sub(deadline))
 			}

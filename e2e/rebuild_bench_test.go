@@ -12,7 +12,7 @@ import (
 
 	"github.com/submissionmanager/submission-manager/adapters/sqlite"
 	"github.com/submissionmanager/submission-manager/adapters/sysclock"
-	"github.com/submissionmanager/submission-manager/app/engine"
+	"github.com/submissionmanager/submission-manager/app/executor"
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
 )
@@ -47,7 +47,7 @@ func BenchmarkRebuild1M(b *testing.B) {
 	}
 	for b.Loop() {
 		rebuilt := &rebuildMetrics{want: rebuildIntents, done: make(chan struct{})}
-		eng, err := engine.New(engine.Config{
+		eng, err := executor.New(executor.Config{
 			Store:    db.Store(),
 			Gateways: map[core.GatewayType]ports.Gateway{core.GatewaySMS: refuseGateway{b}},
 			Clock:    sysclock.New(),

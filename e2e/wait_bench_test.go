@@ -52,7 +52,7 @@ func BenchmarkWaitWakeLatency(b *testing.B) {
 	var wg sync.WaitGroup
 	defer func() { stop(); wg.Wait() }()
 	for role, db := range map[string]*sqlite.DB{"leader": leaderDB, "follower": followerDB} {
-		w, err := watch.New(watch.Config{Store: db.Store(), Clock: clock, MaxWaiters: 2 * waitLatencyIntents})
+		w, err := watch.New(watch.Config{Store: db.Store(), Reader: db.Store(), Clock: clock, MaxWaiters: 2 * waitLatencyIntents})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -40,7 +40,7 @@ go build -o "$work/bin/" ./cmd/...
 bin=$work/bin
 
 # ---------------------------------------------------------------- Go benchmarks
-gobench_cmd="go test -run '^\$' -bench . -benchmem -benchtime=$BENCHTIME ./core/ ./app/engine/ ./app/watch/ ./adapters/sqlite/"
+gobench_cmd="go test -run '^\$' -bench . -benchmem -benchtime=$BENCHTIME ./core/ ./app/executor/ ./app/watch/ ./adapters/sqlite/"
 log "$gobench_cmd"
 eval "$gobench_cmd" | tee "$work/gobench.txt" >&2
 rebuild_cmd="go test -run '^\$' -bench Rebuild1M -benchtime 1x ./e2e/"
@@ -57,11 +57,11 @@ eval "$bodymem_cmd" | tee -a "$work/gobench.txt" >&2
 # here: the target is read from the median of PROTECT_PAIRS runs, each
 # running off and on back to back.
 PROTECT_PAIRS=${PROTECT_PAIRS:-7}
-go test -c -o "$work/engine.test" ./app/engine/
-protect_cmd="engine.test -test.run '^\$' -test.bench ProtectionOverhead -test.benchtime=$BENCHTIME, $PROTECT_PAIRS times"
+go test -c -o "$work/executor.test" ./app/executor/
+protect_cmd="executor.test -test.run '^\$' -test.bench ProtectionOverhead -test.benchtime=$BENCHTIME, $PROTECT_PAIRS times"
 log "$protect_cmd"
 for _ in $(seq 1 "$PROTECT_PAIRS"); do
-	"$work/engine.test" -test.run '^$' -test.bench ProtectionOverhead -test.benchtime="$BENCHTIME" |
+	"$work/executor.test" -test.run '^$' -test.bench ProtectionOverhead -test.benchtime="$BENCHTIME" |
 		awk '$1 ~ /ProtectionOverhead\/off/ { off = $3 } $1 ~ /ProtectionOverhead\/on/ { on = $3 } END { if (off > 0 && on > 0) printf "%.1f\n", (on / off - 1) * 100 }'
 done | sort -g >"$work/protect.txt"
 protect_pct=$(sed -n "$(((PROTECT_PAIRS + 1) / 2))p" "$work/protect.txt")

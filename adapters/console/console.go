@@ -40,11 +40,10 @@ type Config struct {
 	// Leadership reports this instance's role and the lease; nil shows a
 	// follower that knows no leader (an API-only instance).
 	Leadership ports.LeadershipReporter
-	// Gateways reports gateway protection state; nil shows that gateway
-	// state is not available. GatewayControl pauses and resumes gateways;
-	// nil shows no controls.
-	Gateways       GatewayReporter
-	GatewayControl GatewayController
+	// Gateways reports the gateways' protection state and pauses and
+	// resumes them; nil shows that gateway state is not available and no
+	// controls.
+	Gateways ports.GatewayOperator
 	// Activity feeds the overview's rates; nil shows none.
 	Activity *Activity
 	// Clock stamps and expires sessions. Required.

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/submissionmanager/submission-manager/adapters/console"
-	"github.com/submissionmanager/submission-manager/app/engine"
+	"github.com/submissionmanager/submission-manager/app/intake"
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/fakes/clocktest"
 	"github.com/submissionmanager/submission-manager/fakes/memstore"
@@ -34,7 +34,7 @@ type browser struct {
 	c    *http.Client
 }
 
-func newConsole(t *testing.T, operatorKeys []string) (*browser, *engine.Service, *memstore.Store) {
+func newConsole(t *testing.T, operatorKeys []string) (*browser, *intake.Service, *memstore.Store) {
 	t.Helper()
 	clk := clocktest.New(time.Date(2026, 2, 2, 12, 0, 0, 0, time.UTC))
 	store := memstore.New(clk)
@@ -42,7 +42,7 @@ func newConsole(t *testing.T, operatorKeys []string) (*browser, *engine.Service,
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := engine.NewService(engine.ServiceConfig{Registry: reg, Store: store, Clock: clk})
+	svc, err := intake.NewService(intake.ServiceConfig{Registry: reg, Store: store, Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,35 +211,41 @@ func TestBulkResubmissionConfirmsWithACount(t *testing.T) {
 	}
 }
 
-// gatewayNote is a note about the gateway with markup in it, as a
-// gateway-written reason could carry: the console must show it as text.
-const gatewayNote = `<b onmouseover="x()">provider down</b>`
+// gatewayNote is a gateway URL with markup in it, as a registry or an
+// operator could write one: the console must show it as text.
+const gatewayNote = `http://sms.test/<b onmouseover="x()">`
 
-// fakeGateways reports one gateway and records pause and resume.
+// fakeGateways reports one gateway with an open breaker and records pause
+// and resume, as ports.GatewayOperator.
 type fakeGateways struct{ paused map[string]bool }
 
-func (f *fakeGateways) Gateways(context.Context) ([]console.GatewayState, error) {
-	return []console.GatewayState{{Name: "sms-1", GatewayType: core.GatewaySMS, Breaker: "open",
-		Paused: f.paused["sms-1"], Reason: gatewayNote}}, nil
+var _ ports.GatewayOperator = (*fakeGateways)(nil)
+
+func (f *fakeGateways) Gateways(context.Context) (ports.GatewayOverview, error) {
+	return ports.GatewayOverview{Leader: true, Gateways: []ports.GatewayStatus{{
+		GatewayURL: gatewayNote, GatewayType: core.GatewaySMS, Paused: f.paused[gatewayNote],
+		Executor: &ports.GatewayExecution{Breaker: core.BreakerOpen, RecentCalls: 10, RecentFailures: 7},
+	}}}, nil
 }
 
-func (f *fakeGateways) PauseGateway(_ context.Context, name string) error {
-	f.paused[name] = true
-	return nil
+func (f *fakeGateways) PauseGateway(_ context.Context, t core.GatewayType, url string) (core.GatewayPause, error) {
+	f.paused[url] = true
+	return core.GatewayPause{GatewayType: t, GatewayURL: url}, nil
 }
 
-func (f *fakeGateways) ResumeGateway(_ context.Context, name string) error {
-	delete(f.paused, name)
-	return nil
+func (f *fakeGateways) ResumeGateway(_ context.Context, _ core.GatewayType, url string) (bool, error) {
+	was := f.paused[url]
+	delete(f.paused, url)
+	return was, nil
 }
 
 func TestGatewaysShownAndControlled(t *testing.T) {
 	clk := clocktest.New(time.Date(2026, 2, 2, 12, 0, 0, 0, time.UTC))
 	store := memstore.New(clk)
 	reg, _ := core.NewRegistry([]core.Contract{contract})
-	svc, _ := engine.NewService(engine.ServiceConfig{Registry: reg, Store: store, Clock: clk})
+	svc, _ := intake.NewService(intake.ServiceConfig{Registry: reg, Store: store, Clock: clk})
 	gw := &fakeGateways{paused: map[string]bool{}}
-	ui, err := console.New(console.Config{Service: svc, Operator: svc, Clock: clk, Gateways: gw, GatewayControl: gw})
+	ui, err := console.New(console.Config{Service: svc, Operator: svc, Clock: clk, Gateways: gw})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,17 +256,18 @@ func TestGatewaysShownAndControlled(t *testing.T) {
 		return http.ErrUseLastResponse
 	}}}
 	_, _, page := b.do("GET", "/ui/", nil)
-	if !strings.Contains(page, `id="gateways"`) || !strings.Contains(page, "sms-1") || !strings.Contains(page, `action="/ui/gateways/pause"`) {
-		t.Fatalf("overview without the gateway and its pause control:\n%s", page)
+	if !strings.Contains(page, `id="gateways"`) || !strings.Contains(page, "http://sms.test/") ||
+		!strings.Contains(page, "7 of the last 10 calls failed") || !strings.Contains(page, `action="/ui/gateways/pause"`) {
+		t.Fatalf("overview without the gateway, its open breaker and its pause control:\n%s", page)
 	}
-	if code, _, _ := b.do("POST", "/ui/gateways/pause", url.Values{"csrf": {csrfOf(t, page)}, "gateway": {"sms-1"}}); code != http.StatusSeeOther {
+	if code, _, _ := b.do("POST", "/ui/gateways/pause", url.Values{"csrf": {csrfOf(t, page)}, "gateway": {gatewayNote}}); code != http.StatusSeeOther {
 		t.Fatalf("pause: %d", code)
 	}
 	_, _, page = b.do("GET", "/ui/", nil)
 	if strings.Contains(page, gatewayNote) || !strings.Contains(page, "&lt;b onmouseover=") || !strings.Contains(page, `action="/ui/gateways/resume"`) {
 		t.Fatalf("paused gateway shown wrongly:\n%s", page)
 	}
-	if code, _, _ := b.do("POST", "/ui/gateways/resume", url.Values{"gateway": {"sms-1"}}); code != http.StatusForbidden {
+	if code, _, _ := b.do("POST", "/ui/gateways/resume", url.Values{"gateway": {gatewayNote}}); code != http.StatusForbidden {
 		t.Fatalf("resume without CSRF token: %d", code)
 	}
 }

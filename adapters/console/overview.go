@@ -35,7 +35,6 @@ type overviewData struct {
 	LeaseKnown bool
 
 	GatewaysAvailable bool
-	GatewayControls   bool
 	Gateways          []GatewayState
 	GatewayError      string
 }
@@ -76,10 +75,11 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request, ss session) {
 	}
 	if c.cfg.Gateways != nil {
 		d.GatewaysAvailable = true
-		d.GatewayControls = c.cfg.GatewayControl != nil
-		if d.Gateways, err = c.cfg.Gateways.Gateways(r.Context()); err != nil {
+		o, err := c.cfg.Gateways.Gateways(r.Context())
+		if err != nil {
 			d.GatewayError = err.Error()
 		}
+		d.Gateways = gatewayStates(o)
 	}
 	c.render(w, r, http.StatusOK, "overview", page{Title: "Overview", Session: ss, Data: d})
 }

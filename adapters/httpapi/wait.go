@@ -44,44 +44,20 @@ func preferredWait(prefer *string) (time.Duration, bool) {
 // read or created: it returns the intent as soon as it is final, or once the
 // (capped) wait has passed, with the Preference-Applied value to send. The
 // preference is not applied, and the intent returned as it is, when there
-// is no waiter (an API without one), or the waiter refuses (at its cap, or
-// shutting down). Waiting ends early, with the intent as it stands, when the
-// server shuts down.
+// is no waiter (an API without one), or the waiter admits no wait (at its
+// cap, or shutting down). The wait itself is the waiter's protocol
+// (app/watch): the handler only translates.
 func (h *handlers) awaitFinal(ctx context.Context, in core.Intent, prefer *string) (core.Intent, *string, error) {
 	d, ok := preferredWait(prefer)
 	if !ok || h.waiter == nil {
 		return in, nil, nil
 	}
 	d = min(d, h.maxWait)
-	applied := ptr("wait=" + strconv.Itoa(int(d/time.Second)))
-	if in.Status.Terminal() {
-		return in, applied, nil
+	cur, waited, err := h.waiter.AwaitFinal(ctx, in, d)
+	if err != nil || !waited {
+		return cur, nil, err
 	}
-	reg, ok := h.waiter.Register(in.IntentID)
-	if !ok {
-		return in, nil, nil
-	}
-	defer reg.Done()
-	// Read again after registering: a change committed after the first
-	// read is either in this read or one the watcher will report.
-	cur, err := h.service.GetIntent(ctx, in.IntentID)
-	if err != nil {
-		return core.Intent{}, nil, err
-	}
-	if cur.Status.Terminal() {
-		return cur, applied, nil
-	}
-	reg.Wait(ctx, d)
-	if ctx.Err() != nil {
-		// The client went away: nobody reads the answer, and a read on a
-		// cancelled context would only log a failure.
-		return cur, applied, nil
-	}
-	cur, err = h.service.GetIntent(ctx, in.IntentID)
-	if err != nil {
-		return core.Intent{}, nil, err
-	}
-	return cur, applied, nil
+	return cur, ptr("wait=" + strconv.Itoa(int(d/time.Second))), nil
 }
 
 // joinPreferLines folds several Prefer header lines into one, as RFC 9110

@@ -44,22 +44,31 @@ func (s *oneIntent) finish() {
 	s.in.NextDueAt = time.Time{}
 }
 
-// gate is a FinalWaiter whose waiters block until the test opens it; it
-// records the waits asked for, and refuses every waiter when full.
+// gate is a FinalWaiter whose waits block until the test opens it, then
+// read the intent again from the service; it records the waits asked for,
+// and admits none when full. (The wait protocol itself is app/watch's and
+// tested there.)
 type gate struct {
 	full    bool
+	svc     *oneIntent
 	waiting chan time.Duration
 	open    chan struct{}
 }
 
-func (g *gate) Register(string) (ports.WaitRegistration, bool) { return g, !g.full }
-func (g *gate) Done()                                          {}
-func (g *gate) Wait(ctx context.Context, d time.Duration) {
+func (g *gate) AwaitFinal(ctx context.Context, in core.Intent, d time.Duration) (core.Intent, bool, error) {
+	if in.Status.Terminal() {
+		return in, true, nil
+	}
+	if g.full {
+		return in, false, nil
+	}
 	g.waiting <- d
 	select {
 	case <-g.open:
 	case <-ctx.Done():
 	}
+	cur, err := g.svc.GetIntent(ctx, in.IntentID)
+	return cur, true, err
 }
 
 func newWaitAPI(t *testing.T, g *gate, maxWait time.Duration) (*oneIntent, string) {
@@ -68,6 +77,7 @@ func newWaitAPI(t *testing.T, g *gate, maxWait time.Duration) (*oneIntent, strin
 		Policy: core.PolicyOneShot, TerminalOutcomes: []string{}}
 	svc := &oneIntent{refusingService: refusingService{t},
 		in: core.NewIntent("i-1", contract, []byte(`{}`), time.Date(2026, 2, 2, 12, 0, 0, 0, time.UTC))}
+	g.svc = svc
 	srv, err := httpapi.New(httpapi.Config{Service: svc, Waiter: g, MaxWait: maxWait, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)

@@ -133,7 +133,7 @@ func (w *world) lease() core.Lease {
 	return l
 }
 
-// executor stands in for the engine: each leadership term calls lead, which
+// executor stands in for app/executor: each leadership term calls lead, which
 // hands the test a leadCall and then runs until its context ends or the test
 // makes it return.
 type executor struct {

@@ -39,11 +39,14 @@ type ChangeFeed interface {
 	LatestChange(ctx context.Context) (ports.ChangeCursor, error)
 }
 
-// Config wires a Watcher. Store and Clock are required.
+// Config wires a Watcher. Store, Reader and Clock are required.
 type Config struct {
 	// Store is read for changes only.
 	Store ChangeFeed
-	Clock ports.Clock
+	// Reader reads an intent again for AwaitFinal, as the request answers
+	// it (the intake service, which adds the resubmission links).
+	Reader IntentReader
+	Clock  ports.Clock
 	// Interval is the time between change reads; 0 means DefaultInterval.
 	Interval time.Duration
 	// Lookback re-reads changes this far behind the cursor, for stores whose
@@ -88,6 +91,9 @@ func New(cfg Config) (*Watcher, error) {
 	if cfg.Store == nil {
 		errs = append(errs, errors.New("watch: Config.Store is required"))
 	}
+	if cfg.Reader == nil {
+		errs = append(errs, errors.New("watch: Config.Reader is required"))
+	}
 	if cfg.Clock == nil {
 		errs = append(errs, errors.New("watch: Config.Clock is required"))
 	}
@@ -121,16 +127,10 @@ type Waiter struct {
 
 // Register adds a waiter for intentID. It returns false when the watcher is
 // over its waiter cap, not yet following the store, or closed: the caller
-// then answers at once. Register
-// before the read that decides whether to wait, so that a change committed
-// after that read cannot be missed.
-func (w *Watcher) Register(intentID string) (ports.WaitRegistration, bool) {
-	wt, ok := w.register(intentID)
-	if !ok {
-		return nil, false // a typed nil would not compare equal to nil
-	}
-	return wt, true
-}
+// then answers at once. Register before the read that decides whether to
+// wait, so that a change committed after that read cannot be missed (as
+// AwaitFinal does).
+func (w *Watcher) Register(intentID string) (*Waiter, bool) { return w.register(intentID) }
 
 var _ ports.FinalWaiter = (*Watcher)(nil)
 

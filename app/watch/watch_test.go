@@ -37,7 +37,7 @@ func newHarness(t testing.TB, maxWaiters int) *harness {
 	t.Helper()
 	h := &harness{t: t, clock: clocktest.New(t0)}
 	h.store = memstore.New(h.clock)
-	w, err := New(Config{Store: h.store, Clock: h.clock, MaxWaiters: maxWaiters})
+	w, err := New(Config{Store: h.store, Reader: h.store, Clock: h.clock, MaxWaiters: maxWaiters})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,8 @@ func TestCloseAnswersEveryWaiterAndRefusesNewOnes(t *testing.T) {
 
 func TestRegisterRefusesUntilTheWatcherFollowsTheStore(t *testing.T) {
 	clock := clocktest.New(t0)
-	w, err := New(Config{Store: memstore.New(clock), Clock: clock})
+	store := memstore.New(clock)
+	w, err := New(Config{Store: store, Reader: store, Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +233,7 @@ func TestNewRefusesAnIncompleteConfig(t *testing.T) {
 		t.Error("New accepted a config without store and clock")
 	}
 	clock := clocktest.New(t0)
-	if _, err := New(Config{Store: memstore.New(clock), Clock: clock, MaxWaiters: -1}); err == nil {
+	if _, err := New(Config{Store: memstore.New(clock), Reader: memstore.New(clock), Clock: clock, MaxWaiters: -1}); err == nil {
 		t.Error("New accepted a negative MaxWaiters")
 	}
 }

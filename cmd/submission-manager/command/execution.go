@@ -5,7 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/submissionmanager/submission-manager/adapters/gateway"
-	"github.com/submissionmanager/submission-manager/app/engine"
+	"github.com/submissionmanager/submission-manager/app/executor"
 	"github.com/submissionmanager/submission-manager/app/leader"
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
@@ -14,7 +14,7 @@ import (
 // execution is what a leading instance adds to the API: the executor, and
 // the elector that runs it while this instance holds the lease.
 type execution struct {
-	executor *engine.Engine
+	executor *executor.Executor
 	elector  *leader.Elector
 }
 
@@ -38,13 +38,13 @@ func (s *Server) newExecution(cfg ServeConfig, clock ports.Clock, metrics ports.
 		s.gateways = append(s.gateways, c)
 		gateways[t] = c
 	}
-	executor, err := engine.New(engine.Config{
+	executor, err := executor.New(executor.Config{
 		Store:           s.db.Store(),
 		Gateways:        gateways,
 		Clock:           clock,
 		Retry:           core.FixedDelay(cfg.RetryDelay),
 		MaxInFlight:     cfg.MaxInFlight,
-		ReserveAhead:    cfg.engineReserveAhead(),
+		ReserveAhead:    cfg.executorReserveAhead(),
 		RefreshInterval: cfg.ScheduleRefreshInterval,
 		// At shutdown, calls in flight may finish for as long as a call may
 		// take, within half the drain budget (the other half is for writes
@@ -52,7 +52,7 @@ func (s *Server) newExecution(cfg ServeConfig, clock ports.Clock, metrics ports.
 		DrainTimeout: min(cfg.GatewayTimeout, cfg.ShutdownTimeout/2),
 		Logger:       log,
 		Metrics:      metrics,
-		Protection:   cfg.Protection.engineProtection(cfg.RetryDelay, s.db.Store()),
+		Protection:   cfg.Protection.executorProtection(cfg.RetryDelay, s.db.Store()),
 	})
 	if err != nil {
 		return nil, err

@@ -8,7 +8,8 @@ import (
 
 	"github.com/submissionmanager/submission-manager/adapters/httpapi"
 	"github.com/submissionmanager/submission-manager/adapters/sysclock"
-	"github.com/submissionmanager/submission-manager/app/engine"
+	"github.com/submissionmanager/submission-manager/app/intake"
+	"github.com/submissionmanager/submission-manager/app/protection"
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/fakes/memstore"
 )
@@ -26,11 +27,11 @@ func gatewayAPI(t *testing.T) string {
 		t.Fatal(err)
 	}
 	store := memstore.New(sysclock.New())
-	svc, err := engine.NewService(engine.ServiceConfig{Registry: reg, Store: store, Clock: sysclock.New()})
+	svc, err := intake.NewService(intake.ServiceConfig{Registry: reg, Store: store, Clock: sysclock.New()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	gws, err := engine.NewGatewayService(engine.GatewayServiceConfig{Targets: svc.Targets, Pauses: store, Logger: slog.New(slog.DiscardHandler)})
+	gws, err := protection.NewGatewayService(protection.GatewayServiceConfig{Targets: svc.Targets, Pauses: store, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

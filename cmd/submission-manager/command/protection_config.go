@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/submissionmanager/submission-manager/app/engine"
+	"github.com/submissionmanager/submission-manager/app/protection"
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
 )
@@ -28,7 +28,7 @@ type ProtectionConfig struct {
 	// BreakerFailureReasons are rejection reasons counted as gateway failures.
 	BreakerFailureReasons []string
 	// Limits are the --gateway-limit rules.
-	Limits []engine.GatewayLimit
+	Limits []protection.GatewayLimit
 }
 
 // DefaultProtectionConfig has the breaker on with its defaults, no retry
@@ -81,18 +81,18 @@ func (c ProtectionConfig) Validate() error {
 			errs = append(errs, fmt.Errorf("--breaker-failure-reasons: %q is not a rejection reason of any gateway type", r))
 		}
 	}
-	if err := (engine.Protection{Limits: c.Limits}).Validate(); err != nil {
+	if err := (protection.Config{Limits: c.Limits}).Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("--gateway-limit: %w", err))
 	}
 	return errors.Join(errs...)
 }
 
-// engineProtection is the executor's view of the settings; retryDelay is
+// executorProtection is the executor's view of the settings; retryDelay is
 // the default policy for intents no --retry rule names.
-func (c ProtectionConfig) engineProtection(retryDelay time.Duration, pauses ports.PauseStore) engine.Protection {
+func (c ProtectionConfig) executorProtection(retryDelay time.Duration, pauses ports.PauseStore) protection.Config {
 	rules := append([]core.RetryRule{{Policy: core.FixedDelay(retryDelay)}}, c.Retry...)
 	table := core.NewRetryTable(rules...)
-	p := engine.Protection{Retry: &table, FailureReasons: c.BreakerFailureReasons, Limits: c.Limits, Pauses: pauses}
+	p := protection.Config{Retry: &table, FailureReasons: c.BreakerFailureReasons, Limits: c.Limits, Pauses: pauses}
 	if c.Breaker {
 		b := c.BreakerSettings
 		p.Breaker = &b
@@ -134,7 +134,7 @@ func (f *retryFlag) Set(s string) error {
 
 // limitFlag collects --gateway-limit rules: KEY=max-in-flight=N,rate=R,burst=B
 // where KEY is a gateway type or a gateway URL.
-type limitFlag struct{ limits *[]engine.GatewayLimit }
+type limitFlag struct{ limits *[]protection.GatewayLimit }
 
 func (f *limitFlag) String() string {
 	if f.limits == nil {
@@ -163,7 +163,7 @@ func (f *limitFlag) Set(s string) error {
 
 // parseGatewayLimit reads one rule. A key with "://" is a gateway URL, else
 // a gateway type. A rate without a burst gets a burst of max(1, rate).
-func parseGatewayLimit(s string) (engine.GatewayLimit, error) {
+func parseGatewayLimit(s string) (protection.GatewayLimit, error) {
 	i := strings.Index(s, "=")
 	if strings.Contains(s, "://") {
 		// The URL ends at the first '=' after its scheme.
@@ -174,10 +174,10 @@ func parseGatewayLimit(s string) (engine.GatewayLimit, error) {
 		}
 	}
 	if i <= 0 {
-		return engine.GatewayLimit{}, fmt.Errorf("gateway limit %q: want KEY=max-in-flight=N,rate=R,burst=B with KEY a gateway type or URL", s)
+		return protection.GatewayLimit{}, fmt.Errorf("gateway limit %q: want KEY=max-in-flight=N,rate=R,burst=B with KEY a gateway type or URL", s)
 	}
 	key, params := s[:i], s[i+1:]
-	var l engine.GatewayLimit
+	var l protection.GatewayLimit
 	if strings.Contains(key, "://") {
 		l.GatewayURL = key
 	} else {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/submissionmanager/submission-manager/app/engine"
+	"github.com/submissionmanager/submission-manager/app/protection"
 	"github.com/submissionmanager/submission-manager/core"
 )
 
@@ -16,7 +16,7 @@ func TestProtectionDefaultsTurnTheBreakerOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := cfg.Protection.engineProtection(cfg.RetryDelay, nil)
+	p := cfg.Protection.executorProtection(cfg.RetryDelay, nil)
 	if p.Breaker == nil || *p.Breaker != core.DefaultBreakerConfig() || len(p.Limits) != 0 {
 		t.Fatalf("default protection = %+v", p)
 	}
@@ -24,7 +24,7 @@ func TestProtectionDefaultsTurnTheBreakerOn(t *testing.T) {
 		t.Fatalf("default retry = %v, want the unchanged fixed 5 s", got)
 	}
 	off, err := parseServeConfig([]string{"--breaker=false"}, envOf(nil), &bytes.Buffer{})
-	if err != nil || off.Protection.engineProtection(time.Second, nil).Breaker != nil {
+	if err != nil || off.Protection.executorProtection(time.Second, nil).Breaker != nil {
 		t.Fatalf("--breaker=false: %v %+v", err, off.Protection)
 	}
 }
@@ -43,7 +43,7 @@ func TestProtectionFlagsAndEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := cfg.Protection.engineProtection(cfg.RetryDelay, nil)
+	p := cfg.Protection.executorProtection(cfg.RetryDelay, nil)
 	if e, ok := p.Retry.For(core.GatewaySMS, core.ModeBatch).(core.Exponential); !ok || e.Max != time.Minute {
 		t.Fatalf("sms retry = %v", p.Retry.For(core.GatewaySMS, core.ModeBatch))
 	}
@@ -56,7 +56,7 @@ func TestProtectionFlagsAndEnvironment(t *testing.T) {
 	if b := *p.Breaker; b.Threshold != 3 || b.OpenFor != 2*time.Second || b.MaxOpenFor != 20*time.Second || b.Window != core.DefaultBreakerWindow {
 		t.Fatalf("breaker = %+v", b)
 	}
-	want := engine.GatewayLimit{GatewayURL: "http://127.0.0.1:8080", MaxInFlight: 8, Rate: 100, Burst: 20}
+	want := protection.GatewayLimit{GatewayURL: "http://127.0.0.1:8080", MaxInFlight: 8, Rate: 100, Burst: 20}
 	if len(p.Limits) != 1 || p.Limits[0] != want || p.FailureReasons[0] != "provider_failure" {
 		t.Fatalf("limits = %+v, reasons = %v", p.Limits, p.FailureReasons)
 	}

@@ -19,8 +19,9 @@ import (
 	"github.com/submissionmanager/submission-manager/adapters/httpapi"
 	"github.com/submissionmanager/submission-manager/adapters/prometheus"
 	"github.com/submissionmanager/submission-manager/adapters/sysclock"
-	"github.com/submissionmanager/submission-manager/app/engine"
+	"github.com/submissionmanager/submission-manager/app/intake"
 	"github.com/submissionmanager/submission-manager/app/leader"
+	"github.com/submissionmanager/submission-manager/app/protection"
 	"github.com/submissionmanager/submission-manager/app/watch"
 	"github.com/submissionmanager/submission-manager/ports"
 )
@@ -100,7 +101,7 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 	// elector, and nothing to tell about the intents it creates.
 	var (
 		exec       *execution
-		notifier   engine.Notifier
+		notifier   intake.Notifier
 		leadership ports.LeadershipReporter
 	)
 	if !cfg.APIOnly {
@@ -112,7 +113,7 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 		}
 		notifier, leadership = exec.executor, exec.elector
 	}
-	service, err := engine.NewService(engine.ServiceConfig{
+	service, err := intake.NewService(intake.ServiceConfig{
 		Registry:        registry,
 		Store:           db.Store(),
 		Clock:           clock,
@@ -127,16 +128,14 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 	}
 	// Every instance (leader, follower, API-only) watches the store for the
 	// requests that wait for a final status.
-	if s.watcher, err = watch.New(watch.Config{Store: db.Store(), Clock: clock, MaxWaiters: cfg.MaxWaiters, Logger: log}); err != nil {
+	if s.watcher, err = watch.New(watch.Config{Store: db.Store(), Reader: service, Clock: clock, MaxWaiters: cfg.MaxWaiters, Logger: log}); err != nil {
 		return nil, err
 	}
-	var executor *engine.Engine
+	gwCfg := protection.GatewayServiceConfig{Targets: service.Targets, Pauses: db.Store(), Logger: log}
 	if exec != nil {
-		executor = exec.executor
+		gwCfg.Executor = exec.executor
 	}
-	gateways, err := engine.NewGatewayService(engine.GatewayServiceConfig{
-		Targets: service.Targets, Pauses: db.Store(), Executor: executor, Logger: log,
-	})
+	gateways, err := protection.NewGatewayService(gwCfg)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +161,7 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 	ui, err := console.New(console.Config{
 		Service: service, Operator: service, Leadership: leadership, Activity: activity, Clock: clock,
 		HolderID: s.holderID, APIOnly: cfg.APIOnly, OperatorKeys: cfg.OperatorKeys, ClientKeys: cfg.APIKeys, Logger: log,
-		Gateways: consoleGateways{gateways}, GatewayControl: consoleGateways{gateways},
+		Gateways: gateways,
 	})
 	if err != nil {
 		return nil, err

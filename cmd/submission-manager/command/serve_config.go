@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/submissionmanager/submission-manager/adapters/httpapi"
-	"github.com/submissionmanager/submission-manager/app/engine"
+	"github.com/submissionmanager/submission-manager/app/executor"
+	"github.com/submissionmanager/submission-manager/app/intake"
 	"github.com/submissionmanager/submission-manager/app/leader"
 	"github.com/submissionmanager/submission-manager/app/watch"
 	"github.com/submissionmanager/submission-manager/core"
@@ -118,14 +119,14 @@ type ServeConfig struct {
 // as --max-in-flight allows calls.
 const AsManyAsMaxInFlight = -1
 
-// engineReserveAhead translates --reserve-ahead into the engine's terms,
+// executorReserveAhead translates --reserve-ahead into the engine's terms,
 // where zero means its default (MaxInFlight).
-func (c ServeConfig) engineReserveAhead() int {
+func (c ServeConfig) executorReserveAhead() int {
 	switch c.ReserveAhead {
 	case AsManyAsMaxInFlight:
 		return 0
 	case 0:
-		return engine.NoReserveAhead
+		return executor.NoReserveAhead
 	default:
 		return c.ReserveAhead
 	}
@@ -138,14 +139,14 @@ func DefaultServeConfig() ServeConfig {
 		Database:                DefaultDatabase,
 		Listen:                  DefaultListen,
 		RetryDelay:              core.DefaultRetryDelay,
-		MaxInFlight:             engine.DefaultMaxInFlight,
+		MaxInFlight:             executor.DefaultMaxInFlight,
 		ReserveAhead:            AsManyAsMaxInFlight,
 		LeaseDuration:           leader.DefaultLeaseDuration,
 		RenewInterval:           leader.DefaultRenewInterval,
 		AcquireInterval:         leader.DefaultAcquireInterval,
-		ScheduleRefreshInterval: engine.DefaultRefreshInterval,
+		ScheduleRefreshInterval: executor.DefaultRefreshInterval,
 		MaxPayloadBytes:         core.DefaultMaxPayloadBytes,
-		MaxBatch:                engine.DefaultMaxBatch,
+		MaxBatch:                intake.DefaultMaxBatch,
 		MaxBodiesInFlight:       httpapi.DefaultMaxBodiesInFlight,
 		WriteTimeout:            DefaultWriteTimeout,
 		PprofListen:             DefaultPprofListen,

@@ -2,7 +2,7 @@ package command
 
 import (
 	"github.com/submissionmanager/submission-manager/adapters/sqlite"
-	"github.com/submissionmanager/submission-manager/app/engine"
+	"github.com/submissionmanager/submission-manager/app/executor"
 
 	"bytes"
 	"errors"
@@ -220,13 +220,13 @@ func TestSQLiteSynchronousOption(t *testing.T) {
 // --reserve-ahead: the flag's 0 (none) is the engine's NoReserveAhead, and
 // the flag's default is the engine's zero (as many as MaxInFlight).
 func TestReserveAheadReachesTheEngineInItsTerms(t *testing.T) {
-	for flagValue, want := range map[string]int{"-1": 0, "0": engine.NoReserveAhead, "16": 16} {
+	for flagValue, want := range map[string]int{"-1": 0, "0": executor.NoReserveAhead, "16": 16} {
 		cfg, err := parseServeConfig([]string{"--reserve-ahead", flagValue}, envOf(nil), &bytes.Buffer{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := cfg.engineReserveAhead(); got != want {
-			t.Errorf("--reserve-ahead %s gave the engine %d, want %d", flagValue, got, want)
+		if got := cfg.executorReserveAhead(); got != want {
+			t.Errorf("--reserve-ahead %s gave the executor %d, want %d", flagValue, got, want)
 		}
 	}
 }
