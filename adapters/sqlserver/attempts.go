@@ -47,10 +47,7 @@ func (s *store) StartAttempt(ctx context.Context, p ports.StartAttemptParams) er
 	if p.StartedAt.IsZero() {
 		return errors.New("sqlserver: StartAttempt needs StartedAt")
 	}
-	return s.db.inTx(ctx, s.db.engine.fencedIsolation, func(q *sqlserverdb.Queries) error {
-		if err := s.db.engine.checkFence(ctx, q, p.Fence); err != nil {
-			return err
-		}
+	return s.db.inFencedTx(ctx, p.Fence, func(q *sqlserverdb.Queries) error {
 		counted, err := q.StartAttempt(ctx, sqlserverdb.StartAttemptParams{
 			IntentID: p.IntentID, AttemptNumber: number})
 		if err != nil {
@@ -90,10 +87,7 @@ func (s *store) FinishAttempt(ctx context.Context, p ports.FinishAttemptParams) 
 	if err != nil {
 		return err
 	}
-	return s.db.inTx(ctx, s.db.engine.fencedIsolation, func(q *sqlserverdb.Queries) error {
-		if err := s.db.engine.checkFence(ctx, q, p.Fence); err != nil {
-			return err
-		}
+	return s.db.inFencedTx(ctx, p.Fence, func(q *sqlserverdb.Queries) error {
 		applied, err := q.ApplyDecision(ctx, decision)
 		if err != nil {
 			return mapError(err)

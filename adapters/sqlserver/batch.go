@@ -217,29 +217,3 @@ func (s *store) insertBatch(ctx context.Context, rowsJSON, idsJSON string) (map[
 	})
 	return created, stored, err
 }
-
-// inRawTx is inTx for statements sqlc cannot generate: fn gets the
-// transaction itself.
-func (db *DB) inRawTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	var err error
-	for range deadlockRetries + 1 {
-		err = db.runRawTx(ctx, fn)
-		if !errors.Is(err, errDeadlock) || ctx.Err() != nil {
-			return err
-		}
-		db.log.DebugContext(ctx, "transaction chosen as deadlock victim; retrying", "error", err)
-	}
-	return err
-}
-
-func (db *DB) runRawTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := db.queries.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
-	if err != nil {
-		return mapError(err)
-	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	return mapError(tx.Commit())
-}

@@ -20,7 +20,11 @@ type Config struct {
 	DSN string
 	// MaxOpenConns bounds the query pool (default 20).
 	MaxOpenConns int
-	// MaxIdleConns bounds idle connections kept for reuse (default 10).
+	// MaxIdleConns bounds idle connections kept for reuse (default
+	// MaxOpenConns: a connection given back under steady load is kept for
+	// the next request instead of being closed and opened again, which
+	// costs a login, a TLS handshake where configured, and on Babelfish
+	// about a quarter of a second of the server's CPU).
 	MaxIdleConns int
 	// ConnMaxLifetime recycles connections so a failover or a load
 	// balancer's idle timeout never leaves dead ones in the pool (default 30m).
@@ -28,6 +32,11 @@ type Config struct {
 	// MigrationLockTimeout bounds how long Migrate waits for another
 	// instance's migration to finish (default 5m).
 	MigrationLockTimeout time.Duration
+	// LeaseLockTimeout bounds how long a fenced write or a takeover waits
+	// for the lease lock (fence.go); past it the write fails as the store
+	// being unavailable (default 10s). Fenced writes wait only while a
+	// takeover drains them, which lasts one fenced transaction.
+	LeaseLockTimeout time.Duration
 	// Logger receives migration and lease diagnostics (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -35,9 +44,9 @@ type Config struct {
 // Defaults applied by Open for unset fields.
 const (
 	defaultMaxOpenConns         = 20
-	defaultMaxIdleConns         = 10
 	defaultConnMaxLifetime      = 30 * time.Minute
 	defaultMigrationLockTimeout = 5 * time.Minute
+	defaultLeaseLockTimeout     = 10 * time.Second
 	defaultAppName              = "submission-manager"
 )
 
@@ -46,10 +55,7 @@ func (cfg Config) withDefaults() Config {
 	if cfg.MaxOpenConns <= 0 {
 		cfg.MaxOpenConns = defaultMaxOpenConns
 	}
-	if cfg.MaxIdleConns <= 0 {
-		cfg.MaxIdleConns = defaultMaxIdleConns
-	}
-	if cfg.MaxIdleConns > cfg.MaxOpenConns {
+	if cfg.MaxIdleConns <= 0 || cfg.MaxIdleConns > cfg.MaxOpenConns {
 		cfg.MaxIdleConns = cfg.MaxOpenConns
 	}
 	if cfg.ConnMaxLifetime <= 0 {
@@ -57,6 +63,9 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.MigrationLockTimeout <= 0 {
 		cfg.MigrationLockTimeout = defaultMigrationLockTimeout
+	}
+	if cfg.LeaseLockTimeout <= 0 {
+		cfg.LeaseLockTimeout = defaultLeaseLockTimeout
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

@@ -72,8 +72,8 @@ func TestConfigDefaults(t *testing.T) {
 		t.Errorf("defaults not applied: %+v", cfg)
 	}
 	d := Config{}.withDefaults()
-	if d.MaxOpenConns != defaultMaxOpenConns || d.MaxIdleConns != defaultMaxIdleConns {
-		t.Errorf("default pool %d/%d", d.MaxOpenConns, d.MaxIdleConns)
+	if d.MaxOpenConns != defaultMaxOpenConns || d.MaxIdleConns != defaultMaxOpenConns || d.LeaseLockTimeout != defaultLeaseLockTimeout {
+		t.Errorf("default pool %d/%d, lease lock %v; want every connection kept idle", d.MaxOpenConns, d.MaxIdleConns, d.LeaseLockTimeout)
 	}
 }
 

@@ -77,14 +77,14 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		return nil, errors.Join(err, db.Close())
 	}
 	if db.engine.babelfish {
-		db.log.InfoContext(ctx, "the server is Babelfish for PostgreSQL: fenced writes lock the lease row")
+		db.log.InfoContext(ctx, "the server is Babelfish for PostgreSQL: change reads run under READ COMMITTED")
 	}
 	return db, nil
 }
 
 // Babelfish reports whether the opened server is Babelfish for PostgreSQL
-// rather than SQL Server; the adapter fences its writes differently there
-// (see docs/sqlserver.md).
+// rather than SQL Server; the adapter reads the change feed at another
+// isolation level there (see docs/sqlserver.md).
 func (db *DB) Babelfish() bool { return db.engine.babelfish }
 
 // OwnsSchema reports false: a SQL Server database is shared by every

@@ -4,79 +4,89 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
+	"time"
 
 	"github.com/submissionmanager/submission-manager/adapters/sqlserver/internal/sqlserverdb"
 	"github.com/submissionmanager/submission-manager/core"
 )
 
+// The fence. Every execution-state write applies only while its fence
+// (lease name, holder, epoch) holds an unexpired lease in database time,
+// and it must commit before a successor's epoch begins. Both are the lease
+// lock's work, one mechanism on SQL Server 2022 and on Babelfish for
+// PostgreSQL:
+//
+//   - A fenced transaction first takes the lease lock, an application lock
+//     (sp_getapplock) named after the lease, in Shared mode and owned by the
+//     transaction; then it checks the fence by reading the lease row.
+//   - A takeover of an expired lease takes the same lock in Exclusive mode
+//     before it moves the epoch (lease.go).
+//
+// Shared locks are compatible, so the fenced writes of one epoch run side
+// by side. A takeover waits until every fenced transaction that passed its
+// check has committed, and the fenced transactions that come after it
+// queue behind it (both servers grant a lock request only after the
+// incompatible requests queued before it) and then find the new epoch. A
+// renewal takes no lease lock and changes only the lease row, which a fence
+// check reads under READ COMMITTED (no lock past the read on SQL Server,
+// none at all under Babelfish's MVCC), so a renewal never waits behind
+// fenced writes, however many there are. On Babelfish sp_getapplock is a
+// PostgreSQL advisory lock with the same modes, owners and queueing. The
+// store's tests prove each part on the server they run against:
+// storetest's RenewalUnderFencedWrites and stale-epoch cases, and
+// TestTakeoverWaitsForFencedTransactions.
+
+// leaseLockPrefix names the lease locks: the lease name follows it.
+const leaseLockPrefix = "submission-manager/lease:"
+
+// leaseLockSQL takes the lease lock for the rest of the transaction and
+// answers sp_getapplock's status (0 or 1: granted; -1: timed out; -2:
+// cancelled; -3: deadlock victim). $1 is the resource, $2 the timeout in
+// milliseconds. Shared and Exclusive are spelled out, one statement each,
+// because sp_getapplock takes its mode as a literal best.
+const (
+	sharedLeaseLockSQL = `DECLARE @status int;
+EXEC @status = sp_getapplock @Resource = $1, @LockMode = 'Shared', @LockOwner = 'Transaction', @LockTimeout = $2;
+SELECT @status;`
+	exclusiveLeaseLockSQL = `DECLARE @status int;
+EXEC @status = sp_getapplock @Resource = $1, @LockMode = 'Exclusive', @LockOwner = 'Transaction', @LockTimeout = $2;
+SELECT @status;`
+)
+
 // engineSQL asks the server what it is. SERVERPROPERTY('Babelfish') is NULL
 // on SQL Server and set on Babelfish for PostgreSQL, which speaks T-SQL and
-// TDS on top of PostgreSQL and so runs this adapter's SQL with PostgreSQL's
-// locking underneath.
+// TDS on top of PostgreSQL.
 const engineSQL = `SELECT CAST(SERVERPROPERTY('Babelfish') AS nvarchar(128));`
 
-// engine is what the opened database is, and how its fenced writes and
-// locking reads must run there. Open detects it once; docs/sqlserver.md
-// explains both choices.
+// engine is what the opened database is, and the one thing the adapter does
+// differently there. Open detects it once; docs/sqlserver.md explains it.
 type engine struct {
 	// babelfish is true on Babelfish for PostgreSQL.
 	babelfish bool
-	// fencedIsolation is the isolation level of every execution-state write.
-	fencedIsolation sql.IsolationLevel
 	// lockingReadIsolation is the level of ListChanged and LatestChange.
+	// On SQL Server it is REPEATABLE READ, because that level always reads
+	// with locks, also in a database with READ_COMMITTED_SNAPSHOT on (Azure
+	// SQL's default): a row-versioned scan would step over a change not yet
+	// committed and return later, committed rows, and the leader would
+	// advance its cursor past the uncommitted one. Babelfish refuses
+	// REPEATABLE READ or makes it snapshot isolation, so there it is READ
+	// COMMITTED, whose statement snapshot does not wait for writers either;
+	// the leader's ChangeLookback (Store.Facts) re-reads the window in which
+	// such a writer commits, as it does for every commit that lands out of
+	// change-marker order.
 	lockingReadIsolation sql.IsolationLevel
 }
 
-// sqlServer is SQL Server.
-//
-// A fenced write first checks the fence (FenceHolds) and then changes the
-// intent and attempt rows. Under READ COMMITTED the shared lock taken by the
-// check is released as soon as the row is read, so a follower's acquire
-// could take the expired lease over between the check and the commit, and
-// a former leader's write would land after its successor's epoch began.
-// Under REPEATABLE READ the shared lock on the lease row is held until
-// commit: the acquire (an UPDATE of that row) waits for the fenced write to
-// finish, and a write that passed the check commits while its lease is
-// still the current one. Shared locks are compatible, so concurrent fenced
-// writes hold them together and cost each other nothing. SERIALIZABLE would
-// add range locks that nothing here needs: the lease row always exists once
-// a fence does.
-//
-// ListChanged and LatestChange read under REPEATABLE READ because that
-// level always reads with locks, also in a database with
-// READ_COMMITTED_SNAPSHOT on (Azure SQL's default): a row-versioned scan
-// would step over a change not yet committed and return later, committed
-// rows, and the leader would advance its cursor past the uncommitted one.
-var sqlServer = engine{
-	fencedIsolation:      sql.LevelRepeatableRead,
-	lockingReadIsolation: sql.LevelRepeatableRead,
-}
+var (
+	sqlServer = engine{lockingReadIsolation: sql.LevelRepeatableRead}
+	babelfish = engine{babelfish: true, lockingReadIsolation: sql.LevelReadCommitted}
+)
 
-// babelfish is Babelfish for PostgreSQL.
-//
-// Babelfish refuses REPEATABLE READ unless the server setting
-// babelfishpg_tsql.isolation_level_repeatable_read is pg_isolation, and
-// then it is PostgreSQL's snapshot isolation: reads take no shared locks,
-// so the SQL Server reasoning above does not carry over and a takeover
-// could commit between a write's fence check and its commit. Fenced writes
-// run under READ COMMITTED instead and check the fence with LockFence, a
-// no-op UPDATE of the lease row guarded by holder, epoch and expiry: its row
-// lock lasts until commit and conflicts with the takeover's UPDATE, which
-// waits, so a write that passed the check commits while its lease is still
-// the current one. The cost: row locks exclude each other, so fenced writes
-// of one lease run one at a time (at most one commit latency each), where
-// SQL Server runs them side by side; and each one writes a new version of
-// the lease row (PostgreSQL's MVCC), which vacuum reclaims.
-//
-// Reads run under READ COMMITTED, whose statement snapshot does not wait
-// for in-flight writers; the leader's ChangeLookback (Store.Facts) re-reads
-// the window in which such a writer commits, as it does for every commit
-// that lands out of change-marker order.
-var babelfish = engine{
-	babelfish:            true,
-	fencedIsolation:      sql.LevelReadCommitted,
-	lockingReadIsolation: sql.LevelReadCommitted,
-}
+// fencedIsolation is the isolation level of every execution-state write on
+// both servers: the lease lock, not the isolation level, orders fenced
+// writes and takeovers.
+const fencedIsolation = sql.LevelReadCommitted
 
 // detectEngine asks the server which engine it is.
 func detectEngine(ctx context.Context, db *sql.DB) (engine, error) {
@@ -95,28 +105,41 @@ func engineFor(property sql.NullString) engine {
 	return sqlServer
 }
 
-// checkFence returns core.ErrFenced unless the fence's holder holds the
-// lease at the fence's epoch, unexpired in database time. Called first in a
-// fenced transaction (at e.fencedIsolation), it also takes the lease-row
-// lock described above, so every fenced transaction locks the lease row
-// before any intent row.
-func (e engine) checkFence(ctx context.Context, q *sqlserverdb.Queries, f core.Fence) error {
+// inFencedTx runs fn in one fenced transaction: it takes the lease lock in
+// Shared mode, checks the fence, and returns core.ErrFenced unless the
+// fence's holder holds the lease at the fence's epoch, unexpired in
+// database time.
+func (db *DB) inFencedTx(ctx context.Context, f core.Fence, fn func(q *sqlserverdb.Queries) error) error {
 	if err := validateLeaseNames(f.LeaseName, f.HolderID); err != nil {
 		return err
 	}
-	check := q.FenceHolds
-	if e.babelfish {
-		check = func(ctx context.Context, p sqlserverdb.FenceHoldsParams) (int64, error) {
-			return q.LockFence(ctx, sqlserverdb.LockFenceParams(p))
+	return db.inRawTx(ctx, func(tx *sql.Tx) error {
+		if err := takeLeaseLock(ctx, tx, sharedLeaseLockSQL, f.LeaseName, db.cfg.LeaseLockTimeout); err != nil {
+			return err
 		}
-	}
-	held, err := check(ctx, sqlserverdb.FenceHoldsParams{
-		LeaseName: f.LeaseName, HolderID: f.HolderID, LeaseEpoch: f.Epoch})
-	if err != nil {
+		q := db.q.WithTx(tx)
+		held, err := q.FenceHolds(ctx, sqlserverdb.FenceHoldsParams{
+			LeaseName: f.LeaseName, HolderID: f.HolderID, LeaseEpoch: f.Epoch})
+		if err != nil {
+			return mapError(err)
+		}
+		if held == 0 {
+			return core.ErrFenced
+		}
+		return fn(q)
+	})
+}
+
+// takeLeaseLock takes the lease lock of leaseName in the mode of lockSQL for
+// the rest of tx, waiting at most timeout.
+func takeLeaseLock(ctx context.Context, tx *sql.Tx, lockSQL, leaseName string, timeout time.Duration) error {
+	var status int
+	ms := int32(min(timeout.Milliseconds(), math.MaxInt32))
+	if err := tx.QueryRowContext(ctx, lockSQL, leaseLockPrefix+leaseName, ms).Scan(&status); err != nil {
 		return mapError(err)
 	}
-	if held == 0 {
-		return core.ErrFenced
+	if status < 0 {
+		return fmt.Errorf("%w: sqlserver: lease lock of %q not granted: %s", core.ErrStoreUnavailable, leaseName, appLockResult(status, timeout))
 	}
 	return nil
 }

@@ -3,83 +3,113 @@ package sqlserver
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
-	"strings"
 	"testing"
+	"time"
 
 	"github.com/submissionmanager/submission-manager/adapters/sqlserver/internal/sqlserverdb"
 	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/ports"
+	"github.com/submissionmanager/submission-manager/ports/leasetest"
 )
 
 // TestEngineFromServerProperty checks what Open makes of
-// SERVERPROPERTY('Babelfish'): SQL Server keeps REPEATABLE READ, whose shared
-// lease-row lock fences a write; Babelfish, where REPEATABLE READ is refused
-// or is snapshot isolation, runs READ COMMITTED and locks the row instead.
+// SERVERPROPERTY('Babelfish'): SQL Server reads the change feed under
+// REPEATABLE READ, which reads with locks also under READ_COMMITTED_SNAPSHOT;
+// Babelfish, where REPEATABLE READ is refused or is snapshot isolation,
+// under READ COMMITTED.
 func TestEngineFromServerProperty(t *testing.T) {
 	onSQLServer := engineFor(sql.NullString{})
-	if onSQLServer.babelfish || onSQLServer.fencedIsolation != sql.LevelRepeatableRead || onSQLServer.lockingReadIsolation != sql.LevelRepeatableRead {
+	if onSQLServer.babelfish || onSQLServer.lockingReadIsolation != sql.LevelRepeatableRead {
 		t.Errorf("SQL Server (property NULL): %+v", onSQLServer)
 	}
 	onBabelfish := engineFor(sql.NullString{String: "4.2.0", Valid: true})
-	if !onBabelfish.babelfish || onBabelfish.fencedIsolation != sql.LevelReadCommitted || onBabelfish.lockingReadIsolation != sql.LevelReadCommitted {
+	if !onBabelfish.babelfish || onBabelfish.lockingReadIsolation != sql.LevelReadCommitted {
 		t.Errorf("Babelfish (property set): %+v", onBabelfish)
 	}
 }
 
-// TestBabelfishFenceLocksTheLeaseRow checks the statement the Babelfish
-// fence sends: the guarded no-op UPDATE whose row lock a takeover waits for,
-// never a plain read, and that zero rows is core.ErrFenced.
-func TestBabelfishFenceLocksTheLeaseRow(t *testing.T) {
-	fence := core.Fence{LeaseName: core.DefaultLeaseName, HolderID: "leader-1", Epoch: 7}
-	for _, rows := range []int64{1, 0} {
-		rec := &recordingDB{rows: rows}
-		err := babelfish.checkFence(context.Background(), sqlserverdb.New(rec), fence)
-		if rows == 1 && err != nil {
-			t.Fatalf("fence held: %v", err)
+// openFencedTx starts a fenced transaction under lease and keeps it open,
+// its fence checked, until the returned function is called; that function
+// commits it and returns its error.
+func openFencedTx(t *testing.T, db *DB, lease core.Lease) (commit func() error) {
+	t.Helper()
+	checked, release := make(chan error, 1), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- db.inFencedTx(context.Background(), lease.Fence(), func(*sqlserverdb.Queries) error {
+			checked <- nil
+			<-release
+			return nil
+		})
+	}()
+	select {
+	case <-checked:
+	case err := <-done:
+		t.Fatalf("fenced transaction under a held lease: %v", err)
+	}
+	var closed bool
+	t.Cleanup(func() {
+		if !closed {
+			close(release)
+			<-done
 		}
-		if rows == 0 && !errors.Is(err, core.ErrFenced) {
-			t.Fatalf("no row locked: err %v, want core.ErrFenced", err)
-		}
-		if len(rec.execs) != 1 || len(rec.queries) != 0 {
-			t.Fatalf("sent %d statements and %d queries, want the one UPDATE", len(rec.execs), len(rec.queries))
-		}
-		sent := rec.execs[0]
-		for _, want := range []string{"UPDATE submission_manager_leases", "SET lease_epoch = lease_epoch", "holder_id = ", "lease_epoch = CAST", "expires_at > SYSUTCDATETIME()"} {
-			if !strings.Contains(sent, want) {
-				t.Errorf("fence statement lacks %q:\n%s", want, sent)
-			}
-		}
-		if got := rec.args[0]; len(got) != 3 || got[0] != fence.LeaseName || got[1] != fence.HolderID || got[2] != fence.Epoch {
-			t.Errorf("fence arguments %v", got)
-		}
+	})
+	return func() error {
+		closed = true
+		close(release)
+		return <-done
 	}
 }
 
-// recordingDB is a sqlserverdb.DBTX that records what would be sent.
-type recordingDB struct {
-	rows    int64
-	execs   []string
-	queries []string
-	args    [][]any
+// TestTakeoverWaitsForFencedTransactions checks the lease lock on a real
+// server (SQL Server or Babelfish): once a fenced transaction has checked
+// its fence, a takeover of the (meanwhile expired) lease cannot move the
+// epoch until that transaction has committed, so a fenced write always
+// commits before its successor's epoch begins. The takeover's lock wait is
+// bounded short here, so its refusal shows the wait without timing it.
+func TestTakeoverWaitsForFencedTransactions(t *testing.T) {
+	db, dsn := migratedDB(t, databaseOptions{})
+	leases := db.Leases()
+	old := leasetest.MustAcquire(t, leases, core.DefaultLeaseName, "old-leader", leasetest.ShortLease)
+	commit := openFencedTx(t, db, old)
+	leasetest.WaitExpired(t, leases, old)
+
+	impatient, err := Open(context.Background(), Config{DSN: dsn, LeaseLockTimeout: 200 * time.Millisecond, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = impatient.Close() })
+	takeover := ports.AcquireLeaseParams{LeaseName: core.DefaultLeaseName, HolderID: "new-leader", Duration: time.Hour}
+	if l, ok, err := impatient.Leases().Acquire(t.Context(), takeover); ok || !errors.Is(err, core.ErrStoreUnavailable) {
+		t.Fatalf("takeover while a fenced transaction of the old epoch is open: %+v acquired=%v err=%v; want the lease lock refused", l, ok, err)
+	}
+	if err := commit(); err != nil {
+		t.Fatalf("the fenced transaction could not commit: %v", err)
+	}
+	l, ok, err := impatient.Leases().Acquire(t.Context(), takeover)
+	if err != nil || !ok || l.Epoch != old.Epoch+1 {
+		t.Fatalf("takeover after the fenced transaction: %+v acquired=%v err=%v", l, ok, err)
+	}
 }
 
-func (r *recordingDB) ExecContext(_ context.Context, query string, args ...any) (sql.Result, error) {
-	r.execs = append(r.execs, query)
-	r.args = append(r.args, args)
-	return driver.RowsAffected(r.rows), nil
-}
-
-func (r *recordingDB) PrepareContext(context.Context, string) (*sql.Stmt, error) {
-	return nil, errors.New("recordingDB prepares nothing")
-}
-
-func (r *recordingDB) QueryContext(_ context.Context, query string, _ ...any) (*sql.Rows, error) {
-	r.queries = append(r.queries, query)
-	return nil, errors.New("recordingDB answers no query")
-}
-
-func (r *recordingDB) QueryRowContext(_ context.Context, query string, _ ...any) *sql.Row {
-	r.queries = append(r.queries, query)
-	panic("recordingDB answers no query")
+// TestRenewalNeverWaitsForFencedTransactions checks the other half: while a
+// fenced transaction holds the lease lock, the holder's renewal goes
+// through at once (its context is short; a renewal that waited for the
+// fenced transaction would outlive it), and the fenced transaction still
+// commits under the renewed lease.
+func TestRenewalNeverWaitsForFencedTransactions(t *testing.T) {
+	db, _ := migratedDB(t, databaseOptions{})
+	leases := db.Leases()
+	lease := leasetest.MustAcquire(t, leases, core.DefaultLeaseName, "leader", time.Minute)
+	commit := openFencedTx(t, db, lease)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	renewed, err := leases.Renew(ctx, ports.RenewLeaseParams{Fence: lease.Fence(), Duration: time.Minute})
+	if err != nil || renewed.Epoch != lease.Epoch {
+		t.Fatalf("renewal while a fenced transaction is open: %+v %v", renewed, err)
+	}
+	if err := commit(); err != nil {
+		t.Fatalf("fenced transaction after the renewal: %v", err)
+	}
 }

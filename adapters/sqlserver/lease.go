@@ -99,12 +99,25 @@ func (l *leaseStore) Acquire(ctx context.Context, p ports.AcquireLeaseParams) (c
 	return lease, true, nil
 }
 
-// takeOver runs the conditional UPDATE and, when it won, reads the row back
-// in the same transaction (its exclusive lock still held).
+// takeOver moves an expired lease to the caller at the next epoch. Only
+// when the lease has expired does it take the lease lock in Exclusive mode
+// (fence.go), in the same transaction as the conditional UPDATE: the lock
+// waits until every fenced transaction of the old epoch that passed its
+// check has committed, and the UPDATE re-checks the expiry under it (the
+// holder may have renewed meanwhile). A lease that holds is never locked,
+// so a follower's periodic acquire costs the leader's writes nothing. The
+// row is read back in the same transaction.
 func (l *leaseStore) takeOver(ctx context.Context, p ports.AcquireLeaseParams, ms int32) (core.Lease, bool, error) {
+	expired, err := l.db.leaseQ.LeaseExpired(ctx, p.LeaseName)
+	if err != nil || expired == 0 {
+		return core.Lease{}, false, mapError(err)
+	}
 	var lease core.Lease
 	var acquired bool
-	err := l.db.inLeaseTx(ctx, sql.LevelReadCommitted, func(q *sqlserverdb.Queries) error {
+	err = l.db.inLeaseTx(ctx, func(tx *sql.Tx, q *sqlserverdb.Queries) error {
+		if err := takeLeaseLock(ctx, tx, exclusiveLeaseLockSQL, p.LeaseName, l.db.cfg.LeaseLockTimeout); err != nil {
+			return err
+		}
 		n, err := q.TakeOverExpiredLease(ctx, sqlserverdb.TakeOverExpiredLeaseParams{
 			HolderID: p.HolderID, DurationMs: ms, LeaseName: p.LeaseName})
 		if err != nil {
@@ -124,7 +137,7 @@ func (l *leaseStore) takeOver(ctx context.Context, p ports.AcquireLeaseParams, m
 // transaction. A lost race surfaces as errDuplicateKey.
 func (l *leaseStore) insert(ctx context.Context, p ports.AcquireLeaseParams, ms int32) (core.Lease, error) {
 	var lease core.Lease
-	err := l.db.inLeaseTx(ctx, sql.LevelReadCommitted, func(q *sqlserverdb.Queries) error {
+	err := l.db.inLeaseTx(ctx, func(_ *sql.Tx, q *sqlserverdb.Queries) error {
 		err := q.InsertLease(ctx, sqlserverdb.InsertLeaseParams{
 			LeaseName: p.LeaseName, HolderID: p.HolderID, DurationMs: ms})
 		if err != nil {
@@ -147,7 +160,7 @@ func (l *leaseStore) Renew(ctx context.Context, p ports.RenewLeaseParams) (core.
 		return core.Lease{}, err
 	}
 	var lease core.Lease
-	err = l.db.inLeaseTx(ctx, sql.LevelReadCommitted, func(q *sqlserverdb.Queries) error {
+	err = l.db.inLeaseTx(ctx, func(_ *sql.Tx, q *sqlserverdb.Queries) error {
 		n, err := q.RenewLease(ctx, sqlserverdb.RenewLeaseParams{
 			DurationMs: ms, LeaseName: p.Fence.LeaseName, HolderID: p.Fence.HolderID, LeaseEpoch: p.Fence.Epoch})
 		if err != nil {

@@ -3,7 +3,6 @@ package sqlserver
 import (
 	"context"
 	"database/sql"
-	"errors"
 
 	"github.com/submissionmanager/submission-manager/adapters/sqlserver/internal/sqlserverdb"
 )
@@ -25,27 +24,10 @@ func openLeasePool(conns connectors, cfg Config) *sql.DB {
 	return leases
 }
 
-// inLeaseTx is inTx on the lease pool.
-func (db *DB) inLeaseTx(ctx context.Context, isolation sql.IsolationLevel, fn func(q *sqlserverdb.Queries) error) error {
-	var err error
-	for range deadlockRetries + 1 {
-		err = runTxOn(ctx, db.leases, db.leaseQ, isolation, fn)
-		if !errors.Is(err, errDeadlock) || ctx.Err() != nil {
-			return err
-		}
-		db.log.DebugContext(ctx, "lease transaction chosen as deadlock victim; retrying", "error", err)
-	}
-	return err
-}
-
-func runTxOn(ctx context.Context, pool *sql.DB, q *sqlserverdb.Queries, isolation sql.IsolationLevel, fn func(q *sqlserverdb.Queries) error) error {
-	tx, err := pool.BeginTx(ctx, &sql.TxOptions{Isolation: isolation})
-	if err != nil {
-		return mapError(err)
-	}
-	if err := fn(q.WithTx(tx)); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	return mapError(tx.Commit())
+// inLeaseTx runs fn in one READ COMMITTED transaction on the lease pool,
+// retried as a whole when it is chosen as a deadlock victim.
+func (db *DB) inLeaseTx(ctx context.Context, fn func(tx *sql.Tx, q *sqlserverdb.Queries) error) error {
+	return db.retryDeadlocks(ctx, func() error {
+		return runTxOn(ctx, db.leases, sql.LevelReadCommitted, func(tx *sql.Tx) error { return fn(tx, db.leaseQ.WithTx(tx)) })
+	})
 }

@@ -13,7 +13,7 @@ var _ ports.Rescheduler = (*store)(nil)
 
 // Reschedule applies a deferral's decision to a pending intent without an
 // attempt, fenced like StartAttempt: in one transaction it checks the fence
-// (taking the lease-row lock, see fence.go) and updates the intent row,
+// (under the lease lock, see fence.go) and updates the intent row,
 // moving last_modified_at strictly forward so every refresh sees the new
 // due time. See ports.Rescheduler.
 func (s *store) Reschedule(ctx context.Context, p ports.RescheduleParams) error {
@@ -38,10 +38,7 @@ func (s *store) Reschedule(ctx context.Context, p ports.RescheduleParams) error 
 		IntentID:        p.IntentID,
 		AttemptCount:    count,
 	}
-	return s.db.inTx(ctx, s.db.engine.fencedIsolation, func(q *sqlserverdb.Queries) error {
-		if err := s.db.engine.checkFence(ctx, q, p.Fence); err != nil {
-			return err
-		}
+	return s.db.inFencedTx(ctx, p.Fence, func(q *sqlserverdb.Queries) error {
 		n, err := q.RescheduleIntent(ctx, params)
 		if err != nil {
 			return mapError(err)

@@ -2,7 +2,6 @@ package sqlserver
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -90,74 +89,5 @@ func TestLongAndNonASCIIValues(t *testing.T) {
 	if got.IntentID != id || len(got.Attempts) != 1 || got.Attempts[0].Outcome == nil ||
 		got.Attempts[0].Outcome.Reason != long || got.Attempts[0].Outcome.MessageID != long {
 		t.Fatalf("values did not round-trip whole (id %d chars)", len(got.IntentID))
-	}
-}
-
-// TestFencedTransactionHoldsTheLease checks the isolation choice of fenced
-// writes on a real server: once a fenced transaction has checked its fence,
-// a takeover of the (meanwhile expired) lease waits until that transaction
-// ends, so the fenced write commits before a successor's epoch begins.
-func TestFencedTransactionHoldsTheLease(t *testing.T) {
-	db, _ := migratedDB(t, databaseOptions{})
-	if db.Babelfish() {
-		t.Skip("Babelfish for PostgreSQL has no sys.dm_exec_requests, which this test reads to see the takeover blocked")
-	}
-	ctx := context.Background()
-	leases := db.Leases()
-	lease := leasetest.MustAcquire(t, leases, core.DefaultLeaseName, "old-leader", leasetest.ShortLease)
-
-	tx, err := db.queries.BeginTx(ctx, &sql.TxOptions{Isolation: db.engine.fencedIsolation})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = tx.Rollback() }()
-	if err := db.engine.checkFence(ctx, db.q.WithTx(tx), lease.Fence()); err != nil {
-		t.Fatalf("fence check while the lease holds: %v", err)
-	}
-	var spid int
-	if err := tx.QueryRowContext(ctx, "SELECT @@SPID").Scan(&spid); err != nil {
-		t.Fatal(err)
-	}
-	leasetest.WaitExpired(t, leases, lease)
-
-	type result struct {
-		lease    core.Lease
-		acquired bool
-		err      error
-	}
-	done := make(chan result, 1)
-	go func() {
-		l, ok, err := leases.Acquire(ctx, ports.AcquireLeaseParams{LeaseName: core.DefaultLeaseName, HolderID: "new-leader", Duration: time.Hour})
-		done <- result{l, ok, err}
-	}()
-	// Wait until the server reports the takeover blocked by the fenced
-	// transaction's session: a state, not a duration.
-	deadline := time.Now().Add(leasetest.ExpiryWait)
-	for {
-		var blocked int
-		err := db.plain.QueryRowContext(ctx,
-			"SELECT COUNT(*) FROM sys.dm_exec_requests WHERE blocking_session_id = @p1", spid).Scan(&blocked)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if blocked > 0 {
-			break
-		}
-		select {
-		case r := <-done:
-			t.Fatalf("the takeover finished (acquired=%v err=%v) while a fenced transaction of the old epoch was open", r.acquired, r.err)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the takeover never showed up as blocked by the fenced transaction")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if err := tx.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	r := <-done
-	if r.err != nil || !r.acquired || r.lease.Epoch != lease.Epoch+1 {
-		t.Fatalf("takeover after the fenced transaction: %+v acquired=%v err=%v", r.lease, r.acquired, r.err)
 	}
 }

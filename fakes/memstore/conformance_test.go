@@ -41,6 +41,7 @@ func harness(s *Store) storetest.Harness {
 		ShareLastModified: func(t *testing.T, intentIDs []string) {
 			shareLastModified(t, s, intentIDs)
 		},
+		StatementTime: statementTick,
 	}
 }
 

@@ -50,9 +50,14 @@ func testFencedOtherHolder(t *testing.T, h Harness) {
 }
 
 func testFencedStaleEpoch(t *testing.T, h Harness) {
-	old := leasetest.MustAcquire(t, h.Leases, core.DefaultLeaseName, "storetest-leader", leasetest.ShortLease)
+	// The old epoch ends by a release (its lease expires at once), so the
+	// attempt is started while the lease surely holds, however slow the
+	// database: a short lease could expire before the first write.
+	old := leasetest.MustAcquire(t, h.Leases, core.DefaultLeaseName, "storetest-leader", leasetest.LongLease)
 	openAttempt(t, h, old.Fence(), "intent-1")
-	leasetest.WaitExpired(t, h.Leases, old)
+	if err := h.Leases.Release(t.Context(), old.Fence()); err != nil {
+		t.Fatalf("release: %v", err)
+	}
 	// The same holder comes back: only the epoch tells the old writes apart.
 	current := leasetest.MustAcquire(t, h.Leases, core.DefaultLeaseName, "storetest-leader", leasetest.LongLease)
 	if current.Epoch != old.Epoch+1 {
@@ -64,9 +69,16 @@ func testFencedStaleEpoch(t *testing.T, h Harness) {
 }
 
 func testFencedExpired(t *testing.T, h Harness) {
+	// The attempt is opened under a long lease of the first epoch; the
+	// second epoch's short lease is then left to expire on the database's
+	// clock, and nobody takes over.
+	first := leasetest.MustAcquire(t, h.Leases, core.DefaultLeaseName, "storetest-leader", leasetest.LongLease)
+	openAttempt(t, h, first.Fence(), "intent-1")
+	if err := h.Leases.Release(t.Context(), first.Fence()); err != nil {
+		t.Fatalf("release: %v", err)
+	}
 	lease := leasetest.MustAcquire(t, h.Leases, core.DefaultLeaseName, "storetest-leader", leasetest.ShortLease)
-	openAttempt(t, h, lease.Fence(), "intent-1")
 	leasetest.WaitExpired(t, h.Leases, lease)
-	// Nobody took over, but an expired lease fences as surely as a lost one.
+	// An expired lease fences as surely as a lost one.
 	assertFenced(t, h, lease.Fence(), "intent-1")
 }

@@ -43,6 +43,7 @@ package storetest
 
 import (
 	"testing"
+	"time"
 
 	"github.com/submissionmanager/submission-manager/ports"
 )
@@ -64,6 +65,11 @@ type Harness struct {
 	// write does on a coarse clock (many rows sharing one change timestamp),
 	// which the refresh cursor must page through without skipping any.
 	ShareLastModified func(t *testing.T, intentIDs []string)
+	// StatementTime, when the database's clock moves with every statement
+	// instead of with real time (the in-memory store's), is how far each
+	// reading moves it; the suite sizes its time-bound cases by it. Zero for
+	// a real database.
+	StatementTime time.Duration
 }
 
 // Run runs every store case as a subtest, each on a fresh harness.
@@ -98,6 +104,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"FencedOtherHolder", testFencedOtherHolder},
 		{"FencedStaleEpoch", testFencedStaleEpoch},
 		{"FencedExpiredLease", testFencedExpired},
+		{"RenewalUnderFencedWrites", testRenewalUnderFencedWrites},
 		{"ListPendingPaging", testListPendingPaging},
 		{"LatestChangeEmpty", testLatestChangeEmpty},
 		{"ListChangedPaging", testListChangedPaging},

@@ -57,12 +57,11 @@ FROM submission_manager_leases
 WHERE lease_name = CAST(sqlc.arg(lease_name) AS varchar(64));
 
 -- name: FenceHolds :one
--- The fence check of every execution-state write on SQL Server. It runs
--- inside the write's REPEATABLE READ transaction, so the shared lock it
--- takes on the lease row is held until commit: a concurrent acquire (an
--- UPDATE of that row) waits, and cannot slip in between this check and the
--- commit. Shared locks are compatible, so concurrent fenced writes hold
--- them together.
+-- The fence check of every execution-state write. It runs inside the
+-- write's READ COMMITTED transaction after the lease lock was taken in
+-- Shared mode (adapters/sqlserver/fence.go): the lock, not this read, keeps
+-- a takeover out until the write commits, and this read holds no lock a
+-- renewal could wait for.
 SELECT COUNT(*) AS holds
 FROM submission_manager_leases
 WHERE lease_name = CAST(sqlc.arg(lease_name) AS varchar(64))
@@ -70,17 +69,11 @@ WHERE lease_name = CAST(sqlc.arg(lease_name) AS varchar(64))
   AND lease_epoch = CAST(sqlc.arg(lease_epoch) AS bigint)
   AND expires_at > SYSUTCDATETIME();
 
--- name: LockFence :execrows
--- The fence check of every execution-state write on Babelfish for
--- PostgreSQL, where REPEATABLE READ is snapshot isolation and a read takes
--- no lock at all. This no-op UPDATE of the lease row, guarded like
--- FenceHolds, takes PostgreSQL's row lock until commit: a takeover (an
--- UPDATE of the same row) waits for the fenced write to commit, then
--- re-evaluates its own condition. Row locks exclude each other, so fenced
--- writes of one lease run one at a time there. Zero rows means fenced.
-UPDATE submission_manager_leases
-SET lease_epoch = lease_epoch
+-- name: LeaseExpired :one
+-- Whether the lease row exists and has expired in database time: a
+-- takeover takes the lease lock (and waits for the fenced writes in flight)
+-- only when this says there is something to take over.
+SELECT COUNT(*) AS expired
+FROM submission_manager_leases
 WHERE lease_name = CAST(sqlc.arg(lease_name) AS varchar(64))
-  AND holder_id = CAST(sqlc.arg(holder_id) AS varchar(128))
-  AND lease_epoch = CAST(sqlc.arg(lease_epoch) AS bigint)
-  AND expires_at > SYSUTCDATETIME();
+  AND expires_at <= SYSUTCDATETIME();

@@ -24,12 +24,11 @@ type FenceHoldsParams struct {
 	LeaseEpoch int64
 }
 
-// The fence check of every execution-state write on SQL Server. It runs
-// inside the write's REPEATABLE READ transaction, so the shared lock it
-// takes on the lease row is held until commit: a concurrent acquire (an
-// UPDATE of that row) waits, and cannot slip in between this check and the
-// commit. Shared locks are compatible, so concurrent fenced writes hold
-// them together.
+// The fence check of every execution-state write. It runs inside the
+// write's READ COMMITTED transaction after the lease lock was taken in
+// Shared mode (adapters/sqlserver/fence.go): the lock, not this read, keeps
+// a takeover out until the write commits, and this read holds no lock a
+// renewal could wait for.
 func (q *Queries) FenceHolds(ctx context.Context, arg FenceHoldsParams) (int64, error) {
 	row := q.db.QueryRowContext(ctx, fenceHolds, arg.LeaseName, arg.HolderID, arg.LeaseEpoch)
 	var holds int64
@@ -63,34 +62,21 @@ func (q *Queries) InsertLease(ctx context.Context, arg InsertLeaseParams) error 
 	return err
 }
 
-const lockFence = `-- name: LockFence :execrows
-UPDATE submission_manager_leases
-SET lease_epoch = lease_epoch
+const leaseExpired = `-- name: LeaseExpired :one
+SELECT COUNT(*) AS expired
+FROM submission_manager_leases
 WHERE lease_name = CAST($1 AS varchar(64))
-  AND holder_id = CAST($2 AS varchar(128))
-  AND lease_epoch = CAST($3 AS bigint)
-  AND expires_at > SYSUTCDATETIME()
+  AND expires_at <= SYSUTCDATETIME()
 `
 
-type LockFenceParams struct {
-	LeaseName  string
-	HolderID   string
-	LeaseEpoch int64
-}
-
-// The fence check of every execution-state write on Babelfish for
-// PostgreSQL, where REPEATABLE READ is snapshot isolation and a read takes
-// no lock at all. This no-op UPDATE of the lease row, guarded like
-// FenceHolds, takes PostgreSQL's row lock until commit: a takeover (an
-// UPDATE of the same row) waits for the fenced write to commit, then
-// re-evaluates its own condition. Row locks exclude each other, so fenced
-// writes of one lease run one at a time there. Zero rows means fenced.
-func (q *Queries) LockFence(ctx context.Context, arg LockFenceParams) (int64, error) {
-	result, err := q.db.ExecContext(ctx, lockFence, arg.LeaseName, arg.HolderID, arg.LeaseEpoch)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected()
+// Whether the lease row exists and has expired in database time: a
+// takeover takes the lease lock (and waits for the fenced writes in flight)
+// only when this says there is something to take over.
+func (q *Queries) LeaseExpired(ctx context.Context, leaseName string) (int64, error) {
+	row := q.db.QueryRowContext(ctx, leaseExpired, leaseName)
+	var expired int64
+	err := row.Scan(&expired)
+	return expired, err
 }
 
 const readLease = `-- name: ReadLease :one
