@@ -23,6 +23,17 @@ type Decision struct {
 	PossiblyAccepted bool
 }
 
+// DeadlinePassed is the deadline cut-off, the one home of "strictly
+// before": an attempt may start, an acceptance counts and a retry is
+// scheduled only strictly before the acceptance deadline. It reports
+// whether at is not strictly before the deadline of c for a window that
+// opened at windowStart (Intent.DeadlineStart); a contract without a
+// deadline never passes one.
+func DeadlinePassed(c Contract, windowStart, at time.Time) bool {
+	deadline, ok := c.Deadline(windowStart)
+	return ok && !at.Before(deadline)
+}
+
 // Decide applies the contract's policy to an attempt that finished at
 // finishedAt. tries counts the intent's tries so far (Tries), this attempt
 // included when it was sent; retryDelay is the delay the retry policy
@@ -40,7 +51,7 @@ func Decide(c Contract, createdAt time.Time, tries int, finishedAt time.Time, r 
 		o := *r.Outcome
 		switch {
 		case o.Status == OutcomeAccepted:
-			if deadline, ok := c.Deadline(createdAt); ok && !finishedAt.Before(deadline) {
+			if DeadlinePassed(c, createdAt, finishedAt) {
 				return Decision{Status: StatusExhausted, ExhaustedReason: ExhaustedDeadlineExceeded}
 			}
 			return Decision{Status: StatusAccepted, FinalOutcome: &o}
@@ -55,11 +66,7 @@ func Decide(c Contract, createdAt time.Time, tries int, finishedAt time.Time, r 
 func decideRetry(c Contract, createdAt time.Time, tries int, nextDue time.Time) Decision {
 	switch c.Policy {
 	case PolicyDeadline:
-		deadline, _ := c.Deadline(createdAt)
-		if nextDue.Before(deadline) {
-			return Decision{Status: StatusPending, NextDueAt: nextDue}
-		}
-		return Decision{Status: StatusExhausted, ExhaustedReason: ExhaustedDeadlineExceeded}
+		return dueUnlessDeadline(c, createdAt, nextDue)
 	case PolicyMaxAttempts:
 		if tries < c.MaxAttempts {
 			return Decision{Status: StatusPending, NextDueAt: nextDue}
@@ -68,6 +75,17 @@ func decideRetry(c Contract, createdAt time.Time, tries int, nextDue time.Time) 
 	default: // PolicyOneShot, and any policy the registry would have refused.
 		return Decision{Status: StatusExhausted, ExhaustedReason: ExhaustedOneShotCompleted}
 	}
+}
+
+// dueUnlessDeadline keeps an intent pending until due, or exhausts it with
+// deadline_exceeded when due is not strictly before its deadline: what
+// follows a non-terminal attempt under the deadline policy, and any
+// deferral.
+func dueUnlessDeadline(c Contract, windowStart, due time.Time) Decision {
+	if DeadlinePassed(c, windowStart, due) {
+		return Decision{Status: StatusExhausted, ExhaustedReason: ExhaustedDeadlineExceeded}
+	}
+	return Decision{Status: StatusPending, NextDueAt: due}
 }
 
 // RetryPolicy decides how long to wait before the next attempt. It is an

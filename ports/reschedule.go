@@ -11,7 +11,8 @@ import (
 // is open, or the gateway is paused), so no attempt row is written and no
 // try is spent. Decision is either pending with NextDueAt, or exhausted with
 // deadline_exceeded when the deferral would not end strictly before the
-// intent's deadline: the contract's policy still decides every status.
+// intent's deadline (core.DecideDeferral makes it, Validate holds every
+// store to it): the contract's policy still decides every status.
 type RescheduleParams struct {
 	Fence    core.Fence
 	IntentID string
@@ -31,6 +32,8 @@ type Rescheduler interface {
 	// Reschedule applies p.Decision to a pending intent in one fenced
 	// write that also advances its change marker. It returns
 	// core.ErrFenced, core.ErrIntentNotFound, or core.ErrIntentNotRunnable
-	// (terminal, attempt count moved, or an attempt open).
+	// (terminal, attempt count moved, or an attempt open); a decision that
+	// p.Validate refuses is refused with ErrInvalidWrite before anything is
+	// written.
 	Reschedule(ctx context.Context, p RescheduleParams) error
 }

@@ -16,7 +16,18 @@ type SubmitIntentParams struct {
 	Payload json.RawMessage
 	// NotBefore, when not zero, is the earliest time of the first attempt.
 	NotBefore time.Time
+	// Refused, set only on an item of SubmitIntents, is the driving
+	// adapter's refusal of an item it could not read (not an object, a
+	// field of the wrong JSON type). The service answers the item with it
+	// and judges nothing else of it, but counts it toward the batch's size:
+	// the cap is on what the client sent.
+	Refused error
 }
+
+// DefaultMaxBatch is the most intents one batch submission may carry unless
+// the operator sets another cap. The service enforces the cap; the HTTP API
+// only sizes its body limit by it.
+const DefaultMaxBatch = 1000
 
 // SubmitIntentResult carries the intent and whether this call created it
 // (false for an idempotent repeat).
@@ -43,8 +54,9 @@ type IntentService interface {
 	// SubmitIntents judges every item as SubmitIntent would, in order (a
 	// later item with an earlier item's intentId is a repeat of it), and
 	// stores the new ones in one store call. It returns one answer per item;
-	// its error is for the batch as a whole (core.ErrStoreUnavailable), and
-	// then nothing of the batch was stored.
+	// its error is for the batch as a whole, and then nothing of the batch
+	// was stored: a *core.FieldError naming "intents" when the batch is
+	// empty or over the service's cap, or core.ErrStoreUnavailable.
 	SubmitIntents(ctx context.Context, items []SubmitIntentParams) ([]SubmitIntentsItem, error)
 	// GetIntent returns one intent with its attempts or core.ErrIntentNotFound.
 	GetIntent(ctx context.Context, intentID string) (core.Intent, error)

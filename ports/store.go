@@ -167,9 +167,13 @@ type Store interface {
 	// StartAttempt is a fenced write of an attempt's start. It returns
 	// core.ErrFenced when the lease is lost and core.ErrIntentNotRunnable
 	// when the intent is terminal or its attempt count is not Number-1.
+	// Parameters that p.Validate refuses are refused with ErrInvalidWrite
+	// before anything is written.
 	StartAttempt(ctx context.Context, p StartAttemptParams) error
 	// FinishAttempt is a fenced write that closes the attempt and moves the
 	// intent to the decision's status in one transaction. When the decision
 	// says PossiblyAccepted, the same write flags the intent for good.
+	// Parameters that p.Validate refuses are refused with ErrInvalidWrite
+	// before anything is written.
 	FinishAttempt(ctx context.Context, p FinishAttemptParams) error
 }

@@ -1,12 +1,10 @@
 package console
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
-	"time"
 
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
@@ -28,30 +26,6 @@ type intentsData struct {
 	DeadView  bool
 	PageSize  int
 	Continued bool
-}
-
-// cursor is the console's own listing position: the list pages through the
-// service, never through the HTTP API.
-type cursor struct {
-	CreatedAt time.Time `json:"c"`
-	IntentID  string    `json:"i"`
-}
-
-func encodeCursor(p ports.IntentPosition) string {
-	b, _ := json.Marshal(cursor{p.CreatedAt, p.IntentID})
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-func decodeCursor(s string) (*ports.IntentPosition, error) {
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	var c cursor
-	if err == nil {
-		err = json.Unmarshal(b, &c)
-	}
-	if err != nil {
-		return nil, errors.New("the page cursor is not valid; start from the first page")
-	}
-	return &ports.IntentPosition{CreatedAt: c.CreatedAt, IntentID: c.IntentID}, nil
 }
 
 // intents lists intents newest first with the API's filters, and finds one
@@ -78,16 +52,16 @@ func (c *Console) intents(w http.ResponseWriter, r *http.Request, ss session) {
 	}
 	params := ports.ListIntentsParams{Status: core.IntentStatus(d.Status), SubmissionTarget: d.Target,
 		PossiblyAccepted: d.PossiblyAccepted, Limit: c.cfg.PageSize}
-	if s := q.Get("cursor"); s != "" {
-		before, err := decodeCursor(s)
-		if err != nil {
-			p.Error = err.Error()
-			c.render(w, r, http.StatusBadRequest, "intents", withData(p, d))
-			return
-		}
-		params.Before, d.Continued = before, true
+	// The list pages through the service, never through the HTTP API, with
+	// the same cursors: a refused one is a field error like the service's.
+	var res ports.IntentPage
+	var err error
+	if s := q.Get(ports.CursorField); s != "" {
+		params.Before, err = ports.DecodeCursor(s)
 	}
-	res, err := c.cfg.Service.ListIntents(r.Context(), params)
+	if err == nil {
+		res, err = c.cfg.Service.ListIntents(r.Context(), params)
+	}
 	var field *core.FieldError
 	if errors.As(err, &field) {
 		p.Error = field.Field + ": " + field.Message
@@ -98,7 +72,7 @@ func (c *Console) intents(w http.ResponseWriter, r *http.Request, ss session) {
 		c.failure(w, r, ss, "listing intents", err)
 		return
 	}
-	d.Intents = res.Intents
+	d.Intents, d.Continued = res.Intents, params.Before != nil
 	filter := url.Values{}
 	if d.Status != "" {
 		filter.Set("status", d.Status)
@@ -112,7 +86,7 @@ func (c *Console) intents(w http.ResponseWriter, r *http.Request, ss session) {
 	}
 	d.FirstURL = "/ui/intents?" + filter.Encode()
 	if res.Next != nil {
-		next := url.Values{"cursor": {encodeCursor(*res.Next)}}
+		next := url.Values{ports.CursorField: {ports.EncodeCursor(*res.Next)}}
 		for k, v := range filter {
 			next[k] = v
 		}

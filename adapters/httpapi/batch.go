@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -39,15 +38,15 @@ func batchBodySlots(maxBodiesInFlight int) int { return max(1, maxBodiesInFlight
 // item. Here the body is only required to be an object with an array of
 // intents; each item then goes through what a single submission's body goes
 // through (decodeSubmission, then the service) and gets its own answer from
-// the one problem mapper.
+// the one problem mapper. The service alone judges the batch's size, so
+// every item goes to it, one this API could not read as its refusal.
 type batchHandler struct {
-	service  ports.IntentService
-	maxBatch int
-	log      *slog.Logger
+	service ports.IntentService
+	log     *slog.Logger
 }
 
-func newBatchHandler(service ports.IntentService, maxBatch int, log *slog.Logger) *batchHandler {
-	return &batchHandler{service: service, maxBatch: maxBatch, log: log}
+func newBatchHandler(service ports.IntentService, log *slog.Logger) *batchHandler {
+	return &batchHandler{service: service, log: log}
 }
 
 func (h *batchHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -61,43 +60,26 @@ func (h *batchHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeProblem(h.log, w, r, err)
 		return
 	}
-	switch {
-	case len(items) == 0:
-		writeProblem(h.log, w, r, &core.FieldError{Field: "intents", Message: "must hold at least one intent"})
-		return
-	case len(items) > h.maxBatch:
-		writeProblem(h.log, w, r, &core.FieldError{Field: "intents",
-			Message: fmt.Sprintf("holds %d intents, the limit is %d", len(items), h.maxBatch)})
+	params := make([]ports.SubmitIntentParams, len(items))
+	for i, raw := range items {
+		if params[i], err = h.bind(raw); err != nil {
+			params[i] = ports.SubmitIntentParams{Refused: err}
+		}
+	}
+	answers, err := h.service.SubmitIntents(r.Context(), params)
+	if err != nil {
+		writeProblem(h.log, w, r, err)
 		return
 	}
 	results := make([]apigen.IntentBatchResult, len(items))
-	params := make([]ports.SubmitIntentParams, 0, len(items))
-	sent := make([]int, 0, len(items)) // the item index of each params entry
-	for i, raw := range items {
-		p, err := h.bind(raw)
-		if err != nil {
-			results[i] = h.refused(r, err)
-			continue
-		}
-		params = append(params, p)
-		sent = append(sent, i)
-	}
-	if len(params) > 0 {
-		answers, err := h.service.SubmitIntents(r.Context(), params)
-		if err != nil {
-			writeProblem(h.log, w, r, err)
-			return
-		}
-		for k, a := range answers {
-			i := sent[k]
-			switch {
-			case a.Err != nil:
-				results[i] = h.refused(r, a.Err)
-			case a.Result.Created:
-				results[i] = apigen.IntentBatchResult{Status: http.StatusCreated, Intent: ptr(intentFromCore(a.Result.Intent))}
-			default:
-				results[i] = apigen.IntentBatchResult{Status: http.StatusOK, Intent: ptr(intentFromCore(a.Result.Intent))}
-			}
+	for i, a := range answers {
+		switch {
+		case a.Err != nil:
+			results[i] = h.refused(r, a.Err)
+		case a.Result.Created:
+			results[i] = apigen.IntentBatchResult{Status: http.StatusCreated, Intent: ptr(intentFromCore(a.Result.Intent))}
+		default:
+			results[i] = apigen.IntentBatchResult{Status: http.StatusOK, Intent: ptr(intentFromCore(a.Result.Intent))}
 		}
 	}
 	out, err := json.Marshal(apigen.IntentBatchResults{Results: results})

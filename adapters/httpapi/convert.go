@@ -1,15 +1,10 @@
 package httpapi
 
 import (
-	"encoding/base64"
-	"encoding/json"
-	"math"
 	"time"
-	"unicode/utf8"
 
 	"github.com/submissionmanager/submission-manager/adapters/httpapi/internal/apigen"
 	"github.com/submissionmanager/submission-manager/core"
-	"github.com/submissionmanager/submission-manager/ports"
 )
 
 // intentFromCore renders an intent for clients. It shows what the spec
@@ -90,43 +85,6 @@ func contractFromCore(c core.Contract) apigen.Contract {
 		out.MaxAttempts = ptr(c.MaxAttempts)
 	}
 	return out
-}
-
-// cursor is the position a listing continues from. It travels to clients as
-// base64url-encoded JSON, which they must treat as opaque; the time keeps
-// nanoseconds so no intent is skipped or repeated at a page boundary.
-type cursor struct {
-	CreatedAt time.Time `json:"c"`
-	IntentID  string    `json:"i"`
-}
-
-// The times a cursor may carry: the span of Unix nanoseconds in an int64,
-// which the stores use. A forged cursor outside it is refused, not wrapped
-// around into a wrong page.
-var (
-	minCursorTime = time.Unix(0, math.MinInt64).UTC()
-	maxCursorTime = time.Unix(0, math.MaxInt64).UTC()
-)
-
-func encodeCursor(p ports.IntentPosition) string {
-	data, _ := json.Marshal(cursor{CreatedAt: p.CreatedAt.UTC(), IntentID: p.IntentID}) // a cursor always marshals
-	return base64.RawURLEncoding.EncodeToString(data)
-}
-
-func decodeCursor(s string) (*ports.IntentPosition, error) {
-	invalid := &core.FieldError{Field: "cursor", Message: "is not a cursor this service issued"}
-	data, err := base64.RawURLEncoding.DecodeString(s)
-	// A cursor of ours is UTF-8 JSON naming a stored intentId; a forged one
-	// with lone surrogates or bad bytes would decode to a different id.
-	if err != nil || !utf8.Valid(data) || hasLoneSurrogate(data) {
-		return nil, invalid
-	}
-	var c cursor
-	if err := json.Unmarshal(data, &c); err != nil || c.IntentID == "" || c.CreatedAt.IsZero() ||
-		c.CreatedAt.Before(minCursorTime) || c.CreatedAt.After(maxCursorTime) {
-		return nil, invalid
-	}
-	return &ports.IntentPosition{CreatedAt: c.CreatedAt, IntentID: c.IntentID}, nil
 }
 
 // timePtr renders an optional time: nil for the zero time.

@@ -95,7 +95,7 @@ func (h *handlers) ListIntents(ctx context.Context, req apigen.ListIntentsReques
 		p.PossiblyAccepted = *req.Params.PossiblyAccepted
 	}
 	if req.Params.Cursor != nil {
-		before, err := decodeCursor(*req.Params.Cursor)
+		before, err := ports.DecodeCursor(*req.Params.Cursor)
 		if err != nil {
 			return nil, err
 		}
@@ -110,7 +110,7 @@ func (h *handlers) ListIntents(ctx context.Context, req apigen.ListIntentsReques
 		out.Intents = append(out.Intents, intentFromCore(in))
 	}
 	if page.Next != nil {
-		out.NextCursor = ptr(encodeCursor(*page.Next))
+		out.NextCursor = ptr(ports.EncodeCursor(*page.Next))
 	}
 	return apigen.ListIntents200JSONResponse(out), nil
 }

@@ -43,8 +43,9 @@ type Config struct {
 	// that cannot hold an acceptable payload. Zero means
 	// core.DefaultMaxPayloadBytes.
 	MaxPayloadBytes int64
-	// MaxBatch caps the intents of one batch submission, and with it the
-	// batch's body limit. Zero means 1,000.
+	// MaxBatch is the service's cap on the intents of one batch submission
+	// (the service enforces it); the API sizes the batch's body limit by
+	// it. Zero means ports.DefaultMaxBatch.
 	MaxBatch int
 	// Waiter lets requests wait for an intent's final status (Prefer:
 	// wait=N); nil ignores the preference.
@@ -116,11 +117,10 @@ func New(cfg Config) (*Server, error) {
 		ErrorHandlerFunc: onError,
 	})
 	if cfg.MaxBatch <= 0 {
-		cfg.MaxBatch = 1000
+		cfg.MaxBatch = ports.DefaultMaxBatch
 	}
-	batch := newBatchHandler(cfg.Service, cfg.MaxBatch, log)
 	mux.Handle("POST "+batchPath, readJSONBody(batchBodyLimit(cfg.MaxPayloadBytes, cfg.MaxBatch),
-		newBodySlots(batchBodySlots(cfg.MaxBodiesInFlight)), log)(batch))
+		newBodySlots(batchBodySlots(cfg.MaxBodiesInFlight)), log)(newBatchHandler(cfg.Service, log)))
 	mux.Handle("/", notFound(mux, log))
 	return &Server{mux: mux, handler: joinPreferLines(requireRole(newKeyring(cfg.APIKeys, cfg.OperatorKeys), log, mux))}, nil
 }

@@ -12,8 +12,8 @@ import (
 // StartAttempt counts the attempt on its intent and records it as started,
 // in one transaction, only while the fence holds its lease.
 func (s *store) StartAttempt(ctx context.Context, p ports.StartAttemptParams) error {
-	if p.StartedAt.IsZero() {
-		return fmt.Errorf("sqlite: start attempt %d of %q: StartedAt is required", p.Number, p.IntentID)
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("sqlite: %w", err)
 	}
 	return s.db.write(ctx, "start attempt", func(ctx context.Context, q *writeTx) error {
 		stamp, err := q.Stamp(ctx)
@@ -51,17 +51,11 @@ func (s *store) StartAttempt(ctx context.Context, p ports.StartAttemptParams) er
 // the intent is pending; a leader that finds an attempt cut off by a crash
 // finishes it (with an error) before it starts the next.
 func (s *store) FinishAttempt(ctx context.Context, p ports.FinishAttemptParams) error {
-	if p.FinishedAt.IsZero() {
-		return fmt.Errorf("sqlite: finish attempt %d of %q: FinishedAt is required", p.Number, p.IntentID)
-	}
-	if (p.Outcome == nil) == (p.Error == "") {
-		return fmt.Errorf("sqlite: finish attempt %d of %q: exactly one of Outcome and Error must be set", p.Number, p.IntentID)
-	}
-	if p.Outcome != nil && !p.Sent {
-		return fmt.Errorf("sqlite: finish attempt %d of %q: an attempt that was not sent has no outcome", p.Number, p.IntentID)
-	}
-	if err := checkDecision(p.Decision); err != nil {
-		return fmt.Errorf("sqlite: finish attempt %d of %q: %w", p.Number, p.IntentID, err)
+	// Validate covers every CHECK that ApplyDecision can meet: ApplyDecision
+	// runs after FinishAttempt changed the attempt, so a CHECK failing there
+	// would fail the whole write batch, every other caller's write with it.
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("sqlite: %w", err)
 	}
 	finish := sqlitedb.FinishAttemptParams{
 		FinishedAt:    nullNanos(p.FinishedAt),
@@ -144,41 +138,4 @@ func whyRefused(ctx context.Context, q *sqlitedb.Queries, f core.Fence, intentID
 		return core.ErrIntentNotFound
 	}
 	return core.ErrIntentNotRunnable
-}
-
-// checkDecision refuses a decision whose fields contradict its status, which
-// the schema's CHECK constraints would refuse less legibly. It must cover
-// every CHECK that ApplyDecision can meet: ApplyDecision runs after
-// FinishAttempt changed the attempt, so a CHECK failing there would fail the
-// whole write batch, every other caller's write with it.
-func checkDecision(d core.Decision) error {
-	switch d.Status {
-	case core.StatusPending:
-		if d.NextDueAt.IsZero() {
-			return fmt.Errorf("pending decision without NextDueAt")
-		}
-		if d.FinalOutcome != nil || d.ExhaustedReason != "" {
-			return fmt.Errorf("pending decision with a final outcome or exhausted reason")
-		}
-	case core.StatusAccepted, core.StatusRejected:
-		if d.FinalOutcome == nil {
-			return fmt.Errorf("%s decision without a final outcome", d.Status)
-		}
-		if string(d.FinalOutcome.Status) != string(d.Status) {
-			return fmt.Errorf("%s decision with a %s final outcome", d.Status, d.FinalOutcome.Status)
-		}
-		if d.ExhaustedReason != "" || !d.NextDueAt.IsZero() {
-			return fmt.Errorf("%s decision with an exhausted reason or a next due time", d.Status)
-		}
-	case core.StatusExhausted:
-		if d.ExhaustedReason == "" {
-			return fmt.Errorf("exhausted decision without a reason")
-		}
-		if d.FinalOutcome != nil || !d.NextDueAt.IsZero() {
-			return fmt.Errorf("exhausted decision with a final outcome or a next due time")
-		}
-	default:
-		return fmt.Errorf("decision with unknown status %q", d.Status)
-	}
-	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/submissionmanager/submission-manager/adapters/sqlite/internal/sqlitedb"
-	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
 )
 
@@ -16,8 +15,8 @@ var _ ports.Rescheduler = (*store)(nil)
 // the next leader's rebuild and every refresh see the new due time. See
 // ports.Rescheduler.
 func (s *store) Reschedule(ctx context.Context, p ports.RescheduleParams) error {
-	if err := checkDeferral(p.Decision); err != nil {
-		return fmt.Errorf("sqlite: reschedule %q: %w", p.IntentID, err)
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("sqlite: %w", err)
 	}
 	d := p.Decision
 	params := sqlitedb.RescheduleIntentParams{
@@ -45,18 +44,4 @@ func (s *store) Reschedule(ctx context.Context, p ports.RescheduleParams) error 
 		}
 		return nil
 	})
-}
-
-// checkDeferral refuses a decision a deferral cannot make: it is pending
-// with a next due time, or exhausted by the deadline rule.
-func checkDeferral(d core.Decision) error {
-	if err := checkDecision(d); err != nil {
-		return err
-	}
-	if d.Status == core.StatusPending ||
-		(d.Status == core.StatusExhausted && d.ExhaustedReason == core.ExhaustedDeadlineExceeded) {
-		return nil
-	}
-	return fmt.Errorf("a deferral is pending or exhausted with %s, not %s %s",
-		core.ExhaustedDeadlineExceeded, d.Status, d.ExhaustedReason)
 }

@@ -40,12 +40,12 @@ func attemptNumber(n int) (int32, error) {
 // transaction it checks the fence, counts the attempt on the intent (only
 // while pending at attempt count Number-1) and inserts the attempt row.
 func (s *store) StartAttempt(ctx context.Context, p ports.StartAttemptParams) error {
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("sqlserver: %w", err)
+	}
 	number, err := attemptNumber(p.Number)
 	if err != nil {
 		return err
-	}
-	if p.StartedAt.IsZero() {
-		return errors.New("sqlserver: StartAttempt needs StartedAt")
 	}
 	return s.db.inFencedTx(ctx, p.Fence, func(q *sqlserverdb.Queries) error {
 		counted, err := q.StartAttempt(ctx, sqlserverdb.StartAttemptParams{
@@ -75,18 +75,15 @@ func (s *store) StartAttempt(ctx context.Context, p ports.StartAttemptParams) er
 // before the attempt row, the same order StartAttempt uses, so the two can
 // never deadlock each other.
 func (s *store) FinishAttempt(ctx context.Context, p ports.FinishAttemptParams) error {
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("sqlserver: %w", err)
+	}
 	number, err := attemptNumber(p.Number)
 	if err != nil {
 		return err
 	}
-	finish, err := finishAttemptParams(p, number)
-	if err != nil {
-		return err
-	}
-	decision, err := applyDecisionParams(p.IntentID, number, p.Decision)
-	if err != nil {
-		return err
-	}
+	finish := finishAttemptParams(p, number)
+	decision := applyDecisionParams(p.IntentID, number, p.Decision)
 	return s.db.inFencedTx(ctx, p.Fence, func(q *sqlserverdb.Queries) error {
 		applied, err := q.ApplyDecision(ctx, decision)
 		if err != nil {
@@ -109,13 +106,10 @@ func (s *store) FinishAttempt(ctx context.Context, p ports.FinishAttemptParams) 
 	})
 }
 
-// finishAttemptParams builds the attempt row's closing values: an outcome
-// or an error text, exactly one. The outcome was validated where the
-// gateway's answer entered the core; the schema's CHECKs stay the last word.
-func finishAttemptParams(p ports.FinishAttemptParams, number int32) (sqlserverdb.FinishAttemptParams, error) {
-	if p.FinishedAt.IsZero() {
-		return sqlserverdb.FinishAttemptParams{}, errors.New("sqlserver: FinishAttempt needs FinishedAt")
-	}
+// finishAttemptParams builds the attempt row's closing values from
+// parameters that passed p.Validate: an outcome or an error text, exactly
+// one. The schema's CHECKs stay the last word.
+func finishAttemptParams(p ports.FinishAttemptParams, number int32) sqlserverdb.FinishAttemptParams {
 	params := sqlserverdb.FinishAttemptParams{
 		FinishedAt:    dbTime(p.FinishedAt),
 		Error:         nullString(p.Error),
@@ -123,54 +117,29 @@ func finishAttemptParams(p ports.FinishAttemptParams, number int32) (sqlserverdb
 		IntentID:      p.IntentID,
 		AttemptNumber: number,
 	}
-	if (p.Outcome == nil) == (p.Error == "") {
-		return sqlserverdb.FinishAttemptParams{}, errors.New("sqlserver: FinishAttempt needs exactly one of an outcome and an error")
-	}
-	if p.Outcome != nil && !p.Sent {
-		return sqlserverdb.FinishAttemptParams{}, errors.New("sqlserver: FinishAttempt: an attempt that was not sent has no outcome")
-	}
 	if p.Outcome != nil {
 		params.OutcomeStatus = nullString(string(p.Outcome.Status))
 		params.OutcomeReason = nullString(p.Outcome.Reason)
 		params.MessageID = nullString(p.Outcome.MessageID)
 	}
-	return params, nil
+	return params
 }
 
-// applyDecisionParams checks a decision against the rules the schema's
-// CHECK constraints enforce, so a malformed decision fails with a message
-// that names the rule, and builds the intent update.
-func applyDecisionParams(intentID string, number int32, d core.Decision) (sqlserverdb.ApplyDecisionParams, error) {
+// applyDecisionParams builds the intent update from a decision that passed
+// core.Decision.Validate, which refuses, with a message that names the
+// rule, every decision the schema's CHECK constraints would refuse.
+func applyDecisionParams(intentID string, number int32, d core.Decision) sqlserverdb.ApplyDecisionParams {
 	params := sqlserverdb.ApplyDecisionParams{
-		Status:        string(d.Status),
-		IntentID:      intentID,
-		AttemptNumber: number,
+		Status:          string(d.Status),
+		NextDueAt:       nullTime(d.NextDueAt),
+		ExhaustedReason: nullString(string(d.ExhaustedReason)),
+		IntentID:        intentID,
+		AttemptNumber:   number,
 	}
-	bad := func(format string, args ...any) (sqlserverdb.ApplyDecisionParams, error) {
-		return sqlserverdb.ApplyDecisionParams{}, fmt.Errorf("sqlserver: invalid decision: "+format, args...)
+	if o := d.FinalOutcome; o != nil {
+		params.FinalOutcomeStatus = nullString(string(o.Status))
+		params.FinalOutcomeReason = nullString(o.Reason)
+		params.FinalMessageID = nullString(o.MessageID)
 	}
-	switch d.Status {
-	case core.StatusPending:
-		if d.NextDueAt.IsZero() {
-			return bad("pending without NextDueAt")
-		}
-		params.NextDueAt = nullTime(d.NextDueAt)
-	case core.StatusAccepted, core.StatusRejected:
-		if d.FinalOutcome == nil || string(d.FinalOutcome.Status) != string(d.Status) {
-			return bad("%s needs a final outcome with the same status", d.Status)
-		}
-		params.FinalOutcomeStatus = nullString(string(d.FinalOutcome.Status))
-		params.FinalOutcomeReason = nullString(d.FinalOutcome.Reason)
-		params.FinalMessageID = nullString(d.FinalOutcome.MessageID)
-	case core.StatusExhausted:
-		switch d.ExhaustedReason {
-		case core.ExhaustedDeadlineExceeded, core.ExhaustedMaxAttempts, core.ExhaustedOneShotCompleted:
-		default:
-			return bad("exhausted with reason %q", d.ExhaustedReason)
-		}
-		params.ExhaustedReason = nullString(string(d.ExhaustedReason))
-	default:
-		return bad("unknown status %q", d.Status)
-	}
-	return params, nil
+	return params
 }

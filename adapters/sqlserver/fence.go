@@ -83,11 +83,6 @@ var (
 	babelfish = engine{babelfish: true, lockingReadIsolation: sql.LevelReadCommitted}
 )
 
-// fencedIsolation is the isolation level of every execution-state write on
-// both servers: the lease lock, not the isolation level, orders fenced
-// writes and takeovers.
-const fencedIsolation = sql.LevelReadCommitted
-
 // detectEngine asks the server which engine it is.
 func detectEngine(ctx context.Context, db *sql.DB) (engine, error) {
 	var property sql.NullString
@@ -105,8 +100,9 @@ func engineFor(property sql.NullString) engine {
 	return sqlServer
 }
 
-// inFencedTx runs fn in one fenced transaction: it takes the lease lock in
-// Shared mode, checks the fence, and returns core.ErrFenced unless the
+// inFencedTx runs fn in one fenced transaction, at READ COMMITTED on both
+// servers (the lease lock, not the isolation level, orders fenced writes and
+// takeovers): it takes the lease lock in Shared mode, checks the fence, and returns core.ErrFenced unless the
 // fence's holder holds the lease at the fence's epoch, unexpired in
 // database time.
 func (db *DB) inFencedTx(ctx context.Context, f core.Fence, fn func(q *sqlserverdb.Queries) error) error {

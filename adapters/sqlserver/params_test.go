@@ -108,11 +108,11 @@ func TestApplyDecisionParams(t *testing.T) {
 			sqlserverdb.ApplyDecisionParams{Status: "exhausted", ExhaustedReason: valid("deadline_exceeded")}},
 	}
 	for _, c := range good {
-		got, err := applyDecisionParams("intent-1", 2, c.d)
-		if err != nil {
+		if err := c.d.Validate(); err != nil {
 			t.Errorf("decision %+v refused: %v", c.d, err)
 			continue
 		}
+		got := applyDecisionParams("intent-1", 2, c.d)
 		c.want.IntentID, c.want.AttemptNumber = "intent-1", 2
 		if got != c.want {
 			t.Errorf("decision %+v:\n got  %+v\n want %+v", c.d, got, c.want)
@@ -126,7 +126,8 @@ func TestApplyDecisionParams(t *testing.T) {
 		{Status: core.StatusExhausted, ExhaustedReason: "tired"},
 		{Status: "cancelled"},
 	} {
-		if _, err := applyDecisionParams("intent-1", 1, d); err == nil {
+		// FinishAttempt and Reschedule refuse these before the database.
+		if err := d.Validate(); err == nil {
 			t.Errorf("decision %+v accepted; the schema's CHECK constraints would refuse it", d)
 		}
 	}
@@ -136,22 +137,24 @@ func valid(s string) sql.NullString { return sql.NullString{String: s, Valid: tr
 
 func TestFinishAttemptParams(t *testing.T) {
 	at := time.Date(2026, 3, 14, 9, 27, 0, 0, time.UTC)
-	p, err := finishAttemptParams(ports.FinishAttemptParams{IntentID: "i", FinishedAt: at, Error: "timeout"}, 1)
-	if err != nil || p.Error != valid("timeout") || p.OutcomeStatus.Valid || p.Sent {
-		t.Errorf("error attempt: %+v, %v", p, err)
+	retry := core.Decision{Status: core.StatusPending, NextDueAt: at.Add(time.Second)}
+	p := finishAttemptParams(ports.FinishAttemptParams{IntentID: "i", FinishedAt: at, Error: "timeout", Decision: retry}, 1)
+	if p.Error != valid("timeout") || p.OutcomeStatus.Valid || p.Sent {
+		t.Errorf("error attempt: %+v", p)
 	}
 	o := &core.Outcome{Status: core.OutcomeRejected, Reason: "gateway_specific"}
-	p, err = finishAttemptParams(ports.FinishAttemptParams{IntentID: "i", FinishedAt: at, Outcome: o, Sent: true}, 1)
-	if err != nil || !p.Sent || p.OutcomeStatus != valid("rejected") || p.OutcomeReason != valid("gateway_specific") || p.MessageID.Valid || p.Error.Valid {
-		t.Errorf("outcome attempt: %+v, %v", p, err)
+	p = finishAttemptParams(ports.FinishAttemptParams{IntentID: "i", FinishedAt: at, Outcome: o, Sent: true, Decision: retry}, 1)
+	if !p.Sent || p.OutcomeStatus != valid("rejected") || p.OutcomeReason != valid("gateway_specific") || p.MessageID.Valid || p.Error.Valid {
+		t.Errorf("outcome attempt: %+v", p)
 	}
+	// FinishAttempt refuses these before the database.
 	for name, bad := range map[string]ports.FinishAttemptParams{
-		"no finish time": {IntentID: "i", Error: "x"},
-		"neither":        {IntentID: "i", FinishedAt: at},
-		"both":           {IntentID: "i", FinishedAt: at, Error: "x", Outcome: o},
-		"outcome unsent": {IntentID: "i", FinishedAt: at, Outcome: o},
+		"no finish time": {IntentID: "i", Error: "x", Decision: retry},
+		"neither":        {IntentID: "i", FinishedAt: at, Decision: retry},
+		"both":           {IntentID: "i", FinishedAt: at, Error: "x", Outcome: o, Decision: retry},
+		"outcome unsent": {IntentID: "i", FinishedAt: at, Outcome: o, Decision: retry},
 	} {
-		if _, err := finishAttemptParams(bad, 1); err == nil {
+		if err := bad.Validate(); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}

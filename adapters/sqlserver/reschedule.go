@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/submissionmanager/submission-manager/adapters/sqlserver/internal/sqlserverdb"
-	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
 )
 
@@ -17,20 +16,14 @@ var _ ports.Rescheduler = (*store)(nil)
 // moving last_modified_at strictly forward so every refresh sees the new
 // due time. See ports.Rescheduler.
 func (s *store) Reschedule(ctx context.Context, p ports.RescheduleParams) error {
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("sqlserver: %w", err)
+	}
 	count, err := attemptNumber(p.AttemptCount)
 	if err != nil {
 		return err
 	}
-	d := p.Decision
-	if !(d.Status == core.StatusPending ||
-		(d.Status == core.StatusExhausted && d.ExhaustedReason == core.ExhaustedDeadlineExceeded)) {
-		return fmt.Errorf("sqlserver: reschedule %q: a deferral is pending or exhausted with %s, not %s %s",
-			p.IntentID, core.ExhaustedDeadlineExceeded, d.Status, d.ExhaustedReason)
-	}
-	decision, err := applyDecisionParams(p.IntentID, count, d)
-	if err != nil {
-		return err
-	}
+	decision := applyDecisionParams(p.IntentID, count, p.Decision)
 	params := sqlserverdb.RescheduleIntentParams{
 		Status:          decision.Status,
 		NextDueAt:       decision.NextDueAt,

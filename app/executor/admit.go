@@ -74,21 +74,9 @@ func (t *term) deferAttempt(ctx context.Context, in core.Intent, until time.Time
 }
 
 // deferral is the decision for an attempt moved to until without being
-// made: pending until then, or exhausted with deadline_exceeded when until is
-// not strictly before the intent's deadline.
+// made: the contract's deferral rule (core.DecideDeferral).
 func (t *term) deferral(in core.Intent, until time.Time) core.Decision {
-	if deadlinePassed(in, until) {
-		return core.Decision{Status: core.StatusExhausted, ExhaustedReason: core.ExhaustedDeadlineExceeded}
-	}
-	return core.Decision{Status: core.StatusPending, NextDueAt: until}
-}
-
-// deadlinePassed reports whether an attempt starting at at could no longer
-// count: the intent's contract has a deadline and at is not strictly before
-// it.
-func deadlinePassed(in core.Intent, at time.Time) bool {
-	deadline, ok := in.Contract.Deadline(in.DeadlineStart())
-	return ok && !at.Before(deadline)
+	return core.DecideDeferral(in.Contract, in.DeadlineStart(), until)
 }
 
 // held keeps an intent in the leader's schedule at due without any write.

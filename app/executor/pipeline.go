@@ -184,7 +184,7 @@ func (t *term) call(ctx context.Context, in core.Intent, a core.Attempt, vd *pro
 	}
 	defer s.release()
 	now := t.cfg.Clock.Now()
-	if deadlinePassed(in, now) {
+	if core.DeadlinePassed(in.Contract, in.DeadlineStart(), now) {
 		// Due only after the deadline (no leader ran while it passed, or it
 		// passed while the reservation waited for its slot): an acceptance
 		// now could not count, so the gateway is not called and the policy

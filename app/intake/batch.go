@@ -9,10 +9,6 @@ import (
 	"github.com/submissionmanager/submission-manager/ports"
 )
 
-// DefaultMaxBatch is the most intents one batch submission may carry unless
-// the operator sets another cap.
-const DefaultMaxBatch = 1000
-
 // SubmitIntents judges every item exactly as SubmitIntent would judge it
 // alone, in order, and stores all the new intents with one store call, so a
 // batch costs the store one commit (or as few as it allows) instead of one
@@ -40,6 +36,10 @@ func (s *Service) SubmitIntents(ctx context.Context, items []ports.SubmitIntentP
 		firstStored = make(map[string]int, len(items))
 	)
 	for i, p := range items {
+		if p.Refused != nil {
+			out[i].Err = p.Refused
+			continue
+		}
 		sub, err := s.prepare(p)
 		if err != nil {
 			out[i].Err = err

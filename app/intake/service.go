@@ -43,7 +43,7 @@ type ServiceConfig struct {
 	// attempt; 0 means core.DefaultMaxNotBefore.
 	MaxNotBefore time.Duration
 	// MaxBatch caps the intents of one batch submission; 0 means
-	// DefaultMaxBatch.
+	// ports.DefaultMaxBatch.
 	MaxBatch int
 }
 
@@ -80,7 +80,7 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	}
 	cfg.MaxPayloadBytes = cmp.Or(cfg.MaxPayloadBytes, core.DefaultMaxPayloadBytes)
 	cfg.MaxNotBefore = cmp.Or(cfg.MaxNotBefore, core.DefaultMaxNotBefore)
-	cfg.MaxBatch = cmp.Or(cfg.MaxBatch, DefaultMaxBatch)
+	cfg.MaxBatch = cmp.Or(cfg.MaxBatch, ports.DefaultMaxBatch)
 	cfg.Metrics = cmp.Or[ports.Metrics](cfg.Metrics, ports.NopMetrics{})
 	return &Service{cfg: cfg}, nil
 }

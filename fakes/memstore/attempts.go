@@ -2,7 +2,6 @@ package memstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -20,8 +19,8 @@ func (s *Store) StartAttempt(ctx context.Context, p ports.StartAttemptParams) er
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
-	if p.StartedAt.IsZero() {
-		return errors.New("memstore: start attempt: StartedAt is required")
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("memstore: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -46,16 +45,16 @@ func (s *Store) StartAttempt(ctx context.Context, p ports.StartAttemptParams) er
 // FinishAttempt closes the intent's latest attempt and applies the decision
 // in one step. It returns core.ErrFenced, core.ErrIntentNotFound, and
 // core.ErrIntentNotRunnable when the intent is already terminal (terminal
-// intents are append-only) or Number is not its open latest attempt. A
-// malformed request (no finish time, both or neither of outcome and error, an
-// outcome on an attempt not sent, a decision that contradicts its status) is
-// refused with a plain error. Sent is kept on the attempt as given.
+// intents are append-only) or Number is not its open latest attempt, and
+// ports.ErrInvalidWrite for what p.Validate refuses, so that a test of the
+// executor fails loudly instead of storing a contradictory intent. Sent is
+// kept on the attempt as given.
 func (s *Store) FinishAttempt(ctx context.Context, p ports.FinishAttemptParams) error {
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
-	if err := validateFinish(p); err != nil {
-		return err
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("memstore: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -83,34 +82,6 @@ func (s *Store) FinishAttempt(ctx context.Context, p ports.FinishAttemptParams) 
 	in.LastModifiedAt = now
 	s.signal()
 	return nil
-}
-
-// validateFinish refuses requests no correct engine sends, so a test of the
-// engine fails loudly instead of storing a contradictory intent.
-func validateFinish(p ports.FinishAttemptParams) error {
-	d := p.Decision
-	var problem string
-	switch {
-	case p.FinishedAt.IsZero():
-		problem = "FinishedAt is required"
-	case (p.Outcome == nil) == (p.Error == ""):
-		problem = "exactly one of Outcome and Error must be set"
-	case p.Outcome != nil && !p.Sent:
-		problem = "an attempt with the gateway's outcome was sent"
-	case !d.Status.Valid():
-		problem = fmt.Sprintf("decision status %q is not valid", d.Status)
-	case d.Status == core.StatusPending && d.NextDueAt.IsZero():
-		problem = "a pending decision needs NextDueAt"
-	case d.Status != core.StatusPending && !d.NextDueAt.IsZero():
-		problem = "a terminal decision has no NextDueAt"
-	case (d.Status == core.StatusAccepted || d.Status == core.StatusRejected) != (d.FinalOutcome != nil):
-		problem = "FinalOutcome is set exactly for accepted and rejected decisions"
-	case (d.Status == core.StatusExhausted) != (d.ExhaustedReason != ""):
-		problem = "ExhaustedReason is set exactly for exhausted decisions"
-	default:
-		return nil
-	}
-	return fmt.Errorf("memstore: finish attempt %d of %q: %s", p.Number, p.IntentID, problem)
 }
 
 // checkFence is the fencing predicate of every execution write: the lease

@@ -16,14 +16,10 @@ func (s *Store) Reschedule(ctx context.Context, p ports.RescheduleParams) error 
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
-	d := p.Decision
-	switch {
-	case d.Status == core.StatusPending && !d.NextDueAt.IsZero() && d.FinalOutcome == nil && d.ExhaustedReason == "":
-	case d.Status == core.StatusExhausted && d.ExhaustedReason == core.ExhaustedDeadlineExceeded &&
-		d.NextDueAt.IsZero() && d.FinalOutcome == nil:
-	default:
-		return fmt.Errorf("memstore: reschedule %q: a deferral is pending with NextDueAt or exhausted with deadline_exceeded, got %+v", p.IntentID, d)
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("memstore: %w", err)
 	}
+	d := p.Decision
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	in, now, err := s.fencedIntent(p.Fence, p.IntentID)

@@ -21,6 +21,9 @@
 //     an idempotent repeat writes nothing: it does not move last_modified_at.
 //   - A fenced write whose lease does not hold fails with core.ErrFenced even
 //     when the intent would also refuse it, and writes nothing.
+//   - A StartAttempt, FinishAttempt or Reschedule whose parameters their
+//     Validate method refuses fails with ports.ErrInvalidWrite, whatever
+//     the fence or the intent, and writes nothing.
 //   - StartAttempt and FinishAttempt on a missing intent fail with
 //     core.ErrIntentNotFound; on an intent that moved on (terminal, another
 //     attempt number, attempt already closed) with core.ErrIntentNotRunnable.
@@ -100,6 +103,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"AttemptsInOrder", testAttemptsInOrder},
 		{"AttemptSentIsData", testAttemptSent},
 		{"FinishAttemptNeedsOneResult", testFinishNeedsOneResult},
+		{"MalformedWritesRefused", testMalformedWritesRefused},
 		{"FencedNoLease", testFencedNoLease},
 		{"FencedOtherHolder", testFencedOtherHolder},
 		{"FencedStaleEpoch", testFencedStaleEpoch},

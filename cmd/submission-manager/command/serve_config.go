@@ -10,10 +10,10 @@ import (
 
 	"github.com/submissionmanager/submission-manager/adapters/httpapi"
 	"github.com/submissionmanager/submission-manager/app/executor"
-	"github.com/submissionmanager/submission-manager/app/intake"
 	"github.com/submissionmanager/submission-manager/app/leader"
 	"github.com/submissionmanager/submission-manager/app/watch"
 	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/ports"
 )
 
 // Defaults that let `submission-manager serve` start with no configuration
@@ -146,7 +146,7 @@ func DefaultServeConfig() ServeConfig {
 		AcquireInterval:         leader.DefaultAcquireInterval,
 		ScheduleRefreshInterval: executor.DefaultRefreshInterval,
 		MaxPayloadBytes:         core.DefaultMaxPayloadBytes,
-		MaxBatch:                intake.DefaultMaxBatch,
+		MaxBatch:                ports.DefaultMaxBatch,
 		MaxBodiesInFlight:       httpapi.DefaultMaxBodiesInFlight,
 		WriteTimeout:            DefaultWriteTimeout,
 		PprofListen:             DefaultPprofListen,

@@ -1,0 +1,91 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrInvalidDecision means a decision's fields contradict its status. The
+// policy never makes one; a store refuses to write one, before it writes
+// anything, so a defect in the executor shows as this error instead of as a
+// contradictory intent or a schema constraint failing mid-transaction.
+var ErrInvalidDecision = errors.New("invalid decision")
+
+// Valid reports whether r is one of the ways a policy can exhaust an intent.
+func (r ExhaustedReason) Valid() bool {
+	switch r {
+	case ExhaustedDeadlineExceeded, ExhaustedMaxAttempts, ExhaustedOneShotCompleted:
+		return true
+	}
+	return false
+}
+
+// Validate is the one home of the rule for a well-formed decision, the
+// shape Decide always produces and both stores' schemas hold an intent to:
+// pending with a next due time and nothing else; accepted or rejected with
+// a final outcome of the same status and nothing else; exhausted with one
+// of the exhausted reasons and nothing else. Each store calls it (through
+// the ports' Validate methods) before it writes a decision. The final
+// outcome itself is trusted as it comes, as every Outcome is: NewOutcome
+// built it. PossiblyAccepted goes with any status.
+func (d Decision) Validate() error {
+	switch d.Status {
+	case StatusPending:
+		if d.NextDueAt.IsZero() {
+			return invalidDecision(d, "has no next due time")
+		}
+		if d.FinalOutcome != nil || d.ExhaustedReason != "" {
+			return invalidDecision(d, "has a final outcome or an exhausted reason")
+		}
+	case StatusAccepted, StatusRejected:
+		if d.FinalOutcome == nil {
+			return invalidDecision(d, "has no final outcome")
+		}
+		if string(d.FinalOutcome.Status) != string(d.Status) {
+			return invalidDecision(d, fmt.Sprintf("has a %s final outcome", d.FinalOutcome.Status))
+		}
+		if d.ExhaustedReason != "" || !d.NextDueAt.IsZero() {
+			return invalidDecision(d, "has an exhausted reason or a next due time")
+		}
+	case StatusExhausted:
+		if !d.ExhaustedReason.Valid() {
+			return invalidDecision(d, fmt.Sprintf("has the exhausted reason %q", d.ExhaustedReason))
+		}
+		if d.FinalOutcome != nil || !d.NextDueAt.IsZero() {
+			return invalidDecision(d, "has a final outcome or a next due time")
+		}
+	default:
+		return fmt.Errorf("%w: unknown status %q", ErrInvalidDecision, d.Status)
+	}
+	return nil
+}
+
+// ValidateDeferral is the rule for the decision of a deferral, an attempt
+// moved without being made (see DecideDeferral): a well-formed decision
+// that is pending, or exhausted by the deadline rule. No other end can
+// come of an attempt that was not made.
+func (d Decision) ValidateDeferral() error {
+	if err := d.Validate(); err != nil {
+		return err
+	}
+	if d.Status == StatusPending ||
+		(d.Status == StatusExhausted && d.ExhaustedReason == ExhaustedDeadlineExceeded) {
+		return nil
+	}
+	return fmt.Errorf("%w: a deferral is pending or exhausted with %s, not %s with %s",
+		ErrInvalidDecision, ExhaustedDeadlineExceeded, d.Status, d.ExhaustedReason)
+}
+
+// DecideDeferral is the decision for an attempt moved to until without
+// being made (its gateway's breaker is open, or the gateway is paused):
+// pending until then, or exhausted with deadline_exceeded when until is not
+// strictly before the deadline of a window that opened at windowStart (see
+// DeadlinePassed). It spends no try, so no other policy can end the intent.
+func DecideDeferral(c Contract, windowStart, until time.Time) Decision {
+	return dueUnlessDeadline(c, windowStart, until)
+}
+
+func invalidDecision(d Decision, problem string) error {
+	return fmt.Errorf("%w: %s decision %s", ErrInvalidDecision, d.Status, problem)
+}

@@ -1,0 +1,69 @@
+package ports
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"math"
+	"time"
+
+	"github.com/submissionmanager/submission-manager/core"
+)
+
+// CursorField is the name under which every driving adapter takes a
+// listing's cursor, and the field a refused one is reported under.
+const CursorField = "cursor"
+
+// cursor is the wire form of an IntentPosition: base64url-encoded JSON that
+// clients must treat as opaque. The time keeps nanoseconds so no intent is
+// skipped or repeated at a page boundary.
+type cursor struct {
+	CreatedAt time.Time `json:"c"`
+	IntentID  string    `json:"i"`
+}
+
+// The times a cursor may carry: the span of Unix nanoseconds in an int64,
+// which the stores use. A forged cursor outside it is refused, not wrapped
+// around into a wrong page.
+var (
+	minCursorTime = time.Unix(0, math.MinInt64).UTC()
+	maxCursorTime = time.Unix(0, math.MaxInt64).UTC()
+)
+
+// EncodeCursor is the one way a listing position leaves the service as a
+// cursor, for the HTTP API and the console alike.
+func EncodeCursor(p IntentPosition) string {
+	return base64.RawURLEncoding.EncodeToString(marshalCursor(cursor{CreatedAt: p.CreatedAt.UTC(), IntentID: p.IntentID}))
+}
+
+// DecodeCursor reads a cursor back into the position it names. It accepts
+// only what EncodeCursor issues: the JSON must be exactly the encoding of
+// the position it decodes to, so bytes that are not UTF-8, lone surrogate
+// escapes, or any other spelling that would decode to a different intentId
+// than the one written are refused, as are a missing intentId or a time no
+// store can hold. A refusal is a *core.FieldError naming CursorField.
+func DecodeCursor(s string) (*IntentPosition, error) {
+	invalid := &core.FieldError{Field: CursorField, Message: "is not a cursor this service issued"}
+	data, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return nil, invalid
+	}
+	var c cursor
+	if err := json.Unmarshal(data, &c); err != nil || c.IntentID == "" || c.CreatedAt.IsZero() ||
+		c.CreatedAt.Before(minCursorTime) || c.CreatedAt.After(maxCursorTime) {
+		return nil, invalid
+	}
+	// The time is compared as written (a cursor issued in another zone
+	// re-encodes in it), the rest as EncodeCursor would write it.
+	if !bytes.Equal(marshalCursor(c), data) {
+		return nil, invalid
+	}
+	return &IntentPosition{CreatedAt: c.CreatedAt.UTC(), IntentID: c.IntentID}, nil
+}
+
+// marshalCursor writes a cursor's JSON; a string and a time in range always
+// marshal.
+func marshalCursor(c cursor) []byte {
+	data, _ := json.Marshal(c)
+	return data
+}

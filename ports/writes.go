@@ -1,0 +1,61 @@
+package ports
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrInvalidWrite means a store refused an execution write whose parameters
+// break the rules below. The store refuses before it writes or reads
+// anything, whatever the fence or the intent, so a defect in the executor
+// shows as this error instead of as a contradictory intent or a schema
+// constraint failing mid-transaction. It never says anything about the
+// store: it is not core.ErrStoreUnavailable.
+var ErrInvalidWrite = errors.New("invalid execution write")
+
+// Validate is the rule every store applies to a StartAttempt before it
+// writes: the attempt has a start time. (Number is not judged here: a
+// number that is not the intent's next is the intent having moved on,
+// core.ErrIntentNotRunnable, which only the stored intent can tell.)
+func (p StartAttemptParams) Validate() error {
+	if p.StartedAt.IsZero() {
+		return invalidWrite("start attempt", p.IntentID, p.Number, errors.New("StartedAt is required"))
+	}
+	return nil
+}
+
+// Validate is the rule every store applies to a FinishAttempt before it
+// writes: the attempt closes at a finish time, with exactly one of the
+// gateway's outcome and an error text, with an outcome only when it was
+// sent, and the decision is well formed (core.Decision.Validate).
+func (p FinishAttemptParams) Validate() error {
+	var problem error
+	switch {
+	case p.FinishedAt.IsZero():
+		problem = errors.New("FinishedAt is required")
+	case (p.Outcome == nil) == (p.Error == ""):
+		problem = errors.New("exactly one of Outcome and Error must be set")
+	case p.Outcome != nil && !p.Sent:
+		problem = errors.New("an attempt that was not sent has no outcome")
+	default:
+		problem = p.Decision.Validate()
+	}
+	if problem != nil {
+		return invalidWrite("finish attempt", p.IntentID, p.Number, problem)
+	}
+	return nil
+}
+
+// Validate is the rule every store applies to a Reschedule before it
+// writes: the decision is one a deferral can make
+// (core.Decision.ValidateDeferral).
+func (p RescheduleParams) Validate() error {
+	if err := p.Decision.ValidateDeferral(); err != nil {
+		return fmt.Errorf("%w: reschedule %q at attempt count %d: %w", ErrInvalidWrite, p.IntentID, p.AttemptCount, err)
+	}
+	return nil
+}
+
+func invalidWrite(what, intentID string, number int, problem error) error {
+	return fmt.Errorf("%w: %s %d of %q: %w", ErrInvalidWrite, what, number, intentID, problem)
+}
