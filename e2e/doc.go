@@ -1,5 +1,8 @@
 // Package e2e holds the end-to-end tests: the real service (started
-// in-process through cmd/submission-manager/app, or as processes by the HA
-// tests) on a real SQLite file, talking to simulated gateways over HTTP, and
-// driven only through the generated Go client, exactly as a user would.
+// in-process through cmd/submission-manager/command, or as processes by the
+// HA tests) on a real SQLite file, talking to simulated gateways over HTTP,
+// and driven only through the generated Go client, exactly as a user would.
+// It also holds the tests of several rooms working together, which no
+// room's own tests may import (see internal/archtest): the elector driving
+// the executor on a fake clock.
 package e2e

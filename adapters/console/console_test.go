@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/submissionmanager/submission-manager/adapters/console"
-	"github.com/submissionmanager/submission-manager/app/intake"
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/fakes/clocktest"
 	"github.com/submissionmanager/submission-manager/fakes/memstore"
@@ -34,18 +33,11 @@ type browser struct {
 	c    *http.Client
 }
 
-func newConsole(t *testing.T, operatorKeys []string) (*browser, *intake.Service, *memstore.Store) {
+func newConsole(t *testing.T, operatorKeys []string) (*browser, *desk, *memstore.Store) {
 	t.Helper()
 	clk := clocktest.New(time.Date(2026, 2, 2, 12, 0, 0, 0, time.UTC))
 	store := memstore.New(clk)
-	reg, err := core.NewRegistry([]core.Contract{contract})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := intake.NewService(intake.ServiceConfig{Registry: reg, Store: store, Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc := &desk{store: store, clock: clk}
 	ui, err := console.New(console.Config{Service: svc, Operator: svc, Clock: clk, OperatorKeys: operatorKeys,
 		Activity: console.NewActivity(nil, clk)})
 	if err != nil {
@@ -121,9 +113,7 @@ func TestSignInSessionsAndCSRF(t *testing.T) {
 	}
 
 	// An ended intent to resubmit.
-	if _, err := svc.SubmitIntent(t.Context(), ports.SubmitIntentParams{IntentID: "dead", SubmissionTarget: "sms.realtime", Payload: []byte(`{}`)}); err != nil {
-		t.Fatal(err)
-	}
+	svc.create(t, "dead")
 	lease, _, _ := store.Acquire(t.Context(), ports.AcquireLeaseParams{LeaseName: core.DefaultLeaseName, HolderID: "h", Duration: time.Hour})
 	_ = store.StartAttempt(t.Context(), ports.StartAttemptParams{Fence: lease.Fence(), IntentID: "dead", Number: 1, StartedAt: lease.AcquiredAt})
 	_ = store.FinishAttempt(t.Context(), ports.FinishAttemptParams{Fence: lease.Fence(), IntentID: "dead", Number: 1, FinishedAt: lease.AcquiredAt,
@@ -172,9 +162,7 @@ func TestBulkResubmissionConfirmsWithACount(t *testing.T) {
 	b, svc, store := newConsole(t, nil)
 	lease, _, _ := store.Acquire(t.Context(), ports.AcquireLeaseParams{LeaseName: core.DefaultLeaseName, HolderID: "h", Duration: time.Hour})
 	for _, id := range []string{"d-1", "d-2", "d-3", "live"} {
-		if _, err := svc.SubmitIntent(t.Context(), ports.SubmitIntentParams{IntentID: id, SubmissionTarget: "sms.realtime", Payload: []byte(`{}`)}); err != nil {
-			t.Fatal(err)
-		}
+		svc.create(t, id)
 		if id == "live" {
 			continue
 		}
@@ -242,8 +230,7 @@ func (f *fakeGateways) ResumeGateway(_ context.Context, _ core.GatewayType, url 
 func TestGatewaysShownAndControlled(t *testing.T) {
 	clk := clocktest.New(time.Date(2026, 2, 2, 12, 0, 0, 0, time.UTC))
 	store := memstore.New(clk)
-	reg, _ := core.NewRegistry([]core.Contract{contract})
-	svc, _ := intake.NewService(intake.ServiceConfig{Registry: reg, Store: store, Clock: clk})
+	svc := &desk{store: store, clock: clk}
 	gw := &fakeGateways{paused: map[string]bool{}}
 	ui, err := console.New(console.Config{Service: svc, Operator: svc, Clock: clk, Gateways: gw})
 	if err != nil {
@@ -281,9 +268,7 @@ func TestPossiblyAcceptedIsShownAndNeverResubmittedInBulk(t *testing.T) {
 	b, svc, store := newConsole(t, nil)
 	lease, _, _ := store.Acquire(t.Context(), ports.AcquireLeaseParams{LeaseName: core.DefaultLeaseName, HolderID: "h", Duration: time.Hour})
 	for _, id := range []string{"plain", "doubtful"} {
-		if _, err := svc.SubmitIntent(t.Context(), ports.SubmitIntentParams{IntentID: id, SubmissionTarget: "sms.realtime", Payload: []byte(`{}`)}); err != nil {
-			t.Fatal(err)
-		}
+		svc.create(t, id)
 		if err := store.StartAttempt(t.Context(), ports.StartAttemptParams{Fence: lease.Fence(), IntentID: id, Number: 1, StartedAt: lease.AcquiredAt}); err != nil {
 			t.Fatal(err)
 		}

@@ -1,12 +1,13 @@
 package executor_test
 
-// The twelve acceptance cases of the Phase 2 spec ("Validation and
-// Acceptance"), one test each, run against the executor and intake service over the
-// in-memory store with a fake clock.
+// The acceptance cases of the Phase 2 spec ("Validation and Acceptance")
+// whose subject is the executor, one test each, run against the executor
+// over the in-memory store with a fake clock. The cases about the intake
+// service (02 and 11, conflicts; the halves of 01 and 09 about repeats and
+// registry edits) are in app/intake's acceptance_test.go.
 
 import (
 	"encoding/json"
-	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -17,69 +18,30 @@ import (
 )
 
 // Spec: same intentId + same payload returns the existing intent without
-// duplication.
-func TestAcceptance01_RepeatReturnsExistingIntentWithoutDuplication(t *testing.T) {
+// duplication. The executor's half: a repeat starts no attempt. Intake
+// hands the executor only created intents; an ended intent the executor
+// hears of again (a late or doubled notification) gets no further call.
+func TestAcceptance01_AnEndedIntentGetsNoFurtherAttempt(t *testing.T) {
 	h := newHarness(t)
+	mark, _ := h.metrics.inFlightReports()
 	h.startLead()
-	h.gw.on("i-1", accepted)
+	h.on("i-1", accepted)
 
 	first := h.submit("i-1", smsDeadline, `{"to": "+15550100", "text": "hi"}`)
-	if !first.Created {
-		t.Fatal("the first submission did not create the intent")
-	}
 	h.waitStatus("i-1", core.StatusAccepted)
-	h.clock.Advance(time.Second)
+	h.awaitIdle(mark, t0.Add(h.refreshInterval())) // its result taken in: i-1 is no longer in flight
 
-	// Same payload, different formatting: the compacted bytes are equal.
-	again := h.submit("i-1", smsDeadline, "{\"to\":\"+15550100\",\n \"text\":\"hi\"}")
-	if again.Created {
-		t.Fatal("a repeat created a second intent")
-	}
-	if again.Intent.Status != core.StatusAccepted || !again.Intent.CreatedAt.Equal(t0) || again.Intent.AttemptCount != 1 {
-		t.Fatalf("repeat returned %+v, want the existing accepted intent created at t0 with 1 attempt", again.Intent)
-	}
+	// The intent as it was created, pending: the executor dispatches it,
+	// and its reservation finds the intent ended.
+	mark, _ = h.metrics.inFlightReports()
+	h.executor.Notify(first)
+	h.awaitIdle(mark, t0.Add(h.refreshInterval()))
 	h.settle(time.Minute)
-	if n := h.gw.callCount(); n != 1 {
-		t.Fatalf("gateway called %d times, want 1: a repeat starts no attempt", n)
+	if n := h.gw.CallCount(); n != 1 {
+		t.Fatalf("gateway called %d times, want 1: an ended intent starts no attempt", n)
 	}
-	if n := h.metrics.created[smsDeadline.SubmissionTarget]; n != 1 {
-		t.Fatalf("IntentCreated counted %d, want 1", n)
-	}
-}
-
-// Spec: same intentId + different payload or target returns an idempotency
-// conflict error.
-func TestAcceptance02_DifferentPayloadOrTargetIsConflict(t *testing.T) {
-	h := newHarness(t)
-	h.submit("i-1", smsDeadline, `{"text":"hi"}`)
-	cases := []struct {
-		name    string
-		target  core.Contract
-		payload string
-		fields  []core.ConflictField
-	}{
-		{"payload", smsDeadline, `{"text":"bye"}`, []core.ConflictField{core.ConflictPayload}},
-		{"key order is a different payload", smsDeadline, `{"text":"hi","x":1}`, []core.ConflictField{core.ConflictPayload}},
-		{"target", smsMaxAttempts, `{"text":"hi"}`, []core.ConflictField{core.ConflictSubmissionTarget}},
-		{"both", pushBatch, `{"text":"bye"}`, []core.ConflictField{core.ConflictSubmissionTarget, core.ConflictPayload}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := h.service.SubmitIntent(h.ctx, ports.SubmitIntentParams{
-				IntentID: "i-1", SubmissionTarget: tc.target.SubmissionTarget, Payload: []byte(tc.payload),
-			})
-			var conflict *core.IdempotencyConflictError
-			if !errors.As(err, &conflict) {
-				t.Fatalf("err = %v, want *core.IdempotencyConflictError", err)
-			}
-			if !slices.Equal(conflict.ConflictingFields, tc.fields) {
-				t.Fatalf("conflicting fields %v, want %v", conflict.ConflictingFields, tc.fields)
-			}
-		})
-	}
-	in, err := h.service.GetIntent(h.ctx, "i-1")
-	if err != nil || string(in.Payload) != `{"text":"hi"}` || in.SubmissionTarget != smsDeadline.SubmissionTarget {
-		t.Fatalf("the existing intent changed: %+v, %v", in, err)
+	if in := mustGet(h, "i-1"); in.Status != core.StatusAccepted || !in.CreatedAt.Equal(t0) || in.AttemptCount != 1 {
+		t.Fatalf("intent %+v, want accepted, created at t0, with 1 attempt", in)
 	}
 }
 
@@ -87,7 +49,7 @@ func TestAcceptance02_DifferentPayloadOrTargetIsConflict(t *testing.T) {
 func TestAcceptance03_TerminalRejectionEndsRejectedWithoutRetry(t *testing.T) {
 	h := newHarness(t)
 	h.startLead()
-	h.gw.on("i-1", rejected(core.ReasonInvalidRecipient))
+	h.on("i-1", rejected(core.ReasonInvalidRecipient))
 	h.submit("i-1", smsDeadline, `{}`)
 
 	in := h.waitStatus("i-1", core.StatusRejected)
@@ -98,7 +60,7 @@ func TestAcceptance03_TerminalRejectionEndsRejectedWithoutRetry(t *testing.T) {
 		t.Fatalf("rejected intent: nextDueAt=%v attempts=%d, want none due after 1 attempt", in.NextDueAt, in.AttemptCount)
 	}
 	h.settle(time.Minute)
-	if n := h.gw.callCount(); n != 1 {
+	if n := h.gw.CallCount(); n != 1 {
 		t.Fatalf("gateway called %d times, want 1", n)
 	}
 	if err := h.stopLead(); err != nil {
@@ -115,7 +77,7 @@ func TestAcceptance03_TerminalRejectionEndsRejectedWithoutRetry(t *testing.T) {
 func TestAcceptance04_RetryableRejectionRetriesUntilAccepted(t *testing.T) {
 	h := newHarness(t)
 	h.startLead()
-	h.gw.on("i-1", providerFailure, providerFailure, accepted)
+	h.on("i-1", providerFailure, providerFailure, accepted)
 	h.submit("i-1", smsDeadline, `{}`)
 
 	for n := 1; n <= 2; n++ {
@@ -150,7 +112,7 @@ func TestAcceptance05_AcceptanceAfterTheDeadlineIsExhausted(t *testing.T) {
 	h := newHarness(t)
 	h.startLead()
 	hold := make(chan struct{})
-	h.gw.on("i-1", reply{outcome: accepted.outcome, hold: hold})
+	h.on("i-1", accepted.HeldUntil(hold))
 	h.submit("i-1", smsDeadline, `{}`)
 
 	h.waitCall()
@@ -171,7 +133,7 @@ func TestAcceptance05_AcceptanceAfterTheDeadlineIsExhausted(t *testing.T) {
 func TestAcceptance06_MaxAttemptsExhaustsAfterConfiguredCount(t *testing.T) {
 	h := newHarness(t)
 	h.startLead()
-	h.gw.on("i-1", providerFailure, providerFailure, providerFailure)
+	h.on("i-1", providerFailure, providerFailure, providerFailure)
 	h.submit("i-1", smsMaxAttempts, `{}`)
 
 	for n := 1; n < smsMaxAttempts.MaxAttempts; n++ {
@@ -185,7 +147,7 @@ func TestAcceptance06_MaxAttemptsExhaustsAfterConfiguredCount(t *testing.T) {
 			in.ExhaustedReason, in.AttemptCount, smsMaxAttempts.MaxAttempts)
 	}
 	h.settle(time.Minute) // the script has no fourth reply: a fourth call fails the test
-	if n := h.gw.callCount(); n != smsMaxAttempts.MaxAttempts {
+	if n := h.gw.CallCount(); n != smsMaxAttempts.MaxAttempts {
 		t.Fatalf("gateway called %d times", n)
 	}
 }
@@ -194,7 +156,7 @@ func TestAcceptance06_MaxAttemptsExhaustsAfterConfiguredCount(t *testing.T) {
 func TestAcceptance07_OneShotExhaustsAfterNonTerminalRejection(t *testing.T) {
 	h := newHarness(t)
 	h.startLead()
-	h.gw.on("i-1", providerFailure)
+	h.on("i-1", providerFailure)
 	h.submit("i-1", pushOneShot, `{}`)
 
 	in := h.waitStatus("i-1", core.StatusExhausted)
@@ -202,7 +164,7 @@ func TestAcceptance07_OneShotExhaustsAfterNonTerminalRejection(t *testing.T) {
 		t.Fatalf("one-shot intent: %+v", in)
 	}
 	h.settle(time.Minute)
-	if n := h.gw.callCount(); n != 1 {
+	if n := h.gw.CallCount(); n != 1 {
 		t.Fatalf("gateway called %d times, want 1", n)
 	}
 }
@@ -212,7 +174,7 @@ func TestAcceptance07_OneShotExhaustsAfterNonTerminalRejection(t *testing.T) {
 func TestAcceptance08_DuplicateReferenceIsNonTerminal(t *testing.T) {
 	h := newHarness(t)
 	h.startLead()
-	h.gw.on("i-1", rejected(core.ReasonDuplicateReference), accepted)
+	h.on("i-1", rejected(core.ReasonDuplicateReference), accepted)
 	h.submit("i-1", smsDeadline, `{}`)
 
 	in := h.waitAttempts("i-1", 1)
@@ -225,24 +187,23 @@ func TestAcceptance08_DuplicateReferenceIsNonTerminal(t *testing.T) {
 	h.waitTimer(in.NextDueAt)
 	h.clock.AdvanceTo(in.NextDueAt)
 	h.waitStatus("i-1", core.StatusAccepted)
-	calls := h.gw.callsFor("i-1")
-	if len(calls) != 2 || calls[1].params.Reference != "i-1" {
+	calls := h.gw.CallsFor("i-1")
+	if len(calls) != 2 || calls[1].Params.Reference != "i-1" {
 		t.Fatalf("calls %+v: the retry must carry the same reference", calls)
 	}
 }
 
 // Spec: a contract snapshot remains unchanged even if the registry is
-// modified after submission.
-func TestAcceptance09_SnapshotUnchangedAfterRegistryChange(t *testing.T) {
+// modified after submission. The executor's half: it runs the intent under
+// its stored snapshot. The registry is none of its inputs (Config has no
+// registry), so an edit cannot reach it; intake's half checks that an edit
+// changes new intents only. Under the snapshot the intent is retried to
+// max_attempts, and executing it leaves the snapshot as stored.
+func TestAcceptance09_ExecutorRunsTheStoredSnapshot(t *testing.T) {
 	h := newHarness(t)
 	h.submit("i-1", smsMaxAttempts, `{}`)
 
-	edited := smsMaxAttempts.Clone()
-	edited.Policy, edited.MaxAttempts = core.PolicyOneShot, 0
-	edited.TerminalOutcomes = []string{core.ReasonProviderFailure}
-	h.useRegistry(smsDeadline, edited, pushOneShot, pushBatch)
-
-	h.gw.on("i-1", providerFailure, providerFailure, providerFailure)
+	h.on("i-1", providerFailure, providerFailure, providerFailure)
 	h.startLead()
 	for n := 1; n < smsMaxAttempts.MaxAttempts; n++ {
 		in := h.waitAttempts("i-1", n)
@@ -250,78 +211,40 @@ func TestAcceptance09_SnapshotUnchangedAfterRegistryChange(t *testing.T) {
 		h.clock.AdvanceTo(in.NextDueAt)
 	}
 	in := h.waitStatus("i-1", core.StatusExhausted)
-	// Under the edited contract the first provider_failure would have
-	// rejected it; under the snapshot it is retried to max_attempts.
 	if in.ExhaustedReason != core.ExhaustedMaxAttempts || in.AttemptCount != 3 {
-		t.Fatalf("ran under the edited contract: %s/%s after %d attempts", in.Status, in.ExhaustedReason, in.AttemptCount)
+		t.Fatalf("did not run under the snapshot: %s/%s after %d attempts", in.Status, in.ExhaustedReason, in.AttemptCount)
 	}
 	if got, _ := json.Marshal(in.Contract); string(got) != mustJSON(t, smsMaxAttempts) {
 		t.Fatalf("stored snapshot %s, want %s", got, mustJSON(t, smsMaxAttempts))
 	}
-	if c, _ := h.service.Target(smsMaxAttempts.SubmissionTarget); c.Policy != core.PolicyOneShot {
-		t.Fatalf("the registry edit did not take effect for new intents: %+v", c)
-	}
 }
 
 // Spec: a routing change in the registry after submission does not affect
-// the stored contract snapshot or executor inputs.
+// the stored contract snapshot or executor inputs: every call of the intent
+// goes where its snapshot says, retries included.
 func TestAcceptance10_RoutingChangeDoesNotAffectExecutorInputs(t *testing.T) {
 	h := newHarness(t)
 	h.startLead()
-	h.gw.on("i-1", providerFailure, accepted)
+	h.on("i-1", providerFailure, accepted)
 	h.submit("i-1", smsDeadline, `{"to":"1"}`)
 	in := h.waitAttempts("i-1", 1)
-
-	moved := smsDeadline.Clone()
-	moved.GatewayType, moved.GatewayURL = core.GatewayPush, "http://elsewhere.test"
-	moved.TerminalOutcomes = []string{core.ReasonUnregisteredToken}
-	h.useRegistry(moved, smsMaxAttempts, pushOneShot, pushBatch)
 
 	h.waitTimer(in.NextDueAt)
 	h.clock.AdvanceTo(in.NextDueAt)
 	in = h.waitStatus("i-1", core.StatusAccepted)
-	for i, c := range h.gw.callsFor("i-1") {
+	calls := h.gw.CallsFor("i-1")
+	for i, c := range calls {
 		want := ports.SubmitParams{GatewayType: core.GatewaySMS, GatewayURL: "http://sms-a.test", Reference: "i-1", Payload: []byte(`{"to":"1"}`)}
-		if c.params.GatewayType != want.GatewayType || c.params.GatewayURL != want.GatewayURL ||
-			c.params.Reference != want.Reference || string(c.params.Payload) != string(want.Payload) {
-			t.Fatalf("call %d got %+v, want the snapshot's routing %+v", i+1, c.params, want)
+		if c.Params.GatewayType != want.GatewayType || c.Params.GatewayURL != want.GatewayURL ||
+			c.Params.Reference != want.Reference || string(c.Params.Payload) != string(want.Payload) {
+			t.Fatalf("call %d got %+v, want the snapshot's routing %+v", i+1, c.Params, want)
 		}
+	}
+	if len(calls) != 2 {
+		t.Fatalf("%d calls, want 2", len(calls))
 	}
 	if in.Contract.GatewayURL != "http://sms-a.test" || in.Contract.GatewayType != core.GatewaySMS {
 		t.Fatalf("stored snapshot changed: %+v", in.Contract)
-	}
-}
-
-// Spec: an idempotency conflict error includes the conflicting
-// target/payload and the existing intent status for diagnosis.
-func TestAcceptance11_ConflictErrorIsDiagnosable(t *testing.T) {
-	h := newHarness(t)
-	h.startLead()
-	h.gw.on("i-1", rejected(core.ReasonInvalidMessage))
-	h.submit("i-1", smsDeadline, `{"text": "a"}`)
-	h.waitStatus("i-1", core.StatusRejected)
-
-	_, err := h.service.SubmitIntent(h.ctx, ports.SubmitIntentParams{
-		IntentID: "i-1", SubmissionTarget: pushBatch.SubmissionTarget, Payload: []byte(`{"text":"b"}`),
-	})
-	var c *core.IdempotencyConflictError
-	if !errors.As(err, &c) {
-		t.Fatalf("err = %v, want *core.IdempotencyConflictError", err)
-	}
-	want := core.IdempotencyConflictError{
-		IntentID:          "i-1",
-		ConflictingFields: []core.ConflictField{core.ConflictSubmissionTarget, core.ConflictPayload},
-		ExistingTarget:    "sms.realtime", IncomingTarget: "push.batch",
-		ExistingPayload: `{"text":"a"}`, IncomingPayload: `{"text":"b"}`,
-		ExistingStatus: core.StatusRejected,
-	}
-	if mustJSON(t, *c) != mustJSON(t, want) {
-		t.Fatalf("conflict\n got %+v\nwant %+v", *c, want)
-	}
-	for _, part := range []string{"i-1", "submissionTarget", "payload", "rejected"} {
-		if !strings.Contains(err.Error(), part) {
-			t.Errorf("message %q does not mention %q", err.Error(), part)
-		}
 	}
 }
 
@@ -330,7 +253,7 @@ func TestAcceptance11_ConflictErrorIsDiagnosable(t *testing.T) {
 func TestAcceptance12_RetryUsesFixedFiveSecondDelay(t *testing.T) {
 	h := newHarness(t) // Config.Retry left nil: the default policy
 	h.startLead()
-	h.gw.on("i-1", providerFailure, accepted)
+	h.on("i-1", providerFailure, accepted)
 	h.submit("i-1", smsDeadline, `{}`)
 
 	in := h.waitAttempts("i-1", 1)
@@ -341,7 +264,7 @@ func TestAcceptance12_RetryUsesFixedFiveSecondDelay(t *testing.T) {
 	h.waitTimer(in.NextDueAt)
 
 	h.settle(5*time.Second - time.Nanosecond)
-	if _, last := h.metrics.inFlightReports(); last != 0 || h.gw.callCount() != 1 {
+	if _, last := h.metrics.inFlightReports(); last != 0 || h.gw.CallCount() != 1 {
 		t.Fatalf("an attempt started before the 5 s delay had passed")
 	}
 	// settle returns once the next refresh is armed; the retry's timer is

@@ -6,7 +6,6 @@ import (
 
 	"github.com/submissionmanager/submission-manager/app/protection"
 	"github.com/submissionmanager/submission-manager/core"
-	"github.com/submissionmanager/submission-manager/ports"
 )
 
 // A deferral past an intent's deadline exhausts it, and the deadline of a
@@ -19,19 +18,16 @@ import (
 // deadline_exceeded before its first attempt.
 func TestScheduledDeadlineIntentDeferredByOpenBreakerCountsFromNotBefore(t *testing.T) {
 	h := newHarness(t, withMaxInFlight(1), withProtection(protection.Config{Breaker: testBreaker()}))
-	deadlineB := h.useDeadlineB()
-	h.gw.on("b-1", gatewayDown, accepted)
-	h.gw.on("b-2", gatewayDown, accepted)
-	h.gw.on("later", accepted)
+	deadlineB := deadlineOnB()
+	h.on("b-1", gatewayDown, accepted)
+	h.on("b-2", gatewayDown, accepted)
+	h.on("later", accepted)
 	h.startLead()
 
 	notBefore := t0.Add(time.Minute)
 	window := time.Duration(deadlineB.MaxAcceptanceSeconds) * time.Second
-	res, err := h.service.SubmitIntent(h.ctx, ports.SubmitIntentParams{
-		IntentID: "later", SubmissionTarget: deadlineB.SubmissionTarget, Payload: []byte(`{}`), NotBefore: notBefore,
-	})
-	if err != nil || !res.Created || !res.Intent.CreatedAt.Equal(t0) || !res.Intent.NextDueAt.Equal(notBefore) {
-		t.Fatalf("submit: %+v, %v; want created at t0, due at notBefore", res.Intent, err)
+	if in := h.submitAt("later", deadlineB, `{}`, notBefore); !in.CreatedAt.Equal(t0) || !in.NextDueAt.Equal(notBefore) {
+		t.Fatalf("submit: %+v; want created at t0, due at notBefore", in)
 	}
 
 	// Open the breaker shortly before notBefore: two failures at t0+55s
@@ -62,7 +58,7 @@ func TestScheduledDeadlineIntentDeferredByOpenBreakerCountsFromNotBefore(t *test
 			"want pending, no try spent, due at the probe %v",
 			in.Status, in.ExhaustedReason, in.AttemptCount, len(in.Attempts), in.NextDueAt, probeAt)
 	}
-	if n := len(h.gw.callsFor("later")); n != 0 {
+	if n := len(h.gw.CallsFor("later")); n != 0 {
 		t.Fatalf("later called %d times while the breaker was open", n)
 	}
 

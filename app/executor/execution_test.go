@@ -11,18 +11,19 @@ import (
 
 	"github.com/submissionmanager/submission-manager/app/executor"
 	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/fakes/gatewayfake"
 	"github.com/submissionmanager/submission-manager/ports"
 )
 
 func TestFirstAttemptRunsAtOnce(t *testing.T) {
 	h := newHarness(t)
 	h.startLead()
-	h.gw.on("i-1", accepted)
+	h.on("i-1", accepted)
 	h.submit("i-1", smsDeadline, `{}`)
 
 	c := h.waitCall()
-	if !c.at.Equal(t0) {
-		t.Fatalf("first attempt at %v, want at submission (t0) without the clock moving", c.at.Sub(t0))
+	if !c.At.Equal(t0) {
+		t.Fatalf("first attempt at %v, want at submission (t0) without the clock moving", c.At.Sub(t0))
 	}
 	in := h.waitStatus("i-1", core.StatusAccepted)
 	if !in.Attempts[0].StartedAt.Equal(in.CreatedAt) {
@@ -42,7 +43,7 @@ func TestDeadlineExhaustsWhenTheNextRetryWouldMissIt(t *testing.T) {
 	// Attempts at 0, 5, ..., 25 s; after the sixth the next would be due at
 	// 30 s, not strictly before the 30 s deadline.
 	for range 6 {
-		h.gw.on("i-1", providerFailure)
+		h.on("i-1", providerFailure)
 	}
 	h.submit("i-1", smsDeadline, `{}`)
 	for n := 1; n < 6; n++ {
@@ -61,30 +62,30 @@ func TestDeadlineExhaustsWhenTheNextRetryWouldMissIt(t *testing.T) {
 
 // invalidAnswer is the reply of a gateway adapter to an answer that
 // core.NewOutcome refuses: an error, never an outcome.
-func invalidAnswer(status core.OutcomeStatus, messageID string) reply {
+func invalidAnswer(status core.OutcomeStatus, messageID string) gatewayfake.Step {
 	_, err := core.NewOutcome(status, "", messageID)
 	if err == nil {
 		panic(fmt.Sprintf("core.NewOutcome accepted status %q without a reason", status))
 	}
-	return reply{err: err}
+	return failed(err)
 }
 
 func TestInvalidOutcomesAreNonTerminalAttemptErrors(t *testing.T) {
 	cases := []struct {
 		name    string
-		reply   reply
+		step    gatewayfake.Step
 		wantErr string
 	}{
 		{"missing status", invalidAnswer("", "x"), "has no status"},
 		{"rejected without reason", invalidAnswer(core.OutcomeRejected, ""), "rejected without a reason"},
 		{"unknown status", invalidAnswer("queued", ""), `unknown status "queued"`},
-		{"transport error", reply{err: errors.New("dial tcp: connection refused")}, "connection refused"},
+		{"transport error", failed(errors.New("dial tcp: connection refused")), "connection refused"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
 			h.startLead()
-			h.gw.on("i-1", tc.reply)
+			h.on("i-1", tc.step)
 			h.submit("i-1", smsDeadline, `{}`)
 			in := h.waitAttempts("i-1", 1)
 			a := in.Attempts[0]
@@ -107,9 +108,9 @@ func TestInvalidOutcomesAreNonTerminalAttemptErrors(t *testing.T) {
 func TestTerminalIntentIsAppendOnly(t *testing.T) {
 	h := newHarness(t)
 	h.startLead()
-	h.gw.on("i-1", accepted)
+	h.on("i-1", accepted)
 	mark, _ := h.metrics.inFlightReports()
-	created := h.submit("i-1", smsDeadline, `{}`).Intent
+	created := h.submit("i-1", smsDeadline, `{}`)
 	done := h.waitStatus("i-1", core.StatusAccepted)
 	h.awaitInFlightRoundTrip(mark, 0) // the scheduler has taken the result in
 
@@ -125,10 +126,10 @@ func TestTerminalIntentIsAppendOnly(t *testing.T) {
 	if err := h.stopLead(); err != nil {
 		t.Fatal(err)
 	}
-	if n := h.gw.callCount(); n != 1 {
+	if n := h.gw.CallCount(); n != 1 {
 		t.Fatalf("gateway called %d times for a terminal intent, want 1", n)
 	}
-	after, _ := h.service.GetIntent(h.ctx, "i-1")
+	after, _ := h.mem.GetIntent(h.ctx, "i-1")
 	if mustJSON(t, after) != mustJSON(t, done) {
 		t.Fatalf("terminal intent changed:\n%+v\n%+v", done, after)
 	}
@@ -138,8 +139,8 @@ func TestRealtimeIsDispatchedBeforeBatchAtEqualDueTime(t *testing.T) {
 	h := newHarness(t, withMaxInFlight(1))
 	// Both due at t0; the batch one is created first and sorts first by id,
 	// so only the mode can put the realtime one ahead.
-	h.gw.on("a-batch", accepted)
-	h.gw.on("z-realtime", accepted)
+	h.on("a-batch", accepted)
+	h.on("z-realtime", accepted)
 	h.submit("a-batch", pushBatch, `{}`)
 	h.submit("z-realtime", smsDeadline, `{}`)
 	h.startLead()
@@ -148,7 +149,7 @@ func TestRealtimeIsDispatchedBeforeBatchAtEqualDueTime(t *testing.T) {
 	if err := h.stopLead(); err != nil {
 		t.Fatal(err)
 	}
-	if order := h.gw.references(); !slices.Equal(order, []string{"z-realtime", "a-batch"}) {
+	if order := h.gw.References(); !slices.Equal(order, []string{"z-realtime", "a-batch"}) {
 		t.Fatalf("dispatch order %v, want realtime first", order)
 	}
 }
@@ -159,7 +160,7 @@ func TestMaxInFlightBoundsConcurrentAttempts(t *testing.T) {
 	for i := range 5 {
 		id := fmt.Sprintf("i-%d", i)
 		holds[id] = make(chan struct{})
-		h.gw.on(id, reply{outcome: accepted.outcome, hold: holds[id]})
+		h.on(id, accepted.HeldUntil(holds[id]))
 		h.submit(id, smsDeadline, `{}`)
 	}
 	h.startLead() // the first round dispatched what it could and armed its refresh
@@ -168,21 +169,21 @@ func TestMaxInFlightBoundsConcurrentAttempts(t *testing.T) {
 	// Two more attempts are reserved ahead of a free slot; the fifth waits
 	// in the schedule.
 	h.settle(time.Second) // a refresh sees every row; still nothing more may start
-	if h.gw.callCount() != 2 || h.metrics.maxInFlight() > 4 {
+	if h.gw.CallCount() != 2 || h.metrics.maxInFlight() > 4 {
 		t.Fatalf("%d calls, max in flight %d with two held: the bounds leaked (want 2 calls, at most 4 attempts)",
-			h.gw.callCount(), h.metrics.maxInFlight())
+			h.gw.CallCount(), h.metrics.maxInFlight())
 	}
 
 	// Releasing one call frees one slot for the next intent, and so on.
-	close(holds[first.params.Reference])
-	h.waitStatus(first.params.Reference, core.StatusAccepted)
+	close(holds[first.Params.Reference])
+	h.waitStatus(first.Params.Reference, core.StatusAccepted)
 	third := h.waitCall()
-	for _, c := range []gatewayCall{second, third} {
-		close(holds[c.params.Reference])
+	for _, c := range []gatewayfake.Call{second, third} {
+		close(holds[c.Params.Reference])
 	}
 	for range 2 {
 		c := h.waitCall()
-		close(holds[c.params.Reference])
+		close(holds[c.Params.Reference])
 	}
 	for id := range holds {
 		h.waitStatus(id, core.StatusAccepted)
@@ -193,7 +194,7 @@ func TestMaxInFlightBoundsConcurrentAttempts(t *testing.T) {
 	// The bound is on gateway calls. Attempts in flight also count those
 	// reserved ahead (ReserveAhead) and those recording their results,
 	// which gave their slot back (MaxInFlight more).
-	if active := h.gw.maxConcurrent(); active != 2 || h.metrics.maxInFlight() > 6 {
+	if active := h.gw.MaxConcurrent(); active != 2 || h.metrics.maxInFlight() > 6 {
 		t.Fatalf("gateway saw %d concurrent calls, executor reported %d attempts in flight; want 2 calls, at most 6 attempts", active, h.metrics.maxInFlight())
 	}
 }
@@ -202,8 +203,8 @@ func TestNoTwoAttemptsOfOneIntentAtOnce(t *testing.T) {
 	h := newHarness(t, withMaxInFlight(4))
 	h.startLead()
 	hold := make(chan struct{})
-	h.gw.on("i-1", reply{outcome: accepted.outcome, hold: hold})
-	created := h.submit("i-1", smsDeadline, `{}`).Intent
+	h.on("i-1", accepted.HeldUntil(hold))
+	created := h.submit("i-1", smsDeadline, `{}`)
 	h.waitCall()
 
 	// While the call is held, with three slots free: a refresh reads the
@@ -216,7 +217,7 @@ func TestNoTwoAttemptsOfOneIntentAtOnce(t *testing.T) {
 	// notification, so once the new one has run the stale one was handled.
 	mark, _ := h.metrics.inFlightReports()
 	h.executor.Notify(created)
-	h.gw.on("i-2", accepted)
+	h.on("i-2", accepted)
 	h.submit("i-2", smsDeadline, `{}`)
 	h.waitStatus("i-2", core.StatusAccepted)
 	h.awaitInFlightRoundTrip(mark, 1)
@@ -225,16 +226,16 @@ func TestNoTwoAttemptsOfOneIntentAtOnce(t *testing.T) {
 	}
 	close(hold)
 	in := h.waitStatus("i-1", core.StatusAccepted)
-	if in.AttemptCount != 1 || len(h.gw.callsFor("i-1")) != 1 {
-		t.Fatalf("%d attempts, %d calls; want 1", in.AttemptCount, len(h.gw.callsFor("i-1")))
+	if in.AttemptCount != 1 || len(h.gw.CallsFor("i-1")) != 1 {
+		t.Fatalf("%d attempts, %d calls; want 1", in.AttemptCount, len(h.gw.CallsFor("i-1")))
 	}
 }
 
 func TestStaleNotificationNeverAdvancesARetry(t *testing.T) {
 	h := newHarness(t)
 	h.startLead()
-	h.gw.on("i-1", providerFailure, accepted)
-	created := h.submit("i-1", smsDeadline, `{}`).Intent
+	h.on("i-1", providerFailure, accepted)
+	created := h.submit("i-1", smsDeadline, `{}`)
 	in := h.waitAttempts("i-1", 1)
 	h.waitTimer(in.NextDueAt) // the scheduler holds the retry at t0+5s
 
@@ -242,11 +243,11 @@ func TestStaleNotificationNeverAdvancesARetry(t *testing.T) {
 	// i-2's; once i-2 has run, the stale one was handled.
 	mark, _ := h.metrics.inFlightReports()
 	h.executor.Notify(created)
-	h.gw.on("i-2", accepted)
+	h.on("i-2", accepted)
 	h.submit("i-2", smsDeadline, `{}`)
 	h.waitStatus("i-2", core.StatusAccepted)
 	h.awaitIdle(mark, in.NextDueAt)
-	if n := len(h.gw.callsFor("i-1")); n != 1 {
+	if n := len(h.gw.CallsFor("i-1")); n != 1 {
 		t.Fatalf("i-1 called %d times before its retry was due, want 1", n)
 	}
 	h.clock.AdvanceTo(in.NextDueAt)
@@ -260,7 +261,6 @@ func TestMissingGatewayIsAnAttemptError(t *testing.T) {
 	h := newHarness(t)
 	h.cfg.Gateways = map[core.GatewayType]ports.Gateway{core.GatewaySMS: h.gw}
 	h.rebuildExecutor()
-	h.useRegistry(smsDeadline, pushOneShot)
 	h.startLead()
 	h.submit("p-1", pushOneShot, `{}`)
 
@@ -276,7 +276,7 @@ func TestRebuildPagesThroughEveryPendingIntent(t *testing.T) {
 	for i := range 5 {
 		id := fmt.Sprintf("i-%d", i)
 		ids = append(ids, id)
-		h.gw.on(id, accepted)
+		h.on(id, accepted)
 		h.submit(id, pushBatch, `{}`)
 	}
 	h.startLead()

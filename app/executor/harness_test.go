@@ -2,11 +2,9 @@ package executor_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,9 +12,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/submissionmanager/submission-manager/app/executor"
-	"github.com/submissionmanager/submission-manager/app/intake"
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/fakes/clocktest"
+	"github.com/submissionmanager/submission-manager/fakes/gatewayfake"
 	"github.com/submissionmanager/submission-manager/fakes/memstore"
 	"github.com/submissionmanager/submission-manager/ports"
 )
@@ -51,28 +49,19 @@ var (
 	}
 )
 
-// Gateway answers the scripts use.
-var (
-	accepted        = reply{outcome: core.Outcome{Status: core.OutcomeAccepted, MessageID: "m-1"}}
-	providerFailure = reply{outcome: core.Outcome{Status: core.OutcomeRejected, Reason: core.ReasonProviderFailure}}
-)
-
-func rejected(reason string) reply {
-	return reply{outcome: core.Outcome{Status: core.OutcomeRejected, Reason: reason}}
-}
-
-// harness is one instance's executor and intake service over an in-memory store,
-// with a fake clock shared by the executor and the store's "database time".
+// harness is one instance's executor over an in-memory store, with a fake
+// clock shared by the executor and the store's "database time", and a strict
+// fake gateway at the contracts' URLs. Intents come in as the intake service
+// stores them (see submit); intake itself is not the subject here.
 type harness struct {
 	t        *testing.T
 	ctx      context.Context
 	clock    *clocktest.Clock
 	store    ports.Store
 	mem      *memstore.Store
-	gw       *scriptedGateway
+	gw       *gatewayfake.Gateway
 	metrics  *recordingMetrics
 	executor *executor.Executor
-	service  *intake.Service
 	cfg      executor.Config
 
 	lease   core.Lease
@@ -93,7 +82,7 @@ func newHarness(t *testing.T, opts ...option) *harness {
 	h := &harness{t: t, ctx: ctx, clock: clocktest.New(t0), metrics: newRecordingMetrics()}
 	h.mem = memstore.New(h.clock)
 	h.store = h.mem
-	h.gw = newScriptedGateway(t, h.clock)
+	h.gw = newGateway(t, h.clock, "executor-tests")
 	h.cfg = executor.Config{
 		Store:         h.store,
 		Gateways:      map[core.GatewayType]ports.Gateway{core.GatewaySMS: h.gw, core.GatewayPush: h.gw},
@@ -108,7 +97,6 @@ func newHarness(t *testing.T, opts ...option) *harness {
 		o(&h.cfg)
 	}
 	h.rebuildExecutor()
-	h.useRegistry(smsDeadline, smsMaxAttempts, pushOneShot, pushBatch)
 	h.leader.Store(true) // the elector's view until a test says otherwise
 	return h
 }
@@ -121,23 +109,6 @@ func (h *harness) rebuildExecutor() {
 		h.t.Fatal(err)
 	}
 	h.executor = e
-}
-
-// useRegistry replaces the service with one over a registry of contracts, as
-// a restart with an edited registry file would.
-func (h *harness) useRegistry(contracts ...core.Contract) {
-	h.t.Helper()
-	reg, err := core.NewRegistry(contracts)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	svc, err := intake.NewService(intake.ServiceConfig{
-		Registry: reg, Store: h.store, Clock: h.clock, Metrics: h.metrics, Notifier: h.executor,
-	})
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	h.service = svc
 }
 
 // startLead acquires the lease for this instance and runs Lead until
@@ -223,17 +194,6 @@ func (h *harness) refreshInterval() time.Duration {
 	return executor.DefaultRefreshInterval
 }
 
-func (h *harness) submit(id string, c core.Contract, payload string) ports.SubmitIntentResult {
-	h.t.Helper()
-	res, err := h.service.SubmitIntent(h.ctx, ports.SubmitIntentParams{
-		IntentID: id, SubmissionTarget: c.SubmissionTarget, Payload: []byte(payload),
-	})
-	if err != nil {
-		h.t.Fatalf("submit %s: %v", id, err)
-	}
-	return res
-}
-
 // waitIntent blocks until the stored intent satisfies cond.
 func (h *harness) waitIntent(id string, what string, cond func(core.Intent) bool) core.Intent {
 	h.t.Helper()
@@ -316,245 +276,4 @@ func (h *harness) awaitIdle(mark int, at time.Time) {
 			h.t.Fatalf("%d attempts still in flight: %v", last, err)
 		}
 	}
-}
-
-// reply is one scripted gateway answer.
-type reply struct {
-	outcome core.Outcome
-	err     error
-	// hold, when set, delays the answer until it is closed; a cancelled
-	// call returns the context's error instead.
-	hold chan struct{}
-}
-
-// gatewayCall is one recorded Submit.
-type gatewayCall struct {
-	params ports.SubmitParams
-	at     time.Time
-}
-
-// scriptedGateway answers each reference with its scripted replies in order
-// and fails the test on any call it has no reply for.
-type scriptedGateway struct {
-	t     *testing.T
-	clock ports.Clock
-
-	mu        sync.Mutex
-	script    map[string][]reply
-	calls     []gatewayCall
-	active    int
-	maxActive int
-	called    chan gatewayCall
-}
-
-func newScriptedGateway(t *testing.T, clock ports.Clock) *scriptedGateway {
-	return &scriptedGateway{t: t, clock: clock, script: map[string][]reply{}, called: make(chan gatewayCall, 1024)}
-}
-
-func (g *scriptedGateway) on(reference string, replies ...reply) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.script[reference] = append(g.script[reference], replies...)
-}
-
-func (g *scriptedGateway) Submit(ctx context.Context, p ports.SubmitParams) (core.Outcome, error) {
-	g.mu.Lock()
-	call := gatewayCall{params: p, at: g.clock.Now()}
-	g.calls = append(g.calls, call)
-	steps := g.script[p.Reference]
-	if len(steps) == 0 {
-		g.mu.Unlock()
-		g.t.Errorf("gateway called for %q with no scripted reply left", p.Reference)
-		g.called <- call
-		return core.Outcome{}, errors.New("unscripted call")
-	}
-	r := steps[0]
-	g.script[p.Reference] = steps[1:]
-	g.active++
-	g.maxActive = max(g.maxActive, g.active)
-	g.mu.Unlock()
-	defer func() {
-		g.mu.Lock()
-		g.active--
-		g.mu.Unlock()
-	}()
-	g.called <- call
-	if r.hold != nil {
-		select {
-		case <-r.hold:
-		case <-ctx.Done():
-			return core.Outcome{}, ctx.Err()
-		}
-	}
-	return r.outcome, r.err
-}
-
-// waitCall returns the next call the gateway received.
-func (h *harness) waitCall() gatewayCall {
-	h.t.Helper()
-	select {
-	case c := <-h.gw.called:
-		return c
-	case <-h.ctx.Done():
-		h.t.Fatal("no gateway call arrived")
-		return gatewayCall{}
-	}
-}
-
-func (g *scriptedGateway) callsFor(reference string) []gatewayCall {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	var out []gatewayCall
-	for _, c := range g.calls {
-		if c.params.Reference == reference {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// references lists the references of all calls in arrival order.
-func (g *scriptedGateway) references() []string {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	out := make([]string, len(g.calls))
-	for i, c := range g.calls {
-		out[i] = c.params.Reference
-	}
-	return out
-}
-
-// maxConcurrent is the most calls that were ever under way at once.
-func (g *scriptedGateway) maxConcurrent() int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.maxActive
-}
-
-func (g *scriptedGateway) callCount() int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return len(g.calls)
-}
-
-// recordingMetrics keeps every event, for assertions on what operators see.
-type recordingMetrics struct {
-	mu        sync.Mutex
-	created   map[string]int
-	completed []string
-	attempts  []string
-	latencies []time.Duration
-	lateness  []time.Duration
-	inFlight  []int
-	fenced    int
-	// possiblyAccepted and lookups record the in-doubt events.
-	possiblyAccepted []string
-	lookups          []string
-	// protection records the gateway protection's events (protect_test.go).
-	protection []string
-	// changed is closed and replaced on every event, for await.
-	changed chan struct{}
-}
-
-var _ ports.Metrics = (*recordingMetrics)(nil)
-
-func newRecordingMetrics() *recordingMetrics {
-	return &recordingMetrics{created: map[string]int{}, changed: make(chan struct{})}
-}
-
-// record runs f under the lock and wakes await callers.
-func (m *recordingMetrics) record(f func()) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	f()
-	close(m.changed)
-	m.changed = make(chan struct{})
-}
-
-// await blocks until cond, evaluated under the lock, holds.
-func (m *recordingMetrics) await(ctx context.Context, cond func(*recordingMetrics) bool) error {
-	for {
-		m.mu.Lock()
-		ok, changed := cond(m), m.changed
-		m.mu.Unlock()
-		if ok {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-changed:
-		}
-	}
-}
-
-func (m *recordingMetrics) IntentCreated(target string) {
-	m.record(func() { m.created[target]++ })
-}
-
-func (m *recordingMetrics) IntentCompleted(target string, s core.IntentStatus, reason string) {
-	m.record(func() { m.completed = append(m.completed, fmt.Sprintf("%s %s %s", target, s, reason)) })
-}
-
-func (m *recordingMetrics) AttemptFinished(gt core.GatewayType, result string, latency time.Duration) {
-	m.record(func() {
-		m.attempts = append(m.attempts, fmt.Sprintf("%s %s", gt, result))
-		m.latencies = append(m.latencies, latency)
-	})
-}
-
-func (m *recordingMetrics) FirstAttemptLateness(d time.Duration) {
-	m.record(func() { m.lateness = append(m.lateness, d) })
-}
-
-func (m *recordingMetrics) InFlightAttempts(n int) {
-	m.record(func() { m.inFlight = append(m.inFlight, n) })
-}
-
-func (m *recordingMetrics) ScheduleSize(int)       {}
-func (m *recordingMetrics) Leadership(bool, int64) {}
-
-func (m *recordingMetrics) FencedWrite() {
-	m.record(func() { m.fenced++ })
-}
-
-func (m *recordingMetrics) IntentPossiblyAccepted(target string) {
-	m.record(func() { m.possiblyAccepted = append(m.possiblyAccepted, target) })
-}
-
-func (m *recordingMetrics) InDoubtLookup(gt core.GatewayType, answer string) {
-	m.record(func() { m.lookups = append(m.lookups, fmt.Sprintf("%s %s", gt, answer)) })
-}
-
-func (m *recordingMetrics) maxInFlight() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	n := 0
-	for _, v := range m.inFlight {
-		n = max(n, v)
-	}
-	return n
-}
-
-// inFlightReports returns how many in-flight reports were made so far and
-// the last one (0 before any).
-func (m *recordingMetrics) inFlightReports() (n, last int) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if len(m.inFlight) == 0 {
-		return 0, 0
-	}
-	return len(m.inFlight), m.inFlight[len(m.inFlight)-1]
-}
-
-func (m *recordingMetrics) firstAttemptLateness() []time.Duration {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]time.Duration(nil), m.lateness...)
-}
-
-func (m *recordingMetrics) snapshot() (completed, attempts []string, fenced int) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]string(nil), m.completed...), append([]string(nil), m.attempts...), m.fenced
 }

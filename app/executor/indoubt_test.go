@@ -10,13 +10,14 @@ import (
 
 	"github.com/submissionmanager/submission-manager/app/executor"
 	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/fakes/gatewayfake"
 	"github.com/submissionmanager/submission-manager/ports"
 )
 
-// lookupGateway is the scripted gateway with a lookup that answers from a
+// lookupGateway is the fake gateway with a lookup that answers from a
 // table (or fails with err).
 type lookupGateway struct {
-	*scriptedGateway
+	*gatewayfake.Gateway
 	mu      sync.Mutex
 	answers map[string]ports.LookupResult
 	err     error
@@ -45,7 +46,7 @@ func (g *lookupGateway) Lookup(ctx context.Context, p ports.LookupParams) (ports
 
 // withLookup gives the harness's executor a gateway client with a lookup.
 func withLookup(h *harness, answers map[string]ports.LookupResult, err error) *lookupGateway {
-	lg := &lookupGateway{scriptedGateway: h.gw, answers: answers, err: err}
+	lg := &lookupGateway{Gateway: h.gw, answers: answers, err: err}
 	h.cfg.Gateways = map[core.GatewayType]ports.Gateway{core.GatewaySMS: lg, core.GatewayPush: lg}
 	h.rebuildExecutor()
 	return lg
@@ -71,7 +72,7 @@ var duplicate = rejected(core.ReasonDuplicateReference)
 
 func TestDuplicateAfterAnAttemptInDoubtFlagsTheIntent(t *testing.T) {
 	h := newHarness(t)
-	h.gw.on("d-1", duplicate, duplicate)
+	h.on("d-1", duplicate, duplicate)
 	h.submit("d-1", smsMaxAttempts, `{}`)
 	orphanAttempt(h, "d-1")
 
@@ -92,9 +93,9 @@ func TestDuplicateAfterAnAttemptInDoubtFlagsTheIntent(t *testing.T) {
 	if !in.PossiblyAccepted {
 		t.Fatal("the flag was lost when the intent was exhausted")
 	}
-	page, err := h.service.ListIntents(h.ctx, ports.ListIntentsParams{PossiblyAccepted: true, Limit: 10})
-	if err != nil || len(page.Intents) != 1 || page.Intents[0].IntentID != "d-1" {
-		t.Fatalf("listing flagged intents: %+v, %v", page.Intents, err)
+	flagged, err := h.store.ListIntents(h.ctx, ports.ListIntentsParams{PossiblyAccepted: true, Limit: 10})
+	if err != nil || len(flagged) != 1 || flagged[0].IntentID != "d-1" {
+		t.Fatalf("listing flagged intents: %+v, %v", flagged, err)
 	}
 	h.metrics.mu.Lock()
 	defer h.metrics.mu.Unlock()
@@ -105,7 +106,7 @@ func TestDuplicateAfterAnAttemptInDoubtFlagsTheIntent(t *testing.T) {
 
 func TestDuplicateWithoutAnAttemptInDoubtIsNotFlagged(t *testing.T) {
 	h := newHarness(t)
-	h.gw.on("d-2", duplicate, accepted)
+	h.on("d-2", duplicate, accepted)
 	h.submit("d-2", smsMaxAttempts, `{}`)
 	h.startLead()
 	in := h.waitAttempts("d-2", 1)
@@ -129,7 +130,7 @@ func TestLookupOfAKnownOutcomeClosesTheAttemptInDoubt(t *testing.T) {
 	if in.AttemptCount != 1 || in.Attempts[0].Outcome == nil || in.Attempts[0].Outcome.MessageID != "m-9" {
 		t.Fatalf("attempt in doubt closed as %+v, want the looked-up acceptance", in.Attempts)
 	}
-	if n := h.gw.callCount(); n != 0 {
+	if n := h.gw.CallCount(); n != 0 {
 		t.Fatalf("the gateway was submitted to %d times; the lookup answered", n)
 	}
 	if !slices.Equal(lg.asked, []string{"l-1"}) {
@@ -155,7 +156,7 @@ func TestLookupKnownAcceptanceAfterTheDeadlineExhausts(t *testing.T) {
 func TestLookupNeverReceivedRetriesUnflagged(t *testing.T) {
 	h := newHarness(t)
 	withLookup(h, map[string]ports.LookupResult{"l-3": {Answer: core.LookupNeverReceived}}, nil)
-	h.gw.on("l-3", duplicate, accepted)
+	h.on("l-3", duplicate, accepted)
 	h.submit("l-3", smsMaxAttempts, `{}`)
 	orphanAttempt(h, "l-3")
 
@@ -177,7 +178,7 @@ func TestLookupNeverReceivedRetriesUnflagged(t *testing.T) {
 func TestLookupFailureKeepsTheOutcomeUnknown(t *testing.T) {
 	h := newHarness(t)
 	withLookup(h, nil, errors.New("HTTP 404"))
-	h.gw.on("l-4", duplicate)
+	h.on("l-4", duplicate)
 	h.submit("l-4", smsMaxAttempts, `{}`)
 	orphanAttempt(h, "l-4")
 
@@ -198,7 +199,7 @@ func TestLookupFailureKeepsTheOutcomeUnknown(t *testing.T) {
 // intent is flagged as the crash case is.
 func TestLostAnswerThenDuplicateIsFlagged(t *testing.T) {
 	h := newHarness(t)
-	h.gw.on("l-5", reply{err: errors.New("read tcp: connection reset by peer")}, duplicate)
+	h.on("l-5", failed(errors.New("read tcp: connection reset by peer")), duplicate)
 	h.submit("l-5", smsMaxAttempts, `{}`)
 	h.startLead()
 	in := h.waitAttempts("l-5", 1)

@@ -66,14 +66,13 @@ func newCountingHarness(t *testing.T) (*harness, *countingStore) {
 	cs := &countingStore{Store: h.mem, reads: map[string]int{}, refuseAt: map[string]bool{}}
 	h.store, h.cfg.Store = cs, cs
 	h.rebuildExecutor()
-	h.useRegistry(smsMaxAttempts)
 	return h, cs
 }
 
 func TestLocalIntentsRunWithoutStoreReads(t *testing.T) {
 	h, cs := newCountingHarness(t)
 	h.startLead()
-	h.gw.on("k-1", providerFailure, accepted)
+	h.on("k-1", providerFailure, accepted)
 	mark, _ := h.metrics.inFlightReports()
 	h.submit("k-1", smsMaxAttempts, `{"to":"+1"}`)
 	in := h.waitAttempts("k-1", 1)
@@ -86,7 +85,7 @@ func TestLocalIntentsRunWithoutStoreReads(t *testing.T) {
 	if n := cs.readsOf("k-1"); n != 0 {
 		t.Fatalf("the executor read the intent %d times; the first attempt and the retry of a local intent need no read", n)
 	}
-	if calls := h.gw.callsFor("k-1"); len(calls) != 2 || string(calls[1].params.Payload) != `{"to":"+1"}` {
+	if calls := h.gw.CallsFor("k-1"); len(calls) != 2 || string(calls[1].Params.Payload) != `{"to":"+1"}` {
 		t.Fatalf("gateway calls %+v", calls)
 	}
 }
@@ -94,7 +93,7 @@ func TestLocalIntentsRunWithoutStoreReads(t *testing.T) {
 func TestStaleKnownIntentIsReadAfreshAndStillRuns(t *testing.T) {
 	h, cs := newCountingHarness(t)
 	h.startLead()
-	h.gw.on("k-2", accepted)
+	h.on("k-2", accepted)
 	cs.mu.Lock()
 	cs.refuseAt["k-2"] = true // the cached state is refused once
 	cs.mu.Unlock()
@@ -114,7 +113,7 @@ func TestRebuiltIntentsRunWithoutPerIntentReads(t *testing.T) {
 	for i := range 40 {
 		id := fmt.Sprintf("r-%02d", i)
 		ids = append(ids, id)
-		h.gw.on(id, accepted)
+		h.on(id, accepted)
 		h.submit(id, smsMaxAttempts, `{"to":"+1"}`)
 	}
 	h.startLead() // the rebuild finds the 40 intents; nothing is cached
@@ -123,7 +122,7 @@ func TestRebuiltIntentsRunWithoutPerIntentReads(t *testing.T) {
 		if n := cs.readsOf(id); n != 0 {
 			t.Errorf("intent %s read %d times; after a rebuild its state comes from the leader's read ahead", id, n)
 		}
-		if calls := h.gw.callsFor(id); len(calls) != 1 || string(calls[0].params.Payload) != `{"to":"+1"}` {
+		if calls := h.gw.CallsFor(id); len(calls) != 1 || string(calls[0].Params.Payload) != `{"to":"+1"}` {
 			t.Errorf("intent %s: gateway calls %+v", id, calls)
 		}
 	}
@@ -136,8 +135,8 @@ func TestRebuiltIntentsRunWithoutPerIntentReads(t *testing.T) {
 
 func TestReadAheadLeavesAnAttemptInDoubtToItsOwnRead(t *testing.T) {
 	h, cs := newCountingHarness(t)
-	h.gw.on("fresh", accepted)
-	h.gw.on("orphan", accepted)
+	h.on("fresh", accepted)
+	h.on("orphan", accepted)
 	h.submit("fresh", smsMaxAttempts, `{}`)
 	h.submit("orphan", smsMaxAttempts, `{}`)
 	orphanAttempt(h, "orphan") // attempt 1 left open: the cache may not hold it
@@ -160,7 +159,7 @@ func TestFailedReadAheadLeavesEachAttemptItsOwnRead(t *testing.T) {
 	h, cs := newCountingHarness(t)
 	cs.failLoads = true
 	for _, id := range []string{"f-1", "f-2", "f-3"} {
-		h.gw.on(id, accepted)
+		h.on(id, accepted)
 		h.submit(id, smsMaxAttempts, `{}`)
 	}
 	h.startLead()

@@ -16,7 +16,7 @@ import (
 // then could not count, and the message must not go out.
 func TestNoGatewayCallAfterTheDeadlinePassed(t *testing.T) {
 	h := newHarness(t)
-	h.gw.on("i-1", accepted)
+	h.on("i-1", accepted)
 	h.submit("i-1", smsDeadline, `{}`) // no leader yet: the notification is dropped
 	h.clock.Advance(40 * time.Second)  // failover took longer than the 30 s deadline
 	h.startLead()
@@ -28,9 +28,9 @@ func TestNoGatewayCallAfterTheDeadlinePassed(t *testing.T) {
 	if in.Attempts[0].Sent {
 		t.Fatal("the attempt that fell due past the deadline is stored as sent; the gateway was never called")
 	}
-	if n := h.gw.callCount(); n != 0 {
+	if n := h.gw.CallCount(); n != 0 {
 		t.Fatalf("gateway called %d time(s) %v after creation, past the 30 s deadline; attempt fact=%+v",
-			n, h.gw.callsFor("i-1")[0].at.Sub(in.CreatedAt), in.Attempts[0].Outcome)
+			n, h.gw.CallsFor("i-1")[0].At.Sub(in.CreatedAt), in.Attempts[0].Outcome)
 	}
 }
 
@@ -40,7 +40,7 @@ func TestNoGatewayCallAfterTheDeadlinePassed(t *testing.T) {
 // leader's single real try.
 func TestUnsentAttemptDoesNotConsumeTheOneShot(t *testing.T) {
 	h := newHarness(t)
-	h.gw.on("i-1", accepted)
+	h.on("i-1", accepted)
 	h.submit("i-1", pushOneShot, `{}`)
 	lease, ok, err := h.mem.Acquire(h.ctx, ports.AcquireLeaseParams{LeaseName: core.DefaultLeaseName, HolderID: "a", Duration: time.Hour})
 	if err != nil || !ok {
@@ -52,34 +52,12 @@ func TestUnsentAttemptDoesNotConsumeTheOneShot(t *testing.T) {
 	}
 	_ = h.executor.Lead(h.ctx, lease, still)
 	in, _ := h.mem.GetIntent(h.ctx, "i-1")
-	if h.gw.callCount() != 0 {
-		t.Fatalf("gateway called %d times after leadership was lost", h.gw.callCount())
+	if h.gw.CallCount() != 0 {
+		t.Fatalf("gateway called %d times after leadership was lost", h.gw.CallCount())
 	}
 	if in.Status != core.StatusPending || !in.NextDueAt.Equal(in.Attempts[0].StartedAt) ||
 		in.Attempts[0].Error != executor.NotSubmittedError {
 		t.Fatalf("one_shot intent after an unsent attempt: %+v", in)
-	}
-}
-
-// A client retrying a submission that was accepted before its target left
-// the registry gets the existing intent, not an unknown-target error; a
-// different payload under that id is still a conflict.
-func TestRepeatAfterTheTargetLeftTheRegistryReturnsTheIntent(t *testing.T) {
-	h := newHarness(t)
-	h.submit("i-1", smsMaxAttempts, `{}`)
-	h.useRegistry(smsDeadline) // operator removed sms.batch
-	_, err := h.service.SubmitIntent(h.ctx, ports.SubmitIntentParams{IntentID: "i-1", SubmissionTarget: smsMaxAttempts.SubmissionTarget, Payload: []byte(`{}`)})
-	if err != nil {
-		t.Fatalf("idempotent repeat refused: %v", err)
-	}
-	_, err = h.service.SubmitIntent(h.ctx, ports.SubmitIntentParams{IntentID: "i-1", SubmissionTarget: smsMaxAttempts.SubmissionTarget, Payload: []byte(`{"x":1}`)})
-	var conflict *core.IdempotencyConflictError
-	if !errors.As(err, &conflict) {
-		t.Fatalf("different payload after the target left: %v, want an idempotency conflict", err)
-	}
-	_, err = h.service.SubmitIntent(h.ctx, ports.SubmitIntentParams{IntentID: "i-2", SubmissionTarget: smsMaxAttempts.SubmissionTarget, Payload: []byte(`{}`)})
-	if !errors.Is(err, core.ErrUnknownTarget) {
-		t.Fatalf("new intent for the removed target: %v, want ErrUnknownTarget", err)
 	}
 }
 
@@ -90,9 +68,8 @@ func TestUnsentAttemptDoesNotCountTowardMaxAttempts(t *testing.T) {
 	flip := leaderFlipStore{Store: h.mem, h: h}
 	h.store, h.cfg.Store = flip, flip
 	h.rebuildExecutor()
-	h.useRegistry(smsMaxAttempts) // MaxAttempts: 3
 	h.startLead()
-	h.gw.on("m-1", providerFailure, providerFailure, providerFailure, accepted)
+	h.on("m-1", providerFailure, providerFailure, providerFailure, accepted)
 	h.submit("m-1", smsMaxAttempts, `{}`)
 	if err := h.leadResult(); !errors.Is(err, core.ErrFenced) {
 		t.Fatalf("first term ended with %v, want lost leadership", err)
@@ -117,7 +94,7 @@ func TestUnsentAttemptDoesNotCountTowardMaxAttempts(t *testing.T) {
 	h.awaitIdle(mark, in.NextDueAt)
 	h.settle(core.DefaultRetryDelay)
 	in = h.waitStatus("m-1", core.StatusExhausted)
-	if calls := len(h.gw.callsFor("m-1")); calls != 3 || in.AttemptCount != 4 || in.ExhaustedReason != core.ExhaustedMaxAttempts {
+	if calls := len(h.gw.CallsFor("m-1")); calls != 3 || in.AttemptCount != 4 || in.ExhaustedReason != core.ExhaustedMaxAttempts {
 		t.Fatalf("%d gateway calls, %d attempts, %q; want 3 calls (the unsent attempt is not a try), 4 attempts, max_attempts_reached",
 			calls, in.AttemptCount, in.ExhaustedReason)
 	}

@@ -11,7 +11,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/submissionmanager/submission-manager/app/executor"
-	"github.com/submissionmanager/submission-manager/app/intake"
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
 )
@@ -26,10 +25,10 @@ func TestLeaseTakenOverFencesStartAttemptBeforeAnyGatewayCall(t *testing.T) {
 	if !errors.Is(err, core.ErrFenced) {
 		t.Fatalf("Lead returned %v, want core.ErrFenced", err)
 	}
-	if n := h.gw.callCount(); n != 0 {
+	if n := h.gw.CallCount(); n != 0 {
 		t.Fatalf("gateway called %d times after the lease was taken over", n)
 	}
-	in, _ := h.service.GetIntent(h.ctx, "i-1")
+	in, _ := h.mem.GetIntent(h.ctx, "i-1")
 	if in.AttemptCount != 0 || in.Status != core.StatusPending {
 		t.Fatalf("intent changed by a fenced leader: %+v", in)
 	}
@@ -42,8 +41,8 @@ func TestLeaseLostDuringGatewayCallsFencesResultsAndCancelsTheRest(t *testing.T)
 	h := newHarness(t)
 	h.startLead()
 	holdA, holdB := make(chan struct{}), make(chan struct{}) // holdB is never closed
-	h.gw.on("a", reply{outcome: accepted.outcome, hold: holdA})
-	h.gw.on("b", reply{outcome: accepted.outcome, hold: holdB})
+	h.on("a", accepted.HeldUntil(holdA))
+	h.on("b", accepted.HeldUntil(holdB))
 	h.submit("a", smsDeadline, `{}`)
 	h.submit("b", smsDeadline, `{}`)
 	h.waitCall()
@@ -58,7 +57,7 @@ func TestLeaseLostDuringGatewayCallsFencesResultsAndCancelsTheRest(t *testing.T)
 	// Lead returned although b's gateway never answered: b's call was
 	// cancelled, and its result was refused by the fence as well.
 	for _, id := range []string{"a", "b"} {
-		in, _ := h.service.GetIntent(h.ctx, id)
+		in, _ := h.mem.GetIntent(h.ctx, id)
 		if in.Status != core.StatusPending || in.AttemptCount != 1 || in.Attempts[0].Finished() {
 			t.Fatalf("%s was changed by a fenced leader: %+v", id, in)
 		}
@@ -77,10 +76,10 @@ func TestFailedLeadershipCheckStopsDispatch(t *testing.T) {
 	if err := h.leadResult(); !errors.Is(err, core.ErrFenced) {
 		t.Fatalf("Lead returned %v, want core.ErrFenced", err)
 	}
-	if n := h.gw.callCount(); n != 0 {
+	if n := h.gw.CallCount(); n != 0 {
 		t.Fatalf("gateway called %d times without leadership", n)
 	}
-	if in, _ := h.service.GetIntent(h.ctx, "i-1"); in.AttemptCount != 0 {
+	if in, _ := h.mem.GetIntent(h.ctx, "i-1"); in.AttemptCount != 0 {
 		t.Fatalf("attempt started without leadership: %+v", in)
 	}
 }
@@ -93,14 +92,14 @@ func TestLeadershipLostDuringRebuildDiscardsTheSchedule(t *testing.T) {
 	if err := h.leadResult(); !errors.Is(err, core.ErrFenced) || !strings.Contains(err.Error(), "rebuild") {
 		t.Fatalf("Lead returned %v, want a leadership error after the rebuild", err)
 	}
-	if n := h.gw.callCount(); n != 0 {
+	if n := h.gw.CallCount(); n != 0 {
 		t.Fatalf("gateway called %d times", n)
 	}
 }
 
 func TestCrashRecoveryClosesTheUnfinishedAttempt(t *testing.T) {
 	h := newHarness(t)
-	h.gw.on("i-1", accepted)
+	h.on("i-1", accepted)
 	h.submit("i-1", smsMaxAttempts, `{}`)
 	// A previous leader reserved attempt 1 and died during the gateway call.
 	old, _, err := h.mem.Acquire(h.ctx, ports.AcquireLeaseParams{
@@ -127,7 +126,7 @@ func TestCrashRecoveryClosesTheUnfinishedAttempt(t *testing.T) {
 	if in.Status != core.StatusPending || !in.NextDueAt.Equal(recovered.Add(core.DefaultRetryDelay)) {
 		t.Fatalf("after recovery: %s due %v, want pending and retried after the delay", in.Status, in.NextDueAt)
 	}
-	if n := h.gw.callCount(); n != 0 {
+	if n := h.gw.CallCount(); n != 0 {
 		t.Fatalf("closing the unknown attempt called the gateway %d times", n)
 	}
 
@@ -142,26 +141,14 @@ func TestCrashRecoveryClosesTheUnfinishedAttempt(t *testing.T) {
 func TestRefreshPicksUpIntentsCreatedByAnotherInstance(t *testing.T) {
 	h := newHarness(t)
 	h.startLead()
-	reg, err := core.NewRegistry([]core.Contract{smsDeadline})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A follower's service: same store, no local executor to notify.
-	follower, err := intake.NewService(intake.ServiceConfig{Registry: reg, Store: h.store, Clock: h.clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.gw.on("f-1", accepted)
-	if _, err := follower.SubmitIntent(h.ctx, ports.SubmitIntentParams{
-		IntentID: "f-1", SubmissionTarget: smsDeadline.SubmissionTarget, Payload: []byte(`{}`),
-	}); err != nil {
-		t.Fatal(err)
-	}
+	h.on("f-1", accepted)
+	// Submitted through a follower: same store, no local executor told.
+	h.submitElsewhere(h.store, "f-1", smsDeadline, `{}`)
 
 	h.clock.Advance(h.refreshInterval())
 	c := h.waitCall()
-	if !c.at.Equal(t0.Add(h.refreshInterval())) {
-		t.Fatalf("follower's intent attempted at %v, want at the next refresh", c.at.Sub(t0))
+	if !c.At.Equal(t0.Add(h.refreshInterval())) {
+		t.Fatalf("follower's intent attempted at %v, want at the next refresh", c.At.Sub(t0))
 	}
 	h.waitStatus("f-1", core.StatusAccepted)
 	if err := h.stopLead(); err != nil {
@@ -200,7 +187,6 @@ func newFailingHarness(t *testing.T) (*harness, *failingStore) {
 	fs := &failingStore{Store: h.mem}
 	h.store, h.cfg.Store = fs, fs
 	h.rebuildExecutor()
-	h.useRegistry(smsDeadline)
 	return h, fs
 }
 
@@ -228,14 +214,14 @@ func TestShutdownRecordsTheCancelledCallAndLeaksNothing(t *testing.T) {
 	before := goleak.IgnoreCurrent()
 	h := newHarness(t)
 	h.startLead()
-	h.gw.on("i-1", reply{outcome: accepted.outcome, hold: make(chan struct{})}) // never answers
+	h.on("i-1", accepted.HeldUntil(make(chan struct{}))) // never answers
 	h.submit("i-1", smsDeadline, `{}`)
 	h.waitCall()
 
 	h.stop() // shutdown: the call may finish during the drain...
 	drainEnds := h.clock.Now().Add(executor.DefaultDrainTimeout)
 	h.waitTimer(drainEnds)
-	if n := h.gw.callCount(); n != 1 {
+	if n := h.gw.CallCount(); n != 1 {
 		t.Fatalf("%d calls during the drain, want the one in flight only", n)
 	}
 	h.clock.Advance(executor.DefaultDrainTimeout) // ...but it never answers
@@ -243,7 +229,7 @@ func TestShutdownRecordsTheCancelledCallAndLeaksNothing(t *testing.T) {
 		t.Fatalf("Lead returned %v on shutdown, want nil", err)
 	}
 	goleak.VerifyNone(t, before) // every worker, timer watcher and the scheduler are gone
-	in, _ := h.service.GetIntent(h.ctx, "i-1")
+	in, _ := h.mem.GetIntent(h.ctx, "i-1")
 	a := in.Attempts[0]
 	if !a.Finished() || !strings.Contains(a.Error, context.Canceled.Error()) {
 		t.Fatalf("the cancelled call's attempt is %+v, want finished with the cancellation error", a)
@@ -257,8 +243,8 @@ func TestShutdownLetsACallInFlightFinishAndRecordsItsOutcome(t *testing.T) {
 	h := newHarness(t)
 	h.startLead()
 	release := make(chan struct{})
-	h.gw.on("i-1", reply{outcome: accepted.outcome, hold: release})
-	h.gw.on("i-2", accepted)
+	h.on("i-1", accepted.HeldUntil(release))
+	h.on("i-2", accepted)
 	h.submit("i-1", smsDeadline, `{}`)
 	h.waitCall()
 
@@ -273,7 +259,7 @@ func TestShutdownLetsACallInFlightFinishAndRecordsItsOutcome(t *testing.T) {
 	if in.Attempts[0].Error != "" || in.Attempts[0].Outcome == nil {
 		t.Fatalf("the call that finished during the drain was not recorded as answered: %+v", in.Attempts[0])
 	}
-	if calls := h.gw.callsFor("i-2"); len(calls) != 0 {
+	if calls := h.gw.CallsFor("i-2"); len(calls) != 0 {
 		t.Fatalf("an attempt was dispatched during the drain: %+v", calls)
 	}
 }
@@ -284,14 +270,14 @@ func TestNotifyWhileNotLeadingIsIgnoredAndNeverBlocks(t *testing.T) {
 	for range 10_000 { // more than any buffer: Notify must drop, not block
 		h.executor.Notify(in)
 	}
-	h.gw.on("i-1", accepted)
+	h.on("i-1", accepted)
 	if _, err := h.store.CreateIntent(h.ctx, in); err != nil {
 		t.Fatal(err)
 	}
 	h.startLead() // the rebuild, not the stale notifications, schedules it
 	h.waitStatus("i-1", core.StatusAccepted)
 	h.settle(time.Minute)
-	if n := h.gw.callCount(); n != 1 {
+	if n := h.gw.CallCount(); n != 1 {
 		t.Fatalf("gateway called %d times, want 1", n)
 	}
 }
@@ -317,14 +303,13 @@ func TestLeadershipLostAfterReservationMakesNoGatewayCall(t *testing.T) {
 	fs := leaderFlipStore{Store: h.mem, h: h}
 	h.store, h.cfg.Store = fs, fs
 	h.rebuildExecutor()
-	h.useRegistry(smsDeadline)
 	h.startLead()
-	h.gw.on("p-1", accepted)
+	h.on("p-1", accepted)
 	h.submit("p-1", smsDeadline, `{}`)
 	if err := h.leadResult(); !errors.Is(err, core.ErrFenced) {
 		t.Fatalf("Lead returned %v, want lost leadership", err)
 	}
-	if n := h.gw.callCount(); n != 0 {
+	if n := h.gw.CallCount(); n != 0 {
 		t.Fatalf("%d gateway calls after leadership was lost; want none", n)
 	}
 	in, err := h.mem.GetIntent(h.ctx, "p-1")

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/submissionmanager/submission-manager/app/executor"
-	"github.com/submissionmanager/submission-manager/app/intake"
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
 )
@@ -63,28 +62,15 @@ func TestRefreshLookbackFindsChangesCommittedBehindTheCursor(t *testing.T) {
 			late := &lateCommitStore{Store: h.mem, hidden: map[string]bool{"late": true}}
 			h.store, h.cfg.Store = late, late
 			h.rebuildExecutor()
-			h.useRegistry(smsDeadline)
 			h.startLead()
 
 			// Both intents come from a follower (no local notification); the
 			// late one's timestamp is older but it "commits" after the
 			// refresh that reads the other one.
-			reg, err := core.NewRegistry([]core.Contract{smsDeadline})
-			if err != nil {
-				t.Fatal(err)
-			}
-			follower, err := intake.NewService(intake.ServiceConfig{Registry: reg, Store: late, Clock: h.clock})
-			if err != nil {
-				t.Fatal(err)
-			}
 			submit := func(id string) {
 				t.Helper()
-				h.gw.on(id, accepted)
-				if _, err := follower.SubmitIntent(h.ctx, ports.SubmitIntentParams{
-					IntentID: id, SubmissionTarget: smsDeadline.SubmissionTarget, Payload: []byte(`{}`),
-				}); err != nil {
-					t.Fatal(err)
-				}
+				h.on(id, accepted)
+				h.submitElsewhere(late, id, smsDeadline, `{}`)
 			}
 			submit("late")
 			h.clock.Advance(time.Millisecond)

@@ -14,7 +14,7 @@ import (
 
 // lostAnswer is a call error after which the gateway may have acted: the
 // connection broke once the request was out.
-var lostAnswer = reply{err: fmt.Errorf("read tcp: connection reset by peer: %w", ports.ErrAnswerLost)}
+var lostAnswer = failed(fmt.Errorf("read tcp: connection reset by peer: %w", ports.ErrAnswerLost))
 
 // TestLostAnswerSettledByTheLookupEndsAccepted is the soak's case: the
 // gateway accepted, the connection dropped before its answer, and the
@@ -26,7 +26,7 @@ func TestLostAnswerSettledByTheLookupEndsAccepted(t *testing.T) {
 	lg := withLookup(h, map[string]ports.LookupResult{
 		"la-1": {Answer: core.LookupKnown, Outcome: core.Outcome{Status: core.OutcomeAccepted, MessageID: "m-7"}},
 	}, nil)
-	h.gw.on("la-1", lostAnswer, duplicate)
+	h.on("la-1", lostAnswer, duplicate)
 	h.submit("la-1", smsDeadline, `{}`)
 	h.startLead()
 
@@ -38,7 +38,7 @@ func TestLostAnswerSettledByTheLookupEndsAccepted(t *testing.T) {
 	if in.FinalOutcome == nil || in.FinalOutcome.MessageID != "m-7" || in.PossiblyAccepted {
 		t.Fatalf("final outcome %+v, flagged %v: want the acceptance, not a flag", in.FinalOutcome, in.PossiblyAccepted)
 	}
-	if n := h.gw.callCount(); n != 1 {
+	if n := h.gw.CallCount(); n != 1 {
 		t.Fatalf("the gateway was submitted to %d times, want 1", n)
 	}
 	if !slices.Equal(lg.asked, []string{"la-1"}) {
@@ -60,12 +60,12 @@ func TestLostAnswerStaysInDoubtUnlessTheLookupSaysAccepted(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			h := newHarness(t)
 			lg := withLookup(h, map[string]ports.LookupResult{"la-2": answer}, nil)
-			h.gw.on("la-2", lostAnswer, duplicate)
+			h.on("la-2", lostAnswer, duplicate)
 			h.submit("la-2", smsMaxAttempts, `{}`)
 			h.startLead()
 
 			in := h.waitAttempts("la-2", 1)
-			if a := in.Attempts[0]; !a.Sent || a.Outcome != nil || a.Error != lostAnswer.err.Error() {
+			if a := in.Attempts[0]; !a.Sent || a.Outcome != nil || a.Error != lostAnswer.Err.Error() {
 				t.Fatalf("first attempt %+v, want it sent with its lost answer's error: in doubt", a)
 			}
 			if !slices.Equal(lg.asked, []string{"la-2"}) {
@@ -86,7 +86,7 @@ func TestAnAnswerThatCameIsNotLookedUp(t *testing.T) {
 	lg := withLookup(h, map[string]ports.LookupResult{
 		"la-3": {Answer: core.LookupKnown, Outcome: core.Outcome{Status: core.OutcomeAccepted}},
 	}, nil)
-	h.gw.on("la-3", reply{err: errors.New("gateway answered HTTP 503")}, accepted)
+	h.on("la-3", failed(errors.New("gateway answered HTTP 503")), accepted)
 	h.submit("la-3", smsMaxAttempts, `{}`)
 	h.startLead()
 
@@ -116,7 +116,7 @@ func TestLostAnswerLookedUpPastTheDeadlineExhausts(t *testing.T) {
 		h.clock.Advance(time.Minute) // past the 30 s deadline
 		return nil
 	}
-	h.gw.on("la-4", lostAnswer)
+	h.on("la-4", lostAnswer)
 	h.submit("la-4", smsDeadline, `{}`)
 	h.startLead()
 	close(started)
@@ -139,14 +139,14 @@ func TestLostAnswerLookupGivesUpAfterItsTimeout(t *testing.T) {
 		<-ctx.Done()
 		return ctx.Err()
 	}
-	h.gw.on("la-5", lostAnswer, accepted)
+	h.on("la-5", lostAnswer, accepted)
 	h.submit("la-5", smsMaxAttempts, `{}`)
 	h.startLead()
 	at := <-asked
 	h.waitTimer(at.Add(2 * time.Second))
 	h.clock.Advance(2 * time.Second)
 	in := h.waitAttempts("la-5", 1)
-	if a := in.Attempts[0]; !a.Sent || a.Outcome != nil || a.Error != lostAnswer.err.Error() {
+	if a := in.Attempts[0]; !a.Sent || a.Outcome != nil || a.Error != lostAnswer.Err.Error() {
 		t.Fatalf("first attempt %+v, want it left in doubt with its lost answer's error", a)
 	}
 }

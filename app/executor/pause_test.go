@@ -15,12 +15,11 @@ func TestPausedGatewayGetsNoCallsUntilResumed(t *testing.T) {
 	h := newHarness(t)
 	h.cfg.Protection.Pauses = h.mem
 	h.rebuildExecutor()
-	h.useRegistry(smsDeadline, smsMaxAttempts, pushOneShot, pushBatch)
 	if _, err := h.mem.PauseGateway(h.ctx, core.GatewayPause{GatewayType: core.GatewaySMS}); err != nil {
 		t.Fatal(err)
 	}
-	h.gw.on("b-1", accepted)
-	h.gw.on("p-1", accepted)
+	h.on("b-1", accepted)
+	h.on("p-1", accepted)
 	h.startLead() // reads the pause before anything runs
 	mark, _ := h.metrics.inFlightReports()
 	h.submit("b-1", smsMaxAttempts, `{}`)
@@ -43,7 +42,7 @@ func TestPausedGatewayGetsNoCallsUntilResumed(t *testing.T) {
 	if b := mustGet(h, "b-1"); b.AttemptCount != 0 || b.Status != core.StatusPending {
 		t.Fatalf("max_attempts intent under a pause: %+v", b)
 	}
-	if n := len(h.gw.callsFor("b-1")) + len(h.gw.callsFor("d-1")); n != 0 {
+	if n := len(h.gw.CallsFor("b-1")) + len(h.gw.CallsFor("d-1")); n != 0 {
 		t.Fatalf("%d calls to the paused gateway", n)
 	}
 	// The last settle's deferral of b-1 is made by a worker after the
@@ -64,12 +63,12 @@ func TestPausedGatewayGetsNoCallsUntilResumed(t *testing.T) {
 
 func TestGatewayServiceShowsTheLeadersViewAndStoresPauses(t *testing.T) {
 	h := newHarness(t, withProtection(protection.Config{Breaker: testBreaker()}))
-	h.gw.on("b-1", gatewayDown)
+	h.on("b-1", gatewayDown)
 	h.startLead()
 	h.submit("b-1", smsMaxAttempts, `{}`)
 	h.waitAttempts("b-1", 1)
 	svc, err := protection.NewGatewayService(protection.GatewayServiceConfig{
-		Targets: h.service.Targets, Pauses: h.mem, Executor: h.executor,
+		Targets: registry(t).Contracts, Pauses: h.mem, Executor: h.executor,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +103,7 @@ func TestGatewayServiceShowsTheLeadersViewAndStoresPauses(t *testing.T) {
 	if ok, err := svc.ResumeGateway(h.ctx, "", smsDeadline.GatewayURL); !ok || err != nil {
 		t.Fatalf("resume: %v %v", ok, err)
 	}
-	none, _ := protection.NewGatewayService(protection.GatewayServiceConfig{Targets: h.service.Targets})
+	none, _ := protection.NewGatewayService(protection.GatewayServiceConfig{Targets: registry(t).Contracts})
 	if _, err := none.PauseGateway(h.ctx, core.GatewaySMS, ""); !errors.Is(err, core.ErrPausesUnavailable) {
 		t.Fatalf("pause without a pause store: %v", err)
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/submissionmanager/submission-manager/ports"
 )
 
-var gatewayDown = reply{err: errors.New("HTTP 503")}
+var gatewayDown = failed(errors.New("HTTP 503"))
 
 func withProtection(p protection.Config) option {
 	return func(c *executor.Config) { c.Protection = p }
@@ -58,12 +58,11 @@ func (h *harness) awaitProtection(prefix string, n int) {
 	}
 }
 
-// useDeadlineB registers smsMaxAttempts and a deadline target on the same
-// gateway URL (its breaker is theirs together), and returns the latter.
-func (h *harness) useDeadlineB() core.Contract {
+// deadlineOnB is a deadline target on smsMaxAttempts's gateway URL: the
+// breaker of that URL is theirs together.
+func deadlineOnB() core.Contract {
 	deadlineB := smsDeadline
 	deadlineB.SubmissionTarget, deadlineB.GatewayURL = "sms.deadline-b", smsMaxAttempts.GatewayURL
-	h.useRegistry(smsMaxAttempts, deadlineB)
 	return deadlineB
 }
 
@@ -78,9 +77,9 @@ func (h *harness) protectionEvents() []string {
 // closes the breaker and the deferred intents run.
 func TestOpenBreakerDefersWithoutSpendingTriesThenOneProbeCloses(t *testing.T) {
 	h := newHarness(t, withMaxInFlight(1), withProtection(protection.Config{Breaker: testBreaker()}))
-	h.gw.on("i-1", gatewayDown, accepted)
-	h.gw.on("i-2", gatewayDown, accepted)
-	h.gw.on("i-3", accepted)
+	h.on("i-1", gatewayDown, accepted)
+	h.on("i-2", gatewayDown, accepted)
+	h.on("i-3", accepted)
 	h.startLead()
 	mark, _ := h.metrics.inFlightReports()
 	h.submit("i-1", smsMaxAttempts, `{}`)
@@ -104,7 +103,7 @@ func TestOpenBreakerDefersWithoutSpendingTriesThenOneProbeCloses(t *testing.T) {
 				in.NextDueAt.Equal(probeAt)
 		})
 	}
-	if n := h.gw.callCount(); n != 2 {
+	if n := h.gw.CallCount(); n != 2 {
 		t.Fatalf("gateway called %d times while open, want only the 2 failures", n)
 	}
 	h.awaitIdle(mark, probeAt)
@@ -112,7 +111,7 @@ func TestOpenBreakerDefersWithoutSpendingTriesThenOneProbeCloses(t *testing.T) {
 	for _, id := range []string{"i-1", "i-2", "i-3"} {
 		h.waitStatus(id, core.StatusAccepted)
 	}
-	if n := h.gw.callCount(); n != 5 {
+	if n := h.gw.CallCount(); n != 5 {
 		t.Fatalf("gateway calls = %d, want 2 failures + 1 probe + 2 after closing", n)
 	}
 	for _, id := range []string{"i-1", "i-2", "i-3"} {
@@ -139,10 +138,10 @@ func mustGet(h *harness, id string) core.Intent {
 // deadline_exceeded, and nothing is attempted after the deadline.
 func TestDeferralPastTheDeadlineExhaustsAndAFailedProbeReopensLonger(t *testing.T) {
 	h := newHarness(t, withMaxInFlight(1), withProtection(protection.Config{Breaker: testBreaker()}))
-	deadlineB := h.useDeadlineB()
-	h.gw.on("b-1", gatewayDown, accepted)
-	h.gw.on("b-2", gatewayDown, accepted)
-	h.gw.on("d-1", gatewayDown) // the realtime intent is first at the probe time: the probe fails
+	deadlineB := deadlineOnB()
+	h.on("b-1", gatewayDown, accepted)
+	h.on("b-2", gatewayDown, accepted)
+	h.on("d-1", gatewayDown) // the realtime intent is first at the probe time: the probe fails
 	h.startLead()
 	h.submit("b-1", smsMaxAttempts, `{}`)
 	h.waitAttempts("b-1", 1)
@@ -172,8 +171,8 @@ func TestDeferralPastTheDeadlineExhaustsAndAFailedProbeReopensLonger(t *testing.
 	if d.ExhaustedReason != core.ExhaustedDeadlineExceeded {
 		t.Fatalf("d-1: %+v", d)
 	}
-	if len(d.Attempts) != 1 || len(h.gw.callsFor("d-1")) != 1 {
-		t.Fatalf("d-1 has %d attempts and %d calls: %+v", len(d.Attempts), len(h.gw.callsFor("d-1")), d)
+	if len(d.Attempts) != 1 || len(h.gw.CallsFor("d-1")) != 1 {
+		t.Fatalf("d-1 has %d attempts and %d calls: %+v", len(d.Attempts), len(h.gw.CallsFor("d-1")), d)
 	}
 	h.awaitIdle(mark, t0.Add(30*time.Second))
 	h.clock.AdvanceTo(t0.Add(30 * time.Second))
@@ -184,9 +183,9 @@ func TestDeferralPastTheDeadlineExhaustsAndAFailedProbeReopensLonger(t *testing.
 			t.Fatalf("%s spent %d tries, want the failure and the acceptance", id, in.AttemptCount)
 		}
 	}
-	for _, c := range h.gw.calls {
-		if c.at.After(t0.Add(10*time.Second)) && c.at.Before(t0.Add(30*time.Second)) {
-			t.Fatalf("a call at %s while the breaker was open", c.at.Sub(t0))
+	for _, c := range h.gw.Calls() {
+		if c.At.After(t0.Add(10*time.Second)) && c.At.Before(t0.Add(30*time.Second)) {
+			t.Fatalf("a call at %s while the breaker was open", c.At.Sub(t0))
 		}
 	}
 }
@@ -194,8 +193,8 @@ func TestDeferralPastTheDeadlineExhaustsAndAFailedProbeReopensLonger(t *testing.
 // One gateway's open breaker changes nothing for another gateway.
 func TestOneGatewaysOutageDoesNotHoldAnother(t *testing.T) {
 	h := newHarness(t, withMaxInFlight(1), withProtection(protection.Config{Breaker: testBreaker()}))
-	h.gw.on("b-1", gatewayDown)
-	h.gw.on("b-2", gatewayDown)
+	h.on("b-1", gatewayDown)
+	h.on("b-2", gatewayDown)
 	h.startLead()
 	mark, _ := h.metrics.inFlightReports()
 	h.submit("b-1", smsMaxAttempts, `{}`)
@@ -207,7 +206,7 @@ func TestOneGatewaysOutageDoesNotHoldAnother(t *testing.T) {
 	h.awaitProtection("deferred", 2)
 	for i := range 5 {
 		id := fmt.Sprintf("p-%d", i)
-		h.gw.on(id, accepted)
+		h.on(id, accepted)
 		h.submit(id, pushBatch, `{}`)
 		h.waitStatus(id, core.StatusAccepted)
 	}
@@ -221,9 +220,9 @@ func TestGatewayMaxInFlightHoldsWorkWithoutSpendingIt(t *testing.T) {
 	}))
 	hold := make(chan struct{})
 	for i := range 3 {
-		h.gw.on(fmt.Sprintf("b-%d", i), reply{outcome: accepted.outcome, hold: hold})
+		h.on(fmt.Sprintf("b-%d", i), accepted.HeldUntil(hold))
 	}
-	h.gw.on("p-1", accepted)
+	h.on("p-1", accepted)
 	h.startLead()
 	for i := range 3 {
 		h.submit(fmt.Sprintf("b-%d", i), smsMaxAttempts, `{}`)
@@ -238,10 +237,10 @@ func TestGatewayMaxInFlightHoldsWorkWithoutSpendingIt(t *testing.T) {
 			t.Fatalf("%s: %d attempts", in.IntentID, in.AttemptCount)
 		}
 	}
-	if n := len(h.gw.callsFor("b-0")) + len(h.gw.callsFor("b-1")) + len(h.gw.callsFor("b-2")); n != 3 {
+	if n := len(h.gw.CallsFor("b-0")) + len(h.gw.CallsFor("b-1")) + len(h.gw.CallsFor("b-2")); n != 3 {
 		t.Fatalf("%d calls for three intents", n)
 	}
-	if m := h.gw.maxConcurrent(); m > 2 {
+	if m := h.gw.MaxConcurrent(); m > 2 {
 		t.Fatalf("%d calls at once: sms-b's limit of 1 plus push's", m)
 	}
 }
@@ -253,7 +252,7 @@ func TestGatewayRateLimitSpacesCalls(t *testing.T) {
 		Limits: []protection.GatewayLimit{{GatewayType: core.GatewaySMS, Rate: 2, Burst: 1}},
 	}), func(c *executor.Config) { c.RefreshInterval = 250 * time.Millisecond })
 	for i := range 3 {
-		h.gw.on(fmt.Sprintf("b-%d", i), accepted)
+		h.on(fmt.Sprintf("b-%d", i), accepted)
 	}
 	h.startLead()
 	mark, _ := h.metrics.inFlightReports()
@@ -261,15 +260,15 @@ func TestGatewayRateLimitSpacesCalls(t *testing.T) {
 		h.submit(fmt.Sprintf("b-%d", i), smsMaxAttempts, `{}`)
 	}
 	var at []time.Duration
-	at = append(at, h.waitCall().at.Sub(t0))
+	at = append(at, h.waitCall().At.Sub(t0))
 	h.awaitProtection("limited http://sms-b.test rate", 2)
 	h.awaitIdle(mark, t0.Add(500*time.Millisecond)) // the limited attempts wait in the schedule
 	mark, _ = h.metrics.inFlightReports()
 	h.settle(500 * time.Millisecond)
-	at = append(at, h.waitCall().at.Sub(t0))
+	at = append(at, h.waitCall().At.Sub(t0))
 	h.awaitIdle(mark, t0.Add(time.Second))
 	h.settle(500 * time.Millisecond)
-	at = append(at, h.waitCall().at.Sub(t0))
+	at = append(at, h.waitCall().At.Sub(t0))
 	for i := range 3 {
 		h.waitStatus(fmt.Sprintf("b-%d", i), core.StatusAccepted)
 	}
@@ -286,7 +285,7 @@ func TestRetryTableChoosesThePolicyPerGatewayTypeAndMode(t *testing.T) {
 		Policy: core.Exponential{Base: time.Second, Factor: 3, Max: time.Minute, Jitter: core.JitterNone},
 	})
 	h := newHarness(t, withProtection(protection.Config{Retry: &table}))
-	h.gw.on("b-1", gatewayDown, gatewayDown)
+	h.on("b-1", gatewayDown, gatewayDown)
 	h.startLead()
 	mark, _ := h.metrics.inFlightReports()
 	h.submit("b-1", smsMaxAttempts, `{}`)
@@ -313,8 +312,8 @@ func TestRejectionsOpenTheBreakerOnlyWhenListed(t *testing.T) {
 				p.FailureReasons = []string{core.ReasonProviderFailure}
 			}
 			h := newHarness(t, withMaxInFlight(1), withProtection(p))
-			h.gw.on("b-1", providerFailure, accepted)
-			h.gw.on("b-2", providerFailure, accepted)
+			h.on("b-1", providerFailure, accepted)
+			h.on("b-2", providerFailure, accepted)
 			h.startLead()
 			mark, _ := h.metrics.inFlightReports()
 			h.submit("b-1", smsMaxAttempts, `{}`)
@@ -332,7 +331,7 @@ func TestRejectionsOpenTheBreakerOnlyWhenListed(t *testing.T) {
 				return
 			}
 			h.awaitProtection("deferred http://sms-b.test breaker_open", 2)
-			if n := h.gw.callCount(); n != 2 {
+			if n := h.gw.CallCount(); n != 2 {
 				t.Fatalf("%d calls with the breaker open", n)
 			}
 		})
@@ -345,8 +344,7 @@ func TestPauseHoldsAcrossANewLeadershipTerm(t *testing.T) {
 	h := newHarness(t)
 	h.cfg.Protection.Pauses = h.mem
 	h.rebuildExecutor()
-	h.useRegistry(smsDeadline, smsMaxAttempts, pushOneShot, pushBatch)
-	h.gw.on("b-1", accepted)
+	h.on("b-1", accepted)
 	h.startLead()
 	if _, err := h.mem.PauseGateway(h.ctx, core.GatewayPause{GatewayURL: smsMaxAttempts.GatewayURL}); err != nil {
 		t.Fatal(err)
@@ -361,12 +359,11 @@ func TestPauseHoldsAcrossANewLeadershipTerm(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.rebuildExecutor() // a new process: no memory of the pause but the store's
-	h.useRegistry(smsDeadline, smsMaxAttempts, pushOneShot, pushBatch)
 	h.startLead()
 	mark, _ := h.metrics.inFlightReports()
 	h.settle(protection.DefaultPauseRecheck) // b-1 falls due under the new leader, which defers it again
 	h.awaitProtection("deferred", 2)
-	if n := h.gw.callCount(); n != 0 {
+	if n := h.gw.CallCount(); n != 0 {
 		t.Fatalf("%d calls to the paused gateway across the new term", n)
 	}
 	h.awaitIdle(mark, h.clock.Now().Add(protection.DefaultPauseRecheck)) // the deferral is scheduled, not only counted

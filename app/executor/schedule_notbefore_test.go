@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/submissionmanager/submission-manager/core"
-	"github.com/submissionmanager/submission-manager/ports"
 )
 
 // A scheduled send is not attempted before its notBefore, and under a
@@ -14,16 +13,13 @@ import (
 func TestScheduledSendRunsAtNotBeforeWithItsDeadlineFromThen(t *testing.T) {
 	h := newHarness(t)
 	h.startLead()
-	h.gw.on("later", accepted)
+	h.on("later", accepted)
 	notBefore := t0.Add(time.Hour)
-	res, err := h.service.SubmitIntent(h.ctx, ports.SubmitIntentParams{
-		IntentID: "later", SubmissionTarget: smsDeadline.SubmissionTarget, Payload: []byte(`{"text":"hi"}`), NotBefore: notBefore,
-	})
-	if err != nil || !res.Created || !res.Intent.NotBefore.Equal(notBefore) || !res.Intent.NextDueAt.Equal(notBefore) {
-		t.Fatalf("submit: %+v, %v; want created, due at notBefore", res.Intent, err)
+	if in := h.submitAt("later", smsDeadline, `{"text":"hi"}`, notBefore); !in.NotBefore.Equal(notBefore) || !in.NextDueAt.Equal(notBefore) {
+		t.Fatalf("submit: %+v; want due at notBefore", in)
 	}
 	h.settle(time.Minute)
-	if n := h.gw.callCount(); n != 0 {
+	if n := h.gw.CallCount(); n != 0 {
 		t.Fatalf("gateway called %d times before notBefore", n)
 	}
 	h.clock.Advance(notBefore.Sub(h.clock.Now()) + 10*time.Second)

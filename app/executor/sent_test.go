@@ -86,7 +86,7 @@ func TestUnsentAttemptIsNoTryAndDoesNotGrowTheRetryDelay(t *testing.T) {
 	h := newHarness(t, withRetry(retry))
 	h.submit("m-1", smsMaxAttempts, `{}`) // MaxAttempts: 3; no leader yet
 	h.closeFirstAttempt("m-1", executor.NotSubmittedError, false)
-	h.gw.on("m-1", providerFailure, providerFailure, providerFailure)
+	h.on("m-1", providerFailure, providerFailure, providerFailure)
 
 	mark, _ := h.metrics.inFlightReports()
 	h.startLead()
@@ -105,7 +105,7 @@ func TestUnsentAttemptIsNoTryAndDoesNotGrowTheRetryDelay(t *testing.T) {
 	h.awaitIdle(mark, in.NextDueAt)
 	h.settle(20 * time.Second)
 	in = h.waitStatus("m-1", core.StatusExhausted)
-	if calls := len(h.gw.callsFor("m-1")); calls != 3 || in.AttemptCount != 4 || in.ExhaustedReason != core.ExhaustedMaxAttempts {
+	if calls := len(h.gw.CallsFor("m-1")); calls != 3 || in.AttemptCount != 4 || in.ExhaustedReason != core.ExhaustedMaxAttempts {
 		t.Fatalf("%d calls, %d attempts, %q; want 3 calls, 4 attempts, max_attempts_reached", calls, in.AttemptCount, in.ExhaustedReason)
 	}
 	if got := retry.askedFor(); !slices.Equal(got, []int{1, 2, 3}) {
@@ -134,9 +134,9 @@ func TestOnlySentDecidesWhatIsATry(t *testing.T) {
 			h := newHarness(t, withRetry(retry))
 			h.submit("m-1", smsMaxAttempts, `{}`) // MaxAttempts: 3
 			h.closeFirstAttempt("m-1", c.text, c.sent)
-			h.gw.on("m-1", providerFailure, providerFailure, providerFailure)
+			h.on("m-1", providerFailure, providerFailure, providerFailure)
 			in := h.runToTheEnd("m-1", 2)
-			if calls := len(h.gw.callsFor("m-1")); calls != c.wantCalls || in.ExhaustedReason != core.ExhaustedMaxAttempts {
+			if calls := len(h.gw.CallsFor("m-1")); calls != c.wantCalls || in.ExhaustedReason != core.ExhaustedMaxAttempts {
 				t.Fatalf("%d gateway calls, %q; want %d calls, then max_attempts_reached", calls, in.ExhaustedReason, c.wantCalls)
 			}
 			if got := retry.askedFor(); !slices.Equal(got, c.wantAsked) {

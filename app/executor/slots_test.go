@@ -45,17 +45,17 @@ func TestResultWritesHoldNoGatewaySlot(t *testing.T) {
 	var once sync.Once
 	unblock := func() { once.Do(func() { close(slow.release) }) }
 	t.Cleanup(unblock) // a failing test must not leave the write held
-	h.gw.on("i-slow", accepted)
-	h.gw.on("i-next", accepted)
+	h.on("i-slow", accepted)
+	h.on("i-next", accepted)
 	h.submit("i-slow", smsDeadline, `{}`)
 	h.startLead()
-	if c := h.waitCall(); c.params.Reference != "i-slow" {
-		t.Fatalf("first call for %s, want i-slow", c.params.Reference)
+	if c := h.waitCall(); c.Params.Reference != "i-slow" {
+		t.Fatalf("first call for %s, want i-slow", c.Params.Reference)
 	}
 	<-slow.entered // i-slow's result write is under way and held
 	h.submit("i-next", smsDeadline, `{}`)
-	if c := h.waitCall(); c.params.Reference != "i-next" {
-		t.Fatalf("second call for %s, want i-next", c.params.Reference)
+	if c := h.waitCall(); c.Params.Reference != "i-next" {
+		t.Fatalf("second call for %s, want i-next", c.Params.Reference)
 	}
 	h.waitStatus("i-next", core.StatusAccepted)
 	unblock()
@@ -79,13 +79,13 @@ func oneSlotHeld(t *testing.T, opts ...option) (*harness, chan struct{}) {
 	t.Helper()
 	h := newHarness(t, append([]option{withMaxInFlight(1)}, opts...)...)
 	hold := make(chan struct{})
-	h.gw.on("i-1", reply{outcome: accepted.outcome, hold: hold})
-	h.gw.on("i-2", accepted)
+	h.on("i-1", accepted.HeldUntil(hold))
+	h.on("i-2", accepted)
 	h.submit("i-1", smsDeadline, `{}`)
 	h.submit("i-2", smsDeadline, `{}`)
 	h.startLead()
-	if c := h.waitCall(); c.params.Reference != "i-1" {
-		t.Fatalf("first call for %s, want i-1", c.params.Reference)
+	if c := h.waitCall(); c.Params.Reference != "i-1" {
+		t.Fatalf("first call for %s, want i-1", c.Params.Reference)
 	}
 	return h, hold
 }
@@ -96,7 +96,7 @@ func oneSlotHeld(t *testing.T, opts ...option) (*harness, chan struct{}) {
 func TestAttemptIsReservedAheadOfAFreeSlot(t *testing.T) {
 	h, hold := oneSlotHeld(t)
 	h.waitIntent("i-2", "is reserved ahead", reservedAhead)
-	if n := h.gw.callCount(); n != 1 {
+	if n := h.gw.CallCount(); n != 1 {
 		t.Fatalf("%d gateway calls with the one slot held, want 1", n)
 	}
 	close(hold)
@@ -104,7 +104,7 @@ func TestAttemptIsReservedAheadOfAFreeSlot(t *testing.T) {
 	if err := h.stopLead(); err != nil {
 		t.Fatal(err)
 	}
-	if order := h.gw.references(); !slices.Equal(order, []string{"i-1", "i-2"}) {
+	if order := h.gw.References(); !slices.Equal(order, []string{"i-1", "i-2"}) {
 		t.Fatalf("call order %v, want i-1 then i-2", order)
 	}
 }
@@ -137,7 +137,7 @@ func TestAttemptLatencyIsTheCallsNotTheWaitForASlot(t *testing.T) {
 func TestNoReserveAheadReservesOnlyForAFreeSlot(t *testing.T) {
 	h, hold := oneSlotHeld(t, func(c *executor.Config) { c.ReserveAhead = executor.NoReserveAhead })
 	h.settle(time.Second) // a refresh and a dispatch round with the slot busy
-	if in, _ := h.service.GetIntent(h.ctx, "i-2"); in.AttemptCount != 0 {
+	if in, _ := h.mem.GetIntent(h.ctx, "i-2"); in.AttemptCount != 0 {
 		t.Fatalf("i-2 has %d attempts while the only slot is busy, want none reserved", in.AttemptCount)
 	}
 	close(hold)
@@ -163,9 +163,9 @@ func TestShutdownClosesAttemptsReservedAheadAsNotSent(t *testing.T) {
 	h.waitStatus("i-1", core.StatusAccepted)
 	a := in.Attempts[0]
 	if in.Status != core.StatusPending || a.Sent || a.Error != executor.NotCalledError ||
-		!in.NextDueAt.Equal(reserved.Attempts[0].StartedAt) || len(h.gw.callsFor("i-2")) != 0 {
+		!in.NextDueAt.Equal(reserved.Attempts[0].StartedAt) || len(h.gw.CallsFor("i-2")) != 0 {
 		t.Fatalf("i-2 after the shutdown: status %s, attempt %+v, due %s, %d calls; want pending, not sent (%q), due at its reservation, no call",
-			in.Status, a, in.NextDueAt, len(h.gw.callsFor("i-2")), executor.NotCalledError)
+			in.Status, a, in.NextDueAt, len(h.gw.CallsFor("i-2")), executor.NotCalledError)
 	}
 }
 
@@ -177,8 +177,8 @@ func TestBreakerOpeningBeforeTheSlotDefersAReservedAttempt(t *testing.T) {
 	br := &core.BreakerConfig{Threshold: 1, Window: time.Minute, OpenFor: 10 * time.Second, MaxOpenFor: 20 * time.Second}
 	h := newHarness(t, withMaxInFlight(1), withProtection(protection.Config{Breaker: br}))
 	hold := make(chan struct{})
-	h.gw.on("i-1", reply{err: gatewayDown.err, hold: hold}, accepted)
-	h.gw.on("i-2", accepted)
+	h.on("i-1", gatewayDown.HeldUntil(hold), accepted)
+	h.on("i-2", accepted)
 	h.submit("i-1", smsMaxAttempts, `{}`)
 	h.submit("i-2", smsMaxAttempts, `{}`)
 	h.startLead()
@@ -190,9 +190,9 @@ func TestBreakerOpeningBeforeTheSlotDefersAReservedAttempt(t *testing.T) {
 	})
 	h.awaitProtection("deferred http://sms-b.test breaker_open", 1)
 	if a := in.Attempts[0]; a.Sent || in.Status != core.StatusPending || !in.NextDueAt.Equal(t0.Add(10*time.Second)) ||
-		len(h.gw.callsFor("i-2")) != 0 {
+		len(h.gw.CallsFor("i-2")) != 0 {
 		t.Fatalf("i-2: status %s, attempt %+v, due %s, %d calls; want pending, not sent, due at the probe, no call",
-			in.Status, a, in.NextDueAt.Sub(t0), len(h.gw.callsFor("i-2")))
+			in.Status, a, in.NextDueAt.Sub(t0), len(h.gw.CallsFor("i-2")))
 	}
 	if err := h.stopLead(); err != nil {
 		t.Fatal(err)

@@ -186,6 +186,54 @@ func TestDependencyRule(t *testing.T) {
 	}
 }
 
+// testDouble reports whether a test may import importPath beyond what its
+// room may: the fakes (fakes/*), each a double of a port that runs that
+// port's conformance suite; the suites themselves (ports/*test), which
+// drive an implementation through its port; and the gateway simulator
+// (adapters/gatewaysim), the one adapter that is a double as well: a real
+// HTTP peer that stands for the gateway on the far side of
+// adapters/gateway's client. Nothing else of adapters or app is: a test
+// that needs another room's behaviour takes a double of its port, and a
+// test of rooms working together is an end-to-end test (e2e/, not ruled).
+func testDouble(importPath string) bool {
+	rest, ok := strings.CutPrefix(importPath, module+"/")
+	if !ok {
+		return false
+	}
+	if rest == "fakes" || strings.HasPrefix(rest, "fakes/") || roomOf(importPath) == "adapters/gatewaysim" {
+		return true
+	}
+	suite, ok := strings.CutPrefix(rest, "ports/")
+	return ok && !strings.Contains(suite, "/") && strings.HasSuffix(suite, "test")
+}
+
+// TestTestsFollowTheRule checks the imports of every package's tests (its
+// own and its external test package) against the rule: a test may import
+// what its room may, plus the test doubles and suites (see testDouble);
+// the core's tests get neither, as the core depends on nothing of ours.
+// The packages a test imports are themselves checked by
+// TestDependencyRule, so its direct imports are enough.
+func TestTestsFollowTheRule(t *testing.T) {
+	for _, p := range listPackages(t, "./...") {
+		own := roomOf(p.ImportPath)
+		may, ruled := mayImport(own)
+		if !ruled {
+			continue
+		}
+		doubles := own != "core"
+		for _, dep := range append(slices.Clone(p.TestImports), p.XTestImports...) {
+			if allowed(own, may, dep) || (doubles && testDouble(dep)) {
+				continue
+			}
+			also := " (and no test double)"
+			if doubles {
+				also = ", the fakes, the suites and adapters/gatewaysim"
+			}
+			t.Errorf("a test of %s imports %s: a test of %s may import only %v%s", p.ImportPath, dep, own, may, also)
+		}
+	}
+}
+
 // TestRuleCoversEveryRoom fails when a new top-level room appears that the
 // rule does not mention, so that the README's picture and the check move
 // together.
@@ -279,4 +327,29 @@ func adapterRoot(importPath string) string {
 	}
 	name, _, _ := strings.Cut(rest, "/")
 	return "adapters/" + name
+}
+
+// TestTestDoublesAreTheFakesSuitesAndSimulator pins what testDouble lets
+// through, so that widening it is a visible change.
+func TestTestDoublesAreTheFakesSuitesAndSimulator(t *testing.T) {
+	for path, want := range map[string]bool{
+		"fakes/memstore":           true,
+		"fakes/gatewayfake":        true,
+		"ports/storetest":          true,
+		"ports/gatewaytest":        true,
+		"adapters/gatewaysim":      true,
+		"ports":                    false,
+		"adapters/gateway":         false,
+		"adapters/sysclock":        false,
+		"app/intake":               false,
+		"cmd/submission-manager":   false,
+		"ports/gatewaytest/nested": false,
+	} {
+		if got := testDouble(module + "/" + path); got != want {
+			t.Errorf("testDouble(%s) = %v, want %v", path, got, want)
+		}
+	}
+	if testDouble("github.com/other/fakes/memstore") {
+		t.Error("a package outside the module counts as a test double")
+	}
 }
