@@ -9,8 +9,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/submissionmanager/submission-manager/ports"
 )
 
 // TestIntentsPageWithTheSharedCursor pages the list with the cursor the
@@ -19,11 +17,7 @@ import (
 func TestIntentsPageWithTheSharedCursor(t *testing.T) {
 	b, svc, _ := newConsole(t, nil)
 	for i := range 30 { // more than one page of 25
-		if _, err := svc.SubmitIntent(t.Context(), ports.SubmitIntentParams{
-			IntentID: fmt.Sprintf("i-%02d", i), SubmissionTarget: contract.SubmissionTarget, Payload: []byte(`{}`),
-		}); err != nil {
-			t.Fatal(err)
-		}
+		svc.create(t, fmt.Sprintf("i-%02d", i))
 	}
 	code, _, first := b.do("GET", "/ui/intents", nil)
 	next := regexp.MustCompile(`href="(/ui/intents\?[^"]*cursor=[^"]*)"`).FindStringSubmatch(first)
