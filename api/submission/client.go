@@ -90,7 +90,7 @@ func (c *Client) Submit(ctx context.Context, r Request) (in Intent, created bool
 	case res.JSON200 != nil:
 		return *res.JSON200, false, nil
 	}
-	return Intent{}, false, problemOf(res.HTTPResponse, res.Body)
+	return Intent{}, false, ProblemOf(res.HTTPResponse, res.Body)
 }
 
 // Get reads one intent, with its payload; an unknown intentId is a
@@ -113,7 +113,7 @@ func (c *Client) get(ctx context.Context, intentID string, wait time.Duration) (
 		return Intent{}, false, err
 	}
 	if res.JSON200 == nil {
-		return Intent{}, false, problemOf(res.HTTPResponse, res.Body)
+		return Intent{}, false, ProblemOf(res.HTTPResponse, res.Body)
 	}
 	return *res.JSON200, res.HTTPResponse.Header.Get("Preference-Applied") != "", nil
 }
@@ -182,37 +182,56 @@ type Filter struct {
 // error ends the sequence as its last element.
 func (c *Client) List(ctx context.Context, f Filter) iter.Seq2[Intent, error] {
 	return func(yield func(Intent, error) bool) {
-		var params client.ListIntentsParams
-		if f.Status != "" {
-			params.Status = &f.Status
-		}
-		if f.SubmissionTarget != "" {
-			params.SubmissionTarget = &f.SubmissionTarget
-		}
-		if f.PossiblyAccepted {
-			params.PossiblyAccepted = &f.PossiblyAccepted
-		}
-		if f.PageSize != 0 {
-			params.Limit = &f.PageSize
-		}
+		cursor := ""
 		for {
-			res, err := c.api.ListIntentsWithResponse(ctx, &params)
-			if err == nil && res.JSON200 == nil {
-				err = problemOf(res.HTTPResponse, res.Body)
-			}
+			page, next, err := c.ListPage(ctx, f, cursor)
 			if err != nil {
 				yield(Intent{}, err)
 				return
 			}
-			for _, in := range res.JSON200.Intents {
+			for _, in := range page {
 				if !yield(in, nil) {
 					return
 				}
 			}
-			if res.JSON200.NextCursor == nil {
+			if next == "" {
 				return
 			}
-			params.Cursor = res.JSON200.NextCursor
+			cursor = next
 		}
 	}
+}
+
+// ListPage returns one page of the intents that match f, newest first,
+// starting after cursor ("" for the first page), and the cursor of the
+// next page ("" after the last). Use it to resume a listing later; List
+// pages for you.
+func (c *Client) ListPage(ctx context.Context, f Filter, cursor string) (page []Intent, next string, err error) {
+	var params client.ListIntentsParams
+	if f.Status != "" {
+		params.Status = &f.Status
+	}
+	if f.SubmissionTarget != "" {
+		params.SubmissionTarget = &f.SubmissionTarget
+	}
+	if f.PossiblyAccepted {
+		params.PossiblyAccepted = &f.PossiblyAccepted
+	}
+	if f.PageSize != 0 {
+		params.Limit = &f.PageSize
+	}
+	if cursor != "" {
+		params.Cursor = &cursor
+	}
+	res, err := c.api.ListIntentsWithResponse(ctx, &params)
+	if err != nil {
+		return nil, "", err
+	}
+	if res.JSON200 == nil {
+		return nil, "", ProblemOf(res.HTTPResponse, res.Body)
+	}
+	if res.JSON200.NextCursor != nil {
+		next = *res.JSON200.NextCursor
+	}
+	return res.JSON200.Intents, next, nil
 }

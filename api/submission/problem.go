@@ -73,9 +73,12 @@ func IsProblem(err error, typ string) bool {
 	return errors.As(err, &p) && p.Type == typ
 }
 
-// problemOf reads a failed answer: its problem document when it has one,
-// else a TypeBlank problem with the start of the body as its detail.
-func problemOf(res *http.Response, body []byte) *Problem {
+// ProblemOf reads an error answer (res with its body, as the generated
+// client's responses hold them: HTTPResponse and Body) as a *Problem: its
+// problem document when it has one, else a TypeBlank problem with the
+// start of the body as its detail. It turns the error answers of API()
+// calls into the errors this package's calls return.
+func ProblemOf(res *http.Response, body []byte) *Problem {
 	status := res.StatusCode
 	if mt, _, err := mime.ParseMediaType(res.Header.Get("Content-Type")); err == nil && mt == "application/problem+json" {
 		var p Problem
