@@ -23,8 +23,10 @@ run: build
 	trap 'kill $$sim 2>/dev/null' EXIT INT TERM; \
 	$(BIN)/submission-manager serve
 
+# internal/testreport runs go test -json and ends with the skipped tests,
+# by reason, and the counts; it exits with go test's status.
 test: test-ts
-	$(GO) test -count=1 -timeout 20m ./...
+	$(GO) run ./internal/testreport -go $(GO) -count=1 -timeout 20m ./...
 
 # The TypeScript SDK's tests build and start the real service and simulator.
 test-ts: $(SDK_TS)/node_modules/.package-lock.json
@@ -36,7 +38,7 @@ $(SDK_TS)/node_modules/.package-lock.json: $(SDK_TS)/package-lock.json
 	cd $(SDK_TS) && npm ci --no-audit --no-fund
 
 test-short:
-	$(GO) test -short -count=1 ./...
+	$(GO) run ./internal/testreport -go $(GO) -short -count=1 ./...
 
 # Regenerates every committed generated file with the tools pinned in go.mod
 # (and, for the TypeScript SDK, in its package-lock.json).
