@@ -58,7 +58,7 @@ func (h *handlers) SubmitIntent(ctx context.Context, req apigen.SubmitIntentRequ
 	return apigen.SubmitIntent200JSONResponse{Body: intentFromCore(in), Headers: apigen.SubmitIntent200ResponseHeaders{PreferenceApplied: applied}}, nil
 }
 
-// GetIntent returns one intent with its attempts.
+// GetIntent returns one intent with its payload and attempts.
 func (h *handlers) GetIntent(ctx context.Context, req apigen.GetIntentRequestObject) (apigen.GetIntentResponseObject, error) {
 	if !utf8.ValidString(req.IntentId) {
 		// No intentId ever accepted is invalid UTF-8, and a store could
@@ -73,7 +73,11 @@ func (h *handlers) GetIntent(ctx context.Context, req apigen.GetIntentRequestObj
 	if err != nil {
 		return nil, err
 	}
-	return apigen.GetIntent200JSONResponse{Body: intentFromCore(in), Headers: apigen.GetIntent200ResponseHeaders{PreferenceApplied: applied}}, nil
+	body := intentFromCore(in)
+	// Only a single intent's read carries the payload: submitters sent it,
+	// and a page of intents with up to 256 KiB each would be too heavy.
+	body.Payload = in.Payload
+	return apigen.GetIntent200JSONResponse{Body: body, Headers: apigen.GetIntent200ResponseHeaders{PreferenceApplied: applied}}, nil
 }
 
 // ListIntents returns a page, newest first, with the cursor of the next one.

@@ -437,6 +437,14 @@ type Intent struct {
 	// Example: 2026-02-02T09:00:00Z
 	NotBefore *time.Time `json:"notBefore,omitempty"`
 
+	// Payload The payload as stored (compacted), as the gateway receives it.
+	// Present on GET /v1/intents/{intentId} only, so that submissions
+	// and listings stay small.
+	//
+	//
+	// Example: {"text":"Your order has shipped.","to":"+15551234567"}
+	Payload json.RawMessage `json:"payload,omitempty"`
+
 	// PossiblyAccepted Present and true when the gateway may have accepted an earlier
 	// attempt whose answer was lost: a leader stopped during an
 	// attempt's gateway call (the attempt's outcome is unknown), and
@@ -1062,7 +1070,7 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/intents/batch (the `SubmitIntentBatch` operationId).
 	SubmitIntentBatch(ctx context.Context, body SubmitIntentBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetIntent Read one intent with its attempts.
+	// GetIntent Read one intent with its payload and attempts.
 	//
 	// Corresponds with GET /v1/intents/{intentId} (the `GetIntent` operationId).
 	GetIntent(ctx context.Context, intentId string, params *GetIntentParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1392,7 +1400,7 @@ func (c *Client) SubmitIntentBatch(ctx context.Context, body SubmitIntentBatchJS
 	return c.Client.Do(req)
 }
 
-// GetIntent Read one intent with its attempts.
+// GetIntent Read one intent with its payload and attempts.
 //
 // Corresponds with GET /v1/intents/{intentId} (the `GetIntent` operationId).
 func (c *Client) GetIntent(ctx context.Context, intentId string, params *GetIntentParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2218,7 +2226,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/intents/batch (the `SubmitIntentBatch` operationId).
 	SubmitIntentBatchWithResponse(ctx context.Context, body SubmitIntentBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*SubmitIntentBatchResponse, error)
 
-	// GetIntentWithResponse Read one intent with its attempts.
+	// GetIntentWithResponse Read one intent with its payload and attempts.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -3363,7 +3371,7 @@ func (c *ClientWithResponses) SubmitIntentBatchWithResponse(ctx context.Context,
 	return ParseSubmitIntentBatchResponse(rsp)
 }
 
-// GetIntentWithResponse Read one intent with its attempts.
+// GetIntentWithResponse Read one intent with its payload and attempts.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -25,12 +25,14 @@ commands:
   serve                        run the service (HTTP API and, while leader, the executor)
   migrate up|down|status       apply, roll back one, or list database migrations
   targets validate FILE        check a submission target registry, listing every problem
-  intents list|get|resubmit    read and resubmit intents over the HTTP API (key from SUBMISSION_API_KEY)
+  intents list|get|resubmit    read and resubmit intents over the HTTP API
   gateways list|pause|resume   show the gateways' protection state; pause or resume a gateway
 
-Run "submission-manager <command> -h" for a command's flags. Every flag can
-also be set by its environment variable, SUBMISSION_<FLAG_IN_UPPER_SNAKE>,
-e.g. SUBMISSION_DATABASE for --database.
+Run "submission-manager <command> -h" for a command's flags. serve's and
+migrate's flags can also be set by their environment variable,
+SUBMISSION_<FLAG_IN_UPPER_SNAKE>, e.g. SUBMISSION_DATABASE for --database; the
+HTTP API's clients (intents, gateways) read only --url and --api-key from
+SUBMISSION_URL and SUBMISSION_API_KEY.
 `
 
 // Main runs the command line args (without the program name) and returns the

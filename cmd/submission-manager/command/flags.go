@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 )
 
@@ -23,18 +24,36 @@ func EnvName(name string) string {
 type LookupEnv func(name string) (string, bool)
 
 // newFlagSet returns a flag set that reports errors instead of exiting and
-// whose usage shows every flag's environment variable.
+// whose usage shows every flag's environment variable: every flag of the
+// commands built with it (serve, migrate) also reads one.
 func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
+	return newCommandFlagSet(synopsis, "", stderr, func(string) bool { return true })
+}
+
+// newCommandFlagSet returns a flag set for `submission-manager synopsis`
+// whose usage prints about (when given) and lists the flags in the one
+// style of every command: the flag, its environment variable when fromEnv
+// says it reads one, its default, and what it means.
+func newCommandFlagSet(synopsis, about string, stderr io.Writer, fromEnv func(name string) bool) *flag.FlagSet {
+	name, _, _ := strings.Cut(synopsis, " [")
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: submission-manager %s\n\nflags (each also read from its environment variable):\n", synopsis)
+		fmt.Fprintf(stderr, "usage: submission-manager %s\n\n", synopsis)
+		if about != "" {
+			fmt.Fprintf(stderr, "%s\n\n", strings.TrimSpace(about))
+		}
+		fmt.Fprintln(stderr, "flags (with its environment variable where it reads one):")
 		fs.VisitAll(func(f *flag.Flag) {
+			flagName := "--" + f.Name
+			if fromEnv(f.Name) {
+				flagName += ", " + EnvName(f.Name)
+			}
 			def := ""
-			if f.DefValue != "" {
+			if f.DefValue != "" && f.DefValue != "false" {
 				def = fmt.Sprintf(" (default %s)", f.DefValue)
 			}
-			fmt.Fprintf(stderr, "  --%s, %s%s\n      %s\n", f.Name, EnvName(f.Name), def, f.Usage)
+			fmt.Fprintf(stderr, "  %s%s\n      %s\n", flagName, def, f.Usage)
 		})
 	}
 	return fs
@@ -43,13 +62,16 @@ func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 // parseFlags parses args, then gives every flag the command line left unset
 // the value of its environment variable. Flags win over the environment. A
 // bad value names both the variable and the flag it stands for. Errors are
-// usage errors (exit 2); those of the command line itself the flag package
-// has already printed, with the usage.
+// usage errors (exit 2); those of the command line itself are printed here,
+// naming the flag as it is typed (--name), followed by the usage.
 func parseFlags(fs *flag.FlagSet, args []string, env LookupEnv) error {
-	if err := fs.Parse(args); err != nil {
+	if err := parseQuietly(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fs.Usage()
 			return err
 		}
+		fmt.Fprintln(fs.Output(), flagErrorText(err))
+		fs.Usage()
 		return &silentError{code: ExitUsage}
 	}
 	set := map[string]bool{}
@@ -71,6 +93,27 @@ func parseFlags(fs *flag.FlagSet, args []string, env LookupEnv) error {
 	}
 	return nil
 }
+
+// parseQuietly parses args without letting the flag package print: it
+// names flags with one dash, where this command documents two.
+func parseQuietly(fs *flag.FlagSet, args []string) error {
+	usage, out := fs.Usage, fs.Output()
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	defer func() { fs.Usage = usage; fs.SetOutput(out) }()
+	return fs.Parse(args)
+}
+
+// flagErrorText rewrites the flag package's messages to name flags as
+// users type them.
+func flagErrorText(err error) string {
+	text := strings.Replace(err.Error(), "for flag -", "for -", 1)
+	return flagNameInError.ReplaceAllString(text, "$1--$2")
+}
+
+// flagNameInError finds the flag the flag package names: "-name" after
+// "for " or ": ".
+var flagNameInError = regexp.MustCompile(`(for |: )-([A-Za-z0-9][\w-]*)`)
 
 // given reports whether the flag called name was set, on the command line
 // or from its environment variable (parseFlags sets those through fs.Set).

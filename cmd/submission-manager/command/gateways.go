@@ -10,13 +10,10 @@ import (
 	"time"
 
 	"github.com/submissionmanager/submission-manager/api/client"
+	"github.com/submissionmanager/submission-manager/api/submission"
 )
 
-// DefaultServer is the service the operator commands talk to by default:
-// a local instance on the default --listen address.
-const DefaultServer = "http://" + DefaultListen
-
-const gatewaysUsage = `usage: submission-manager gateways list|pause|resume [flags] [TYPE|URL]
+const gatewaysUsage = `usage: submission-manager gateways <list|pause|resume> [flags] [TYPE|URL]
 
   list             show every gateway: targets, pause, and on the leader its
                    breaker, calls in flight, limits and recent failures
@@ -24,50 +21,50 @@ const gatewaysUsage = `usage: submission-manager gateways list|pause|resume [fla
                    stored, so every instance and the next leader honour it
   resume TYPE|URL  lift that pause
 
-Run "submission-manager gateways list -h" for the flags (--url, --api-key,
---json), each also read from its environment variable.
+Every subcommand takes --url (SUBMISSION_URL, default http://127.0.0.1:8000),
+--api-key (SUBMISSION_API_KEY; an operator key to pause or resume) and --json.
+Run "submission-manager gateways <subcommand> -h" for its flags.
 `
 
-// runGateways runs the gateways operator commands through the Go SDK, as any
-// client of the HTTP API would.
+// runGateways runs the gateways operator commands through the Go client, as
+// any client of the HTTP API would.
 func runGateways(ctx context.Context, args []string, env LookupEnv, stdout, stderr io.Writer) error {
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") || args[0] == "help" {
 		fmt.Fprint(stderr, gatewaysUsage)
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
+		if len(args) > 0 && isHelp(args[0]) {
 			return nil
 		}
 		return &usageError{msg: "gateways needs a subcommand: list, pause or resume"}
 	}
 	sub, rest := args[0], args[1:]
-	fs := newFlagSet("gateways "+sub, "gateways "+sub+" [flags] [TYPE|URL]", stderr)
-	server := fs.String("url", DefaultServer, "base URL of a SubmissionManager instance (SUBMISSION_URL)")
-	apiKey := fs.String("api-key", "", "API key, when the service requires one")
-	asJSON := fs.Bool("json", false, "print the API's JSON answer instead of a table")
-	if err := parseFlags(fs, rest, env); err != nil {
-		return err
-	}
-	var opts []client.ClientOption
-	if *apiKey != "" {
-		opts = append(opts, client.WithAPIKey(*apiKey))
-	}
-	c, err := client.NewClientWithResponses(strings.TrimRight(*server, "/"), opts...)
-	if err != nil {
-		return &usageError{msg: fmt.Sprintf("--url: %v", err)}
-	}
+	var synopsis, about string
 	switch sub {
 	case "list":
-		if fs.NArg() != 0 {
-			return &usageError{msg: "gateways list takes no arguments"}
-		}
-		return listGateways(ctx, c, *asJSON, stdout)
+		synopsis, about = "gateways list [flags]", "Shows every gateway: its targets, whether it is paused, and on the leader its\nbreaker, calls in flight, limits and recent failures."
 	case "pause", "resume":
-		if fs.NArg() != 1 {
-			return &usageError{msg: fmt.Sprintf("gateways %s takes one gateway type (sms, push) or gateway URL", sub)}
-		}
-		return switchGateway(ctx, c, sub, fs.Arg(0), *asJSON, stdout)
+		synopsis = "gateways " + sub + " [flags] TYPE|URL"
+		about = map[string]string{
+			"pause":  "Stops calling a gateway type (sms, push) or one gateway URL until resumed.",
+			"resume": "Lifts a pause of a gateway type or URL.",
+		}[sub]
 	default:
 		return &usageError{msg: fmt.Sprintf("unknown gateways subcommand %q: want list, pause or resume", sub)}
 	}
+	c := newClientCmd(synopsis, about, stdout, stderr)
+	positional, err := c.parse(rest, env)
+	if err != nil {
+		return err
+	}
+	if sub == "list" {
+		if len(positional) != 0 {
+			return &usageError{msg: "gateways list takes no arguments"}
+		}
+		return c.listGateways(ctx)
+	}
+	if len(positional) != 1 {
+		return &usageError{msg: fmt.Sprintf("gateways %s takes one gateway type (sms, push) or gateway URL", sub)}
+	}
+	return c.switchGateway(ctx, sub, positional[0])
 }
 
 // selectorOf reads TYPE|URL: anything with "://" is a URL.
@@ -79,31 +76,36 @@ func selectorOf(arg string) client.GatewaySelector {
 	return client.GatewaySelector{GatewayType: &t}
 }
 
-func switchGateway(ctx context.Context, c *client.ClientWithResponses, sub, arg string, asJSON bool, stdout io.Writer) error {
+func (c *clientCmd) switchGateway(ctx context.Context, sub, arg string) error {
+	sm, err := c.client()
+	if err != nil {
+		return err
+	}
 	sel := selectorOf(arg)
+	stdout := c.stdout
 	if sub == "pause" {
-		res, err := c.PauseGatewayWithResponse(ctx, sel)
+		res, err := sm.API().PauseGatewayWithResponse(ctx, sel)
+		if err == nil && res.JSON200 == nil {
+			err = submission.ProblemOf(res.HTTPResponse, res.Body)
+		}
 		if err != nil {
-			return err
+			return explained("pause "+arg, err)
 		}
-		if res.JSON200 == nil {
-			return apiError("pause "+arg, res.StatusCode(), res.Body)
-		}
-		if asJSON {
-			return printJSON(stdout, res.JSON200)
+		if c.json {
+			return c.printJSON(res.JSON200)
 		}
 		fmt.Fprintf(stdout, "paused %s since %s\n", arg, res.JSON200.PausedAt.Format(time.RFC3339))
 		return nil
 	}
-	res, err := c.ResumeGatewayWithResponse(ctx, sel)
+	res, err := sm.API().ResumeGatewayWithResponse(ctx, sel)
+	if err == nil && res.JSON200 == nil {
+		err = submission.ProblemOf(res.HTTPResponse, res.Body)
+	}
 	if err != nil {
-		return err
+		return explained("resume "+arg, err)
 	}
-	if res.JSON200 == nil {
-		return apiError("resume "+arg, res.StatusCode(), res.Body)
-	}
-	if asJSON {
-		return printJSON(stdout, res.JSON200)
+	if c.json {
+		return c.printJSON(res.JSON200)
 	}
 	if res.JSON200.WasPaused {
 		fmt.Fprintf(stdout, "resumed %s\n", arg)
@@ -113,17 +115,21 @@ func switchGateway(ctx context.Context, c *client.ClientWithResponses, sub, arg 
 	return nil
 }
 
-func listGateways(ctx context.Context, c *client.ClientWithResponses, asJSON bool, stdout io.Writer) error {
-	res, err := c.ListGatewaysWithResponse(ctx)
+func (c *clientCmd) listGateways(ctx context.Context) error {
+	sm, err := c.client()
 	if err != nil {
 		return err
 	}
-	if res.JSON200 == nil {
-		return apiError("list gateways", res.StatusCode(), res.Body)
+	res, err := sm.API().ListGatewaysWithResponse(ctx)
+	if err == nil && res.JSON200 == nil {
+		err = submission.ProblemOf(res.HTTPResponse, res.Body)
 	}
-	l := res.JSON200
-	if asJSON {
-		return printJSON(stdout, l)
+	if err != nil {
+		return explained("list gateways", err)
+	}
+	l, stdout := res.JSON200, c.stdout
+	if c.json {
+		return c.printJSON(l)
 	}
 	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "GATEWAY URL\tTYPE\tPAUSED\tBREAKER\tIN FLIGHT\tLIMITS\tRECENT FAILURES\tTARGETS")

@@ -1,83 +1,112 @@
 package command
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/submissionmanager/submission-manager/api/client"
+	"github.com/submissionmanager/submission-manager/api/submission"
 )
 
-// list prints up to limit intents newest first, paging by cursor.
-func (c *intentsCmd) list(ctx context.Context, status, target string, limit int) error {
-	intents, err := c.collect(ctx, status, target, limit, func(client.Intent) bool { return true })
+// listQuery is what `intents list` asks for.
+type listQuery struct {
+	status, target   string
+	possiblyAccepted bool
+	limit            int
+	cursor           string
+}
+
+// maxPage is the largest page the API serves.
+const maxPage = 500
+
+// listed is `intents list --json`: the API's page shape, so a script
+// continues with nextCursor as it would against the API.
+type listed struct {
+	Intents    []client.Intent `json:"intents"`
+	NextCursor *string         `json:"nextCursor,omitempty"`
+}
+
+// list prints up to q.limit intents newest first. Pages are sized so that
+// the last one ends exactly at the limit: its nextCursor then continues
+// right after the last intent printed, and --cursor takes it from there.
+func (c *clientCmd) list(ctx context.Context, q listQuery) error {
+	sm, err := c.client()
 	if err != nil {
 		return err
 	}
+	f := submission.Filter{Status: client.IntentStatus(q.status), SubmissionTarget: q.target, PossiblyAccepted: q.possiblyAccepted}
+	out, cursor := listed{Intents: []client.Intent{}}, q.cursor
+	for len(out.Intents) < q.limit {
+		f.PageSize = min(q.limit-len(out.Intents), maxPage)
+		page, next, err := sm.ListPage(ctx, f, cursor)
+		if err != nil {
+			return explained("listing intents", err)
+		}
+		out.Intents = append(out.Intents, page...)
+		out.NextCursor = nil
+		if next == "" {
+			break
+		}
+		out.NextCursor, cursor = &next, next
+	}
 	if c.json {
-		return c.printJSON(intents)
+		return c.printJSON(out)
 	}
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "INTENT ID\tTARGET\tSTATUS\tCREATED\tATTEMPTS\tOUTCOME\tLINK")
-	for _, in := range intents {
+	for _, in := range out.Intents {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", in.IntentId, in.SubmissionTarget, in.Status,
 			in.CreatedAt.UTC().Format(time.RFC3339), len(in.Attempts), outcomeText(in), linkText(in))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if out.NextCursor != nil {
+		fmt.Fprintf(c.stderr, "more intents match: add --cursor %s for the next ones, or raise --limit (%d)\n", *out.NextCursor, q.limit)
+	}
+	return nil
 }
 
-// collect pages through the listing until it has limit intents that keep.
-func (c *intentsCmd) collect(ctx context.Context, status, target string, limit int, keep func(client.Intent) bool) ([]client.Intent, error) {
-	params := client.ListIntentsParams{Limit: ptrOf(min(limit, 100))}
-	if status != "" {
-		params.Status = ptrOf(client.IntentStatus(status))
-	}
-	if target != "" {
-		params.SubmissionTarget = &target
-	}
-	var out []client.Intent
-	for len(out) < limit {
-		res, err := c.api.ListIntentsWithResponse(ctx, &params)
-		if err != nil {
-			return nil, err
-		}
-		if res.JSON200 == nil {
-			return nil, apiError("listing intents", res.StatusCode(), res.Body)
-		}
-		for _, in := range res.JSON200.Intents {
-			if len(out) < limit && keep(in) {
-				out = append(out, in)
-			}
-		}
-		if res.JSON200.NextCursor == nil {
-			break
-		}
-		params.Cursor = res.JSON200.NextCursor
-	}
-	return out, nil
-}
-
-// get prints one intent and its attempt timeline.
-func (c *intentsCmd) get(ctx context.Context, id string) error {
-	res, err := c.api.GetIntentWithResponse(ctx, id, nil)
+// get prints one intent: what it is, its contract snapshot, its payload
+// and its attempt timeline.
+func (c *clientCmd) get(ctx context.Context, id string) error {
+	sm, err := c.client()
 	if err != nil {
 		return err
 	}
-	if res.JSON200 == nil {
-		return apiError("reading intent "+id, res.StatusCode(), res.Body)
+	in, err := sm.Get(ctx, id)
+	if err != nil {
+		return explained("reading intent "+id, err)
 	}
-	in := *res.JSON200
 	if c.json {
 		return c.printJSON(in)
 	}
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "intent\t%s\ntarget\t%s\nstatus\t%s\ncreated\t%s\noutcome\t%s\n", in.IntentId, in.SubmissionTarget,
-		in.Status, in.CreatedAt.UTC().Format(time.RFC3339Nano), outcomeText(in))
+	fmt.Fprintf(tw, "intent\t%s\ntarget\t%s\nstatus\t%s\ncreated\t%s\n", in.IntentId, in.SubmissionTarget,
+		in.Status, in.CreatedAt.UTC().Format(time.RFC3339Nano))
+	if in.NotBefore != nil {
+		fmt.Fprintf(tw, "not before\t%s\n", in.NotBefore.UTC().Format(time.RFC3339Nano))
+	}
+	if o := outcomeText(in); o != "" {
+		fmt.Fprintf(tw, "outcome\t%s\n", o)
+	}
+	if in.PossiblyAccepted != nil && *in.PossiblyAccepted {
+		fmt.Fprintln(tw, "possibly accepted\tyes: the gateway may have accepted an attempt whose answer was lost; check with it before resending")
+	}
 	if l := linkText(in); l != "" {
 		fmt.Fprintf(tw, "link\t%s\n", l)
 	}
+	fmt.Fprintf(tw, "contract\t%s\n", contractText(in.Contract))
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "\npayload\n%s\n", indentedJSON(in.Payload))
+	tw = tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "\n#\tLEADER\tEPOCH\tSTARTED\tTOOK\tOUTCOME OR ERROR")
 	for _, a := range in.Attempts {
 		took := "in flight"
@@ -106,127 +135,34 @@ func (c *intentsCmd) get(ctx context.Context, id string) error {
 	return tw.Flush()
 }
 
-// resubmitted is one resubmission's result, as --json prints it.
-type resubmitted struct {
-	IntentID      string `json:"intentId"`
-	ResubmittedAs string `json:"resubmittedAs,omitempty"`
-	Created       bool   `json:"created"`
-	Error         string `json:"error,omitempty"`
-}
-
-func (c *intentsCmd) resubmitOne(ctx context.Context, id, newID string) resubmitted {
-	body := client.ResubmissionRequest{}
-	if newID != "" {
-		body.IntentId = &newID
-	}
-	res, err := c.api.ResubmitIntentWithResponse(ctx, id, body)
+// contractText is a contract snapshot on one line: gateway type, mode,
+// policy with its bound, and the terminal outcomes.
+func contractText(k client.Contract) string {
+	policy := string(k.Policy)
 	switch {
-	case err != nil:
-		return resubmitted{IntentID: id, Error: err.Error()}
-	case res.JSON201 != nil:
-		return resubmitted{IntentID: id, ResubmittedAs: res.JSON201.IntentId, Created: true}
-	case res.JSON200 != nil:
-		return resubmitted{IntentID: id, ResubmittedAs: res.JSON200.IntentId}
+	case k.MaxAcceptanceSeconds != nil:
+		policy += fmt.Sprintf(" (accepted within %ds)", *k.MaxAcceptanceSeconds)
+	case k.MaxAttempts != nil:
+		policy += fmt.Sprintf(" (at most %d attempts)", *k.MaxAttempts)
 	}
-	return resubmitted{IntentID: id, Error: apiError("resubmitting "+id, res.StatusCode(), res.Body).Error()}
+	terminal := "none"
+	if len(k.TerminalOutcomes) > 0 {
+		terminal = strings.Join(k.TerminalOutcomes, ", ")
+	}
+	return fmt.Sprintf("%s %s, %s, terminal outcomes: %s", k.GatewayType, k.Mode, policy, terminal)
 }
 
-// resubmit resubmits the named intents.
-func (c *intentsCmd) resubmit(ctx context.Context, ids []string, newID string) error {
-	return c.report(c.each(ctx, ids, newID, false))
-}
-
-// bulk resubmits ended intents of a filter that have no resubmission yet,
-// after printing how many; without --yes it stops there. It never takes an
-// intent flagged possiblyAccepted: the gateway may have accepted it, so
-// resubmitting it in bulk could deliver its message twice (resubmit such an
-// intent by its id, after checking with the gateway).
-func (c *intentsCmd) bulk(ctx context.Context, status, target string, limit int, yes bool) error {
-	if status == string(client.IntentStatusPending) {
-		return &usageError{msg: "--status pending: only ended intents (accepted, rejected, exhausted) can be resubmitted"}
+// indentedJSON pretty-prints a payload, indented under its heading; an
+// absent payload (a service older than this command) says so.
+func indentedJSON(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return "  (not shown by this service)"
 	}
-	doubtful := 0
-	intents, err := c.collect(ctx, status, target, limit, func(in client.Intent) bool {
-		if in.PossiblyAccepted != nil && *in.PossiblyAccepted {
-			doubtful++
-			return false
-		}
-		return in.ResubmittedAs == nil
-	})
-	if err != nil {
-		return err
+	var b bytes.Buffer
+	if err := json.Indent(&b, raw, "  ", "  "); err != nil {
+		return "  " + string(raw)
 	}
-	ids := make([]string, len(intents))
-	for i, in := range intents {
-		ids[i] = in.IntentId
-	}
-	fmt.Fprintf(c.stderr, "%d %s intent(s) without a resubmission (at most --max %d)\n", len(ids), status, limit)
-	if doubtful > 0 {
-		fmt.Fprintf(c.stderr, "%d possibly accepted intent(s) left out: the gateway may have accepted them; check with it and resubmit them by id\n", doubtful)
-	}
-	if !yes {
-		fmt.Fprintln(c.stderr, "nothing resubmitted: rerun with --yes to resubmit them")
-		return &silentError{code: ExitError}
-	}
-	return c.report(c.each(ctx, ids, "", true))
-}
-
-// each resubmits ids in order, drawing a progress bar on stderr in bulk.
-func (c *intentsCmd) each(ctx context.Context, ids []string, newID string, progress bool) []resubmitted {
-	out := make([]resubmitted, 0, len(ids))
-	for i, id := range ids {
-		out = append(out, c.resubmitOne(ctx, id, newID))
-		if progress {
-			fmt.Fprintf(c.stderr, "\r%s %d/%d", progressBar(i+1, len(ids), 30), i+1, len(ids))
-		}
-	}
-	if progress && len(ids) > 0 {
-		fmt.Fprintln(c.stderr)
-	}
-	return out
-}
-
-// progressBar draws done of total as [####......].
-func progressBar(done, total, width int) string {
-	filled := width
-	if total > 0 {
-		filled = done * width / total
-	}
-	return "[" + strings.Repeat("#", filled) + strings.Repeat(".", width-filled) + "]"
-}
-
-func (c *intentsCmd) report(results []resubmitted) error {
-	failed := 0
-	for _, r := range results {
-		if r.Error != "" {
-			failed++
-		}
-	}
-	if c.json {
-		if err := c.printJSON(results); err != nil {
-			return err
-		}
-	} else {
-		tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "INTENT ID\tRESULT")
-		for _, r := range results {
-			switch {
-			case r.Error != "":
-				fmt.Fprintf(tw, "%s\terror: %s\n", r.IntentID, r.Error)
-			case r.Created:
-				fmt.Fprintf(tw, "%s\tresubmitted as %s\n", r.IntentID, r.ResubmittedAs)
-			default:
-				fmt.Fprintf(tw, "%s\talready resubmitted as %s\n", r.IntentID, r.ResubmittedAs)
-			}
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-	}
-	if failed > 0 {
-		return fmt.Errorf("%d of %d resubmissions failed", failed, len(results))
-	}
-	return nil
+	return "  " + b.String()
 }
 
 func outcomeText(in client.Intent) string {

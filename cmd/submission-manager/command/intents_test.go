@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/submissionmanager/submission-manager/adapters/gatewaysim"
+	"github.com/submissionmanager/submission-manager/api/submission"
 	"github.com/submissionmanager/submission-manager/core"
 )
 
@@ -54,25 +55,18 @@ func TestIntentsCommands(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Wait until the leader ended all three.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		code, out, _ := run(t, client, "intents", "list", "--json")
-		var list []struct{ IntentId, Status string }
-		_ = json.Unmarshal([]byte(out), &list)
-		ended := 0
-		for _, in := range list {
-			if in.Status != "pending" {
-				ended++
-			}
+	// Wait, on the service, until the leader ended all three.
+	sm, err := submission.New(srv.URL(), submission.WithAPIKey("client-key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"ok-1", "dead-1", "dead-2"} {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		in, err := sm.WaitFinal(ctx, id)
+		cancel()
+		if err != nil {
+			t.Fatalf("%s did not end: %s %v", id, in.Status, err)
 		}
-		if code == ExitOK && ended == 3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("intents did not end: %s", out)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 
 	code, out, errOut := run(t, client, "intents", "list", "--status", "exhausted")
@@ -109,6 +103,7 @@ func TestIntentsCommands(t *testing.T) {
 	if code, _, errOut := run(t, operator, "intents", "get"); code != ExitUsage || !strings.Contains(errOut, "exactly one intentId") {
 		t.Fatalf("get without id: %d %s", code, errOut)
 	}
+	testIntentsListAndGet(t, srv.URL())
 }
 
 func postJSON(url, key, body string) error {

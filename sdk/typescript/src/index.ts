@@ -1,70 +1,12 @@
 /**
- * The TypeScript client of the SubmissionManager API. The types in
- * schema.gen.ts are generated from api/openapi.yaml by openapi-typescript
- * (`make generate`); openapi-fetch turns them into a typed fetch client.
- * This file only names the schemas and adds the API key, so every call
- * stays exactly what the contract says.
+ * The TypeScript client of the SubmissionManager API.
+ *
+ * SubmissionManager (manager.ts) is the client most code wants: submit,
+ * get, waitForFinal and list, with every error answer thrown as a
+ * ProblemError typed by its kind (problems.ts). createClient (client.ts) is
+ * the typed fetch client underneath, generated from api/openapi.yaml, for
+ * any call the class does not cover.
  */
-import createFetchClient from "openapi-fetch";
-import type { Client, ClientOptions as FetchClientOptions } from "openapi-fetch";
-import type { components, operations, paths } from "./schema.gen.js";
-
-export type { components, operations, paths };
-
-type Schemas = components["schemas"];
-export type SubmitIntentRequest = Schemas["SubmitIntentRequest"];
-export type Intent = Schemas["Intent"];
-export type IntentStatus = Schemas["IntentStatus"];
-export type IntentPage = Schemas["IntentPage"];
-export type Attempt = Schemas["Attempt"];
-export type Outcome = Schemas["Outcome"];
-export type Contract = Schemas["Contract"];
-export type TargetList = Schemas["TargetList"];
-/** An RFC 9457 problem document: every error answer of the API. */
-export type Problem = Schemas["Problem"];
-export type InvalidField = Schemas["InvalidField"];
-
-/** The client: GET and POST take an API path and typed parameters. */
-export type SubmissionManagerClient = Client<paths>;
-
-/** Options of createClient; any other openapi-fetch option passes through. */
-export interface ClientOptions extends Omit<FetchClientOptions, "baseUrl"> {
-  /** Where the service answers, such as "http://127.0.0.1:8000". */
-  baseUrl: string;
-  /**
-   * One of the keys the service was started with (--api-keys), sent as a
-   * bearer token on every request. Leave it out when the service has none.
-   */
-  apiKey?: string;
-}
-
-/**
- * createClient returns a typed client for the service at baseUrl. Calls
- * resolve to { data, error, response }: data is the success body, error the
- * problem document of a 4xx or 5xx answer, and response.status tells a
- * created intent (201) from an idempotent repeat (200).
- */
-export function createClient({ apiKey, ...options }: ClientOptions): SubmissionManagerClient {
-  const client = createFetchClient<paths>(options);
-  if (apiKey !== undefined) {
-    const authorization = `Bearer ${apiKey}`;
-    client.use({
-      onRequest({ request }) {
-        request.headers.set("Authorization", authorization);
-        return request;
-      },
-    });
-  }
-  return client;
-}
-
-/** The start of every problem type; the rest names the kind of error. */
-export const problemTypeBase = "https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#";
-
-/**
- * problemKind returns the kind of error a problem document names, such as
- * "idempotency-conflict" or "invalid-field" (the anchors of docs/api.md).
- */
-export function problemKind(problem: Pick<Problem, "type">): string {
-  return problem.type.startsWith(problemTypeBase) ? problem.type.slice(problemTypeBase.length) : problem.type;
-}
+export * from "./client.js";
+export * from "./problems.js";
+export * from "./manager.js";

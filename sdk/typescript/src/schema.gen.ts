@@ -47,7 +47,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read one intent with its attempts. */
+        /** Read one intent with its payload and attempts. */
         get: operations["getIntent"];
         put?: never;
         post?: never;
@@ -547,6 +547,16 @@ export interface components {
              */
             notBefore?: string;
             contract: components["schemas"]["Contract"];
+            /**
+             * @description The payload as stored (compacted), as the gateway receives it.
+             *     Present on GET /v1/intents/{intentId} only, so that submissions
+             *     and listings stay small.
+             * @example {
+             *       "to": "+15551234567",
+             *       "text": "Your order has shipped."
+             *     }
+             */
+            payload?: unknown | (never | null);
             attempts: components["schemas"]["Attempt"][];
             finalOutcome?: components["schemas"]["Outcome"];
             exhaustedReason?: components["schemas"]["ExhaustedReason"];

@@ -5,25 +5,13 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { createClient, problemKind, type Intent, type Problem, type SubmissionManagerClient } from "../src/index.js";
+import { createClient, problemKind, SubmissionManager, type Problem, type SubmissionManagerClient } from "@submissionmanager/client";
 import { buildBinaries, startService, type Binaries, type Service } from "./service.js";
 
 const order = { to: "+15551234567", text: "Your order has shipped." };
 
-/** terminalWait bounds a wait for an intent to leave pending; waits poll. */
-const terminalWait = 20_000;
-
-/** waitTerminal reads the intent until its status is final. */
-async function waitTerminal(client: SubmissionManagerClient, intentId: string): Promise<Intent> {
-  const deadline = Date.now() + terminalWait;
-  for (;;) {
-    const { data, error } = await client.GET("/v1/intents/{intentId}", { params: { path: { intentId } } });
-    assert.ok(data, `GET ${intentId}: ${JSON.stringify(error)}`);
-    if (data.status !== "pending") return data;
-    assert.ok(Date.now() < deadline, `intent ${intentId} still pending after ${terminalWait} ms`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+/** terminalWait bounds a wait for an intent to leave pending. */
+const terminalWait = { timeoutMs: 20_000 };
 
 /** assertProblem checks an error answer's status, media type and kind. */
 function assertProblem(res: { error?: Problem; response: Response }, status: number, kind: string): Problem {
@@ -46,9 +34,11 @@ after(async () => {
 describe("a service without API keys", () => {
   let svc: Service;
   let client: SubmissionManagerClient;
+  let manager: SubmissionManager;
   before(async () => {
     svc = await startService(bins);
     client = createClient({ baseUrl: svc.baseUrl });
+    manager = new SubmissionManager({ baseUrl: svc.baseUrl });
   });
   after(async () => {
     await svc?.stop();
@@ -114,7 +104,7 @@ describe("a service without API keys", () => {
     const intentId = "order/3 ü";
     const created = await client.POST("/v1/intents", { body: { intentId, submissionTarget: "sms.realtime", payload: null } });
     assert.equal(created.response.status, 201, JSON.stringify(created.error));
-    const done = await waitTerminal(client, intentId);
+    const done = await manager.waitForFinal(intentId, terminalWait);
     assert.equal(done.intentId, intentId);
     assert.equal(done.status, "accepted");
     assert.deepEqual(done.finalOutcome, { status: "accepted" });
@@ -131,7 +121,7 @@ describe("a service without API keys", () => {
       const res = await client.POST("/v1/intents", { body: { intentId, submissionTarget: "push.oneshot", payload: { token: intentId } } });
       assert.equal(res.response.status, 201, JSON.stringify(res.error));
     }
-    for (const intentId of ids) await waitTerminal(client, intentId);
+    for (const intentId of ids) await manager.waitForFinal(intentId, terminalWait);
 
     const seen: string[] = [];
     const pages: number[] = [];
@@ -188,7 +178,7 @@ describe("a service without API keys", () => {
     assert.equal(repeat.intent?.intentId, "batch-0");
     assert.equal(problemKind(conflict.problem), "idempotency-conflict");
     assert.equal(problemKind(unknown.problem), "unknown-submission-target");
-    assert.equal((await waitTerminal(client, "batch-1")).status, "accepted");
+    assert.equal((await manager.waitForFinal("batch-1", terminalWait)).status, "accepted");
 
     const empty = await client.POST("/v1/intents/batch", { body: { intents: [] } });
     assertProblem(empty, 422, "invalid-field");

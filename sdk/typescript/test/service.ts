@@ -11,7 +11,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 
-/** The repository root, seen from sdk/typescript/dist/test/ where tsc puts this file. */
+/** The repository root, seen from sdk/typescript/.test-build/test/ where tsc puts this file. */
 const repoRoot = fileURLToPath(new URL("../../../../", import.meta.url));
 
 /** A started process, the log lines it wrote so far, and how to stop it. */
