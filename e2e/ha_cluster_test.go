@@ -121,7 +121,7 @@ func (c *haCluster) start(holderID string, tune ...func(*leader.Config)) *haInst
 	if err != nil {
 		t.Fatal(err)
 	}
-	link := &dbLink{store: db.Store(), leases: db.Leases()}
+	link := newDBLink(db.Store(), db.Leases())
 	calls := &gatewayCalls{byReference: map[string]int{}}
 	gateways := map[core.GatewayType]ports.Gateway{}
 	var clients []*gateway.Client
@@ -271,12 +271,35 @@ func haPoll(t *testing.T, what string, cond func() bool) {
 
 // dbLink is an instance's connection to the database, which a test can cut
 // (a network partition, or a process that stopped talking) and heal. It also
-// counts acquire attempts, so a test can wait for followers to have tried.
+// counts acquire attempts and signals each on tried, so a test can wait for
+// followers to have tried.
 type dbLink struct {
 	store    ports.Store
 	leases   ports.LeaseStore
 	cut      atomic.Bool
 	acquires atomic.Int64
+	// tried holds a signal when acquires moved since a waiter last took one;
+	// one waiter at a time re-reads acquires after each.
+	tried chan struct{}
+}
+
+func newDBLink(store ports.Store, leases ports.LeaseStore) *dbLink {
+	return &dbLink{store: store, leases: leases, tried: make(chan struct{}, 1)}
+}
+
+// awaitAcquires waits until the link counted at least n acquire attempts,
+// failing the test after haWait.
+func (l *dbLink) awaitAcquires(t *testing.T, what string, n int64) {
+	t.Helper()
+	bound := time.NewTimer(haWait)
+	defer bound.Stop()
+	for l.acquires.Load() < n {
+		select {
+		case <-l.tried:
+		case <-bound.C:
+			t.Fatalf("%s: %d acquire attempts within %s, want %d", what, l.acquires.Load(), haWait, n)
+		}
+	}
 }
 
 var errLinkCut = fmt.Errorf("%w: e2e: the link to the database is cut", core.ErrStoreUnavailable)
@@ -401,6 +424,10 @@ var _ ports.LeaseStore = linkLeases{}
 
 func (s linkLeases) Acquire(ctx context.Context, p ports.AcquireLeaseParams) (core.Lease, bool, error) {
 	s.l.acquires.Add(1)
+	select {
+	case s.l.tried <- struct{}{}:
+	default: // a signal is pending already
+	}
 	if err := s.l.check(); err != nil {
 		return core.Lease{}, false, err
 	}

@@ -280,7 +280,12 @@ func (c *mpCluster) pauseLeader(name string, epoch int64) (time.Time, string, in
 		if c.writeLocked() {
 			t.Logf("try %d: %s was stopped inside a write transaction and holds SQLite's write lock; resuming it at once", try, name)
 			c.instances[name].proc.signal(t, syscall.SIGCONT)
-			time.Sleep(500 * time.Millisecond)
+			// Resumed, it ends the transaction it was stopped in: wait
+			// until the write lock comes free, so the next try does not
+			// stop it inside that same transaction again.
+			if !c.takeWriteLock(haWait) {
+				t.Fatalf("SQLite's write lock still held %s after %s was resumed", haWait, name)
+			}
 			name, epoch, _ = c.waitLeader("", epoch)
 			continue
 		}
@@ -313,25 +318,29 @@ func (c *mpCluster) waitBacklogBelow(n int) {
 }
 
 // writeLocked reports whether some connection holds the database's write
-// lock across six probes over 300 ms: a paused process in a write
-// transaction, since running instances commit within milliseconds.
+// lock for 300 ms on end: a paused process in a write transaction, since
+// running instances commit within milliseconds.
 func (c *mpCluster) writeLocked() bool {
+	return !c.takeWriteLock(300 * time.Millisecond)
+}
+
+// takeWriteLock reports whether a write transaction can start within wait,
+// and rolls it back at once. SQLite's busy timeout does the waiting: BEGIN
+// IMMEDIATE goes ahead as soon as the lock is free.
+func (c *mpCluster) takeWriteLock(wait time.Duration) bool {
 	q := url.Values{}
-	q.Set("_busy_timeout", "0")
+	q.Set("_busy_timeout", strconv.FormatInt(wait.Milliseconds(), 10))
 	q.Set("_txlock", "immediate")
 	db, err := sql.Open("sqlite3", c.dbPath+"?"+q.Encode())
 	if err != nil {
 		c.t.Fatal(err)
 	}
 	defer db.Close()
-	for range 6 {
-		tx, err := db.Begin()
-		if err == nil {
-			_ = tx.Rollback()
-			return false
-		}
-		time.Sleep(50 * time.Millisecond)
+	tx, err := db.Begin()
+	if err != nil {
+		return false
 	}
+	_ = tx.Rollback()
 	return true
 }
 

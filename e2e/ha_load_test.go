@@ -30,6 +30,9 @@ type haLoad struct {
 
 	mu    sync.Mutex
 	acked []string
+	// ackedMore holds a signal when acked grew since waitAcked last took
+	// one; waitAcked, the one waiter at a time, then counts again.
+	ackedMore chan struct{}
 	// problems holds unexpected answers (4xx), which no retry can fix.
 	problems []string
 	retries  atomic.Int64
@@ -45,7 +48,8 @@ func startHALoad(baseURL string, workers int, pause time.Duration, targets []str
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	abortCtx, abortRetries := context.WithCancel(context.Background())
-	l := &haLoad{api: api, targets: targets, cancel: cancel, abortCtx: abortCtx, abortRetries: abortRetries}
+	l := &haLoad{api: api, targets: targets, cancel: cancel, abortCtx: abortCtx, abortRetries: abortRetries,
+		ackedMore: make(chan struct{}, 1)}
 	for range workers {
 		l.wg.Go(func() { l.work(ctx, pause) })
 	}
@@ -92,6 +96,10 @@ func (l *haLoad) submit(id, target string) {
 			l.mu.Lock()
 			l.acked = append(l.acked, id)
 			l.mu.Unlock()
+			select {
+			case l.ackedMore <- struct{}{}:
+			default: // a signal is pending already
+			}
 			return
 		case err == nil && res.StatusCode() < 500:
 			l.mu.Lock()
@@ -122,12 +130,14 @@ func (l *haLoad) acknowledged() []string {
 // when it was called.
 func (l *haLoad) waitAcked(n int) error {
 	base := len(l.acknowledged())
-	deadline := time.Now().Add(haWait)
+	bound := time.NewTimer(haWait)
+	defer bound.Stop()
 	for len(l.acknowledged())-base < n {
-		if time.Now().After(deadline) {
+		select {
+		case <-l.ackedMore:
+		case <-bound.C:
 			return fmt.Errorf("fewer than %d intents acknowledged within %s", n, haWait)
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 	return nil
 }

@@ -44,14 +44,9 @@ func haWaitAcquireAttempts(t *testing.T, n int64, instances ...*haInstance) {
 	for i, in := range instances {
 		base[i] = in.link.acquires.Load()
 	}
-	haPoll(t, fmt.Sprintf("%d more acquire attempts by every follower", n), func() bool {
-		for i, in := range instances {
-			if in.link.acquires.Load()-base[i] < n {
-				return false
-			}
-		}
-		return true
-	})
+	for i, in := range instances {
+		in.link.awaitAcquires(t, fmt.Sprintf("%s trying %d more times", in.holderID, n), base[i]+n)
+	}
 }
 
 // 1. Single leader on concurrent start.
@@ -68,15 +63,24 @@ func TestHASingleLeaderOnConcurrentStart(t *testing.T) {
 		}
 	}
 	// Over more than a lease duration of renewals and acquire attempts
-	// (six acquire intervals), exactly one instance leads, always the same.
-	base := followers[0].link.acquires.Load()
-	for followers[0].link.acquires.Load()-base < 6 {
+	// (six acquire intervals), exactly one instance leads, always the same:
+	// who leads is sampled every few milliseconds (the samples are the
+	// check) until a follower tried six more times, within haWait.
+	end := followers[0].link.acquires.Load() + 6
+	sample := time.NewTicker(5 * time.Millisecond)
+	defer sample.Stop()
+	bound := time.After(haWait)
+	for followers[0].link.acquires.Load() < end {
 		for _, in := range instances {
 			if in.leads() != (in == lead) {
 				t.Fatalf("%s leads=%v while %s is the leader", in.holderID, in.leads(), lead.holderID)
 			}
 		}
-		time.Sleep(5 * time.Millisecond)
+		select {
+		case <-sample.C:
+		case <-bound:
+			t.Fatalf("%s did not try to acquire the lease six times within %s", followers[0].holderID, haWait)
+		}
 	}
 	if l := c.lease(); l.HolderID != lead.holderID || l.Epoch != 1 {
 		t.Fatalf("lease = %+v, want %s at epoch 1", l, lead.holderID)

@@ -52,12 +52,14 @@ func BenchmarkWaitWakeLatency(b *testing.B) {
 	var wg sync.WaitGroup
 	defer func() { stop(); wg.Wait() }()
 	for role, db := range map[string]*sqlite.DB{"leader": leaderDB, "follower": followerDB} {
-		w, err := watch.New(watch.Config{Store: db.Store(), Reader: db.Store(), Clock: clock, MaxWaiters: 2 * waitLatencyIntents})
+		armed := armingClock{Clock: clock, armed: make(chan struct{}, 1)}
+		w, err := watch.New(watch.Config{Store: db.Store(), Reader: db.Store(), Clock: armed, MaxWaiters: 2 * waitLatencyIntents})
 		if err != nil {
 			b.Fatal(err)
 		}
 		watchers[role] = w
 		wg.Go(func() { _ = w.Run(runCtx) })
+		awaitRegisterable(b, role, w, armed.armed)
 	}
 	contract := core.Contract{SubmissionTarget: "sms.realtime", GatewayType: core.GatewaySMS, GatewayURL: "http://127.0.0.1:9",
 		Mode: core.ModeRealtime, Policy: core.PolicyOneShot, TerminalOutcomes: []string{}}
@@ -69,11 +71,6 @@ func BenchmarkWaitWakeLatency(b *testing.B) {
 			ids[i] = fmt.Sprintf("wait-bench-%d-%d", round, i)
 			if _, err := leaderDB.Store().CreateIntent(ctx, core.NewIntent(ids[i], contract, []byte(`{}`), clock.Now())); err != nil {
 				b.Fatal(err)
-			}
-		}
-		for _, w := range watchers {
-			for !registerable(w) {
-				time.Sleep(time.Millisecond) // the watcher's first read has not placed its cursor yet
 			}
 		}
 		wrote := make([]time.Time, len(ids))
@@ -115,6 +112,47 @@ func BenchmarkWaitWakeLatency(b *testing.B) {
 			slices.Sort(lat)
 			b.ReportMetric(float64(lat[len(lat)/2])/1e6, role+"-p50-ms")
 			b.ReportMetric(float64(lat[len(lat)*99/100])/1e6, role+"-p99-ms")
+		}
+	}
+}
+
+// armingClock is a clock that signals on armed (without blocking) each time
+// a timer is armed. A watcher arms the timer of its next read after each
+// read, so a benchmark can wait for its first read without sleeping.
+type armingClock struct {
+	ports.Clock
+	armed chan struct{}
+}
+
+func (c armingClock) NewTimer(d time.Duration) ports.Timer {
+	c.signal()
+	return c.Clock.NewTimer(d)
+}
+
+func (c armingClock) NewTimerAt(at time.Time) ports.Timer {
+	c.signal()
+	return c.Clock.NewTimerAt(at)
+}
+
+func (c armingClock) signal() {
+	select {
+	case c.armed <- struct{}{}:
+	default: // a signal is pending already
+	}
+}
+
+// awaitRegisterable waits until w admits waiters, which it does once its
+// first read placed its cursor: it asks again each time the watcher armed a
+// timer, and gives up after a minute.
+func awaitRegisterable(b *testing.B, role string, w *watch.Watcher, armed <-chan struct{}) {
+	b.Helper()
+	bound := time.NewTimer(time.Minute)
+	defer bound.Stop()
+	for !registerable(w) {
+		select {
+		case <-armed:
+		case <-bound.C:
+			b.Fatalf("the %s's watcher admitted no waiter within a minute", role)
 		}
 	}
 }

@@ -67,11 +67,33 @@ func TestIdleConnectionTheGatewayClosedIsNotReused(t *testing.T) {
 	srv, opened := countingServer(t, nil)
 	c := newClient(t, core.GatewaySMS, gateway.Config{})
 	mustAccept(t, c, srv.URL, "before")
+	idle := gateway.IdleConns(c, srv.Listener.Addr().String())
+	if len(idle) != 1 {
+		t.Fatalf("%d idle connections after one call, want 1", len(idle))
+	}
 	srv.CloseClientConnections()
-	time.Sleep(50 * time.Millisecond) // the close reaches the client's side
+	awaitClosedByPeer(t, idle[0])
 	mustAccept(t, c, srv.URL, "after")
 	if n := opened.Load(); n != 2 {
 		t.Fatalf("opened %d connections, want 2: the closed one, then a new one", n)
+	}
+}
+
+// awaitClosedByPeer blocks until the gateway's close of nc, an idle
+// connection of the client's, has reached the client's side, where the pool
+// can see it. A read then ends with the end of stream; it takes nothing, as
+// an idle connection holds no data. The read deadline only bounds a close
+// that never arrives.
+func awaitClosedByPeer(t *testing.T, nc net.Conn) {
+	t.Helper()
+	if err := nc.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := nc.Read(make([]byte, 1)); n != 0 || !errors.Is(err, io.EOF) {
+		t.Fatalf("reading the idle connection the gateway closed: %d bytes, %v; want the end of stream", n, err)
+	}
+	if err := nc.SetReadDeadline(time.Time{}); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -200,7 +222,11 @@ func TestOversizedAnswerIsNotReadToItsEnd(t *testing.T) {
 // its error does not claim the answer was lost.
 func TestCallThatNeverHadAConnectionIsNotInDoubt(t *testing.T) {
 	release := make(chan struct{})
-	srv, _ := countingServer(t, func(http.ResponseWriter, *http.Request) { <-release })
+	arrived := make(chan struct{}, 2)
+	srv, _ := countingServer(t, func(http.ResponseWriter, *http.Request) {
+		arrived <- struct{}{}
+		<-release
+	})
 	defer close(release)
 	c := newClient(t, core.GatewaySMS, gateway.Config{MaxConnsPerHost: 1})
 	held := make(chan error, 1)
@@ -208,7 +234,12 @@ func TestCallThatNeverHadAConnectionIsNotInDoubt(t *testing.T) {
 		_, err := c.Submit(t.Context(), params(core.GatewaySMS, srv.URL, "holds", `{}`))
 		held <- err
 	}()
-	time.Sleep(50 * time.Millisecond) // the first call has the one connection
+	// Once the gateway holds the first call, that call has the one connection.
+	select {
+	case <-arrived:
+	case err := <-held:
+		t.Fatalf("the first call ended before the gateway held it: %v", err)
+	}
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
 	_, err := c.Submit(ctx, params(core.GatewaySMS, srv.URL, "waits", `{}`))
@@ -226,14 +257,28 @@ func TestCallThatNeverHadAConnectionIsNotInDoubt(t *testing.T) {
 // once IdleConnTimeout passed, the oldest included, though no call comes
 // to take them.
 func TestIdleConnectionsCloseAfterTheirTimeout(t *testing.T) {
-	var closed atomic.Int64
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		time.Sleep(50 * time.Millisecond) // the three calls overlap: three connections
+	// Each call is answered once all three reached the gateway: they
+	// overlap, so each has a connection of its own.
+	var arrived atomic.Int64
+	all := make(chan struct{})
+	closed := make(chan struct{}, 3)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if arrived.Add(1) == 3 {
+			close(all)
+		}
+		select {
+		case <-all:
+		case <-r.Context().Done():
+			return
+		}
 		_, _ = io.WriteString(w, `{"status":"accepted"}`)
 	}))
 	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
 		if s == http.StateClosed {
-			closed.Add(1)
+			select {
+			case closed <- struct{}{}:
+			default: // never blocks the server; three closes are all the test waits for
+			}
 		}
 	}
 	srv.Start()
@@ -251,12 +296,14 @@ func TestIdleConnectionsCloseAfterTheirTimeout(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for closed.Load() < 3 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := closed.Load(); n != 3 {
-		t.Fatalf("%d of 3 idle connections closed after their timeout", n)
+	// The bound only ends a wait for closes that never come.
+	bound := time.After(10 * time.Second)
+	for n := range 3 {
+		select {
+		case <-closed:
+		case <-bound:
+			t.Fatalf("%d of 3 idle connections closed after their timeout", n)
+		}
 	}
 }
 

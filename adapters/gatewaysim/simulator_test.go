@@ -467,8 +467,14 @@ func TestCloseEndsHangingSubmissionsAndLeaksNothing(t *testing.T) {
 	c := &http.Client{Transport: tr}
 	done := make(chan reply, 1)
 	go func() { done <- submit(context.Background(), c, sim.URL(core.GatewaySMS), "hang", `{}`) }()
-	// Wait until the hanging submission reached the gateway.
+	// Wait until the hanging submission reached the gateway. Nothing
+	// signals that, so look every millisecond, for ten seconds at most.
+	deadline := time.Now().Add(10 * time.Second)
 	for sim.Reference("hang").Submissions == 0 {
+		if time.Now().After(deadline) {
+			_ = sim.Close()
+			t.Fatal("the hanging submission did not reach the gateway within 10s")
+		}
 		time.Sleep(time.Millisecond)
 	}
 	if err := sim.Close(); err != nil {

@@ -33,3 +33,18 @@ func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 // testTime has nanoseconds, which the store must keep.
 var testTime = time.Date(2026, 5, 17, 8, 30, 15, 123456789, time.UTC)
+
+// queueReached waits until length (of a writer queue) reaches n and reports
+// whether it did within ten seconds. Nothing signals a send landing in a
+// channel, so it looks again every millisecond; a caller holding the
+// writer's batch releases it before failing.
+func queueReached(n int, length func() int) bool {
+	deadline := time.Now().Add(10 * time.Second)
+	for length() < n {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return true
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -144,16 +143,18 @@ func TestLeaseWriteGoesAheadOfQueuedWrites(t *testing.T) {
 	for i := range queued {
 		wg.Go(func() { _ = create(fmt.Sprintf("queued-%d", i)) })
 	}
-	for len(db.writer.ops) < cap(db.writer.ops) {
-		runtime.Gosched() // until the queue is full
+	if !queueReached(cap(db.writer.ops), func() int { return len(db.writer.ops) }) {
+		close(release)
+		t.Fatalf("only %d of %d intake writes queued behind the held batch", len(db.writer.ops), cap(db.writer.ops))
 	}
 	renewed := make(chan error, 1)
 	go func() {
 		_, err := db.Leases().Renew(ctx, ports.RenewLeaseParams{Fence: l.Fence(), Duration: time.Hour})
 		renewed <- err
 	}()
-	for len(db.writer.leaseOps) == 0 {
-		runtime.Gosched() // until the renewal is handed over
+	if !queueReached(1, func() int { return len(db.writer.leaseOps) }) {
+		close(release)
+		t.Fatal("the renewal was not handed to the lease lane")
 	}
 	close(release)
 	if err := <-renewed; err != nil {

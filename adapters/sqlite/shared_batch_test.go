@@ -168,13 +168,9 @@ func inOneBatch(t *testing.T, db *DB, n int, call func(i int) error) []error {
 			done <- i
 		}()
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for len(db.writer.ops) < n {
-		if time.Now().After(deadline) {
-			close(release)
-			t.Fatalf("only %d of %d writes queued behind the gate", len(db.writer.ops), n)
-		}
-		time.Sleep(time.Millisecond)
+	if !queueReached(n, func() int { return len(db.writer.ops) }) {
+		close(release)
+		t.Fatalf("only %d of %d writes queued behind the gate", len(db.writer.ops), n)
 	}
 	close(release)
 	if err := <-gate; err != nil {

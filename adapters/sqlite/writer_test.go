@@ -305,6 +305,9 @@ func TestCloseWhileWriting(t *testing.T) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var done, refused int
+	// writing is closed once 200 writes were stored: Close then comes in
+	// the middle of a steady stream of writes.
+	writing := make(chan struct{})
 	for c := range 16 {
 		wg.Go(func() {
 			for i := 0; ; i++ {
@@ -313,6 +316,9 @@ func TestCloseWhileWriting(t *testing.T) {
 				mu.Lock()
 				if err == nil {
 					done++
+					if done == 200 {
+						close(writing)
+					}
 				} else {
 					refused++
 				}
@@ -326,14 +332,12 @@ func TestCloseWhileWriting(t *testing.T) {
 			}
 		})
 	}
-	for {
-		mu.Lock()
-		n := done
-		mu.Unlock()
-		if n >= 200 {
-			break
-		}
-		time.Sleep(time.Millisecond)
+	select {
+	case <-writing:
+	case <-time.After(10 * time.Second):
+		_ = db.Close()
+		wg.Wait()
+		t.Fatalf("%d writes stored within 10s, want 200 before Close", done)
 	}
 	if err := db.Close(); err != nil {
 		t.Fatalf("Close: %v", err)

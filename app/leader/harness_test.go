@@ -105,21 +105,13 @@ func (w *world) waitTimer(at time.Time) {
 
 // waitTimers waits until the pending timers are exactly want (in any
 // order): every elector armed its next timer and none is inside a lease
-// call. The fake clock signals arming but not this condition, so it polls,
-// bounded by waitBound.
+// call.
 func (w *world) waitTimers(want []time.Time) {
 	w.t.Helper()
-	want = slices.SortedFunc(slices.Values(want), time.Time.Compare)
-	deadline := time.Now().Add(waitBound)
-	for {
-		got := w.clock.Timers()
-		if slices.EqualFunc(got, want, time.Time.Equal) {
-			return
-		}
-		if time.Now().After(deadline) {
-			w.t.Fatalf("pending timers %v, want %v", got, want)
-		}
-		time.Sleep(time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), waitBound)
+	defer cancel()
+	if err := w.clock.WaitForTimers(ctx, want...); err != nil {
+		w.t.Fatalf("pending timers %v, want %v: %v", w.clock.Timers(), slices.SortedFunc(slices.Values(want), time.Time.Compare), err)
 	}
 }
 

@@ -8,64 +8,101 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 )
 
 // fakePending serves GET /v1/intents?status=pending&limit=1: one pending
-// intent until done is closed, then none. It counts the reads.
+// intent for its first pendingFor reads (for good when pendingFor is 0),
+// then none. It counts the reads and notes when it first answered none.
 type fakePending struct {
-	done  chan struct{}
-	reads atomic.Int64
+	pendingFor int64
+	reads      atomic.Int64
+
+	mu        sync.Mutex
+	drainedAt time.Time
 }
 
 func (f *fakePending) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	f.reads.Add(1)
+	n := f.reads.Add(1)
 	q := r.URL.Query()
 	if r.URL.Path != "/v1/intents" || q.Get("status") != "pending" || q.Get("limit") != "1" {
 		http.Error(w, "unexpected request "+r.URL.String(), http.StatusBadRequest)
 		return
 	}
 	page := map[string]any{"intents": []any{}}
-	select {
-	case <-f.done:
-	default:
+	if f.pendingFor == 0 || n <= f.pendingFor {
 		page["intents"] = []any{map[string]any{"intentId": "b-1", "status": "pending", "attempts": []any{}}}
+	} else {
+		f.mu.Lock()
+		if f.drainedAt.IsZero() {
+			f.drainedAt = time.Now()
+		}
+		f.mu.Unlock()
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(page)
 }
 
-// TestAwaitDrainWaitsForTheServiceToStartAndDrain starts the service only
-// after loadgen began waiting (its requests fail until then), drains it
-// later, and checks that --await-drain reports the time to the drain, no
-// sooner, and polled at its pace rather than in a busy loop.
+// startingListener is a service that is still starting: it closes the
+// first refuse connections it accepts, so the requests on them fail, and
+// notes when it accepted the first.
+type startingListener struct {
+	net.Listener
+	refuse int
+
+	mu    sync.Mutex
+	first time.Time
+}
+
+// Accept is called by the server's one accepting goroutine.
+func (l *startingListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		l.mu.Lock()
+		if l.first.IsZero() {
+			l.first = time.Now()
+		}
+		refuse := l.refuse > 0
+		if refuse {
+			l.refuse--
+		}
+		l.mu.Unlock()
+		if !refuse {
+			return c, nil
+		}
+		_ = c.Close()
+	}
+}
+
+// TestAwaitDrainWaitsForTheServiceToStartAndDrain: the service fails
+// loadgen's first requests (it is still starting), then answers that an
+// intent is pending a few times, then that none is. --await-drain must
+// retry through the failures, end at the first answer with nothing pending
+// and no sooner, report the time from its start to that answer, and ask at
+// its pace rather than in a busy loop. No step waits on the clock: the
+// service's answers are counted, not timed.
 func TestAwaitDrainWaitsForTheServiceToStartAndDrain(t *testing.T) {
+	const refused, pending = 3, 5
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	ln.Close() // nothing listens yet: the service is still starting
-
-	f := &fakePending{done: make(chan struct{})}
-	go func() {
-		time.Sleep(200 * time.Millisecond)
-		l, err := net.Listen("tcp", addr)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		srv := &httptest.Server{Listener: l, Config: &http.Server{Handler: f}}
-		srv.Start()
-		t.Cleanup(srv.Close)
-		time.Sleep(300 * time.Millisecond)
-		close(f.done)
-	}()
+	starting := &startingListener{Listener: ln, refuse: refused}
+	f := &fakePending{pendingFor: pending}
+	srv := &httptest.Server{Listener: starting, Config: &http.Server{Handler: f}}
+	srv.Start()
+	t.Cleanup(srv.Close)
 
 	var out, errOut bytes.Buffer
-	code := realMain(context.Background(), []string{"--url", "http://" + addr, "--await-drain", "--json", "--wait-timeout", "10s"}, &out, &errOut)
+	start := time.Now()
+	code := realMain(context.Background(), []string{"--url", srv.URL, "--await-drain", "--json", "--wait-timeout", "10s"}, &out, &errOut)
+	took := time.Since(start)
 	if code != 0 {
 		t.Fatalf("exit %d, stderr: %s", code, errOut.String())
 	}
@@ -73,19 +110,35 @@ func TestAwaitDrainWaitsForTheServiceToStartAndDrain(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		t.Fatalf("report %q: %v", out.String(), err)
 	}
-	if rep.DrainedSeconds < 0.5 || rep.DrainedSeconds > 5 {
-		t.Errorf("drainedSeconds = %v, want the ~0.5 s until the fake drained", rep.DrainedSeconds)
+	starting.mu.Lock()
+	first := starting.first
+	starting.mu.Unlock()
+	f.mu.Lock()
+	drainedAt := f.drainedAt
+	f.mu.Unlock()
+	// The fake served nothing before the failing connections were tried.
+	if n := f.reads.Load(); n != pending+1 {
+		t.Fatalf("%d reads, want %d: every one until the service drained, and the first that found nothing pending", n, pending+1)
 	}
-	// About 300 ms of answers at one read per 20 ms: 15, and far from a busy loop.
-	if n := f.reads.Load(); n < 5 || n > 40 {
-		t.Errorf("%d reads while the service ran, want one per %v", n, drainPoll)
+	// loadgen started before the first connection and read its report's
+	// end after the answer that drained: the figure covers that span, and
+	// no more than the whole run.
+	if d := rep.DrainedSeconds; d < drainedAt.Sub(first).Seconds() || d > took.Seconds() {
+		t.Errorf("drainedSeconds = %v, want between the %v from the first connection to the drain and the %v of the run",
+			d, drainedAt.Sub(first).Seconds(), took.Seconds())
+	}
+	// Each request after the first waits for the next of drainPoll's ticks,
+	// which never come early: the last of them cannot precede its tick.
+	requests := refused + pending + 1
+	if least := time.Duration(requests-1) * drainPoll; drainedAt.Sub(start) < least {
+		t.Errorf("%d requests within %v, want one per %v (at least %v): a busy loop", requests, drainedAt.Sub(start), drainPoll, least)
 	}
 }
 
 // TestAwaitDrainGivesUpAtItsTimeout checks that a backlog that never drains
 // fails the run (exit 1) and says so, at --wait-timeout.
 func TestAwaitDrainGivesUpAtItsTimeout(t *testing.T) {
-	f := &fakePending{done: make(chan struct{})}
+	f := &fakePending{}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
 	var out, errOut bytes.Buffer

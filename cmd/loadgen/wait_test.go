@@ -18,12 +18,22 @@ import (
 // Prefer: wait=N is held until then (or N seconds), as the service's long
 // poll is. It counts the reads.
 type fakeIntents struct {
-	done    chan struct{}
-	final   map[string]bool
+	done  chan struct{}
+	final map[string]bool
+	// finishAfter, when positive, has the fake finish every intent (close
+	// done) as soon as the wait showed how it waits: at its first long
+	// poll, or at read number finishAfter without one, a wait that reads
+	// the intents over and over.
+	finishAfter int
+	finish      sync.Once
+
 	mu      sync.Mutex
 	reads   int
 	waiting int
 }
+
+// finishAll ends every intent, once.
+func (f *fakeIntents) finishAll() { f.finish.Do(func() { close(f.done) }) }
 
 func (f *fakeIntents) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id, ok := strings.CutPrefix(r.URL.Path, "/v1/intents/")
@@ -33,12 +43,19 @@ func (f *fakeIntents) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Lock()
 	f.reads++
+	readsOver := f.finishAfter > 0 && f.reads >= f.finishAfter
 	f.mu.Unlock()
+	if readsOver {
+		f.finishAll()
+	}
 	var wait int
 	if _, err := fmt.Sscanf(r.Header.Get("Prefer"), "wait=%d", &wait); err == nil && wait > 0 && !f.final[id] {
 		f.mu.Lock()
 		f.waiting++
 		f.mu.Unlock()
+		if f.finishAfter > 0 {
+			f.finishAll()
+		}
 		select {
 		case <-f.done:
 		case <-time.After(time.Duration(wait) * time.Second):
@@ -61,9 +78,12 @@ func (f *fakeIntents) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // TestWaitDoesNotReadEveryIntentWhileTheyRun checks that waiting for
 // execution holds one long poll instead of reading every intent again and
 // again, which would load the service it measures, and that it still reports
-// every intent as it finally stands.
+// every intent as it finally stands. The intents run until the wait asks for
+// a long poll, or until it read more often than the test allows.
 func TestWaitDoesNotReadEveryIntentWhileTheyRun(t *testing.T) {
-	f := &fakeIntents{done: make(chan struct{})}
+	const count = 200
+	maxReads := count + 2
+	f := &fakeIntents{done: make(chan struct{}), finishAfter: maxReads + 1}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
 	cfg := config{URL: srv.URL, Concurrency: 8, WaitTimeout: 10 * time.Second}
@@ -72,14 +92,10 @@ func TestWaitDoesNotReadEveryIntentWhileTheyRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(closeIdle)
-	ids := make([]string, 200)
+	ids := make([]string, count)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("w-%03d", i)
 	}
-	go func() {
-		time.Sleep(700 * time.Millisecond) // about three of the old polling rounds
-		close(f.done)
-	}()
 	intents, unfinished, err := waitAll(context.Background(), c, cfg, ids, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +110,7 @@ func TestWaitDoesNotReadEveryIntentWhileTheyRun(t *testing.T) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.waiting == 0 || f.reads > len(ids)+2 {
+	if f.waiting == 0 || f.reads > maxReads {
 		t.Fatalf("%d reads (%d long polls) for %d intents: the wait reads the intents while they run", f.reads, f.waiting, len(ids))
 	}
 }

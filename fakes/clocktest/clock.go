@@ -104,6 +104,11 @@ func (c *Clock) AdvanceTo(t time.Time) {
 func (c *Clock) Timers() []time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.timersLocked()
+}
+
+// timersLocked is Timers; the caller holds mu.
+func (c *Clock) timersLocked() []time.Time {
 	out := make([]time.Time, len(c.pending))
 	for i, t := range c.pending {
 		out[i] = t.deadline
@@ -120,6 +125,16 @@ func (c *Clock) WaitForTimer(ctx context.Context, at time.Time) error {
 	return c.waitFor(ctx, func() bool {
 		return slices.ContainsFunc(c.pending, func(t *Timer) bool { return t.deadline.Equal(at) })
 	})
+}
+
+// WaitForTimers blocks until the pending timers' deadlines are exactly want,
+// in any order, and returns ctx's error if ctx ends first. When every piece
+// of code under test arms one timer while it waits, that state proves each
+// of them finished what it did and is waiting, none inside a call between
+// two timers.
+func (c *Clock) WaitForTimers(ctx context.Context, want ...time.Time) error {
+	want = slices.SortedFunc(slices.Values(want), time.Time.Compare)
+	return c.waitFor(ctx, func() bool { return slices.EqualFunc(c.timersLocked(), want, time.Time.Equal) })
 }
 
 // BlockUntilTimers blocks until at least n timers are pending, and returns

@@ -96,6 +96,39 @@ func TestWaitForTimerReturnsOnceTheDeadlineIsArmed(t *testing.T) {
 	<-armed
 }
 
+// TestWaitForTimersWaitsForExactlyThoseDeadlines: a set that is only part
+// of the pending timers, or that one of them has left, is not enough.
+func TestWaitForTimersWaitsForExactlyThoseDeadlines(t *testing.T) {
+	c := clocktest.New(t0)
+	a := c.NewTimer(time.Second)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		b := c.NewTimer(2 * time.Second)
+		c.NewTimer(3 * time.Second)
+		b.Stop()
+	}()
+	// Pending go from {1s} through {1s, 2s} and {1s, 2s, 3s} to {1s, 3s}.
+	if err := c.WaitForTimers(ctx, t0.Add(3*time.Second), t0.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	<-stopped
+	a.Stop()
+	done, cancelDone := context.WithCancel(t.Context())
+	cancelDone()
+	if err := c.WaitForTimers(done, t0.Add(3*time.Second), t0.Add(time.Second)); err == nil {
+		t.Fatal("WaitForTimers returned nil after one of the deadlines was stopped")
+	}
+	if err := c.WaitForTimers(done); err == nil {
+		t.Fatal("WaitForTimers returned nil for no deadline while one is pending")
+	}
+	if err := c.WaitForTimers(ctx, t0.Add(3*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestWaitForTimerHonoursItsContext(t *testing.T) {
 	c := clocktest.New(t0)
 	ctx, cancel := context.WithCancel(t.Context())

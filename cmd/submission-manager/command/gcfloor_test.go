@@ -1,10 +1,11 @@
 package command
 
 import (
-	"io"
+	"bytes"
 	"log/slog"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"testing"
 	"time"
 )
@@ -40,15 +41,18 @@ func TestGCPercentForKeepsTheHeapGoalAtTheFloorWhileTheHeapIsSmall(t *testing.T)
 
 // TestGCFloorTunesGOGCAndGivesItBack starts the floor with GOGC unset: it
 // raises GOGC for this test process's small heap, and stop puts back what
-// it found. With GOGC set, it changes nothing.
+// it found. With GOGC set, it says it is off and changes nothing.
 func TestGCFloorTunesGOGCAndGivesItBack(t *testing.T) {
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	before := gcPercent()
 	t.Cleanup(func() { debug.SetGCPercent(before) })
 
 	unset := func(string) (string, bool) { return "", false }
 	stop := startGCFloor(unset, time.Millisecond, log)
 	runtime.GC() // a live heap to read
+	// Nothing signals the floor's retune, so GOGC is read every few
+	// milliseconds, for five seconds at most.
 	deadline := time.Now().Add(5 * time.Second)
 	var now int
 	for time.Now().Before(deadline) {
@@ -66,10 +70,16 @@ func TestGCFloorTunesGOGCAndGivesItBack(t *testing.T) {
 		t.Fatalf("GOGC %d after stop, want the %d it found", got, before)
 	}
 
+	// With the operator's GOGC the floor starts nothing, so there is no
+	// retune to wait for: it says it is off, before it returns.
 	set := func(name string) (string, bool) { return "100", name == "GOGC" }
 	debug.SetGCPercent(250)
+	logs.Reset()
 	stop = startGCFloor(set, time.Millisecond, log)
-	time.Sleep(20 * time.Millisecond)
+	if !strings.Contains(logs.String(), "msg=gc_floor_off") {
+		stop()
+		t.Fatalf("the floor did not say it is off with GOGC set; it logged %q", logs.String())
+	}
 	stop()
 	if got := gcPercent(); got != 250 {
 		t.Fatalf("GOGC %d with GOGC set by the operator, want it untouched (250)", got)
