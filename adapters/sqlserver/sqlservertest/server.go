@@ -55,7 +55,7 @@ func AdminDSN(t testing.TB) string {
 			t.Fatalf("%s; %s is set, so the SQL Server tests must run: set %s to a server (.ci/run starts one)",
 				server.skip, EnvCI, EnvDSN)
 		}
-		t.Skip(server.skip)
+		t.Skip("SQL Server tests skipped: " + server.skip)
 	}
 	if server.err != nil {
 		t.Fatalf("SQL Server for tests: %v", server.err)
@@ -75,7 +75,7 @@ func findServer() {
 		if host == "" {
 			host = "unix:///var/run/docker.sock"
 		}
-		server.skip = fmt.Sprintf("SQL Server tests skipped: %s is unset and no Docker engine answers at %s (testcontainers: %v)",
+		server.skip = fmt.Sprintf("no SQL Server for the tests: %s is unset and no Docker engine answers at %s (testcontainers: %v)",
 			EnvDSN, host, err)
 		return
 	}
