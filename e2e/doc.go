@@ -1,5 +1,8 @@
 // Package e2e holds the end-to-end tests: the real service (started
-// in-process through cmd/submission-manager/app, or as processes by the HA
-// tests) on a real SQLite file, talking to simulated gateways over HTTP, and
-// driven only through the generated Go client, exactly as a user would.
+// in-process through cmd/submission-manager/command, or as processes by the
+// HA tests) on a real SQLite file, talking to simulated gateways over HTTP,
+// and driven only through the generated Go client, exactly as a user would.
+// The core tests (submit, batch, get, list, resubmit, Prefer: wait, the
+// leader's execution) run once per store (store_test.go): also on a fresh
+// SQL Server database the service migrates itself.
 package e2e
