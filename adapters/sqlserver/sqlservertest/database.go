@@ -68,17 +68,17 @@ func NewName() string {
 	return "sm_test_" + hex.EncodeToString(b[:])
 }
 
-// createRetries bounds CREATE DATABASE's retries on Babelfish.
-const createRetries = 5
+// catalogRetries bounds the retries of CREATE and DROP DATABASE on Babelfish.
+const catalogRetries = 5
 
-// CreateDatabase creates the database name. Babelfish for PostgreSQL fails a
-// CREATE DATABASE that runs at the same time as another one (test packages
-// run in parallel) with PostgreSQL's "tuple concurrently updated"; the
-// statement created nothing then, and runs again.
-func CreateDatabase(ctx context.Context, admin *sql.DB, name string) error {
+// onCatalog runs a CREATE or DROP DATABASE statement. Babelfish for
+// PostgreSQL fails one that runs at the same time as another (test
+// packages run in parallel) with PostgreSQL's "tuple concurrently updated";
+// the statement changed nothing then, and runs again.
+func onCatalog(ctx context.Context, admin *sql.DB, statement string) error {
 	var err error
-	for range createRetries {
-		if _, err = admin.ExecContext(ctx, "CREATE DATABASE "+name); err == nil ||
+	for range catalogRetries {
+		if _, err = admin.ExecContext(ctx, statement); err == nil ||
 			!strings.Contains(err.Error(), "tuple concurrently updated") {
 			return err
 		}
@@ -86,16 +86,21 @@ func CreateDatabase(ctx context.Context, admin *sql.DB, name string) error {
 	return err
 }
 
+// CreateDatabase creates the database name.
+func CreateDatabase(ctx context.Context, admin *sql.DB, name string) error {
+	return onCatalog(ctx, admin, "CREATE DATABASE "+name)
+}
+
 // DropDatabase drops the database name. SQL Server first ends the sessions
 // still in it (SET SINGLE_USER WITH ROLLBACK IMMEDIATE); Babelfish for
 // PostgreSQL has no ALTER DATABASE and refuses that, so a plain DROP
 // DATABASE follows.
 func DropDatabase(ctx context.Context, admin *sql.DB, name string) error {
-	_, err := admin.ExecContext(ctx, "ALTER DATABASE "+name+" SET SINGLE_USER WITH ROLLBACK IMMEDIATE; DROP DATABASE "+name)
+	err := onCatalog(ctx, admin, "ALTER DATABASE "+name+" SET SINGLE_USER WITH ROLLBACK IMMEDIATE; DROP DATABASE "+name)
 	if err == nil {
 		return nil
 	}
-	if _, plainErr := admin.ExecContext(ctx, "DROP DATABASE "+name); plainErr != nil {
+	if plainErr := onCatalog(ctx, admin, "DROP DATABASE "+name); plainErr != nil {
 		return fmt.Errorf("drop database %s: %w; then plain DROP DATABASE: %w", name, err, plainErr)
 	}
 	return nil
