@@ -36,8 +36,6 @@ func listAll(t *testing.T, c *client.ClientWithResponses, params client.ListInte
 	}
 }
 
-func TestListPagesNewestFirst(t *testing.T) { forEachStore(t, testListPagesNewestFirst) }
-
 func testListPagesNewestFirst(t *testing.T, s store) {
 	svc, sim := startStandard(t, s.database(t))
 	var ids []string

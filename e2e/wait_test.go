@@ -35,14 +35,10 @@ func getWaiting(t *testing.T, c *client.ClientWithResponses, id, prefer string) 
 	return res
 }
 
-// TestWaitOnAnAPIOnlyInstanceWakesWhenTheLeaderFinishes submits a scheduled
+// testWaitOnAnAPIOnlyInstanceWakesWhenTheLeaderFinishes submits a scheduled
 // intent to an API-only instance with Prefer: wait: the answer comes when
 // the leader, another instance, has accepted it, as the API-only instance
 // learns from the store.
-func TestWaitOnAnAPIOnlyInstanceWakesWhenTheLeaderFinishes(t *testing.T) {
-	forEachStore(t, testWaitOnAnAPIOnlyInstanceWakesWhenTheLeaderFinishes)
-}
-
 func testWaitOnAnAPIOnlyInstanceWakesWhenTheLeaderFinishes(t *testing.T, s store) {
 	leader, apiOnly := startPair(t, s, func(c *command.ServeConfig) { c.APIOnly = true })
 	notBefore := time.Now().Add(time.Second).UTC().Truncate(time.Microsecond)
@@ -66,12 +62,8 @@ func testWaitOnAnAPIOnlyInstanceWakesWhenTheLeaderFinishes(t *testing.T, s store
 	}
 }
 
-// TestWaitOnAFollowerWakesWhenTheLeaderFinishes reads, with Prefer: wait, a
+// testWaitOnAFollowerWakesWhenTheLeaderFinishes reads, with Prefer: wait, a
 // scheduled intent on the instance that does not lead.
-func TestWaitOnAFollowerWakesWhenTheLeaderFinishes(t *testing.T) {
-	forEachStore(t, testWaitOnAFollowerWakesWhenTheLeaderFinishes)
-}
-
 func testWaitOnAFollowerWakesWhenTheLeaderFinishes(t *testing.T, s store) {
 	leader, follower := startPair(t, s, func(c *command.ServeConfig) { c.HolderID = "follower" })
 	if got := readyz(t, follower.api); !strings.HasPrefix(got, "mode=follower") {

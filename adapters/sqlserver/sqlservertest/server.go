@@ -7,8 +7,8 @@
 // starts, or, without it, a SQL Server container started through
 // testcontainers where a Docker engine answers. With neither, a test that
 // needs the server is skipped with the reason, and fails with it when the
-// environment variable CI is set: CI must never pass without having run the
-// SQL Server tests.
+// environment variable CI (or SUBMISSION_TEST_SQLSERVER_REQUIRED) is set:
+// CI must never pass without having run the SQL Server tests.
 package sqlservertest
 
 import (
@@ -29,7 +29,9 @@ const (
 	// EnvImage overrides the container image testcontainers starts.
 	EnvImage = "SUBMISSION_TEST_SQLSERVER_IMAGE"
 	// EnvCI, when set, turns "no server" from a skip into a failure.
-	EnvCI        = "CI"
+	EnvCI = "CI"
+	// EnvRequired does the same outside CI (make test-sqlserver sets it).
+	EnvRequired  = "SUBMISSION_TEST_SQLSERVER_REQUIRED"
 	defaultImage = "mcr.microsoft.com/mssql/server:2022-CU18-ubuntu-22.04"
 	// The container's sa password: SQL Server's complexity rules, and no
 	// character that would need escaping in the URL DSN.
@@ -51,9 +53,11 @@ func AdminDSN(t testing.TB) string {
 	t.Helper()
 	server.once.Do(findServer)
 	if server.skip != "" {
-		if os.Getenv(EnvCI) != "" {
-			t.Fatalf("%s; %s is set, so the SQL Server tests must run: set %s to a server (.ci/run starts one)",
-				server.skip, EnvCI, EnvDSN)
+		for _, env := range []string{EnvCI, EnvRequired} {
+			if os.Getenv(env) != "" {
+				t.Fatalf("%s; %s is set, so the SQL Server tests must run: set %s to a server (.ci/run starts one)",
+					server.skip, env, EnvDSN)
+			}
 		}
 		t.Skip("SQL Server tests skipped: " + server.skip)
 	}
