@@ -6,7 +6,7 @@ SDK_TS   := sdk/typescript
 # Generated trees that `make verify` requires to be up to date.
 GENERATED := api adapters db $(SDK_TS)/src/schema.gen.ts
 
-.PHONY: all build run test test-short test-ts generate lint-api verify bench bench-river fuzz soak clean
+.PHONY: all build run test test-sqlserver test-short test-ts generate lint-api verify bench bench-river fuzz soak clean
 
 all: build
 
@@ -22,7 +22,22 @@ run: build
 	$(BIN)/submission-manager serve
 
 test: test-ts
-	$(GO) test -count=1 -timeout 20m ./...
+	SUBMISSION_TEST_SQLSERVER_DSN='$(SQLSERVER_DSN)' $(GO) test -count=1 -timeout 20m ./...
+
+# The SQL Server tests run against SUBMISSION_TEST_SQLSERVER_DSN or, when it
+# is unset, the Babelfish server that ../shared/babelfish/start leaves on
+# 127.0.0.1:1433 if it answers (a TCP connect, nothing more); without either,
+# testcontainers starts SQL Server where a Docker engine answers.
+SQLSERVER_LOCAL_DSN := sqlserver://babelfish_user:12345678@127.0.0.1:1433?database=master
+SQLSERVER_DSN = $(or $(SUBMISSION_TEST_SQLSERVER_DSN),$(shell timeout 2 bash -c 'exec 3<>/dev/tcp/127.0.0.1/1433' 2>/dev/null && echo '$(SQLSERVER_LOCAL_DSN)'))
+
+# Only the SQL Server tests: the adapter's and the end-to-end tests' SQL
+# Server half. They fail, rather than skip, when no server is found.
+test-sqlserver:
+	SUBMISSION_TEST_SQLSERVER_DSN='$(SQLSERVER_DSN)' SUBMISSION_TEST_SQLSERVER_REQUIRED=1 \
+		$(GO) test -count=1 -timeout 20m ./adapters/sqlserver/... && \
+	SUBMISSION_TEST_SQLSERVER_DSN='$(SQLSERVER_DSN)' SUBMISSION_TEST_SQLSERVER_REQUIRED=1 \
+		$(GO) test -count=1 -timeout 20m -run '^TestStores$$/^sqlserver$$' ./e2e/
 
 # The TypeScript SDK's tests build and start the real service and simulator.
 test-ts: $(SDK_TS)/node_modules/.package-lock.json
