@@ -60,10 +60,11 @@ FROM submission_intents
 WHERE ` + inIntentIDs("intent_id", rows, width)
 }
 
-// batchArgs are one intent's parameters, in batchColumns' order.
+// batchArgs are one intent's parameters, in batchColumns' order. Strings
+// are declared nvarchar(max) whatever their length (see setString).
 func batchArgs(p sqlserverdb.InsertIntentParams) []any {
-	return []any{p.IntentID, p.SubmissionTarget, p.Payload, p.Contract, p.GatewayType, p.Mode,
-		p.CreatedAt, p.NextDueAt, p.NotBefore}
+	return []any{setString(p.IntentID), setString(p.SubmissionTarget), p.Payload, setString(p.Contract),
+		setString(p.GatewayType), setString(p.Mode), p.CreatedAt, p.NextDueAt, p.NotBefore}
 }
 
 // sqlKey is an intentId as SQL Server's equality sees it: trailing spaces

@@ -76,7 +76,7 @@ func queryIntentIDs(ctx context.Context, db *sql.DB, ids []string, sqlFor func(n
 		n := paddedRows(c[1]-c[0], 1)
 		args := make([]any, 0, n)
 		for _, id := range ids[c[0]:c[1]] {
-			args = append(args, id)
+			args = append(args, setString(id))
 		}
 		rows, err := db.QueryContext(ctx, sqlFor(n), padParams(args, n, 1)...)
 		if err != nil {

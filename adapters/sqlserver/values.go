@@ -4,6 +4,8 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+
+	mssql "github.com/microsoft/go-mssqldb"
 )
 
 // Sets (a batch of intents, the intentIds of a page) travel to the server
@@ -90,6 +92,14 @@ func chunks(n, size int) [][2]int {
 	}
 	return out
 }
+
+// setString is a string parameter of a set. go-mssqldb declares a plain Go
+// string as nvarchar(its length), and SQL Server caches a plan per distinct
+// parameter declaration: a set of strings of varying lengths would compile
+// a new plan nearly every time. Declared nvarchar(max), the declaration of
+// a set statement depends only on its shape (a batch's payloads, sent as
+// varbinary(their length), still vary).
+func setString(s string) mssql.NVarCharMax { return mssql.NVarCharMax(s) }
 
 // padParams appends NULL parameters to args until it holds rows rows of
 // width parameters. They are typed NULLs (nvarchar, which every cell's CAST
