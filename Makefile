@@ -8,7 +8,7 @@ SDK_TS   := sdk/typescript
 # from a directory builds nothing).
 GENERATED := api adapters db $(SDK_TS)/src/schema.gen.ts $(SDK_TS)/dist $(SDK_TS)/vendor
 
-.PHONY: all build run test test-short test-ts generate lint-api verify bench bench-river fuzz soak clean
+.PHONY: all build run test test-sqlserver test-short test-ts generate lint-api verify bench bench-river fuzz soak clean
 
 all: build
 
@@ -26,7 +26,22 @@ run: build
 # internal/testreport runs go test -json and ends with the skipped tests,
 # by reason, and the counts; it exits with go test's status.
 test: test-ts
-	$(GO) run ./internal/testreport -go $(GO) -count=1 -timeout 20m ./...
+	SUBMISSION_TEST_SQLSERVER_DSN='$(SQLSERVER_DSN)' $(GO) run ./internal/testreport -go $(GO) -count=1 -timeout 20m ./...
+
+# The SQL Server tests run against SUBMISSION_TEST_SQLSERVER_DSN or, when it
+# is unset, the Babelfish server that ../shared/babelfish/start leaves on
+# 127.0.0.1:1433 if it answers (a TCP connect, nothing more); without either,
+# testcontainers starts SQL Server where a Docker engine answers.
+SQLSERVER_LOCAL_DSN := sqlserver://babelfish_user:12345678@127.0.0.1:1433?database=master
+SQLSERVER_DSN = $(or $(SUBMISSION_TEST_SQLSERVER_DSN),$(shell timeout 2 bash -c 'exec 3<>/dev/tcp/127.0.0.1/1433' 2>/dev/null && echo '$(SQLSERVER_LOCAL_DSN)'))
+
+# Only the SQL Server tests: the adapter's and the end-to-end tests' SQL
+# Server half. They fail, rather than skip, when no server is found.
+test-sqlserver:
+	SUBMISSION_TEST_SQLSERVER_DSN='$(SQLSERVER_DSN)' SUBMISSION_TEST_SQLSERVER_REQUIRED=1 \
+		$(GO) run ./internal/testreport -go $(GO) -count=1 -timeout 20m ./adapters/sqlserver/... && \
+	SUBMISSION_TEST_SQLSERVER_DSN='$(SQLSERVER_DSN)' SUBMISSION_TEST_SQLSERVER_REQUIRED=1 \
+		$(GO) run ./internal/testreport -go $(GO) -count=1 -timeout 20m -run '^TestStores$$/^sqlserver$$' ./e2e/
 
 # The TypeScript SDK's tests build and start the real service and simulator.
 test-ts: $(SDK_TS)/node_modules/.package-lock.json

@@ -70,13 +70,13 @@ func postBatch(t *testing.T, svc service, body string) *client.SubmitIntentBatch
 	return res
 }
 
-// TestBatchAnswersEachItemAsASinglePostWould sends the same sequence as one
+// testBatchAnswersEachItemAsASinglePostWould sends the same sequence as one
 // batch to one service and one POST at a time to another, and requires the
 // same answer for every item, in order.
-func TestBatchAnswersEachItemAsASinglePostWould(t *testing.T) {
+func testBatchAnswersEachItemAsASinglePostWould(t *testing.T, s store) {
 	small := func(c *command.ServeConfig) { c.MaxPayloadBytes = 100 }
-	batched, _ := startStandard(t, small)
-	single, _ := startStandard(t, small)
+	batched, _ := startStandard(t, s.database(t), small)
+	single, _ := startStandard(t, s.database(t), small)
 	// One intent stored before: a repeat and a conflict with it.
 	items := append([]string{
 		`{"intentId":"stored","submissionTarget":"sms.realtime","payload":{"to":"+9"}}`,
@@ -124,9 +124,9 @@ func cmpOr(a, b *client.Intent) *client.Intent {
 	return b
 }
 
-// TestBatchThroughTheGoSDK submits typed items with the generated client.
-func TestBatchThroughTheGoSDK(t *testing.T) {
-	svc, _ := startStandard(t)
+// testBatchThroughTheGoSDK submits typed items with the generated client.
+func testBatchThroughTheGoSDK(t *testing.T, s store) {
+	svc, _ := startStandard(t, s.database(t))
 	body := client.SubmitIntentBatchJSONRequestBody{}
 	for i := range 3 {
 		body.Intents = append(body.Intents, client.SubmitIntentRequest{

@@ -36,8 +36,8 @@ func listAll(t *testing.T, c *client.ClientWithResponses, params client.ListInte
 	}
 }
 
-func TestListPagesNewestFirst(t *testing.T) {
-	svc, sim := startStandard(t)
+func testListPagesNewestFirst(t *testing.T, s store) {
+	svc, sim := startStandard(t, s.database(t))
 	var ids []string
 	for i := range 7 {
 		id := fmt.Sprintf("list-sms-%d", i)

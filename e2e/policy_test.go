@@ -39,8 +39,8 @@ func checkNumbering(t *testing.T, in client.Intent) {
 	}
 }
 
-func TestTerminalRejectionEndsTheIntent(t *testing.T) {
-	svc, sim := startStandard(t)
+func testTerminalRejectionEndsTheIntent(t *testing.T, s store) {
+	svc, sim := startStandard(t, s.database(t))
 	script(t, sim, "reject-1", gatewaysim.Rejected("invalid_recipient"), gatewaysim.StepAccepted)
 	mustCreate(t, svc.api, "reject-1", "sms.realtime", `{"to":"nobody"}`)
 	in := waitTerminal(t, svc.api, "reject-1")
@@ -57,8 +57,8 @@ func TestTerminalRejectionEndsTheIntent(t *testing.T) {
 	}
 }
 
-func TestRetryThenAcceptance(t *testing.T) {
-	svc, sim := startStandard(t)
+func testRetryThenAcceptance(t *testing.T, s store) {
+	svc, sim := startStandard(t, s.database(t))
 	// duplicate_reference and unknown reasons are not terminal either.
 	script(t, sim, "retry-1", gatewaysim.Rejected("provider_failure"), gatewaysim.Rejected("duplicate_reference"),
 		gatewaysim.Fault(gatewaysim.HTTPStatusMode(503)), gatewaysim.StepAccepted)
@@ -101,8 +101,8 @@ func TestExhaustionByDeadline(t *testing.T) {
 	}
 }
 
-func TestExhaustionByMaxAttempts(t *testing.T) {
-	svc, sim := startStandard(t)
+func testExhaustionByMaxAttempts(t *testing.T, s store) {
+	svc, sim := startStandard(t, s.database(t))
 	script(t, sim, "max-1", repeat(gatewaysim.Rejected("provider_failure"), 10)...)
 	mustCreate(t, svc.api, "max-1", "sms.batch", `{}`) // maxAttempts: 3
 	in := waitTerminal(t, svc.api, "max-1")

@@ -10,11 +10,11 @@ import (
 	"github.com/submissionmanager/submission-manager/cmd/submission-manager/command"
 )
 
-// TestResubmissionOverTheAPI checks POST /v1/intents/{id}/resubmissions on
-// the real service and SQLite: only ended intents, operator keys only,
+// testResubmissionOverTheAPI checks POST /v1/intents/{id}/resubmissions on
+// the real service on each store: only ended intents, operator keys only,
 // idempotent per original, links both ways, the new intent executed.
-func TestResubmissionOverTheAPI(t *testing.T) {
-	svc, sim := startStandard(t, func(c *command.ServeConfig) {
+func testResubmissionOverTheAPI(t *testing.T, s store) {
+	svc, sim := startStandard(t, s.database(t), func(c *command.ServeConfig) {
 		c.APIKeys, c.OperatorKeys = []string{"client-key"}, []string{"operator-key"}
 	})
 	withKey := func(key string) *client.ClientWithResponses {

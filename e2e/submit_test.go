@@ -10,8 +10,8 @@ import (
 	"github.com/submissionmanager/submission-manager/cmd/submission-manager/command"
 )
 
-func TestCreateRunsTheFirstAttemptAndAccepts(t *testing.T) {
-	svc, sim := startStandard(t)
+func testCreateRunsTheFirstAttemptAndAccepts(t *testing.T, s store) {
+	svc, sim := startStandard(t, s.database(t))
 	// Sent raw: the generated client would compact the payload itself.
 	res := submitBody(t, svc.api, `{"intentId": "create-1", "submissionTarget": "sms.realtime",
 		"payload": { "to": "+15551234567",  "text": "hi <b>", "z": [1, 2.50] }}`)
@@ -55,8 +55,8 @@ func TestCreateRunsTheFirstAttemptAndAccepts(t *testing.T) {
 	}
 }
 
-func TestIdempotentRepeatReturnsTheExistingIntent(t *testing.T) {
-	svc, sim := startStandard(t)
+func testIdempotentRepeatReturnsTheExistingIntent(t *testing.T, s store) {
+	svc, sim := startStandard(t, s.database(t))
 	mustCreate(t, svc.api, "repeat-1", "sms.realtime", `{"to":"+1","text":"hi"}`)
 	first := waitTerminal(t, svc.api, "repeat-1")
 
@@ -78,8 +78,8 @@ func TestIdempotentRepeatReturnsTheExistingIntent(t *testing.T) {
 	}
 }
 
-func TestIdempotencyConflictNamesFieldsAndExistingStatus(t *testing.T) {
-	svc, _ := startStandard(t)
+func testIdempotencyConflictNamesFieldsAndExistingStatus(t *testing.T, s store) {
+	svc, _ := startStandard(t, s.database(t))
 	mustCreate(t, svc.api, "conflict-1", "sms.realtime", `{"a":1,"b":2}`)
 	waitTerminal(t, svc.api, "conflict-1")
 	cases := []struct {
@@ -175,11 +175,12 @@ func TestMalformedAndInvalidRequests(t *testing.T) {
 	problemOf(t, got.StatusCode(), got.HTTPResponse.Header.Get("Content-Type"), got.Body, 404, "intent-not-found")
 }
 
-// TestIntentIDsTravelVerbatim submits identifiers with path and URL
-// characters and reads them back through the path parameter.
-func TestIntentIDsTravelVerbatim(t *testing.T) {
-	svc, sim := startStandard(t)
-	for _, id := range []string{"order/42", "a b?c#d%2F", "ünï-コード-🚀", "-", "a/../b", "%2E%2E"} {
+// testIntentIDsTravelVerbatim submits identifiers with path and URL
+// characters, and characters JSON escapes, and reads them back through the
+// path parameter.
+func testIntentIDsTravelVerbatim(t *testing.T, s store) {
+	svc, sim := startStandard(t, s.database(t))
+	for _, id := range []string{"order/42", "a b?c#d%2F", "ünï-コード-🚀", "-", "a/../b", "%2E%2E", `say "hi"\now`} {
 		mustCreate(t, svc.api, id, "sms.realtime", `{"n":1}`)
 		in := waitTerminal(t, svc.api, id)
 		if in.IntentId != id || in.Status != client.IntentStatusAccepted {

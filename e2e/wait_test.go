@@ -35,12 +35,12 @@ func getWaiting(t *testing.T, c *client.ClientWithResponses, id, prefer string) 
 	return res
 }
 
-// TestWaitOnAnAPIOnlyInstanceWakesWhenTheLeaderFinishes submits a scheduled
+// testWaitOnAnAPIOnlyInstanceWakesWhenTheLeaderFinishes submits a scheduled
 // intent to an API-only instance with Prefer: wait: the answer comes when
 // the leader, another instance, has accepted it, as the API-only instance
 // learns from the store.
-func TestWaitOnAnAPIOnlyInstanceWakesWhenTheLeaderFinishes(t *testing.T) {
-	leader, apiOnly := startPair(t, func(c *command.ServeConfig) { c.APIOnly = true })
+func testWaitOnAnAPIOnlyInstanceWakesWhenTheLeaderFinishes(t *testing.T, s store) {
+	leader, apiOnly := startPair(t, s, func(c *command.ServeConfig) { c.APIOnly = true })
 	notBefore := time.Now().Add(time.Second).UTC().Truncate(time.Microsecond)
 	res := submitWaiting(t, apiOnly.api, "waited-1", notBefore, "wait=20")
 	if res.StatusCode() != 201 || res.JSON201 == nil {
@@ -62,10 +62,10 @@ func TestWaitOnAnAPIOnlyInstanceWakesWhenTheLeaderFinishes(t *testing.T) {
 	}
 }
 
-// TestWaitOnAFollowerWakesWhenTheLeaderFinishes reads, with Prefer: wait, a
+// testWaitOnAFollowerWakesWhenTheLeaderFinishes reads, with Prefer: wait, a
 // scheduled intent on the instance that does not lead.
-func TestWaitOnAFollowerWakesWhenTheLeaderFinishes(t *testing.T) {
-	leader, follower := startPair(t, func(c *command.ServeConfig) { c.HolderID = "follower" })
+func testWaitOnAFollowerWakesWhenTheLeaderFinishes(t *testing.T, s store) {
+	leader, follower := startPair(t, s, func(c *command.ServeConfig) { c.HolderID = "follower" })
 	if got := readyz(t, follower.api); !strings.HasPrefix(got, "mode=follower") {
 		t.Fatalf("the second instance is not a follower: %q", got)
 	}
@@ -111,15 +111,16 @@ func TestShutdownAnswersWaitingRequests(t *testing.T) {
 	}
 }
 
-// startPair starts a leader, waits until it leads, and then a second
-// instance on the same database, tuned by tune.
-func startPair(t *testing.T, tune func(*command.ServeConfig)) (leader, other service) {
+// startPair starts a leader on a new database of s, waits until it leads,
+// and then a second instance on the same database, tuned by tune.
+func startPair(t *testing.T, s store, tune func(*command.ServeConfig)) (leader, other service) {
 	t.Helper()
 	sim := startSimulator(t)
 	dir := t.TempDir()
 	registry := filepath.Join(dir, "targets.json")
 	writeRegistry(t, registry, standardTargets(sim))
 	cfg := testConfig(dir, registry)
+	s.database(t)(&cfg)
 	cfg.HolderID = "leader"
 	leader = startService(t, cfg)
 	deadline := time.Now().Add(terminalWait)

@@ -3,95 +3,85 @@ package sqlserver
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
+	"github.com/submissionmanager/submission-manager/adapters/sqlserver/internal/sqlserverdb"
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
 )
 
-// insertIntentsSQL inserts a batch of intents in one set-based statement:
-// the rows travel as one JSON array (no 2,100-parameter limit, one plan for
-// every batch size), OPENJSON ... WITH types each column, and the binary
-// payload travels as base64, which OPENJSON decodes for a varbinary column.
-// OPENJSON's columns have the database's default collation; the derived
-// table gives the keys the key columns' collation, or comparing them fails
-// with Msg 468 on a database whose default is not Latin1_General_100_BIN2.
-// NOT EXISTS skips the intentIds already stored; OUTPUT names the rows this
-// statement inserted. Under READ COMMITTED two sessions can both pass NOT
-// EXISTS for one intentId: the primary key then fails one statement with
-// 2627 and CreateIntents runs its transaction again. Hand-written because
-// sqlc cannot parse WITH or OUTPUT; TestHandWrittenSQLIsTSQL parses it.
-const insertIntentsSQL = `INSERT INTO submission_intents (
+// batchColumns are one intent's parameters in insertIntentsSQL, in order.
+var batchColumns = []valuesColumn{
+	{"intent_id", "nvarchar(255)"},
+	{"submission_target", "nvarchar(255)"},
+	{"payload", "varbinary(max)"},
+	{"contract", "nvarchar(max)"},
+	{"gateway_type", "varchar(16)"},
+	{"mode", "varchar(16)"},
+	{"created_at", "datetime2(7)"},
+	{"next_due_at", "datetime2(7)"},
+	{"not_before", "datetime2(7)"},
+}
+
+// insertIntentsSQL inserts up to rows intents in one set-based statement
+// and reads their rows back in the same request: one round trip per
+// rowsPerRequest(len(batchColumns)) intents. The rows travel as parameters
+// of a VALUES table (values.go says why not as JSON); padding rows are
+// NULL and insert nothing. The derived table gives the keys the key
+// columns' collation, or comparing them fails with Msg 468 on a database
+// whose default is not Latin1_General_100_BIN2. NOT EXISTS skips the
+// intentIds already stored; OUTPUT names the rows this statement inserted.
+// Under READ COMMITTED two sessions can both pass NOT EXISTS for one
+// intentId: the primary key then fails one statement with 2627 and
+// CreateIntents runs its transaction again. Hand-written because sqlc
+// cannot generate a statement whose parameter count varies, nor parse
+// OUTPUT; TestHandWrittenSQLIsTSQL parses it.
+func insertIntentsSQL(rows int) string {
+	width := len(batchColumns)
+	return `INSERT INTO submission_intents (
     intent_id, submission_target, payload, contract, gateway_type, mode,
     status, created_at, next_due_at, attempt_count, last_modified_at, not_before)
 OUTPUT inserted.intent_id
 SELECT j.intent_id, j.submission_target, j.payload, j.contract, j.gateway_type, j.mode,
        'pending', j.created_at, j.next_due_at, 0, SYSUTCDATETIME(), j.not_before
 FROM (
-    SELECT w.intent_id COLLATE Latin1_General_100_BIN2 AS intent_id,
-           w.submission_target COLLATE Latin1_General_100_BIN2 AS submission_target,
-           w.payload, w.contract, w.gateway_type, w.mode, w.created_at, w.next_due_at, w.not_before
-    FROM OPENJSON(CAST($1 AS nvarchar(max))) WITH (
-        intent_id nvarchar(255) '$.intentId',
-        submission_target nvarchar(255) '$.submissionTarget',
-        payload varbinary(max) '$.payload',
-        contract nvarchar(max) '$.contract',
-        gateway_type varchar(16) '$.gatewayType',
-        mode varchar(16) '$.mode',
-        created_at datetime2(7) '$.createdAt',
-        next_due_at datetime2(7) '$.nextDueAt',
-        not_before datetime2(7) '$.notBefore'
-    ) AS w
+    SELECT v.intent_id COLLATE Latin1_General_100_BIN2 AS intent_id,
+           v.submission_target COLLATE Latin1_General_100_BIN2 AS submission_target,
+           v.payload, v.contract, v.gateway_type, v.mode, v.created_at, v.next_due_at, v.not_before
+    FROM ` + valuesTable("v", batchColumns, rows, width) + `
 ) AS j
-WHERE NOT EXISTS (
-    SELECT 1 FROM submission_intents AS s WHERE s.intent_id = j.intent_id)`
-
-// batchRow is one element of insertIntentsSQL's JSON array.
-type batchRow struct {
-	IntentID         string `json:"intentId"`
-	SubmissionTarget string `json:"submissionTarget"`
-	Payload          []byte `json:"payload"` // base64 in JSON
-	Contract         string `json:"contract"`
-	GatewayType      string `json:"gatewayType"`
-	Mode             string `json:"mode"`
-	CreatedAt        string `json:"createdAt"`
-	NextDueAt        string `json:"nextDueAt"`
-	// NotBefore is absent (SQL NULL) when the submission set none.
-	NotBefore string `json:"notBefore,omitempty"`
+WHERE j.intent_id IS NOT NULL
+  AND NOT EXISTS (
+    SELECT 1 FROM submission_intents AS s WHERE s.intent_id = j.intent_id);
+SELECT ` + intentColumns + `
+FROM submission_intents
+WHERE ` + inIntentIDs("intent_id", rows, width)
 }
 
-// datetime2JSON writes a UTC time as OPENJSON converts it to datetime2(7)
-// (ISO 8601 without an offset, 100 ns precision).
-func datetime2JSON(t time.Time) string {
-	return t.UTC().Truncate(100 * time.Nanosecond).Format("2006-01-02T15:04:05.9999999")
-}
-
-// nullDatetime2JSON is datetime2JSON for a nullable column: NULL is absent.
-func nullDatetime2JSON(t sql.NullTime) string {
-	if !t.Valid {
-		return ""
-	}
-	return datetime2JSON(t.Time)
+// batchArgs are one intent's parameters, in batchColumns' order. Strings
+// are declared nvarchar(max) whatever their length (see setString).
+func batchArgs(p sqlserverdb.InsertIntentParams) []any {
+	return []any{setString(p.IntentID), setString(p.SubmissionTarget), p.Payload, setString(p.Contract),
+		setString(p.GatewayType), setString(p.Mode), p.CreatedAt, p.NextDueAt, p.NotBefore}
 }
 
 // sqlKey is an intentId as SQL Server's equality sees it: trailing spaces
 // do not count.
 func sqlKey(id string) string { return strings.TrimRight(id, " ") }
 
-// CreateIntents inserts a batch with one set-based statement and reads the
-// batch's rows back, in one transaction: one commit for the whole batch,
-// and nothing of it stored when anything fails. Each intentId is sent once
+// CreateIntents inserts a batch with set-based statements that also read
+// the batch's rows back (one round trip per rowsPerRequest(9) intents), in
+// one transaction: one commit for the whole batch, and nothing of it
+// stored when anything fails. Each intentId is sent once
 // (the first occurrence, as SQL Server compares keys); a later occurrence
 // gets the first one's row with Created=false, as a taken intentId does.
 // An intent the schema cannot hold is Refused and claims nothing.
 func (s *store) CreateIntents(ctx context.Context, intents []core.Intent) ([]ports.CreateIntentResult, error) {
 	out := make([]ports.CreateIntentResult, len(intents))
 	first := make(map[string]int, len(intents)) // sqlKey -> first item sent
-	var rows []batchRow
+	var rows []sqlserverdb.InsertIntentParams
 	for i, intent := range intents {
 		params, err := insertIntentParams(intent)
 		var field *core.FieldError
@@ -107,39 +97,18 @@ func (s *store) CreateIntents(ctx context.Context, intents []core.Intent) ([]por
 			continue
 		}
 		first[key] = i
-		rows = append(rows, batchRow{
-			IntentID:         params.IntentID,
-			SubmissionTarget: params.SubmissionTarget,
-			Payload:          params.Payload,
-			Contract:         params.Contract,
-			GatewayType:      params.GatewayType,
-			Mode:             params.Mode,
-			CreatedAt:        datetime2JSON(params.CreatedAt),
-			NextDueAt:        datetime2JSON(params.NextDueAt),
-			NotBefore:        nullDatetime2JSON(params.NotBefore),
-		})
+		rows = append(rows, params)
 	}
 	if len(rows) == 0 {
 		return out, nil
 	}
-	rowsJSON, err := json.Marshal(rows)
-	if err != nil {
-		return nil, fmt.Errorf("sqlserver: encode batch: %w", err)
-	}
-	ids := make([]string, len(rows))
-	for i, r := range rows {
-		ids[i] = r.IntentID
-	}
-	idsJSON, err := json.Marshal(ids)
-	if err != nil {
-		return nil, fmt.Errorf("sqlserver: encode batch ids: %w", err)
-	}
 	var (
 		created map[string]bool
 		stored  map[string]core.Intent
+		err     error
 	)
 	for range createAttempts {
-		created, stored, err = s.insertBatch(ctx, string(rowsJSON), string(idsJSON))
+		created, stored, err = s.insertBatch(ctx, rows)
 		if !errors.Is(err, errDuplicateKey) {
 			break
 		}
@@ -173,47 +142,61 @@ func (s *store) CreateIntents(ctx context.Context, intents []core.Intent) ([]por
 	return out, nil
 }
 
-// insertBatch runs the insert and the read-back in one READ COMMITTED
+// insertBatch runs the inserts and read-backs in one READ COMMITTED
 // transaction, retried as a whole when it is chosen as a deadlock victim.
 // It returns the intentIds it inserted and every row of the batch by key.
-func (s *store) insertBatch(ctx context.Context, rowsJSON, idsJSON string) (map[string]bool, map[string]core.Intent, error) {
+func (s *store) insertBatch(ctx context.Context, rows []sqlserverdb.InsertIntentParams) (map[string]bool, map[string]core.Intent, error) {
 	var (
 		created map[string]bool
 		stored  map[string]core.Intent
 	)
+	width := len(batchColumns)
 	err := s.db.inRawTx(ctx, func(tx *sql.Tx) error {
 		created = make(map[string]bool)
 		stored = make(map[string]core.Intent)
-		res, err := tx.QueryContext(ctx, insertIntentsSQL, rowsJSON)
-		if err != nil {
-			return mapError(err)
-		}
-		for res.Next() {
-			var id string
-			if err := res.Scan(&id); err != nil {
-				res.Close()
-				return mapError(err)
+		for _, c := range chunks(len(rows), rowsPerRequest(width)) {
+			n := paddedRows(c[1]-c[0], width)
+			args := make([]any, 0, n*width)
+			for _, r := range rows[c[0]:c[1]] {
+				args = append(args, batchArgs(r)...)
 			}
-			created[id] = true
-		}
-		if err := res.Close(); err != nil {
-			return mapError(err)
-		}
-		if err := res.Err(); err != nil {
-			return mapError(err)
-		}
-		got, err := s.db.q.WithTx(tx).ListIntentsOf(ctx, idsJSON)
-		if err != nil {
-			return mapError(err)
-		}
-		for _, r := range got {
-			in, err := intentFromRow(intentRow(r))
-			if err != nil {
+			if err := insertChunk(ctx, tx, insertIntentsSQL(n), padParams(args, n, width), created, stored); err != nil {
 				return err
 			}
-			stored[sqlKey(in.IntentID)] = in
 		}
 		return nil
 	})
 	return created, stored, err
+}
+
+// insertChunk runs one request of insertIntentsSQL: its first result names
+// the inserted intentIds, its second holds every row of the chunk.
+func insertChunk(ctx context.Context, tx *sql.Tx, query string, args []any, created map[string]bool, stored map[string]core.Intent) error {
+	res, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return mapError(err)
+	}
+	defer res.Close()
+	for res.Next() {
+		var id string
+		if err := res.Scan(&id); err != nil {
+			return mapError(err)
+		}
+		created[id] = true
+	}
+	if !res.NextResultSet() {
+		return mapError(errors.Join(res.Err(), errors.New("sqlserver: the batch insert returned no read-back")))
+	}
+	for res.Next() {
+		r, err := scanIntentRow(res)
+		if err != nil {
+			return mapError(err)
+		}
+		in, err := intentFromRow(r)
+		if err != nil {
+			return err
+		}
+		stored[sqlKey(in.IntentID)] = in
+	}
+	return mapError(res.Err())
 }

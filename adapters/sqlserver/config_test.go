@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/submissionmanager/submission-manager/adapters/sqlserver/sqlservertest"
 	"github.com/submissionmanager/submission-manager/core"
 )
 
@@ -92,7 +93,7 @@ func TestOpenUnreachableServer(t *testing.T) {
 }
 
 func TestDSNWithDatabase(t *testing.T) {
-	got, err := dsnWithDatabase("sqlserver://sa:pw@localhost:1433?TrustServerCertificate=true&database=master", "sm_test_1")
+	got, err := sqlservertest.DSNWithDatabase("sqlserver://sa:pw@localhost:1433?TrustServerCertificate=true&database=master", "sm_test_1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func TestDSNWithDatabase(t *testing.T) {
 	if err != nil || params.Database != "sm_test_1" || params.Host != "localhost" {
 		t.Fatalf("URL DSN %q: database %q host %q err %v", got, params.Database, params.Host, err)
 	}
-	got, err = dsnWithDatabase("server=localhost;user id=sa;password=pw;database=master;", "sm_test_2")
+	got, err = sqlservertest.DSNWithDatabase("server=localhost;user id=sa;password=pw;database=master;", "sm_test_2")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,8 +2,6 @@ package sqlserver
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 
 	"github.com/submissionmanager/submission-manager/adapters/sqlserver/internal/sqlserverdb"
 	"github.com/submissionmanager/submission-manager/core"
@@ -16,7 +14,7 @@ import (
 // two attempts can be flagged (an attempt in doubt, then a duplicate), so
 // reads of younger intents, the executor's common case, cost no round
 // trip.
-func attachPossiblyAccepted(ctx context.Context, q *sqlserverdb.Queries, intents []core.Intent) error {
+func (db *DB) attachPossiblyAccepted(ctx context.Context, intents []core.Intent) error {
 	var ids []string
 	for _, in := range intents {
 		if in.AttemptCount >= 2 {
@@ -26,22 +24,24 @@ func attachPossiblyAccepted(ctx context.Context, q *sqlserverdb.Queries, intents
 	if len(ids) == 0 {
 		return nil
 	}
-	idsJSON, err := json.Marshal(ids)
+	flagged, err := db.possiblyAcceptedOf(ctx, ids)
 	if err != nil {
-		return fmt.Errorf("sqlserver: encode intent ids: %w", err)
-	}
-	flagged, err := q.PossiblyAcceptedOf(ctx, string(idsJSON))
-	if err != nil {
-		return mapError(err)
-	}
-	set := make(map[string]bool, len(flagged))
-	for _, id := range flagged {
-		set[id] = true
+		return err
 	}
 	for i := range intents {
-		intents[i].PossiblyAccepted = set[intents[i].IntentID]
+		intents[i].PossiblyAccepted = flagged[intents[i].IntentID]
 	}
 	return nil
+}
+
+// isPossiblyAccepted is attachPossiblyAccepted for one intent, read through
+// q (which may be a transaction's).
+func isPossiblyAccepted(ctx context.Context, q *sqlserverdb.Queries, intent core.Intent) (bool, error) {
+	if intent.AttemptCount < 2 {
+		return false, nil
+	}
+	flagged, err := q.IsPossiblyAccepted(ctx, intent.IntentID)
+	return flagged, mapError(err)
 }
 
 // listPossiblyAccepted is the listing filtered on the flag, with the other

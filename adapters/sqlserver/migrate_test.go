@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,16 +17,29 @@ import (
 var schemaTables = []string{"submission_attempts", "submission_gateway_pauses", "submission_intents",
 	"submission_manager_leases", "submission_resubmissions"}
 
-// tables lists the user tables of the test database.
+// tables lists the user tables of the test database, in name order. The
+// rows are read one by one: Babelfish refuses STRING_AGG ... WITHIN GROUP
+// (with the misleading "The string_agg function requires 2 arguments").
 func tables(t *testing.T, db *DB) []string {
 	t.Helper()
-	var names string
-	err := db.plain.QueryRowContext(context.Background(), `SELECT COALESCE(STRING_AGG(name, ' ') WITHIN GROUP (ORDER BY name), '')
-FROM sys.tables WHERE name LIKE 'submission%'`).Scan(&names)
+	rows, err := db.plain.QueryContext(context.Background(),
+		`SELECT name FROM sys.tables WHERE name LIKE 'submission%' ORDER BY name`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return strings.Fields(names)
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, name)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return names
 }
 
 // assertStatus checks that every migration is applied, or none.

@@ -3,7 +3,6 @@ package sqlserver
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -85,28 +84,25 @@ func (s *store) ResubmissionLinks(ctx context.Context, intentIDs []string) (map[
 	if len(intentIDs) == 0 {
 		return out, nil
 	}
-	idsJSON, err := json.Marshal(intentIDs)
+	links, err := s.db.resubmissionLinksOf(ctx, intentIDs)
 	if err != nil {
-		return nil, fmt.Errorf("sqlserver: encode intent ids: %w", err)
-	}
-	rows, err := s.db.q.ListResubmissionLinks(ctx, string(idsJSON))
-	if err != nil {
-		return nil, mapError(err)
+		return nil, err
 	}
 	asked := make(map[string]bool, len(intentIDs))
 	for _, id := range intentIDs {
 		asked[id] = true
 	}
-	for _, r := range rows {
-		if asked[r.IntentID] {
-			l := out[r.IntentID]
-			l.As = r.ResubmittedAs
-			out[r.IntentID] = l
+	for _, link := range links {
+		from, as := link[0], link[1]
+		if asked[from] {
+			l := out[from]
+			l.As = as
+			out[from] = l
 		}
-		if asked[r.ResubmittedAs] {
-			l := out[r.ResubmittedAs]
-			l.From = r.IntentID
-			out[r.ResubmittedAs] = l
+		if asked[as] {
+			l := out[as]
+			l.From = from
+			out[as] = l
 		}
 	}
 	return out, nil

@@ -161,11 +161,11 @@ func (s *store) readIntent(ctx context.Context, q *sqlserverdb.Queries, intentID
 	if err != nil {
 		return core.Intent{}, false, mapError(err)
 	}
-	read := []core.Intent{withAttempts(intent, attempts)}
-	if err := attachPossiblyAccepted(ctx, q, read); err != nil {
+	intent = withAttempts(intent, attempts)
+	if intent.PossiblyAccepted, err = isPossiblyAccepted(ctx, q, intent); err != nil {
 		return core.Intent{}, false, err
 	}
-	return read[0], true, nil
+	return intent, true, nil
 }
 
 // GetIntents reads the stored intents among intentIDs, then their attempts,
@@ -176,24 +176,16 @@ func (s *store) GetIntents(ctx context.Context, intentIDs []string) ([]core.Inte
 	if len(intentIDs) == 0 {
 		return nil, nil
 	}
-	idsJSON, err := json.Marshal(intentIDs)
+	read, err := s.db.intentsOf(ctx, intentIDs)
 	if err != nil {
-		return nil, fmt.Errorf("sqlserver: encode intent ids: %w", err)
-	}
-	rows, err := s.db.q.ListIntentsOf(ctx, string(idsJSON))
-	if err != nil {
-		return nil, mapError(err)
+		return nil, err
 	}
 	asked := make(map[string]bool, len(intentIDs))
 	for _, id := range intentIDs {
 		asked[id] = true
 	}
-	intents := make([]core.Intent, 0, len(rows))
-	for _, r := range rows {
-		intent, err := intentFromRow(intentRow(r))
-		if err != nil {
-			return nil, err
-		}
+	intents := make([]core.Intent, 0, len(read))
+	for _, intent := range read {
 		if asked[intent.IntentID] {
 			intents = append(intents, intent)
 		}
@@ -295,31 +287,12 @@ func (s *store) attachDetails(ctx context.Context, intents []core.Intent) error 
 	for i, intent := range intents {
 		ids[i] = intent.IntentID
 	}
-	idsJSON, err := json.Marshal(ids)
+	byIntent, err := s.db.attemptsOf(ctx, ids)
 	if err != nil {
-		return fmt.Errorf("sqlserver: encode page ids: %w", err)
-	}
-	rows, err := s.db.q.ListAttemptsOfIntents(ctx, string(idsJSON))
-	if err != nil {
-		return mapError(err)
-	}
-	byIntent := make(map[string][]attemptRow, len(intents))
-	for _, r := range rows {
-		byIntent[r.IntentID] = append(byIntent[r.IntentID], attemptRow{
-			AttemptNumber: r.AttemptNumber,
-			StartedAt:     r.StartedAt,
-			FinishedAt:    r.FinishedAt,
-			OutcomeStatus: r.OutcomeStatus,
-			OutcomeReason: r.OutcomeReason,
-			MessageID:     r.MessageID,
-			Error:         r.Error,
-			HolderID:      r.HolderID,
-			LeaseEpoch:    r.LeaseEpoch,
-			Sent:          r.Sent,
-		})
+		return err
 	}
 	for i := range intents {
 		intents[i] = withAttempts(intents[i], byIntent[intents[i].IntentID])
 	}
-	return attachPossiblyAccepted(ctx, s.db.q, intents)
+	return s.db.attachPossiblyAccepted(ctx, intents)
 }

@@ -321,21 +321,35 @@ func gooseSections(text string) (up, down string, err error) {
 }
 
 // TestHandWrittenSQLIsTSQL parses the statements written outside sqlc: the
-// migration lock (plain connection, named parameters) and the test hook
-// that shares a change timestamp (processing connector, $N).
+// migration lock (plain connection, named parameters), the test hook that
+// shares a change timestamp, and the set statements whose VALUES tables
+// vary in size (processing connector, $N), at their smallest and largest.
 func TestHandWrittenSQLIsTSQL(t *testing.T) {
+	most, mostRows := rowsPerRequest(1), rowsPerRequest(len(batchColumns))
 	want := map[string][]string{
 		"getAppLockSQL":        {"DeclareVariableStatement", "ExecuteStatement", "SelectStatement"},
 		"releaseAppLockSQL":    {"ExecuteStatement"},
 		"shareLastModifiedSQL": {"UpdateStatement"},
-		"insertIntentsSQL":     {"InsertStatement"},
+		"insertIntentsSQL(1)":  {"InsertStatement", "SelectStatement"},
+		"insertIntentsSQL(n)":  {"InsertStatement", "SelectStatement"},
+		"intentsOfSQL(1)":      {"SelectStatement"},
+		"intentsOfSQL(n)":      {"SelectStatement"},
+		"attemptsOfSQL":        {"SelectStatement"},
+		"possiblyAcceptedOf":   {"SelectStatement"},
+		"resubmissionLinks":    {"SelectStatement"},
 		"engineSQL":            {"SelectStatement"},
 	}
 	for name, sql := range map[string]string{
 		"getAppLockSQL":        getAppLockSQL,
 		"releaseAppLockSQL":    releaseAppLockSQL,
 		"shareLastModifiedSQL": shareLastModifiedSQL,
-		"insertIntentsSQL":     insertIntentsSQL,
+		"insertIntentsSQL(1)":  insertIntentsSQL(1),
+		"insertIntentsSQL(n)":  insertIntentsSQL(mostRows),
+		"intentsOfSQL(1)":      intentsOfSQL(1),
+		"intentsOfSQL(n)":      intentsOfSQL(most),
+		"attemptsOfSQL":        attemptsOfSQL(3),
+		"possiblyAcceptedOf":   possiblyAcceptedOfSQL(3),
+		"resubmissionLinks":    resubmissionLinksSQL(3),
 		"engineSQL":            engineSQL,
 	} {
 		text, err := toDriverText(sql)

@@ -20,5 +20,8 @@ WHERE finished_at IS NOT NULL
                 N'not submitted: the acceptance deadline had passed');
 
 -- +goose Down
-ALTER TABLE submission_attempts DROP CONSTRAINT df_submission_attempts_sent;
+-- Babelfish ignores the default's name (it names defaults itself) and
+-- drops them with their column, so the name is dropped where it exists.
+IF OBJECT_ID('df_submission_attempts_sent', 'D') IS NOT NULL
+    ALTER TABLE submission_attempts DROP CONSTRAINT df_submission_attempts_sent;
 ALTER TABLE submission_attempts DROP COLUMN sent;

@@ -16,6 +16,9 @@ CREATE INDEX ix_submission_intents_possibly_accepted
 -- +goose Down
 DROP INDEX ix_submission_intents_possibly_accepted ON submission_intents;
 
-ALTER TABLE submission_intents DROP CONSTRAINT df_submission_intents_possibly_accepted;
+-- Babelfish ignores the default's name (it names defaults itself) and
+-- drops them with their column, so the name is dropped where it exists.
+IF OBJECT_ID('df_submission_intents_possibly_accepted', 'D') IS NOT NULL
+    ALTER TABLE submission_intents DROP CONSTRAINT df_submission_intents_possibly_accepted;
 
 ALTER TABLE submission_intents DROP COLUMN possibly_accepted;

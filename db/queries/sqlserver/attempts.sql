@@ -33,17 +33,3 @@ SELECT attempt_number, started_at, finished_at, outcome_status, outcome_reason,
 FROM submission_attempts
 WHERE intent_id = sqlc.arg(intent_id)
 ORDER BY attempt_number;
-
--- name: ListAttemptsOfIntents :many
--- The attempts of one listing page in one round trip: intent_ids is a JSON
--- array of strings, expanded by OPENJSON. OPENJSON's value has the
--- database's default collation; the COLLATE gives it the key column's, or
--- the comparison fails with Msg 468 (collation conflict) on any database
--- whose default is not Latin1_General_100_BIN2.
-SELECT intent_id, attempt_number, started_at, finished_at, outcome_status,
-       outcome_reason, message_id, error, sent, holder_id, lease_epoch
-FROM submission_attempts
-WHERE intent_id IN (
-    SELECT CAST(value AS nvarchar(255)) COLLATE Latin1_General_100_BIN2
-    FROM OPENJSON(CAST(sqlc.arg(intent_ids_json) AS nvarchar(max))))
-ORDER BY intent_id, attempt_number;

@@ -5,15 +5,11 @@
 UPDATE submission_intents SET possibly_accepted = 1
 WHERE intent_id = sqlc.arg(intent_id);
 
--- name: PossiblyAcceptedOf :many
--- Which of the given intents (a JSON array of intent ids) are flagged. The
--- COLLATE gives OPENJSON's value the key column's collation (see
--- ListAttemptsOfIntents).
-SELECT intent_id FROM submission_intents
-WHERE possibly_accepted = 1
-  AND intent_id IN (
-    SELECT CAST(value AS nvarchar(255)) COLLATE Latin1_General_100_BIN2
-    FROM OPENJSON(CAST(sqlc.arg(intent_ids_json) AS nvarchar(max))));
+-- name: IsPossiblyAccepted :one
+-- Whether one intent is flagged; the flags of many intents are read by
+-- possiblyAcceptedOfSQL (adapters/sqlserver/idlist.go).
+SELECT possibly_accepted FROM submission_intents
+WHERE intent_id = sqlc.arg(intent_id);
 
 -- name: ListPossiblyAccepted :many
 -- The listing filtered on the flag, optionally also on status and target

@@ -10,17 +10,6 @@ WHERE intent_id = sqlc.arg(intent_id);
 INSERT INTO submission_resubmissions (intent_id, resubmitted_as, created_at)
 VALUES (sqlc.arg(intent_id), sqlc.arg(resubmitted_as), SYSUTCDATETIME());
 
--- name: ListResubmissionLinks :many
--- The links of one page of intents, from either end: intent_ids is a JSON
--- array of strings (see ListAttemptsOfIntents for the COLLATE).
-SELECT intent_id, resubmitted_as FROM submission_resubmissions
-WHERE intent_id IN (
-    SELECT CAST(value AS nvarchar(255)) COLLATE Latin1_General_100_BIN2
-    FROM OPENJSON(CAST(sqlc.arg(intent_ids_json) AS nvarchar(max))))
-   OR resubmitted_as IN (
-    SELECT CAST(value AS nvarchar(255)) COLLATE Latin1_General_100_BIN2
-    FROM OPENJSON(CAST(sqlc.arg(intent_ids_json) AS nvarchar(max))));
-
 -- name: CountIntentsByTargetStatus :many
 SELECT submission_target, status, CAST(COUNT_BIG(*) AS bigint) AS intent_count FROM submission_intents
 GROUP BY submission_target, status

@@ -11,6 +11,20 @@ import (
 	"time"
 )
 
+const isPossiblyAccepted = `-- name: IsPossiblyAccepted :one
+SELECT possibly_accepted FROM submission_intents
+WHERE intent_id = $1
+`
+
+// Whether one intent is flagged; the flags of many intents are read by
+// possiblyAcceptedOfSQL (adapters/sqlserver/idlist.go).
+func (q *Queries) IsPossiblyAccepted(ctx context.Context, intentID string) (bool, error) {
+	row := q.db.QueryRowContext(ctx, isPossiblyAccepted, intentID)
+	var possibly_accepted bool
+	err := row.Scan(&possibly_accepted)
+	return possibly_accepted, err
+}
+
 const listPossiblyAccepted = `-- name: ListPossiblyAccepted :many
 SELECT intent_id, submission_target, payload, contract, status, created_at,
        next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
@@ -109,38 +123,4 @@ WHERE intent_id = $1
 func (q *Queries) MarkPossiblyAccepted(ctx context.Context, intentID string) error {
 	_, err := q.db.ExecContext(ctx, markPossiblyAccepted, intentID)
 	return err
-}
-
-const possiblyAcceptedOf = `-- name: PossiblyAcceptedOf :many
-SELECT intent_id FROM submission_intents
-WHERE possibly_accepted = 1
-  AND intent_id IN (
-    SELECT CAST(value AS nvarchar(255)) COLLATE Latin1_General_100_BIN2
-    FROM OPENJSON(CAST($1 AS nvarchar(max))))
-`
-
-// Which of the given intents (a JSON array of intent ids) are flagged. The
-// COLLATE gives OPENJSON's value the key column's collation (see
-// ListAttemptsOfIntents).
-func (q *Queries) PossiblyAcceptedOf(ctx context.Context, intentIdsJson string) ([]string, error) {
-	rows, err := q.db.QueryContext(ctx, possiblyAcceptedOf, intentIdsJson)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []string
-	for rows.Next() {
-		var intent_id string
-		if err := rows.Scan(&intent_id); err != nil {
-			return nil, err
-		}
-		items = append(items, intent_id)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }

@@ -1,0 +1,115 @@
+package sqlserver
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/ports"
+	"github.com/submissionmanager/submission-manager/ports/leasetest"
+)
+
+// awkwardIDs are intentIds that JSON must escape ("\"" and "\\") or that
+// are not ASCII: each must come back exactly as sent, whichever statement
+// carried it. Babelfish's OPENJSON hands string values back still escaped
+// (`a\"b` for `a"b`), so these catch a set travelling through JSON.
+var awkwardIDs = []string{`quote"d`, `back\slash`, `both\"`, `"`, `\`, "é👋", "<&>"}
+
+// awkwardPayload is a payload whose bytes JSON must escape and that holds
+// non-ASCII text: it is stored and read back byte for byte.
+var awkwardPayload = json.RawMessage(`{"text":"say \"hi\" \\ \u00e9 👋","n":1}`)
+
+// TestValuesTravelExactly stores and reads back intents with awkward ids,
+// targets, payloads and contracts through every path that carries many
+// intents at once (the batch insert, GetIntents, listing with attempts,
+// resubmission links), and checks each value against what was sent.
+func TestValuesTravelExactly(t *testing.T) {
+	db, _ := migratedDB(t, databaseOptions{})
+	s := db.Store()
+	ctx := context.Background()
+	contract := testContract
+	contract.SubmissionTarget = `tar"get\x`
+	contract.GatewayURL = `http://127.0.0.1:9/sms?q="x"\y`
+	created := time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
+	var batch []core.Intent
+	for _, id := range awkwardIDs {
+		batch = append(batch, core.NewIntent(id, contract, awkwardPayload, created))
+	}
+	res, err := s.CreateIntents(ctx, batch)
+	if err != nil {
+		t.Fatalf("CreateIntents: %v", err)
+	}
+	for i, r := range res {
+		if !r.Created || r.Refused != nil {
+			t.Fatalf("item %d (%q): created=%v refused=%v", i, batch[i].IntentID, r.Created, r.Refused)
+		}
+		assertExact(t, "CreateIntents", r.Intent, batch[i])
+	}
+	// A repeat of the batch finds every intent: the taken rows are read back
+	// by intentId.
+	again, err := s.CreateIntents(ctx, batch)
+	if err != nil {
+		t.Fatalf("CreateIntents again: %v", err)
+	}
+	for i, r := range again {
+		if r.Created {
+			t.Errorf("repeat of %q created a second intent", batch[i].IntentID)
+		}
+		assertExact(t, "CreateIntents repeat", r.Intent, batch[i])
+	}
+
+	// Every intent gets an attempt, so reads of many intents must attach
+	// attempts by intentId.
+	lease := leasetest.MustAcquire(t, db.Leases(), core.DefaultLeaseName, "sm-test", time.Hour)
+	for _, id := range awkwardIDs {
+		if err := s.StartAttempt(ctx, ports.StartAttemptParams{Fence: lease.Fence(), IntentID: id, Number: 1, StartedAt: created.Add(time.Second)}); err != nil {
+			t.Fatalf("StartAttempt(%q): %v", id, err)
+		}
+	}
+	got, err := s.GetIntents(ctx, awkwardIDs)
+	if err != nil {
+		t.Fatalf("GetIntents: %v", err)
+	}
+	if len(got) != len(awkwardIDs) {
+		t.Fatalf("GetIntents found %d of %d intents", len(got), len(awkwardIDs))
+	}
+	byID := map[string]core.Intent{}
+	for _, in := range batch {
+		byID[in.IntentID] = in
+	}
+	for _, in := range got {
+		assertExact(t, "GetIntents", in, byID[in.IntentID])
+		if len(in.Attempts) != 1 {
+			t.Errorf("GetIntents: %q has %d attempts, want 1", in.IntentID, len(in.Attempts))
+		}
+	}
+	page, err := s.ListIntents(ctx, ports.ListIntentsParams{Limit: len(awkwardIDs) + 1})
+	if err != nil {
+		t.Fatalf("ListIntents: %v", err)
+	}
+	var listed []string
+	for _, in := range page {
+		listed = append(listed, in.IntentID)
+		if len(in.Attempts) != 1 {
+			t.Errorf("ListIntents: %q has %d attempts, want 1", in.IntentID, len(in.Attempts))
+		}
+	}
+	if want := slices.Sorted(slices.Values(awkwardIDs)); !slices.Equal(slices.Sorted(slices.Values(listed)), want) {
+		t.Errorf("ListIntents listed %q, want %q", listed, want)
+	}
+}
+
+// assertExact compares what a read returned with what was sent.
+func assertExact(t *testing.T, read string, got, sent core.Intent) {
+	t.Helper()
+	if got.IntentID != sent.IntentID || got.SubmissionTarget != sent.SubmissionTarget ||
+		string(got.Payload) != string(sent.Payload) || got.Contract.GatewayURL != sent.Contract.GatewayURL ||
+		got.Contract.SubmissionTarget != sent.Contract.SubmissionTarget {
+		t.Errorf("%s: got id %q target %q payload %s url %q, sent id %q target %q payload %s url %q", read,
+			got.IntentID, got.SubmissionTarget, got.Payload, got.Contract.GatewayURL,
+			sent.IntentID, sent.SubmissionTarget, sent.Payload, sent.Contract.GatewayURL)
+	}
+}
