@@ -2,8 +2,6 @@ package console
 
 import (
 	"cmp"
-	"crypto/sha256"
-	"crypto/subtle"
 	"embed"
 	"errors"
 	"html/template"
@@ -12,6 +10,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
 )
 
@@ -67,8 +66,7 @@ type Console struct {
 	cfg      Config
 	log      *slog.Logger
 	sessions sessions
-	keys     [][sha256.Size]byte
-	open     bool
+	keys     core.KeySet
 	pages    map[string]*template.Template
 	mux      *http.ServeMux
 }
@@ -95,10 +93,7 @@ func New(cfg Config) (*Console, error) {
 		cfg:      cfg,
 		log:      cmp.Or(cfg.Logger, slog.Default()),
 		sessions: newSessions(cfg.OperatorKeys, cfg.SessionTTL),
-		open:     len(cfg.OperatorKeys) == 0 && len(cfg.ClientKeys) == 0,
-	}
-	for _, k := range cfg.OperatorKeys {
-		c.keys = append(c.keys, sha256.Sum256([]byte(k)))
+		keys:     core.NewKeySet(cfg.ClientKeys, cfg.OperatorKeys),
 	}
 	pages, err := parsePages()
 	if err != nil {
@@ -144,16 +139,9 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.mux.ServeHTTP(w, r)
 }
 
-// operatorKey reports, in constant time over every key, whether key is an
-// operator key.
-func (c *Console) operatorKey(key string) bool {
-	got := sha256.Sum256([]byte(key))
-	match := 0
-	for _, d := range c.keys {
-		match |= subtle.ConstantTimeCompare(got[:], d[:])
-	}
-	return key != "" && match == 1
-}
+// open reports whether no key of either kind is configured: then the
+// console, like the API, is open to everyone who can reach it.
+func (c *Console) open() bool { return c.keys.Open() }
 
 // reader wraps a page that reads: it needs a signed-in operator (or the
 // open console), and otherwise sends the browser to the sign-in form.
@@ -195,10 +183,10 @@ func (c *Console) operator(h func(http.ResponseWriter, *http.Request, session)) 
 func (c *Console) session(w http.ResponseWriter, r *http.Request) (session, bool) {
 	now := c.cfg.Clock.Now()
 	ss, err := c.sessions.read(r, now)
-	if err == nil && (ss.Operator || c.open) {
+	if err == nil && (ss.Operator || c.open()) {
 		return ss, true
 	}
-	if c.open {
+	if c.open() {
 		ss = c.sessions.newSession(now, false)
 		c.sessions.write(w, r, ss)
 		return ss, true

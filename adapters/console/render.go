@@ -90,7 +90,7 @@ func parsePages() (map[string]*template.Template, error) {
 // render writes a page, buffered so that a template error never sends half
 // a page with a 200.
 func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, name string, p page) {
-	p.Open = c.open
+	p.Open = c.open()
 	p.Operator = p.Session.Operator
 	if p.Session.Nonce != "" {
 		p.CSRF = c.sessions.csrfToken(p.Session)

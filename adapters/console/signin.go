@@ -2,20 +2,22 @@ package console
 
 import (
 	"net/http"
+
+	"github.com/submissionmanager/submission-manager/core"
 )
 
 // signInPage shows the sign-in form. It starts an anonymous session so
 // that the form, like every form, carries a CSRF token.
 func (c *Console) signInPage(w http.ResponseWriter, r *http.Request) {
 	now := c.cfg.Clock.Now()
-	if ss, err := c.sessions.read(r, now); err == nil && (ss.Operator || c.open) {
+	if ss, err := c.sessions.read(r, now); err == nil && (ss.Operator || c.open()) {
 		http.Redirect(w, r, "/ui/", http.StatusSeeOther)
 		return
 	}
 	ss := c.sessions.newSession(now, false)
 	c.sessions.write(w, r, ss)
 	p := page{Title: "Sign in", Session: ss}
-	if len(c.keys) == 0 {
+	if !c.keys.Has(core.RoleOperator) {
 		p.Error = "No operator key is configured (--operator-keys), so nobody can sign in to the console."
 	}
 	c.render(w, r, http.StatusOK, "signin", p)
@@ -37,7 +39,7 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 		c.render(w, r, http.StatusForbidden, "signin", page{Title: "Sign in", Error: err.Error(), Session: pre})
 		return
 	}
-	if !c.operatorKey(r.PostFormValue("key")) {
+	if c.keys.Role(r.PostFormValue("key")) != core.RoleOperator {
 		c.log.Info("console sign-in refused", "remote", r.RemoteAddr)
 		c.render(w, r, http.StatusUnauthorized, "signin", page{Title: "Sign in", Error: "That is not an operator key.", Session: pre})
 		return

@@ -4,23 +4,9 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+
+	"github.com/submissionmanager/submission-manager/core"
 )
-
-// keyring holds the two kinds of keys. Client keys submit and read;
-// operator keys may do everything, including what changes more than one
-// client's own submissions (resubmission, gateway controls). With no key
-// of either kind the API is open, as a zero-configuration loopback service.
-type keyring struct {
-	client   apiKeys
-	operator apiKeys
-}
-
-func newKeyring(clientKeys, operatorKeys []string) keyring {
-	return keyring{client: newAPIKeys(clientKeys), operator: newAPIKeys(operatorKeys)}
-}
-
-// open reports whether no key is configured at all.
-func (k keyring) open() bool { return !k.client.enabled() && !k.operator.enabled() }
 
 // clientMay reports whether a client key may make the request: reads, and
 // submitting intents. Everything else under /v1 (resubmissions, gateway
@@ -40,8 +26,8 @@ func clientMay(r *http.Request) bool {
 // key (401 otherwise), and an operator key for what clients may not do
 // (403). Health, readiness and operator endpoints outside /v1 stay open so
 // load balancers and scrapers need no secret; the console guards itself.
-func requireRole(keys keyring, log *slog.Logger, next http.Handler) http.Handler {
-	if keys.open() {
+func requireRole(keys core.KeySet, log *slog.Logger, next http.Handler) http.Handler {
+	if keys.Open() {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -49,10 +35,9 @@ func requireRole(keys keyring, log *slog.Logger, next http.Handler) http.Handler
 			next.ServeHTTP(w, r)
 			return
 		}
-		auth := r.Header.Get("Authorization")
-		switch {
-		case keys.operator.allows(auth):
-		case keys.client.allows(auth):
+		switch keys.Role(bearerKey(r.Header.Get("Authorization"))) {
+		case core.RoleOperator:
+		case core.RoleClient:
 			if !clientMay(r) {
 				writeProblem(log, w, r, errForbidden)
 				return

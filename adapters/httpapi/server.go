@@ -122,7 +122,7 @@ func New(cfg Config) (*Server, error) {
 	mux.Handle("POST "+batchPath, readJSONBody(batchBodyLimit(cfg.MaxPayloadBytes, cfg.MaxBatch),
 		newBodySlots(batchBodySlots(cfg.MaxBodiesInFlight)), log)(batch))
 	mux.Handle("/", notFound(mux, log))
-	return &Server{mux: mux, handler: joinPreferLines(requireRole(newKeyring(cfg.APIKeys, cfg.OperatorKeys), log, mux))}, nil
+	return &Server{mux: mux, handler: joinPreferLines(requireRole(core.NewKeySet(cfg.APIKeys, cfg.OperatorKeys), log, mux))}, nil
 }
 
 // Mux returns the router, to mount operator endpoints on and to label
