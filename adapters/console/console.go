@@ -115,6 +115,7 @@ func (c *Console) routes() {
 	mux.HandleFunc("GET /ui/{$}", c.reader(c.overview))
 	mux.HandleFunc("GET /ui/intents", c.reader(c.intents))
 	mux.HandleFunc("GET /ui/intents/{id...}", c.reader(c.intent))
+	mux.HandleFunc("GET /ui/payloads/{id...}", c.reader(c.payload))
 	mux.HandleFunc("POST /ui/resubmit", c.operator(c.resubmit))
 	mux.HandleFunc("GET /ui/bulk-resubmit", c.reader(c.bulkConfirm))
 	mux.HandleFunc("POST /ui/bulk-resubmit", c.operator(c.bulkResubmit))

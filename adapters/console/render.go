@@ -55,7 +55,6 @@ var funcs = template.FuncMap{
 	// intentPath is the console path of an intent, percent-encoded so an
 	// intentId is always one path value.
 	"intentPath": func(id string) string { return "/ui/intents/" + url.PathEscape(id) },
-	"pretty":     prettyJSON,
 	"jsonText": func(v any) string {
 		b, err := json.MarshalIndent(v, "", "  ")
 		if err != nil {
@@ -63,16 +62,6 @@ var funcs = template.FuncMap{
 		}
 		return string(b)
 	},
-}
-
-// prettyJSON indents a stored payload for reading. The template escapes
-// the result like any other text.
-func prettyJSON(raw []byte) string {
-	var buf bytes.Buffer
-	if err := json.Indent(&buf, raw, "", "  "); err != nil {
-		return string(raw)
-	}
-	return buf.String()
 }
 
 func parsePages() (map[string]*template.Template, error) {
