@@ -4,8 +4,10 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/ports"
 )
 
 // clientMay reports whether a client key may make the request: reads, and
@@ -24,9 +26,11 @@ func clientMay(r *http.Request) bool {
 
 // requireRole guards /v1 when keys are configured: a request needs a known
 // key (401 otherwise), and an operator key for what clients may not do
-// (403). Health, readiness and operator endpoints outside /v1 stay open so
-// load balancers and scrapers need no secret; the console guards itself.
-func requireRole(keys core.KeySet, log *slog.Logger, next http.Handler) http.Handler {
+// (403). A client address that presented too many unknown keys is refused
+// (429) before its key is looked at, and every unknown key it presents is
+// counted. Health, readiness and operator endpoints outside /v1 stay open
+// so load balancers and scrapers need no secret; the console guards itself.
+func requireRole(keys core.KeySet, throttle ports.AuthThrottle, log *slog.Logger, next http.Handler) http.Handler {
 	if keys.Open() {
 		return next
 	}
@@ -35,7 +39,13 @@ func requireRole(keys core.KeySet, log *slog.Logger, next http.Handler) http.Han
 			next.ServeHTTP(w, r)
 			return
 		}
-		switch keys.Role(bearerKey(r.Header.Get("Authorization"))) {
+		client := ports.AuthClient{Surface: ports.SurfaceAPI, Peer: r.RemoteAddr, ForwardedFor: r.Header.Values("X-Forwarded-For")}
+		if wait := throttle.Admit(client); wait > 0 {
+			writeProblem(log, w, r, &throttledError{retryAfter: wait})
+			return
+		}
+		key := bearerKey(r.Header.Get("Authorization"))
+		switch keys.Role(key) {
 		case core.RoleOperator:
 		case core.RoleClient:
 			if !clientMay(r) {
@@ -43,9 +53,18 @@ func requireRole(keys core.KeySet, log *slog.Logger, next http.Handler) http.Han
 				return
 			}
 		default:
+			if key != "" {
+				throttle.Failed(client)
+			}
 			writeProblem(log, w, r, errUnauthorized)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
 }
+
+// admitAll is the throttle of an API configured without one.
+type admitAll struct{}
+
+func (admitAll) Admit(ports.AuthClient) time.Duration  { return 0 }
+func (admitAll) Failed(ports.AuthClient) time.Duration { return 0 }

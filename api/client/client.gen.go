@@ -685,6 +685,13 @@ type TargetList struct {
 // Prefer Example: wait=10
 type Prefer = string
 
+// AuthenticationThrottled An RFC 9457 problem document. `type` is stable per kind of error;
+// the members after `instance` appear only for the errors that need
+// them.
+//
+// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+type AuthenticationThrottled = Problem
+
 // Forbidden An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
 // them.
@@ -2340,6 +2347,11 @@ func (r ReadyzResponse) ContentType() string {
 	return ""
 }
 
+// ListGatewaysResponse429Headers the declared response headers of an HTTP 429 response for ListGateways
+type ListGatewaysResponse429Headers struct {
+	RetryAfter *int
+}
+
 type ListGatewaysResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -2347,8 +2359,12 @@ type ListGatewaysResponse struct {
 	JSON200 *GatewayList
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *AuthenticationThrottled
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *StoreUnavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListGatewaysResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -2359,6 +2375,11 @@ func (r ListGatewaysResponse) GetJSON200() *GatewayList {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r ListGatewaysResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListGatewaysResponse) GetApplicationproblemJSON429() *AuthenticationThrottled {
+	return r.ApplicationproblemJSON429
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -2395,6 +2416,11 @@ func (r ListGatewaysResponse) ContentType() string {
 	return ""
 }
 
+// PauseGatewayResponse429Headers the declared response headers of an HTTP 429 response for PauseGateway
+type PauseGatewayResponse429Headers struct {
+	RetryAfter *int
+}
+
 type PauseGatewayResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -2408,10 +2434,14 @@ type PauseGatewayResponse struct {
 	ApplicationproblemJSON415 *UnsupportedMediaType
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *AuthenticationThrottled
 	// ApplicationproblemJSON501 the response for an HTTP 501 `application/problem+json` response
 	ApplicationproblemJSON501 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *StoreUnavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PauseGatewayResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -2437,6 +2467,11 @@ func (r PauseGatewayResponse) GetApplicationproblemJSON415() *UnsupportedMediaTy
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
 func (r PauseGatewayResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
 	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PauseGatewayResponse) GetApplicationproblemJSON429() *AuthenticationThrottled {
+	return r.ApplicationproblemJSON429
 }
 
 // GetApplicationproblemJSON501 returns the response for an HTTP 501 `application/problem+json` response
@@ -2478,6 +2513,11 @@ func (r PauseGatewayResponse) ContentType() string {
 	return ""
 }
 
+// ResumeGatewayResponse429Headers the declared response headers of an HTTP 429 response for ResumeGateway
+type ResumeGatewayResponse429Headers struct {
+	RetryAfter *int
+}
+
 type ResumeGatewayResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -2491,10 +2531,14 @@ type ResumeGatewayResponse struct {
 	ApplicationproblemJSON415 *UnsupportedMediaType
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *AuthenticationThrottled
 	// ApplicationproblemJSON501 the response for an HTTP 501 `application/problem+json` response
 	ApplicationproblemJSON501 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *StoreUnavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ResumeGatewayResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -2520,6 +2564,11 @@ func (r ResumeGatewayResponse) GetApplicationproblemJSON415() *UnsupportedMediaT
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
 func (r ResumeGatewayResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
 	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ResumeGatewayResponse) GetApplicationproblemJSON429() *AuthenticationThrottled {
+	return r.ApplicationproblemJSON429
 }
 
 // GetApplicationproblemJSON501 returns the response for an HTTP 501 `application/problem+json` response
@@ -2561,6 +2610,11 @@ func (r ResumeGatewayResponse) ContentType() string {
 	return ""
 }
 
+// ListIntentsResponse429Headers the declared response headers of an HTTP 429 response for ListIntents
+type ListIntentsResponse429Headers struct {
+	RetryAfter *int
+}
+
 type ListIntentsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -2570,8 +2624,12 @@ type ListIntentsResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *AuthenticationThrottled
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *StoreUnavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListIntentsResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -2587,6 +2645,11 @@ func (r ListIntentsResponse) GetApplicationproblemJSON401() *Unauthorized {
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
 func (r ListIntentsResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
 	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListIntentsResponse) GetApplicationproblemJSON429() *AuthenticationThrottled {
+	return r.ApplicationproblemJSON429
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -2633,6 +2696,11 @@ type SubmitIntentResponse201Headers struct {
 	PreferenceApplied *string
 }
 
+// SubmitIntentResponse429Headers the declared response headers of an HTTP 429 response for SubmitIntent
+type SubmitIntentResponse429Headers struct {
+	RetryAfter *int
+}
+
 // SubmitIntentResponse503Headers the declared response headers of an HTTP 503 response for SubmitIntent
 type SubmitIntentResponse503Headers struct {
 	RetryAfter *int
@@ -2659,12 +2727,16 @@ type SubmitIntentResponse struct {
 	ApplicationproblemJSON415 *UnsupportedMediaType
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *AuthenticationThrottled
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *SubmitUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *SubmitIntentResponse200Headers
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *SubmitIntentResponse201Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SubmitIntentResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *SubmitIntentResponse503Headers
 }
@@ -2714,6 +2786,11 @@ func (r SubmitIntentResponse) GetApplicationproblemJSON422() *UnprocessableEntit
 	return r.ApplicationproblemJSON422
 }
 
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r SubmitIntentResponse) GetApplicationproblemJSON429() *AuthenticationThrottled {
+	return r.ApplicationproblemJSON429
+}
+
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
 func (r SubmitIntentResponse) GetApplicationproblemJSON503() *SubmitUnavailable {
 	return r.ApplicationproblemJSON503
@@ -2748,6 +2825,11 @@ func (r SubmitIntentResponse) ContentType() string {
 	return ""
 }
 
+// SubmitIntentBatchResponse429Headers the declared response headers of an HTTP 429 response for SubmitIntentBatch
+type SubmitIntentBatchResponse429Headers struct {
+	RetryAfter *int
+}
+
 // SubmitIntentBatchResponse503Headers the declared response headers of an HTTP 503 response for SubmitIntentBatch
 type SubmitIntentBatchResponse503Headers struct {
 	RetryAfter *int
@@ -2770,8 +2852,12 @@ type SubmitIntentBatchResponse struct {
 	ApplicationproblemJSON415 *UnsupportedMediaType
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *AuthenticationThrottled
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *SubmitUnavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SubmitIntentBatchResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *SubmitIntentBatchResponse503Headers
 }
@@ -2809,6 +2895,11 @@ func (r SubmitIntentBatchResponse) GetApplicationproblemJSON415() *UnsupportedMe
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
 func (r SubmitIntentBatchResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
 	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r SubmitIntentBatchResponse) GetApplicationproblemJSON429() *AuthenticationThrottled {
+	return r.ApplicationproblemJSON429
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -2850,6 +2941,11 @@ type GetIntentResponse200Headers struct {
 	PreferenceApplied *string
 }
 
+// GetIntentResponse429Headers the declared response headers of an HTTP 429 response for GetIntent
+type GetIntentResponse429Headers struct {
+	RetryAfter *int
+}
+
 type GetIntentResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -2859,10 +2955,14 @@ type GetIntentResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *AuthenticationThrottled
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *StoreUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetIntentResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetIntentResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -2878,6 +2978,11 @@ func (r GetIntentResponse) GetApplicationproblemJSON401() *Unauthorized {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetIntentResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetIntentResponse) GetApplicationproblemJSON429() *AuthenticationThrottled {
+	return r.ApplicationproblemJSON429
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -2914,6 +3019,11 @@ func (r GetIntentResponse) ContentType() string {
 	return ""
 }
 
+// ResubmitIntentResponse429Headers the declared response headers of an HTTP 429 response for ResubmitIntent
+type ResubmitIntentResponse429Headers struct {
+	RetryAfter *int
+}
+
 type ResubmitIntentResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -2935,8 +3045,12 @@ type ResubmitIntentResponse struct {
 	ApplicationproblemJSON415 *UnsupportedMediaType
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *AuthenticationThrottled
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *StoreUnavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ResubmitIntentResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -2984,6 +3098,11 @@ func (r ResubmitIntentResponse) GetApplicationproblemJSON422() *UnprocessableEnt
 	return r.ApplicationproblemJSON422
 }
 
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ResubmitIntentResponse) GetApplicationproblemJSON429() *AuthenticationThrottled {
+	return r.ApplicationproblemJSON429
+}
+
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
 func (r ResubmitIntentResponse) GetApplicationproblemJSON503() *StoreUnavailable {
 	return r.ApplicationproblemJSON503
@@ -3018,6 +3137,11 @@ func (r ResubmitIntentResponse) ContentType() string {
 	return ""
 }
 
+// ListTargetsResponse429Headers the declared response headers of an HTTP 429 response for ListTargets
+type ListTargetsResponse429Headers struct {
+	RetryAfter *int
+}
+
 type ListTargetsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3025,6 +3149,10 @@ type ListTargetsResponse struct {
 	JSON200 *TargetList
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *AuthenticationThrottled
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListTargetsResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -3035,6 +3163,11 @@ func (r ListTargetsResponse) GetJSON200() *TargetList {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r ListTargetsResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListTargetsResponse) GetApplicationproblemJSON429() *AuthenticationThrottled {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -3066,6 +3199,11 @@ func (r ListTargetsResponse) ContentType() string {
 	return ""
 }
 
+// GetTargetResponse429Headers the declared response headers of an HTTP 429 response for GetTarget
+type GetTargetResponse429Headers struct {
+	RetryAfter *int
+}
+
 type GetTargetResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3075,6 +3213,10 @@ type GetTargetResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *AuthenticationThrottled
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetTargetResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -3090,6 +3232,11 @@ func (r GetTargetResponse) GetApplicationproblemJSON401() *Unauthorized {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetTargetResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetTargetResponse) GetApplicationproblemJSON429() *AuthenticationThrottled {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -3506,6 +3653,13 @@ func ParseListGatewaysResponse(rsp *http.Response) (*ListGatewaysResponse, error
 		}
 		response.ApplicationproblemJSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest AuthenticationThrottled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest StoreUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3513,6 +3667,19 @@ func ParseListGatewaysResponse(rsp *http.Response) (*ListGatewaysResponse, error
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ListGatewaysResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -3567,6 +3734,13 @@ func ParsePauseGatewayResponse(rsp *http.Response) (*PauseGatewayResponse, error
 		}
 		response.ApplicationproblemJSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest AuthenticationThrottled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3581,6 +3755,19 @@ func ParsePauseGatewayResponse(rsp *http.Response) (*PauseGatewayResponse, error
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers PauseGatewayResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -3635,6 +3822,13 @@ func ParseResumeGatewayResponse(rsp *http.Response) (*ResumeGatewayResponse, err
 		}
 		response.ApplicationproblemJSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest AuthenticationThrottled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3649,6 +3843,19 @@ func ParseResumeGatewayResponse(rsp *http.Response) (*ResumeGatewayResponse, err
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ResumeGatewayResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -3689,6 +3896,13 @@ func ParseListIntentsResponse(rsp *http.Response) (*ListIntentsResponse, error) 
 		}
 		response.ApplicationproblemJSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest AuthenticationThrottled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest StoreUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3696,6 +3910,19 @@ func ParseListIntentsResponse(rsp *http.Response) (*ListIntentsResponse, error) 
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ListIntentsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -3778,6 +4005,13 @@ func ParseSubmitIntentResponse(rsp *http.Response) (*SubmitIntentResponse, error
 		}
 		response.ApplicationproblemJSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest AuthenticationThrottled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest SubmitUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3808,6 +4042,16 @@ func ParseSubmitIntentResponse(rsp *http.Response) (*SubmitIntentResponse, error
 			headers.PreferenceApplied = &value
 		}
 		response.Headers201 = &headers
+	case rsp.StatusCode == 429:
+		var headers SubmitIntentResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers SubmitIntentResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -3886,6 +4130,13 @@ func ParseSubmitIntentBatchResponse(rsp *http.Response) (*SubmitIntentBatchRespo
 		}
 		response.ApplicationproblemJSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest AuthenticationThrottled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest SubmitUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3896,6 +4147,16 @@ func ParseSubmitIntentBatchResponse(rsp *http.Response) (*SubmitIntentBatchRespo
 	}
 
 	switch {
+	case rsp.StatusCode == 429:
+		var headers SubmitIntentBatchResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers SubmitIntentBatchResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -3946,6 +4207,13 @@ func ParseGetIntentResponse(rsp *http.Response) (*GetIntentResponse, error) {
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest AuthenticationThrottled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest StoreUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3966,6 +4234,16 @@ func ParseGetIntentResponse(rsp *http.Response) (*GetIntentResponse, error) {
 			headers.PreferenceApplied = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetIntentResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -4048,6 +4326,13 @@ func ParseResubmitIntentResponse(rsp *http.Response) (*ResubmitIntentResponse, e
 		}
 		response.ApplicationproblemJSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest AuthenticationThrottled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest StoreUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -4055,6 +4340,19 @@ func ParseResubmitIntentResponse(rsp *http.Response) (*ResubmitIntentResponse, e
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ResubmitIntentResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -4088,6 +4386,26 @@ func ParseListTargetsResponse(rsp *http.Response) (*ListTargetsResponse, error) 
 		}
 		response.ApplicationproblemJSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest AuthenticationThrottled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ListTargetsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -4128,6 +4446,26 @@ func ParseGetTargetResponse(rsp *http.Response) (*GetTargetResponse, error) {
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest AuthenticationThrottled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetTargetResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil

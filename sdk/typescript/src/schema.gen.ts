@@ -966,6 +966,30 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /**
+         * @description The request's client address presented too many unknown keys lately;
+         *     the request was refused without looking at its key. Retry after the
+         *     Retry-After header's seconds, with a right key.
+         */
+        AuthenticationThrottled: {
+            headers: {
+                /** @description Seconds until the address may present a key again. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#authentication-throttled",
+                 *       "title": "Authentication throttled",
+                 *       "status": 429,
+                 *       "detail": "this address presented too many unknown keys; retry in 6s",
+                 *       "instance": "/v1/intents"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The key is a client key; the operation needs an operator key (--operator-keys). */
         Forbidden: {
             headers: {
@@ -1214,6 +1238,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["AuthenticationThrottled"];
             503: components["responses"]["StoreUnavailable"];
         };
     };
@@ -1277,6 +1302,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["AuthenticationThrottled"];
             503: components["responses"]["SubmitUnavailable"];
         };
     };
@@ -1314,6 +1340,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AuthenticationThrottled"];
             503: components["responses"]["StoreUnavailable"];
         };
     };
@@ -1358,6 +1385,7 @@ export interface operations {
             409: components["responses"]["ResubmissionConflict"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["AuthenticationThrottled"];
             503: components["responses"]["StoreUnavailable"];
         };
     };
@@ -1389,6 +1417,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["AuthenticationThrottled"];
             503: components["responses"]["SubmitUnavailable"];
         };
     };
@@ -1411,6 +1440,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["AuthenticationThrottled"];
         };
     };
     getTarget: {
@@ -1435,6 +1465,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AuthenticationThrottled"];
         };
     };
     listGateways: {
@@ -1456,6 +1487,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["AuthenticationThrottled"];
             503: components["responses"]["StoreUnavailable"];
         };
     };
@@ -1490,6 +1522,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["AuthenticationThrottled"];
             /** @description The configured store keeps no gateway pauses. */
             501: {
                 headers: {
@@ -1533,6 +1566,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["AuthenticationThrottled"];
             /** @description The configured store keeps no gateway pauses. */
             501: {
                 headers: {

@@ -691,6 +691,13 @@ type TargetList struct {
 // Prefer Example: wait=10
 type Prefer = string
 
+// AuthenticationThrottled An RFC 9457 problem document. `type` is stable per kind of error;
+// the members after `instance` appear only for the errors that need
+// them.
+//
+// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+type AuthenticationThrottled = Problem
+
 // Forbidden An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
 // them.
@@ -1322,6 +1329,15 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	return m
 }
 
+type AuthenticationThrottledResponseHeaders struct {
+	RetryAfter *int
+}
+type AuthenticationThrottledApplicationProblemPlusJSONResponse struct {
+	Body Problem
+
+	Headers AuthenticationThrottledResponseHeaders
+}
+
 type ForbiddenApplicationProblemPlusJSONResponse Problem
 
 type IdempotencyConflictApplicationProblemPlusJSONResponse Problem
@@ -1426,6 +1442,25 @@ func (response ListGateways401ApplicationProblemPlusJSONResponse) VisitListGatew
 	return err
 }
 
+type ListGateways429ApplicationProblemPlusJSONResponse struct {
+	AuthenticationThrottledApplicationProblemPlusJSONResponse
+}
+
+func (response ListGateways429ApplicationProblemPlusJSONResponse) VisitListGatewaysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListGateways503ApplicationProblemPlusJSONResponse struct {
 	StoreUnavailableApplicationProblemPlusJSONResponse
 }
@@ -1524,6 +1559,25 @@ func (response PauseGateway422ApplicationProblemPlusJSONResponse) VisitPauseGate
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseGateway429ApplicationProblemPlusJSONResponse struct {
+	AuthenticationThrottledApplicationProblemPlusJSONResponse
+}
+
+func (response PauseGateway429ApplicationProblemPlusJSONResponse) VisitPauseGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -1644,6 +1698,25 @@ func (response ResumeGateway422ApplicationProblemPlusJSONResponse) VisitResumeGa
 	return err
 }
 
+type ResumeGateway429ApplicationProblemPlusJSONResponse struct {
+	AuthenticationThrottledApplicationProblemPlusJSONResponse
+}
+
+func (response ResumeGateway429ApplicationProblemPlusJSONResponse) VisitResumeGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ResumeGateway501ApplicationProblemPlusJSONResponse Problem
 
 func (response ResumeGateway501ApplicationProblemPlusJSONResponse) VisitResumeGatewayResponse(w http.ResponseWriter) error {
@@ -1724,6 +1797,25 @@ func (response ListIntents422ApplicationProblemPlusJSONResponse) VisitListIntent
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListIntents429ApplicationProblemPlusJSONResponse struct {
+	AuthenticationThrottledApplicationProblemPlusJSONResponse
+}
+
+func (response ListIntents429ApplicationProblemPlusJSONResponse) VisitListIntentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -1913,6 +2005,25 @@ func (response SubmitIntent422ApplicationProblemPlusJSONResponse) VisitSubmitInt
 	return err
 }
 
+type SubmitIntent429ApplicationProblemPlusJSONResponse struct {
+	AuthenticationThrottledApplicationProblemPlusJSONResponse
+}
+
+func (response SubmitIntent429ApplicationProblemPlusJSONResponse) VisitSubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SubmitIntent503ApplicationProblemPlusJSONResponse struct {
 	SubmitUnavailableApplicationProblemPlusJSONResponse
 }
@@ -1993,6 +2104,25 @@ func (response GetIntent404ApplicationProblemPlusJSONResponse) VisitGetIntentRes
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetIntent429ApplicationProblemPlusJSONResponse struct {
+	AuthenticationThrottledApplicationProblemPlusJSONResponse
+}
+
+func (response GetIntent429ApplicationProblemPlusJSONResponse) VisitGetIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -2162,6 +2292,25 @@ func (response ResubmitIntent422ApplicationProblemPlusJSONResponse) VisitResubmi
 	return err
 }
 
+type ResubmitIntent429ApplicationProblemPlusJSONResponse struct {
+	AuthenticationThrottledApplicationProblemPlusJSONResponse
+}
+
+func (response ResubmitIntent429ApplicationProblemPlusJSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ResubmitIntent503ApplicationProblemPlusJSONResponse struct {
 	StoreUnavailableApplicationProblemPlusJSONResponse
 }
@@ -2211,6 +2360,25 @@ func (response ListTargets401ApplicationProblemPlusJSONResponse) VisitListTarget
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTargets429ApplicationProblemPlusJSONResponse struct {
+	AuthenticationThrottledApplicationProblemPlusJSONResponse
+}
+
+func (response ListTargets429ApplicationProblemPlusJSONResponse) VisitListTargetsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -2265,6 +2433,25 @@ func (response GetTarget404ApplicationProblemPlusJSONResponse) VisitGetTargetRes
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTarget429ApplicationProblemPlusJSONResponse struct {
+	AuthenticationThrottledApplicationProblemPlusJSONResponse
+}
+
+func (response GetTarget429ApplicationProblemPlusJSONResponse) VisitGetTargetResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -2653,150 +2840,152 @@ func (sh *strictHandler) GetTarget(w http.ResponseWriter, r *http.Request, submi
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H17c9u2nuhXwXB3JtaUkmnZbhN5+oebTXq826Q5edw7t2U2hkhIQkwCPABoW834fPY7+OFB8KGHE7vb",
-	"u3fPzGksiSSA3/vNL1HGy4ozwpSMZl+iFcE5EfDnG0EWRBCWkfOqKijJ9Zc5kZmglaKcRbPo8gZT9ePr",
+	"7H17c9s2vuhXwfCcmVhTSqZlu03k6R9uNun6nCbN5nHv3JY5MURCEmoS4AKgbTXj/ex38MOD4EMPJ3a3",
+	"55zdmW0siSSA3/vNz1HGy4ozwpSMZp+jFcE5EfDnG0EWRBCWkfOqKijJ9Zc5kZmglaKcRbPo8gZT9f3r",
 	"S3SzIgypFUGSiGsi0IozXguSI4wuzXNmSF97iQ5eIyrhUv0ZUZUybB4fI7xQRCCqJMpwNTpDeC4JU+bh",
 	"VCHM5A3RD72hasVrBU+gbDlJWRRHMluREus9kltcVgWJZhFs7yiJ4kitK/2FVIKyZXR3dxdHFRa4JKp1",
-	"2v4R3758jn6YniSo8uCQE+QPfvAa3ax4oQ+ecZbLEcLySiLF7W4RlimTnDOEzakpU/pMVKIFZbiIERf2",
+	"2v4R3758jr6bniSo8uCQE+QPfvAa3ax4oQ+ecZbLEcLySiLF7W4RlimTnDOEzakpU/pMVKIFZbiIERf2",
 	"3K/dM9ABVqjkUukbUmZA+kSi8bjEt2O9coyOEyTRfI1yssB1oUYAk3ABLDXIpMIsl5OUvV8RNOf52gFf",
-	"4pLoaxwo9XcG9xP0q1oREZ43RpjlCKfs0uDwZsUlQde4qIl+HuMKYQsGVpdzIhBfuMPECAuC6JJxASiW",
-	"KfMg1aA6Q9gRDVaAe70GEZoELAyl/oWzjBhEU40Ws9cojhguNWIt+r6CDASRFWeSABW85GJO85ww/SHj",
-	"AEr9J5BohjVNHFaCzwtSfvdZctZaR5OOwrSIZpFaUYl4RQTcghghuUSY2a+4QFdkDUfRCMr0lg6vjw4N",
-	"6uQhFzkR46Pp8clYrmhVUbYcy1IeCiLreUmlpJxJfVaFVS2j2UlyHEeKKjhscwR/3JVSlZwdHi6pWtXz",
-	"ScbLw+ZBJWZ4SUTwzdh9NS/4/LDElB3mPJOHuKKTMv+XhV/gLgT3vwqyiGbRvxw2AuXQ/CoP3xiQGYC3",
-	"+UsT5hUBusQoK6im3SuyPgOK3AFBdDAeu8/jK7KWo4ne00VOyoorwrL1c84WBc3UPdD5ICcymLzIEbml",
-	"Uhk2QxjldAE8pVAD7fdYLImKUYXXBce5lgeMq5/IggsCx3mFiwUXJcnfkn/URKpvJk2ChHmSlwiGg69x",
-	"QXP07+9+fY1yntWlXmATjbaoL2moz2/WrfFYVFi6hcZuoYeixjZQABx8/plkCrDxmquXvGb5N2KBcSeo",
-	"V6AYqPQ0c2+50MLFSYOLC7OAPscCtvxIqDDbGzOuxmadh8DEa45kna0clLhAChgFkPDG8Mp7zn/RX34j",
-	"LhznKc5RoZ83Q8eJ/h+arxWRSG8cZ0qrL808BS0pKPDp99Ojk5O9WOQoENBvuss9Fl7sucaK87FZ6KFY",
-	"xEHsQKNFm3Kg+zXjjBC5zUBW6+8zzhZ0CYYgQA2QZ8XYe1oSXj+4NMtpbjhXCHpNQPDS0DR9IpEgGvp2",
-	"+b0E3NMGe3b3wf2Pgjt7prFb5kGF2z1hNEHvtR2accZIBtqYSpQVXJL8DAkiCctRgAdtpQGam8N+hRoe",
-	"QraVBWm0QRCmkd5ZRVhO2fIMcVasEWE5ya0U0X4FQ3O9U9ibUiR/SCvs2aDshR38CbLXrPNQhBJoJ38I",
-	"cFY0phm5aUwcbYFr04yD22C+BkZ/p7ggHxi+xrTA84I8AKtL/UiNRb0nQCTOVoYMlVijAitwAnay9Glo",
-	"McM+UR1s9JGQBbsfhws9FLZyrPAcy12gMWgB0n9gvBgPjkq04oXmPu1blpitQ+FMNZmAW1ritduXXHGh",
-	"ivX9kWZWnNdy/WjogiXGsMTjIwod9Mhj5BnObCVluNCCeQ1QltthrGV0o34VT9lBcKCRg7+JPeg13urP",
-	"43P4bNzrJ9J58cbzDoJDwcX9mMk7G8dQ3AR55uDMmAUpW05abrpFnUb3kggNt7s4+sBwrVZc0D/It1ra",
-	"oJ7O7dPgthn6iWBBBErrJDnOcEW1MwkfyH72wFFDh62dPhIh1uEaD0GJ528u9JElxGYCKsFtTY4ybSEQ",
-	"rQEYQXyhfytBhnxgleAZkVKT6QumqFo/iG6/yGd6PwpT5sJl11TSeUE0J+hfBC9QtsJCG+QCffhumkxf",
-	"bEMaZeDWvqSkyGU0+/1LtNB/BitGcVTqk2g/IvqKxe8+BqQxnYY2gPGozYKPZgDAImOzyIMQh9mwPrMP",
-	"kSLwT2GlRiZ1Qhj6mppdMX7DLI3Iuqq4UCR/RXKK38Pxv4lInptbx/pRKI0UuVWHVYEpM5afFqh+zTME",
-	"nB8uAY/ey107DRncPxKV+hwI8PhorO5XG8NqY1jmMWIb0oaJuxACBFNpfjeBq5Q5yL9gGQf9bqw9tcIM",
-	"0ZyABEAHgSmQk4znVnSMwCXwZwAFcq4UKSvVVx6/spC0tA7RT11iRW7weoIugM4EybR5njvVElyCqExZ",
-	"hotCk8CCMipXJD+Hu3w+gRbEqkjK0KKgy5WaoHN/NcJmcynT5i9miNcq4yUxB3TrNOkIUhRjE4waQTif",
-	"ISIEFyk7UAIzqdGJFpgWtSCxc6pix0/2OaMJOrf3IamwUJQtU5ZGhqatszJLI1RicQWbspvUOFDoBodA",
-	"qRViRGNBnzdlB4VR3CtawYUFl8pxMbklWa1gUV5VbYhqKMYmCWEP/USiuSD4igjEK8IISAlqlq9wLYFH",
-	"MAMIO0GRMpxlpAKWQznBeUEZQSucowpLSfKRMS4Cfm+wFs2iaTL9fpxMx8n0/dF0liSzJJkkT3/4LYoj",
-	"k2yIZkdxZDGk7xYEgwiJKsGvaU7EJwv7gMMjQT6TTFl1qsG9bbWj6W/6ukrwighFTaoAUNXOM/Qo42/v",
-	"379Bp8l0hn7COfrZ/NxPQ8StE4dP3HJ4TXBYbznHikCcYOjB2lAk4mIgd6fFgaELQ0Elzg3WLV1NQpxE",
-	"shwnR0MLFARL8qLi2WrjEpIgoi8Inw4UA0vWLNeOSbDYcXA4ytT3J8263kpskB+A6yiOSspoWZfwd/+e",
-	"gEq2CdFf7WVt2uie7n+7nGd4JMeDE/RBnwuZSJ/lJQg/LHhR8JuUgUMWo/m6SYYuuECNpWWx80Sae2XB",
-	"leywymZy3Y8+IP31j5oKbWX/7kAanvqjv8fEwDVMtC7QJlAfJOctyQ1WwRNpLCecKZBwNq7gLEvQGAxX",
-	"csUVUviKsJS5fK+Gpxd9MZLcOLFIkCWV2nchOVXSSrpshdlSS/VJysA50YJWKyoKwlIvKxgurLzT+6t4",
-	"QbM12LxWI1ZYKA18eEhbJFnWfm/hB0H3Et+ee8lmfZ5odpzEUclzAkIGFxbwZjGNDSsANZQ7BpR58CS4",
-	"SxFRUoYLS5DafnUG7acmv9J8k9GKuqyN+c5Zth978qt1ou388HNw6d2mc3dp4Q1EBg1Rayx7yW/hzlmx",
-	"nhnWqMu6wIpea/ukZnmMFoKXKWuy2ZqIBAETJXbhypsVzVYoUC1lLRVa4aoirIM+QMlWwaCPZLh4j5OU",
-	"+PaT5XkZnqYlxE53Lgk0sh3wr/Q1dw317LD9zFV3Q5T1pSXL20TWFel9qusVRYD21ExklK00KsQFgpsS",
-	"BKdmNeuvjc2YMuHvBktOCaqNKDDK9N2OL7WY7Aq8ryb/OKKKlDIIOATnNV9gIfC6JxN7oIxbnGPx6FE0",
-	"AL0hEfridoVrqUj+1horfeWiqduCQtQFsYHsBrxnVvBhb5BaMwfIkGm6+91Lm08mKwMhipB8P9ngUxRH",
-	"nJFPWgp/0pRVEG0bfQxVzYbbetB0Vk7bhXNmpv7bWpAaIBUxDtlLsMGjWQJSak422GKnWrEJkhGmnuOi",
-	"kNHsKEncNy/N8c2Xd/GgyLbffRCF9dxmh4dH0x8mySSZHM2eJk8TjUowZKPZAheSxJHRYyB7NefMscpW",
-	"WnqHXNQXr+GB95CtL5xairo7v5doDs8Xsvymo/aw584+YOyAw4eNmW9MFCrRh7e/GBdAglvsXCouMtIS",
-	"hw6WZr055wXBcFYP3SHj0Wn6J7JvWEgkeK0gtOm3MmnLis3o+mpxEAC4KwjcSTwQhxi/h+4tdvkTia4p",
-	"udGw1lahc4HbhkmPmea1kCqaTZMOX5X49sJ/froPn2FFWgy2m+XaLOC31jMTg7o+MACoyGqqvGtJJVK1",
-	"AO9ysQjFmUk6amFlzrrCxeIT/N0SVfbXHmYtaAYpDSub2dcurr4uNvvTkIdgSNsh0uDt6/QG4N01AHae",
-	"VH2owkcfwmcnGyyUi41Pf9+EJYy9ndVCEJatzZG2H+Xp0HKeOga9HlOHxTzCCs2OWgboJeBW47OoleD1",
-	"cjXZ4bOc7u/PGqLcfv4GlxrAGUC+gmCINlW3AwOIu9kKr1vpQOsg3XU4orudv/Ebk5hxjhxWJpqud+KL",
-	"O4+SZAQ/W72NMl5rz4hfEyH7m+rjqMuD3W383LYLJDqAmIX0MSjZDULJEcIlZ0sb6N+1hY5s9NTfBk9v",
-	"o1vk4i9Uqo7lYPFqYvfDZoQXCw3/He8jtP58K+EjBExyvWslamKfou/a6KDB315b7WEL9HVYs+gmtW4L",
-	"0ExcHNSPtPUTTSACagF8uFBrpjaVmgP1Nbw74v1O8UbftVMdF64M2APLr7eFysyzB8msRQcGxZviggMx",
-	"wf9yw21rnMpYbjdYogUVUpliinyXcE6+MpjkN7QFEe9IQTLLzu1Nv7jFmSrWLhwWABYCNg24JrviNI+G",
-	"pI5NwxCeS17UiiCNNG0VQ2pI26Ux5OSZza0am7YN9014LvHtL4Qt1crW2ZaUuc9HQxjYBGl32o16Ey1w",
-	"SYHfsTLRskpora637CN5VkuEJpnllFqu2jaY+b5Hphc+9xcgDfvQy+9/1eD/zn2dTo5Oj8J9TVv78mub",
-	"gNU+a59OkmdayHyMoyyIuP53iERCMG8b0JMTkDrBihuB6NP4s2h3fXRz5+5D9wQHDiKEe6kyl+McUMgh",
-	"Rrc9wsfa21DbmSOyANzLpib9YNS2LXVjV3d9RO2ZXGlQt/0WIzQu/g3SPq43YliaNUh9Ips+il4rGcMl",
-	"ySE3vVH9Jc/up/40Z0lJ58X63NHYxkgy1NmImjQusJPCJV6jFb4myBEqZJOxKCiUf7lMEzRg2Q4zl9Gd",
-	"IewsNZfLzWsBtXjM3/qkcT7BQzsIElhPpE90N6UcI2j+Shm2yZd2smsBKV8sUV6bIgLyybeNQdkwMpyX",
-	"MniiSdLk6GDgcpeEcZJmdIayFcmuIN5vkgFu576eTJpSX5NDRLhVlzpBJsyQmsLUGypJJ5i8yWANqoPP",
-	"NwSmbIQblGVwubGjw5LjNnltEFD/FIOp1eDBLwUvh3cSLhb2kfhtyb22MLS+E5r7MOc7c+035h56DqWv",
-	"0BoIw9vthXIxkKtxI66HDFCz65/AS2sbI64cSNsioW5R1fiHxTEeH4FjAP0PED4kt1ow/B9eC5TxHMhY",
-	"Q/f0ew13xaNZ9N3R6emp+e6HYQh1Fc/wytPdK39/enI8PWqv/IP5cq+V+16oB0eX+I6Q4ugoTpIkELph",
-	"T6qRLa4/z/evgmc8OksZwdkKqlQ1lxspgpEpTjbYca0WnJnY0o3N6+2lewceBGE0yi7M7Uc7XEt38B3U",
-	"85bIutgQkrMC+s2v796joNIM3fC6yI2YX9Jr0ACabxUpZ3BSJzO7Pb0H0+QIWWqP0TRJkCAVwWrkinls",
-	"DZ1v3+ulse0FGyovIR1nIbCxLcJFNu5ZWBk++69WMdlsZQP57ycDXdzUAnivMr1QygbB5aOdwTZ7217U",
-	"KTsiTrhvf/8fithJEX2RKBqg9ksXzY8m3uzNAs3asQsAQOs9qOHJvsKsL292BcbcHjfTx8W/DQst04P9",
-	"RCLatFGjK7KeIZD409PTpgRaooMPjILy0f9JWcUpU3KE+AJ9eP9y/DT2AwZs+XTcFFWPjVWNuEjZnOZU",
-	"mKIAXAw/Hyuy5FAz9DyL0fNFjH4rwJD+rYqhVTRlWKIP3yVJksRQm538FNsabfvvU2PMhuXsiOYSpdEk",
-	"jWL9zySNUqYvSaPDNEIHoJMqrFZIkmVpTCyyhrJ5QSQvrrXe0iYpFy4dCRWjKdOmx9rdBcVL0M6Kmwoo",
-	"UAImh2+6QHI0x9nVaILOzfIpo0zSnGi7nrMlEYjmdnAEmWkKywhTY8KM8odkh96qnEDT8pjIDFckT1nB",
-	"oaRWCK4NaIkOLtO0zp8myeXInsSY8Yrzbn3ZZmsxCExNT0+7gSnGjd1ng0Sa0Cf6P4cmU65NM6EJ7j9/",
-	"/880rb48z+7gnwX881th/qnuPn73r5uDSG/wkmyx3YKg0v+/EZT7BUds5+Q+sZGPccTIrXpeC8lFNIvI",
-	"+t8/X3zm9NXn8/Vrmty80v8v/n776jO/efVv/ObV85PbV59fJa/f/4Yv6A3F7y6+vyifrX/7+X+tf3n/",
-	"Yv3qj7/Txd+jbebnPSTlUMQl3O6GhDRnNl0nFarwshMbeKAj7uf0bJPc77zF0AtBc5GtiFR2aEZOMiqh",
-	"Zq5bKmRQPkEvrolwn9C8VimzNOAH1FiJYBm5oZAgkObDqUEoqR0Mbm4b4OXGaOhw81brAar95gS5bGpb",
-	"L/UJaeEW2NAU4Xte/lFrkPjOF6jQZbjsEEOwp96R/CZDx3fHfndRhbN/goK2HnW8shWF3Vo9w7Pohosr",
-	"tOREuvgJ2G3m67yGnXnzRN8QRvkDOWasvRZ6txUTBlHBbloKq4AiXc38DGG0wJmKEbnGRa2FnKuRdjL8",
-	"iau67OR+7h3775p1w6V4phCpXfDoA4oLLoIa1E6sZWAfW4IsDtZDnNUBt+e37USzxUd44ytKBw5bQyWm",
-	"KeiUvm3TBCsZ9xE6Hy3McDlYddgpNgyKDNsHCq7vwedN6J90pN3bl8/Rs5PTH/p+L7rUD7qECg+F5wUB",
-	"g/yKslzbfVAGcWZiiiUp5zBiCvpeL52Lc4lwVREsTBLcVf6a+gkDG0a0bQWFEl0vO7PjDihbemfIR24+",
-	"xvcaaLBpgJB7nF6YSr3Uu4Ecx5a2yHsYBu3JBoFb4A76aI5Zs9bYr9Vj3AFwD5E1iFCLPANHqDO3XVAG",
-	"hj7ScpI8A9SPOiWFARa9PeJTof0YZYOlJm/xMd5Vc9hQyJeeyvlGYhlI/rSp537B3oa+wp22Sa23ZJj2",
-	"GfA/G2zuwMZ9Ytmd2MQ2+uBoQW/Rwcl0ilqBAXAdbVZkHJCwyY43+9vTTg3MngECGIgKGS7sVYFZvgzh",
-	"v51Fu1TXLTd5ZPYNsmm1oDt1mGu2hVPG21RaOHAmGJWG85yauMKbQGrYqq1O0Qn47Adf7kYoJ4Je2/6k",
-	"VlapLel3i9ExXmLKNjk298l93m04c0maGHSwtRss39gSNSVq0ttA8Pu+xd5Q4c0FFH3f4A2V3sNZtQ5W",
-	"m8WHMDkUux9y9Heorw25ErgBitngelMB9ZWJmm9G6taEtrZvjo+Pn4E57qx20/cEdaNQxeUSsjZ9Cj2V",
-	"B1iljLOM+IQ3lajCUo0m6KW2WJtuLGdUm05Gb8mmLLiiZkoaXek3C8WCBIM55VqzJuh8y9xSxtXYHuHg",
-	"OEE5XrcHmOIVwfkE/QeplG36TllJM8FN2e6Z7867AceBNfFJZdMgpgOs1P7Jlj7Jr8jrN3SE2frXBYSX",
-	"usbo2kwKNENRoQG7LooJ5PI6g+3ge28s68s+xpH+x8ziafGP44mP8dYFY1gNUZYVNcxpWnBxg6EXvN0/",
-	"j7B0PeEuMEuZpEtGFzTDpjdeESQrnJFRg8/p6ffoP+hPAb56Nu/XcdjteMnH9qyfJWeTt/jmlXVxg1/H",
-	"8opWY14ZOT6GKLOrod2Qct7cTIII0/81NRSe/Jf8mggWzujtNkC3onnbw5/fktYOLMyeYDQXDRRJN9XH",
-	"3fAmVOb5KKZL1fgQpnfIBqWdvnnCGbFX7BfCrJmBtPbmPyl+RVj0UbPBprCrj9Oebt5mx43cIJjdbQ8Z",
-	"au2nf4KOpb1MvbCEa2vOxj24j3lN4ySrBVXrd/qptr8Gphid12o1nIqyGQ4/7MdN56CZqQK25YfGXTgY",
-	"j3FF7RRd9Csr1ikjDNR7brTIwMCgYPI2oA021HYGzSQSyhZ8YE6UR+MrY0dCB3ir18ulzEH72PHA9gwS",
-	"DPIc7DRbTcAZ0QKPKonevXoHE2xqufLCr2aKFlYbOic59j2qkIjyAUxbUwSNbQON7H4vpsYmyOtw0J4H",
-	"jXYq1rGGnYlj6Wsd/4/gAILgXAZpf1Nndeb0uoxTZnpk7XmtWpZoTgpo1eCoB8dJylL2wgQrNMYuNw3a",
-	"ufQhE4kOXDhlZGWjiaFA6damIMoEQXX5hnlSMSIQX748vD66TFkzzdlSvUSX2wZz+aFcl2duPnmhVoiw",
-	"3KQZU2bC2rlNWxU0I8wU9vup4LwSlCgs1low+X6Or3BxAldrgG7P31xEcXRNhLTFMZNkksDEiYowXNFo",
-	"Fh1PkskxyHe1AvY9NOf5A1JSRml5CIFl+zf7e2dG+TRJOmOUmjlI7QHWgad8NTz8fGC0q5nrBRWA1aQl",
-	"ekwmTdZlqeE5i36h14Tpa8eu+ATuBLtPwuwT0Pt4CQLYnDb6qJ94CFPswpN3Y9aq1sp4miQ+9mZLGzUP",
-	"6K/MGA2I3BX0ikCGtflOKrxOGWVmAovgyhqo4Qwk/ZRVXWImz4D9bDraTX6GgaeG3YG62rh5aw7wAKjR",
-	"Ku9H12ED01o+0fxHmLdihqd8guEpPx67T7eVZp1PWP3YS/wdgVW7F559s49Fl9WL0rAawMgM9qTQaVuQ",
-	"7bSg4UGBGGzRUtBP9MQ9YAMxXB8dhr1OgxRhElVOkEPX8aLVToEO4B0FbsoAXBLON0qZVBRGsBSFwT3A",
-	"2imYkalUCOS9Ebc3bVdYE4XmckSVFX0DnVMxAmXkNtuasrSC90EQwhAuJEdyxW8MiDs9sLHdqO8QjU1H",
-	"ozTVuKaTzXcOCqyIRZzryIToha048e3EJSm5WAOv4JQ5dvGvWTDX/QixEVso0W74mqDXvnRCH1umDAce",
-	"JBGlnRoHjppGhjWlBzhIW7E/N11bO/ioN8Zt70n9YWfhBl5w1Bcbz8VoatO2YydamJ6yIOBxF0cnydGm",
-	"tf1hDj90RjeeJse7b+oNzgXOC+SucbH9vt02qdBCWNlMlTYnCDpwBZijkP88v/U48LByzXEVl4PdZLSw",
-	"8LDz0B2da5oEqmPcEO9ZYO2Y13q4aqCUSZdnBsvGvmDE21DG/jB3QJmMMMWiSjaBC018jbUGzNubdqHd",
-	"3VrWuDCS30SzwJzhkGoE8wTKbAz7OnQzcqt8LT0hiCqzQ6oNPnENp8RIELCgJyl7g2tpMmRGgbgxrXYk",
-	"mil7B72y0pcFxuFoiDUgNNZMC7Oi+Seer/fgil3NcPfiGt+gd9d2Vqzj/dhMa5tANw2hB2y2WTLZzV29",
-	"92l8LS+fHJ3uc9PAFEx983S6z839MasgRI7+7BeaBENizQzuK0IqYHXH/kZETh5KyAHqg/qA+boVfr63",
-	"WBMQKd8s196SkruAv496E9uF2ot+H2D4x1yYc8PbKSvoQiEzINT8FiNmzVdjlYCc5DXLR0YiNTIGZjZj",
-	"lTIz0uxWIY2ZvC6gPk8QuTpz77vyIlXUzHcQUYFysiBC4EI77rmcIEgOhGLJzDgDkQSfrA83aN5qaD2c",
-	"CNrWSv//ikxq5VoG2KSbNYG+LLpQJP8f2fTfSzYZSnCIzr9VRgU1jlu9YRiugpcgmZwICAxWl4aBbFGM",
-	"GLkhUpkkEZgo0gm3pfbImnJIbSRl5i/F7Ys/nA2kLz4zEbOU4Q1Vkujc3Q8vPcP/qI0lpZ1wad8qteBC",
-	"G1ubHIELXy0QvpXv935Us1g3BqV3NG01o3s3HFTwNa+G831i+xFbu8Shn79p7SHo/LOjfdxbijbsZaCN",
-	"bSAm8G3Jhu6OodO0gMoQHm5+UeDlkuSo27faGnOcsm0tqWhrR+roLGXGmdRUZqjHKUu0oIUiwlGT3kvw",
-	"er8O2HqdtYNg25R5/jJoPC4JkvQPsglT4G231rGZr2h2moRzHs1oLTPo8TTZMWlyeDMBL9qoRiXINeW1",
-	"9GXIQ1s0TLeBhB6sWjkkvuTk6S7q+/iIGjio+x+cW98Rjl/vpX+bAnwgD9+eoiPJA03iK8VN7/mA5oBl",
-	"Wu8dtaVhfuQuTLsdSHGY1ETNpKmSbJca2Ndxwuu/sGqKAkba5qy0FjIjpKCWWLvX9k1Bvp8Raow3vwLR",
-	"hJ7sQyH9UbvUbLdQDx45TZIzWwMAP6leBVzK7LwvjE6SZ63WJleYNEH2xWwui1FWWEBrNcSCMeOMZriA",
-	"MDE6cGWjEqynGHSz4QEEfTeULbXtH+bTz1JmZoPAG1puhNYbbATBuCuytklzfXT3ADfZ2G7wTO/Dv6vO",
-	"dJ7rI+tDme1AxFZvGIJ0kDu0Z55OJ+hcQxLqJCC6OU0SRK4JQ9SQQO91DpC/pyaqubA1HT7aamc+uu24",
-	"l75hc8cY4oraHqN/2FFsdpwUZgE9qMAvMSEZszWN6JPpVC9ycnRsMwDc9e+3rYewVqhvPgxxYXPJoX1r",
-	"rBFaX+nh/GVKkfaToYN90X+uI+V6dLa+eMyF0IDhSVd2qG0SY9J+VVHzHutx8CLroQ3amw77b76GvU63",
-	"ujaPAANtR9lGr8c605/slSZPd9/UeT8k3PZs921Db/0FR3gPddx9n+h/rQO9j/3Qe4db24AwvwcR9SDk",
-	"DGUIrgRh2J5oO6a2wXv2pfP1F/eUu40p7J/Jt4rmePP4lX6Pctzpis1dBqzCauXNaP2hsaKDaqy2CBy2",
-	"q/euOf8TLOHt4uPxRMZXcf7J7pv8u5UfLE6DczPoNTAWIYdqa2v2ov6GzDuv/twYS37vGqScp60NSngx",
-	"QT7WVpBJwKLwaVbOSzPEyNlIOyxmUHtOBZp6pZaV9gQCO8J0m1u7/gBmLK20S06XepNPpPcGRjEqKLsi",
-	"ecrmXK0Q5BYPOmOI0CFqDUgaTdBFUNQEw5v1JmBkNb0m5n1Spp4+n6HLBpz/FEeXJq92+U8xvTS9dHr3",
-	"AVj4Qv94dDlBF40Aq4jw258ZV6SRdJBhbwM3DpwD/y6WxqvAqutNTFL2a/Py2IN+rViMfOpxtOXlsptC",
-	"69tM1u0jnv56Eu4+ZvP+gfZuI8df2URdYTv4K6S5M5/tbVlxf6oZ2eKk7jb+bMtvD3H+kos5zXPCvkpj",
-	"7GUlDr6V+q9v7u3ORzh7rzUPDsvWULwmI2GqNX3L2kYdGNQ6D9p3v1Cp3vv3HjwaOwZ175tzQKDf2jU8",
-	"XYX5tRHBfnDOFLZufdtVAFdf2d2B6+GX7g63mtJBj0BLZQzI/IFEwz6yf8d4vsc0aZsy+e0Y/oao7v0k",
-	"yrAp+RUob5dNtuv2f4eZ8KZVakj/Q5goJ1XB1yW89Me8SgsyEdauRAXPwNZ0RUwSXZb4iiBRs8uUQY2S",
-	"9O80M0XQX0zN/t3s8PDLikt1F8XRNRZUCxfA7MobtjbpEYVZ+ySJhlCkbzI2KReq1W5QUKkIpDDRwXhs",
-	"Po0mPmpF2ktB30AzTsB+hMJtgOdHD+bBjgKlzNBTU1uv/+43FEy65pHc4Gp6wYKwq/nXdp4VuIoHD3Io",
-	"7z/IV0o3m9KftMELtvscFxp1wlzghHS4SVswO5COdBIdxk/JWasw8MlAPWCn0FTGKTOVpSPrTphSNv1E",
-	"Vz/iq3AMCdkt+UT23ce7/xsAAP//",
+	"4pLoaxwo9XcG9xP0s1oREZ43RpjlCKfs0uDwZsUlQde4qIl+HuMKYQsGVpdzIhBfuMPECAuC6JJxASiW",
+	"KfMg1aA6Q9gRDVaAe70GEZoELAyl/oWzjBhEU40Ws9cojhguNWIt+r6ADASRFWeSABWc12pFmKIZ1uh/",
+	"vxJcqcJQfsYBsPpPIFhzyWEl+Lwg5Te/SU0uwaqakBSmRTSL1IpKhPNcECk1XDVVkxwpzlGJ2RrV7Irx",
+	"G4auyFqeIUGUWCPK0LcSTqtxmOldH14fHRrs6h+kwqqW0exk+iyOFFVw0vb+kfIH8EdfKVXJ2eHhkqpV",
+	"PZ9kvDyU9bykUlLOSszwkojgm7H7al7w+WGJKTvMeSYPcUUnZf5vuLXeuFnvLsTEvwuyiGbRvx02subQ",
+	"/CoP3xj4GVy0WU/TrCB/r4lUTyTKCgp0vR8YUYEVKdZnKVPNU9ANlkiQRS0DIVJwfkXZ0lHfFVlP0FtA",
+	"gWFL4EH4YnwOXxjSeyIbCgfew0jQ5UrBA4BOA1Ea3N6XMO8s19dM0QIY0Z2xxGt3ToT1gxFeYsomLTK3",
+	"eNWEsSRCw/Eujl5yMad5TthDUC6viDD0xAjJJcLMfsWF3tRGIj3kIidifDQ9PhnLFa0qypZjWcpDQRoC",
+	"a5FyctyQcnOER6LdhV/goYhVY0hzuqPVK7I+A4TugCA6GI/d57Gm3tFE7+kiJ2XFFWHZ+jlni4Jm6h7o",
+	"fJATGUxe5IjcUqmko/ScLkA3KNRA+z0WS6JiVOF1wXGu9Rrj6gey4ILAcV7hYsFFSfK3hhu/mjQbvnaa",
+	"zWiia1zQHP3Hu59fo5xndakX2EeQJklDfX6zbo3HosLSLTR2Cz0UNbaBAuDg899IpgAbr7l6yWv2taqN",
+	"cWdwrMDAodLTzL3lQgsXJw0uLswC+hwL2PIjocJsb8y4Gpt1HgITrzmSdbZyUOICKWAUQMIbwyvvOf9J",
+	"f/mVuHCcpxVioZ83Q8eJ/h+arxWRSG8cZ0qbYZp5ClpSMESn306PTk72YpGjQEC/6S73WHix5xorzsdm",
+	"oYdiEQexAy6MSwI2rGacESK3Gchq/X3G2YIuwaEBqAHyrBh7T0vC6weXZjnNDecKQa8JCF4aulhPtCWj",
+	"oW+X30vAPW2wZ3cf3P8ouLNnGrtlHlS43RNGE/Re23IZZ4xkoI2pNiu5JLm2uiVhOQrwoK04QHNz2C9Q",
+	"w0PItrIgjTYIwjTSO6sIyylbniHOijUiLCe5lSLaP2ZorncKe1OK5A9phT0blL2wgz9A9pp1HopQAu3k",
+	"DwFOt8Y0IzeNiaM9SW2acXB/zdfA6O8UF+QDw9eYFnhekAdgdakfqbGo9wSIxNnKkKH2PLTzIvZh6dPQ",
+	"YoZ9ojrY6CMhC3Y/Dhd6KGzlWOE5lrtAY9ACpP/AeDGRCCrRihc5uIXSOJeBcKaaTCC8UuK125dccaGK",
+	"9f2RZlac13L9aOiCJcawxOMjCh30yGPkGc5sJWW40IJ5DVCW22GsZXSjfhVP2UFwoJGDv3fW0TZf/cs8",
+	"c8VNsHIOzoxZkLLlHn74B4ZrteKC/v7VQSRQT+f2aXDbDP1AsCACpXWSHGe4otqZhA9kP3vgqKHD1k4f",
+	"iRDrcI2HoMTzNxcm2oNFy0jDbU2OMm0hEK0BGEF8oX8rQYZ8YJXgGZFSk+kLpqhaP4huv8hnej8KU+bC",
+	"vtdU0nlBNCfoXwQvULbCQhvkAn34ZppMX2xDGmXg1r6kpMhlNPv1c7TQfwYrRnFU6pNoPyL6gsXvPoZB",
+	"xWloAxiP2iz4aAYALDI2izwIcZgN6zP7UD8C/xRWamRSJ4Shr7GhREsjsq4qLhTJX5Gc4vdw/K8ikufm",
+	"1rF+FEojRW7VYVVgyozlpwWqX/MMAeeHS8Cj93LXTkMG949EpT4HAjw+Gqv71caw2hiWeYzYhrTpji6E",
+	"AMFUmt9N4CplDvIvWMZBvxtrT60wQzQnIAHQQWAK5CTjuRUdI3AJ/BlMxkApUlaqrzx+ZiFpaR2in7rE",
+	"itzg9QRdAJ0JkmnzPHeqJbgEUZmyDBeFJoEFZVSuSH4Od/m8GC2IVZGUoUVBlys1Qef+aoTN5lKmzV/M",
+	"EK9VxktiDujWadJqpCjGJhg1grQUQ0QILlJ2oARmUqMTLTAtakFi51TFjp/sc0YTdG7vQ1JhoShbpiyN",
+	"DE1bZ2WWRqjE4go2ZTepceAi9A4otUKMaCzo86bsoDCKe0UruLDgUjkuJrckqxUsyquqDVENxdgE8u2h",
+	"n0g0FwRfEYF4RRgBKUHN8hWG/EBJMAMIO0GRMpxlpAKWQznBeUEZQSucowpLSfKRMS4Cfm+wFs2iaTL9",
+	"dpxMx8n0/dF0liSzJJkkT7/7JYojkzSLZkdxZDGk7xYEgwiJKsGvaU7EJwv7gMMjQX4jmbLqVIN722pH",
+	"01/0dZXgFRGKmpQXoKqdL+tRxl/fv3+DTpPpDP2Ac/Sj+bmfTotbJw6fuOXwmuCw3nKOFYE4wdCDtaFI",
+	"xMVADlqLA0MXhoJKnBusW7qahDiJZDlOjoYWKAiW5EXFs9XGJSRBRF8QPh0oBpasWa4dk2Cx4+BwlKlv",
+	"T5p1vZXYID8A11EclZTRsi7h7/49AZVsE6I/28vatNE93f91ufvwSI4HJ+iDPhcykT7LSxB+WPCi4Dcp",
+	"A4csRvN1k9RfcIEaS8ti54k098qCK9lhlc3kuh99QBr37zUV2sr+1YE0PPVHf4+JgWuYaF2gTaA+SM5b",
+	"khusgifSWE44UyDhbFzBWZagMRiu5IorpPAVYSlzdQsanl70xUhy48QiQZZUat+F5FRJK+myFWZLLdUn",
+	"NuuoBa1WVBSEpV5WMFxYeaf3V/GCZmuwea1GrLBQGvjwkLZIsqz93sIPgu4lvj33ks36PNHsOImjkucE",
+	"hAwuLODNYhobVgBqKHcMKPPgSXCXIqKkDBeWILX96gzaT01+pfkmoxV1WRvznbNsP/bkV+tE2/nhx+DS",
+	"u03n7tLCG5uAXVhF4yW/hTtnxXpmWKMu6wIreq3tk5rlMVoIXpoMtCEXTUSCgIkSu3DlzYpmKxSolrKW",
+	"Cq1wVRHWQR+gZKtg0EcyXLzHSUp8+8nyvAxP0xJipzuXBBrZDvhX+pq7hnp22H7mqrshyvrckuVtIuuK",
+	"9D7V9Yp7QHtqJjLKVhoV4gLBTSmNU7Oa9dfGZkyZ8HeDJacE1UYUGGX6bseXWkx2Bd4Xk38cUUVKGQQc",
+	"gvOaL7AQeN2TiT1Qxi3OsXj0KBqA3pAIfXG7wrVUJH9rjZW+ctHUbUEh6oLYQHYD3jMr+LA3SK2ZA2TI",
+	"NN396qXNJ5OVgRBFSL6fbPApiiPOyCcthT9pyiqIto0+hqpmw209aDorp+3COTNT/20tSA2QihiH7CXY",
+	"4NEsASk1JxtssVOt2ATJCFPPcVHIaHaUJO6bl+b45su7eFBk2+8+iMJ6brPDw6Ppd5NkkkyOZk+Tp4lG",
+	"JRiy0WyBC0niyOgxkL2ac+ZYZSstvUMu6ovX8MB7yNYXTi1F3Z3fSzSH5wtZftNRe9hzZx8wdsDhw8bM",
+	"NyYKlejD25+MCyDBLXYuFRcZaYlDB0uz3pzzgmA4q4fu58EqJqPpn8i+YSGR4LWpY/JbmbRlxWZ0fbE4",
+	"CADcFQTuJB6IQ4zfQ/cWu/yJRNeU3GhYa6vQucBtw6THTPNaSBXNpkmHr0p8e+E/P92Hz7AiLQbbzXJt",
+	"FvBb65mJQX0qGABUZDVV3rWkEqlagHe5WITizCQdtbAyZ13hYvEJ/m6JKvtrD7MWNIOUhpXN7GsXV18X",
+	"m/1pyEMwpO0QafD2dXoD8O4aADtPqj5U4aMP4bOTDRbKxcanv2/CEsbezmohCMvW5kjbj/J0aDlPHYNe",
+	"j6nDYh5hhWZHLQP0EnCr8VnUSvB6uZrs8FlO9/dnDVFuP3+DSw3gDCBfQTBEm6rbgQHE3WyF1610oHWQ",
+	"7joc0d3OX/mNScw4Rw4rE03XO/FFykdJMoKfrd5GGa+1Z8SviZD9TfVx1OXB7jZ+bNsFEh1AzEL6GJTs",
+	"BqHkCOGSs6UN9O/aQkc2eupvg6e30S1y8ScqVcdysHg1sfthM8KLhYb/jvcRWn+8lfARAia53rUSNbFP",
+	"0XdtdNDgb6+t9rAF+jqsWXSTWrcFaCYuDupH2vqJJhABtQA+XKg1U5tKzYH6Gt4d8X6neKPv2qmOC1fO",
+	"7oHl19tCZebZg2TWogOD4k1xwYGY4D/dcNsapzKW2w2WaEGFVKaYIt8lnJMvDCb5DW1BxDtSkMyyc3vT",
+	"L25xpoq1C4cFgIWATQOuya44zaMhqWPTMITnkhe1IkgjTVvFkBrSdmkMOXlmc6vGpm3DfROeS3z7E2FL",
+	"tbJ1tiVl7vPREAY2QdqddqPeRAtcUuB3rEy0rBJaq+st+0ie1RKhSWY5pZartg1mvu+R6YXP/QVIwz70",
+	"8uufNfi/c1+nk6PTo3Bf09a+/NomYLXP2qeT5JkWMh/jKAsirv8TIpEQzNsG9OQEpE6w4kYg+jT+LNpd",
+	"H93cufvQPcGBgwjhXqrM5TgHFHKI0W2P8LH2NtR25ogsAPeyqUk/GLVtS93Y1V0fUXsmVxrUbb/FCI2L",
+	"v0Dax/VGDEuzBqlPZNNH0WuJZLgkOeSmN6q/5Nn91J/mLCnpvFifOxrbGEmGOhtRk8YFdlK4xGu0wtcE",
+	"OUKFbDIWBYXyL5dpgkZC2ynpMrozhJ2l5nK5eS2gFo/5W580zid4aAdBAuuJ9InuppRjBE2MKcM2+dJO",
+	"dpmWMCxRXpsiAvLJtz9C2TAynJcyeKJJ0uToYOByl4RxkmZ0hrIVya4g3m+SAW7nvp5MmlJfk0NEuFWX",
+	"OkEmzJCawtQbKkknmLzJYA2qg883BKZshBuUZXC5saPDkuM2eW0QUP8Qg6nV4MEvBS+HdxIuFvaR+G3J",
+	"vbYwtL4Tmvsw5ztz7VfmHnoOpa/QGgjD2+2FcjGQq3EjrocMULPrH8BLaxsjrhxI2yKhblHV+LvFMR4f",
+	"gWMA/Q8QPiS3WjD8P14LlPEcyFhD9/RbDXfFo1n0zdHp6an57rthCHUVz/DK090rf3t6cjw9aq/8nfly",
+	"r5X7XqgHR5f4jpDi6ChOkiQQumFvtZEtrj/P92GDZzw6SxnB2QqqVDWXGymCkSlONthxrRacmdjSjc3r",
+	"7aV7Bx4EYTTKLsztRztcS3fwHdTzlsi62BCSswL6zc/v3qOg0gzd8LrIjZhf0mvQAJpvFSlncFInM7u9",
+	"6QfT5AhZao/RNEmQIBXBauSKeWwNnW/f66Wx7QUbKi8hHWchsLEtwkU27llYGT77z1Yx2WxlA/nvJwNd",
+	"3NQCeK8yvVDKBsHlo53BNnvbXtQpOyJOuG9//RdF7KSIvkgUDVD7pYvmRxNv9maBZu3YBQBghASo4cm+",
+	"wqwvb3YFxtweN9PHxV+GhZbpwX4iEW3aqNEVWc8QSPzp6WlTAi3RwQdGQfno/6Ss4pQpOUJ8gT68fzl+",
+	"GvtxAbZ8Om6KqsfGqkZcpGxOcypMUQAuhp+PFVlyqBl6nsXo+SJGvxRgSP9SxdAqmjIs0YdvkiRJYqjN",
+	"Tn6IbY22/fepMWbDcnZEc4nSaJJGsf5nkkYp05ek0WEaoQPQSRVWKyTJsjQmFllD2bwgkhfXWm9pk5QL",
+	"l46EitGUadNj7e6C4iVoZ8VNBRQoAZPDN10gOZrj7Go0Qedm+ZRRJmlOtF3P2ZIIRHM7AIXMNIVlhKkx",
+	"YUb5Q7JDb1VOoGl5TGSGK5KnrOBQUisE1wa0RAeXaVrnT5PkcmRPYsx4xXm3vmyztRgEpqanp93AFOPG",
+	"7rNBIk3oE/2fQ5Mp16aZ0AT3X7/+V5pWn59nd/DPAv75pTD/VHcfv/n3zUGkN3hJtthuQVDpf28E5X7B",
+	"Eds5uU9s5GMcMXKrntdCchHNIrL+j98ufuP01W/n69c0uXml/1/87fbVb/zm1V/4zavnJ7evfnuVvH7/",
+	"C76gNxS/u/j2ony2/uXH/7P+6f2L9avf/0YXf4u2mZ/3kJRDEZdwuxsS0pzZdJ1UqMLLTmzggY64n9Oz",
+	"TXK/8xZDLwTNRbYiUtmhGTnJqISauW6pkEH5BL24JsJ9QvNapczSgB+0ZCWCZeSGQoJAmg+nBqGkdjC4",
+	"uW2AlxujocPNW60HqPabE+SyqW291CekhVtgQ1OE73n5e61B4jtfoEKX4bJDDMGeekfymwwd3x373UUV",
+	"zv4JCtp61PHKVhR2a/UMz6IbLq7QkhPp4idgt5mv8xp25s0TfUMY5Q/kmLH2WujdVkwYRAW7aSmsAop0",
+	"NfMzhNECZypG5BoXtRZyrkbayfAnruqyk/u5d+y/a9YNl+KZQqR2waMPKC64CGpQO7GWgX1sCbI4WA9x",
+	"Vgfcnt+2E80WH+GNrygdOGwNlZimoFP6tk0TrGTcR+h8tDDD5WDVYafYMCgybB8ouL4Hnzehf9KRdm9f",
+	"PkfPTk6/6/u96FI/6BIqPBSeFwQM8ivKcm33QRmEHXFVknIOo9Kg7/XSuTiXCFcVwcIkwV3lr6mfMLBh",
+	"RNtWUCjR9bIzO+6AsqV3hnzk5mN8r4EGmwYIucfphanUS70byHFsaYu8h2HQnmwQuAXuoI/mmDVrjf1a",
+	"PcYdAPcQWYMItcgzcIQ6c9sFZWDoIy0nyTNA/ahTUhhg0dsjPhXaj1E2WGryFh/jXTWHDYV87qmcrySW",
+	"geRPm3ruF+xt6CvcaZvUekuGaZ8B/7PB5g5s3CeW3YlNbKMPjhb0Fh2cTKeoFRgA19FmRcYBCZvseLO/",
+	"Pe3UwOwZIICBqJDhwl4VmOXLEP7bWbRLdd1yk0dm3yCbVgu6U4e5Zls4ZbxNpYUDZ4JRaTjPqYkrvAmk",
+	"hq3a6hSdgM9+8PluhHIi6LXtT2plldqSfrcYHcPowU2OzX1yn3cbzlySJgYdbO0Gyze2RE2JmvQ2EPy+",
+	"b7E3VHhzAUXfN3hDpfdwVq2D1WbxIUwOxe6HHP0d6mtDrgRugGI2uN5UQH1houarkbo1oa3tm+Pj42dg",
+	"jjur3fQ9Qd0oVHG5hKxNn0JP5QFWKeMsIz7hTSWqsFSjCXqpLdamG8sZ1aaT0VuyKQuuqJmSRlf6zUKx",
+	"IMFgTrnWrAk63zJ/l3E1tkc4OE5QjtftQbx4RXA+Qf9JKmWbvlNW0kxwU7Z75rvzbsBxYE18Utk0iOkA",
+	"K7V/sqVP8gvy+g0dYbb+eQHhpa4xujaTAs1wX2jArotiArm8zmA7+N4by/qyj3Gk/zGzeFr843jiY7x1",
+	"wRhWQ5RlRQ1zmhZc3GDoBW/3zyMsXU+4C8xSJumS0QXNsOmNVwTJCmdk1OBzevot+k/6Q4Cvns37ZRx2",
+	"O17ysT3rb5KzyVt888q6uMGvY3lFqzGvjBwfQ5TZ1dBuSDlvbiZBhOn/mhoKT/5Lfk0EC2dNdxugW9G8",
+	"7eHPr0lrBxZmTzCaiwaKpJvq4254EyrzfBTTpWp8CNM7ZIPSTt884YzYK/YLYdbMQFp7858UvyIs+qjZ",
+	"YFPY1cdpTzdvs+NGbhDM7raHDLX20z9Bx9Jepl5YwrU1Z+Me3Me8pnGS1YKq9Tv9VNtfA1OMzmu1Gk5F",
+	"2QyHH/bjpnPQzFQB2/JD4y4cjMe4onaKLvqZFeuUEQbqPTdaZGBgUDBBHtAGG2o7g2YSCWULPjAnyqPx",
+	"lbEjoQO81evlUuagfex4YHsGCQZ5DnaarSbgjGiBR5VE7169gwk2tVx54WcmRRtt6Jzk2PeoQiLKBzBt",
+	"TRE0tg00svu9mBqbIK/DQXseNNqpWMcadiaOpa91/D+CAwiCcxmk/U2d1ZnT6zJOmemRtee1almiOSmg",
+	"VYOjHhwnKUvZCxOs0Bi73DRo59KHTCQ6cOGUkZWNJoYCpVubgigTBNXlG+ZJxYhAfPny8ProMmXNNGdL",
+	"9RJdbhvM5YdyXZ65OfuFWiHCcpNmTJkJa+c2bVXQjDBT2O+n2/NKUKKwWGvB5Ps5vsDFCVytAbo9f3MR",
+	"xdE1EdIWx0ySSQITJyrCcEWjWXQ8SSbHIN/VCtj30Jznd0hJGaXlIQSW7V/t751Z+9Mk6YxRauYgtQdY",
+	"B57y1fAQ/4HRrmauF1QAVpOW6DGZNFmXpYbnLPqJXhOmrx274hO4E+w+CbNPQO/jJQhgc9roo37iIUyx",
+	"C0/ejVmrWivjaZL42JstbdQ8oL8yYzQgclfQKwIZ1uY7qfA6ZZSZCSyCK2ughjOQ9FNWdYmZPAP2s+lo",
+	"N/kZBp4adgfqauPmrTnAA6BGq7zvXYcNTGv5RPPvYd6KGZ7yCYanfH/sPt1WmnU+YfV9L/F3BFbtXnj2",
+	"zT4WXVYvSsNqACMz2JNCp21BttOChgcFYrBFS0E/0RP3gA3EcH10GPY6DVKESVQ5QQ5dx4tWOwU6gHdt",
+	"uCkDcEk43yhlUlEYwVIUBvcAa6dgRvZtBI28N+L2pu0Ka6LQXI6osqJvoHMqRqCM3GZbU5ZW8F4TQhjC",
+	"heRIrviNAXGnBza2G/UdorHpaJSmGtd0svnOQYEVsYhzHZkQvbAVJ76duCQlF2vgFZwyxy7+dSHmuu8h",
+	"NmILJdoNXxP02pdO6GPLlOHAgySitFPjwFHTyLCm9AAHaSv2x6Zrawcf9ca47T2pP+ws3MALjvpi47kY",
+	"TW3aduxEC9NTFgQ87uLoJDnatLY/zOGHzujGk+mz3TdtepvKXRydJse77+8N3gXODeS2cdH9ud0xqdBC",
+	"XNlMlzZHCDpwBZyjkH89v/Y4+LByzXUVl4PdaLSw8LTz1B2faJoGqmXcEP9ZYC2Z19u4aqKUSZenBsvI",
+	"vmjH22DGfjF3QJmNMMWmSjaBD028jbUHzN+blqHd5VrWuDCaw0TDwBzikKoE8wbKdAz7O3Jh5Fb5WnxC",
+	"EFVmh1QbjOIaTomRIGCBT1L2BtfSZNiMAnJjXu1INVM2D3pppS8LjMvREGtBaK2ZNmZF+w88X+/BVbua",
+	"6e7Fdb7B767t7FjH/bGZ3jaRbhpiD9hss3Sym7t67+P4YllwdLrPTQNTNEGQTPe5uT+m9UGE0NEf/UKV",
+	"YEitmQF+RUgFosKJDyOiJw8lJIF0gvqE+boV/r63WBQQqd8sF9+SkruEg4+6E9sF24u+H2D4x1yYcyMb",
+	"UlbQhUJmQKn5LUbMms/GKgI5y2uWj4xEa2QUzIzGKmVmpNqtQhozeV1AfaAgcnXm3hvnRbKome9gogLl",
+	"ZEGEwEXKCMvlBEFyIhRrZsYaiDT4ZH3IQfNaQ+vhRNi2Vv7/LjKtlesZYJNu1gb6wuhCkfxfsu1fsq3t",
+	"rGlKcoSSf62MC2o0t3rzMBwGL0GyORESGNwujQTZrhgxckOkMkkuMJGkE45L7VE25ZzaSMvMX4rbF5c4",
+	"G0xffGYifinDG6o80bm7H17ahv9eG0tOKm0b2/4DLrSxt8mRufDVDuHbMX/tR2WLdWPQekfZVmO6dzRC",
+	"BWLzikbf57YfsbVLNPr5p9Yegs5FO5rIvWVpw14G2vAGYhpflyzp7hg6ZQuobOHh5hcFXi5Jjrp9t60x",
+	"zSnb1lKLtnbUjs5SZpxhTWWGepyyRQtaKCIcNem9BK/Z7ICt1xk8CLZNmfPPg8brkiBJfyebMAXRgtY6",
+	"NnMXzU6TcE6lGQ1mBlWeJjsmZQ5vJuBFG5WpBLmmvJa+jHpoi4bpNpDQg1Vbh8SXnDzdRX0fH1GDB30L",
+	"g3P3O8Lxa6IM/0wF+kARCguFjiYINJGvlDe99wOaB5ZpvT/Ylsb5kcMw7XcgxWNSMzWTpkq0XWphX6sL",
+	"rz/DqimKGGmbt9JazIzQglrqlPk3Jfl+Tqix3vwKSBN6sw+F9E/tUtPdQkV45DRJzmwNBPykehWAKbPz",
+	"zjA6SZ61WrtcYdYE2RfTuSxOWWEBreUQC8eMM5rhAsLk6MCVzUqw3mLQ7YaHEPQdUbbUvkdYT3CWMjMb",
+	"Bd5QcyO03mEjCEZekbUtGtBHdw9wk53tBs/0Pvy7+kznvT6yPpTZDkSs9YYhSAm5U3vm6XSCzjUkoU4E",
+	"orvTJEHkmjBEDQn0XmcB9QvURHUXtqbFR5vtzEu3HffSO2zuGENcVdtz9Hc7is6O08IsoAcV+EUmpGS2",
+	"phF9Mp3qRU6Ojm0GhLv5BW3rI6yV6psfQ1zYXHJo3/5shN4Xelh/mlKs/WTwYF/4H+vIuR6lrS9ecyFA",
+	"YHjSlR1qm8SYtF/V1LyPfhy8kH5og/amw/4b7GGv062u0SPAQNthttHtsc70B3vFydPdN3Xejwm37aGS",
+	"h956DI74Huq4+z7V/94O/D72R+8deG0DxPweZBSCkDuUcbgSjmF7pO0Y2wb52efO15/dU+42lgD8SL5W",
+	"tMebx9f0e7zjTldx7jKIFVYrb8brD40VH1SztUXosF2/d83+H2CJbxc/jydyvkhynOy+yb+b+k9ixr+F",
+	"AmHWNr4hh21rm/binoZNOq9e3RhLf+8a1FykQBu08GKIfKytMJMAR+HTrJ6RZoiUs9F2WOygdp0KNvVi",
+	"LSvxCQSmhOn2t37FAcy4WhHEBV3qTT6R3hsZxaig7IrkKZtztUKQmz3ojIFCh6g1oGo0QRdBURkMz9ab",
+	"gJHh9JqY93mZfoZ8hi4bcP5DHF2avOTlP8T00vQy6t0HYOEL/ePR5QRdNAKwIsJvf2ZcoUZSQoVDG7hx",
+	"4Jz4d+E0Xg1WXW9mkrKfm5f3HvRr9WLkU7ejLS/33ZRa2GYybx+x9eeTkPcx2/dPNHQbaf7MJvIK28Fr",
+	"Ic2d+Wx5y4r8Q83YFid1t/FHW557iPOXXMxpnhP2ZRpnHyt18K3g//PNzd35GGdvtub5YdkaathkZEy1",
+	"rW853KhDg1r1QfvyJyrVe//eikdj56BvYXMODPRjuwarq3D/WXVX/eCkKWze+razAC++sr+Dl8PP3RNu",
+	"dQWCHpGWyhrQOQOJmn10z47xjI9pkjdtEtsp5Cto4I+1oYdN4S8gmXbZbbvv41d4p4BptRuyXyDMlpOq",
+	"4OsSXhplXsUGmSBrF6OCZ2AruyI2iS5LfEWQqNllyqBGTfp34pki+s+m5+Nudnj4ecWluovi6BoLqoUb",
+	"UMbKG+Y26RSFVRdJEg2hWN9kbGouVKtdpaBSEUgho4Px2HwaTXzUj7SXgr6TZhyF/QiF/wDPjx7Mgx0p",
+	"SpmhuaY3Q//db0iZdM07ucHV9oINYdczou1UK/AVDx7kUN5/kK+0bzalP2mDHXyPOS406oS5wCmJcJO2",
+	"4HogHew0Cowvk7NWYeiTgXrQTqGyjFNmKpNH1h0ypYz6ia7+x1dRGRKyW/KFBHcf7/5/AAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
