@@ -55,18 +55,27 @@ type Config struct {
 	// open to everyone who can reach it (loopback by default), and says so.
 	OperatorKeys []string
 	ClientKeys   []string
-	SessionTTL   time.Duration
-	BulkLimit    int
-	PageSize     int
-	Logger       *slog.Logger
+	// Sessions keeps the session secret and the signed-in sessions, shared
+	// by every instance. Required.
+	Sessions ports.SessionStore
+	// Throttle refuses sign-ins from client addresses that presented too
+	// many unknown keys; nil throttles nothing.
+	Throttle ports.AuthThrottle
+	// SessionTTL is how long a sign-in lasts, and the most any session
+	// cookie may claim.
+	SessionTTL time.Duration
+	BulkLimit  int
+	PageSize   int
+	Logger     *slog.Logger
 }
 
 // Console is the /ui/ handler.
 type Console struct {
 	cfg      Config
 	log      *slog.Logger
-	sessions sessions
+	sessions *sessions
 	keys     core.KeySet
+	throttle ports.AuthThrottle
 	pages    map[string]*template.Template
 	mux      *http.ServeMux
 }
@@ -80,6 +89,9 @@ func New(cfg Config) (*Console, error) {
 	if cfg.Clock == nil {
 		errs = append(errs, errors.New("console: Config.Clock is required"))
 	}
+	if cfg.Sessions == nil {
+		errs = append(errs, errors.New("console: Config.Sessions is required"))
+	}
 	if cfg.SessionTTL < 0 || cfg.BulkLimit < 0 || cfg.PageSize < 0 {
 		errs = append(errs, errors.New("console: SessionTTL, BulkLimit and PageSize must not be negative"))
 	}
@@ -92,8 +104,12 @@ func New(cfg Config) (*Console, error) {
 	c := &Console{
 		cfg:      cfg,
 		log:      cmp.Or(cfg.Logger, slog.Default()),
-		sessions: newSessions(cfg.OperatorKeys, cfg.SessionTTL),
+		sessions: newSessions(cfg.Sessions, cfg.Clock, cfg.SessionTTL),
 		keys:     core.NewKeySet(cfg.ClientKeys, cfg.OperatorKeys),
+		throttle: cfg.Throttle,
+	}
+	if c.throttle == nil {
+		c.throttle = admitAll{}
 	}
 	pages, err := parsePages()
 	if err != nil {
@@ -148,7 +164,11 @@ func (c *Console) open() bool { return c.keys.Open() }
 // open console), and otherwise sends the browser to the sign-in form.
 func (c *Console) reader(h func(http.ResponseWriter, *http.Request, session)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		ss, ok := c.session(w, r)
+		ss, ok, err := c.session(w, r)
+		if err != nil {
+			c.failure(w, r, session{}, "checking the session", err)
+			return
+		}
 		if !ok {
 			http.Redirect(w, r, "/ui/signin", http.StatusSeeOther)
 			return
@@ -164,12 +184,16 @@ func (c *Console) operator(h func(http.ResponseWriter, *http.Request, session)) 
 		// A bulk form names up to BulkLimit intentIds of up to 255
 		// characters each, percent-encoded.
 		r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
-		ss, ok := c.session(w, r)
+		ss, ok, err := c.session(w, r)
+		if err != nil {
+			c.failure(w, r, session{}, "checking the session", err)
+			return
+		}
 		if !ok {
 			c.render(w, r, http.StatusUnauthorized, "error", page{Title: "Signed out", Error: "Your session has ended; sign in again."})
 			return
 		}
-		if err := c.sessions.checkCSRF(ss, r.PostFormValue("csrf")); err != nil {
+		if err := ss.checkCSRF(r.PostFormValue("csrf")); err != nil {
 			c.log.Debug("console refused a form without a valid CSRF token", "path", r.URL.Path)
 			c.render(w, r, http.StatusForbidden, "error", page{Title: "Refused", Error: err.Error(), Session: ss})
 			return
@@ -180,17 +204,28 @@ func (c *Console) operator(h func(http.ResponseWriter, *http.Request, session)) 
 
 // session returns the request's session when it may use the console. On
 // the open console a visitor without one gets a fresh anonymous session,
-// which forms need for their CSRF token.
-func (c *Console) session(w http.ResponseWriter, r *http.Request) (session, bool) {
+// which forms need for their CSRF token. err is the store's failure to
+// check the session, never a refusal of it.
+func (c *Console) session(w http.ResponseWriter, r *http.Request) (session, bool, error) {
 	now := c.cfg.Clock.Now()
 	ss, err := c.sessions.read(r, now)
-	if err == nil && (ss.Operator || c.open()) {
-		return ss, true
+	switch {
+	case err == nil && (ss.Operator || c.open()):
+		return ss, true, nil
+	case err != nil && !refused(err):
+		return session{}, false, err
+	case !c.open():
+		return session{}, false, nil
 	}
-	if c.open() {
-		ss = c.sessions.newSession(now, false)
-		c.sessions.write(w, r, ss)
-		return ss, true
+	if ss, err = c.sessions.anonymous(r.Context(), now); err != nil {
+		return session{}, false, err
 	}
-	return session{}, false
+	c.sessions.write(w, r, ss, now)
+	return ss, true, nil
 }
+
+// admitAll is the throttle of a console configured without one.
+type admitAll struct{}
+
+func (admitAll) Admit(ports.AuthClient) time.Duration  { return 0 }
+func (admitAll) Failed(ports.AuthClient) time.Duration { return 0 }

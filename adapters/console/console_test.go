@@ -47,7 +47,7 @@ func newConsole(t *testing.T, operatorKeys []string) (*browser, *engine.Service,
 		t.Fatal(err)
 	}
 	ui, err := console.New(console.Config{Service: svc, Operator: svc, Clock: clk, OperatorKeys: operatorKeys,
-		Activity: console.NewActivity(nil, clk)})
+		Sessions: store, Activity: console.NewActivity(nil, clk)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +239,7 @@ func TestGatewaysShownAndControlled(t *testing.T) {
 	reg, _ := core.NewRegistry([]core.Contract{contract})
 	svc, _ := engine.NewService(engine.ServiceConfig{Registry: reg, Store: store, Clock: clk})
 	gw := &fakeGateways{paused: map[string]bool{}}
-	ui, err := console.New(console.Config{Service: svc, Operator: svc, Clock: clk, Gateways: gw, GatewayControl: gw})
+	ui, err := console.New(console.Config{Service: svc, Operator: svc, Clock: clk, Sessions: store, Gateways: gw, GatewayControl: gw})
 	if err != nil {
 		t.Fatal(err)
 	}

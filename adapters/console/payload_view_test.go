@@ -12,6 +12,7 @@ import (
 	"github.com/submissionmanager/submission-manager/adapters/console"
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/fakes/clocktest"
+	"github.com/submissionmanager/submission-manager/fakes/memstore"
 	"github.com/submissionmanager/submission-manager/ports"
 )
 
@@ -34,7 +35,7 @@ func openConsole(t *testing.T, in core.Intent) *console.Console {
 	t.Helper()
 	clk := clocktest.New(time.Date(2026, 2, 2, 12, 0, 0, 0, time.UTC))
 	svc := oneIntent{intent: in}
-	ui, err := console.New(console.Config{Service: svc, Operator: svc, Clock: clk})
+	ui, err := console.New(console.Config{Service: svc, Operator: svc, Clock: clk, Sessions: memstore.New(clk)})
 	if err != nil {
 		t.Fatal(err)
 	}

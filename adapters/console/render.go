@@ -82,7 +82,7 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, nam
 	p.Open = c.open()
 	p.Operator = p.Session.Operator
 	if p.Session.Nonce != "" {
-		p.CSRF = c.sessions.csrfToken(p.Session)
+		p.CSRF = p.Session.csrfToken()
 	}
 	var buf bytes.Buffer
 	if err := c.pages[name].Execute(&buf, p); err != nil {

@@ -27,6 +27,7 @@ commands:
   targets validate FILE        check a submission target registry, listing every problem
   intents list|get|resubmit    read and resubmit intents over the HTTP API (key from SUBMISSION_API_KEY)
   gateways list|pause|resume   show the gateways' protection state; pause or resume a gateway
+  console rotate-secret        new console session secret; ends every console session
 
 Run "submission-manager <command> -h" for a command's flags. Every flag can
 also be set by its environment variable, SUBMISSION_<FLAG_IN_UPPER_SNAKE>,
@@ -53,6 +54,8 @@ func Main(ctx context.Context, args []string, env LookupEnv, stdout, stderr io.W
 		err = runIntents(ctx, rest, env, stdout, stderr)
 	case "gateways":
 		err = runGateways(ctx, rest, env, stdout, stderr)
+	case "console":
+		err = runConsole(ctx, rest, env, stdout, stderr)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
 		return ExitOK

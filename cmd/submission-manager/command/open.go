@@ -21,6 +21,8 @@ import (
 type database interface {
 	Store() ports.Store
 	Leases() ports.LeaseStore
+	// Sessions keeps the console's session secret and sessions.
+	Sessions() ports.SessionStore
 	Migrate(ctx context.Context, direction string) error
 	// MigrationStatus lists the embedded migrations and whether each is
 	// applied, for `migrate status`.

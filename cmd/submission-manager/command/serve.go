@@ -94,6 +94,11 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 
 	clock := sysclock.New()
 	metrics := prometheus.New()
+	warnWeakKeys(cfg, log)
+	throttle, err := newAuthThrottle(cfg.Access, clock, metrics, log)
+	if err != nil {
+		return nil, err
+	}
 	// The console's rates are fed by the same events as Prometheus.
 	activity := console.NewActivity(metrics, clock)
 	// An API-only instance runs no executor: it has no gateway clients, no
@@ -148,6 +153,7 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 		APIOnly:           cfg.APIOnly,
 		APIKeys:           cfg.APIKeys,
 		OperatorKeys:      cfg.OperatorKeys,
+		Throttle:          throttle,
 		MaxPayloadBytes:   cfg.MaxPayloadBytes,
 		MaxBodiesInFlight: cfg.MaxBodiesInFlight,
 		MaxBatch:          cfg.MaxBatch,
@@ -163,6 +169,7 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 		Service: service, Operator: service, Leadership: leadership, Activity: activity, Clock: clock,
 		HolderID: s.holderID, APIOnly: cfg.APIOnly, OperatorKeys: cfg.OperatorKeys, ClientKeys: cfg.APIKeys, Logger: log,
 		Gateways: consoleGateways{gateways}, GatewayControl: consoleGateways{gateways},
+		Sessions: db.Sessions(), Throttle: throttle, SessionTTL: cfg.Access.SessionTTL,
 	})
 	if err != nil {
 		return nil, err
