@@ -143,18 +143,28 @@ type intentData struct {
 	PayloadBytes int
 }
 
-// intent shows one intent: contract snapshot, payload, attempt timeline.
-func (c *Console) intent(w http.ResponseWriter, r *http.Request, ss session) {
+// pathIntent reads the intent the path names, or answers that it cannot.
+func (c *Console) pathIntent(w http.ResponseWriter, r *http.Request, ss session) (core.Intent, bool) {
 	id := r.PathValue("id")
 	in, err := c.cfg.Service.GetIntent(r.Context(), id)
 	if errors.Is(err, core.ErrIntentNotFound) {
 		c.render(w, r, http.StatusNotFound, "error", page{Title: "Not found", Error: "No intent has the intentId " + id + ".", Session: ss})
-		return
+		return core.Intent{}, false
 	}
 	if err != nil {
 		c.failure(w, r, ss, "reading the intent", err)
+		return core.Intent{}, false
+	}
+	return in, true
+}
+
+// intent shows one intent: contract snapshot, payload, attempt timeline.
+func (c *Console) intent(w http.ResponseWriter, r *http.Request, ss session) {
+	in, ok := c.pathIntent(w, r, ss)
+	if !ok {
 		return
 	}
+	id := in.IntentID
 	contract, _ := json.MarshalIndent(in.Contract, "", "  ")
 	d := intentData{Intent: in, Payload: prettyJSON(in.Payload), Contract: string(contract), Ended: in.Status.Terminal(),
 		PayloadURL: "/ui/payloads/" + url.PathEscape(id), PayloadBytes: len(in.Payload)}
@@ -165,14 +175,8 @@ func (c *Console) intent(w http.ResponseWriter, r *http.Request, ss session) {
 // pretty view is bounded (prettyJSON), the download never is, and a browser
 // saves it instead of rendering it.
 func (c *Console) payload(w http.ResponseWriter, r *http.Request, ss session) {
-	id := r.PathValue("id")
-	in, err := c.cfg.Service.GetIntent(r.Context(), id)
-	if errors.Is(err, core.ErrIntentNotFound) {
-		c.render(w, r, http.StatusNotFound, "error", page{Title: "Not found", Error: "No intent has the intentId " + id + ".", Session: ss})
-		return
-	}
-	if err != nil {
-		c.failure(w, r, ss, "reading the intent", err)
+	in, ok := c.pathIntent(w, r, ss)
+	if !ok {
 		return
 	}
 	h := w.Header()
