@@ -17,9 +17,15 @@ var _ ports.SessionStore = (*store)(nil)
 // Sessions returns the console's session store on this database.
 func (db *DB) Sessions() ports.SessionStore { return &store{db: db} }
 
-// secretAttempts bounds the insert-then-read loops below: only another
-// instance's insert of the same generation sends one round again.
+// secretAttempts bounds SessionSecret's read-insert-read loop: only a
+// store emptied between the insert and the read sends it round again.
 const secretAttempts = 3
+
+// rotationAttempts bounds RotateSessionSecret's runs. Concurrent rotations
+// read the same latest generation and insert the next; the primary key lets
+// one of them win per round and the others run again, so n rotations at
+// once need at most n rounds. Rotations are an operator's rare command.
+const rotationAttempts = 10
 
 // SessionSecret reads the current secret and, only when there is none,
 // inserts first as generation 1: instances that find none at once all
@@ -67,7 +73,7 @@ func (s *store) RotateSessionSecret(ctx context.Context, key []byte) (core.Sessi
 		return mapError(q.DeleteAllConsoleSessions(ctx))
 	}
 	var err error
-	for range secretAttempts {
+	for range rotationAttempts {
 		err = s.db.inTx(ctx, sql.LevelReadCommitted, rotate)
 		if !errors.Is(err, errDuplicateKey) {
 			break
