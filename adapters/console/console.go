@@ -2,8 +2,6 @@ package console
 
 import (
 	"cmp"
-	"crypto/sha256"
-	"crypto/subtle"
 	"embed"
 	"errors"
 	"html/template"
@@ -12,6 +10,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
 )
 
@@ -55,19 +54,27 @@ type Config struct {
 	// open to everyone who can reach it (loopback by default), and says so.
 	OperatorKeys []string
 	ClientKeys   []string
-	SessionTTL   time.Duration
-	BulkLimit    int
-	PageSize     int
-	Logger       *slog.Logger
+	// Sessions keeps the session secret and the signed-in sessions, shared
+	// by every instance. Required.
+	Sessions ports.SessionStore
+	// Throttle refuses sign-ins from client addresses that presented too
+	// many unknown keys; nil throttles nothing.
+	Throttle ports.AuthThrottle
+	// SessionTTL is how long a sign-in lasts, and the most any session
+	// cookie may claim.
+	SessionTTL time.Duration
+	BulkLimit  int
+	PageSize   int
+	Logger     *slog.Logger
 }
 
 // Console is the /ui/ handler.
 type Console struct {
 	cfg      Config
 	log      *slog.Logger
-	sessions sessions
-	keys     [][sha256.Size]byte
-	open     bool
+	sessions *sessions
+	keys     core.KeySet
+	throttle ports.AuthThrottle
 	pages    map[string]*template.Template
 	mux      *http.ServeMux
 }
@@ -81,6 +88,9 @@ func New(cfg Config) (*Console, error) {
 	if cfg.Clock == nil {
 		errs = append(errs, errors.New("console: Config.Clock is required"))
 	}
+	if cfg.Sessions == nil {
+		errs = append(errs, errors.New("console: Config.Sessions is required"))
+	}
 	if cfg.SessionTTL < 0 || cfg.BulkLimit < 0 || cfg.PageSize < 0 {
 		errs = append(errs, errors.New("console: SessionTTL, BulkLimit and PageSize must not be negative"))
 	}
@@ -93,11 +103,12 @@ func New(cfg Config) (*Console, error) {
 	c := &Console{
 		cfg:      cfg,
 		log:      cmp.Or(cfg.Logger, slog.Default()),
-		sessions: newSessions(cfg.OperatorKeys, cfg.SessionTTL),
-		open:     len(cfg.OperatorKeys) == 0 && len(cfg.ClientKeys) == 0,
+		sessions: newSessions(cfg.Sessions, cfg.Clock, cfg.SessionTTL),
+		keys:     core.NewKeySet(cfg.ClientKeys, cfg.OperatorKeys),
+		throttle: cfg.Throttle,
 	}
-	for _, k := range cfg.OperatorKeys {
-		c.keys = append(c.keys, sha256.Sum256([]byte(k)))
+	if c.throttle == nil {
+		c.throttle = admitAll{}
 	}
 	pages, err := parsePages()
 	if err != nil {
@@ -119,6 +130,7 @@ func (c *Console) routes() {
 	mux.HandleFunc("GET /ui/{$}", c.reader(c.overview))
 	mux.HandleFunc("GET /ui/intents", c.reader(c.intents))
 	mux.HandleFunc("GET /ui/intents/{id...}", c.reader(c.intent))
+	mux.HandleFunc("GET /ui/payloads/{id...}", c.reader(c.payload))
 	mux.HandleFunc("POST /ui/resubmit", c.operator(c.resubmit))
 	mux.HandleFunc("GET /ui/bulk-resubmit", c.reader(c.bulkConfirm))
 	mux.HandleFunc("POST /ui/bulk-resubmit", c.operator(c.bulkResubmit))
@@ -143,22 +155,19 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.mux.ServeHTTP(w, r)
 }
 
-// operatorKey reports, in constant time over every key, whether key is an
-// operator key.
-func (c *Console) operatorKey(key string) bool {
-	got := sha256.Sum256([]byte(key))
-	match := 0
-	for _, d := range c.keys {
-		match |= subtle.ConstantTimeCompare(got[:], d[:])
-	}
-	return key != "" && match == 1
-}
+// open reports whether no key of either kind is configured: then the
+// console, like the API, is open to everyone who can reach it.
+func (c *Console) open() bool { return c.keys.Open() }
 
 // reader wraps a page that reads: it needs a signed-in operator (or the
 // open console), and otherwise sends the browser to the sign-in form.
 func (c *Console) reader(h func(http.ResponseWriter, *http.Request, session)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		ss, ok := c.session(w, r)
+		ss, ok, err := c.session(w, r)
+		if err != nil {
+			c.failure(w, r, session{}, "checking the session", err)
+			return
+		}
 		if !ok {
 			http.Redirect(w, r, "/ui/signin", http.StatusSeeOther)
 			return
@@ -174,12 +183,16 @@ func (c *Console) operator(h func(http.ResponseWriter, *http.Request, session)) 
 		// A bulk form names up to BulkLimit intentIds of up to 255
 		// characters each, percent-encoded.
 		r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
-		ss, ok := c.session(w, r)
+		ss, ok, err := c.session(w, r)
+		if err != nil {
+			c.failure(w, r, session{}, "checking the session", err)
+			return
+		}
 		if !ok {
 			c.render(w, r, http.StatusUnauthorized, "error", page{Title: "Signed out", Error: "Your session has ended; sign in again."})
 			return
 		}
-		if err := c.sessions.checkCSRF(ss, r.PostFormValue("csrf")); err != nil {
+		if err := ss.checkCSRF(r.PostFormValue("csrf")); err != nil {
 			c.log.Debug("console refused a form without a valid CSRF token", "path", r.URL.Path)
 			c.render(w, r, http.StatusForbidden, "error", page{Title: "Refused", Error: err.Error(), Session: ss})
 			return
@@ -190,17 +203,28 @@ func (c *Console) operator(h func(http.ResponseWriter, *http.Request, session)) 
 
 // session returns the request's session when it may use the console. On
 // the open console a visitor without one gets a fresh anonymous session,
-// which forms need for their CSRF token.
-func (c *Console) session(w http.ResponseWriter, r *http.Request) (session, bool) {
+// which forms need for their CSRF token. err is the store's failure to
+// check the session, never a refusal of it.
+func (c *Console) session(w http.ResponseWriter, r *http.Request) (session, bool, error) {
 	now := c.cfg.Clock.Now()
 	ss, err := c.sessions.read(r, now)
-	if err == nil && (ss.Operator || c.open) {
-		return ss, true
+	switch {
+	case err == nil && (ss.Operator || c.open()):
+		return ss, true, nil
+	case err != nil && !refused(err):
+		return session{}, false, err
+	case !c.open():
+		return session{}, false, nil
 	}
-	if c.open {
-		ss = c.sessions.newSession(now, false)
-		c.sessions.write(w, r, ss)
-		return ss, true
+	if ss, err = c.sessions.anonymous(r.Context(), now); err != nil {
+		return session{}, false, err
 	}
-	return session{}, false
+	c.sessions.write(w, r, ss, now)
+	return ss, true, nil
 }
+
+// admitAll is the throttle of a console configured without one.
+type admitAll struct{}
+
+func (admitAll) Admit(ports.AuthClient) time.Duration  { return 0 }
+func (admitAll) Failed(ports.AuthClient) time.Duration { return 0 }

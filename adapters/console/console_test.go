@@ -39,7 +39,7 @@ func newConsole(t *testing.T, operatorKeys []string) (*browser, *desk, *memstore
 	store := memstore.New(clk)
 	svc := &desk{store: store, clock: clk}
 	ui, err := console.New(console.Config{Service: svc, Operator: svc, Clock: clk, OperatorKeys: operatorKeys,
-		Activity: console.NewActivity(nil, clk)})
+		Sessions: store, Activity: console.NewActivity(nil, clk)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func TestGatewaysShownAndControlled(t *testing.T) {
 	store := memstore.New(clk)
 	svc := &desk{store: store, clock: clk}
 	gw := &fakeGateways{paused: map[string]bool{}}
-	ui, err := console.New(console.Config{Service: svc, Operator: svc, Clock: clk, Gateways: gw})
+	ui, err := console.New(console.Config{Service: svc, Operator: svc, Clock: clk, Sessions: store, Gateways: gw})
 	if err != nil {
 		t.Fatal(err)
 	}

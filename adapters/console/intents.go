@@ -3,8 +3,10 @@ package console
 import (
 	"encoding/json"
 	"errors"
+	"mime"
 	"net/http"
 	"net/url"
+	"strconv"
 
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
@@ -106,24 +108,55 @@ func withData(p page, d any) page {
 
 type intentData struct {
 	Intent   core.Intent
-	Payload  string
+	Payload  prettyView
 	Contract string
 	Ended    bool
+	// PayloadURL downloads the payload as stored.
+	PayloadURL string
+	// PayloadBytes is the stored payload's size.
+	PayloadBytes int
 }
 
-// intent shows one intent: contract snapshot, payload, attempt timeline.
-func (c *Console) intent(w http.ResponseWriter, r *http.Request, ss session) {
+// pathIntent reads the intent the path names, or answers that it cannot.
+func (c *Console) pathIntent(w http.ResponseWriter, r *http.Request, ss session) (core.Intent, bool) {
 	id := r.PathValue("id")
 	in, err := c.cfg.Service.GetIntent(r.Context(), id)
 	if errors.Is(err, core.ErrIntentNotFound) {
 		c.render(w, r, http.StatusNotFound, "error", page{Title: "Not found", Error: "No intent has the intentId " + id + ".", Session: ss})
-		return
+		return core.Intent{}, false
 	}
 	if err != nil {
 		c.failure(w, r, ss, "reading the intent", err)
+		return core.Intent{}, false
+	}
+	return in, true
+}
+
+// intent shows one intent: contract snapshot, payload, attempt timeline.
+func (c *Console) intent(w http.ResponseWriter, r *http.Request, ss session) {
+	in, ok := c.pathIntent(w, r, ss)
+	if !ok {
 		return
 	}
+	id := in.IntentID
 	contract, _ := json.MarshalIndent(in.Contract, "", "  ")
-	d := intentData{Intent: in, Payload: prettyJSON(in.Payload), Contract: string(contract), Ended: in.Status.Terminal()}
+	d := intentData{Intent: in, Payload: prettyJSON(in.Payload), Contract: string(contract), Ended: in.Status.Terminal(),
+		PayloadURL: "/ui/payloads/" + url.PathEscape(id), PayloadBytes: len(in.Payload)}
 	c.render(w, r, http.StatusOK, "intent", page{Title: "Intent " + id, Session: ss, Data: d})
+}
+
+// payload serves an intent's payload exactly as stored, as a download: the
+// pretty view is bounded (prettyJSON), the download never is, and a browser
+// saves it instead of rendering it.
+func (c *Console) payload(w http.ResponseWriter, r *http.Request, ss session) {
+	in, ok := c.pathIntent(w, r, ss)
+	if !ok {
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": "payload.json"}))
+	h.Set("Content-Length", strconv.Itoa(len(in.Payload)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(in.Payload)
 }

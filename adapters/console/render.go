@@ -55,7 +55,6 @@ var funcs = template.FuncMap{
 	// intentPath is the console path of an intent, percent-encoded so an
 	// intentId is always one path value.
 	"intentPath": func(id string) string { return "/ui/intents/" + url.PathEscape(id) },
-	"pretty":     prettyJSON,
 	"jsonText": func(v any) string {
 		b, err := json.MarshalIndent(v, "", "  ")
 		if err != nil {
@@ -63,16 +62,6 @@ var funcs = template.FuncMap{
 		}
 		return string(b)
 	},
-}
-
-// prettyJSON indents a stored payload for reading. The template escapes
-// the result like any other text.
-func prettyJSON(raw []byte) string {
-	var buf bytes.Buffer
-	if err := json.Indent(&buf, raw, "", "  "); err != nil {
-		return string(raw)
-	}
-	return buf.String()
 }
 
 func parsePages() (map[string]*template.Template, error) {
@@ -90,10 +79,10 @@ func parsePages() (map[string]*template.Template, error) {
 // render writes a page, buffered so that a template error never sends half
 // a page with a 200.
 func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, name string, p page) {
-	p.Open = c.open
+	p.Open = c.open()
 	p.Operator = p.Session.Operator
 	if p.Session.Nonce != "" {
-		p.CSRF = c.sessions.csrfToken(p.Session)
+		p.CSRF = p.Session.csrfToken()
 	}
 	var buf bytes.Buffer
 	if err := c.pages[name].Execute(&buf, p); err != nil {

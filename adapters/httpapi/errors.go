@@ -3,6 +3,7 @@ package httpapi
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // The errors below are the HTTP layer's own refusals. They carry what the
@@ -16,6 +17,16 @@ var errUnauthorized = errors.New("a valid API key is required")
 // errForbidden means the request carried a client key where the operation
 // needs an operator key.
 var errForbidden = errors.New("an operator key is required")
+
+// throttledError refuses a request, without looking at its key, because
+// its client address presented too many unknown keys lately.
+type throttledError struct {
+	retryAfter time.Duration
+}
+
+func (e *throttledError) Error() string {
+	return fmt.Sprintf("this address presented too many unknown keys; retry in %s", e.retryAfter.Round(time.Second))
+}
 
 // errBodyRequired means a request that needs a body came without one.
 var errBodyRequired = errors.New("the request body is required")

@@ -2,8 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -27,38 +25,15 @@ func bodyLimit(maxPayloadBytes int64) int64 {
 	return 2*maxPayloadBytes + bodyEnvelopeBytes
 }
 
-// apiKeys checks bearer tokens against the configured keys. It keeps only
-// SHA-256 digests and compares every one of them in constant time, so
-// neither the key's length nor how much of it matched leaks through timing.
-type apiKeys struct {
-	digests [][sha256.Size]byte
-}
-
-func newAPIKeys(keys []string) apiKeys {
-	var k apiKeys
-	for _, key := range keys {
-		if key != "" {
-			k.digests = append(k.digests, sha256.Sum256([]byte(key)))
-		}
-	}
-	return k
-}
-
-// enabled reports whether any key is configured; without keys the API is open.
-func (k apiKeys) enabled() bool { return len(k.digests) > 0 }
-
-// allows reports whether an Authorization header value carries a known key.
-func (k apiKeys) allows(authorization string) bool {
+// bearerKey returns the key of an "Authorization: Bearer <key>" header
+// value (the scheme in any case, blanks around the key ignored), or "" when
+// the value is not of that form. core.KeySet compares it with the keys.
+func bearerKey(authorization string) string {
 	const scheme = "bearer "
 	if len(authorization) <= len(scheme) || !strings.EqualFold(authorization[:len(scheme)], scheme) {
-		return false
+		return ""
 	}
-	got := sha256.Sum256([]byte(strings.TrimSpace(authorization[len(scheme):])))
-	match := 0
-	for _, d := range k.digests {
-		match |= subtle.ConstantTimeCompare(got[:], d[:])
-	}
-	return match == 1
+	return strings.TrimSpace(authorization[len(scheme):])
 }
 
 // validateRequests checks every request's path and query parameters

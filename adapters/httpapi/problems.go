@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -45,6 +46,7 @@ const (
 	TypeIntentNotEnded          = ProblemTypeBase + "intent-not-ended"
 	TypeResubmissionIDTaken     = ProblemTypeBase + "resubmission-id-taken"
 	TypeNotAvailable            = ProblemTypeBase + "not-available"
+	TypeAuthThrottled           = ProblemTypeBase + "authentication-throttled"
 )
 
 // problemContentType is the media type of RFC 9457 problem documents.
@@ -78,6 +80,7 @@ func problemFor(err error) problem {
 		paramFormat *apigen.InvalidParamFormatError
 		paramNeeded *apigen.RequiredParamError
 		paramMany   *apigen.TooManyValuesForParamError
+		throttled   *throttledError
 		syntax      *json.SyntaxError
 		typeErr     *json.UnmarshalTypeError
 	)
@@ -124,6 +127,10 @@ func problemFor(err error) problem {
 		return p
 	case errors.Is(err, core.ErrPausesUnavailable):
 		return newProblem(http.StatusNotImplemented, TypeNotAvailable, "Not available", err.Error())
+	case errors.As(err, &throttled):
+		p := newProblem(http.StatusTooManyRequests, TypeAuthThrottled, "Authentication throttled", throttled.Error())
+		p.header.Set("Retry-After", strconv.FormatInt(int64((throttled.retryAfter+time.Second-1)/time.Second), 10))
+		return p
 	case errors.Is(err, errUnauthorized):
 		p := newProblem(http.StatusUnauthorized, TypeUnauthorized, "Unauthorized", "send Authorization: Bearer <api key>")
 		p.header.Set("WWW-Authenticate", `Bearer realm="submission-manager"`)

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -58,6 +59,8 @@ func TestProblemForMapsEveryError(t *testing.T) {
 		{name: "target not found", err: &targetNotFoundError{target: "x"}, status: 404, typ: TypeTargetNotFound},
 		{name: "store unavailable", err: fmt.Errorf("get: %w", core.ErrStoreUnavailable), status: 503,
 			typ: TypeStoreUnavailable, header: map[string]string{"Retry-After": "1"}},
+		{name: "throttled", err: &throttledError{retryAfter: 5001 * time.Millisecond}, status: 429, typ: TypeAuthThrottled,
+			header: map[string]string{"Retry-After": "6"}},
 		{name: "unauthorized", err: errUnauthorized, status: 401, typ: TypeUnauthorized,
 			header: map[string]string{"WWW-Authenticate": `Bearer realm="submission-manager"`}},
 		{name: "body over the limit", err: &http.MaxBytesError{Limit: 10}, status: 413, typ: TypePayloadTooLarge},
@@ -232,7 +235,7 @@ func TestProblemTypesAreDocumented(t *testing.T) {
 	for _, typ := range []string{TypeMalformedRequest, TypeUnauthorized, TypeIntentNotFound, TypeTargetNotFound,
 		TypeRouteNotFound, TypeMethodNotAllowed, TypeIdempotencyConflict, TypePayloadTooLarge,
 		TypeUnsupportedMediaType, TypeInvalidField, TypeUnknownSubmissionTarget, TypeStoreUnavailable,
-		TypeInternalError} {
+		TypeInternalError, TypeAuthThrottled} {
 		anchor := strings.TrimPrefix(typ, ProblemTypeBase)
 		if !strings.Contains(doc, "### "+anchor+"\n") {
 			t.Errorf("docs/api.md has no section %q for problem type %s", "### "+anchor, typ)

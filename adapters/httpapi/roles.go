@@ -4,23 +4,11 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
+
+	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/ports"
 )
-
-// keyring holds the two kinds of keys. Client keys submit and read;
-// operator keys may do everything, including what changes more than one
-// client's own submissions (resubmission, gateway controls). With no key
-// of either kind the API is open, as a zero-configuration loopback service.
-type keyring struct {
-	client   apiKeys
-	operator apiKeys
-}
-
-func newKeyring(clientKeys, operatorKeys []string) keyring {
-	return keyring{client: newAPIKeys(clientKeys), operator: newAPIKeys(operatorKeys)}
-}
-
-// open reports whether no key is configured at all.
-func (k keyring) open() bool { return !k.client.enabled() && !k.operator.enabled() }
 
 // clientMay reports whether a client key may make the request: reads, and
 // submitting intents. Everything else under /v1 (resubmissions, gateway
@@ -38,10 +26,12 @@ func clientMay(r *http.Request) bool {
 
 // requireRole guards /v1 when keys are configured: a request needs a known
 // key (401 otherwise), and an operator key for what clients may not do
-// (403). Health, readiness and operator endpoints outside /v1 stay open so
-// load balancers and scrapers need no secret; the console guards itself.
-func requireRole(keys keyring, log *slog.Logger, next http.Handler) http.Handler {
-	if keys.open() {
+// (403). A client address that presented too many unknown keys is refused
+// (429) before its key is looked at, and every unknown key it presents is
+// counted. Health, readiness and operator endpoints outside /v1 stay open
+// so load balancers and scrapers need no secret; the console guards itself.
+func requireRole(keys core.KeySet, throttle ports.AuthThrottle, log *slog.Logger, next http.Handler) http.Handler {
+	if keys.Open() {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -49,18 +39,32 @@ func requireRole(keys keyring, log *slog.Logger, next http.Handler) http.Handler
 			next.ServeHTTP(w, r)
 			return
 		}
-		auth := r.Header.Get("Authorization")
-		switch {
-		case keys.operator.allows(auth):
-		case keys.client.allows(auth):
+		client := ports.AuthClient{Surface: ports.SurfaceAPI, Peer: r.RemoteAddr, ForwardedFor: r.Header.Values("X-Forwarded-For")}
+		if wait := throttle.Admit(client); wait > 0 {
+			writeProblem(log, w, r, &throttledError{retryAfter: wait})
+			return
+		}
+		key := bearerKey(r.Header.Get("Authorization"))
+		switch keys.Role(key) {
+		case core.RoleOperator:
+		case core.RoleClient:
 			if !clientMay(r) {
 				writeProblem(log, w, r, errForbidden)
 				return
 			}
 		default:
+			if key != "" {
+				throttle.Failed(client)
+			}
 			writeProblem(log, w, r, errUnauthorized)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
 }
+
+// admitAll is the throttle of an API configured without one.
+type admitAll struct{}
+
+func (admitAll) Admit(ports.AuthClient) time.Duration  { return 0 }
+func (admitAll) Failed(ports.AuthClient) time.Duration { return 0 }

@@ -38,6 +38,9 @@ type Config struct {
 	// OperatorKeys are the bearer tokens of operators, who may also
 	// resubmit and control gateways. With neither kind of key, /v1 is open.
 	OperatorKeys []string
+	// Throttle refuses client addresses that presented too many unknown
+	// keys; nil throttles nothing.
+	Throttle ports.AuthThrottle
 	// MaxPayloadBytes is the service's payload limit. The service refuses a
 	// larger compacted payload; the API uses the limit to stop reading a body
 	// that cannot hold an acceptable payload. Zero means
@@ -119,10 +122,14 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxBatch <= 0 {
 		cfg.MaxBatch = ports.DefaultMaxBatch
 	}
+	var throttle ports.AuthThrottle = admitAll{}
+	if cfg.Throttle != nil {
+		throttle = cfg.Throttle
+	}
 	mux.Handle("POST "+batchPath, readJSONBody(batchBodyLimit(cfg.MaxPayloadBytes, cfg.MaxBatch),
 		newBodySlots(batchBodySlots(cfg.MaxBodiesInFlight)), log)(newBatchHandler(cfg.Service, log)))
 	mux.Handle("/", notFound(mux, log))
-	return &Server{mux: mux, handler: joinPreferLines(requireRole(newKeyring(cfg.APIKeys, cfg.OperatorKeys), log, mux))}, nil
+	return &Server{mux: mux, handler: joinPreferLines(requireRole(core.NewKeySet(cfg.APIKeys, cfg.OperatorKeys), throttle, log, mux))}, nil
 }
 
 // Mux returns the router, to mount operator endpoints on and to label

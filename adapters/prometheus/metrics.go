@@ -38,6 +38,7 @@ type Metrics struct {
 	httpRequests     *prometheus.CounterVec
 	httpDuration     *prometheus.HistogramVec
 	protection       protectionMetrics
+	auth             authMetrics
 }
 
 var _ ports.Metrics = (*Metrics)(nil)
@@ -121,6 +122,8 @@ func New() *Metrics {
 	)
 	m.protection = newProtectionMetrics()
 	m.registry.MustRegister(m.protection.collectors()...)
+	m.auth = newAuthMetrics()
+	m.registry.MustRegister(m.auth.collectors()...)
 	return m
 }
 

@@ -30,9 +30,14 @@ const (
 // Config says where the database file is and how to run it. The zero value
 // of every field but Path picks a safe default.
 type Config struct {
-	// Path is the database file; it is created when missing. It must not
-	// contain '?', which would start the driver's parameter list.
+	// Path is the database file; it is created when missing unless
+	// MustExist is set. It must not contain '?', which would start the
+	// driver's parameter list.
 	Path string
+	// MustExist makes Open fail when there is no file at Path instead of
+	// creating one: commands that only read (or change) an existing
+	// database never create one from a mistyped path.
+	MustExist bool
 	// Synchronous defaults to SynchronousFull.
 	Synchronous Synchronous
 	// BusyTimeout bounds how long a connection waits for another process's
@@ -43,6 +48,9 @@ type Config struct {
 	// MaxBatch caps how many write operations share one transaction.
 	// Default 256.
 	MaxBatch int
+	// MigrationLockTimeout bounds how long Migrate waits for another
+	// process migrating the same file. Default 5 minutes.
+	MigrationLockTimeout time.Duration
 	// Logger receives the store's logs. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -70,6 +78,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxBatch <= 0 {
 		c.MaxBatch = 256
+	}
+	if c.MigrationLockTimeout <= 0 {
+		c.MigrationLockTimeout = 5 * time.Minute
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -8,12 +8,19 @@ import (
 
 	"github.com/submissionmanager/submission-manager/ports"
 	"github.com/submissionmanager/submission-manager/ports/leasetest"
+	"github.com/submissionmanager/submission-manager/ports/sessiontest"
 	"github.com/submissionmanager/submission-manager/ports/storetest"
 )
 
 func TestStoreConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Harness {
 		return harness(t, filepath.Join(t.TempDir(), "store.db"))
+	})
+}
+
+func TestSessionConformance(t *testing.T) {
+	sessiontest.Run(t, func(t *testing.T) ports.SessionStore {
+		return openTestDB(t).Sessions()
 	})
 }
 

@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"sync/atomic"
 
@@ -30,6 +32,10 @@ func init() {
 	})
 }
 
+// ErrNoDatabase is Open's answer, with Config.MustExist, for a path with no
+// file.
+var ErrNoDatabase = errors.New("the file does not exist (only serve and migrate up create a database)")
+
 // DB is one open SQLite database: a single writer connection, owned by the
 // group-commit goroutine, and a pool of read-only connections on the same
 // file.
@@ -46,12 +52,18 @@ type DB struct {
 	writer    *groupCommitter
 }
 
-// Open opens (creating if missing) the database file and checks that both
-// the writer and a reader can use it. It does not migrate: call Migrate.
+// Open opens (creating if missing, unless cfg.MustExist) the database file
+// and checks that both the writer and a reader can use it. It does not
+// migrate: call Migrate.
 func Open(ctx context.Context, cfg Config) (*DB, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
+	}
+	if cfg.MustExist {
+		if _, err := os.Stat(cfg.Path); err != nil {
+			return nil, fmt.Errorf("sqlite: no database at %s: %w", cfg.Path, ErrNoDatabase)
+		}
 	}
 	writeDB, err := sql.Open(driverName, cfg.writerDSN())
 	if err != nil {

@@ -45,7 +45,8 @@ func isVerdict(err error) bool {
 		errors.Is(err, core.ErrIntentNotRunnable) ||
 		errors.Is(err, core.ErrIntentNotFound) ||
 		errors.Is(err, core.ErrIntentNotEnded) ||
-		errors.Is(err, core.ErrResubmissionIDTaken)
+		errors.Is(err, core.ErrResubmissionIDTaken) ||
+		errors.Is(err, core.ErrSessionExists)
 }
 
 // statementRolledBack reports whether SQLite refused one statement for a

@@ -5,6 +5,7 @@ import (
 
 	"github.com/submissionmanager/submission-manager/ports"
 	"github.com/submissionmanager/submission-manager/ports/leasetest"
+	"github.com/submissionmanager/submission-manager/ports/sessiontest"
 	"github.com/submissionmanager/submission-manager/ports/storetest"
 )
 
@@ -13,6 +14,14 @@ func TestLeaseConformance(t *testing.T) {
 	leasetest.Run(t, func(t *testing.T) ports.LeaseStore {
 		db, _ := migratedDB(t, databaseOptions{})
 		return db.Leases()
+	})
+}
+
+func TestSessionConformance(t *testing.T) {
+	serverDSN(t)
+	sessiontest.Run(t, func(t *testing.T) ports.SessionStore {
+		db, _ := migratedDB(t, databaseOptions{})
+		return db.Sessions()
 	})
 }
 

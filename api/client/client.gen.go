@@ -693,6 +693,13 @@ type TargetList struct {
 // Prefer Example: wait=10
 type Prefer = string
 
+// AuthenticationThrottled An RFC 9457 problem document. `type` is stable per kind of error;
+// the members after `instance` appear only for the errors that need
+// them.
+//
+// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+type AuthenticationThrottled = Problem
+
 // Forbidden An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
 // them.
@@ -2348,6 +2355,11 @@ func (r ReadyzResponse) ContentType() string {
 	return ""
 }
 
+// ListGatewaysResponse429Headers the declared response headers of an HTTP 429 response for ListGateways
+type ListGatewaysResponse429Headers struct {
+	RetryAfter *int
+}
+
 type ListGatewaysResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -2355,8 +2367,12 @@ type ListGatewaysResponse struct {
 	JSON200 *GatewayList
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *AuthenticationThrottled
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *StoreUnavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListGatewaysResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -2367,6 +2383,11 @@ func (r ListGatewaysResponse) GetJSON200() *GatewayList {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r ListGatewaysResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListGatewaysResponse) GetApplicationproblemJSON429() *AuthenticationThrottled {
+	return r.ApplicationproblemJSON429
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -2403,6 +2424,11 @@ func (r ListGatewaysResponse) ContentType() string {
 	return ""
 }
 
+// PauseGatewayResponse429Headers the declared response headers of an HTTP 429 response for PauseGateway
+type PauseGatewayResponse429Headers struct {
+	RetryAfter *int
+}
+
 type PauseGatewayResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -2416,10 +2442,14 @@ type PauseGatewayResponse struct {
 	ApplicationproblemJSON415 *UnsupportedMediaType
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *AuthenticationThrottled
 	// ApplicationproblemJSON501 the response for an HTTP 501 `application/problem+json` response
 	ApplicationproblemJSON501 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *StoreUnavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PauseGatewayResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -2445,6 +2475,11 @@ func (r PauseGatewayResponse) GetApplicationproblemJSON415() *UnsupportedMediaTy
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
 func (r PauseGatewayResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
 	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PauseGatewayResponse) GetApplicationproblemJSON429() *AuthenticationThrottled {
+	return r.ApplicationproblemJSON429
 }
 
 // GetApplicationproblemJSON501 returns the response for an HTTP 501 `application/problem+json` response
@@ -2486,6 +2521,11 @@ func (r PauseGatewayResponse) ContentType() string {
 	return ""
 }
 
+// ResumeGatewayResponse429Headers the declared response headers of an HTTP 429 response for ResumeGateway
+type ResumeGatewayResponse429Headers struct {
+	RetryAfter *int
+}
+
 type ResumeGatewayResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -2499,10 +2539,14 @@ type ResumeGatewayResponse struct {
 	ApplicationproblemJSON415 *UnsupportedMediaType
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *AuthenticationThrottled
 	// ApplicationproblemJSON501 the response for an HTTP 501 `application/problem+json` response
 	ApplicationproblemJSON501 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *StoreUnavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ResumeGatewayResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -2528,6 +2572,11 @@ func (r ResumeGatewayResponse) GetApplicationproblemJSON415() *UnsupportedMediaT
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
 func (r ResumeGatewayResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
 	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ResumeGatewayResponse) GetApplicationproblemJSON429() *AuthenticationThrottled {
+	return r.ApplicationproblemJSON429
 }
 
 // GetApplicationproblemJSON501 returns the response for an HTTP 501 `application/problem+json` response
@@ -2569,6 +2618,11 @@ func (r ResumeGatewayResponse) ContentType() string {
 	return ""
 }
 
+// ListIntentsResponse429Headers the declared response headers of an HTTP 429 response for ListIntents
+type ListIntentsResponse429Headers struct {
+	RetryAfter *int
+}
+
 type ListIntentsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -2578,8 +2632,12 @@ type ListIntentsResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *AuthenticationThrottled
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *StoreUnavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListIntentsResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -2595,6 +2653,11 @@ func (r ListIntentsResponse) GetApplicationproblemJSON401() *Unauthorized {
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
 func (r ListIntentsResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
 	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListIntentsResponse) GetApplicationproblemJSON429() *AuthenticationThrottled {
+	return r.ApplicationproblemJSON429
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -2641,6 +2704,11 @@ type SubmitIntentResponse201Headers struct {
 	PreferenceApplied *string
 }
 
+// SubmitIntentResponse429Headers the declared response headers of an HTTP 429 response for SubmitIntent
+type SubmitIntentResponse429Headers struct {
+	RetryAfter *int
+}
+
 // SubmitIntentResponse503Headers the declared response headers of an HTTP 503 response for SubmitIntent
 type SubmitIntentResponse503Headers struct {
 	RetryAfter *int
@@ -2667,12 +2735,16 @@ type SubmitIntentResponse struct {
 	ApplicationproblemJSON415 *UnsupportedMediaType
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *AuthenticationThrottled
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *SubmitUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *SubmitIntentResponse200Headers
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *SubmitIntentResponse201Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SubmitIntentResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *SubmitIntentResponse503Headers
 }
@@ -2722,6 +2794,11 @@ func (r SubmitIntentResponse) GetApplicationproblemJSON422() *UnprocessableEntit
 	return r.ApplicationproblemJSON422
 }
 
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r SubmitIntentResponse) GetApplicationproblemJSON429() *AuthenticationThrottled {
+	return r.ApplicationproblemJSON429
+}
+
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
 func (r SubmitIntentResponse) GetApplicationproblemJSON503() *SubmitUnavailable {
 	return r.ApplicationproblemJSON503
@@ -2756,6 +2833,11 @@ func (r SubmitIntentResponse) ContentType() string {
 	return ""
 }
 
+// SubmitIntentBatchResponse429Headers the declared response headers of an HTTP 429 response for SubmitIntentBatch
+type SubmitIntentBatchResponse429Headers struct {
+	RetryAfter *int
+}
+
 // SubmitIntentBatchResponse503Headers the declared response headers of an HTTP 503 response for SubmitIntentBatch
 type SubmitIntentBatchResponse503Headers struct {
 	RetryAfter *int
@@ -2778,8 +2860,12 @@ type SubmitIntentBatchResponse struct {
 	ApplicationproblemJSON415 *UnsupportedMediaType
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *AuthenticationThrottled
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *SubmitUnavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SubmitIntentBatchResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *SubmitIntentBatchResponse503Headers
 }
@@ -2817,6 +2903,11 @@ func (r SubmitIntentBatchResponse) GetApplicationproblemJSON415() *UnsupportedMe
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
 func (r SubmitIntentBatchResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
 	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r SubmitIntentBatchResponse) GetApplicationproblemJSON429() *AuthenticationThrottled {
+	return r.ApplicationproblemJSON429
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -2858,6 +2949,11 @@ type GetIntentResponse200Headers struct {
 	PreferenceApplied *string
 }
 
+// GetIntentResponse429Headers the declared response headers of an HTTP 429 response for GetIntent
+type GetIntentResponse429Headers struct {
+	RetryAfter *int
+}
+
 type GetIntentResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -2867,10 +2963,14 @@ type GetIntentResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *AuthenticationThrottled
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *StoreUnavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetIntentResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetIntentResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -2886,6 +2986,11 @@ func (r GetIntentResponse) GetApplicationproblemJSON401() *Unauthorized {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetIntentResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetIntentResponse) GetApplicationproblemJSON429() *AuthenticationThrottled {
+	return r.ApplicationproblemJSON429
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -2922,6 +3027,11 @@ func (r GetIntentResponse) ContentType() string {
 	return ""
 }
 
+// ResubmitIntentResponse429Headers the declared response headers of an HTTP 429 response for ResubmitIntent
+type ResubmitIntentResponse429Headers struct {
+	RetryAfter *int
+}
+
 type ResubmitIntentResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -2943,8 +3053,12 @@ type ResubmitIntentResponse struct {
 	ApplicationproblemJSON415 *UnsupportedMediaType
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *AuthenticationThrottled
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *StoreUnavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ResubmitIntentResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -2992,6 +3106,11 @@ func (r ResubmitIntentResponse) GetApplicationproblemJSON422() *UnprocessableEnt
 	return r.ApplicationproblemJSON422
 }
 
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ResubmitIntentResponse) GetApplicationproblemJSON429() *AuthenticationThrottled {
+	return r.ApplicationproblemJSON429
+}
+
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
 func (r ResubmitIntentResponse) GetApplicationproblemJSON503() *StoreUnavailable {
 	return r.ApplicationproblemJSON503
@@ -3026,6 +3145,11 @@ func (r ResubmitIntentResponse) ContentType() string {
 	return ""
 }
 
+// ListTargetsResponse429Headers the declared response headers of an HTTP 429 response for ListTargets
+type ListTargetsResponse429Headers struct {
+	RetryAfter *int
+}
+
 type ListTargetsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3033,6 +3157,10 @@ type ListTargetsResponse struct {
 	JSON200 *TargetList
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *AuthenticationThrottled
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListTargetsResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -3043,6 +3171,11 @@ func (r ListTargetsResponse) GetJSON200() *TargetList {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r ListTargetsResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListTargetsResponse) GetApplicationproblemJSON429() *AuthenticationThrottled {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -3074,6 +3207,11 @@ func (r ListTargetsResponse) ContentType() string {
 	return ""
 }
 
+// GetTargetResponse429Headers the declared response headers of an HTTP 429 response for GetTarget
+type GetTargetResponse429Headers struct {
+	RetryAfter *int
+}
+
 type GetTargetResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3083,6 +3221,10 @@ type GetTargetResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *AuthenticationThrottled
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetTargetResponse429Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -3098,6 +3240,11 @@ func (r GetTargetResponse) GetApplicationproblemJSON401() *Unauthorized {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetTargetResponse) GetApplicationproblemJSON404() *NotFound {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r GetTargetResponse) GetApplicationproblemJSON429() *AuthenticationThrottled {
+	return r.ApplicationproblemJSON429
 }
 
 // GetBody returns the raw response body bytes
@@ -3514,6 +3661,13 @@ func ParseListGatewaysResponse(rsp *http.Response) (*ListGatewaysResponse, error
 		}
 		response.ApplicationproblemJSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest AuthenticationThrottled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest StoreUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3521,6 +3675,19 @@ func ParseListGatewaysResponse(rsp *http.Response) (*ListGatewaysResponse, error
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ListGatewaysResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -3575,6 +3742,13 @@ func ParsePauseGatewayResponse(rsp *http.Response) (*PauseGatewayResponse, error
 		}
 		response.ApplicationproblemJSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest AuthenticationThrottled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3589,6 +3763,19 @@ func ParsePauseGatewayResponse(rsp *http.Response) (*PauseGatewayResponse, error
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers PauseGatewayResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -3643,6 +3830,13 @@ func ParseResumeGatewayResponse(rsp *http.Response) (*ResumeGatewayResponse, err
 		}
 		response.ApplicationproblemJSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest AuthenticationThrottled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3657,6 +3851,19 @@ func ParseResumeGatewayResponse(rsp *http.Response) (*ResumeGatewayResponse, err
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ResumeGatewayResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -3697,6 +3904,13 @@ func ParseListIntentsResponse(rsp *http.Response) (*ListIntentsResponse, error) 
 		}
 		response.ApplicationproblemJSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest AuthenticationThrottled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest StoreUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3704,6 +3918,19 @@ func ParseListIntentsResponse(rsp *http.Response) (*ListIntentsResponse, error) 
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ListIntentsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -3786,6 +4013,13 @@ func ParseSubmitIntentResponse(rsp *http.Response) (*SubmitIntentResponse, error
 		}
 		response.ApplicationproblemJSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest AuthenticationThrottled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest SubmitUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3816,6 +4050,16 @@ func ParseSubmitIntentResponse(rsp *http.Response) (*SubmitIntentResponse, error
 			headers.PreferenceApplied = &value
 		}
 		response.Headers201 = &headers
+	case rsp.StatusCode == 429:
+		var headers SubmitIntentResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers SubmitIntentResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -3894,6 +4138,13 @@ func ParseSubmitIntentBatchResponse(rsp *http.Response) (*SubmitIntentBatchRespo
 		}
 		response.ApplicationproblemJSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest AuthenticationThrottled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest SubmitUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3904,6 +4155,16 @@ func ParseSubmitIntentBatchResponse(rsp *http.Response) (*SubmitIntentBatchRespo
 	}
 
 	switch {
+	case rsp.StatusCode == 429:
+		var headers SubmitIntentBatchResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers SubmitIntentBatchResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -3954,6 +4215,13 @@ func ParseGetIntentResponse(rsp *http.Response) (*GetIntentResponse, error) {
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest AuthenticationThrottled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest StoreUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3974,6 +4242,16 @@ func ParseGetIntentResponse(rsp *http.Response) (*GetIntentResponse, error) {
 			headers.PreferenceApplied = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetIntentResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -4056,6 +4334,13 @@ func ParseResubmitIntentResponse(rsp *http.Response) (*ResubmitIntentResponse, e
 		}
 		response.ApplicationproblemJSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest AuthenticationThrottled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest StoreUnavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -4063,6 +4348,19 @@ func ParseResubmitIntentResponse(rsp *http.Response) (*ResubmitIntentResponse, e
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ResubmitIntentResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -4096,6 +4394,26 @@ func ParseListTargetsResponse(rsp *http.Response) (*ListTargetsResponse, error) 
 		}
 		response.ApplicationproblemJSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest AuthenticationThrottled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ListTargetsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil
@@ -4136,6 +4454,26 @@ func ParseGetTargetResponse(rsp *http.Response) (*GetTargetResponse, error) {
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest AuthenticationThrottled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetTargetResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	}
 
 	return response, nil

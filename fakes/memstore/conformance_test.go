@@ -8,6 +8,7 @@ import (
 
 	"github.com/submissionmanager/submission-manager/ports"
 	"github.com/submissionmanager/submission-manager/ports/leasetest"
+	"github.com/submissionmanager/submission-manager/ports/sessiontest"
 	"github.com/submissionmanager/submission-manager/ports/storetest"
 )
 
@@ -19,6 +20,12 @@ import (
 func TestStoreConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Harness {
 		return harness(New(newStatementClock()))
+	})
+}
+
+func TestSessionConformance(t *testing.T) {
+	sessiontest.Run(t, func(t *testing.T) ports.SessionStore {
+		return New(newStatementClock())
 	})
 }
 
@@ -57,6 +64,7 @@ func reopen(s *Store) *Store {
 	}
 	next.leases = maps.Clone(s.leases)
 	next.pauses = maps.Clone(s.pauses)
+	next.console = sessionState{secret: cloneSecret(s.console.secret), sessions: maps.Clone(s.console.sessions)}
 	return next
 }
 

@@ -39,6 +39,8 @@ type Store struct {
 	links map[string]ports.ResubmissionLinks
 	// pauses are the operator's gateway pauses (pause.go), by pauseKey.
 	pauses map[string]core.GatewayPause
+	// console is the console's session secret and sessions (session.go).
+	console sessionState
 	// changed is closed and replaced on every write, so WaitIntent wakes
 	// without polling.
 	changed chan struct{}

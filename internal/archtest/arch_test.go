@@ -88,6 +88,7 @@ var rule = map[string][]string{
 	"app/protection": {"core", "ports"},
 	"app/executor":   {"core", "ports", "app/protection", "app/changes", "app/clockctx"},
 	"app/leader":     {"core", "ports", "app/clockctx"},
+	"app/access":     {"core", "ports"},
 	"app/watch":      {"core", "ports", "app/changes"},
 	"fakes":          {"core", "ports"},
 	"adapters/*":     {"core", "ports", "api", "db"},

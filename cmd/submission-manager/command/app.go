@@ -27,6 +27,7 @@ commands:
   targets validate FILE        check a submission target registry, listing every problem
   intents list|get|resubmit    read and resubmit intents over the HTTP API
   gateways list|pause|resume   show the gateways' protection state; pause or resume a gateway
+  console rotate-secret        new console session secret; ends every console session
 
 Run "submission-manager <command> -h" for a command's flags. serve's and
 migrate's flags can also be set by their environment variable,
@@ -55,6 +56,8 @@ func Main(ctx context.Context, args []string, env LookupEnv, stdout, stderr io.W
 		err = runIntents(ctx, rest, env, stdout, stderr)
 	case "gateways":
 		err = runGateways(ctx, rest, env, stdout, stderr)
+	case "console":
+		err = runConsole(ctx, rest, env, stdout, stderr)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
 		return ExitOK

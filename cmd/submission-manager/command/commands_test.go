@@ -75,17 +75,29 @@ func TestTargetsHelpPrintsUsage(t *testing.T) {
 }
 
 func TestMigrateUpStatusDownOnSQLite(t *testing.T) {
-	db := "sqlite:" + filepath.Join(t.TempDir(), "sm.db")
-	code, stdout, stderr := run(t, nil, "migrate", "status", "--database", db)
-	if code != ExitOK || !strings.Contains(stdout, "pending") || strings.Contains(stdout, "applied") {
-		t.Fatalf("status of a new file: exit %d\n%s%s", code, stdout, stderr)
+	path := filepath.Join(t.TempDir(), "sm.db")
+	db := "sqlite:" + path
+	// Reading commands never create a database: a status or a down of a
+	// mistyped path says there is none and leaves nothing behind.
+	for _, action := range []string{"status", "down"} {
+		code, stdout, stderr := run(t, nil, "migrate", action, "--database", db)
+		if code != ExitError || !strings.Contains(stderr, "no database at "+path) {
+			t.Fatalf("%s of a missing file: exit %d\n%s%s", action, code, stdout, stderr)
+		}
+		if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 0 {
+			t.Fatalf("%s of a missing file created %v", action, entries)
+		}
+	}
+	if code, stderr := migrateStatusIn(t, filepath.Join(t.TempDir(), "typo", "sm.db")); code != ExitError ||
+		!strings.Contains(stderr, "no database") {
+		t.Fatalf("status in a missing directory: exit %d, %s", code, stderr)
 	}
 	// The database may also come from the environment, the action after flags.
 	env := map[string]string{"SUBMISSION_DATABASE": db}
 	if code, stdout, stderr := run(t, env, "migrate", "up"); code != ExitOK || !strings.Contains(stdout, "done") {
 		t.Fatalf("up: exit %d\n%s%s", code, stdout, stderr)
 	}
-	code, stdout, _ = run(t, env, "migrate", "status")
+	code, stdout, _ := run(t, env, "migrate", "status")
 	if code != ExitOK || !strings.Contains(stdout, "applied") || strings.Contains(stdout, "pending") {
 		t.Fatalf("status after up: exit %d\n%s", code, stdout)
 	}
@@ -96,6 +108,17 @@ func TestMigrateUpStatusDownOnSQLite(t *testing.T) {
 	if code != ExitOK || !strings.Contains(stdout, "pending") {
 		t.Fatalf("status after down: exit %d\n%s", code, stdout)
 	}
+}
+
+// migrateStatusIn runs `migrate status` on path and checks that neither the
+// file nor its directory came into being.
+func migrateStatusIn(t *testing.T, path string) (int, string) {
+	t.Helper()
+	code, _, stderr := run(t, nil, "migrate", "status", "--database", "sqlite:"+path)
+	if _, err := os.Stat(filepath.Dir(path)); !os.IsNotExist(err) {
+		t.Fatalf("migrate status created %s", filepath.Dir(path))
+	}
+	return code, stderr
 }
 
 func TestMigrateRefusesBadInvocations(t *testing.T) {

@@ -37,7 +37,11 @@ func runMigrate(ctx context.Context, args []string, env LookupEnv, stdout, stder
 		return fmt.Errorf("--database: %w", err)
 	}
 	log := newLogger(stderr, level, "text")
-	store, err := openDatabase(ctx, db, log)
+	open := openExistingDatabase // status and down read what is there
+	if action == "up" {
+		open = openDatabase
+	}
+	store, err := open(ctx, db, log)
 	if err != nil {
 		return err
 	}

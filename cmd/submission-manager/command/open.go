@@ -21,6 +21,8 @@ import (
 type database interface {
 	Store() ports.Store
 	Leases() ports.LeaseStore
+	// Sessions keeps the console's session secret and sessions.
+	Sessions() ports.SessionStore
 	Migrate(ctx context.Context, direction string) error
 	// MigrationStatus lists the embedded migrations and whether each is
 	// applied, for `migrate status`.
@@ -42,18 +44,29 @@ func migrationLine(s *goose.MigrationStatus) string {
 	return fmt.Sprintf("%05d  applied %s  %s", s.Source.Version, s.AppliedAt.UTC().Format(time.RFC3339), name)
 }
 
-// openDatabase opens the store a --database value names. A SQLite file's
-// directory is created, so the zero-configuration default works in a fresh
-// checkout.
+// openDatabase opens the store a --database value names, creating a
+// missing SQLite file and its directory, so the zero-configuration default
+// works in a fresh checkout. Only serve and `migrate up` create a database.
 func openDatabase(ctx context.Context, db Database, log *slog.Logger) (database, error) {
+	return openStore(ctx, db, log, true)
+}
+
+// openExistingDatabase opens the store a --database value names only if it
+// exists: a command that reads a database (or changes one that must already
+// be there) never creates one from a mistyped path.
+func openExistingDatabase(ctx context.Context, db Database, log *slog.Logger) (database, error) {
+	return openStore(ctx, db, log, false)
+}
+
+func openStore(ctx context.Context, db Database, log *slog.Logger, create bool) (database, error) {
 	switch db.Dialect {
 	case DialectSQLite:
-		if dir := filepath.Dir(db.Path); dir != "" {
+		if dir := filepath.Dir(db.Path); create && dir != "" {
 			if err := os.MkdirAll(dir, 0o750); err != nil {
 				return nil, fmt.Errorf("--database %s: %w", db, err)
 			}
 		}
-		d, err := sqlite.Open(ctx, sqlite.Config{Path: db.Path, Synchronous: db.Synchronous, Logger: log})
+		d, err := sqlite.Open(ctx, sqlite.Config{Path: db.Path, Synchronous: db.Synchronous, MustExist: !create, Logger: log})
 		if err != nil {
 			return nil, fmt.Errorf("--database %s: %w", db, err)
 		}

@@ -95,6 +95,11 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 
 	clock := sysclock.New()
 	metrics := prometheus.New()
+	warnWeakKeys(cfg, log)
+	throttle, err := newAuthThrottle(cfg.Access, clock, metrics, log)
+	if err != nil {
+		return nil, err
+	}
 	// The console's rates are fed by the same events as Prometheus.
 	activity := console.NewActivity(metrics, clock)
 	// An API-only instance runs no executor: it has no gateway clients, no
@@ -147,6 +152,7 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 		APIOnly:           cfg.APIOnly,
 		APIKeys:           cfg.APIKeys,
 		OperatorKeys:      cfg.OperatorKeys,
+		Throttle:          throttle,
 		MaxPayloadBytes:   cfg.MaxPayloadBytes,
 		MaxBodiesInFlight: cfg.MaxBodiesInFlight,
 		MaxBatch:          cfg.MaxBatch,
@@ -162,6 +168,7 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 		Service: service, Operator: service, Leadership: leadership, Activity: activity, Clock: clock,
 		HolderID: s.holderID, APIOnly: cfg.APIOnly, OperatorKeys: cfg.OperatorKeys, ClientKeys: cfg.APIKeys, Logger: log,
 		Gateways: gateways,
+		Sessions: db.Sessions(), Throttle: throttle, SessionTTL: cfg.Access.SessionTTL,
 	})
 	if err != nil {
 		return nil, err

@@ -113,6 +113,9 @@ type ServeConfig struct {
 	LogFormat string
 	// Protection is the gateway protection (protection_config.go).
 	Protection ProtectionConfig
+	// Access is the console's sessions and the throttle of unknown keys
+	// (access_config.go).
+	Access AccessConfig
 }
 
 // AsManyAsMaxInFlight, as --reserve-ahead, reserves as many attempts ahead
@@ -158,6 +161,7 @@ func DefaultServeConfig() ServeConfig {
 		LogLevel:                slog.LevelInfo,
 		LogFormat:               "text",
 		Protection:              DefaultProtectionConfig(),
+		Access:                  DefaultAccessConfig(),
 	}
 }
 
@@ -197,6 +201,7 @@ func parseServeConfig(args []string, env LookupEnv, stderr io.Writer) (ServeConf
 	format := &choiceFlag{value: cfg.LogFormat, choices: []string{"text", "json"}}
 	fs.Var(format, "log-format", "text or json")
 	addProtectionFlags(fs, &cfg.Protection)
+	addAccessFlags(fs, &cfg.Access)
 	if err := parseFlags(fs, args, env); err != nil {
 		return ServeConfig{}, err
 	}
@@ -284,6 +289,9 @@ func (c ServeConfig) Validate() error {
 		errs = append(errs, fmt.Errorf("--log-format must be text or json, got %q", c.LogFormat))
 	}
 	if err := c.Protection.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Access.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -975,6 +975,30 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /**
+         * @description The request's client address presented too many unknown keys lately;
+         *     the request was refused without looking at its key. Retry after the
+         *     Retry-After header's seconds, with a right key.
+         */
+        AuthenticationThrottled: {
+            headers: {
+                /** @description Seconds until the address may present a key again. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#authentication-throttled",
+                 *       "title": "Authentication throttled",
+                 *       "status": 429,
+                 *       "detail": "this address presented too many unknown keys; retry in 6s",
+                 *       "instance": "/v1/intents"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The key is a client key; the operation needs an operator key (--operator-keys). */
         Forbidden: {
             headers: {
@@ -1223,6 +1247,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["AuthenticationThrottled"];
             503: components["responses"]["StoreUnavailable"];
         };
     };
@@ -1286,6 +1311,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["AuthenticationThrottled"];
             503: components["responses"]["SubmitUnavailable"];
         };
     };
@@ -1323,6 +1349,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AuthenticationThrottled"];
             503: components["responses"]["StoreUnavailable"];
         };
     };
@@ -1367,6 +1394,7 @@ export interface operations {
             409: components["responses"]["ResubmissionConflict"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["AuthenticationThrottled"];
             503: components["responses"]["StoreUnavailable"];
         };
     };
@@ -1398,6 +1426,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["AuthenticationThrottled"];
             503: components["responses"]["SubmitUnavailable"];
         };
     };
@@ -1420,6 +1449,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["AuthenticationThrottled"];
         };
     };
     getTarget: {
@@ -1444,6 +1474,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AuthenticationThrottled"];
         };
     };
     listGateways: {
@@ -1465,6 +1496,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["AuthenticationThrottled"];
             503: components["responses"]["StoreUnavailable"];
         };
     };
@@ -1499,6 +1531,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["AuthenticationThrottled"];
             /** @description The configured store keeps no gateway pauses. */
             501: {
                 headers: {
@@ -1542,6 +1575,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["AuthenticationThrottled"];
             /** @description The configured store keeps no gateway pauses. */
             501: {
                 headers: {

@@ -976,6 +976,30 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /**
+         * @description The request's client address presented too many unknown keys lately;
+         *     the request was refused without looking at its key. Retry after the
+         *     Retry-After header's seconds, with a right key.
+         */
+        AuthenticationThrottled: {
+            headers: {
+                /** @description Seconds until the address may present a key again. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#authentication-throttled",
+                 *       "title": "Authentication throttled",
+                 *       "status": 429,
+                 *       "detail": "this address presented too many unknown keys; retry in 6s",
+                 *       "instance": "/v1/intents"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The key is a client key; the operation needs an operator key (--operator-keys). */
         Forbidden: {
             headers: {
@@ -1224,6 +1248,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["AuthenticationThrottled"];
             503: components["responses"]["StoreUnavailable"];
         };
     };
@@ -1287,6 +1312,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["AuthenticationThrottled"];
             503: components["responses"]["SubmitUnavailable"];
         };
     };
@@ -1324,6 +1350,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AuthenticationThrottled"];
             503: components["responses"]["StoreUnavailable"];
         };
     };
@@ -1368,6 +1395,7 @@ export interface operations {
             409: components["responses"]["ResubmissionConflict"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["AuthenticationThrottled"];
             503: components["responses"]["StoreUnavailable"];
         };
     };
@@ -1399,6 +1427,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["AuthenticationThrottled"];
             503: components["responses"]["SubmitUnavailable"];
         };
     };
@@ -1421,6 +1450,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["AuthenticationThrottled"];
         };
     };
     getTarget: {
@@ -1445,6 +1475,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["AuthenticationThrottled"];
         };
     };
     listGateways: {
@@ -1466,6 +1497,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["AuthenticationThrottled"];
             503: components["responses"]["StoreUnavailable"];
         };
     };
@@ -1500,6 +1532,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["AuthenticationThrottled"];
             /** @description The configured store keeps no gateway pauses. */
             501: {
                 headers: {
@@ -1543,6 +1576,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["AuthenticationThrottled"];
             /** @description The configured store keeps no gateway pauses. */
             501: {
                 headers: {

@@ -699,6 +699,13 @@ type TargetList struct {
 // Prefer Example: wait=10
 type Prefer = string
 
+// AuthenticationThrottled An RFC 9457 problem document. `type` is stable per kind of error;
+// the members after `instance` appear only for the errors that need
+// them.
+//
+// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+type AuthenticationThrottled = Problem
+
 // Forbidden An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
 // them.
@@ -1330,6 +1337,15 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	return m
 }
 
+type AuthenticationThrottledResponseHeaders struct {
+	RetryAfter *int
+}
+type AuthenticationThrottledApplicationProblemPlusJSONResponse struct {
+	Body Problem
+
+	Headers AuthenticationThrottledResponseHeaders
+}
+
 type ForbiddenApplicationProblemPlusJSONResponse Problem
 
 type IdempotencyConflictApplicationProblemPlusJSONResponse Problem
@@ -1434,6 +1450,25 @@ func (response ListGateways401ApplicationProblemPlusJSONResponse) VisitListGatew
 	return err
 }
 
+type ListGateways429ApplicationProblemPlusJSONResponse struct {
+	AuthenticationThrottledApplicationProblemPlusJSONResponse
+}
+
+func (response ListGateways429ApplicationProblemPlusJSONResponse) VisitListGatewaysResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListGateways503ApplicationProblemPlusJSONResponse struct {
 	StoreUnavailableApplicationProblemPlusJSONResponse
 }
@@ -1532,6 +1567,25 @@ func (response PauseGateway422ApplicationProblemPlusJSONResponse) VisitPauseGate
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PauseGateway429ApplicationProblemPlusJSONResponse struct {
+	AuthenticationThrottledApplicationProblemPlusJSONResponse
+}
+
+func (response PauseGateway429ApplicationProblemPlusJSONResponse) VisitPauseGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -1652,6 +1706,25 @@ func (response ResumeGateway422ApplicationProblemPlusJSONResponse) VisitResumeGa
 	return err
 }
 
+type ResumeGateway429ApplicationProblemPlusJSONResponse struct {
+	AuthenticationThrottledApplicationProblemPlusJSONResponse
+}
+
+func (response ResumeGateway429ApplicationProblemPlusJSONResponse) VisitResumeGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ResumeGateway501ApplicationProblemPlusJSONResponse Problem
 
 func (response ResumeGateway501ApplicationProblemPlusJSONResponse) VisitResumeGatewayResponse(w http.ResponseWriter) error {
@@ -1732,6 +1805,25 @@ func (response ListIntents422ApplicationProblemPlusJSONResponse) VisitListIntent
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListIntents429ApplicationProblemPlusJSONResponse struct {
+	AuthenticationThrottledApplicationProblemPlusJSONResponse
+}
+
+func (response ListIntents429ApplicationProblemPlusJSONResponse) VisitListIntentsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -1921,6 +2013,25 @@ func (response SubmitIntent422ApplicationProblemPlusJSONResponse) VisitSubmitInt
 	return err
 }
 
+type SubmitIntent429ApplicationProblemPlusJSONResponse struct {
+	AuthenticationThrottledApplicationProblemPlusJSONResponse
+}
+
+func (response SubmitIntent429ApplicationProblemPlusJSONResponse) VisitSubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SubmitIntent503ApplicationProblemPlusJSONResponse struct {
 	SubmitUnavailableApplicationProblemPlusJSONResponse
 }
@@ -2001,6 +2112,25 @@ func (response GetIntent404ApplicationProblemPlusJSONResponse) VisitGetIntentRes
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetIntent429ApplicationProblemPlusJSONResponse struct {
+	AuthenticationThrottledApplicationProblemPlusJSONResponse
+}
+
+func (response GetIntent429ApplicationProblemPlusJSONResponse) VisitGetIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -2170,6 +2300,25 @@ func (response ResubmitIntent422ApplicationProblemPlusJSONResponse) VisitResubmi
 	return err
 }
 
+type ResubmitIntent429ApplicationProblemPlusJSONResponse struct {
+	AuthenticationThrottledApplicationProblemPlusJSONResponse
+}
+
+func (response ResubmitIntent429ApplicationProblemPlusJSONResponse) VisitResubmitIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ResubmitIntent503ApplicationProblemPlusJSONResponse struct {
 	StoreUnavailableApplicationProblemPlusJSONResponse
 }
@@ -2219,6 +2368,25 @@ func (response ListTargets401ApplicationProblemPlusJSONResponse) VisitListTarget
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTargets429ApplicationProblemPlusJSONResponse struct {
+	AuthenticationThrottledApplicationProblemPlusJSONResponse
+}
+
+func (response ListTargets429ApplicationProblemPlusJSONResponse) VisitListTargetsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -2273,6 +2441,25 @@ func (response GetTarget404ApplicationProblemPlusJSONResponse) VisitGetTargetRes
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTarget429ApplicationProblemPlusJSONResponse struct {
+	AuthenticationThrottledApplicationProblemPlusJSONResponse
+}
+
+func (response GetTarget429ApplicationProblemPlusJSONResponse) VisitGetTargetResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -2661,151 +2848,153 @@ func (sh *strictHandler) GetTarget(w http.ResponseWriter, r *http.Request, submi
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H17c9s2vuhXwfCcmVizlEzLdpvI0z/cbNL1OU2azePeuS1zYoiEJMQkwAVA22rG+9nv4IcHwYceTuye",
-	"3r1nZ7axJJIAfu83v0QZLyvOCFMymn2JVgTnRMCfbwRZEEFYRs6rqqAk11/mRGaCVopyFs2iyxtM1Q+v",
-	"L9HNijCkVgRJIq6JQCvOeC1IjjC6NM+ZIX3tJTp4jaiES/VnRFXKsHl8jPBCEYGokijD1egM4bkkTJmH",
-	"U4UwkzdEP/SGqhWvFTyBsuUkZVEcyWxFSqz3SG5xWRUkmkWwvaMkiiO1rvQXUgnKltHd3V0cVVjgkqjW",
-	"aftHfPvyOfp+epKgyoNDTpA/+MFrdLPihT54xlkuRwjLK4kUt7tFWKZMcs4QNqemTOkzUYkWlOEiRlzY",
-	"c792z0AHWKGSS6VvSJkB6ROJxuMS3471yjE6TpBE8zXKyQLXhRoBTMIFsNQgkwqzXE5S9n5F0Jznawd8",
-	"iUuir3Gg1N8Z3E/QL2pFRHjeGGGWI5yyS4PDmxWXBF3joib6eYwrhC0YWF3OiUB84Q4TIywIokvGBaBY",
-	"psyDVIPqDGFHNFgB7vUaRGgSsDCU+hfOMmIQTTVazF6jOGK41Ii16PsKMhBEVpxJAlTwkos5zXPC9IeM",
-	"Ayj1n0CiGdY0cVgJPi9I+ZfPkrPWOpp0FKZFNIvUikrEKyLgFsQIySXCzH7FBboiaziKRlCmt3R4fXRo",
-	"UCcPuciJGB9Nj0/GckWrirLlWJbyUBBZz0sqJeVM6rMqrGoZzU6S4zhSVMFhmyP4466UquTs8HBJ1aqe",
-	"TzJeHjYPKjHDSyKCb8buq3nB54clpuww55k8xBWdlPm/LfwCdyG4/12QRTSL/u2wESiH5ld5+MaAzAC8",
-	"zV+aMK8I0CVGWUE17V6R9RlQ5A4IooPx2H0eX5G1HE30ni5yUlZcEZatn3O2KGim7oHOBzmRweRFjsgt",
-	"lcqwGcIopwvgKYUaaL/HYklUjCq8LjjOtTxgXP1IFlwQOM4rXCy4KEn+lvyjJlJ9M2kSJMyTvEQwHHyN",
-	"C5qj/3j3y2uU86wu9QKbaLRFfUlDfX6zbo3HosLSLTR2Cz0UNbaBAuDg888kU4CN11y95DXLvxELjDtB",
-	"vQLFQKWnmXvLhRYuThpcXJgF9DkWsOVHQoXZ3phxNTbrPAQmXnMk62zloMQFUsAogIQ3hlfec/6z/vIb",
-	"ceE4T3GOCv28GTpO9P/QfK2IRHrjOFNafWnmKWhJQYFPv5senZzsxSJHgYB+013usfBizzVWnI/NQg/F",
-	"Ig5iBxot2pQD3a8ZZ4TIbQayWn+fcbagSzAEAWqAPCvG3tOS8PrBpVlOc8O5QtBrAoKXhqbpE4kE0dC3",
-	"y+8l4J422LO7D+5/FNzZM43dMg8q3O4Jowl6r+3QjDNGMtDGVKKs4JLkZ0gQSViOAjxoKw3Q3Bz2K9Tw",
-	"ELKtLEijDYIwjfTOKsJyypZniLNijQjLSW6liPYrGJrrncLelCL5Q1phzwZlL+zgD5C9Zp2HIpRAO/lD",
-	"gLOiMc3ITWPiaAtcm2Yc3AbzNTD6O8UF+cDwNaYFnhfkAVhd6kdqLOo9ASJxtjJkqMQaFViBE7CTpU9D",
-	"ixn2iepgo4+ELNj9OFzoobCVY4XnWO4CjUELkP4D48V4cFSiFS8092nfssRsHQpnqskE3NISr92+5IoL",
-	"VazvjzSz4ryW60dDFywxhiUeH1HooEceI89wZispw4UWzGuAstwOYy2jG/WreMoOggONHPxN7EGv8VZ/",
-	"Hp/DZ+NeP5HOizeedxAcCi7ux0ze2TiG4ibIMwdnxixI2XLSctMt6jS6l0RouN3F0QeGa7Xigv5OvtXS",
-	"BvV0bp8Gt83QjwQLIlBaJ8lxhiuqnUn4QPazB44aOmzt9JEIsQ7XeAhKPH9zoY8sITYTUAlua3KUaQuB",
-	"aA3ACOIL/VsJMuQDqwTPiJSaTF8wRdX6QXT7RT7T+1GYMhcuu6aSzguiOUH/IniBshUW2iAX6MNfpsn0",
-	"xTakUQZu7UtKilxGs9++RAv9Z7BiFEelPon2I6KvWPzuY0Aa02loAxiP2iz4aAYALDI2izwIcZgN6zP7",
-	"ECkC/xRWamRSJ4Shr6nZFeM3zNKIrKuKC0XyVySn+D0c/5uI5Lm5dawfhdJIkVt1WBWYMmP5aYHq1zxD",
-	"wPnhEvDovdy105DB/SNRqc+BAI+Pxup+tTGsNoZlHiO2IW2YuAshQDCV5ncTuEqZg/wLlnHQ78baUyvM",
-	"EM0JSAB0EJgCOcl4bkXHCFwCfwZQIOdKkbJSfeXxCwtJS+sQ/dQlVuQGryfoAuhMkEyb57lTLcEliMqU",
-	"ZbgoNAksKKNyRfJzuMvnE2hBrIqkDC0KulypCTr3VyNsNpcybf5ihnitMl4Sc0C3TpOOIEUxNsGoEYTz",
-	"GSJCcJGyAyUwkxqdaIFpUQsSO6cqdvxknzOaoHN7H5IKC0XZMmVpZGjaOiuzNEIlFlewKbtJjQOFbnAI",
-	"lFohRjQW9HlTdlAYxb2iFVxYcKkcF5NbktUKFuVV1YaohmJskhD20E8kmguCr4hAvCKMgJSgZvkK1xJ4",
-	"BDOAsBMUKcNZRipgOZQTnBeUEbTCOaqwlCQfGeMi4PcGa9EsmibT78bJdJxM3x9NZ0kyS5JJ8vT7X6M4",
-	"MsmGaHYURxZD+m5BMIiQqBL8muZEfLKwDzg8EuQzyZRVpxrc21Y7mv6qr6sEr4hQ1KQKAFXtPEOPMv72",
-	"/v0bdJpMZ+hHnKOfzM/9NETcOnH4xC2H1wSH9ZZzrAjECYYerA1FIi4GcndaHBi6MBRU4txg3dLVJMRJ",
-	"JMtxcjS0QEGwJC8qnq02LiEJIvqC8OlAMbBkzXLtmASLHQeHo0x9d9Ks663EBvkBuI7iqKSMlnUJf/fv",
-	"CahkmxD9xV7Wpo3u6f63y3mGR3I8OEEf9LmQifRZXoLww4IXBb9JGThkMZqvm2ToggvUWFoWO0+kuVcW",
-	"XMkOq2wm1/3oA9Jf/6ip0Fb2bw6k4ak/+ntMDFzDROsCbQL1QXLektxgFTyRxnLCmQIJZ+MKzrIEjcFw",
-	"JVdcIYWvCEuZy/dqeHrRFyPJjROLBFlSqX0XklMlraTLVpgttVSfpAycEy1otaKiICz1soLhwso7vb+K",
-	"FzRbg81rNWKFhdLAh4e0RZJl7fcWfhB0L/HtuZds1ueJZsdJHJU8JyBkcGEBbxbT2LACUEO5Y0CZB0+C",
-	"uxQRJWW4sASp7Vdn0H5q8ivNNxmtqMvamO+cZfuxJ79aJ9rODz8Fl95tOneXFt5AZNAQtcayl/wW7pwV",
-	"65lhjbqsC6zotbZPapbHaCF4mbImm62JSBAwUWIXrrxZ0WyFAtVS1lKhFa4qwjroA5RsFQz6SIaL9zhJ",
-	"iW8/WZ6X4WlaQux055JAI9sB/0pfc9dQzw7bz1x1N0RZX1qyvE1kXZHep7peUQRoT81ERtlKo0JcILgp",
-	"QXBqVrP+2tiMKRP+brDklKDaiAKjTN/t+FKLya7A+2ryjyOqSCmDgENwXvMFFgKvezKxB8q4xTkWjx5F",
-	"A9AbEqEvble4lorkb62x0lcumrotKERdEBvIbsB7ZgUf9gapNXOADJmmu9+8tPlksjIQogjJ95MNPkVx",
-	"xBn5pKXwJ01ZBdG20cdQ1Wy4rQdNZ+W0XThnZuq/rQWpAVIR45C9BBs8miUgpeZkgy12qhWbIBlh6jku",
-	"ChnNjpLEffPSHN98eRcPimz73QdRWM9tdnh4NP1+kkySydHsafI00agEQzaaLXAhSRwZPQayV3POHKts",
-	"paV3yEV98RoeeA/Z+sKppai783uJ5vB8IctvOmoPe+7sA8YOOHzYmPnGRKESfXj7s3EBJLjFzqXiIiMt",
-	"cehgadabc14QDGf10B0yHp2mfyL7hoVEgtcKQpt+K5O2rNiMrq8WBwGAu4LAncQDcYjxe+jeYpc/keia",
-	"khsNa20VOhe4bZj0mGleC6mi2TTp8FWJby/856f78BlWpMVgu1muzQJ+az0zMajrAwOAiqymyruWVCJV",
-	"C/AuF4tQnJmkoxZW5qwrXCw+wd8tUWV/7WHWgmaQ0rCymX3t4urrYrM/DXkIhrQdIg3evk5vAN5dA2Dn",
-	"SdWHKnz0IXx2ssFCudj49PdNWMLY21ktBGHZ2hxp+1GeDi3nqWPQ6zF1WMwjrNDsqGWAXgJuNT6LWgle",
-	"L1eTHT7L6f7+rCHK7edvcKkBnAHkKwiGaFN1OzCAuJut8LqVDrQO0l2HI7rb+Ru/MYkZ58hhZaLpeie+",
-	"uPMoSUbws9XbKOO19oz4NRGyv6k+jro82N3GT227QKIDiFlIH4OS3SCUHCFccra0gf5dW+jIRk/9bfD0",
-	"NrpFLv5MpepYDhavJnY/bEZ4sdDw3/E+QuuPtxI+QsAk17tWoib2KfqujQ4a/O211R62QF+HNYtuUuu2",
-	"AM3ExUH9SFs/0QQioBbAhwu1ZmpTqTlQX8O7I97vFG/0XTvVceHKgD2w/HpbqMw8e5DMWnRgULwpLjgQ",
-	"E/xvN9y2xqmM5XaDJVpQIZUppsh3CefkK4NJfkNbEPGOFCSz7Nze9ItbnKli7cJhAWAhYNOAa7IrTvNo",
-	"SOrYNAzhueRFrQjSSNNWMaSGtF0aQ06e2dyqsWnbcN+E5xLf/kzYUq1snW1Jmft8NISBTZB2p92oN9EC",
-	"lxT4HSsTLauE1up6yz6SZ7VEaJJZTqnlqm2Dme97ZHrhc38B0rAPvfz2Zw3+79zX6eTo9Cjc17S1L7+2",
-	"CVjts/bpJHmmhczHOMqCiOu/QiQSgnnbgJ6cgNQJVtwIRJ/Gn0W766ObO3cfuic4cBAh3EuVuRzngEIO",
-	"MbrtET7W3obazhyRBeBeNjXpB6O2bakbu7rrI2rP5EqDuu23GKFx8VdI+7jeiGFp1iD1iWz6KHqtZAyX",
-	"JIfc9Eb1lzy7n/qLXR05kApb/7IAcdbVEmvTUWCapyBRWxfFBCRMpwAevveCVl/2UUuXwtbstcwtJ+8/",
-	"bqvWxtKqfHTgS9pHsWtMc3pAG8n0mkiTBXGxb87QTy/eo7A+9otD3x1YipCgAe0RlMemTGvrgkpF2VIv",
-	"j9dIlrgoegkWRW41gP8PrwUCPgZzE9jY2CiKR7PoL0enp6eawU+/+16D/Ha85GMLg8+Ss8lbfPPKCprg",
-	"17G8otWYA1BwMa44KDgDQwivS0nnxfrcCYeNKQAokBI1aWIXDmwlXqMVvibISRgoA8CioFC351KE0Dln",
-	"WwNdKn6GsDOxXRI+rwUUUTJ/65MmagCu9UGQeXwifYVCU4Mzgq69lGGbNWtnKReQq8cS5bWp/iCffL8f",
-	"1HsjIzJTBk802bUcHQxc7rJnTkWMzlC2ItkVJGpMFsft3BcCSlOjbZK/CLcKiifIxIdSU1F8QyXpUMsm",
-	"TyMo6z7fEFG0qQmg0+By4wCFteJtubBBs/xTDObEgwe/FLwc3km4WNgA5Lcl99rC0PpO2+0jVd+Za78x",
-	"adSLBPjSuoH8id1eqNAChRg3enbIczC7/hHc67YV6eq4tNQNjQJVjb9fHOPxUdQS0aHAyXgOZGwky0Zp",
-	"s9tiGF55unvl705PjqdH7ZW/N1/utXI/fODB0SW+I6Q4OoqTJAklddBMbGSLa6z0jccQ0hidpYzgbAXl",
-	"xZrLjRTByFSVG+y4HhnOTFDwxiZk9zKaBh4E8U/KLsztRztiAu7gO6jnLZF1sSGWagX0m1/etVQeuuF1",
-	"kRsxv6TXoAE03ypSzuCkTmZ2m7EPpskRstQeo2mSIEEqgtXIVWHZ4kffd9lTj/aCDSWzkEe1ENjYz+JC",
-	"UvesiA2f/WcrdW22soH895OBLuBtAbxXfWUoZYOswNHOKKm9bS/qlB0RJ9y3v/0PReykiL5IFA1Q+zWn",
-	"5keTKPBmgWbt2EVuYGYCqOHJvsKsL292RTTdHjfTx8Vfh4WWaZ5/IhFt+t/RFVnPEEj86elpU7su0cEH",
-	"RkH56P+kDExiOUJ8gT68fzl+GvvJELbuPW6q4cfGHUJcpGxOcypMNQcuhp+PFVlyKPZ6nsXo+SJGvxZg",
-	"SP9axdDjmzIs0Ye/JEmSxFBUn/wY2+J6++9TY8yGfQiI5hKl0SSNYv3PJI2Mr5FGh2mEDkAnVVitkCTL",
-	"0phYZA39DoJIXlxrvaVNUi5cHhlKfVOmTY+1uwucGuhDxk3pGigBU3xh2ndyNMfZ1WiCzs3yKaNM0pxo",
-	"u56zJRGI5nbiB5lpCssIU2PCjPKHLJXeqpyAbzgmMsMVyVNWcKiFFoJrA1qig8s0rfOnSXI5sicxZrzi",
-	"vFsYuNlaDCKK09PTbkSRcWP32eieJvSJ/s+hKXHQppnQBPdfv/1XmlZfnmd38M8C/vm1MP9Udx//8u+b",
-	"o39v8JJssd2CaOD/v6Gv+0W1bMvrPkGtj3HEyK16XgvJRTSLyPo/Pl985vTV5/P1a5rcvNL/L/5+++oz",
-	"v3n1V37z6vnJ7avPr5LX73/FF/SG4ncX312Uz9a//vS/1j+/f7F+9fvf6eLv0Tbz8x6ScihUFm53QyUB",
-	"ZzbPKhWq8LIT1HmgI+7n9GyT3O+8xdDLHXCRrYhUdtpJTjIqodixW+NlUD5BL66JcJ/QvFYpszTgJwtZ",
-	"iWAZuaGQIALq4+BBDLAdxW9uG+DlxmjocPNW6wHKNOcEuTR4Wy/1CWnhFtjQzeKblf5Ra5D4liUorWa4",
-	"7BBDsKfekfwmQ8d3x353UYWzf4JKxB51vLKloN0iS8Oz6IaLK7TkRLr4Cdht5uu8hp1580TfEKZnAjlm",
-	"rL0WerdVgQbh3G4+EauAIl2zwwxhtMCZihG5xkWthZwrbncy/Ikrl+0k7e6dtOmadcM1lKaCrF2p6iPB",
-	"Cy6C4uFOrGVgH1uCLA7WQ5zVAbfnt+1Es8VHeONLgQcOW0MJranElb7f1gQrGfcROh8tzHA5WC7aqRIN",
-	"qkPbBwqu78HnTeifdKTd25fP0bOT0+/7fi+61A+6hNIchecFAYP8irJc231Qv3JmYoolKecwGwwali+d",
-	"i3OJcFURLEz1givZNoUvBjaMaNsKKly6XnZm51RQtvTOkI/cQGx9/0kUmyY/ucfphU1c/N1AcmpLP+s9",
-	"DIP2SIrALXAHfTTHrFlr7NfqMe4AuIfIGkSoRZ6BIzQI2PY1A0MfaTlJngHqR51a0ACL3h7xOex+jLLB",
-	"UpNw+hjvKhZtKORLT+V8I7EMZO3a1HO/YG9DX+FO26TWWzLM1w34nw02d2DjPrHsTmxiG31wtKC36OBk",
-	"OkWtwAC4jjYrMg5I2JQ1NPvb004NzJ4BAhiIChku7JXvWb4M4b+dRbtU160TemT2DdKgtaA7dZjrkoZT",
-	"xttUWjgpKJhxh/OcmrjCm0Bq2HK7TrUQ+OwHX+5GKCcCspfdMTUdk2O3GB3jJaZsk2Nzn6T13YYzl6SJ",
-	"QQdbu8Hyja0tdPnJ1gaC3/et0ofSfC6gWv8GbyjRH86qdbDaLD6EyaHY/ZCjv0N9bciV7J8WvndpxwNX",
-	"Imj75vj4+BmY485qNw1rUPAL5XcuIWvTp9AMe4BVyjjLiK9UoBJVWKrRBL3UFmvTRueMatOC6i3ZlAVX",
-	"1ExJoyv9ZqHKk2Awp1xP3QSdbxk4y7ga2yMcHCcox+v25Fm8IjifoP8klbLd+ikraSa4qbc+822VN+A4",
-	"sCY+qWwaxLTuldo/2dLg+q9RkNFeMIbVEGVZUcOArQUXNxia+NuDD6B4wzTzu8AsZZIuGV3QDJuhBoog",
-	"WeGMjBp8Tk+/Q/9Jfwzw9acqvBhKOW/uAkKE6f+aGgpP/kt+TQQLhyt3O9db0bzt4c9vSWsHFmZPMJqL",
-	"Bqrbm7LxbngTSip9FNOlanwI0ztkg9JO3zzhjNgr9gth1sxAWnvznxS/Iiz6qNlgU9jVx2lPN2+z40Zu",
-	"EMzutocMtfbTP0Gr2V6mXlh7tzVn4x7cx7ymcZLVgqr1O/1U2xgF46fOa7UaTkXZDIef0uTGqtDMlG/b",
-	"ulHjLhyMx7iidvwx+oUV65QRBuo9N1pkYNJTMDId0AYbajuDZoQMZQs+MODLo/GVsSOhdb/VpOdS5qB9",
-	"7FxnewYJBnkOdpqtJuCMaIFHlUTvXr2D0UO1XHnhVzNFC6sNnZMc++ZiSET5AKatKYKOxIEJBH4vpsYm",
-	"yOtw0J4HjXYq1rGGnYlj6Wsd/4/gAILgXAZpf1Nndeb0uoxTZpqb7XmtWpZoTgroseGoB8dJylL2wgQr",
-	"NMYuN01IuvQhE4kOXDhlZGWjiaFA6damIMoEQVvAhkFgMSIQX748vD66TFkzhttSvUSX2yaq+Wlql2du",
-	"sHyhVoiw3KQZU2bC2rlNWxU0I8x0ZPhx7rwSlCgs1low+Uacr3BxAldrgG7P31xEcXRNhLTFMZNkksCo",
-	"kIowXNFoFh1PkskxyHe1AvY9NOf5HVJSRml5CIFl+zf7e2e4/DRJOvOvmgFW7cnjgad8NTy1fqDK0wxk",
-	"gwrAatISPSaTJuuy1PCcRT/Ta8L0tWNXfAJ3gt0nYWgN6H28BAFsTht91E88hPGD4cm7MWtVa2U8TRIf",
-	"e7OljZoH9Fdm/glE7gp6RSDD2nwnFV6njDIzOkdwZQ3UcHiVfsqqLjGTZ8B+Nh3tRnbDpFrD7kBdbdy8",
-	"NQd4ANRolfeDa42CMTufaP4DDMoxU28+wdSbH47dp9tKs84nrH7oJf6OwKrdC8++S8uiy+pFaVgNYGQm",
-	"slJokS7IdlrQ8KBADLZoKWgEe+IesIEYro8Owya1QYowiSonyKFdfNHqg0EH8HIJNx4CLgkHU6VMKgqz",
-	"c4rC4B5g7RTMyFQqBPLeiNubtiusiUJzOaLKir6BlrcYgTJym22Nx1rBizwIYQgXkiO54jcGxJ3m5dhu",
-	"1Lf2xqYVVZpqXNOC6Fs+BVbEIs610praa9aeAFSSkgtTYo1T5tjFvx/DXPcDxEZsoUS7U2+CXvvSCX1s",
-	"mTIceJBElHbcHzhqGhnWlB7gIG3F/tS02+3go978vb1fsRC2hG7gBUd9sfFcjKY2/VZ2FIlpBgwCHndx",
-	"dJIcbVrbH+bwQ2fm5mlyvPum3sRj4LxA7hoX2+/bbZMKLYSVzVRpc4KgA1eAOQr5z/NbjwMPK9fVWHE5",
-	"2AZICwsPO8i+V/HPuCHes8DaMe9jcdVAKZMuzwyWjX0zjLehjP1h7oAyGWGKRZVsAhea+BprDZi3N6ZE",
-	"u7u1rHFhJL+JZlHXvzAz5gmU2Rj2dehm5Fb5WnpCEFVmh1QbfOIaTomRIGBBT1L2BtfSZMiMAnHzde0s",
-	"O1P2DnplpS8LjMPREGtAaKwZ82ZF8488X+/BFbu6GO/FNb6z8q7trFjH+7GZ1nbvbnp7AGCzzZLJbu7q",
-	"vQjla3n55Oh0n5sGxpfqm6fTfW7uz8cFIXL0R7+JJpjua4anXxFSAas79jcicvJQQg5QH9QHzNet8PO9",
-	"xZqASPlmufaWlNwF/H3Um9j24V70+wDDP+bCnBveTllBFwqZya7mtxgxa74aqwTkJK9ZPjISqZExMGwb",
-	"q5SZWXS3CmnM5HUB9XmCyNWZe1GZF6miZr6DiAqUkwURAhfacc/lBEFyIBRLZjgdiCT4ZH24QfNWQ+vh",
-	"RNC2GQj/r8ikVq5lgE26WRPoy6ILRfL/kU3/WrLJUIJDdP6tMiqocdzqDcNUHLwEyeREQGCwujQMZIti",
-	"xMgNkcokicBEkU64LbVH1pRDaiMpM38pbt/Y4mwgffGZiZilDG+okkTn7n54Wx3+R20sKe2ES/s6sAUX",
-	"2tja5Ahc+GqB8HWKv/WjmsW6MSi9o2mrGd1L/aCCr3mnn+8T24/Y2iUO/fxNaw9B55+dyeReL7VhLwNt",
-	"bAMxgW9LNnR3DJ2mBVSG8HDziwIvlyRH3b7V1nzqlG1rSUVbO1JHZykzzqSmMkM9TlmiBS0UEY6a9F6C",
-	"9zJ2wNbrrB0E26bM85dB43FJkKS/k02YAm+7tY7NfEWz0yQc0GlmopkJnafJjhGhw5sJeNFGNSpBrimv",
-	"pS9DHtqiYboNJPRg1coh8SUnT3dR38dH1MBB3f/gCwc6wvHrvfRvU4AP5OHbU3QkeaBJfKW46T0f0Byw",
-	"TOuFsbY0zM9KhjHFAykOk5qomTRVku1SA/seVXhvG1ZNUcBI25yV1kJm9hfUEmv32r7iyfczQo3x5ndX",
-	"mtCTfSikP2qXmu0W6sEjp0lyZmsA4CfVq4BLmR3UhtFJ8qzV2uQKkybIvlHPZTHKCgtorYZYMGac0QwX",
-	"ECZGB65sVIL1FINuNjyAoO+GsqW2/cN8+lnKzFAXeLXOjdB6g40gGHdF1jZpro/uHuBGUtsNnul9+JcM",
-	"ms5zfWR9KLMdiNjqDUOQDnKH9szT6QSda0hCnQREN6dJgsg1YYgaEui9hwPy99RENRe2psNHW+2wTrcd",
-	"97Y+bO4YQ1xR22P0dztDz84BwyygBxX4JXakxNINCzqZTvUiJ0fHNgPAXf9+23oIa4X65sMQFzaXHNrX",
-	"/Rqh9ZUezp+mFGk/GTrYF/3HOlKuR2frG+NcCA0YnnRlh9omMSbtd0w1LyAfB28gH9qgvemw/8py2Ot0",
-	"q2vzCDDQdpRt9HqsM/3BXmnydPdNnRd7wm3Pdt829LpmcIT3UMfdF8H+9zrQ+9gPvZfvtQ0I83sQUQ9C",
-	"zlCG4EoQhu2JtmNqG7xnXzpfN5N7NqawfyLfKprjzeNX+j3KcacrNncZsAqrlTej9YfGig6qsdoicNiu",
-	"3rvm/A+whLeLj8cTGV/F+Se7b/IvxX6wOA3OzYTewFgMzRbIOtk6m704oSH5zvtbN8aV37tmKed1a+MS",
-	"3i6Rj/28K4zCp1mZL81AI2cv7bCe4SzuXKZ2qWWxPYEgjzCd59bGP4B5SyvtntOl3uQT6T2DUYwKyq5I",
-	"nrI5VysEecaDzkgidIhaw5JGE3QRFDjBBG69CZg7Tq+JeSmYqa3PZ+iyAec/xdGlybFd/lNML01fnd59",
-	"ABa+0D8eXU7QRSPMKiL89mfGLWmkHmTb28CNA0fBv1Cn8TCw6noWk5T90rwB+KBfNxYjn4YcbXlD8KYw",
-	"+zbzdfu4pz+ftLuPCb1/0L3b1PFnNldX2A4BC2nuzGd+WxbdH2pStjipu40/2grcQ7S/5GJO85ywr9Ie",
-	"e1mMg68W//ObfrtzE872a82Gw7I1IK/JTpjKTd++tlEHBnXPg7bez1Sq9/7lFY/GjkEN/OZ8EOi3dj1P",
-	"V2F+bXSwH6gzRa5bX1kWwNVXeXfgevilu8OtZnXQL9BSGQMyfyDpsI/s3zGq7zHN26ZkfjuGvyHCez+J",
-	"MmxWfgXK2yWU7Rr+32Cwv2mbGtL/EDLKSVXwdQlvbjLvQ4OshLUrUcEzsDVdQZNElyW+IkjU7DJlUK8k",
-	"/YvpTEH0F1O/fzc7PPyy4lLdRXF0jQXVwgUwu/KGrU2ARGEGP0miIRTpm4xNyoVqtR4UVCoC6Ux0MB6b",
-	"T6OJj2CR9lLQQ9CMFrAfoYgb4PnRg3mwu0ApMwDV1Nnrv/vNBZOueSQ3uJ1esCDs6v+1nWcFruLBgxzK",
-	"+w/yVdPNpvQnbfCC7T7HhUadMBc4IR1u0hbPDqQmnUSHUVRy1ioSfDJQG9gpOpVxykyV6ci6E6asTT/R",
-	"1ZL4ihxDQnZLPql99/Hu/wYAAP//",
+	"7L17c9s2vjD8VTA8ZybWlJJp2W4TefqHm026PqdJs7m87zwtc2KIhCTUJMAFQNtqxvvZn8EPF4IXXZzY",
+	"3Z59dme2sSSSAH73Oz9HGS8rzghTMpp9jlYE50TAn28EWRBBWEbOq6qgJNdf5kRmglaKchbNossbTNX3",
+	"ry/RzYowpFYESSKuiUArzngtSI4wujTPmSF97SU6eI2ohEv1Z0RVyrB5fIzwQhGBqJIow9XoDOG5JEyZ",
+	"h1OFMJM3RD/0hqoVrxU8gbLlJGVRHMlsRUqs90hucVkVJJpFsL2jJIojta70F1IJypbR3d1dHFVY4JKo",
+	"1mn7R3z78jn6bnqSoMqDQ06QP/jBa3Sz4oU+eMZZLkcIyyuJFLe7RVimTHLOEDanpkzpM1GJFpThIkZc",
+	"2HO/ds9AB1ihkkulb0iZAekTicbjEt+O9coxOk6QRPM1yskC14UaAUzCBbDUIJMKs1xOUvZ+RdCc52sH",
+	"fIlLoq9xoNTfGdxP0M9qRUR43hhhliOcskuDw5sVlwRd46Im+nmMK4QtGFhdzolAfOEOEyMsCKJLxgWg",
+	"WKbMg1SD6gxhRzRYAe71GkRoErAwlPoXzjJiEE01WsxeozhiuNSItej7AjIQRFacSQJUcF6rFWGKZlij",
+	"//1KcKUKQ/kZB8DqP4FgzSWHleDzgpTf/CY1uQSrakJSmBbRLFIrKhHOc0Gk1HDVVE1ypDhHJWZrVLMr",
+	"xm8YuiJreYYEUWKNKEPfSjitxmGmd314fXRosKt/kAqrWkazk+mzOFJUwUnb+0fKH8AffaVUJWeHh0uq",
+	"VvV8kvHyUNbzkkpJOSsxw0sigm/G7qt5weeHJabsMOeZPMQVnZT5f+DWeuNmvbsQE/8pyCKaRf9x2Mia",
+	"Q/OrPHxj4Gdw0WY9TbOC/L0mUj2RKCso0PV+YEQFVqRYn6VMNU9BN1giQRa1DIRIwfkVZUtHfVdkPUFv",
+	"AQWGLYEH4YvxOXxhSO+JbCgceA8jQZcrBQ8AOg1EaXB7X8K8s1xfM0ULYER3xhKv3TkR1g9GeIkpm7TI",
+	"3OJVE8aSCA3Huzh6ycWc5jlhD0G5vCLC0BMjJJcIM/sVF3pTG4n0kIuciPHR9PhkLFe0qihbjmUpDwVp",
+	"CKxFyslxQ8rNER6Jdhd+gYciVo0hzemOVq/I+gwQugOC6GA8dp/HmnpHE72ni5yUFVeEZevnnC0Kmql7",
+	"oPNBTmQweZEjckulko7Sc7oA3aBQA+33WCyJilGF1wXHudZrjKsfyIILAsd5hYsFFyXJ3xpu/GrSbPja",
+	"aTajia5xQXP0X+9+fo1yntWlXmAfQZokDfX5zbo1HosKS7fQ2C30UNTYBgqAg89/I5kCbLzm6iWv2deq",
+	"NsadwbECA4dKTzP3lgstXJw0uLgwC+hzLGDLj4QKs70x42ps1nkITLzmSNbZykGJC6SAUQAJbwyvvOf8",
+	"J/3lV+LCcZ5WiIV+3gwdJ/p/aL5WRCK9cZwpbYZp5iloScEQnX47PTo52YtFjgIB/aa73GPhxZ5rrDgf",
+	"m4UeikUcxA64MC4J2LCacUaI3GYgq/X3GWcLugSHBqAGyLNi7D0tCa8fXJrlNDecKwS9JiB4aehiPdGW",
+	"jIa+XX4vAfe0wZ7dfXD/o+DOnmnslnlQ4XZPGE3Qe23LZZwxkoE2ptqs5JLk2uqWhOUowIO24gDNzWG/",
+	"QA0PIdvKgjTaIAjTSO+sIiynbHmGOCvWiLCc5FaKaP+YobneKexNKZI/pBX2bFD2wg7+ANlr1nkoQgm0",
+	"kz8EON0a04zcNCaO9iS1acbB/TVfA6O/U1yQDwxfY1rgeUEegNWlfqTGot4TIBJnK0OG2vPQzovYh6VP",
+	"Q4sZ9onqYKOPhCzY/Thc6KGwlWOF51juAo1BC5D+A+PFRCKoRCte5OAWSuNcBsKZajKB8EqJ125fcsWF",
+	"Ktb3R5pZcV7L9aOhC5YYwxKPjyh00COPkWc4s5WU4UIL5jVAWW6HsZbRjfpVPGUHwYFGDv7eWUfbfPUv",
+	"88wVN8HKOTgzZkHKlnv44R8YrtWKC/r7VweRQD2d26fBbTP0A8GCCJTWSXKc4YpqZxI+kP3sgaOGDls7",
+	"fSRCrMM1HoISz99cmGgPFi0jDbc1Ocq0hUC0BmAE8YX+rQQZ8oFVgmdESk2mL5iiav0guv0in+n9KEyZ",
+	"C/teU0nnBdGcoH8RvEDZCgttkAv04ZtpMn2xDWmUgVv7kpIil9Hs18/RQv8ZrBjFUalPov2I6AsWv/sY",
+	"BhWnoQ1gPGqz4KMZALDI2CzyIMRhNqzP7EP9CPxTWKmRSZ0Qhr7GhhItjci6qrhQJH9Fcorfw/G/ikie",
+	"m1vH+lEojRS5VYdVgSkzlp8WqH7NMwScHy4Bj97LXTsNGdw/EpX6HAjw+Gis7lcbw2pjWOYxYhvSpju6",
+	"EAIEU2l+N4GrlDnIv2AZB/1urD21wgzRnIAEQAeBKZCTjOdWdIzAJfBnMBkDpUhZqb7y+JmFpKV1iH7q",
+	"Eityg9cTdAF0JkimzfPcqZbgEkRlyjJcFJoEFpRRuSL5Odzl82K0IFZFUoYWBV2u1ASd+6sRNptLmTZ/",
+	"MUO8VhkviTmgW6dJq5GiGJtg1AjSUgwRIbhI2YESmEmNTrTAtKgFiZ1TFTt+ss8ZTdC5vQ9JhYWibJmy",
+	"NDI0bZ2VWRqhEosr2JTdpMaBi9A7oNQKMaKxoM+bsoPCKO4VreDCgkvluJjckqxWsCivqjZENRRjE8i3",
+	"h34i0VwQfEUE4hVhBKQENctXGPIDJcEMIOwERcpwlpEKWA7lBOcFZQStcI4qLCXJR8a4CPi9wVo0i6bJ",
+	"9NtxMh0n0/dH01mSzJJkkjz97pcojkzSLJodxZHFkL5bEAwiJKoEv6Y5EZ8s7AMOjwT5jWTKqlMN7m2r",
+	"HU1/0ddVgldEKGpSXoCqdr6sRxl/ff/+DTpNpjP0A87Rj+bnfjotbp04fOKWw2uCw3rLOVYE4gRDD9aG",
+	"IhEXAzloLQ4MXRgKKnFusG7pahLiJJLlODkaWqAgWJIXFc9WG5eQBBF9Qfh0oBhYsma5dkyCxY6Dw1Gm",
+	"vj1p1vVWYoP8AFxHcVRSRsu6hL/79wRUsk2I/mwva9NG93T/v8vdh0dyPDhBH/S5kIn0WV6C8MOCFwW/",
+	"SRk4ZDGar5uk/oIL1FhaFjtPpLlXFlzJDqtsJtf96APSuH+vqdBW9q8OpOGpP/p7TAxcw0TrAm0C9UFy",
+	"3pLcYBU8kcZywpkCCWfjCs6yBI3BcCVXXCGFrwhLmatb0PD0oi9GkhsnFgmypFL7LiSnSlpJl60wW2qp",
+	"PrFZRy1otaKiICz1soLhwso7vb+KFzRbg81rNWKFhdLAh4e0RZJl7fcWfhB0L/HtuZds1ueJZsdJHJU8",
+	"JyBkcGEBbxbT2LACUEO5Y0CZB0+CuxQRJWW4sASp7Vdn0H5q8ivNNxmtqMvamO+cZfuxJ79aJ9rODz8G",
+	"l95tOneXFt7YBOzCKhov+S3cOSvWM8MadVkXWNFrbZ/ULI/RQvDSZKANuWgiEgRMlNiFK29WNFuhQLWU",
+	"tVRohauKsA76ACVbBYM+kuHiPU5S4ttPludleJqWEDvduSTQyHbAv9LX3DXUs8P2M1fdDVHW55YsbxNZ",
+	"V6T3qa5X3APaUzORUbbSqBAXCG5KaZya1ay/NjZjyoS/Gyw5Jag2osAo03c7vtRisivwvpj844gqUsog",
+	"4BCc13yBhcDrnkzsgTJucY7Fo0fRAPSGROiL2xWupSL5W2us9JWLpm4LClEXxAayG/CeWcGHvUFqzRwg",
+	"Q6bp7lcvbT6ZrAyEKELy/WSDT1EccUY+aSn8SVNWQbRt9DFUNRtu60HTWTltF86Zmfpva0FqgFTEOGQv",
+	"wQaPZglIqTnZYIudasUmSEaYeo6LQkazoyRx37w0xzdf3sWDItt+90EU1nObHR4eTb+bJJNkcjR7mjxN",
+	"NCrBkI1mC1xIEkdGj4Hs1ZwzxypbaekdclFfvIYH3kO2vnBqKeru/F6iOTxfyPKbjtrDnjv7gLEDDh82",
+	"Zr4xUahEH97+ZFwACW6xc6m4yEhLHDpYmvXmnBcEw1k9dD8PVjEZTf9E9g0LiQSvTR2T38qkLSs2o+uL",
+	"xUEA4K4gcCfxQBxi/B66t9jlTyS6puRGw1pbhc4FbhsmPWaa10KqaDZNOnxV4tsL//npPnyGFWkx2G6W",
+	"a7OA31rPTAzqU8EAoCKrqfKuJZVI1QK8y8UiFGcm6aiFlTnrCheLT/B3S1TZX3uYtaAZpDSsbGZfu7j6",
+	"utjsT0MegiFth0iDt6/TG4B31wDYeVL1oQoffQifnWywUC42Pv19E5Yw9nZWC0FYtjZH2n6Up0PLeeoY",
+	"9HpMHRbzCCs0O2oZoJeAW43PolaC18vVZIfPcrq/P2uIcvv5G1xqAGcA+QqCIdpU3Q4MIO5mK7xupQOt",
+	"g3TX4Yjudv7Kb0xixjlyWJlout6JL1I+SpIR/Gz1Nsp4rT0jfk2E7G+qj6MuD3a38WPbLpDoAGIW0seg",
+	"ZDcIJUcIl5wtbaB/1xY6stFTfxs8vY1ukYs/Uak6loPFq4ndD5sRXiw0/He8j9D6462EjxAwyfWulaiJ",
+	"fYq+a6ODBn97bbWHLdDXYc2im9S6LUAzcXFQP9LWTzSBCKgF8OFCrZnaVGoO1Nfw7oj3O8UbfddOdVy4",
+	"cnYPLL/eFiozzx4ksxYdGBRvigsOxAT/6Ybb1jiVsdxusEQLKqQyxRT5LuGcfGEwyW9oCyLekYJklp3b",
+	"m35xizNVrF04LAAsBGwacE12xWkeDUkdm4YhPJe8qBVBGmnaKobUkLZLY8jJM5tbNTZtG+6b8Fzi258I",
+	"W6qVrbMtKXOfj4YwsAnS7rQb9SZa4JICv2NlomWV0Fpdb9lH8qyWCE0yyym1XLVtMPN9j0wvfO4vQBr2",
+	"oZdf/6zB/537Op0cnR6F+5q29uXXNgGrfdY+nSTPtJD5GEdZEHH9V4hEQjBvG9CTE5A6wYobgejT+LNo",
+	"d310c+fuQ/cEBw4ihHupMpfjHFDIIUa3PcLH2ttQ25kjsgDcy6Ym/WDUti11Y1d3fUTtmVxpULf9FiM0",
+	"Lv4CaR/XGzEszRqkPpFNH0WvJZLhkuSQm96o/pJn91N/sasjB1Jh658XIM66WmJtOgpMEyAkauuimICE",
+	"6RTAw/de0OrLPmrpUtiavZa55eT9x23V2lhalY8OfEn7KHYNlk4PaCOZXhNpsiAu9s0Z+vHFexTWx352",
+	"6LsDSxESNKA9gvLYlGltXVCpKFvq5fEayRIXRS/BositBvD/4bVAwMdgbgIbGxtF8WgWfXN0enqqGfz0",
+	"2+80yG/HSz62MPhNcjZ5i29eWUET/DqWV7QacwAKLsYVBwVnYAjhdSnpvFifO+GwMQUABVKiJk3swoGt",
+	"xGu0wtcEOQkDZQBYFBTq9lyKEDpAbYurS8XPEHYmtkvC57WAIkrmb33SRA3AtT4IMo9PpK9QaGpwRtB9",
+	"mjJss2btLKXp5cMS5bWp/iCffN8q1HsjIzJTBk802bUcHQxc7rJnTkWMzlC2ItkVJGpMFsft3BcCSlOj",
+	"bZK/CLcKiifIxIdSU1F8QyXpUMsmTyMo6z7fEFG0qQmg0+By4wCFteJtubBBs/xDDObEgwe/FLwc3km4",
+	"WNgA5Lcl99rC0PpO2+0jVd+Za78yadSLBPjSuoH8id1eqNAChRg3enbIczC7/gHc67YV6eq4tNQNjQJV",
+	"jb9bHOPxUdQS0aHAyXgOZGwky0Zps9tiGF55unvlb09PjqdH7ZW/M1/utXI/fODB0SW+I6Q4OoqTJAkl",
+	"ddAUb2SLa6z0DfQQ0hidpYzgbAXlxZrLjRTByFSVG+y4HhnOTFDwxiZk9zKaBh4E8U/KLsztRztiAu7g",
+	"O6jnLZF1sSGWagX0m5/ftVQeuuF1kRsxv6TXoAE03ypSzuCkTmZ2hwocTJMjZKk9RtMkQYJUBKuRq8Ky",
+	"xY++77KnHu0FG0pmIY9qIbCxn8WFpO5ZERs++89W6tpsZQP57ycDXcDbAniv+spQygZZgaOdUVJ7217U",
+	"KTsiTrhvf/03ReykiL5IFA1Q+zWn5keTKPBmgWbt2EVuYPYHqOHJvsKsL292RTTdHjfTx8VfhoWWaZ5/",
+	"IhFt+t/RFVnPEEj86elpU7su0cEHRkH56P+kDExiOUJ8gT68fzl+Gvs5D7buPW6q4cfGHUJcpGxOcypM",
+	"NQcuhp+PFVlyKPZ6nsXo+SJGvxRgSP9SxdDjmzIs0YdvkiRJYiiqT36IbXG9/fepMWbDPgREc4nSaJJG",
+	"sf5nkkbG10ijwzRCB6CTKqxWSJJlaUwssoZ+B0EkL6613tImKRcujwylvinTpsfa3QVODfQh46Z0DZSA",
+	"Kb4w7Ts5muPsajRB52b5lFEmaU60Xc/ZkghEczu5hsw0hWWEqTFhRvlDlkpvVU7ANxwTmeGK5CkrONRC",
+	"C8G1AS3RwWWa1vnTJLkc2ZMYM15x3i0M3GwtBhHF6elpN6LIuLH7bHRPE/pE/+fQlDho00xogvufX/8n",
+	"TavPz7M7+GcB//xSmH+qu4/f/Ofm6N8bvCRbbLcgGvj/bujrflEt2/K6T1DrYxwxcque10JyEc0isv6v",
+	"3y5+4/TVb+fr1zS5eaX/X/zt9tVv/ObVX/jNq+cnt69+e5W8fv8LvqA3FL+7+PaifLb+5cf/b/3T+xfr",
+	"V7//jS7+Fm0zP+8hKYdCZeF2N1QScGbzrFKhCi87QZ0HOuJ+Ts82yf3OWwy93AEX2YpIZaed5CSjEood",
+	"uzVeBuUT9OKaCPcJzWuVMksDfkKWlQiWkRsKCSKgPg4exADbUfzmtgFeboyGDjdvtR6gTHNOkEuDt/VS",
+	"n5AWboEN3Sy+WenvtQaJb1mC0mqGyw4xBHvqHclvMnR8d+x3F1U4+yeoROxRxytbCtotsjQ8i264uEJL",
+	"TqSLn4DdZr7Oa9iZN0/0DWF6JpBjxtproXdbFWgQzu3mE7EKKNI1O8wQRgucqRiRa1zUWsi54nYnw5+4",
+	"ctlO0u7eSZuuWTdcQ2kqyNqVqj4SvOAiKB7uxFoG9rElyOJgPcRZHXB7fttONFt8hDe+FHjgsDWU0JpK",
+	"XOn7bU2wknEfofPRwgyXg+WinSrRoDq0faDg+h583oT+SUfavX35HD07Of2u7/eiS/2gSyjNUXheEDDI",
+	"ryjLtd0H9St2NllJyjnMuIOG5Uvn4lwiXFUEC1O94Eq2TeGLgQ0j2raCCpeul53ZORWULb0z5CM3EFvf",
+	"fxLFpslP7nF6YRMXfzeQnNrSz3oPw6A9kiJwC9xBH80xa9Ya+7V6jDsA7iGyBhFqkWfgCA0Ctn3NwNBH",
+	"Wk6SZ4D6UacWNMCit0d8Drsfo2yw1CScPsa7ikUbCvncUzlfSSwDWbs29dwv2NvQV7jTNqn1lgzzdQP+",
+	"Z4PNHdi4Tyy7E5vYRh8cLegtOjiZTlErMACuo82KjAMSNmUNzf72tFMDs2eAAAaiQoYLe+V7li9D+G9n",
+	"0S7VdeuEHpl9gzRoLehOHea6pOGU8TaVFk4KCmbc4TynJq7wJpAattyuUy0EPvvB57sRyomA7GV3TE3H",
+	"5NgtRscwM3KTY3OfpPXdhjOXpIlBB1u7wfKNrS10+cnWBoLf963Sh9J8LqBa/wZvKNEfzqp1sNosPoTJ",
+	"odj9kKO/Q31tyJXsnxa+d2nHA1ciaPvm+Pj4GZjjzmo3DWtQ8Avldy4ha9On0Ax7gFXKOMuIr1SgElVY",
+	"qtEEvdQWa9NG54xq04LqLdmUBVfUTEmjK/1mocqTYDCnXE/dBJ1vGZzMuBrbIxwcJyjH6/YEZbwiOJ+g",
+	"/yaVst36KStpJriptz7zbZU34DiwJj6pbBrEtO6V2j/Z0uD6r1GQ0V4whtUQZVlRw4CtBRc3GJr424MP",
+	"oHjDNPO7wCxlki4ZXdAMm6EGiiBZ4YyMGnxOT79F/01/CPD1pyq8GEo5b+4CQoTp/5oaCk/+S35NBAuH",
+	"hHc711vRvO3hz69JawcWZk8wmosGqtubsvFueBNKKn0U06VqfAjTO2SD0k7fPOGM2Cv2C2HWzEBae/Of",
+	"FL8iLPqo2WBT2NXHaU83b7PjRm4QzO62hwy19tM/QavZXqZeWHu3NWfjHtzHvKZxktWCqvU7/VTbGAXj",
+	"p85rtRpORdkMh5/S5Maq0MyUb9u6UeMuHIzHuKJ2/DH6mRXrlBEG6j03WmRg0lMw+h/QBhtqO4NmhAxl",
+	"Cz4w4Muj8ZWxI6F1v9Wk51LmoH3sXGd7BgkGeQ52mq0m4IxogUeVRO9evYPRQ7VceeFnRnwbbeic5Ng3",
+	"F0MiygcwbU0RdCQOTCDwezE1NkFeh4P2PGi0U7GONexMHEtf6/h/BAcQBOcySPubOqszp9dlnDLT3GzP",
+	"a9WyRHNSQI8NRz04TlKWshcmWKExdrlpQtKlD5lIdODCKSMrG00MBUq3NgVRJgjaAjYMAosRgfjy5eH1",
+	"0WXKmjHcluolutw2Uc1PU7s8cy9IKNQKEZabNGPKTFg7t2mrgmaEmY4M/1oCXglKFBZrLZh8I84XuDiB",
+	"qzVAt+dvLqI4uiZC2uKYSTJJYFRIRRiuaDSLjifJ5Bjku1oB+x6a8/wOKSmjtDyEwLL9q/2985KEaZJ0",
+	"5l81A6zak8cDT/lq+O0LA1WeZiAbVABWk5boMZk0WZelhucs+oleE6avHbviE7gT7D4JQ2tA7+MlCGBz",
+	"2uijfuIhjB8MT96NWataK+NpkvjYmy1t1DygvzLzTyByV9ArAhnW5jup8DpllJnROYIra6CGw6v0U1Z1",
+	"iZk8A/az6Wg3shsm1Rp2B+pq4+atOcADoEarvO9daxSM2flE8+9hUI6ZevMJpt58f+w+3VaadT5h9X0v",
+	"8XcEVu1eePZdWhZdVi9Kw2oAIzORlUKLdEG204KGBwVisEVLQSPYE/eADcRwfXQYNqkNUoRJVDlBDu3i",
+	"i1YfDDqAl6S48RBwSTiYKmVSUZidUxQG9wBrp2BG9jUSjbw34vam7QprotBcjqiyom+g5S1GoIzcZlvj",
+	"sVbwQhpCGMKF5Eiu+I0Bcad5ObYb9a29sWlFlaYa17Qg+pZPgRWxiHOttKb2mrUnAJWk5MKUWOOUOXbx",
+	"73kx130PsRFbKNHu1Jug1750Qh9bpgwHHiQRpR33B46aRoY1pQc4SFuxPzbtdjv4qDd/b+9XLIQtoRt4",
+	"wVFfbDwXo6lNv5UdRWKaAYOAx10cnSRHm9b2hzn80Jm5eTJ9tvumTa/BuYuj0+R49/29icnAuYHcNi66",
+	"P7c7JhVaiCub6dLmCEEHroBzFPKv59ceBx9Wriuy4nKwjZAWFp52EH6vY4BxQ/xngbVk3kvkqolSJl2e",
+	"Giwj+4Ykb4MZ+8XcAWU2whSbKtkEPjTxNtYeMH9vzIl2l2tZ48JoDhMNo67/YWbMGyjTMezvyIWRW+Vr",
+	"8QlBVJkdUm0wims4JUaCgAU+SdkbXEuTYTMKyM3ntbPwTNk86KWVviwwLkdDrAWhtWZMnBXtP/B8vQdX",
+	"7eqCvBfX+c7Mu7azYx33x2Z62/276e0DgM02Sye7uav3IpUvlgVHp/vcNDD+FATJdJ+b+/N1H0QIHf3R",
+	"b8IJpgub4e1XhFQgKpz4MCJ68lBCEkgnqE+Yr1vh73uLRQGR+s1y8S0puUs4+Kg7se3Lvej7AYZ/zIU5",
+	"N7IhZQVdKGQmy5rfYsSs+WysIpCzvGb5yEi0RkbBsG+sUmZm4d0qpDGT1wXUBwoiV2fuhX9eJIua+Q4m",
+	"KlBOFkQIXKSMsFxOECQnQrFmhuOBSINP1occNK81tB5OhG2bwfC/Raa1cj0DbNLN2kBfGF0okv9btv1b",
+	"trWdNU1JjlDyr5VxQY3mVm8epvrgJUg2J0ICg9ulkSDbFSNGbohUJskFJpJ0wnGpPcqmnFMbaZn5S3H7",
+	"xhlng+mLz0zEL2V4Q5UnOnf3w9v28N9rY8lJpW1j23/AhTb2NjkyF77aIXyt6a/9qGyxbgxa7yjbakz3",
+	"ck2oQGzeren73PYjtnaJRj//1NpD0LloZ0q512Nt2MtAG95ATOPrkiXdHUOnbAGVLTzc/KLAyyXJUbfv",
+	"tjVfO2XbWmrR1o7a0VnKjDOsqcxQj1O2aEELRYSjJr2X4P2oHbD1OoMHwbYpc/550HhdEiTp72QTpiBa",
+	"0FrHZu6i2WkSDhg1M93MhNHTZMeI0+HNBLxoozKVINeU19KXUQ9t0TDdBhJ6sGrrkPiSk6e7qO/jI2rw",
+	"oG9h8IUJHeH4NVGGf6YCfaAIhYVCRxMEmshXypve+wHNA8u0XvxsS+P8rGgY0zyQ4jGpmZpJUyXaLrWw",
+	"70OG99Zh1RRFjLTNW2ktZmafQS11yvwrrnw/J9RYb353pwm92YdC+qd2qeluoSI8cpokZ7YGAn5SvQrA",
+	"lNlBdRidJM9arV2uMGuC7BsFXRanrLCA1nKIhWPGGc1wAWFydODKZiVYbzHodsNDCPqOKFtq3yOsJzhL",
+	"mRlqA68WuhFa77ARBCOvyNoWDeijuwe4kdx2g2d6H/4li6bzXh9ZH8psByLWesMQpITcqT3zdDpB5xqS",
+	"UCcC0d1pkiByTRiihgR67yGB+gVqoroLW9Pio812WKnbjntbITZ3jCGuqu05+rudIWjnoGEW0IMK/CI7",
+	"UmPphiWdTKd6kZOjY5sB4W5+Qdv6CGul+ubHEBc2lxza13YbofeFHtafphRrPxk82Bf+xzpyrkdp6xvz",
+	"XAgQGJ50ZYfaJjEm7XdsvfEjNsbn5lX/mzZobzps7nA3wF6nW12jR4CBtsNso9tjnekP9oqTp7tv6rzY",
+	"FG7bQyUPva4aHPE91HH3Rbj/ux34feyP3ssL2waI+T3IKAQhdyjjcCUcw/ZI2zG2DfKzz52vm8lHG0sA",
+	"fiRfK9rjzeNr+j3ecaerOHcZxAqrlTfj9YfGig+q2doidNiu37tm/w+wxLeLn8cTOV8kOU523+RfKv4n",
+	"MePfQoEwaxvfodkEWTtb57QXJzUs03l/7sa4+nvXrOaiBtq4hbd75GM/bwyj8GlW50gzUMrZazusdziL",
+	"O5epHWtZjE8gSCVM57/1MQ5g3tWKIC7oUm/yifSeyShGBWVXJE/ZnKsVgjztQWckFDpErWFVowm6CArM",
+	"YAK63gTMfafXxLyUzfQ25DN02YDzH+Lo0uQoL/8hppemr1HvPgALX+gfjy4n6KIRhhURfvsz4xY1UhOq",
+	"HdrAjQNHxb/QqPFwsOp6NpOU/dy8gfmgX7cXI5/GHW15Q/OmNMM283n7uK0/n7S8jwm/f9Kh21TzZzaX",
+	"V9gOYQtp7sxnzlsW5R9q0rY4qbuNP9oK3UO0v+RiTvOcsC/TPvtYrIOvdv/XNz1352ac7dma7Ydla8Bh",
+	"k50xlbe+/XCjDg3q1gdtzZ+oVO/9y0cejZ2DHobN+TDQj+16rK7C/WfVYPUDlabIeesr6wK8+Cr/Dl4O",
+	"P3dPuNUtCPpFWiprQOcMJG320T07RjU+pnnetExsp5CvoIE/1p4eNou/gGTaJbjtHpBf4cUQpu1uyH6B",
+	"kFtOqoKvS3jzl3mfHmSFrF2MCp6BrewK2iS6LPEVQaJmlymDejXpX2xoCuo/m/6Pu9nh4ecVl+ouiqNr",
+	"LKgWbkAZK2+Y2wRUFFZgJEk0hGJ9k7GpuVCt1pWCSkUgnYwOxmPzaTTxEUDSXgp6UJrRFPYjNAEAPD96",
+	"MA92pyhlBuiaPg39d785ZdI17+QGt9sLNoRd/4i2U63AVzx4kEN5/0G+6r7ZlP6kDXbwPea40KgT5gKn",
+	"JMJN2uLrgdSw0ygwykzOWkWiTwZqQztFyzJOmalSHll3yJQ16ie6WiBfUWVIyG7JFxXcfbz7vwEAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -33,6 +33,18 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.countIntentsByTargetStatusStmt, err = db.PrepareContext(ctx, CountIntentsByTargetStatus); err != nil {
 		return nil, fmt.Errorf("error preparing query CountIntentsByTargetStatus: %w", err)
 	}
+	if q.deleteAllConsoleSessionsStmt, err = db.PrepareContext(ctx, DeleteAllConsoleSessions); err != nil {
+		return nil, fmt.Errorf("error preparing query DeleteAllConsoleSessions: %w", err)
+	}
+	if q.deleteConsoleSecretsBeforeStmt, err = db.PrepareContext(ctx, DeleteConsoleSecretsBefore); err != nil {
+		return nil, fmt.Errorf("error preparing query DeleteConsoleSecretsBefore: %w", err)
+	}
+	if q.deleteConsoleSessionStmt, err = db.PrepareContext(ctx, DeleteConsoleSession); err != nil {
+		return nil, fmt.Errorf("error preparing query DeleteConsoleSession: %w", err)
+	}
+	if q.deleteExpiredConsoleSessionsStmt, err = db.PrepareContext(ctx, DeleteExpiredConsoleSessions); err != nil {
+		return nil, fmt.Errorf("error preparing query DeleteExpiredConsoleSessions: %w", err)
+	}
 	if q.deleteGatewayPauseStmt, err = db.PrepareContext(ctx, DeleteGatewayPause); err != nil {
 		return nil, fmt.Errorf("error preparing query DeleteGatewayPause: %w", err)
 	}
@@ -41,6 +53,12 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.finishAttemptStmt, err = db.PrepareContext(ctx, FinishAttempt); err != nil {
 		return nil, fmt.Errorf("error preparing query FinishAttempt: %w", err)
+	}
+	if q.getConsoleSecretStmt, err = db.PrepareContext(ctx, GetConsoleSecret); err != nil {
+		return nil, fmt.Errorf("error preparing query GetConsoleSecret: %w", err)
+	}
+	if q.getConsoleSessionStmt, err = db.PrepareContext(ctx, GetConsoleSession); err != nil {
+		return nil, fmt.Errorf("error preparing query GetConsoleSession: %w", err)
 	}
 	if q.getGatewayPauseStmt, err = db.PrepareContext(ctx, GetGatewayPause); err != nil {
 		return nil, fmt.Errorf("error preparing query GetGatewayPause: %w", err)
@@ -56,6 +74,15 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.insertAttemptStmt, err = db.PrepareContext(ctx, InsertAttempt); err != nil {
 		return nil, fmt.Errorf("error preparing query InsertAttempt: %w", err)
+	}
+	if q.insertConsoleSecretStmt, err = db.PrepareContext(ctx, InsertConsoleSecret); err != nil {
+		return nil, fmt.Errorf("error preparing query InsertConsoleSecret: %w", err)
+	}
+	if q.insertConsoleSessionStmt, err = db.PrepareContext(ctx, InsertConsoleSession); err != nil {
+		return nil, fmt.Errorf("error preparing query InsertConsoleSession: %w", err)
+	}
+	if q.insertFirstConsoleSecretStmt, err = db.PrepareContext(ctx, InsertFirstConsoleSecret); err != nil {
+		return nil, fmt.Errorf("error preparing query InsertFirstConsoleSecret: %w", err)
 	}
 	if q.insertGatewayPauseStmt, err = db.PrepareContext(ctx, InsertGatewayPause); err != nil {
 		return nil, fmt.Errorf("error preparing query InsertGatewayPause: %w", err)
@@ -117,6 +144,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.maxModifiedAtStmt, err = db.PrepareContext(ctx, MaxModifiedAt); err != nil {
 		return nil, fmt.Errorf("error preparing query MaxModifiedAt: %w", err)
 	}
+	if q.nextConsoleSecretGenerationStmt, err = db.PrepareContext(ctx, NextConsoleSecretGeneration); err != nil {
+		return nil, fmt.Errorf("error preparing query NextConsoleSecretGeneration: %w", err)
+	}
 	if q.readLeaseStmt, err = db.PrepareContext(ctx, ReadLease); err != nil {
 		return nil, fmt.Errorf("error preparing query ReadLease: %w", err)
 	}
@@ -155,6 +185,26 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing countIntentsByTargetStatusStmt: %w", cerr)
 		}
 	}
+	if q.deleteAllConsoleSessionsStmt != nil {
+		if cerr := q.deleteAllConsoleSessionsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing deleteAllConsoleSessionsStmt: %w", cerr)
+		}
+	}
+	if q.deleteConsoleSecretsBeforeStmt != nil {
+		if cerr := q.deleteConsoleSecretsBeforeStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing deleteConsoleSecretsBeforeStmt: %w", cerr)
+		}
+	}
+	if q.deleteConsoleSessionStmt != nil {
+		if cerr := q.deleteConsoleSessionStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing deleteConsoleSessionStmt: %w", cerr)
+		}
+	}
+	if q.deleteExpiredConsoleSessionsStmt != nil {
+		if cerr := q.deleteExpiredConsoleSessionsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing deleteExpiredConsoleSessionsStmt: %w", cerr)
+		}
+	}
 	if q.deleteGatewayPauseStmt != nil {
 		if cerr := q.deleteGatewayPauseStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing deleteGatewayPauseStmt: %w", cerr)
@@ -168,6 +218,16 @@ func (q *Queries) Close() error {
 	if q.finishAttemptStmt != nil {
 		if cerr := q.finishAttemptStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing finishAttemptStmt: %w", cerr)
+		}
+	}
+	if q.getConsoleSecretStmt != nil {
+		if cerr := q.getConsoleSecretStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getConsoleSecretStmt: %w", cerr)
+		}
+	}
+	if q.getConsoleSessionStmt != nil {
+		if cerr := q.getConsoleSessionStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing getConsoleSessionStmt: %w", cerr)
 		}
 	}
 	if q.getGatewayPauseStmt != nil {
@@ -193,6 +253,21 @@ func (q *Queries) Close() error {
 	if q.insertAttemptStmt != nil {
 		if cerr := q.insertAttemptStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing insertAttemptStmt: %w", cerr)
+		}
+	}
+	if q.insertConsoleSecretStmt != nil {
+		if cerr := q.insertConsoleSecretStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing insertConsoleSecretStmt: %w", cerr)
+		}
+	}
+	if q.insertConsoleSessionStmt != nil {
+		if cerr := q.insertConsoleSessionStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing insertConsoleSessionStmt: %w", cerr)
+		}
+	}
+	if q.insertFirstConsoleSecretStmt != nil {
+		if cerr := q.insertFirstConsoleSecretStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing insertFirstConsoleSecretStmt: %w", cerr)
 		}
 	}
 	if q.insertGatewayPauseStmt != nil {
@@ -295,6 +370,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing maxModifiedAtStmt: %w", cerr)
 		}
 	}
+	if q.nextConsoleSecretGenerationStmt != nil {
+		if cerr := q.nextConsoleSecretGenerationStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing nextConsoleSecretGenerationStmt: %w", cerr)
+		}
+	}
 	if q.readLeaseStmt != nil {
 		if cerr := q.readLeaseStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing readLeaseStmt: %w", cerr)
@@ -367,14 +447,23 @@ type Queries struct {
 	acquireLeaseStmt                 *sql.Stmt
 	applyDecisionStmt                *sql.Stmt
 	countIntentsByTargetStatusStmt   *sql.Stmt
+	deleteAllConsoleSessionsStmt     *sql.Stmt
+	deleteConsoleSecretsBeforeStmt   *sql.Stmt
+	deleteConsoleSessionStmt         *sql.Stmt
+	deleteExpiredConsoleSessionsStmt *sql.Stmt
 	deleteGatewayPauseStmt           *sql.Stmt
 	fenceHoldsStmt                   *sql.Stmt
 	finishAttemptStmt                *sql.Stmt
+	getConsoleSecretStmt             *sql.Stmt
+	getConsoleSessionStmt            *sql.Stmt
 	getGatewayPauseStmt              *sql.Stmt
 	getIntentStmt                    *sql.Stmt
 	getIntentsOfStmt                 *sql.Stmt
 	getResubmissionOfStmt            *sql.Stmt
 	insertAttemptStmt                *sql.Stmt
+	insertConsoleSecretStmt          *sql.Stmt
+	insertConsoleSessionStmt         *sql.Stmt
+	insertFirstConsoleSecretStmt     *sql.Stmt
 	insertGatewayPauseStmt           *sql.Stmt
 	insertIntentStmt                 *sql.Stmt
 	insertResubmissionStmt           *sql.Stmt
@@ -395,6 +484,7 @@ type Queries struct {
 	listResubmissionsFromStmt        *sql.Stmt
 	markPossiblyAcceptedStmt         *sql.Stmt
 	maxModifiedAtStmt                *sql.Stmt
+	nextConsoleSecretGenerationStmt  *sql.Stmt
 	readLeaseStmt                    *sql.Stmt
 	releaseLeaseStmt                 *sql.Stmt
 	renewLeaseStmt                   *sql.Stmt
@@ -410,14 +500,23 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		acquireLeaseStmt:                 q.acquireLeaseStmt,
 		applyDecisionStmt:                q.applyDecisionStmt,
 		countIntentsByTargetStatusStmt:   q.countIntentsByTargetStatusStmt,
+		deleteAllConsoleSessionsStmt:     q.deleteAllConsoleSessionsStmt,
+		deleteConsoleSecretsBeforeStmt:   q.deleteConsoleSecretsBeforeStmt,
+		deleteConsoleSessionStmt:         q.deleteConsoleSessionStmt,
+		deleteExpiredConsoleSessionsStmt: q.deleteExpiredConsoleSessionsStmt,
 		deleteGatewayPauseStmt:           q.deleteGatewayPauseStmt,
 		fenceHoldsStmt:                   q.fenceHoldsStmt,
 		finishAttemptStmt:                q.finishAttemptStmt,
+		getConsoleSecretStmt:             q.getConsoleSecretStmt,
+		getConsoleSessionStmt:            q.getConsoleSessionStmt,
 		getGatewayPauseStmt:              q.getGatewayPauseStmt,
 		getIntentStmt:                    q.getIntentStmt,
 		getIntentsOfStmt:                 q.getIntentsOfStmt,
 		getResubmissionOfStmt:            q.getResubmissionOfStmt,
 		insertAttemptStmt:                q.insertAttemptStmt,
+		insertConsoleSecretStmt:          q.insertConsoleSecretStmt,
+		insertConsoleSessionStmt:         q.insertConsoleSessionStmt,
+		insertFirstConsoleSecretStmt:     q.insertFirstConsoleSecretStmt,
 		insertGatewayPauseStmt:           q.insertGatewayPauseStmt,
 		insertIntentStmt:                 q.insertIntentStmt,
 		insertResubmissionStmt:           q.insertResubmissionStmt,
@@ -438,6 +537,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listResubmissionsFromStmt:        q.listResubmissionsFromStmt,
 		markPossiblyAcceptedStmt:         q.markPossiblyAcceptedStmt,
 		maxModifiedAtStmt:                q.maxModifiedAtStmt,
+		nextConsoleSecretGenerationStmt:  q.nextConsoleSecretGenerationStmt,
 		readLeaseStmt:                    q.readLeaseStmt,
 		releaseLeaseStmt:                 q.releaseLeaseStmt,
 		renewLeaseStmt:                   q.renewLeaseStmt,

@@ -22,6 +22,18 @@ type SubmissionAttempt struct {
 	Sent          bool
 }
 
+type SubmissionConsoleSecret struct {
+	Generation int64
+	Secret     []byte
+	CreatedAt  int64
+}
+
+type SubmissionConsoleSession struct {
+	SessionID []byte
+	StartedAt int64
+	ExpiresAt int64
+}
+
 type SubmissionGatewayPause struct {
 	SelectorKind string
 	Selector     string

@@ -23,6 +23,18 @@ type SubmissionAttempt struct {
 	Sent          bool
 }
 
+type SubmissionConsoleSecret struct {
+	Generation int64
+	Secret     []byte
+	CreatedAt  time.Time
+}
+
+type SubmissionConsoleSession struct {
+	SessionID []byte
+	StartedAt time.Time
+	ExpiresAt time.Time
+}
+
 type SubmissionGatewayPause struct {
 	SelectorKind string
 	Selector     string
