@@ -121,8 +121,8 @@ func New(cfg Config) (*Server, error) {
 	batch := newBatchHandler(cfg.Service, cfg.MaxBatch, log)
 	mux.Handle("POST "+batchPath, readJSONBody(batchBodyLimit(cfg.MaxPayloadBytes, cfg.MaxBatch),
 		newBodySlots(batchBodySlots(cfg.MaxBodiesInFlight)), log)(batch))
-	mux.Handle("/", notFound(mux, log))
-	return &Server{mux: mux, handler: joinPreferLines(requireRole(newKeyring(cfg.APIKeys, cfg.OperatorKeys), log, mux))}, nil
+	mux.Handle(notFoundPattern, notFound(mux, log))
+	return &Server{mux: mux, handler: joinPreferLines(requireRole(newKeyring(cfg.APIKeys, cfg.OperatorKeys), mux, log))}, nil
 }
 
 // Mux returns the router, to mount operator endpoints on and to label

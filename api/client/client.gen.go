@@ -914,7 +914,7 @@ type ClientInterface interface {
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ListGateways List the gateways and their protection state (operator).
+	// ListGateways List the gateways and their protection state.
 	//
 	// Every gateway URL of the registry (and any other URL the executor
 	// still calls for older intents), with its targets and whether a pause
@@ -927,7 +927,7 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/gateways (the `ListGateways` operationId).
 	ListGateways(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PauseGatewayWithBody Pause a gateway by type or URL (operator).
+	// PauseGatewayWithBody Pause a gateway by type or URL (operator keys only).
 	//
 	// While paused, the gateway receives no calls; its intents wait without
 	// spending tries, and an intent whose wait would reach its deadline is
@@ -940,7 +940,7 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/gateways/pause (the `PauseGateway` operationId).
 	PauseGatewayWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PauseGateway Pause a gateway by type or URL (operator).
+	// PauseGateway Pause a gateway by type or URL (operator keys only).
 	//
 	// While paused, the gateway receives no calls; its intents wait without
 	// spending tries, and an intent whose wait would reach its deadline is
@@ -953,7 +953,7 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/gateways/pause (the `PauseGateway` operationId).
 	PauseGateway(ctx context.Context, body PauseGatewayJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ResumeGatewayWithBody Resume a paused gateway by type or URL (operator).
+	// ResumeGatewayWithBody Resume a paused gateway by type or URL (operator keys only).
 	//
 	// Removes the pause of exactly this type or URL (a URL pause does not
 	// lift a type pause, nor the other way round). The leader sees it at
@@ -965,7 +965,7 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/gateways/resume (the `ResumeGateway` operationId).
 	ResumeGatewayWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ResumeGateway Resume a paused gateway by type or URL (operator).
+	// ResumeGateway Resume a paused gateway by type or URL (operator keys only).
 	//
 	// Removes the pause of exactly this type or URL (a URL pause does not
 	// lift a type pause, nor the other way round). The leader sees it at
@@ -1144,7 +1144,7 @@ func (c *Client) Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*ht
 	return c.Client.Do(req)
 }
 
-// ListGateways List the gateways and their protection state (operator).
+// ListGateways List the gateways and their protection state.
 //
 // Every gateway URL of the registry (and any other URL the executor
 // still calls for older intents), with its targets and whether a pause
@@ -1167,7 +1167,7 @@ func (c *Client) ListGateways(ctx context.Context, reqEditors ...RequestEditorFn
 	return c.Client.Do(req)
 }
 
-// PauseGatewayWithBody Pause a gateway by type or URL (operator).
+// PauseGatewayWithBody Pause a gateway by type or URL (operator keys only).
 //
 // While paused, the gateway receives no calls; its intents wait without
 // spending tries, and an intent whose wait would reach its deadline is
@@ -1190,7 +1190,7 @@ func (c *Client) PauseGatewayWithBody(ctx context.Context, contentType string, b
 	return c.Client.Do(req)
 }
 
-// PauseGateway Pause a gateway by type or URL (operator).
+// PauseGateway Pause a gateway by type or URL (operator keys only).
 //
 // While paused, the gateway receives no calls; its intents wait without
 // spending tries, and an intent whose wait would reach its deadline is
@@ -1213,7 +1213,7 @@ func (c *Client) PauseGateway(ctx context.Context, body PauseGatewayJSONRequestB
 	return c.Client.Do(req)
 }
 
-// ResumeGatewayWithBody Resume a paused gateway by type or URL (operator).
+// ResumeGatewayWithBody Resume a paused gateway by type or URL (operator keys only).
 //
 // Removes the pause of exactly this type or URL (a URL pause does not
 // lift a type pause, nor the other way round). The leader sees it at
@@ -1235,7 +1235,7 @@ func (c *Client) ResumeGatewayWithBody(ctx context.Context, contentType string, 
 	return c.Client.Do(req)
 }
 
-// ResumeGateway Resume a paused gateway by type or URL (operator).
+// ResumeGateway Resume a paused gateway by type or URL (operator keys only).
 //
 // Removes the pause of exactly this type or URL (a URL pause does not
 // lift a type pause, nor the other way round). The leader sees it at
@@ -2066,7 +2066,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	ReadyzWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ReadyzResponse, error)
 
-	// ListGatewaysWithResponse List the gateways and their protection state (operator).
+	// ListGatewaysWithResponse List the gateways and their protection state.
 	//
 	// Every gateway URL of the registry (and any other URL the executor
 	// still calls for older intents), with its targets and whether a pause
@@ -2081,7 +2081,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/gateways (the `ListGateways` operationId).
 	ListGatewaysWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListGatewaysResponse, error)
 
-	// PauseGatewayWithBodyWithResponse Pause a gateway by type or URL (operator).
+	// PauseGatewayWithBodyWithResponse Pause a gateway by type or URL (operator keys only).
 	//
 	// While paused, the gateway receives no calls; its intents wait without
 	// spending tries, and an intent whose wait would reach its deadline is
@@ -2094,7 +2094,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/gateways/pause (the `PauseGateway` operationId).
 	PauseGatewayWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PauseGatewayResponse, error)
 
-	// PauseGatewayWithResponse Pause a gateway by type or URL (operator).
+	// PauseGatewayWithResponse Pause a gateway by type or URL (operator keys only).
 	//
 	// While paused, the gateway receives no calls; its intents wait without
 	// spending tries, and an intent whose wait would reach its deadline is
@@ -2107,7 +2107,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/gateways/pause (the `PauseGateway` operationId).
 	PauseGatewayWithResponse(ctx context.Context, body PauseGatewayJSONRequestBody, reqEditors ...RequestEditorFn) (*PauseGatewayResponse, error)
 
-	// ResumeGatewayWithBodyWithResponse Resume a paused gateway by type or URL (operator).
+	// ResumeGatewayWithBodyWithResponse Resume a paused gateway by type or URL (operator keys only).
 	//
 	// Removes the pause of exactly this type or URL (a URL pause does not
 	// lift a type pause, nor the other way round). The leader sees it at
@@ -2119,7 +2119,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/gateways/resume (the `ResumeGateway` operationId).
 	ResumeGatewayWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ResumeGatewayResponse, error)
 
-	// ResumeGatewayWithResponse Resume a paused gateway by type or URL (operator).
+	// ResumeGatewayWithResponse Resume a paused gateway by type or URL (operator keys only).
 	//
 	// Removes the pause of exactly this type or URL (a URL pause does not
 	// lift a type pause, nor the other way round). The leader sees it at
@@ -2404,6 +2404,8 @@ type PauseGatewayResponse struct {
 	ApplicationproblemJSON400 *MalformedRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *UnsupportedMediaType
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
@@ -2427,6 +2429,11 @@ func (r PauseGatewayResponse) GetApplicationproblemJSON400() *MalformedRequest {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r PauseGatewayResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PauseGatewayResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
@@ -2487,6 +2494,8 @@ type ResumeGatewayResponse struct {
 	ApplicationproblemJSON400 *MalformedRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *UnsupportedMediaType
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
@@ -2510,6 +2519,11 @@ func (r ResumeGatewayResponse) GetApplicationproblemJSON400() *MalformedRequest 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r ResumeGatewayResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ResumeGatewayResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
@@ -3151,7 +3165,7 @@ func (c *ClientWithResponses) ReadyzWithResponse(ctx context.Context, reqEditors
 	return ParseReadyzResponse(rsp)
 }
 
-// ListGatewaysWithResponse List the gateways and their protection state (operator).
+// ListGatewaysWithResponse List the gateways and their protection state.
 //
 // Every gateway URL of the registry (and any other URL the executor
 // still calls for older intents), with its targets and whether a pause
@@ -3172,7 +3186,7 @@ func (c *ClientWithResponses) ListGatewaysWithResponse(ctx context.Context, reqE
 	return ParseListGatewaysResponse(rsp)
 }
 
-// PauseGatewayWithBodyWithResponse Pause a gateway by type or URL (operator).
+// PauseGatewayWithBodyWithResponse Pause a gateway by type or URL (operator keys only).
 //
 // While paused, the gateway receives no calls; its intents wait without
 // spending tries, and an intent whose wait would reach its deadline is
@@ -3191,7 +3205,7 @@ func (c *ClientWithResponses) PauseGatewayWithBodyWithResponse(ctx context.Conte
 	return ParsePauseGatewayResponse(rsp)
 }
 
-// PauseGatewayWithResponse Pause a gateway by type or URL (operator).
+// PauseGatewayWithResponse Pause a gateway by type or URL (operator keys only).
 //
 // While paused, the gateway receives no calls; its intents wait without
 // spending tries, and an intent whose wait would reach its deadline is
@@ -3210,7 +3224,7 @@ func (c *ClientWithResponses) PauseGatewayWithResponse(ctx context.Context, body
 	return ParsePauseGatewayResponse(rsp)
 }
 
-// ResumeGatewayWithBodyWithResponse Resume a paused gateway by type or URL (operator).
+// ResumeGatewayWithBodyWithResponse Resume a paused gateway by type or URL (operator keys only).
 //
 // Removes the pause of exactly this type or URL (a URL pause does not
 // lift a type pause, nor the other way round). The leader sees it at
@@ -3228,7 +3242,7 @@ func (c *ClientWithResponses) ResumeGatewayWithBodyWithResponse(ctx context.Cont
 	return ParseResumeGatewayResponse(rsp)
 }
 
-// ResumeGatewayWithResponse Resume a paused gateway by type or URL (operator).
+// ResumeGatewayWithResponse Resume a paused gateway by type or URL (operator keys only).
 //
 // Removes the pause of exactly this type or URL (a URL pause does not
 // lift a type pause, nor the other way round). The leader sees it at
@@ -3553,6 +3567,13 @@ func ParsePauseGatewayResponse(rsp *http.Response) (*PauseGatewayResponse, error
 		}
 		response.ApplicationproblemJSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3620,6 +3641,13 @@ func ParseResumeGatewayResponse(rsp *http.Response) (*ResumeGatewayResponse, err
 			return nil, err
 		}
 		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest UnsupportedMediaType

@@ -156,7 +156,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List the gateways and their protection state (operator).
+         * List the gateways and their protection state.
          * @description Every gateway URL of the registry (and any other URL the executor
          *     still calls for older intents), with its targets and whether a pause
          *     covers it. When this instance leads, each gateway the executor has
@@ -184,7 +184,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Pause a gateway by type or URL (operator).
+         * Pause a gateway by type or URL (operator keys only).
          * @description While paused, the gateway receives no calls; its intents wait without
          *     spending tries, and an intent whose wait would reach its deadline is
          *     exhausted with deadline_exceeded as usual. The pause is stored: every
@@ -208,7 +208,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Resume a paused gateway by type or URL (operator).
+         * Resume a paused gateway by type or URL (operator keys only).
          * @description Removes the pause of exactly this type or URL (a URL pause does not
          *     lift a type pause, nor the other way round). The leader sees it at
          *     its next schedule refresh; waiting intents run when their deferral
@@ -1488,6 +1488,7 @@ export interface operations {
             };
             400: components["responses"]["MalformedRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             /** @description The configured store keeps no gateway pauses. */
@@ -1531,6 +1532,7 @@ export interface operations {
             };
             400: components["responses"]["MalformedRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             /** @description The configured store keeps no gateway pauses. */

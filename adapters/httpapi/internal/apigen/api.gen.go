@@ -837,13 +837,13 @@ type ServerInterface interface {
 	// Readyz Readiness with this instance's role.
 	// (GET /readyz)
 	Readyz(w http.ResponseWriter, r *http.Request)
-	// ListGateways List the gateways and their protection state (operator).
+	// ListGateways List the gateways and their protection state.
 	// (GET /v1/gateways)
 	ListGateways(w http.ResponseWriter, r *http.Request)
-	// PauseGateway Pause a gateway by type or URL (operator).
+	// PauseGateway Pause a gateway by type or URL (operator keys only).
 	// (POST /v1/gateways/pause)
 	PauseGateway(w http.ResponseWriter, r *http.Request)
-	// ResumeGateway Resume a paused gateway by type or URL (operator).
+	// ResumeGateway Resume a paused gateway by type or URL (operator keys only).
 	// (POST /v1/gateways/resume)
 	ResumeGateway(w http.ResponseWriter, r *http.Request)
 	// ListIntents List intents, newest first.
@@ -1496,6 +1496,22 @@ func (response PauseGateway401ApplicationProblemPlusJSONResponse) VisitPauseGate
 	return err
 }
 
+type PauseGateway403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response PauseGateway403ApplicationProblemPlusJSONResponse) VisitPauseGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type PauseGateway415ApplicationProblemPlusJSONResponse struct {
 	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
 }
@@ -1608,6 +1624,22 @@ func (response ResumeGateway401ApplicationProblemPlusJSONResponse) VisitResumeGa
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeGateway403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ResumeGateway403ApplicationProblemPlusJSONResponse) VisitResumeGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -2277,13 +2309,13 @@ type StrictServerInterface interface {
 	// Readyz Readiness with this instance's role.
 	// (GET /readyz)
 	Readyz(ctx context.Context, request ReadyzRequestObject) (ReadyzResponseObject, error)
-	// ListGateways List the gateways and their protection state (operator).
+	// ListGateways List the gateways and their protection state.
 	// (GET /v1/gateways)
 	ListGateways(ctx context.Context, request ListGatewaysRequestObject) (ListGatewaysResponseObject, error)
-	// PauseGateway Pause a gateway by type or URL (operator).
+	// PauseGateway Pause a gateway by type or URL (operator keys only).
 	// (POST /v1/gateways/pause)
 	PauseGateway(ctx context.Context, request PauseGatewayRequestObject) (PauseGatewayResponseObject, error)
-	// ResumeGateway Resume a paused gateway by type or URL (operator).
+	// ResumeGateway Resume a paused gateway by type or URL (operator keys only).
 	// (POST /v1/gateways/resume)
 	ResumeGateway(ctx context.Context, request ResumeGatewayRequestObject) (ResumeGatewayResponseObject, error)
 	// ListIntents List intents, newest first.
@@ -2653,150 +2685,152 @@ func (sh *strictHandler) GetTarget(w http.ResponseWriter, r *http.Request, submi
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H17c9u2nuhXwXB3JtaUkmnZbhN5+oebTXq826Q5edw7t2U2hkhIQkwCPABoW834fPY7+OFB8KGHE7vb",
-	"u3fPzGksiSSA3/vNL1HGy4ozwpSMZl+iFcE5EfDnG0EWRBCWkfOqKijJ9Zc5kZmglaKcRbPo8gZT9ePr",
-	"S3SzIgypFUGSiGsi0IozXguSI4wuzXNmSF97iQ5eIyrhUv0ZUZUybB4fI7xQRCCqJMpwNTpDeC4JU+bh",
-	"VCHM5A3RD72hasVrBU+gbDlJWRRHMluREus9kltcVgWJZhFs7yiJ4kitK/2FVIKyZXR3dxdHFRa4JKp1",
-	"2v4R3758jn6YniSo8uCQE+QPfvAa3ax4oQ+ecZbLEcLySiLF7W4RlimTnDOEzakpU/pMVKIFZbiIERf2",
-	"3K/dM9ABVqjkUukbUmZA+kSi8bjEt2O9coyOEyTRfI1yssB1oUYAk3ABLDXIpMIsl5OUvV8RNOf52gFf",
-	"4pLoaxwo9XcG9xP0q1oREZ43RpjlCKfs0uDwZsUlQde4qIl+HuMKYQsGVpdzIhBfuMPECAuC6JJxASiW",
-	"KfMg1aA6Q9gRDVaAe70GEZoELAyl/oWzjBhEU40Ws9cojhguNWIt+r6CDASRFWeSABW85GJO85ww/SHj",
-	"AEr9J5BohjVNHFaCzwtSfvdZctZaR5OOwrSIZpFaUYl4RQTcghghuUSY2a+4QFdkDUfRCMr0lg6vjw4N",
-	"6uQhFzkR46Pp8clYrmhVUbYcy1IeCiLreUmlpJxJfVaFVS2j2UlyHEeKKjhscwR/3JVSlZwdHi6pWtXz",
-	"ScbLw+ZBJWZ4SUTwzdh9NS/4/LDElB3mPJOHuKKTMv+XhV/gLgT3vwqyiGbRvxw2AuXQ/CoP3xiQGYC3",
-	"+UsT5hUBusQoK6im3SuyPgOK3AFBdDAeu8/jK7KWo4ne00VOyoorwrL1c84WBc3UPdD5ICcymLzIEbml",
-	"Uhk2QxjldAE8pVAD7fdYLImKUYXXBce5lgeMq5/IggsCx3mFiwUXJcnfkn/URKpvJk2ChHmSlwiGg69x",
-	"QXP07+9+fY1yntWlXmATjbaoL2moz2/WrfFYVFi6hcZuoYeixjZQABx8/plkCrDxmquXvGb5N2KBcSeo",
-	"V6AYqPQ0c2+50MLFSYOLC7OAPscCtvxIqDDbGzOuxmadh8DEa45kna0clLhAChgFkPDG8Mp7zn/RX34j",
-	"LhznKc5RoZ83Q8eJ/h+arxWRSG8cZ0qrL808BS0pKPDp99Ojk5O9WOQoENBvuss9Fl7sucaK87FZ6KFY",
-	"xEHsQKNFm3Kg+zXjjBC5zUBW6+8zzhZ0CYYgQA2QZ8XYe1oSXj+4NMtpbjhXCHpNQPDS0DR9IpEgGvp2",
-	"+b0E3NMGe3b3wf2Pgjt7prFb5kGF2z1hNEHvtR2accZIBtqYSpQVXJL8DAkiCctRgAdtpQGam8N+hRoe",
-	"QraVBWm0QRCmkd5ZRVhO2fIMcVasEWE5ya0U0X4FQ3O9U9ibUiR/SCvs2aDshR38CbLXrPNQhBJoJ38I",
-	"cFY0phm5aUwcbYFr04yD22C+BkZ/p7ggHxi+xrTA84I8AKtL/UiNRb0nQCTOVoYMlVijAitwAnay9Glo",
-	"McM+UR1s9JGQBbsfhws9FLZyrPAcy12gMWgB0n9gvBgPjkq04oXmPu1blpitQ+FMNZmAW1ritduXXHGh",
-	"ivX9kWZWnNdy/WjogiXGsMTjIwod9Mhj5BnObCVluNCCeQ1QltthrGV0o34VT9lBcKCRg7+JPeg13urP",
-	"43P4bNzrJ9J58cbzDoJDwcX9mMk7G8dQ3AR55uDMmAUpW05abrpFnUb3kggNt7s4+sBwrVZc0D/It1ra",
-	"oJ7O7dPgthn6iWBBBErrJDnOcEW1MwkfyH72wFFDh62dPhIh1uEaD0GJ528u9JElxGYCKsFtTY4ybSEQ",
-	"rQEYQXyhfytBhnxgleAZkVKT6QumqFo/iG6/yGd6PwpT5sJl11TSeUE0J+hfBC9QtsJCG+QCffhumkxf",
-	"bEMaZeDWvqSkyGU0+/1LtNB/BitGcVTqk2g/IvqKxe8+BqQxnYY2gPGozYKPZgDAImOzyIMQh9mwPrMP",
-	"kSLwT2GlRiZ1Qhj6mppdMX7DLI3Iuqq4UCR/RXKK38Pxv4lInptbx/pRKI0UuVWHVYEpM5afFqh+zTME",
-	"nB8uAY/ey107DRncPxKV+hwI8PhorO5XG8NqY1jmMWIb0oaJuxACBFNpfjeBq5Q5yL9gGQf9bqw9tcIM",
-	"0ZyABEAHgSmQk4znVnSMwCXwZwAFcq4UKSvVVx6/spC0tA7RT11iRW7weoIugM4EybR5njvVElyCqExZ",
-	"hotCk8CCMipXJD+Hu3w+gRbEqkjK0KKgy5WaoHN/NcJmcynT5i9miNcq4yUxB3TrNOkIUhRjE4waQTif",
-	"ISIEFyk7UAIzqdGJFpgWtSCxc6pix0/2OaMJOrf3IamwUJQtU5ZGhqatszJLI1RicQWbspvUOFDoBodA",
-	"qRViRGNBnzdlB4VR3CtawYUFl8pxMbklWa1gUV5VbYhqKMYmCWEP/USiuSD4igjEK8IISAlqlq9wLYFH",
-	"MAMIO0GRMpxlpAKWQznBeUEZQSucowpLSfKRMS4Cfm+wFs2iaTL9fpxMx8n0/dF0liSzJJkkT3/4LYoj",
-	"k2yIZkdxZDGk7xYEgwiJKsGvaU7EJwv7gMMjQT6TTFl1qsG9bbWj6W/6ukrwighFTaoAUNXOM/Qo42/v",
-	"379Bp8l0hn7COfrZ/NxPQ8StE4dP3HJ4TXBYbznHikCcYOjB2lAk4mIgd6fFgaELQ0Elzg3WLV1NQpxE",
-	"shwnR0MLFARL8qLi2WrjEpIgoi8Inw4UA0vWLNeOSbDYcXA4ytT3J8263kpskB+A6yiOSspoWZfwd/+e",
-	"gEq2CdFf7WVt2uie7n+7nGd4JMeDE/RBnwuZSJ/lJQg/LHhR8JuUgUMWo/m6SYYuuECNpWWx80Sae2XB",
-	"leywymZy3Y8+IP31j5oKbWX/7kAanvqjv8fEwDVMtC7QJlAfJOctyQ1WwRNpLCecKZBwNq7gLEvQGAxX",
-	"csUVUviKsJS5fK+Gpxd9MZLcOLFIkCWV2nchOVXSSrpshdlSS/VJysA50YJWKyoKwlIvKxgurLzT+6t4",
-	"QbM12LxWI1ZYKA18eEhbJFnWfm/hB0H3Et+ee8lmfZ5odpzEUclzAkIGFxbwZjGNDSsANZQ7BpR58CS4",
-	"SxFRUoYLS5DafnUG7acmv9J8k9GKuqyN+c5Zth978qt1ou388HNw6d2mc3dp4Q1EBg1Rayx7yW/hzlmx",
-	"nhnWqMu6wIpea/ukZnmMFoKXKWuy2ZqIBAETJXbhypsVzVYoUC1lLRVa4aoirIM+QMlWwaCPZLh4j5OU",
-	"+PaT5XkZnqYlxE53Lgk0sh3wr/Q1dw317LD9zFV3Q5T1pSXL20TWFel9qusVRYD21ExklK00KsQFgpsS",
-	"BKdmNeuvjc2YMuHvBktOCaqNKDDK9N2OL7WY7Aq8ryb/OKKKlDIIOATnNV9gIfC6JxN7oIxbnGPx6FE0",
-	"AL0hEfridoVrqUj+1horfeWiqduCQtQFsYHsBrxnVvBhb5BaMwfIkGm6+91Lm08mKwMhipB8P9ngUxRH",
-	"nJFPWgp/0pRVEG0bfQxVzYbbetB0Vk7bhXNmpv7bWpAaIBUxDtlLsMGjWQJSak422GKnWrEJkhGmnuOi",
-	"kNHsKEncNy/N8c2Xd/GgyLbffRCF9dxmh4dH0x8mySSZHM2eJk8TjUowZKPZAheSxJHRYyB7NefMscpW",
-	"WnqHXNQXr+GB95CtL5xairo7v5doDs8Xsvymo/aw584+YOyAw4eNmW9MFCrRh7e/GBdAglvsXCouMtIS",
-	"hw6WZr055wXBcFYP3SHj0Wn6J7JvWEgkeK0gtOm3MmnLis3o+mpxEAC4KwjcSTwQhxi/h+4tdvkTia4p",
-	"udGw1lahc4HbhkmPmea1kCqaTZMOX5X49sJ/froPn2FFWgy2m+XaLOC31jMTg7o+MACoyGqqvGtJJVK1",
-	"AO9ysQjFmUk6amFlzrrCxeIT/N0SVfbXHmYtaAYpDSub2dcurr4uNvvTkIdgSNsh0uDt6/QG4N01AHae",
-	"VH2owkcfwmcnGyyUi41Pf9+EJYy9ndVCEJatzZG2H+Xp0HKeOga9HlOHxTzCCs2OWgboJeBW47OoleD1",
-	"cjXZ4bOc7u/PGqLcfv4GlxrAGUC+gmCINlW3AwOIu9kKr1vpQOsg3XU4orudv/Ebk5hxjhxWJpqud+KL",
-	"O4+SZAQ/W72NMl5rz4hfEyH7m+rjqMuD3W383LYLJDqAmIX0MSjZDULJEcIlZ0sb6N+1hY5s9NTfBk9v",
-	"o1vk4i9Uqo7lYPFqYvfDZoQXCw3/He8jtP58K+EjBExyvWslamKfou/a6KDB315b7WEL9HVYs+gmtW4L",
-	"0ExcHNSPtPUTTSACagF8uFBrpjaVmgP1Nbw74v1O8UbftVMdF64M2APLr7eFysyzB8msRQcGxZviggMx",
-	"wf9yw21rnMpYbjdYogUVUpliinyXcE6+MpjkN7QFEe9IQTLLzu1Nv7jFmSrWLhwWABYCNg24JrviNI+G",
-	"pI5NwxCeS17UiiCNNG0VQ2pI26Ux5OSZza0am7YN9014LvHtL4Qt1crW2ZaUuc9HQxjYBGl32o16Ey1w",
-	"SYHfsTLRskpora637CN5VkuEJpnllFqu2jaY+b5Hphc+9xcgDfvQy+9/1eD/zn2dTo5Oj8J9TVv78mub",
-	"gNU+a59OkmdayHyMoyyIuP53iERCMG8b0JMTkDrBihuB6NP4s2h3fXRz5+5D9wQHDiKEe6kyl+McUMgh",
-	"Rrc9wsfa21DbmSOyANzLpib9YNS2LXVjV3d9RO2ZXGlQt/0WIzQu/g3SPq43YliaNUh9Ips+il4rGcMl",
-	"ySE3vVH9Jc/up/40Z0lJ58X63NHYxkgy1NmImjQusJPCJV6jFb4myBEqZJOxKCiUf7lMEzRg2Q4zl9Gd",
-	"IewsNZfLzWsBtXjM3/qkcT7BQzsIElhPpE90N6UcI2j+Shm2yZd2smsBKV8sUV6bIgLyybeNQdkwMpyX",
-	"MniiSdLk6GDgcpeEcZJmdIayFcmuIN5vkgFu576eTJpSX5NDRLhVlzpBJsyQmsLUGypJJ5i8yWANqoPP",
-	"NwSmbIQblGVwubGjw5LjNnltEFD/FIOp1eDBLwUvh3cSLhb2kfhtyb22MLS+E5r7MOc7c+035h56DqWv",
-	"0BoIw9vthXIxkKtxI66HDFCz65/AS2sbI64cSNsioW5R1fiHxTEeH4FjAP0PED4kt1ow/B9eC5TxHMhY",
-	"Q/f0ew13xaNZ9N3R6emp+e6HYQh1Fc/wytPdK39/enI8PWqv/IP5cq+V+16oB0eX+I6Q4ugoTpIkELph",
-	"T6qRLa4/z/evgmc8OksZwdkKqlQ1lxspgpEpTjbYca0WnJnY0o3N6+2lewceBGE0yi7M7Uc7XEt38B3U",
-	"85bIutgQkrMC+s2v796joNIM3fC6yI2YX9Jr0ACabxUpZ3BSJzO7Pb0H0+QIWWqP0TRJkCAVwWrkinls",
-	"DZ1v3+ulse0FGyovIR1nIbCxLcJFNu5ZWBk++69WMdlsZQP57ycDXdzUAnivMr1QygbB5aOdwTZ7217U",
-	"KTsiTrhvf/8fithJEX2RKBqg9ksXzY8m3uzNAs3asQsAQOs9qOHJvsKsL292BcbcHjfTx8W/DQst04P9",
-	"RCLatFGjK7KeIZD409PTpgRaooMPjILy0f9JWcUpU3KE+AJ9eP9y/DT2AwZs+XTcFFWPjVWNuEjZnOZU",
-	"mKIAXAw/Hyuy5FAz9DyL0fNFjH4rwJD+rYqhVTRlWKIP3yVJksRQm538FNsabfvvU2PMhuXsiOYSpdEk",
-	"jWL9zySNUqYvSaPDNEIHoJMqrFZIkmVpTCyyhrJ5QSQvrrXe0iYpFy4dCRWjKdOmx9rdBcVL0M6Kmwoo",
-	"UAImh2+6QHI0x9nVaILOzfIpo0zSnGi7nrMlEYjmdnAEmWkKywhTY8KM8odkh96qnEDT8pjIDFckT1nB",
-	"oaRWCK4NaIkOLtO0zp8myeXInsSY8Yrzbn3ZZmsxCExNT0+7gSnGjd1ng0Sa0Cf6P4cmU65NM6EJ7j9/",
-	"/880rb48z+7gnwX881th/qnuPn73r5uDSG/wkmyx3YKg0v+/EZT7BUds5+Q+sZGPccTIrXpeC8lFNIvI",
-	"+t8/X3zm9NXn8/Vrmty80v8v/n776jO/efVv/ObV85PbV59fJa/f/4Yv6A3F7y6+vyifrX/7+X+tf3n/",
-	"Yv3qj7/Txd+jbebnPSTlUMQl3O6GhDRnNl0nFarwshMbeKAj7uf0bJPc77zF0AtBc5GtiFR2aEZOMiqh",
-	"Zq5bKmRQPkEvrolwn9C8VimzNOAH1FiJYBm5oZAgkObDqUEoqR0Mbm4b4OXGaOhw81brAar95gS5bGpb",
-	"L/UJaeEW2NAU4Xte/lFrkPjOF6jQZbjsEEOwp96R/CZDx3fHfndRhbN/goK2HnW8shWF3Vo9w7Pohosr",
-	"tOREuvgJ2G3m67yGnXnzRN8QRvkDOWasvRZ6txUTBlHBbloKq4AiXc38DGG0wJmKEbnGRa2FnKuRdjL8",
-	"iau67OR+7h3775p1w6V4phCpXfDoA4oLLoIa1E6sZWAfW4IsDtZDnNUBt+e37USzxUd44ytKBw5bQyWm",
-	"KeiUvm3TBCsZ9xE6Hy3McDlYddgpNgyKDNsHCq7vwedN6J90pN3bl8/Rs5PTH/p+L7rUD7qECg+F5wUB",
-	"g/yKslzbfVAGcWZiiiUp5zBiCvpeL52Lc4lwVREsTBLcVf6a+gkDG0a0bQWFEl0vO7PjDihbemfIR24+",
-	"xvcaaLBpgJB7nF6YSr3Uu4Ecx5a2yHsYBu3JBoFb4A76aI5Zs9bYr9Vj3AFwD5E1iFCLPANHqDO3XVAG",
-	"hj7ScpI8A9SPOiWFARa9PeJTof0YZYOlJm/xMd5Vc9hQyJeeyvlGYhlI/rSp537B3oa+wp22Sa23ZJj2",
-	"GfA/G2zuwMZ9Ytmd2MQ2+uBoQW/Rwcl0ilqBAXAdbVZkHJCwyY43+9vTTg3MngECGIgKGS7sVYFZvgzh",
-	"v51Fu1TXLTd5ZPYNsmm1oDt1mGu2hVPG21RaOHAmGJWG85yauMKbQGrYqq1O0Qn47Adf7kYoJ4Je2/6k",
-	"VlapLel3i9ExXmLKNjk298l93m04c0maGHSwtRss39gSNSVq0ttA8Pu+xd5Q4c0FFH3f4A2V3sNZtQ5W",
-	"m8WHMDkUux9y9Heorw25ErgBitngelMB9ZWJmm9G6taEtrZvjo+Pn4E57qx20/cEdaNQxeUSsjZ9Cj2V",
-	"B1iljLOM+IQ3lajCUo0m6KW2WJtuLGdUm05Gb8mmLLiiZkoaXek3C8WCBIM55VqzJuh8y9xSxtXYHuHg",
-	"OEE5XrcHmOIVwfkE/QeplG36TllJM8FN2e6Z7867AceBNfFJZdMgpgOs1P7Jlj7Jr8jrN3SE2frXBYSX",
-	"usbo2kwKNENRoQG7LooJ5PI6g+3ge28s68s+xpH+x8ziafGP44mP8dYFY1gNUZYVNcxpWnBxg6EXvN0/",
-	"j7B0PeEuMEuZpEtGFzTDpjdeESQrnJFRg8/p6ffoP+hPAb56Nu/XcdjteMnH9qyfJWeTt/jmlXVxg1/H",
-	"8opWY14ZOT6GKLOrod2Qct7cTIII0/81NRSe/Jf8mggWzujtNkC3onnbw5/fktYOLMyeYDQXDRRJN9XH",
-	"3fAmVOb5KKZL1fgQpnfIBqWdvnnCGbFX7BfCrJmBtPbmPyl+RVj0UbPBprCrj9Oebt5mx43cIJjdbQ8Z",
-	"au2nf4KOpb1MvbCEa2vOxj24j3lN4ySrBVXrd/qptr8Gphid12o1nIqyGQ4/7MdN56CZqQK25YfGXTgY",
-	"j3FF7RRd9Csr1ikjDNR7brTIwMCgYPI2oA021HYGzSQSyhZ8YE6UR+MrY0dCB3ir18ulzEH72PHA9gwS",
-	"DPIc7DRbTcAZ0QKPKonevXoHE2xqufLCr2aKFlYbOic59j2qkIjyAUxbUwSNbQON7H4vpsYmyOtw0J4H",
-	"jXYq1rGGnYlj6Wsd/4/gAILgXAZpf1Nndeb0uoxTZnpk7XmtWpZoTgpo1eCoB8dJylL2wgQrNMYuNw3a",
-	"ufQhE4kOXDhlZGWjiaFA6damIMoEQXX5hnlSMSIQX748vD66TFkzzdlSvUSX2wZz+aFcl2duPnmhVoiw",
-	"3KQZU2bC2rlNWxU0I8wU9vup4LwSlCgs1low+X6Or3BxAldrgG7P31xEcXRNhLTFMZNkksDEiYowXNFo",
-	"Fh1PkskxyHe1AvY9NOf5A1JSRml5CIFl+zf7e2dG+TRJOmOUmjlI7QHWgad8NTz8fGC0q5nrBRWA1aQl",
-	"ekwmTdZlqeE5i36h14Tpa8eu+ATuBLtPwuwT0Pt4CQLYnDb6qJ94CFPswpN3Y9aq1sp4miQ+9mZLGzUP",
-	"6K/MGA2I3BX0ikCGtflOKrxOGWVmAovgyhqo4Qwk/ZRVXWImz4D9bDraTX6GgaeG3YG62rh5aw7wAKjR",
-	"Ku9H12ED01o+0fxHmLdihqd8guEpPx67T7eVZp1PWP3YS/wdgVW7F559s49Fl9WL0rAawMgM9qTQaVuQ",
-	"7bSg4UGBGGzRUtBP9MQ9YAMxXB8dhr1OgxRhElVOkEPX8aLVToEO4B0FbsoAXBLON0qZVBRGsBSFwT3A",
-	"2imYkalUCOS9Ebc3bVdYE4XmckSVFX0DnVMxAmXkNtuasrSC90EQwhAuJEdyxW8MiDs9sLHdqO8QjU1H",
-	"ozTVuKaTzXcOCqyIRZzryIToha048e3EJSm5WAOv4JQ5dvGvWTDX/QixEVso0W74mqDXvnRCH1umDAce",
-	"JBGlnRoHjppGhjWlBzhIW7E/N11bO/ioN8Zt70n9YWfhBl5w1Bcbz8VoatO2YydamJ6yIOBxF0cnydGm",
-	"tf1hDj90RjeeJse7b+oNzgXOC+SucbH9vt02qdBCWNlMlTYnCDpwBZijkP88v/U48LByzXEVl4PdZLSw",
-	"8LDz0B2da5oEqmPcEO9ZYO2Y13q4aqCUSZdnBsvGvmDE21DG/jB3QJmMMMWiSjaBC018jbUGzNubdqHd",
-	"3VrWuDCS30SzwJzhkGoE8wTKbAz7OnQzcqt8LT0hiCqzQ6oNPnENp8RIELCgJyl7g2tpMmRGgbgxrXYk",
-	"mil7B72y0pcFxuFoiDUgNNZMC7Oi+Seer/fgil3NcPfiGt+gd9d2Vqzj/dhMa5tANw2hB2y2WTLZzV29",
-	"92l8LS+fHJ3uc9PAFEx983S6z839MasgRI7+7BeaBENizQzuK0IqYHXH/kZETh5KyAHqg/qA+boVfr63",
-	"WBMQKd8s196SkruAv496E9uF2ot+H2D4x1yYc8PbKSvoQiEzINT8FiNmzVdjlYCc5DXLR0YiNTIGZjZj",
-	"lTIz0uxWIY2ZvC6gPk8QuTpz77vyIlXUzHcQUYFysiBC4EI77rmcIEgOhGLJzDgDkQSfrA83aN5qaD2c",
-	"CNrWSv//ikxq5VoG2KSbNYG+LLpQJP8f2fTfSzYZSnCIzr9VRgU1jlu9YRiugpcgmZwICAxWl4aBbFGM",
-	"GLkhUpkkEZgo0gm3pfbImnJIbSRl5i/F7Ys/nA2kLz4zEbOU4Q1Vkujc3Q8vPcP/qI0lpZ1wad8qteBC",
-	"G1ubHIELXy0QvpXv935Us1g3BqV3NG01o3s3HFTwNa+G831i+xFbu8Shn79p7SHo/LOjfdxbijbsZaCN",
-	"bSAm8G3Jhu6OodO0gMoQHm5+UeDlkuSo27faGnOcsm0tqWhrR+roLGXGmdRUZqjHKUu0oIUiwlGT3kvw",
-	"er8O2HqdtYNg25R5/jJoPC4JkvQPsglT4G231rGZr2h2moRzHs1oLTPo8TTZMWlyeDMBL9qoRiXINeW1",
-	"9GXIQ1s0TLeBhB6sWjkkvuTk6S7q+/iIGjio+x+cW98Rjl/vpX+bAnwgD9+eoiPJA03iK8VN7/mA5oBl",
-	"Wu8dtaVhfuQuTLsdSHGY1ETNpKmSbJca2Ndxwuu/sGqKAkba5qy0FjIjpKCWWLvX9k1Bvp8Raow3vwLR",
-	"hJ7sQyH9UbvUbLdQDx45TZIzWwMAP6leBVzK7LwvjE6SZ63WJleYNEH2xWwui1FWWEBrNcSCMeOMZriA",
-	"MDE6cGWjEqynGHSz4QEEfTeULbXtH+bTz1JmZoPAG1puhNYbbATBuCuytklzfXT3ADfZ2G7wTO/Dv6vO",
-	"dJ7rI+tDme1AxFZvGIJ0kDu0Z55OJ+hcQxLqJCC6OU0SRK4JQ9SQQO91DpC/pyaqubA1HT7aamc+uu24",
-	"l75hc8cY4oraHqN/2FFsdpwUZgE9qMAvMSEZszWN6JPpVC9ycnRsMwDc9e+3rYewVqhvPgxxYXPJoX1r",
-	"rBFaX+nh/GVKkfaToYN90X+uI+V6dLa+eMyF0IDhSVd2qG0SY9J+VVHzHutx8CLroQ3amw77b76GvU63",
-	"ujaPAANtR9lGr8c605/slSZPd9/UeT8k3PZs921Db/0FR3gPddx9n+h/rQO9j/3Qe4db24AwvwcR9SDk",
-	"DGUIrgRh2J5oO6a2wXv2pfP1F/eUu40p7J/Jt4rmePP4lX6Pctzpis1dBqzCauXNaP2hsaKDaqy2CBy2",
-	"q/euOf8TLOHt4uPxRMZXcf7J7pv8u5UfLE6DczPoNTAWIYdqa2v2ov6GzDuv/twYS37vGqScp60NSngx",
-	"QT7WVpBJwKLwaVbOSzPEyNlIOyxmUHtOBZp6pZaV9gQCO8J0m1u7/gBmLK20S06XepNPpPcGRjEqKLsi",
-	"ecrmXK0Q5BYPOmOI0CFqDUgaTdBFUNQEw5v1JmBkNb0m5n1Spp4+n6HLBpz/FEeXJq92+U8xvTS9dHr3",
-	"AVj4Qv94dDlBF40Aq4jw258ZV6SRdJBhbwM3DpwD/y6WxqvAqutNTFL2a/Py2IN+rViMfOpxtOXlsptC",
-	"69tM1u0jnv56Eu4+ZvP+gfZuI8df2URdYTv4K6S5M5/tbVlxf6oZ2eKk7jb+bMtvD3H+kos5zXPCvkpj",
-	"7GUlDr6V+q9v7u3ORzh7rzUPDsvWULwmI2GqNX3L2kYdGNQ6D9p3v1Cp3vv3HjwaOwZ175tzQKDf2jU8",
-	"XYX5tRHBfnDOFLZufdtVAFdf2d2B6+GX7g63mtJBj0BLZQzI/IFEwz6yf8d4vsc0aZsy+e0Y/oao7v0k",
-	"yrAp+RUob5dNtuv2f4eZ8KZVakj/Q5goJ1XB1yW89Me8SgsyEdauRAXPwNZ0RUwSXZb4iiBRs8uUQY2S",
-	"9O80M0XQX0zN/t3s8PDLikt1F8XRNRZUCxfA7MobtjbpEYVZ+ySJhlCkbzI2KReq1W5QUKkIpDDRwXhs",
-	"Po0mPmpF2ktB30AzTsB+hMJtgOdHD+bBjgKlzNBTU1uv/+43FEy65pHc4Gp6wYKwq/nXdp4VuIoHD3Io",
-	"7z/IV0o3m9KftMELtvscFxp1wlzghHS4SVswO5COdBIdxk/JWasw8MlAPWCn0FTGKTOVpSPrTphSNv1E",
-	"Vz/iq3AMCdkt+UT23ce7/xsAAP//",
+	"7H37c9u2mui/guHuTKwpJdOy3aby9Ac3m/R4t0lzEufeuS2zMURCEmoS4AFA22rG52+/gw8Pgg89nNjd",
+	"3rt7Zk5jSSTx4Xvhe/NzlPGy4owwJaPZ52hFcE4E/PlWkAURhGXkvKoKSnL9ZU5kJmilKGfRLLq6xVT9",
+	"8OYK3a4IQ2pFkCTihgi04ozXguQIoyvznBnS116hgzeISrhUf0ZUpQybx8cILxQRiCqJMlyNzhCeS8KU",
+	"eThVCDN5S/RDb6la8VrBEyhbTlIWxZHMVqTEGkZyh8uqINEsAvCOkiiO1LrSX0glKFtG9/f3cVRhgUui",
+	"Wrvtb/Hdqxfou+lJgiqPDjlBfuMHb9Dtihd64xlnuRwhLK8lUtxCi7BMmeScIWx2TZnSe6ISLSjDRYy4",
+	"sPt+456BDrBCJZdK35Ayg9JnEo3HJb4b65VjdJwgieZrlJMFrgs1ApyEC2CpUSYVZrmcpOxyRdCc52uH",
+	"fIlLoq9xqNTfGdpP0C9qRUS43xhhliOcsitDw9sVlwTd4KIm+nmMK4QtGlhdzolAfOE2EyMsCKJLxgWQ",
+	"WKbMo1Sj6gxhxzRYAe31GkRoFrA4lPoXzjJiCE01WQysURwxXGrCWvJ9ARsIIivOJAEueMXFnOY5YfpD",
+	"xgGV+k9g0QxrnjisBJ8XpPzmd8lZax3NOgrTIppFakUl4hURcAtihOQSYWa/4gJdkzVsRRMo0yAd3hwd",
+	"GtLJQy5yIsZH0+OTsVzRqqJsOZalPBRE1vOSSkk5k3qvCqtaRrOT5DiOFFWw2WYLfrsrpSo5OzxcUrWq",
+	"55OMl4fNg0rM8JKI4Jux+2pe8PlhiSk7zHkmD3FFJ2X+Lwu/wH2I7n8VZBHNon85bBTKoflVHr41KDMI",
+	"b8uXZsxrAnyJUVZQzbvXZH0GHLkDg+hgPHafx9dkLUcTDdNFTsqKK8Ky9QvOFgXN1API+Sg7MpS8yBG5",
+	"o1IZMUMY5XQBMqVQg+1LLJZExajC64LjXOsDxtWPZMEFge28xsWCi5Lk78g/aiLVV7MmQcI8yWsEI8E3",
+	"uKA5+vf3v7xBOc/qUi+wiUdb3Jc03OeBdWs8FReWbqGxW+ixuLGNFEAHn/9OMgXUeMPVK16z/CupwLhT",
+	"1Cs4GKj0PPNgvdCixUlDiwuzgN7HAkB+IlIY8MaMq7FZ5zEo8YYjWWcrhyUukAJBASK8NbJyyfnP+suv",
+	"pIWTPMU5KvTzZug40f9D87UiEmnAcab08aWFp6AlhQN8+u306ORkLxE5ChT02+5yT0UXu6+x4nxsFnos",
+	"EXEYO9Bk0aYcnP1acEaI3GWgq/X3GWcLugRDELAGxLNq7JKWhNePrs1ymhvJFYLeEFC8NDRNn0kkiMa+",
+	"XX4vBfe8oZ6FPrj/SWhn9zR2yzyqcnsgjiboUtuhGWeMZHAaU4mygkuSnyFBJGE5CuigrTQgc7PZLziG",
+	"h4htdUEabVCEaaQhqwjLKVueIc6KNSIsJ7nVItqvYGiuIQXYlCL5Y1ph3w/qXoDgT9C9Zp3HYpTgdPKb",
+	"AGdFU5qR28bE0Ra4Ns04uA3maxD094oL8oHhG0wLPC/II4i61I/UVNQwASFxtjJsqMQaFViBE7BTpE9D",
+	"ixngRHUA6BMRC6Afhws9FrVyrPAcy12oMWQB1n9kuhgPjkq04oWWPu1blpitQ+VMNZuAW1ritYNLrrhQ",
+	"xfrhRDMrzmu5fjJywRJjWOLpCYUOeuwx8gJnQEkZLrRiXgOW5XYcax3dHL+Kp+wg2NDI4d/EHvQa7/Tn",
+	"8Tl8Nu71M+m8eON5B8Gh4OJ+zOS9jWMoboI8c3BmzIKULSctN92STpN7SYTG230cfWC4Visu6B/kay1t",
+	"OJ7O7dPgthn6kWBBBErrJDnOcEW1MwkfyH72wFHDhy1In4gR63CNx+DE87cXessSYjMBl+D2SY4ybSEQ",
+	"fQIwgvhC/1aCDvnAKsEzIqVm05dMUbV+lLP9Ip9peBSmzIXLbqik84JoSdC/CF6gbIWFNsgF+vDNNJm+",
+	"3EY0ysCtfUVJkcto9tvnaKH/DFaM4qjUO9F+RPQFi99/DFhjOg1tAONRmwWfzACARcZmkUdhDgOw3rMP",
+	"kSLwT2GlRid1Qhj6mppdM37LLI/Iuqq4UCR/TXKKL2H7X8UkL8ytY/0olEaK3KnDqsCUGctPK1S/5hkC",
+	"yQ+XgEfv5a6dhgLuH4lKvQ8EdHwyUferjWG1MSzzFLENacPEXQwBgak0v5vAVcoc5l+yjMP5bqw9tcIM",
+	"0ZyABkAHgSmQk4znVnWMwCXwe4AD5FwpUlaqf3j8wkLW0meIfuoSK3KL1xN0AXwmSKbN89wdLcEliMqU",
+	"ZbgoNAssKKNyRfJzuMvnE2hB7BFJGVoUdLlSE3Tur0bYAJcybf5ihnitMl4Ss0G3TpOOIEUxNsGoEYTz",
+	"GSJCcJGyAyUwk5qcaIFpUQsSO6cqdvJknzOaoHN7H5IKC0XZMmVpZHjaOiuzNEIlFtcAlAVS00ChWxwi",
+	"pVaIEU0Fvd+UHRTm4F7RCi4suFROiskdyWoFi/KqamNUYzE2SQi76WcSzQXB10QgXhFGQEtQs3yFawky",
+	"ghlg2CmKlOEsIxWIHMoJzgvKCFrhHFVYSpKPjHERyHtDtWgWTZPpt+NkOk6ml0fTWZLMkmSSPP/u1yiO",
+	"TLIhmh3FkaWQvlsQDCokqgS/oTkRnyzuAwmPBPmdZMoepxrd21Y7mv6qr6sEr4hQ1KQKgFTtPEOPM/52",
+	"efkWnSbTGfoR5+gn83M/DRG3dhw+ccvmNcNhDXKOFYE4wdCDtaFIxMVA7k6rA8MXhoNKnBuqW76ahDSJ",
+	"ZDlOjoYWKAiW5GXFs9XGJSRBRF8QPh04BpasWa4dk2Cx42BzlKlvT5p1vZXYED9A11EclZTRsi7h7/49",
+	"AZdsU6K/2MvavNHd3f92Oc9wS04GJ+iD3hcykT4rSxB+WPCi4LcpA4csRvN1kwxdcIEaS8tS55k098qC",
+	"K9kRlc3suh9/QPrrHzUV2sr+zaE03PVHf4+JgWuc6LNAm0B9lJy3NDdYBc+ksZxwpkDD2biCsyzhxGC4",
+	"kiuukMLXhKXM5Xs1Pr3qi5HkxolFgiyp1L4LyamSVtNlK8yWWqtPUgbOiVa0+qCioCz1soLhwuo7DV/F",
+	"C5qtwea1J2KFhdLIh4e0VZIV7UuLPwi6l/ju3Gs26/NEs+MkjkqeE1AyuLCIN4tpalgFqLHcMaDMgyfB",
+	"XYqIkjJcWIbU9qszaD81+ZXmm4xW1GVtzHfOsv3Y01+tHW2Xh5+CS+837bvLC28hMmiYWlPZa36Ld86K",
+	"9cyIRl3WBVb0RtsnNctjtBC8TFmTzdZMJAiYKLELV96uaLZCwdFS1lKhFa4qwjrkA5JsVQx6S0aK99hJ",
+	"ie8+WZmX4W5aSux055LAI9sR/1pfc99wzw7bz1x1P8RZn1u6vM1kXZXe57peUQScnlqIzGErzRHiAsFN",
+	"CYI7ZrXor43NmDLh7wZLTgmqjSgwyvTdTi61muwqvC9m/ziiipQyCDgE+zVfYCHwuqcTe6iMW5Jj6ehJ",
+	"NIC9IRX68m6Fa6lI/s4aK/3DRXO3RYWoC2ID2Q16z6ziw94gtWYOsCHTfPeb1zafTFYGQhQh+36ywaco",
+	"jjgjn7QW/qQ5qyDaNvoYHjUbbuth01k5bRfOmZn6b2tBaoRUxDhkr8AGj2YJaKk52WCLneqDTZCMMPUC",
+	"F4WMZkdJ4r55ZbZvvryPB1W2/e6DKKznNjs8PJp+N0kmyeRo9jx5nmhSgiEbzRa4kCSOzDkGuldLzhyr",
+	"bKW1dyhFffUabngP3frSHUtRF/IHqeZwf6HIb9pqj3pu7wPGDjh82Jj5xkShEn1497NxASS4xc6l4iIj",
+	"LXXocGnWm3NeEAx79dgdMh7dSf9M9g0LiQSvFYQ2PSiTtq7YTK4vVgcBgruKwO3EI3FI8Hvk3mKXP5Po",
+	"hpJbjWttFToXuG2Y9IRpXgupotk06chVie8u/Ofn+8gZVqQlYLtFri0CHrSemRjU9YEBQEVWU+VdSyqR",
+	"qgV4l4tFqM5M0lErK7PXFS4Wn+Dvlqqyv/Yoa1EzyGlY2cy+dnH1dbGBT2MegiFth0ijt3+mNwjvrgG4",
+	"86zqQxU++hA+O9lgoVxsfPplE5Yw9nZWC0FYtjZb2r6V50PLee4Y9HpMHRbzBCu0OGodoJeAW43PolaC",
+	"18vVZIfPcrq/P2uYcvv+G1pqBGeA+QqCIdpU3Y4MYO4GFF630oHWQbrvSEQXnL/xW5OYcY4cViaariHx",
+	"xZ1HSTKCn+25jTJea8+I3xAh+0D1adSVwS4YP7XtAokOIGYhfQxKdoNQcoRwydnSBvp3gdDRjZ772+jp",
+	"AbpFL/5MpepYDpauJnY/bEZ4tdDI3/E+SuvPtxI+QsAk11ArURP7FH3XRgcN/van1R62QP8MaxbddKzb",
+	"AjQTF4fjR9r6iSYQAbUAPlyoT6Y2l5oN9U94t8WH7eKtvmvncVy4MmCPLL/eFi4zzx5ksxYfGBJvigsO",
+	"xAT/yw23rXEqY7ndYokWVEhliinyXco5+cJgkgdoCyHek4JkVpzbQL+8w5kq1i4cFiAWAjYNuia74jRP",
+	"RqSOTcMQnkte1IogTTRtFUNqSNulMeTkmc2tGpu2jfdNdC7x3c+ELdXK1tmWlLnPR0MU2IRpt9uN5yZa",
+	"4JKCvGNlomWV0Ke6BtlH8uwpEZpkVlJquWrbYOb7Hpte+NxfQDTsQy+//VWD/zvhOp0cnR6FcE1bcPm1",
+	"TcBqn7VPJ8n3Wsl8jKMsiLj+/xCJhGDeNqQnJ6B1ghU3ItGn8WfR7vro5s7dm+4pDhxECPc6ylyOc+BA",
+	"Dim67RE+1t7G2s4ckUXgXjY16QejtoHUjV3d9wm1Z3KlId32W4zSuPg3SPu43ohhbdYQ9Zls+ih6rWQM",
+	"lySH3PTG4y/5/mHHn5YsKem8WJ87HtsYSYY6G1GTxgV2WrjEa7TCNwQ5RoVsMhYFhfIvl2mCBizbYeYy",
+	"ujOEnaXmcrl5LaAWj/lbnzXOJ3hoB0EC65n0ie6mlGMEzV8pwzb50k52LSDliyXKa1NEQD75tjEoG0ZG",
+	"8lIGTzRJmhwdDFzukjBO04zOULYi2TXE+00ywEHu68mkKfU1OUSEW3WpE2TCDKkpTL2lknSCyZsM1qA6",
+	"+HxDYMpGuOGwDC43dnRYctxmrw0K6p9iMLUaPPiV4OUwJOFiYR+JB0vuBcLQ+k5p7iOc7821X5l76DmU",
+	"vkJrIAxvwQv1YqBX40ZdDxmgBuofwUtrGyOuHEjbIuHZoqrxd4tjPD4CxwD6HyB8SO60Yvg/vBYo4zmw",
+	"scbu6bca74pHs+ibo9PTU/Pdd8MY6h48wytPd6/87enJ8fSovfJ35su9Vu57oR4dXeY7QoqjozhJkkDp",
+	"hj2pRre4/jzfvwqe8egsZQRnK6hS1VJutAhGpjjZUMe1WnBmYku3Nq+319k78CAIo1F2YW4/2uFauo3v",
+	"4J53RNbFhpCcVdBvf3l/iYJKM3TL6yI3an5Jb+AE0HKrSDmDnTqd2e3pPZgmR8hye4ymSYIEqQhWI1fM",
+	"Y2vofPteL41tL9hQeQnpOIuBjW0RLrLxwMLK8Nl/tYrJBpQN7L+fDnRxU4vgvcr0Qi0bBJePdgbb7G17",
+	"cafsqDjhvv3tfzhiJ0f0VaJokNovXTQ/mnizNwu0aMcuAACt93AMT/ZVZn19sysw5mDczB8X/zastEwP",
+	"9jOJaNNGja7JeoZA409PT5sSaIkOPjAKh4/+T8oqTpmSI8QX6MPlq/Hz2A8YsOXTcVNUPTZWNeIiZXOa",
+	"U2GKAnAx/HysyJJDzdCLLEYvFjH6tQBD+tcqhlbRlGGJPnyTJEkSQ2128mNsa7Ttv8+NMRuWsyOaS5RG",
+	"kzSK9T+TNEqZviSNDtMIHcCZVGG1QpIsS2NikTWUzQsieXGjzy1tknLh0pFQMZoybXqs3V1QvATtrLip",
+	"gIJDwOTwTRdIjuY4ux5N0LlZPmWUSZoTbddztiQC0dwOjiAzzWEZYWpMmDn8IdmhQZUTaFoeE5nhiuQp",
+	"KziU1ArBtQEt0cFVmtb58yS5GtmdGDNecd6tL9tsLQaBqenpaTcwxbix+2yQSDP6RP/n0GTKtWkmNMP9",
+	"52//mabV5xfZPfyzgH9+Lcw/1f3Hb/51cxDpLV6SLbZbEFT67xtBeVhwxHZO7hMb+RhHjNypF7WQXESz",
+	"iKz//feL3zl9/fv5+g1Nbl/r/xd/v3v9O799/W/89vWLk7vXv79O3lz+ii/oLcXvL769KL9f//rT/1r/",
+	"fPly/fqPv9PF36Nt5ucDNOVQxCUEd0NCmjObrpMKVXjZiQ080hb3c3q2ae733mLohaC5yFZEKjs0IycZ",
+	"lVAz1y0VMiSfoJc3RLhPaF6rlFke8ANqrEawgtxwSBBI8+HUIJTUDgY3tw3IcmM0dKR5q/UA1X5zglw2",
+	"tX0u9Rlp4RbY0BThe17+UWuU+M4XqNBluOwwQwBTb0seyNDx3QHvLq5w9k9Q0Nbjjte2orBbq2dkFt1y",
+	"cY2WnEgXPwG7zXyd1wCZN0/0DWGUP9BjxtprkXdbMWEQFeympbAKONLVzM8QRgucqRiRG1zUWsm5Gmmn",
+	"w5+5qstO7ufBsf+uWTdcimcKkdoFjz6guOAiqEHtxFoG4NgSZHG4HpKsDrq9vG1nmi0+wltfUTqw2Roq",
+	"MU1Bp/RtmyZYybiP0PloYYbLwarDTrFhUGTY3lBwfQ8/b0P/pKPt3r16gb4/Of2u7/eiK/2gK6jwUHhe",
+	"EDDIrynLtd0HZRBnJqZYknIOI6ag7/XKuThXCFcVwcIkwV3lr6mfMLhhRNtWUCjR9bIzO+6AsqV3hnzk",
+	"5mP8oIEGmwYIucfphanUS70fyHFsaYt8gGHQnmwQuAVuo0/mmDVrjf1aPcEdQPcQW4MKtcQzeIQ6c9sF",
+	"ZXDoIy0nyfdA+lGnpDCgordHfCq0H6NsqNTkLT7Gu2oOGw753DtyvpJZBpI/be55WLC34a8Q0jar9ZYM",
+	"0z4D/mdDzR3UeEgsuxOb2MYfHC3oHTo4mU5RKzAArqPNiowDFjbZ8Qa+Pe3UwOwZYICBqJCRwl4VmJXL",
+	"EP/bRbTLdd1ykycW3yCbVgu68wxzzbawy3jbkRYOnAlGpeE8pyau8DbQGrZqq1N0Aj77wef7EcqJoDe2",
+	"P6mVVWpr+t1qdIyXmLJNjs1Dcp/3G/ZckiYGHYB2i+VbW6KmRE16AAS/71vsDRXeXEDR9y3eUOk9nFXr",
+	"ULVZfIiSQ7H7IUd/x/G1IVcCN0AxG1xvKqC+MFHz1UTdmtDW9s3x8fH3YI47q930PUHdKFRxuYSsTZ9C",
+	"T+UBVinjLCM+4U0lqrBUowl6pS3WphvLGdWmk9FbsikLrqiZkuas9MBCsSDBYE651qwJOt8yt5RxNbZb",
+	"ODhOUI7X7QGmeEVwPkH/QSplm75TVtJMcFO2e+a7827BcWBNfFLZNIjpACu1f7KlT/IL8voNH2G2/mUB",
+	"4aWuMbo2kwLNUFRowK6LYgK5vM5gO/jeG8v6so9xpP8xs3ha8uNk4mO8dcEYVkOUZUUNc5oWXNxi6AVv",
+	"988jLF1PuAvMUibpktEFzbDpjVcEyQpnZNTQc3r6LfoP+mNAr57N+2USdjde8rHd6++Ss8k7fPvaurjB",
+	"r2N5Tasxr4weH0OU2dXQbkg5b24mQYTp/5oaCs/+S35DBAtn9HYboFvRvO3hz69JawcWZk8xmosGiqSb",
+	"6uNueBMq83wU06VqfAjTO2SD2k7fPOGM2Cv2C2HWzGBae/OfFL8mLPqoxWBT2NXHaU83g9lxIzcoZnfb",
+	"Y4Za++mfoGNpL1MvLOHamrNxD+5TXvM4yWpB1fq9fqrtr4EpRue1Wg2nomyGAwb9uMkcNDMVwLb0EFyF",
+	"WWvybsoOxmNcUTNQ186z2DF1F/1iRu2BNZDbDu6BAUNnzbOgkUtr8gJclpPk2M/4TVm4XDDdG1gDNt12",
+	"OM20E8oWfGAWlWeV18ZWhS7zVj+ZS8vDCWcRYXElwejPwRa0FQucEa1UqZLo/ev3MCWnliuvYGumaGFP",
+	"XOeIx74PFpJdPkhq65ageW6gWd7DYup4gtwRhxP6oDkBi3WscWViZfpap2NGsAFBcC6D0gJTy3XmbAcZ",
+	"p8z04dr92qNfojkpoB2Eox4eJylL2UsTENFUvto0zOfKh2UkOnAhm5HVvyZOA+VhmwI1EwQV7BtmVsWI",
+	"QAz76vDm6MpxjgnUgWRJdLVt+Jcf/HWlvcwjn67ECPy8lF2T9agtIKglH5Y4sWko8sNqsYmu2uI5YRoq",
+	"WiOtZcP+wP0H4VzJGCxvU7uXQ065hHkwrs1hBMKyj2RemsHuhVohwnKTn02ZyQeYZzRCVtCMMNMZ4ceq",
+	"80pQorBYa83uG2K+wEcMfNUBoTx/exHF0Q0R0lYXTZJJAiM7KsJwRaNZdDxJJsdwQKoV6L9Ds68/IKdn",
+	"Tn2PXXAN/mZ/7wx5nyZJZw5VM0iqPQE8CDVcD0+PH5iNawajQQllNWnpbpOKlHVZanzOop/pDWH62rGr",
+	"3oE7wXCWMDwGDCe8hBPM7Db6qJ94CGMAw513g/6q1tbMNEl88NLWhmqG0l+ZOSQQ+izoNYEUdfOdVHid",
+	"MsrMCBvBlbXwwyFS+imrusRMnoFusfl8NzobJsYaXQbc1abNO7OBRyCNthl+cC1KMO7mE81/gIE1ZvrM",
+	"J5g+88Ox+3RXab3wCasfepnTI3AL9qKz75ay5LKGhRVzwJGZjEqhVbkg23lB44MCM9iqr6Ah65l7wAZm",
+	"uDk6DJvFBjnCZPrcKQVt24tWPwo6gJc8uDENcEk4ICplUlGYYVMUhvaAa3d6jkypR3CYmbPkth1L0Eyh",
+	"pRxRZfX6QOtZjOCkdcC2xlSt4IUahDCEC8mRXPFbg+JOE3FsAfUttrFpCZVOI2eQvrGtlwIrYgnnWloh",
+	"/GNLdnw/dklKLtYgKzhlTlz8eyrMdT9AcMlWmrQ75iboja890duWKcOBC05EacfugaeriWF9kQEJ0m7A",
+	"T03b2w456s3B2/tVB2Fr5gZZcNwXG9fPmCGm78mOBDFNeUHE6D6OTpKjTWv7zRx+6My+PE2Od9/UmzwM",
+	"khfoXROj8HA7MKnQSljZVJ+2lVpC54WsJ3aHlWsprLgc7MGjhUWCnSLvmFszIrAa44ZjzwL7zbwMxRkl",
+	"KZMuOw+2mn0ti7cKjUVl7oDiImFKbJVswj2a4xr7EyS2NyMEYYlqWePCqHsTAwQDjUOCFgwuKE4yMuto",
+	"zMid8h0IhCCqDIRUm7DiBnaJtTGjfY9Jyt5aEwcCOtpctsNt7SA50ywAh8lKXxaYu6MheYCAYjNjzerj",
+	"H3m+3kMUdrUQPkhUfFvjfdvFs+GKp5ZU2zq7aXQ/ULMth8lukeq9heRLBfhkHwF+Fb5j5uTodJ9lBqaN",
+	"6pun031u7o+zBV1z9Ge/OCYYxmtmnV8TUoFycArDaNLJY+lCYJagDmO+boX5D0L/QjZJrj1UIngtW3Ti",
+	"O1Jyl2LxeQZi+357+YYDDP+YC3Nu9ELKCrrQzhpcCb/FiFl715gxoGN5zXLrCzX6CaZkY5UyM0TuTiFN",
+	"o7wuoCJSELk6c28Y8+pY1Mz3bFGBcrIgQuAiZYTlcoLeWUfNqzQzVQ7UGXyyHu2gPayx9Xjqa9vwgv9X",
+	"9FkruzUgMN08FXTC0YUi+f/otf/ues3wjmON/PH0W1CRutX1hlE4eAlazamPwDp2STPI7cWIkVsilUnp",
+	"gWkknWJcavevKV7Vxllm/lLcvqbF2V764jMTe0wZ3lDTis7d/fCKOvyP2lhw2uOX9h1gCy60kbfJ67jw",
+	"tR3hOxR/68egi3VjyHqv1taeujf5Qb1l8yI/39W3H9u1C1L62bYWDEGfph3E5N4ptQGWgabDgQDE16WG",
+	"uhBDX7AJivMQ+EWBl0uSo26XcWsodcq2NRCjrf3Do7OUGc9Vc5nhHnfQogUtFBGOmzQswcsYO2jr9UEP",
+	"om1TncDnQaN1SZCkf5BNlALXvrWOzVNGs9MknMppBqGZsZynyY65oMPABLJoQyiVIDeU19IXjQ+BaIRu",
+	"Aws9Wm15yHzJyfNd3PfxCU/voEtj8C0DHeX45SGBrzsKHymcYHfR0eTBSeLr+s2kgIGTA5ZpvSXWFvL5",
+	"Ackwm3ggWWSyBDWTpqa1XRhiX54KL2vDqinhGGl7tdKnkBn4BZXf2q2373Xy3adQEb75hZUmzmUfComk",
+	"2iXSu2WV8MhpkpzZig34SfXqFVNmp7NhdJJ832pEc2VkE2Rfo+fyQWWFBTTCQ+AZM85ohguISaMDV+Qr",
+	"wY4yuRojAwi6pChbar8hrH44S5mZ5ALv07kV+txgI4j8XZO1LXHQW3cPcHOoLYBnGg7/ZkEzJ0BvWW/K",
+	"gAPhYQ0wRAQh02v3PJ1O0LnGJFS1QCh1miSI3BCGqGGB3ss3oNqCmhDqwlbg+NCundDpwHGv6MPmjjEE",
+	"MbVlRv+wg/Ps8C/MAn5QgU9jQkEGNE3ok+lUL3JydGzTDdxNW2hbD2FlV998GJLC5pJD+45fo7S+0Dv6",
+	"yxSO7adDB7vY/1wnzHVUbX1NnAvdgcCTru5Q2zTGpP1iqeat4+PgteNDANqbDvvvKQdYp1udnCfAgbaj",
+	"bFveU+3pz/Zon+++qfM2T7jt+923Db2jGVziPY7j7ttf/2td6X3sh94b99oGhPk9iOQHoW4o6HDFHMP2",
+	"RNsxte34s8+drz+7p9xvzJf/RL5WNcebh+X0O8rjTg9z7tJtFVYrb0brD40VHdTOtVXgsF29d4fAn2AJ",
+	"b1cfT6cyvkjyT3bf5N+E/WgRG5yHVTQ+neyqlPbi/obNOy9q3RiHvnTtbM7T1gYlvEYiH2sryGR7Ufg0",
+	"q+elGTnlbKQdFjMce+4INJVfLSvtGQR2hJkNYO36A5iItdIuOV1qIJ9J7w2MYlRQdk3ylM25WiFIZB50",
+	"hkahQ9QaZzWaoIugPAxGbWsgYMA4vSHm7V+m+yGfoasGnf8UR1cmn3f1TzG9Mp2PGvoALXyhfzy6mqCL",
+	"RoFVRHjwZ8YVaTQdpPPbyI0D58C/OafxKrDqehOTlP3SvOr3oF91FyOf8hxteRXwprD8NpN1+0Cuv56G",
+	"e4jZvH+Qvtt281c2UVfYjmkLee7MZ5lbVtyfaka2JKkLxl8+l/HQE2MvK3HwHeJ/fXNvd2bC2Xut6X1Y",
+	"tkYY7sxN9M7AoDJ90L77mUp16d9S8WTiGHQpbM4GwfnWLhjqHphfGhHsB+dMifDWd5MFePV1+B28Hn7u",
+	"QrjVlA46OlpHxoDOH0g07KP7dwxTfEqTtmlq2E7hr4jqPkyjDJuSX0Dydo1mu8viN5jgbxrbhs5/CBPl",
+	"pCr4uoRXNJkXn0EmwtqVqOAZ2JqueEqiqxJfEyRqdpUyqI2S/g10puL6s+l+uJ8dHn5ecanuozi6wYJq",
+	"5QKUXXnD1iY9ojDjnyTREIn0TcYm5UK1GkQKKhWBFCY6GI/Np9HER61IeynowGiGP9iPUCUO+Pzo0TzY",
+	"m6FUU+aOobit35ox6ZpHcoOr6RVLU7Gv7TyrcBUPHuRI3n+QL8tugNKftMELtvscF5p0wlzglHQIpK3O",
+	"HYbRpZSf9WoN0UGniFW6otVRDIBogtuxkJhZH9p4FaaSjgvfK9CU9MS2ZXRbe42F22e77z/e/98AAAD/",
+	"/w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
