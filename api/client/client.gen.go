@@ -654,11 +654,14 @@ type SubmitIntentRequest struct {
 	// Example: order-1234-shipping-sms
 	IntentId IntentID `json:"intentId"`
 
-	// NotBefore RFC 3339 time before which the first attempt is not made (at
-	// once when it is past). For a deadline contract the acceptance
-	// deadline counts from notBefore instead of creation. At most the
-	// server's --max-not-before (30 days by default) ahead. Kept to the
-	// microsecond; part of what an idempotent repeat must match.
+	// NotBefore RFC 3339 date-time (offsets from -23:59 to +23:59) before which
+	// the first attempt is not made (at once when it is past). For a
+	// deadline contract the acceptance deadline counts from notBefore
+	// instead of creation. At most the server's --max-not-before (30
+	// days by default) ahead, and not before 2000-01-01T00:00:00Z
+	// (earlier values are clients' zero dates sent by mistake); either
+	// is a 422 naming notBefore. Kept to the microsecond; part of what
+	// an idempotent repeat must match.
 	//
 	//
 	// Example: 2026-02-02T09:00:00Z
