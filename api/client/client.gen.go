@@ -796,7 +796,8 @@ type ListIntentsParams struct {
 type SubmitIntentParams struct {
 	// Prefer RFC 7240 preferences. `wait=N` (N whole seconds) asks to answer as
 	// soon as the intent is final, or after N seconds (at most the
-	// server's --max-wait, 30 s by default) with the intent as it stands.
+	// server's --max-wait, 30 s by default: any larger N waits the cap)
+	// with the intent as it stands.
 	// The body is the same as without the header. Other preferences, and a
 	// `wait` whose value is not a whole number of seconds, are ignored, as
 	// RFC 7240 asks; a server at its waiter cap answers at once.
@@ -807,7 +808,8 @@ type SubmitIntentParams struct {
 type GetIntentParams struct {
 	// Prefer RFC 7240 preferences. `wait=N` (N whole seconds) asks to answer as
 	// soon as the intent is final, or after N seconds (at most the
-	// server's --max-wait, 30 s by default) with the intent as it stands.
+	// server's --max-wait, 30 s by default: any larger N waits the cap)
+	// with the intent as it stands.
 	// The body is the same as without the header. Other preferences, and a
 	// `wait` whose value is not a whole number of seconds, are ignored, as
 	// RFC 7240 asks; a server at its waiter cap answers at once.
