@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/submissionmanager/submission-manager/adapters/httpapi/internal/apigen"
+	"github.com/submissionmanager/submission-manager/core"
 )
 
 // DefaultMaxBodiesInFlight is how many request bodies the API holds at once
@@ -93,7 +94,7 @@ func readJSONBody(maxBody int64, slots bodySlots, log *slog.Logger) apigen.Middl
 				writeProblem(log, w, r, &malformedError{reason: "the request body is not valid UTF-8"})
 				return
 			case !json.Valid(body):
-				writeProblem(log, w, r, &malformedError{reason: "the request body is not a valid JSON document"})
+				writeProblem(log, w, r, notJSON(body))
 				return
 			}
 			r.Body = &requestBody{Reader: bytes.NewReader(body), data: body}
@@ -101,6 +102,21 @@ func readJSONBody(maxBody int64, slots bodySlots, log *slog.Logger) apigen.Middl
 			r.GetBody = func() (io.ReadCloser, error) { return &requestBody{Reader: bytes.NewReader(body), data: body}, nil }
 			next.ServeHTTP(w, r)
 		})
+	}
+}
+
+// notJSON says why json.Valid refused a body: nesting deeper than it reads
+// is a 422 naming where (a request body must be an object, so a deep
+// array at its root is only not an object), anything else a 400.
+func notJSON(body []byte) error {
+	path, deep := tooDeepAt(body)
+	switch {
+	case !deep:
+		return &malformedError{reason: "the request body is not a valid JSON document"}
+	case strings.HasPrefix(path, "["):
+		return errNotAnObject
+	default:
+		return core.TooDeep(path)
 	}
 }
 

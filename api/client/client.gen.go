@@ -668,7 +668,9 @@ type SubmitIntentRequest struct {
 	NotBefore *time.Time `json:"notBefore,omitempty"`
 
 	// Payload Any JSON value, null included, forwarded to the gateway as sent
-	// (without insignificant white space). At most 256 KiB by default.
+	// (without insignificant white space). At most 256 KiB by default,
+	// and arrays and objects nested at most 1,000 levels deep (a 422
+	// naming payload otherwise).
 	//
 	//
 	// Example: {"text":"Your order has shipped.","to":"+15551234567"}

@@ -295,7 +295,9 @@ export interface components {
             submissionTarget: string;
             /**
              * @description Any JSON value, null included, forwarded to the gateway as sent
-             *     (without insignificant white space). At most 256 KiB by default.
+             *     (without insignificant white space). At most 256 KiB by default,
+             *     and arrays and objects nested at most 1,000 levels deep (a 422
+             *     naming payload otherwise).
              * @example {
              *       "to": "+15551234567",
              *       "text": "Your order has shipped."
