@@ -1120,8 +1120,9 @@ export interface components {
         };
         /**
          * @description The database cannot be reached (store-unavailable), or the server
-         *     already holds as many request bodies as it is configured to
-         *     (server-busy); retry after the Retry-After header's seconds.
+         *     already holds as many request bodies, or bytes of request bodies,
+         *     as it is configured to (server-busy); retry after the Retry-After
+         *     header's seconds.
          */
         SubmitUnavailable: {
             headers: {
@@ -1135,7 +1136,7 @@ export interface components {
                  *       "type": "https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#server-busy",
                  *       "title": "Server busy",
                  *       "status": 503,
-                 *       "detail": "the server is holding as many request bodies as it may; retry shortly",
+                 *       "detail": "the server is holding as many request bodies, or bytes of them, as it may; retry shortly",
                  *       "instance": "/v1/intents"
                  *     }
                  */
