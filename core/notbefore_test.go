@@ -56,3 +56,65 @@ func TestCheckNotBeforeCapsHowFarAhead(t *testing.T) {
 		t.Errorf("beyond the cap: %v, want a field error naming notBefore", err)
 	}
 }
+
+func TestParseNotBeforeTakesRFC3339DateTimesOnly(t *testing.T) {
+	for text, want := range map[string]time.Time{
+		"2026-02-02T09:00:00Z":                time.Date(2026, 2, 2, 9, 0, 0, 0, time.UTC),
+		"2026-02-02T10:00:00.5+01:00":         time.Date(2026, 2, 2, 9, 0, 0, 500_000_000, time.UTC),
+		"2026-02-02t09:00:00z":                time.Date(2026, 2, 2, 9, 0, 0, 0, time.UTC), // RFC 3339 section 5.6 allows lower case
+		"2026-02-02T09:00:00-23:59":           time.Date(2026, 2, 3, 8, 59, 0, 0, time.UTC),
+		"2026-02-02T09:00:00.123456789Z":      time.Date(2026, 2, 2, 9, 0, 0, 123456789, time.UTC),
+		"2000-01-01T00:00:00Z":                EarliestNotBefore,
+		"2000-01-01T01:00:00+01:00":           EarliestNotBefore,
+		"9999-12-31T23:59:59.999999999Z":      time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		"2026-02-02T09:00:00.000000001+00:00": time.Date(2026, 2, 2, 9, 0, 0, 1, time.UTC),
+	} {
+		got, err := ParseNotBefore(text)
+		if err != nil || !got.Equal(want) {
+			t.Errorf("ParseNotBefore(%q) = %v, %v; want %v", text, got, err, want)
+		}
+	}
+	for _, text := range []string{
+		"", "tomorrow", "2026-02-02", "2026-02-02T09:00:00", "2026-02-02 09:00:00Z", "2026-02-30T09:00:00Z",
+		"2026-02-02T24:00:00Z", "2026-02-02T09:00:60Z", "2026-13-02T09:00:00Z",
+		"2026-02-02T09:00:00+24:00", "2026-02-02T09:00:00-23:60", "2026-02-02T09:00:00+0100", "2026-02-02T09:00:00+01",
+		"2026-02-02T9:00:00Z", "2026-2-02T09:00:00Z", "2026-02-02T09:00:00,5Z", "2026-02-02T09:00:00.Z", "2026-02-02T09:00:00Z ",
+		"+2026-02-02T09:00:00Z", "２０２６-02-02T09:00:00Z",
+		// Before EarliestNotBefore: the zero values of Go, .NET and Unix clients.
+		"0001-01-01T00:00:00Z", "0000-01-01T00:00:00Z", "1970-01-01T00:00:00Z", "1999-12-31T23:59:59.999Z",
+		"2000-01-01T00:30:00+01:00",
+	} {
+		got, err := ParseNotBefore(text)
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != "notBefore" {
+			t.Errorf("ParseNotBefore(%q) = %v, %v; want a field error naming notBefore", text, got, err)
+		}
+	}
+}
+
+func TestCheckNotBeforeRefusesTimesBeforeTheEarliest(t *testing.T) {
+	now := policyCreatedAt
+	err := CheckNotBefore(EarliestNotBefore.Add(-time.Nanosecond), now, DefaultMaxNotBefore)
+	var fe *FieldError
+	if !errors.As(err, &fe) || fe.Field != "notBefore" {
+		t.Errorf("just before the earliest: %v, want a field error naming notBefore", err)
+	}
+	if err := CheckNotBefore(EarliestNotBefore, now, DefaultMaxNotBefore); err != nil {
+		t.Errorf("the earliest itself: %v, want nil", err)
+	}
+}
+
+func TestCheckNotBeforeSaysHowFarAheadIsAllowed(t *testing.T) {
+	now := time.Date(2026, 2, 2, 9, 0, 0, 0, time.UTC)
+	for _, nb := range []time.Time{now.Add(DefaultMaxNotBefore + time.Second), time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)} {
+		err := CheckNotBefore(nb, now, DefaultMaxNotBefore)
+		var fe *FieldError
+		if !errors.As(err, &fe) {
+			t.Fatalf("notBefore %v: %v, want a field error", nb, err)
+		}
+		want := "must be at most 30 days (720h0m0s) ahead of the server's clock, so no later than 2026-03-04T09:00:00Z"
+		if fe.Message != want {
+			t.Errorf("notBefore %v: %q, want %q", nb, fe.Message, want)
+		}
+	}
+}

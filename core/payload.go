@@ -13,8 +13,8 @@ import (
 // bounds request bodies from it, so it has this one home.
 const DefaultMaxPayloadBytes = 256 << 10
 
-// CompactPayload validates a JSON payload and removes insignificant white
-// space. The compacted bytes are what SubmissionManager stores, compares for
+// CompactPayload validates a JSON payload (UTF-8, at most MaxPayloadDepth
+// levels deep) and removes insignificant white space. The compacted bytes are what SubmissionManager stores, compares for
 // idempotency and forwards to the gateway, so two submissions that differ
 // only in formatting are the same intent while any other difference (key
 // order, number spelling, string escapes) is a conflict.
@@ -27,6 +27,11 @@ func CompactPayload(raw []byte) (json.RawMessage, error) {
 	// would be forwarded to gateways and returned to clients as it came.
 	if !utf8.Valid(raw) {
 		return nil, &FieldError{Field: "payload", Message: "must be UTF-8 encoded JSON"}
+	}
+	// Before json.Compact, whose own depth limit would call the payload
+	// merely "not valid JSON".
+	if nestsDeeperThan(raw, MaxPayloadDepth) {
+		return nil, TooDeep("payload")
 	}
 	var buf bytes.Buffer
 	buf.Grow(len(raw))

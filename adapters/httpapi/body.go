@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/submissionmanager/submission-manager/adapters/httpapi/internal/apigen"
+	"github.com/submissionmanager/submission-manager/core"
 )
 
 // DefaultMaxBodiesInFlight is how many request bodies the API holds at once
@@ -51,13 +52,26 @@ type requestBody struct {
 
 func (b *requestBody) Close() error { return nil }
 
+// bodyGate is what admits a route's request bodies: the most of one it
+// reads, the slots that bound how many are held at once, and the byte
+// budget (shared by every route) that bounds how much they hold, charged as
+// a batch or a single body.
+type bodyGate struct {
+	limit  int64
+	slots  bodySlots
+	budget *bodyBudget
+	batch  bool
+}
+
 // readJSONBody refuses request bodies that are not JSON before reading
-// them, reads a JSON body up to maxBody bytes, and refuses it unless it is
-// exactly one JSON document. Reading once here bounds what any client can
-// make the server buffer, and settles "is this JSON at all" (a 400) before
-// the fields are judged (a 422). The body stays in one buffer until the
-// handler returns; slots bound how many such buffers exist at once.
-func readJSONBody(maxBody int64, slots bodySlots, log *slog.Logger) apigen.MiddlewareFunc {
+// them, reads a JSON body up to the gate's limit, and refuses it unless it
+// is exactly one JSON document. Reading once here bounds what any client
+// can make the server buffer, and settles "is this JSON at all" (a 400)
+// before the fields are judged (a 422). The body stays in one buffer until
+// the handler returns; the gate's slots bound how many such buffers exist
+// at once and its budget how many bytes they hold, both before any of the
+// body is read.
+func readJSONBody(gate bodyGate, log *slog.Logger) apigen.MiddlewareFunc {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Method != http.MethodPost && r.Method != http.MethodPut && r.Method != http.MethodPatch {
@@ -74,12 +88,24 @@ func readJSONBody(maxBody int64, slots bodySlots, log *slog.Logger) apigen.Middl
 				writeProblem(log, w, r, &unsupportedEncodingError{encoding: enc})
 				return
 			}
-			if !slots.tryAcquire() {
+			if r.ContentLength > gate.limit {
+				// Announced too large: refused before a byte is read.
+				writeProblem(log, w, r, &http.MaxBytesError{Limit: gate.limit})
+				return
+			}
+			if !gate.slots.tryAcquire() {
 				writeProblem(log, w, r, errTooManyBodies)
 				return
 			}
-			defer slots.release()
-			body, err := readBody(w, r, maxBody)
+			defer gate.slots.release()
+			charge, ok := gate.budget.chargeBody(r.ContentLength, gate.limit, gate.batch)
+			if !ok {
+				writeProblem(log, w, r, errTooManyBodies)
+				return
+			}
+			defer charge.release()
+			body, err := readBody(w, r, gate.limit)
+			charge.shrinkTo(int64(cap(body)))
 			switch {
 			case err != nil:
 				writeProblem(log, w, r, err)
@@ -93,7 +119,7 @@ func readJSONBody(maxBody int64, slots bodySlots, log *slog.Logger) apigen.Middl
 				writeProblem(log, w, r, &malformedError{reason: "the request body is not valid UTF-8"})
 				return
 			case !json.Valid(body):
-				writeProblem(log, w, r, &malformedError{reason: "the request body is not a valid JSON document"})
+				writeProblem(log, w, r, notJSON(body))
 				return
 			}
 			r.Body = &requestBody{Reader: bytes.NewReader(body), data: body}
@@ -101,6 +127,21 @@ func readJSONBody(maxBody int64, slots bodySlots, log *slog.Logger) apigen.Middl
 			r.GetBody = func() (io.ReadCloser, error) { return &requestBody{Reader: bytes.NewReader(body), data: body}, nil }
 			next.ServeHTTP(w, r)
 		})
+	}
+}
+
+// notJSON says why json.Valid refused a body: nesting deeper than it reads
+// is a 422 naming where (a request body must be an object, so a deep
+// array at its root is only not an object), anything else a 400.
+func notJSON(body []byte) error {
+	path, deep := tooDeepAt(body)
+	switch {
+	case !deep:
+		return &malformedError{reason: "the request body is not a valid JSON document"}
+	case strings.HasPrefix(path, "["):
+		return errNotAnObject
+	default:
+		return core.TooDeep(path)
 	}
 }
 

@@ -81,9 +81,10 @@ func (e *methodNotAllowedError) Error() string {
 	return fmt.Sprintf("method %s is not allowed here", e.method)
 }
 
-// errTooManyBodies means every body slot is taken: the API already holds as
-// many request bodies as the operator allows. The client should retry soon.
-var errTooManyBodies = errors.New("the server is holding as many request bodies as it may; retry shortly")
+// errTooManyBodies means every body slot is taken, or the byte budget
+// cannot take this body: the API already holds as many request bodies, or
+// bytes of them, as the operator allows. The client should retry soon.
+var errTooManyBodies = errors.New("the server is holding as many request bodies, or bytes of them, as it may; retry shortly")
 
 // unsupportedEncodingError refuses a body sent with a Content-Encoding the
 // server does not decode (anything but identity).

@@ -22,7 +22,11 @@ func TestPreferredWaitReadsRFC7240AndIgnoresWhatItCannotUse(t *testing.T) {
 		{"wait=1.5", 0, false},
 		{"wait=soon", 0, false},
 		{"wait", 0, false},
-		{"wait=99999999999", 0, false},
+		{"wait=4294967295", 4294967295 * time.Second, true},
+		{"wait=4294967296", 4294967296 * time.Second, true},
+		{"wait=99999999999", longestPreferredWait, true},
+		{"wait=184467440737095516160000", longestPreferredWait, true},
+		{"wait=+5", 0, false},
 		{"return=representation", 0, false},
 		{"", 0, false},
 	}

@@ -65,6 +65,9 @@ func TestRoles(t *testing.T) {
 		return call{"POST", "/v1/intents", `{"intentId":"i-1","submissionTarget":"t","payload":{}}`, key, want}
 	}
 	resubmit := func(key string, want int) call { return call{"POST", "/v1/intents/i-1/resubmissions", `{}`, key, want} }
+	batch := func(key string, want int) call {
+		return call{"POST", "/v1/intents/batch", `{"intents":[{"intentId":"i-1","submissionTarget":"t","payload":{}}]}`, key, want}
+	}
 	cases := []struct {
 		name             string
 		client, operator []string
@@ -73,11 +76,11 @@ func TestRoles(t *testing.T) {
 		{"no keys: everything open", nil, nil, []call{read("", 200), submit("", 201), resubmit("", 201)}},
 		{"client and operator keys", []string{"c-key"}, []string{"o-key"}, []call{
 			read("", 401), read("wrong", 401), read("c-key", 200), read("o-key", 200),
-			submit("c-key", 201), submit("o-key", 201),
+			submit("c-key", 201), submit("o-key", 201), batch("", 401), batch("c-key", 200), batch("o-key", 200),
 			resubmit("", 401), resubmit("c-key", 403), resubmit("o-key", 201),
 		}},
 		{"operator keys only", nil, []string{"o-key"}, []call{read("", 401), read("o-key", 200), resubmit("o-key", 201)}},
-		{"client keys only", []string{"c-key"}, nil, []call{read("c-key", 200), resubmit("c-key", 403), resubmit("", 401)}},
+		{"client keys only", []string{"c-key"}, nil, []call{read("c-key", 200), batch("c-key", 200), resubmit("c-key", 403), resubmit("", 401)}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -8,6 +8,7 @@ package httpapi
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -60,6 +61,12 @@ type Config struct {
 	// a request over it gets 503 with Retry-After before its body is read.
 	// Zero means DefaultMaxBodiesInFlight.
 	MaxBodiesInFlight int
+	// MaxBodyBytesInFlight bounds the bytes of request bodies held in
+	// memory at once (see bodyBudget); a request whose body would not fit
+	// gets 503 with Retry-After before its body is read. It must hold the
+	// largest body the API reads (LargestBody). Zero means
+	// DefaultMaxBodyBytesInFlight, or that largest body if it is larger.
+	MaxBodyBytesInFlight int64
 	// Logger receives refusals (debug) and server-side failures (error);
 	// nil means slog.Default().
 	Logger *slog.Logger
@@ -90,6 +97,18 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxBodiesInFlight <= 0 {
 		cfg.MaxBodiesInFlight = DefaultMaxBodiesInFlight
 	}
+	if cfg.MaxBatch <= 0 {
+		cfg.MaxBatch = ports.DefaultMaxBatch
+	}
+	largest := LargestBody(cfg.MaxPayloadBytes, cfg.MaxBatch)
+	switch {
+	case cfg.MaxBodyBytesInFlight == 0:
+		cfg.MaxBodyBytesInFlight = max(DefaultMaxBodyBytesInFlight, largest)
+	case cfg.MaxBodyBytesInFlight < largest:
+		return nil, fmt.Errorf("httpapi: MaxBodyBytesInFlight (%d) cannot hold the largest request body (%d bytes)",
+			cfg.MaxBodyBytesInFlight, largest)
+	}
+	budget := newBodyBudget(cfg.MaxBodyBytesInFlight)
 	log := cfg.Logger
 	validate, err := validateRequests(log)
 	if err != nil {
@@ -116,19 +135,17 @@ func New(cfg Config) (*Server, error) {
 		BaseRouter: mux,
 		// The last middleware runs first: body checks, then validation.
 		Middlewares: []apigen.MiddlewareFunc{validate,
-			readJSONBody(bodyLimit(cfg.MaxPayloadBytes), newBodySlots(cfg.MaxBodiesInFlight), log)},
+			readJSONBody(bodyGate{limit: bodyLimit(cfg.MaxPayloadBytes), slots: newBodySlots(cfg.MaxBodiesInFlight), budget: budget}, log)},
 		ErrorHandlerFunc: onError,
 	})
-	if cfg.MaxBatch <= 0 {
-		cfg.MaxBatch = ports.DefaultMaxBatch
-	}
 	var throttle ports.AuthThrottle = admitAll{}
 	if cfg.Throttle != nil {
 		throttle = cfg.Throttle
 	}
-	mux.Handle("POST "+batchPath, readJSONBody(batchBodyLimit(cfg.MaxPayloadBytes, cfg.MaxBatch),
-		newBodySlots(batchBodySlots(cfg.MaxBodiesInFlight)), log)(newBatchHandler(cfg.Service, log)))
-	mux.Handle("/", notFound(mux, log))
+	batch := newBatchHandler(cfg.Service, log)
+	mux.Handle("POST "+batchPath, readJSONBody(bodyGate{limit: batchBodyLimit(cfg.MaxPayloadBytes, cfg.MaxBatch),
+		slots: newBodySlots(batchBodySlots(cfg.MaxBodiesInFlight)), budget: budget, batch: true}, log)(batch))
+	mux.Handle(notFoundPattern, notFound(mux, log))
 	return &Server{mux: mux, handler: joinPreferLines(requireRole(core.NewKeySet(cfg.APIKeys, cfg.OperatorKeys), throttle, log, mux))}, nil
 }
 

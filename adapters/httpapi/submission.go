@@ -25,9 +25,10 @@ var errNotAnObject = &malformedError{reason: "the request body must be a JSON ob
 // states for the request, with messages naming the field: the keys are
 // strings without JSON-escaped lone surrogates (encoding/json would decode
 // "\ud800" and "\udc00" alike to U+FFFD, merging different intentIds),
-// notBefore is an RFC 3339 date-time, and each field is given once. What an
-// intentId may be is the service's to judge (core.ValidateIntentID), once.
-// Other members are ignored, as the schema allows.
+// notBefore is what core.ParseNotBefore takes, and each field is given
+// once. What an intentId may be is the service's to judge
+// (core.ValidateIntentID), once. Other members are ignored, as the schema
+// allows.
 func decodeSubmission(body []byte) (apigen.SubmitIntentRequest, error) {
 	var (
 		req                apigen.SubmitIntentRequest
@@ -82,7 +83,7 @@ func decodeSubmission(body []byte) (apigen.SubmitIntentRequest, error) {
 				return req, &core.FieldError{Field: key, Message: "must be given once"}
 			}
 			seenNotBefore = true
-			if req.NotBefore, err = dateTime(key, value); err != nil {
+			if req.NotBefore, err = notBefore(value); err != nil {
 				return req, err
 			}
 		}
@@ -280,20 +281,19 @@ func (s *scanner) value() ([]byte, bool) {
 	}
 }
 
-// dateTime reads an RFC 3339 date-time field (a JSON string such as
-// "2026-02-02T09:00:00Z" or "2026-02-02T10:00:00.5+01:00").
-func dateTime(field string, raw []byte) (*time.Time, error) {
-	invalid := &core.FieldError{Field: field, Message: "must be an RFC 3339 date-time, such as 2026-02-02T09:00:00Z"}
-	if len(raw) == 0 || raw[0] != '"' {
-		return nil, invalid
+// notBefore reads the notBefore field with core.ParseNotBefore, the one
+// judge of what a notBefore may be (an RFC 3339 date-time no earlier than
+// core.EarliestNotBefore). A value that is not a JSON string (a number,
+// null) is judged as the empty text, so it gets the same refusal as any
+// other text that is not a date-time.
+func notBefore(raw []byte) (*time.Time, error) {
+	var text string
+	if len(raw) > 0 && raw[0] == '"' {
+		text, _ = unquote(raw) // raw is a valid JSON string token
 	}
-	text, err := unquote(raw)
+	t, err := core.ParseNotBefore(text)
 	if err != nil {
-		return nil, invalid
-	}
-	t, err := time.Parse(time.RFC3339Nano, text)
-	if err != nil {
-		return nil, invalid
+		return nil, err
 	}
 	return &t, nil
 }

@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"context"
+	"errors"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -13,13 +15,20 @@ import (
 // DefaultMaxWait caps the wait a client may ask for with Prefer: wait=N.
 const DefaultMaxWait = 30 * time.Second
 
+// longestPreferredWait is what preferredWait makes of a wait too long for a
+// time.Duration: the longest whole number of seconds one holds, which every
+// cap is below.
+const longestPreferredWait = time.Duration(math.MaxInt64/int64(time.Second)) * time.Second
+
 // preferredWait reads the wait preference of a Prefer header (RFC 7240):
 // "wait=N" with N whole seconds, among other preferences separated by
 // commas, each perhaps with ";" parameters. It is the one place Prefer is
 // parsed. A header without a wait, or with a wait that is not a positive
 // whole number of seconds (a negative, a fraction, a word), asks for no
 // wait: RFC 7240 says a preference the server does not understand is
-// ignored, never an error.
+// ignored, never an error. A whole number too large for any cap, however
+// many digits it has, is longestPreferredWait, so the caller's cap applies
+// to it as to any other long wait.
 func preferredWait(prefer *string) (time.Duration, bool) {
 	if prefer == nil {
 		return 0, false
@@ -31,9 +40,14 @@ func preferredWait(prefer *string) (time.Duration, bool) {
 			continue
 		}
 		value = strings.Trim(strings.TrimSpace(value), `"`)
-		n, err := strconv.ParseUint(value, 10, 32)
-		if err != nil || n == 0 {
+		n, err := strconv.ParseUint(value, 10, 64)
+		switch {
+		case errors.Is(err, strconv.ErrRange): // all digits, beyond 64 bits
+			return longestPreferredWait, true
+		case err != nil || n == 0:
 			return 0, false
+		case n > uint64(longestPreferredWait/time.Second):
+			return longestPreferredWait, true
 		}
 		return time.Duration(n) * time.Second, true
 	}

@@ -204,3 +204,19 @@ func TestPreferOnSeveralHeaderLinesIsOneList(t *testing.T) {
 		t.Errorf("two Prefer lines: %d, Preference-Applied %q; want 200 and wait=3", res.StatusCode, res.Header.Get("Preference-Applied"))
 	}
 }
+
+// TestPreferWaitTakesEveryTooLargeValueAsTheCap: a wait beyond what a
+// 32-bit number holds used to be ignored (answered at once) while one just
+// below it was capped; every whole number of seconds over the cap is the
+// cap.
+func TestPreferWaitTakesEveryTooLargeValueAsTheCap(t *testing.T) {
+	g := &gate{} // a wait would block forever on the nil channels
+	svc, url := newWaitAPI(t, g, 10*time.Second)
+	svc.finish()
+	for _, prefer := range []string{"wait=11", "wait=4294967295", "wait=4294967296", "wait=9223372037", "wait=184467440737095516160000"} {
+		got := request(t, http.MethodGet, url+"/v1/intents/i-1", prefer)
+		if got.status != http.StatusOK || got.applied != "wait=10" {
+			t.Errorf("Prefer: %s -> %+v, want 200 with Preference-Applied: wait=10", prefer, got)
+		}
+	}
+}

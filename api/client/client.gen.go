@@ -662,18 +662,23 @@ type SubmitIntentRequest struct {
 	// Example: order-1234-shipping-sms
 	IntentId IntentID `json:"intentId"`
 
-	// NotBefore RFC 3339 time before which the first attempt is not made (at
-	// once when it is past). For a deadline contract the acceptance
-	// deadline counts from notBefore instead of creation. At most the
-	// server's --max-not-before (30 days by default) ahead. Kept to the
-	// microsecond; part of what an idempotent repeat must match.
+	// NotBefore RFC 3339 date-time (offsets from -23:59 to +23:59) before which
+	// the first attempt is not made (at once when it is past). For a
+	// deadline contract the acceptance deadline counts from notBefore
+	// instead of creation. At most the server's --max-not-before (30
+	// days by default) ahead, and not before 2000-01-01T00:00:00Z
+	// (earlier values are clients' zero dates sent by mistake); either
+	// is a 422 naming notBefore. Kept to the microsecond; part of what
+	// an idempotent repeat must match.
 	//
 	//
 	// Example: 2026-02-02T09:00:00Z
 	NotBefore *time.Time `json:"notBefore,omitempty"`
 
 	// Payload Any JSON value, null included, forwarded to the gateway as sent
-	// (without insignificant white space). At most 256 KiB by default.
+	// (without insignificant white space). At most 256 KiB by default,
+	// and arrays and objects nested at most 1,000 levels deep (a 422
+	// naming payload otherwise).
 	//
 	//
 	// Example: {"text":"Your order has shipped.","to":"+15551234567"}
@@ -808,7 +813,8 @@ type ListIntentsParams struct {
 type SubmitIntentParams struct {
 	// Prefer RFC 7240 preferences. `wait=N` (N whole seconds) asks to answer as
 	// soon as the intent is final, or after N seconds (at most the
-	// server's --max-wait, 30 s by default) with the intent as it stands.
+	// server's --max-wait, 30 s by default: any larger N waits the cap)
+	// with the intent as it stands.
 	// The body is the same as without the header. Other preferences, and a
 	// `wait` whose value is not a whole number of seconds, are ignored, as
 	// RFC 7240 asks; a server at its waiter cap answers at once.
@@ -819,7 +825,8 @@ type SubmitIntentParams struct {
 type GetIntentParams struct {
 	// Prefer RFC 7240 preferences. `wait=N` (N whole seconds) asks to answer as
 	// soon as the intent is final, or after N seconds (at most the
-	// server's --max-wait, 30 s by default) with the intent as it stands.
+	// server's --max-wait, 30 s by default: any larger N waits the cap)
+	// with the intent as it stands.
 	// The body is the same as without the header. Other preferences, and a
 	// `wait` whose value is not a whole number of seconds, are ignored, as
 	// RFC 7240 asks; a server at its waiter cap answers at once.
@@ -929,7 +936,7 @@ type ClientInterface interface {
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ListGateways List the gateways and their protection state (operator).
+	// ListGateways List the gateways and their protection state.
 	//
 	// Every gateway URL of the registry (and any other URL the executor
 	// still calls for older intents), with its targets and whether a pause
@@ -942,7 +949,7 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/gateways (the `ListGateways` operationId).
 	ListGateways(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PauseGatewayWithBody Pause a gateway by type or URL (operator).
+	// PauseGatewayWithBody Pause a gateway by type or URL (operator keys only).
 	//
 	// While paused, the gateway receives no calls; its intents wait without
 	// spending tries, and an intent whose wait would reach its deadline is
@@ -955,7 +962,7 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/gateways/pause (the `PauseGateway` operationId).
 	PauseGatewayWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// PauseGateway Pause a gateway by type or URL (operator).
+	// PauseGateway Pause a gateway by type or URL (operator keys only).
 	//
 	// While paused, the gateway receives no calls; its intents wait without
 	// spending tries, and an intent whose wait would reach its deadline is
@@ -968,7 +975,7 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/gateways/pause (the `PauseGateway` operationId).
 	PauseGateway(ctx context.Context, body PauseGatewayJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ResumeGatewayWithBody Resume a paused gateway by type or URL (operator).
+	// ResumeGatewayWithBody Resume a paused gateway by type or URL (operator keys only).
 	//
 	// Removes the pause of exactly this type or URL (a URL pause does not
 	// lift a type pause, nor the other way round). The leader sees it at
@@ -980,7 +987,7 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/gateways/resume (the `ResumeGateway` operationId).
 	ResumeGatewayWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ResumeGateway Resume a paused gateway by type or URL (operator).
+	// ResumeGateway Resume a paused gateway by type or URL (operator keys only).
 	//
 	// Removes the pause of exactly this type or URL (a URL pause does not
 	// lift a type pause, nor the other way round). The leader sees it at
@@ -1159,7 +1166,7 @@ func (c *Client) Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*ht
 	return c.Client.Do(req)
 }
 
-// ListGateways List the gateways and their protection state (operator).
+// ListGateways List the gateways and their protection state.
 //
 // Every gateway URL of the registry (and any other URL the executor
 // still calls for older intents), with its targets and whether a pause
@@ -1182,7 +1189,7 @@ func (c *Client) ListGateways(ctx context.Context, reqEditors ...RequestEditorFn
 	return c.Client.Do(req)
 }
 
-// PauseGatewayWithBody Pause a gateway by type or URL (operator).
+// PauseGatewayWithBody Pause a gateway by type or URL (operator keys only).
 //
 // While paused, the gateway receives no calls; its intents wait without
 // spending tries, and an intent whose wait would reach its deadline is
@@ -1205,7 +1212,7 @@ func (c *Client) PauseGatewayWithBody(ctx context.Context, contentType string, b
 	return c.Client.Do(req)
 }
 
-// PauseGateway Pause a gateway by type or URL (operator).
+// PauseGateway Pause a gateway by type or URL (operator keys only).
 //
 // While paused, the gateway receives no calls; its intents wait without
 // spending tries, and an intent whose wait would reach its deadline is
@@ -1228,7 +1235,7 @@ func (c *Client) PauseGateway(ctx context.Context, body PauseGatewayJSONRequestB
 	return c.Client.Do(req)
 }
 
-// ResumeGatewayWithBody Resume a paused gateway by type or URL (operator).
+// ResumeGatewayWithBody Resume a paused gateway by type or URL (operator keys only).
 //
 // Removes the pause of exactly this type or URL (a URL pause does not
 // lift a type pause, nor the other way round). The leader sees it at
@@ -1250,7 +1257,7 @@ func (c *Client) ResumeGatewayWithBody(ctx context.Context, contentType string, 
 	return c.Client.Do(req)
 }
 
-// ResumeGateway Resume a paused gateway by type or URL (operator).
+// ResumeGateway Resume a paused gateway by type or URL (operator keys only).
 //
 // Removes the pause of exactly this type or URL (a URL pause does not
 // lift a type pause, nor the other way round). The leader sees it at
@@ -2081,7 +2088,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	ReadyzWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ReadyzResponse, error)
 
-	// ListGatewaysWithResponse List the gateways and their protection state (operator).
+	// ListGatewaysWithResponse List the gateways and their protection state.
 	//
 	// Every gateway URL of the registry (and any other URL the executor
 	// still calls for older intents), with its targets and whether a pause
@@ -2096,7 +2103,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/gateways (the `ListGateways` operationId).
 	ListGatewaysWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListGatewaysResponse, error)
 
-	// PauseGatewayWithBodyWithResponse Pause a gateway by type or URL (operator).
+	// PauseGatewayWithBodyWithResponse Pause a gateway by type or URL (operator keys only).
 	//
 	// While paused, the gateway receives no calls; its intents wait without
 	// spending tries, and an intent whose wait would reach its deadline is
@@ -2109,7 +2116,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/gateways/pause (the `PauseGateway` operationId).
 	PauseGatewayWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PauseGatewayResponse, error)
 
-	// PauseGatewayWithResponse Pause a gateway by type or URL (operator).
+	// PauseGatewayWithResponse Pause a gateway by type or URL (operator keys only).
 	//
 	// While paused, the gateway receives no calls; its intents wait without
 	// spending tries, and an intent whose wait would reach its deadline is
@@ -2122,7 +2129,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/gateways/pause (the `PauseGateway` operationId).
 	PauseGatewayWithResponse(ctx context.Context, body PauseGatewayJSONRequestBody, reqEditors ...RequestEditorFn) (*PauseGatewayResponse, error)
 
-	// ResumeGatewayWithBodyWithResponse Resume a paused gateway by type or URL (operator).
+	// ResumeGatewayWithBodyWithResponse Resume a paused gateway by type or URL (operator keys only).
 	//
 	// Removes the pause of exactly this type or URL (a URL pause does not
 	// lift a type pause, nor the other way round). The leader sees it at
@@ -2134,7 +2141,7 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/gateways/resume (the `ResumeGateway` operationId).
 	ResumeGatewayWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ResumeGatewayResponse, error)
 
-	// ResumeGatewayWithResponse Resume a paused gateway by type or URL (operator).
+	// ResumeGatewayWithResponse Resume a paused gateway by type or URL (operator keys only).
 	//
 	// Removes the pause of exactly this type or URL (a URL pause does not
 	// lift a type pause, nor the other way round). The leader sees it at
@@ -2438,6 +2445,8 @@ type PauseGatewayResponse struct {
 	ApplicationproblemJSON400 *MalformedRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *UnsupportedMediaType
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
@@ -2465,6 +2474,11 @@ func (r PauseGatewayResponse) GetApplicationproblemJSON400() *MalformedRequest {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r PauseGatewayResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PauseGatewayResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
@@ -2535,6 +2549,8 @@ type ResumeGatewayResponse struct {
 	ApplicationproblemJSON400 *MalformedRequest
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *UnsupportedMediaType
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
@@ -2562,6 +2578,11 @@ func (r ResumeGatewayResponse) GetApplicationproblemJSON400() *MalformedRequest 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r ResumeGatewayResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ResumeGatewayResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
@@ -3306,7 +3327,7 @@ func (c *ClientWithResponses) ReadyzWithResponse(ctx context.Context, reqEditors
 	return ParseReadyzResponse(rsp)
 }
 
-// ListGatewaysWithResponse List the gateways and their protection state (operator).
+// ListGatewaysWithResponse List the gateways and their protection state.
 //
 // Every gateway URL of the registry (and any other URL the executor
 // still calls for older intents), with its targets and whether a pause
@@ -3327,7 +3348,7 @@ func (c *ClientWithResponses) ListGatewaysWithResponse(ctx context.Context, reqE
 	return ParseListGatewaysResponse(rsp)
 }
 
-// PauseGatewayWithBodyWithResponse Pause a gateway by type or URL (operator).
+// PauseGatewayWithBodyWithResponse Pause a gateway by type or URL (operator keys only).
 //
 // While paused, the gateway receives no calls; its intents wait without
 // spending tries, and an intent whose wait would reach its deadline is
@@ -3346,7 +3367,7 @@ func (c *ClientWithResponses) PauseGatewayWithBodyWithResponse(ctx context.Conte
 	return ParsePauseGatewayResponse(rsp)
 }
 
-// PauseGatewayWithResponse Pause a gateway by type or URL (operator).
+// PauseGatewayWithResponse Pause a gateway by type or URL (operator keys only).
 //
 // While paused, the gateway receives no calls; its intents wait without
 // spending tries, and an intent whose wait would reach its deadline is
@@ -3365,7 +3386,7 @@ func (c *ClientWithResponses) PauseGatewayWithResponse(ctx context.Context, body
 	return ParsePauseGatewayResponse(rsp)
 }
 
-// ResumeGatewayWithBodyWithResponse Resume a paused gateway by type or URL (operator).
+// ResumeGatewayWithBodyWithResponse Resume a paused gateway by type or URL (operator keys only).
 //
 // Removes the pause of exactly this type or URL (a URL pause does not
 // lift a type pause, nor the other way round). The leader sees it at
@@ -3383,7 +3404,7 @@ func (c *ClientWithResponses) ResumeGatewayWithBodyWithResponse(ctx context.Cont
 	return ParseResumeGatewayResponse(rsp)
 }
 
-// ResumeGatewayWithResponse Resume a paused gateway by type or URL (operator).
+// ResumeGatewayWithResponse Resume a paused gateway by type or URL (operator keys only).
 //
 // Removes the pause of exactly this type or URL (a URL pause does not
 // lift a type pause, nor the other way round). The leader sees it at
@@ -3728,6 +3749,13 @@ func ParsePauseGatewayResponse(rsp *http.Response) (*PauseGatewayResponse, error
 		}
 		response.ApplicationproblemJSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest UnsupportedMediaType
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -3815,6 +3843,13 @@ func ParseResumeGatewayResponse(rsp *http.Response) (*ResumeGatewayResponse, err
 			return nil, err
 		}
 		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest UnsupportedMediaType

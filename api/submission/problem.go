@@ -36,6 +36,7 @@ const (
 	TypeStoreUnavailable        = TypeBase + "store-unavailable"
 	TypeNotAvailable            = TypeBase + "not-available"
 	TypeServerBusy              = TypeBase + "server-busy"
+	TypeAuthenticationThrottled = TypeBase + "authentication-throttled"
 	TypeInternalError           = TypeBase + "internal-error"
 )
 

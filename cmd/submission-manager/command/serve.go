@@ -159,6 +159,8 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 		Waiter:            s.watcher,
 		MaxWait:           cfg.MaxWait,
 		Logger:            log,
+
+		MaxBodyBytesInFlight: cfg.MaxBodyBytesInFlight,
 	})
 	if err != nil {
 		return nil, err

@@ -88,6 +88,11 @@ type ServeConfig struct {
 	// MaxBodiesInFlight bounds the request bodies held in memory at once;
 	// over it a request gets 503 with Retry-After before its body is read.
 	MaxBodiesInFlight int
+	// MaxBodyBytesInFlight bounds the bytes of request bodies held in
+	// memory at once, so that a few large bodies cannot pin what the count
+	// bound allows; over it a request gets 503 with Retry-After before its
+	// body is read. It must hold the largest body (httpapi.LargestBody).
+	MaxBodyBytesInFlight int64
 	// WriteTimeout bounds one request from the end of its headers to the
 	// end of its answer (net/http's Server.WriteTimeout).
 	WriteTimeout time.Duration
@@ -151,6 +156,7 @@ func DefaultServeConfig() ServeConfig {
 		MaxPayloadBytes:         core.DefaultMaxPayloadBytes,
 		MaxBatch:                ports.DefaultMaxBatch,
 		MaxBodiesInFlight:       httpapi.DefaultMaxBodiesInFlight,
+		MaxBodyBytesInFlight:    httpapi.DefaultMaxBodyBytesInFlight,
 		WriteTimeout:            DefaultWriteTimeout,
 		PprofListen:             DefaultPprofListen,
 		GatewayTimeout:          DefaultGatewayTimeout,
@@ -189,6 +195,7 @@ func parseServeConfig(args []string, env LookupEnv, stderr io.Writer) (ServeConf
 	fs.Int64Var(&cfg.MaxPayloadBytes, "max-payload-bytes", cfg.MaxPayloadBytes, "largest accepted payload, in bytes of compacted JSON")
 	fs.IntVar(&cfg.MaxBatch, "max-batch", cfg.MaxBatch, "most intents in one POST /v1/intents/batch (the batch body limit scales with it)")
 	fs.IntVar(&cfg.MaxBodiesInFlight, "max-bodies-in-flight", cfg.MaxBodiesInFlight, "request bodies held in memory at once; beyond, 503 with Retry-After")
+	fs.Int64Var(&cfg.MaxBodyBytesInFlight, "max-body-bytes-in-flight", cfg.MaxBodyBytesInFlight, "bytes of request bodies held in memory at once (batches at most half); beyond, 503 with Retry-After")
 	fs.DurationVar(&cfg.WriteTimeout, "write-timeout", cfg.WriteTimeout, "bound on one request from its headers to the end of its answer (keep above the long-poll cap)")
 	fs.DurationVar(&cfg.GatewayTimeout, "gateway-timeout", cfg.GatewayTimeout, "bound on one gateway call")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "drain time after SIGTERM before in-flight work is abandoned")
@@ -272,6 +279,9 @@ func (c ServeConfig) Validate() error {
 	}
 	if c.MaxBatch < 1 || c.MaxBatch > maxMaxBatch {
 		errs = append(errs, fmt.Errorf("--max-batch must be between 1 and %d, got %d", maxMaxBatch, c.MaxBatch))
+	} else if largest := httpapi.LargestBody(c.MaxPayloadBytes, c.MaxBatch); c.MaxPayloadBytes >= 1 && c.MaxBodyBytesInFlight < largest {
+		errs = append(errs, fmt.Errorf("--max-body-bytes-in-flight must hold the largest request body, %d bytes (a batch at --max-payload-bytes and --max-batch), got %d",
+			largest, c.MaxBodyBytesInFlight))
 	}
 	if len(c.HolderID) > 128 {
 		errs = append(errs, fmt.Errorf("--holder-id is %d bytes; the lease row holds at most 128", len(c.HolderID)))

@@ -117,6 +117,8 @@ func TestBadValuesNameTheFlag(t *testing.T) {
 		{"api keys of blanks", []string{"--api-keys", " , ,"}, nil, []string{"--api-keys", "no key"}},
 		{"empty env api keys", nil, map[string]string{"SUBMISSION_API_KEYS": ""}, []string{"--api-keys", "SUBMISSION_API_KEYS"}},
 		{"no body slots", []string{"--max-bodies-in-flight", "0"}, nil, []string{"--max-bodies-in-flight"}},
+		{"body bytes below a batch", []string{"--max-body-bytes-in-flight", "1000000"}, nil, []string{"--max-body-bytes-in-flight", "4636672"}},
+		{"body bytes below a larger batch", []string{"--max-batch", "10000", "--max-payload-bytes", "16777216"}, nil, []string{"--max-body-bytes-in-flight", "--max-batch"}},
 		{"zero write timeout", []string{"--write-timeout", "0s"}, nil, []string{"--write-timeout"}},
 		{"pprof without address", []string{"--pprof", "--pprof-listen", ""}, nil, []string{"--pprof-listen"}},
 		{"wait under a second", []string{"--max-wait", "500ms"}, nil, []string{"--max-wait"}},

@@ -33,6 +33,7 @@ export declare const ProblemKinds: {
     readonly StoreUnavailable: "store-unavailable";
     readonly NotAvailable: "not-available";
     readonly ServerBusy: "server-busy";
+    readonly AuthenticationThrottled: "authentication-throttled";
     readonly InternalError: "internal-error";
 };
 /** One of the documented kinds of error. */

@@ -23,6 +23,7 @@ export const ProblemKinds = {
     StoreUnavailable: "store-unavailable",
     NotAvailable: "not-available",
     ServerBusy: "server-busy",
+    AuthenticationThrottled: "authentication-throttled",
     InternalError: "internal-error",
 };
 /**

@@ -155,7 +155,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List the gateways and their protection state (operator).
+         * List the gateways and their protection state.
          * @description Every gateway URL of the registry (and any other URL the executor
          *     still calls for older intents), with its targets and whether a pause
          *     covers it. When this instance leads, each gateway the executor has
@@ -183,7 +183,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Pause a gateway by type or URL (operator).
+         * Pause a gateway by type or URL (operator keys only).
          * @description While paused, the gateway receives no calls; its intents wait without
          *     spending tries, and an intent whose wait would reach its deadline is
          *     exhausted with deadline_exceeded as usual. The pause is stored: every
@@ -207,7 +207,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Resume a paused gateway by type or URL (operator).
+         * Resume a paused gateway by type or URL (operator keys only).
          * @description Removes the pause of exactly this type or URL (a URL pause does not
          *     lift a type pause, nor the other way round). The leader sees it at
          *     its next schedule refresh; waiting intents run when their deferral
@@ -294,7 +294,9 @@ export interface components {
             submissionTarget: string;
             /**
              * @description Any JSON value, null included, forwarded to the gateway as sent
-             *     (without insignificant white space). At most 256 KiB by default.
+             *     (without insignificant white space). At most 256 KiB by default,
+             *     and arrays and objects nested at most 1,000 levels deep (a 422
+             *     naming payload otherwise).
              * @example {
              *       "to": "+15551234567",
              *       "text": "Your order has shipped."
@@ -303,11 +305,14 @@ export interface components {
             payload: unknown | (never | null);
             /**
              * Format: date-time
-             * @description RFC 3339 time before which the first attempt is not made (at
-             *     once when it is past). For a deadline contract the acceptance
-             *     deadline counts from notBefore instead of creation. At most the
-             *     server's --max-not-before (30 days by default) ahead. Kept to the
-             *     microsecond; part of what an idempotent repeat must match.
+             * @description RFC 3339 date-time (offsets from -23:59 to +23:59) before which
+             *     the first attempt is not made (at once when it is past). For a
+             *     deadline contract the acceptance deadline counts from notBefore
+             *     instead of creation. At most the server's --max-not-before (30
+             *     days by default) ahead, and not before 2000-01-01T00:00:00Z
+             *     (earlier values are clients' zero dates sent by mistake); either
+             *     is a 422 naming notBefore. Kept to the microsecond; part of what
+             *     an idempotent repeat must match.
              * @example 2026-02-02T09:00:00Z
              */
             notBefore?: string;
@@ -1148,8 +1153,9 @@ export interface components {
         };
         /**
          * @description The database cannot be reached (store-unavailable), or the server
-         *     already holds as many request bodies as it is configured to
-         *     (server-busy); retry after the Retry-After header's seconds.
+         *     already holds as many request bodies, or bytes of request bodies,
+         *     as it is configured to (server-busy); retry after the Retry-After
+         *     header's seconds.
          */
         SubmitUnavailable: {
             headers: {
@@ -1163,7 +1169,7 @@ export interface components {
                  *       "type": "https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#server-busy",
                  *       "title": "Server busy",
                  *       "status": 503,
-                 *       "detail": "the server is holding as many request bodies as it may; retry shortly",
+                 *       "detail": "the server is holding as many request bodies, or bytes of them, as it may; retry shortly",
                  *       "instance": "/v1/intents"
                  *     }
                  */
@@ -1193,7 +1199,8 @@ export interface components {
         /**
          * @description RFC 7240 preferences. `wait=N` (N whole seconds) asks to answer as
          *     soon as the intent is final, or after N seconds (at most the
-         *     server's --max-wait, 30 s by default) with the intent as it stands.
+         *     server's --max-wait, 30 s by default: any larger N waits the cap)
+         *     with the intent as it stands.
          *     The body is the same as without the header. Other preferences, and a
          *     `wait` whose value is not a whole number of seconds, are ignored, as
          *     RFC 7240 asks; a server at its waiter cap answers at once.
@@ -1258,7 +1265,8 @@ export interface operations {
                 /**
                  * @description RFC 7240 preferences. `wait=N` (N whole seconds) asks to answer as
                  *     soon as the intent is final, or after N seconds (at most the
-                 *     server's --max-wait, 30 s by default) with the intent as it stands.
+                 *     server's --max-wait, 30 s by default: any larger N waits the cap)
+                 *     with the intent as it stands.
                  *     The body is the same as without the header. Other preferences, and a
                  *     `wait` whose value is not a whole number of seconds, are ignored, as
                  *     RFC 7240 asks; a server at its waiter cap answers at once.
@@ -1322,7 +1330,8 @@ export interface operations {
                 /**
                  * @description RFC 7240 preferences. `wait=N` (N whole seconds) asks to answer as
                  *     soon as the intent is final, or after N seconds (at most the
-                 *     server's --max-wait, 30 s by default) with the intent as it stands.
+                 *     server's --max-wait, 30 s by default: any larger N waits the cap)
+                 *     with the intent as it stands.
                  *     The body is the same as without the header. Other preferences, and a
                  *     `wait` whose value is not a whole number of seconds, are ignored, as
                  *     RFC 7240 asks; a server at its waiter cap answers at once.
@@ -1529,6 +1538,7 @@ export interface operations {
             };
             400: components["responses"]["MalformedRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["AuthenticationThrottled"];
@@ -1573,6 +1583,7 @@ export interface operations {
             };
             400: components["responses"]["MalformedRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["AuthenticationThrottled"];

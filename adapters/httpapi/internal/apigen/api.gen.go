@@ -668,18 +668,23 @@ type SubmitIntentRequest struct {
 	// Example: order-1234-shipping-sms
 	IntentId IntentID `json:"intentId"`
 
-	// NotBefore RFC 3339 time before which the first attempt is not made (at
-	// once when it is past). For a deadline contract the acceptance
-	// deadline counts from notBefore instead of creation. At most the
-	// server's --max-not-before (30 days by default) ahead. Kept to the
-	// microsecond; part of what an idempotent repeat must match.
+	// NotBefore RFC 3339 date-time (offsets from -23:59 to +23:59) before which
+	// the first attempt is not made (at once when it is past). For a
+	// deadline contract the acceptance deadline counts from notBefore
+	// instead of creation. At most the server's --max-not-before (30
+	// days by default) ahead, and not before 2000-01-01T00:00:00Z
+	// (earlier values are clients' zero dates sent by mistake); either
+	// is a 422 naming notBefore. Kept to the microsecond; part of what
+	// an idempotent repeat must match.
 	//
 	//
 	// Example: 2026-02-02T09:00:00Z
 	NotBefore *time.Time `json:"notBefore,omitempty"`
 
 	// Payload Any JSON value, null included, forwarded to the gateway as sent
-	// (without insignificant white space). At most 256 KiB by default.
+	// (without insignificant white space). At most 256 KiB by default,
+	// and arrays and objects nested at most 1,000 levels deep (a 422
+	// naming payload otherwise).
 	//
 	//
 	// Example: {"text":"Your order has shipped.","to":"+15551234567"}
@@ -814,7 +819,8 @@ type ListIntentsParams struct {
 type SubmitIntentParams struct {
 	// Prefer RFC 7240 preferences. `wait=N` (N whole seconds) asks to answer as
 	// soon as the intent is final, or after N seconds (at most the
-	// server's --max-wait, 30 s by default) with the intent as it stands.
+	// server's --max-wait, 30 s by default: any larger N waits the cap)
+	// with the intent as it stands.
 	// The body is the same as without the header. Other preferences, and a
 	// `wait` whose value is not a whole number of seconds, are ignored, as
 	// RFC 7240 asks; a server at its waiter cap answers at once.
@@ -825,7 +831,8 @@ type SubmitIntentParams struct {
 type GetIntentParams struct {
 	// Prefer RFC 7240 preferences. `wait=N` (N whole seconds) asks to answer as
 	// soon as the intent is final, or after N seconds (at most the
-	// server's --max-wait, 30 s by default) with the intent as it stands.
+	// server's --max-wait, 30 s by default: any larger N waits the cap)
+	// with the intent as it stands.
 	// The body is the same as without the header. Other preferences, and a
 	// `wait` whose value is not a whole number of seconds, are ignored, as
 	// RFC 7240 asks; a server at its waiter cap answers at once.
@@ -852,13 +859,13 @@ type ServerInterface interface {
 	// Readyz Readiness with this instance's role.
 	// (GET /readyz)
 	Readyz(w http.ResponseWriter, r *http.Request)
-	// ListGateways List the gateways and their protection state (operator).
+	// ListGateways List the gateways and their protection state.
 	// (GET /v1/gateways)
 	ListGateways(w http.ResponseWriter, r *http.Request)
-	// PauseGateway Pause a gateway by type or URL (operator).
+	// PauseGateway Pause a gateway by type or URL (operator keys only).
 	// (POST /v1/gateways/pause)
 	PauseGateway(w http.ResponseWriter, r *http.Request)
-	// ResumeGateway Resume a paused gateway by type or URL (operator).
+	// ResumeGateway Resume a paused gateway by type or URL (operator keys only).
 	// (POST /v1/gateways/resume)
 	ResumeGateway(w http.ResponseWriter, r *http.Request)
 	// ListIntents List intents, newest first.
@@ -1539,6 +1546,22 @@ func (response PauseGateway401ApplicationProblemPlusJSONResponse) VisitPauseGate
 	return err
 }
 
+type PauseGateway403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response PauseGateway403ApplicationProblemPlusJSONResponse) VisitPauseGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type PauseGateway415ApplicationProblemPlusJSONResponse struct {
 	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
 }
@@ -1670,6 +1693,22 @@ func (response ResumeGateway401ApplicationProblemPlusJSONResponse) VisitResumeGa
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ResumeGateway403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response ResumeGateway403ApplicationProblemPlusJSONResponse) VisitResumeGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -2472,13 +2511,13 @@ type StrictServerInterface interface {
 	// Readyz Readiness with this instance's role.
 	// (GET /readyz)
 	Readyz(ctx context.Context, request ReadyzRequestObject) (ReadyzResponseObject, error)
-	// ListGateways List the gateways and their protection state (operator).
+	// ListGateways List the gateways and their protection state.
 	// (GET /v1/gateways)
 	ListGateways(ctx context.Context, request ListGatewaysRequestObject) (ListGatewaysResponseObject, error)
-	// PauseGateway Pause a gateway by type or URL (operator).
+	// PauseGateway Pause a gateway by type or URL (operator keys only).
 	// (POST /v1/gateways/pause)
 	PauseGateway(ctx context.Context, request PauseGatewayRequestObject) (PauseGatewayResponseObject, error)
-	// ResumeGateway Resume a paused gateway by type or URL (operator).
+	// ResumeGateway Resume a paused gateway by type or URL (operator keys only).
 	// (POST /v1/gateways/resume)
 	ResumeGateway(ctx context.Context, request ResumeGatewayRequestObject) (ResumeGatewayResponseObject, error)
 	// ListIntents List intents, newest first.
@@ -2848,153 +2887,158 @@ func (sh *strictHandler) GetTarget(w http.ResponseWriter, r *http.Request, submi
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L17c9s2vjD8VTA8ZybWlJJp2W4TefqHm026PqdJs7m87zwtc2KIhCTUJMAFQNtqxvvZn8EPF4IXXZzY",
-	"3Z59dme2sSSSAH73Oz9HGS8rzghTMpp9jlYE50TAn28EWRBBWEbOq6qgJNdf5kRmglaKchbNossbTNX3",
-	"ry/RzYowpFYESSKuiUArzngtSI4wujTPmSF97SU6eI2ohEv1Z0RVyrB5fIzwQhGBqJIow9XoDOG5JEyZ",
-	"h1OFMJM3RD/0hqoVrxU8gbLlJGVRHMlsRUqs90hucVkVJJpFsL2jJIojta70F1IJypbR3d1dHFVY4JKo",
-	"1mn7R3z78jn6bnqSoMqDQ06QP/jBa3Sz4oU+eMZZLkcIyyuJFLe7RVimTHLOEDanpkzpM1GJFpThIkZc",
-	"2HO/ds9AB1ihkkulb0iZAekTicbjEt+O9coxOk6QRPM1yskC14UaAUzCBbDUIJMKs1xOUvZ+RdCc52sH",
-	"fIlLoq9xoNTfGdxP0M9qRUR43hhhliOcskuDw5sVlwRd46Im+nmMK4QtGFhdzolAfOEOEyMsCKJLxgWg",
-	"WKbMg1SD6gxhRzRYAe71GkRoErAwlPoXzjJiEE01WsxeozhiuNSItej7AjIQRFacSQJUcF6rFWGKZlij",
-	"//1KcKUKQ/kZB8DqP4FgzSWHleDzgpTf/CY1uQSrakJSmBbRLFIrKhHOc0Gk1HDVVE1ypDhHJWZrVLMr",
-	"xm8YuiJreYYEUWKNKEPfSjitxmGmd314fXRosKt/kAqrWkazk+mzOFJUwUnb+0fKH8AffaVUJWeHh0uq",
-	"VvV8kvHyUNbzkkpJOSsxw0sigm/G7qt5weeHJabsMOeZPMQVnZT5f+DWeuNmvbsQE/8pyCKaRf9x2Mia",
-	"Q/OrPHxj4Gdw0WY9TbOC/L0mUj2RKCso0PV+YEQFVqRYn6VMNU9BN1giQRa1DIRIwfkVZUtHfVdkPUFv",
-	"AQWGLYEH4YvxOXxhSO+JbCgceA8jQZcrBQ8AOg1EaXB7X8K8s1xfM0ULYER3xhKv3TkR1g9GeIkpm7TI",
-	"3OJVE8aSCA3Huzh6ycWc5jlhD0G5vCLC0BMjJJcIM/sVF3pTG4n0kIuciPHR9PhkLFe0qihbjmUpDwVp",
-	"CKxFyslxQ8rNER6Jdhd+gYciVo0hzemOVq/I+gwQugOC6GA8dp/HmnpHE72ni5yUFVeEZevnnC0Kmql7",
-	"oPNBTmQweZEjckulko7Sc7oA3aBQA+33WCyJilGF1wXHudZrjKsfyIILAsd5hYsFFyXJ3xpu/GrSbPja",
-	"aTajia5xQXP0X+9+fo1yntWlXmAfQZokDfX5zbo1HosKS7fQ2C30UNTYBgqAg89/I5kCbLzm6iWv2deq",
-	"NsadwbECA4dKTzP3lgstXJw0uLgwC+hzLGDLj4QKs70x42ps1nkITLzmSNbZykGJC6SAUQAJbwyvvOf8",
-	"J/3lV+LCcZ5WiIV+3gwdJ/p/aL5WRCK9cZwpbYZp5iloScEQnX47PTo52YtFjgIB/aa73GPhxZ5rrDgf",
-	"m4UeikUcxA64MC4J2LCacUaI3GYgq/X3GWcLugSHBqAGyLNi7D0tCa8fXJrlNDecKwS9JiB4aehiPdGW",
-	"jIa+XX4vAfe0wZ7dfXD/o+DOnmnslnlQ4XZPGE3Qe23LZZwxkoE2ptqs5JLk2uqWhOUowIO24gDNzWG/",
-	"QA0PIdvKgjTaIAjTSO+sIiynbHmGOCvWiLCc5FaKaP+YobneKexNKZI/pBX2bFD2wg7+ANlr1nkoQgm0",
-	"kz8EON0a04zcNCaO9iS1acbB/TVfA6O/U1yQDwxfY1rgeUEegNWlfqTGot4TIBJnK0OG2vPQzovYh6VP",
-	"Q4sZ9onqYKOPhCzY/Thc6KGwlWOF51juAo1BC5D+A+PFRCKoRCte5OAWSuNcBsKZajKB8EqJ125fcsWF",
-	"Ktb3R5pZcV7L9aOhC5YYwxKPjyh00COPkWc4s5WU4UIL5jVAWW6HsZbRjfpVPGUHwYFGDv7eWUfbfPUv",
-	"88wVN8HKOTgzZkHKlnv44R8YrtWKC/r7VweRQD2d26fBbTP0A8GCCJTWSXKc4YpqZxI+kP3sgaOGDls7",
-	"fSRCrMM1HoISz99cmGgPFi0jDbc1Ocq0hUC0BmAE8YX+rQQZ8oFVgmdESk2mL5iiav0guv0in+n9KEyZ",
-	"C/teU0nnBdGcoH8RvEDZCgttkAv04ZtpMn2xDWmUgVv7kpIil9Hs18/RQv8ZrBjFUalPov2I6AsWv/sY",
-	"BhWnoQ1gPGqz4KMZALDI2CzyIMRhNqzP7EP9CPxTWKmRSZ0Qhr7GhhItjci6qrhQJH9Fcorfw/G/ikie",
-	"m1vH+lEojRS5VYdVgSkzlp8WqH7NMwScHy4Bj97LXTsNGdw/EpX6HAjw+Gis7lcbw2pjWOYxYhvSpju6",
-	"EAIEU2l+N4GrlDnIv2AZB/1urD21wgzRnIAEQAeBKZCTjOdWdIzAJfBnMBkDpUhZqb7y+JmFpKV1iH7q",
-	"Eityg9cTdAF0JkimzfPcqZbgEkRlyjJcFJoEFpRRuSL5Odzl82K0IFZFUoYWBV2u1ASd+6sRNptLmTZ/",
-	"MUO8VhkviTmgW6dJq5GiGJtg1AjSUgwRIbhI2YESmEmNTrTAtKgFiZ1TFTt+ss8ZTdC5vQ9JhYWibJmy",
-	"NDI0bZ2VWRqhEosr2JTdpMaBi9A7oNQKMaKxoM+bsoPCKO4VreDCgkvluJjckqxWsCivqjZENRRjE8i3",
-	"h34i0VwQfEUE4hVhBKQENctXGPIDJcEMIOwERcpwlpEKWA7lBOcFZQStcI4qLCXJR8a4CPi9wVo0i6bJ",
-	"9NtxMh0n0/dH01mSzJJkkjz97pcojkzSLJodxZHFkL5bEAwiJKoEv6Y5EZ8s7AMOjwT5jWTKqlMN7m2r",
-	"HU1/0ddVgldEKGpSXoCqdr6sRxl/ff/+DTpNpjP0A87Rj+bnfjotbp04fOKWw2uCw3rLOVYE4gRDD9aG",
-	"IhEXAzloLQ4MXRgKKnFusG7pahLiJJLlODkaWqAgWJIXFc9WG5eQBBF9Qfh0oBhYsma5dkyCxY6Dw1Gm",
-	"vj1p1vVWYoP8AFxHcVRSRsu6hL/79wRUsk2I/mwva9NG93T/v8vdh0dyPDhBH/S5kIn0WV6C8MOCFwW/",
-	"SRk4ZDGar5uk/oIL1FhaFjtPpLlXFlzJDqtsJtf96APSuH+vqdBW9q8OpOGpP/p7TAxcw0TrAm0C9UFy",
-	"3pLcYBU8kcZywpkCCWfjCs6yBI3BcCVXXCGFrwhLmatb0PD0oi9GkhsnFgmypFL7LiSnSlpJl60wW2qp",
-	"PrFZRy1otaKiICz1soLhwso7vb+KFzRbg81rNWKFhdLAh4e0RZJl7fcWfhB0L/HtuZds1ueJZsdJHJU8",
-	"JyBkcGEBbxbT2LACUEO5Y0CZB0+CuxQRJWW4sASp7Vdn0H5q8ivNNxmtqMvamO+cZfuxJ79aJ9rODz8G",
-	"l95tOneXFt7YBOzCKhov+S3cOSvWM8MadVkXWNFrbZ/ULI/RQvDSZKANuWgiEgRMlNiFK29WNFuhQLWU",
-	"tVRohauKsA76ACVbBYM+kuHiPU5S4ttPludleJqWEDvduSTQyHbAv9LX3DXUs8P2M1fdDVHW55YsbxNZ",
-	"V6T3qa5X3APaUzORUbbSqBAXCG5KaZya1ay/NjZjyoS/Gyw5Jag2osAo03c7vtRisivwvpj844gqUsog",
-	"4BCc13yBhcDrnkzsgTJucY7Fo0fRAPSGROiL2xWupSL5W2us9JWLpm4LClEXxAayG/CeWcGHvUFqzRwg",
-	"Q6bp7lcvbT6ZrAyEKELy/WSDT1EccUY+aSn8SVNWQbRt9DFUNRtu60HTWTltF86Zmfpva0FqgFTEOGQv",
-	"wQaPZglIqTnZYIudasUmSEaYeo6LQkazoyRx37w0xzdf3sWDItt+90EU1nObHR4eTb+bJJNkcjR7mjxN",
-	"NCrBkI1mC1xIEkdGj4Hs1ZwzxypbaekdclFfvIYH3kO2vnBqKeru/F6iOTxfyPKbjtrDnjv7gLEDDh82",
-	"Zr4xUahEH97+ZFwACW6xc6m4yEhLHDpYmvXmnBcEw1k9dD8PVjEZTf9E9g0LiQSvTR2T38qkLSs2o+uL",
-	"xUEA4K4gcCfxQBxi/B66t9jlTyS6puRGw1pbhc4FbhsmPWaa10KqaDZNOnxV4tsL//npPnyGFWkx2G6W",
-	"a7OA31rPTAzqU8EAoCKrqfKuJZVI1QK8y8UiFGcm6aiFlTnrCheLT/B3S1TZX3uYtaAZpDSsbGZfu7j6",
-	"utjsT0MegiFth0iDt6/TG4B31wDYeVL1oQoffQifnWywUC42Pv19E5Yw9nZWC0FYtjZH2n6Up0PLeeoY",
-	"9HpMHRbzCCs0O2oZoJeAW43PolaC18vVZIfPcrq/P2uIcvv5G1xqAGcA+QqCIdpU3Q4MIO5mK7xupQOt",
-	"g3TX4Yjudv7Kb0xixjlyWJlout6JL1I+SpIR/Gz1Nsp4rT0jfk2E7G+qj6MuD3a38WPbLpDoAGIW0seg",
-	"ZDcIJUcIl5wtbaB/1xY6stFTfxs8vY1ukYs/Uak6loPFq4ndD5sRXiw0/He8j9D6462EjxAwyfWulaiJ",
-	"fYq+a6ODBn97bbWHLdDXYc2im9S6LUAzcXFQP9LWTzSBCKgF8OFCrZnaVGoO1Nfw7oj3O8UbfddOdVy4",
-	"cnYPLL/eFiozzx4ksxYdGBRvigsOxAT/6Ybb1jiVsdxusEQLKqQyxRT5LuGcfGEwyW9oCyLekYJklp3b",
-	"m35xizNVrF04LAAsBGwacE12xWkeDUkdm4YhPJe8qBVBGmnaKobUkLZLY8jJM5tbNTZtG+6b8Fzi258I",
-	"W6qVrbMtKXOfj4YwsAnS7rQb9SZa4JICv2NlomWV0Fpdb9lH8qyWCE0yyym1XLVtMPN9j0wvfO4vQBr2",
-	"oZdf/6zB/537Op0cnR6F+5q29uXXNgGrfdY+nSTPtJD5GEdZEHH9V4hEQjBvG9CTE5A6wYobgejT+LNo",
-	"d310c+fuQ/cEBw4ihHupMpfjHFDIIUa3PcLH2ttQ25kjsgDcy6Ym/WDUti11Y1d3fUTtmVxpULf9FiM0",
-	"Lv4CaR/XGzEszRqkPpFNH0WvJZLhkuSQm96o/pJn91N/sasjB1Jh658XIM66WmJtOgpMEyAkauuimICE",
-	"6RTAw/de0OrLPmrpUtiavZa55eT9x23V2lhalY8OfEn7KHYNlk4PaCOZXhNpsiAu9s0Z+vHFexTWx352",
-	"6LsDSxESNKA9gvLYlGltXVCpKFvq5fEayRIXRS/BositBvD/4bVAwMdgbgIbGxtF8WgWfXN0enqqGfz0",
-	"2+80yG/HSz62MPhNcjZ5i29eWUET/DqWV7QacwAKLsYVBwVnYAjhdSnpvFifO+GwMQUABVKiJk3swoGt",
-	"xGu0wtcEOQkDZQBYFBTq9lyKEDpAbYurS8XPEHYmtkvC57WAIkrmb33SRA3AtT4IMo9PpK9QaGpwRtB9",
-	"mjJss2btLKXp5cMS5bWp/iCffN8q1HsjIzJTBk802bUcHQxc7rJnTkWMzlC2ItkVJGpMFsft3BcCSlOj",
-	"bZK/CLcKiifIxIdSU1F8QyXpUMsmTyMo6z7fEFG0qQmg0+By4wCFteJtubBBs/xDDObEgwe/FLwc3km4",
-	"WNgA5Lcl99rC0PpO2+0jVd+Za78yadSLBPjSuoH8id1eqNAChRg3enbIczC7/gHc67YV6eq4tNQNjQJV",
-	"jb9bHOPxUdQS0aHAyXgOZGwky0Zps9tiGF55unvlb09PjqdH7ZW/M1/utXI/fODB0SW+I6Q4OoqTJAkl",
-	"ddAUb2SLa6z0DfQQ0hidpYzgbAXlxZrLjRTByFSVG+y4HhnOTFDwxiZk9zKaBh4E8U/KLsztRztiAu7g",
-	"O6jnLZF1sSGWagX0m5/ftVQeuuF1kRsxv6TXoAE03ypSzuCkTmZ2hwocTJMjZKk9RtMkQYJUBKuRq8Ky",
-	"xY++77KnHu0FG0pmIY9qIbCxn8WFpO5ZERs++89W6tpsZQP57ycDXcDbAniv+spQygZZgaOdUVJ7217U",
-	"KTsiTrhvf/03ReykiL5IFA1Q+zWn5keTKPBmgWbt2EVuYPYHqOHJvsKsL292RTTdHjfTx8VfhoWWaZ5/",
-	"IhFt+t/RFVnPEEj86elpU7su0cEHRkH56P+kDExiOUJ8gT68fzl+Gvs5D7buPW6q4cfGHUJcpGxOcypM",
-	"NQcuhp+PFVlyKPZ6nsXo+SJGvxRgSP9SxdDjmzIs0YdvkiRJYiiqT36IbXG9/fepMWbDPgREc4nSaJJG",
-	"sf5nkkbG10ijwzRCB6CTKqxWSJJlaUwssoZ+B0EkL6613tImKRcujwylvinTpsfa3QVODfQh46Z0DZSA",
-	"Kb4w7Ts5muPsajRB52b5lFEmaU60Xc/ZkghEczu5hsw0hWWEqTFhRvlDlkpvVU7ANxwTmeGK5CkrONRC",
-	"C8G1AS3RwWWa1vnTJLkc2ZMYM15x3i0M3GwtBhHF6elpN6LIuLH7bHRPE/pE/+fQlDho00xogvufX/8n",
-	"TavPz7M7+GcB//xSmH+qu4/f/Ofm6N8bvCRbbLcgGvj/bujrflEt2/K6T1DrYxwxcque10JyEc0isv6v",
-	"3y5+4/TVb+fr1zS5eaX/X/zt9tVv/ObVX/jNq+cnt69+e5W8fv8LvqA3FL+7+PaifLb+5cf/b/3T+xfr",
-	"V7//jS7+Fm0zP+8hKYdCZeF2N1QScGbzrFKhCi87QZ0HOuJ+Ts82yf3OWwy93AEX2YpIZaed5CSjEood",
-	"uzVeBuUT9OKaCPcJzWuVMksDfkKWlQiWkRsKCSKgPg4exADbUfzmtgFeboyGDjdvtR6gTHNOkEuDt/VS",
-	"n5AWboEN3Sy+WenvtQaJb1mC0mqGyw4xBHvqHclvMnR8d+x3F1U4+yeoROxRxytbCtotsjQ8i264uEJL",
-	"TqSLn4DdZr7Oa9iZN0/0DWF6JpBjxtproXdbFWgQzu3mE7EKKNI1O8wQRgucqRiRa1zUWsi54nYnw5+4",
-	"ctlO0u7eSZuuWTdcQ2kqyNqVqj4SvOAiKB7uxFoG9rElyOJgPcRZHXB7fttONFt8hDe+FHjgsDWU0JpK",
-	"XOn7bU2wknEfofPRwgyXg+WinSrRoDq0faDg+h583oT+SUfavX35HD07Of2u7/eiS/2gSyjNUXheEDDI",
-	"ryjLtd0H9St2NllJyjnMuIOG5Uvn4lwiXFUEC1O94Eq2TeGLgQ0j2raCCpeul53ZORWULb0z5CM3EFvf",
-	"fxLFpslP7nF6YRMXfzeQnNrSz3oPw6A9kiJwC9xBH80xa9Ya+7V6jDsA7iGyBhFqkWfgCA0Ctn3NwNBH",
-	"Wk6SZ4D6UacWNMCit0d8Drsfo2yw1CScPsa7ikUbCvncUzlfSSwDWbs29dwv2NvQV7jTNqn1lgzzdQP+",
-	"Z4PNHdi4Tyy7E5vYRh8cLegtOjiZTlErMACuo82KjAMSNmUNzf72tFMDs2eAAAaiQoYLe+V7li9D+G9n",
-	"0S7VdeuEHpl9gzRoLehOHea6pOGU8TaVFk4KCmbc4TynJq7wJpAattyuUy0EPvvB57sRyomA7GV3TE3H",
-	"5NgtRscwM3KTY3OfpPXdhjOXpIlBB1u7wfKNrS10+cnWBoLf963Sh9J8LqBa/wZvKNEfzqp1sNosPoTJ",
-	"odj9kKO/Q31tyJXsnxa+d2nHA1ciaPvm+Pj4GZjjzmo3DWtQ8Avldy4ha9On0Ax7gFXKOMuIr1SgElVY",
-	"qtEEvdQWa9NG54xq04LqLdmUBVfUTEmjK/1mocqTYDCnXE/dBJ1vGZzMuBrbIxwcJyjH6/YEZbwiOJ+g",
-	"/yaVst36KStpJriptz7zbZU34DiwJj6pbBrEtO6V2j/Z0uD6r1GQ0V4whtUQZVlRw4CtBRc3GJr424MP",
-	"oHjDNPO7wCxlki4ZXdAMm6EGiiBZ4YyMGnxOT79F/01/CPD1pyq8GEo5b+4CQoTp/5oaCk/+S35NBAuH",
-	"hHc711vRvO3hz69JawcWZk8wmosGqtubsvFueBNKKn0U06VqfAjTO2SD0k7fPOGM2Cv2C2HWzEBae/Of",
-	"FL8iLPqo2WBT2NXHaU83b7PjRm4QzO62hwy19tM/QavZXqZeWHu3NWfjHtzHvKZxktWCqvU7/VTbGAXj",
-	"p85rtRpORdkMh5/S5Maq0MyUb9u6UeMuHIzHuKJ2/DH6mRXrlBEG6j03WmRg0lMw+h/QBhtqO4NmhAxl",
-	"Cz4w4Muj8ZWxI6F1v9Wk51LmoH3sXGd7BgkGeQ52mq0m4IxogUeVRO9evYPRQ7VceeFnRnwbbeic5Ng3",
-	"F0MiygcwbU0RdCQOTCDwezE1NkFeh4P2PGi0U7GONexMHEtf6/h/BAcQBOcySPubOqszp9dlnDLT3GzP",
-	"a9WyRHNSQI8NRz04TlKWshcmWKExdrlpQtKlD5lIdODCKSMrG00MBUq3NgVRJgjaAjYMAosRgfjy5eH1",
-	"0WXKmjHcluolutw2Uc1PU7s8cy9IKNQKEZabNGPKTFg7t2mrgmaEmY4M/1oCXglKFBZrLZh8I84XuDiB",
-	"qzVAt+dvLqI4uiZC2uKYSTJJYFRIRRiuaDSLjifJ5Bjku1oB+x6a8/wOKSmjtDyEwLL9q/2985KEaZJ0",
-	"5l81A6zak8cDT/lq+O0LA1WeZiAbVABWk5boMZk0WZelhucs+oleE6avHbviE7gT7D4JQ2tA7+MlCGBz",
-	"2uijfuIhjB8MT96NWataK+NpkvjYmy1t1DygvzLzTyByV9ArAhnW5jup8DpllJnROYIra6CGw6v0U1Z1",
-	"iZk8A/az6Wg3shsm1Rp2B+pq4+atOcADoEarvO9daxSM2flE8+9hUI6ZevMJpt58f+w+3VaadT5h9X0v",
-	"8XcEVu1eePZdWhZdVi9Kw2oAIzORlUKLdEG204KGBwVisEVLQSPYE/eADcRwfXQYNqkNUoRJVDlBDu3i",
-	"i1YfDDqAl6S48RBwSTiYKmVSUZidUxQG9wBrp2BG9jUSjbw34vam7QprotBcjqiyom+g5S1GoIzcZlvj",
-	"sVbwQhpCGMKF5Eiu+I0Bcad5ObYb9a29sWlFlaYa17Qg+pZPgRWxiHOttKb2mrUnAJWk5MKUWOOUOXbx",
-	"73kx130PsRFbKNHu1Jug1750Qh9bpgwHHiQRpR33B46aRoY1pQc4SFuxPzbtdjv4qDd/b+9XLIQtoRt4",
-	"wVFfbDwXo6lNv5UdRWKaAYOAx10cnSRHm9b2hzn80Jm5eTJ9tvumTa/BuYuj0+R49/29icnAuYHcNi66",
-	"P7c7JhVaiCub6dLmCEEHroBzFPKv59ceBx9Wriuy4nKwjZAWFp52EH6vY4BxQ/xngbVk3kvkqolSJl2e",
-	"Giwj+4Ykb4MZ+8XcAWU2whSbKtkEPjTxNtYeMH9vzIl2l2tZ48JoDhMNo67/YWbMGyjTMezvyIWRW+Vr",
-	"8QlBVJkdUm0wims4JUaCgAU+SdkbXEuTYTMKyM3ntbPwTNk86KWVviwwLkdDrAWhtWZMnBXtP/B8vQdX",
-	"7eqCvBfX+c7Mu7azYx33x2Z62/276e0DgM02Sye7uav3IpUvlgVHp/vcNDD+FATJdJ+b+/N1H0QIHf3R",
-	"b8IJpgub4e1XhFQgKpz4MCJ68lBCEkgnqE+Yr1vh73uLRQGR+s1y8S0puUs4+Kg7se3Lvej7AYZ/zIU5",
-	"N7IhZQVdKGQmy5rfYsSs+WysIpCzvGb5yEi0RkbBsG+sUmZm4d0qpDGT1wXUBwoiV2fuhX9eJIua+Q4m",
-	"KlBOFkQIXKSMsFxOECQnQrFmhuOBSINP1occNK81tB5OhG2bwfC/Raa1cj0DbNLN2kBfGF0okv9btv1b",
-	"trWdNU1JjlDyr5VxQY3mVm8epvrgJUg2J0ICg9ulkSDbFSNGbohUJskFJpJ0wnGpPcqmnFMbaZn5S3H7",
-	"xhlng+mLz0zEL2V4Q5UnOnf3w9v28N9rY8lJpW1j23/AhTb2NjkyF77aIXyt6a/9qGyxbgxa7yjbakz3",
-	"ck2oQGzeren73PYjtnaJRj//1NpD0LloZ0q512Nt2MtAG95ATOPrkiXdHUOnbAGVLTzc/KLAyyXJUbfv",
-	"tjVfO2XbWmrR1o7a0VnKjDOsqcxQj1O2aEELRYSjJr2X4P2oHbD1OoMHwbYpc/550HhdEiTp72QTpiBa",
-	"0FrHZu6i2WkSDhg1M93MhNHTZMeI0+HNBLxoozKVINeU19KXUQ9t0TDdBhJ6sGrrkPiSk6e7qO/jI2rw",
-	"oG9h8IUJHeH4NVGGf6YCfaAIhYVCRxMEmshXypve+wHNA8u0XvxsS+P8rGgY0zyQ4jGpmZpJUyXaLrWw",
-	"70OG99Zh1RRFjLTNW2ktZmafQS11yvwrrnw/J9RYb353pwm92YdC+qd2qeluoSI8cpokZ7YGAn5SvQrA",
-	"lNlBdRidJM9arV2uMGuC7BsFXRanrLCA1nKIhWPGGc1wAWFydODKZiVYbzHodsNDCPqOKFtq3yOsJzhL",
-	"mRlqA68WuhFa77ARBCOvyNoWDeijuwe4kdx2g2d6H/4li6bzXh9ZH8psByLWesMQpITcqT3zdDpB5xqS",
-	"UCcC0d1pkiByTRiihgR67yGB+gVqoroLW9Pio812WKnbjntbITZ3jCGuqu05+rudIWjnoGEW0IMK/CI7",
-	"UmPphiWdTKd6kZOjY5sB4W5+Qdv6CGul+ubHEBc2lxza13YbofeFHtafphRrPxk82Bf+xzpyrkdp6xvz",
-	"XAgQGJ50ZYfaJjEm7XdsvfEjNsbn5lX/mzZobzps7nA3wF6nW12jR4CBtsNso9tjnekP9oqTp7tv6rzY",
-	"FG7bQyUPva4aHPE91HH3Rbj/ux34feyP3ssL2waI+T3IKAQhdyjjcCUcw/ZI2zG2DfKzz52vm8lHG0sA",
-	"fiRfK9rjzeNr+j3ecaerOHcZxAqrlTfj9YfGig+q2doidNiu37tm/w+wxLeLn8cTOV8kOU523+RfKv4n",
-	"MePfQoEwaxvfodkEWTtb57QXJzUs03l/7sa4+nvXrOaiBtq4hbd75GM/bwyj8GlW50gzUMrZazusdziL",
-	"O5epHWtZjE8gSCVM57/1MQ5g3tWKIC7oUm/yifSeyShGBWVXJE/ZnKsVgjztQWckFDpErWFVowm6CArM",
-	"YAK63gTMfafXxLyUzfQ25DN02YDzH+Lo0uQoL/8hppemr1HvPgALX+gfjy4n6KIRhhURfvsz4xY1UhOq",
-	"HdrAjQNHxb/QqPFwsOp6NpOU/dy8gfmgX7cXI5/GHW15Q/OmNMM283n7uK0/n7S8jwm/f9Kh21TzZzaX",
-	"V9gOYQtp7sxnzlsW5R9q0rY4qbuNP9oK3UO0v+RiTvOcsC/TPvtYrIOvdv/XNz1352ac7dma7Ydla8Bh",
-	"k50xlbe+/XCjDg3q1gdtzZ+oVO/9y0cejZ2DHobN+TDQj+16rK7C/WfVYPUDlabIeesr6wK8+Cr/Dl4O",
-	"P3dPuNUtCPpFWiprQOcMJG320T07RjU+pnnetExsp5CvoIE/1p4eNou/gGTaJbjtHpBf4cUQpu1uyH6B",
-	"kFtOqoKvS3jzl3mfHmSFrF2MCp6BrewK2iS6LPEVQaJmlymDejXpX2xoCuo/m/6Pu9nh4ecVl+ouiqNr",
-	"LKgWbkAZK2+Y2wRUFFZgJEk0hGJ9k7GpuVCt1pWCSkUgnYwOxmPzaTTxEUDSXgp6UJrRFPYjNAEAPD96",
-	"MA92pyhlBuiaPg39d785ZdI17+QGt9sLNoRd/4i2U63AVzx4kEN5/0G+6r7ZlP6kDXbwPea40KgT5gKn",
-	"JMJN2uLrgdSw0ygwykzOWkWiTwZqQztFyzJOmalSHll3yJQ16ie6WiBfUWVIyG7JFxXcfbz7vwEAAP//",
+	"7L17c9s2vjD8VTA8ZybSlJJp2W4TefqHm026PqdJs4nzvvO0zIlhEpJQkwAXAG2rGe9nfwY/XAhedEli",
+	"d3v22Z3ZxpJIAvjd7/wUZbysOCNMyWj+KVoRnBMBf74RZEEEYRk5q6qCklx/mROZCVopylk0jy5vMVXf",
+	"v75EtyvCkFoRJIm4IQKtOOO1IDnC6NI8Z470tZdo9BpRCZfqz4iqlGHz+BjhhSICUSVRhqvxKcJXkjBl",
+	"Hk4VwkzeEv3QW6pWvFbwBMqW05RFcSSzFSmx3iO5w2VVkGgewfYOkyiO1LrSX0glKFtG9/f3cVRhgUui",
+	"WqftH/Hty+fou9lxgioPDjlF/uCj1+h2xQt98IyzXI4RltcSKW53i7BMmeScIWxOTZnSZ6ISLSjDRYy4",
+	"sOd+7Z6BRlihkkulb0iZAekTiSaTEt9N9MoxOkqQRFdrlJMFrgs1R5itUYHFEh6krzHLaUCmTAMsXB1L",
+	"DU+pMMvlNGUXK4KueL52mJG4JPoaB2f9nSGMKfpZrYgIgREjzHKEU3ZpEHy74pKgG1zURD+PcYWwhRGr",
+	"yysiEF+4k8YIC4LoknEB+Jcp8/DWcDxF2FEUVkAYeg0i9LEsgKX+hbOMGCqgGmdmr1EcMVxqrFvcfgGN",
+	"CCIrziQBEjmr1YowRTOsaeNiJbhShWGLjANg9Z9AzeaSg0rwq4KU3/wmNS0Fq2oqU5gW0TxSKyoRznNB",
+	"pNRw1SRPcqQ4R6VGas2uGb9l6Jqs5SkSRIk1ogx9K+G0GoeZ3vXBzeGBwa7+QSqsahnNj2fP4khRBSdt",
+	"7x8pfwB/9JVSlZwfHCypWtVX04yXB7K+KqmUlLMSM7wkIvhm4r66KvjVQYkpO8h5Jg9wRadl/h+4td6k",
+	"We8+xMR/CrKI5tF/HDSC6MD8Kg/eGPgZXLT5UtOsIH+viVRPJMoKCnS9HxhRgRUp1qcpU81T0C2WSJBF",
+	"LQMJU3B+TdnSUd81WU/RW0CB4VlgUPhicgZfGNJ7IhsKB97DSNDlSsEDgE4DORvc3hc/76xIqJmiBTCi",
+	"O2OJ1+6cCOsHI7zElE1bZG7xqgljSYSG430cveTiiuY5YQ9BubwiwtATIySXCDP7FRd6UxuJ9ICLnIjJ",
+	"4ezoeCJXtKooW05kKQ8EaQisRcrJUUPKzREeiXYXfoGHIlaNIc3pjlavyfoUELoDgmg0mbjPE02946ne",
+	"03lOyoorwrL1c84WBc3UZ6DzQU5kMHmeI3JHpZKO0nO6AN2gUAPtC62ZVIwqvC44zrXSY1z9QBZcEDjO",
+	"K1wsuChJ/tZw41eTZsPXTrMZTXSDC5qj/3r382uU86wu9QL7CNIkaajPb9at8VhUWLqFJm6hh6LGNlAA",
+	"HPzqN5IpwMZrrl7ymn2tamPcGRwrsH6o9DTz2XKhhYvjBhfnZgF9jgVs+ZFQYbY3YVxNzDoPgYnXHMk6",
+	"WzkocYEUMAog4Y3hlQvOf9JffiUuHOdphQh24hwdJfp/6GqtiER64zhT2gzTzFPQkoKVOvt2dnh8vBeL",
+	"HAYC+k13ucfCiz3XRHE+MQs9FIs4iI24MP4K2LCaccaI3GUgq8HE5mxBl+DtANQAeVaMXdCS8PrBpVlO",
+	"c8O5QtAbAoKXhv7XE23JaOjb5fcScE8b7NndB/c/Cu7smSZumQcVbp8Joym60LZcxhkjGWhjqs1KLkmu",
+	"rW5JWI4CPGgrDtDcHPYL1PAQsq0sSKMNgjCN9M4qwnLKlqeIs2KNCMtJbqWIdp4ZutI7hb0pRfKHtMKe",
+	"Dcpe2MEfIHvNOg9FKIF28ocAj1xjmpHbxsTRnqQ2zTi4v+ZrYPR3igvynuEbTAt8VZAHYHWpH6mxqPcE",
+	"iMTZypCh9jy08yL2YemT0GKGfaI62OgjIQt2PwkXeihs5VjhKyx3gcagBUj/gfFiIhFUohUvcnALpXEu",
+	"A+FMiQQKMlqVLzQplbGNuJR47bYqV1yoYv35eDSbuKrl+tEwCEtMYInHxx0a9Shm7HnQbCVluNCyeg2A",
+	"l3uBvfNbygwGtFBv9LXiaBScduyQ4517FDjnKes691/myituQp9X4P2YFSlb7uG4v2e4Visu6O9fHXUC",
+	"fXZmnwa3zdEPBAsiUFonyVGGK6q9T/hA9jMgDhsqbe30kci0Dtd4CDo9e3NuwkNYtKw63Fb9KNMmBdEq",
+	"gxHH4SB03rNK8IxIqYn4BVNUrR/EGDjP53o/ClPmgsg3VNKrgmiS178IXqBshYW24AV6/80smb3YhjTK",
+	"wA9+SUmRy2j+66doof8MVoziqNQn0Y5H9AWL338Io5Cz0GgwLrhZ8NEsBlhkYhZ5EOIwG9Zn9okDBA4t",
+	"rNRIrE7MQ19jY4+WRmRdVVwokr8iOcUXcPyvIpLn5taJfhRKI0Xu1EFVYMqMqajFrV/zFAHnh0vAo/fy",
+	"705CBvePRKU+BwI8Phqr+9UmsNoElnmMYIi0+ZEuhADBVJrfTaQrZQ7yL1jGwSAw5qFaYYZoTkACoFFg",
+	"O+Qk47kVHWPwIfwZTIpBKVJWqq88fmYhaWkdop+6xIrc4vUUnQOdCZJpez53qiW4BFGZsgwXhSaBBWVU",
+	"rkh+Bnf5LBstiFWRlKFFQZcrNUVn/mqEzeZSpu1lzBCvVcZLYg7o1mmSdKQoJiZ6NYYkF0NECC5SNlIC",
+	"M6nRiRaYFrUgsfPCYsdP9jnjKTqz9yGpsFCULVOWRoamrXczTyNUYnENm7Kb1DhwIX0HlFohRjQW9HlT",
+	"NiqM4l7RCi4suFSOi8kdyWoFi/KqakNUQzE2kX976CcSXQmCr4lAvCKMgJSgZvkKQ0KhJJgBhJ2gSBnO",
+	"MlIBy6Gc4LygjKAVzlGFpST52BgXAb83WIvm0SyZfTtJZpNkdnE4myfJPEmmydPvfoniyGTZovlhHFkM",
+	"6bsFwSBCokrwG5oT8dHCPuDwSJDfSKasOtXg3rba4ewXfV0leEWEoiZHBqhqJ9h6lPHXi4s36CSZzdEP",
+	"OEc/mp/7+be4deLwiVsOrwkO6y3nWBEILAw9WJuRRJwPZLS1ODB0YSioxLnBuqWraYiTSJaT5HBogYJg",
+	"SV5UPFttXEISRPQF4dOBYmDJmuXakwkWOwoOR5n69rhZ11uJDfIDcB3GUUkZLesS/u7fE1DJNiH6s72s",
+	"TRvd0/3/rhIgPJLjwSl6r8+FTGjQ8hLEKxa8KPhtysCDi9HVuikRWHCBGkvLYueJNPfKgivZYZXN5Lof",
+	"fUDe9+81FdrK/tWBNDz1B3+PCZprmGhdoE2gPkjOWpIbrIIn0lhOOFMg4WwgwlmWoDEYruSKK6TwNWEp",
+	"c1UQGp5e9MVIcuP1IkGWVGrnheRUSSvpshVmSy3VpzZNqQWtVlQUhKVeVjBcWHmn91fxgmZrsHmtRqyw",
+	"UBr48JC2SLKsfWHhB1H6Et+declmfZ5ofpTEUclzAkIGFxbwZjGNDSsANZQ7BpR58DS4SxFRUoYLS5Da",
+	"fnUG7ccmIdN8k9GKujSP+c5Zth968qt1ou388GNw6f2mc3dp4Y3N2C6sovGS38Kds2I9N6xRl3WBFb3R",
+	"9knN8hgtBC9NytqQiyYiQcBEiV1883ZFsxUKVEtZS4VWuKoI66APULJVMOgjGS7e4yQlvvtoeV6Gp2kJ",
+	"sZOdSwKNbAf8K33NfUM9O2w/c9X9EGV9asnyNpF1RXqf6nqlQqA9NRMZZSuNCnGR46b2xqlZzfprYzOm",
+	"TPi7wZJTgmojCowyfbfjSy0muwLvi8k/jqgipQwCDsF5zRdYCLzuycQeKOMW51g8ehQNQG9IhL64W+Fa",
+	"KpK/tcZKX7lo6ragEHVBbOS7Ae+pFXzYG6TWzAEyZJrufvXS5qNJ40CIIiTfjzY0FcURZ+SjlsIfNWUV",
+	"RNtGH0JVs+G2HjSdldN24ZyZqf+2FqQGSEWMQ/YSbPBonoCUuiIbbLETrdgEyQhTz3FRyGh+mCTum5fm",
+	"+ObL+3hQZNvv3ovCem7zg4PD2XfTZJpMD+dPk6eJRiUYstF8gQtJ4sjoMZC9mnOusMpWWnqHXNQXr+GB",
+	"95CtL5xairo7/yzRHJ4vZPlNR+1hz519wNgBhw8bM9+YKFSi929/Mi6ABLfYuVRcZKQlDh0szXpXnBcE",
+	"w1k9dD8Nlj0ZTf9E9g0LiQSvTeGT38q0LSs2o+uLxUEA4K4gcCfxQBxi/B66t9jlTyS6oeRWw1pbhc4F",
+	"bhsmPWa6qoVU0XyWdPiqxHfn/vPTffgMK9JisN0s12YBv7WemRhUu4IBQEVWU+VdSyqRqgV4l4tFKM5M",
+	"llILK3PWFS4WH+Hvlqiyv/Ywa0EzSGlY2VIA7eLq62KzPw15CIa0HSIN3r5ObwDeXQNg50nVhyp89CF8",
+	"drLBQjnf+PSLJixh7O2sFoKwbG2OtP0oT4eW89Qx6PWYwi3mEVZodtQyQC8BtxqfRa0Er5er6Q6f5WR/",
+	"f9YQ5fbzN7jUAM4A8hUEQ7Spuh0YQNzNVnjdyh9aB+m+wxHd7fyV35q0jXPksDLRdL0TX/J8mCRj+Nnq",
+	"bZTxWntG/IYI2d9UH0ddHuxu48e2XSDRCGIW0segZDcIJccIl5wtbaB/1xY6stFTfxs8vY1ukYs/Uak6",
+	"loPFq4ndD5sRXiw0/He0j9D6462EDxAwyfWulaiJfYq+a6ODBn97bbWHLdDXYc2im9S6rVgzcXFQP9IW",
+	"XDSBCCge8OFCrZnaVGoO1Nfw7oifd4o3+q6d6rhw9e8eWH69LVRmnj1IZi06MCjeFBcciAn+0w23rXEq",
+	"Y7ndYokWVEhlqi/yXcI5+cJgkt/QFkS8IwXJLDu3N/3iDmeqWLtwWABYCNg04JruitM8GpI6Ng1D+Ery",
+	"olYEaaRpqxhSQ9ouNVURzOZWjU3bhvsmPJf47ifClmplC3NLytznwyEMbIK0O+1GvYkWuKTA71iZaFkl",
+	"iG2t8ZE8qyVCk8xySi1XbRvMfN8j03Of+wuQhn3o5dc/a/B/575Opocnh+G+Zq19+bVNwGqftU+myTMt",
+	"ZD7EURZEXP8VIpEQzNsG9OQYpE6w4kYg+jT+PNpdUN3cufvQPcGBgwjhXqrM5TgHFHKI0W2P8LH2NtR2",
+	"5ogsAPeyqUk/GLVtS93Y1X0fUXsmVxrUbb/FCI3zv0DaxzVTDEuzBqlPZNN40WuwZLgkOeSmN6q/5Nnn",
+	"qb/YFZ4DqbD1zwsQZ10tsTYtCKZrEBK1dVFMQcJ0Kubhey9o9WUftHQpbJFfy9xy8v7DtvJuLK3KRyNf",
+	"Az+OXbum0wPaSKY3RJosiIt9c4Z+fHGBwoLaTw5992ApQoIGtEdQT5syra0LKhVlS708XiNZ4qLoJVgU",
+	"udMA/j+8Fgj4GMxNYGNjoygezaNvDk9OTjSDn3z7nQb53WTJJxYGv0nOpm/x7SsraIJfJ/KaVhMOQMHF",
+	"pOKg4AwMIbwuJb0q1mdOOGxMAUCBlKhJE7twYCvxGq3wDUFOwkAZABYFhao+lyKEllHbMOtS8XOEnYnt",
+	"kvB5LaDqkvlbnzRRA3CtR0Hm8Yn0FQpNDc4Y2lVThm3WrJ2lNM1/WKK8NtUf5KNvdIUCcWREZsrgiSa7",
+	"lqPRwOUue+ZUxPgUZSuSXUOixmRx3M59IaA0Rd0m+YtwqwJ5ikx8KDUlyLdUkg61bPI0gjrwsw0RRZua",
+	"ADoNLjcOUFhc3pYLGzTLP8RgTjx48EvBy+GdhIuFHUN+W3KvLQyt77TdPlL1nbn2K5NGvUiAL60byJ/Y",
+	"7YUKLVCIcaNnhzwHs+sfwL1uW5GujktL3dAoUNXku8URnhxGLREdCpyM50DGRrJslDa7LYbhlWe7V/72",
+	"5Phodthe+Tvz5V4r98MHHhxd4jtEiqPDOEmSUFIHLfZGtrhOTN+ODyGN8WnKCM5WUF6sudxIEYxMGbrB",
+	"jmuq4cwEBW9tQnYvo2ngQRD/pOzc3H64IybgDr6Det4SWRcbYqlWQL/5+V1L5aFbXhe5EfNLegMaQPOt",
+	"IuUcTupkZncKwWiWHCJL7TGaJQkSpCJYjV0Vli1+9I2aPfVoL9hQMgt5VAuBjQ0wLiT1mRWx4bP/bKWu",
+	"zVY2kP9+MtAFvC2A96qvDKVskBU43BkltbftRZ2yI+KE+/bXf1PEToroi0TRALVfc2p+NIkCbxZo1o5d",
+	"5AaGhYAanu4rzPryZldE0+1xM32c/2VYaJlu+ycS0aZhHl2T9RyBxJ+dnDS16xKN3jMKykf/J2VgEssx",
+	"4gv0/uLl5GnsB0PYuve4qYafGHcIcZGyK5pTYao5cDH8fKzIkkOx1/MsRs8XMfqlAEP6lyqGpmDoWHn/",
+	"TZIkSQxF9ckPsS2ut/8+NcZs2IeAaC5RGk3TKNb/TNPI+BppdJBGaAQ6qcJqhSRZlsbEImvodxBE8uJG",
+	"6y1tknLh8shQ6psybXqs3V3g1EDjMm5K10AJmOIL09yToyucXY+n6MwsnzLKJM2Jtus5WxKBaG7n4JC5",
+	"prCMMDUhzCh/yFLprcop+IYTIjNckTxlBYdaaCG4NqAlGl2maZ0/TZLLsT2JMeMV593CwM3WYhBRnJ2c",
+	"dCOKjBu7z0b3NKFP9X8OTImDNs2EJrj/+fV/0rT69Dy7h38W8M8vhfmnuv/wzX9ujv69wUuyxXYLooH/",
+	"74a+Pi+qZXtk9wlqfYgjRu7U81pILqJ5RNb/9dv5b5y++u1s/Zomt6/0/4u/3b36jd+++gu/ffX8+O7V",
+	"b6+S1xe/4HN6S/G782/Py2frX378/9Y/XbxYv/r9b3Txt2ib+fkZknIoVBZud0MlAWc2zyoVqvCyE9R5",
+	"oCPu5/Rsk9zvvMXQyx1wka2IVHY8Sk4yKqHYsVvjZVA+RS9uiHCf0FWtUmZpwM/bshLBMnJDIUEE1MfB",
+	"gxhgO4rf3DbAy43R0OHmrdYDlGleEeTS4G291CekhVtgQzeLb1b6e61B4luWoLSa4bJDDMGeekfymwwd",
+	"3x373UUVzv4JKhF71PHKloJ2iywNz6JbLq7RkhPp4idgt5mv8xp25s0TfUOYngnkmLH2WujdVgUahHO7",
+	"+USsAop0zQ5zhNECZypG5AYXtRZyrrjdyfAnrly2k7T77KRN16wbrqE0FWTtSlUfCV5wERQPd2ItA/vY",
+	"EmRxsB7irA64Pb9tJ5otPsIbXwo8cNgaSmhNJa70/bYmWMm4j9D5aGGGy8Fy0U6VaFAd2j5QcH0PPm9C",
+	"/6Qj7d6+fI6eHZ981/d70aV+0CWU5ih8VRAwyK8py7XdB/UrdphZScorGIoHHcyXzsW5RLiqCBamesGV",
+	"bJvCFwMbRrRtBRUuXS87s4MtKFt6Z8hHbiC2vv/oik2jotzj9MImLv5uIDm1pZ/1MwyD9gyLwC1wB300",
+	"x6xZa+LX6jHuALiHyBpEqEWegSM0CNj2NQNDH2k5Tp4B6sedWtAAi94e8TnsfoyywVKTcPoQ7yoWbSjk",
+	"U0/lfCWxDGTt2tTzecHehr7CnbZJrbdkmK8b8D8bbO7AxufEsjuxiW30wdGC3qHR8WyGWoEBcB1tVmQS",
+	"kLApa2j2t6edGpg9AwQwEBUyXNgr37N8GcJ/O4t2qa5bJ/TI7BukQWtBd+ow1yUNp4y3qbRwtFAwFA/n",
+	"OTVxhTeB1LDldp1qIfDZR5/uxygnArKX3bk2HZNjtxidwJDJTY7N5ySt7zecuSRNDDrY2i2Wb2xtoctP",
+	"tjYQ/L5vlT6U5nMB1fq3eEOJ/nBWrYPVZvEhTA7F7occ/R3qa0OuZP+08GeXdjxwJYK2b46Ojp4hXy+A",
+	"RnyxkERJo7oms6P5yTMtsr6Bv8bOtIeuNmPgmCI9l7a1SVZomR3ZQcC+nIFKVGGpxlP0Upu1KfPNds70",
+	"No2qA33YUHRsd+VPBAEsRTAYXa7zborOmmHNqDOrmXE1sUcYHSUpy/E6TCmNEV4RnLsonh8JM0uSZJIc",
+	"TpLDCwh/zJPkl5SNbN7cVEnYKSUQ3ZRP0O9EcICrnVBwtUYllQpfk/EpItS0mMH4Ua0IGIYm0GYEJ/pv",
+	"Uik3VaCkmeCmLPzUd3/errBKmZlrYKSgsuka02JYaj9qSyPuv0bhSHvBGFZDlGVFDZPDFlzcYhg20B7Q",
+	"AEUmZuiACyBTJumS0QXNsBm+oAiSFc7IuKGo2cm36L/pDwHFxCacC3pVAtmYrUrEiIRwrSujh0xmQW5I",
+	"IVFOSIVGgPqUWdz7SayummD8pyo+GUq7b+6EQoTp/5o6Es/cS35DBAvHrne791sRze0h4K9J7QdWdk85",
+	"mIsGKvyb0vluiBfKSn0k16WrfBjXO6WDEl/fPOWM2Cv2C+PWzECaCJJ/VPyasOiDZrFNoWcfqz7ZvM2O",
+	"K71BObnbHjLc3E+BBe12e5m7Yf3h1ryVe3Af85rGSVYLqtbv9FNtcxiM4Dqr1Wo4HWezPDClyukbmpny",
+	"dVs3C+7SvDVnOmWjyQRX1IyPtsNYdsyYRj+bwZJgEeV2/MDAdKzT5llmqDxWUNkm0XFy5CdapyxcLnhh",
+	"A5AGHLrtdJtRPZQt+MAgNU8qr4y9DiMSWs2QrjQBFLgFhIWVEZs52MO2aoMzogU2VRK9e/UORjzVcuWF",
+	"t5m9bgwKF4yIfRM3JPx8oNjWbkHn58CkB78XU8sU5M+05ZKyUaNdi3WsYWXihfpaJ2PGcABBcC6D8gpT",
+	"z3bqLCMZp8w0kdvzWstGoitSQC8TRz04TlOWshcmKKSxfLlpEtWlD01JNHJhq7GVvyZWBdbGpmDVFEH7",
+	"xYaBazEiEMe/PLg5vHSUY4KVwFkSXW6bXOen1l1qT/vQp2wxAl83ZddkPW4zCGrxh0VObLrh/GhmbCLM",
+	"toBQmG6g1gB32ZA/UP8onKIag/dh6hdzyKuXMMzI9eiMgVn24cwL8zqOQq0QYbnJUafM5ETMMxomK2hG",
+	"mGnr8S/D4JWgRGGx1pLdd3N9gZ8c+OsDTHn25jyKoxsipK2wmibTBObNVIThikbz6GiaTI9AQaoVyL8D",
+	"c67fIa9ptL6HLrhHf7W/d17NMUuSzhC1Zgpae959EG65Hn7nx0CpsJnqB2Wk1bQlu006VtZlqeE5j36i",
+	"N4TpayeuggnuBL9AwuQjMJzwEjSYOW30QT/xACZchifvJj5Ura2ZWZL4AK6tj9UEpb8yQ3Qg/FvQawJp",
+	"+uY7qfBauzBm/pLgyvov4QQ0/ZRVXWImT0G22JoGNyge5iMbWQbU1cbNW3OAB0CNthm+d/11MKvpI82/",
+	"h2lLZnTSRxid9P2R+3RXabnwEavve9njQ3A59sKzb/Wz6LKGhWVzgJGZA0yhz74g22lBw4MCMdjKt6Cb",
+	"8Il7wAZiuDk8CDsdBynCZDudloKZA4tWMxUagbPgZozAJeF0s5RJRWEAU1EY3AOsnfYc25eXNMrM6JLb",
+	"djxFE4XmckSVlesDfZMxAk3rNtuasbaCdyQRwhAuJEdyxW8NiDsd8LHdqO8Pj00/s3QSOYMUlu0bFlgR",
+	"izjXj20K+Fl7jFRJSi5MnT5OmWMX/3Yhc933EGCzfnq73XOKXvv6G31smTIcBBiIKO3MSHCjNTKsLzLA",
+	"QdoN+LHp2dzBR70hjnu/2CPsK97AC476YuP6GTPENO3ZeTamozSImt3H0XFyuGltf5iD953BrcezZ7tv",
+	"2vTypfs4OkmOdt/fm9MNnBvIbRvBced2x6RCC3Fl06Xa1moxrWfSHtseVK6ftuJysAGVFhaI9p0LvV4T",
+	"xg3Fnwb2n3kFljNqUiZdhQPYevZlXN6qNBaZuQMKtIQpU1ayiXVpim3sV+D43oAchCWqZY0Loy5MHJW6",
+	"zpm5MdhMfAx43tEII3fKd3EQgqgyO6TaBBY3cEqsjSHtu0xT9saaSLcro3Xc3Gc7RdE0XIAyWunLAnN5",
+	"PMRPEJRtBgxaef4Dz9d7sNKu/tnPYjXf03vfdhFtuOOxOd32jW960QVgs83HyW6W6r2z54sFwD4M/DJ8",
+	"I9Px4ck+ywyM2gV5M9vn5v4s5weRVYd/9GuagknW5s0C14RUIFycwDGSfPpQshSILaiFuVq3Ui2j0L+R",
+	"TaJxD5EKXtMWmfqWlNyluXyuh9im+V7OZ4ThH3Nhzo1cSVlBF9pZhCvhtxgxa28bMwpkNK9Zbn2xRr7B",
+	"iHmsUmYmMN4ppHGU1wVUpQoiV6fupZVenIua+b45KlBOFkQIXKSMsFxO0VvrKHqRaEYygjiET9ajHrTH",
+	"NbQeTvxtm/zxv0UetjKMAwzTzRVCNyJdKJL/Wy7+Wy5+nVw0tOdIK384+RhUFW8NHcAcKrwEqejET2Dd",
+	"u5QmlEvGiJFbIpVJuIJpJp1gXWr3tSlA1sZhZv5S3L5Uydl++uJTEztNGd5Ql4zO3P3wQkn899pYkFJp",
+	"Q9x2zHChjcxNXtO5r88JX+v7az+GXqwbQ9p75bZ+2L0/Fmpmm9fH+s7M/ciuXVTUz0S29hD02topaO4N",
+	"cBv2MtA4OhBA+brUVnfH0Nttgvo83PyiwMslyVG3U7w1ET5l25rA0dYe8PFpyoznranMUI9T1GhBC0WE",
+	"oya9l+AVwB2w9XrZB8G2qdbj06DRvCRI0t/JJkxBaKK1js3hRvOTJByJa6YQmpm4J8mOobzDmwl40YaA",
+	"KkFuKK+lL/wf2qJhug0k9GD9ASHxJcdPd1Hfh0fU/kGnzeArPjrC8WtCGv9MVfpA4RALhY4mCDSR7+0w",
+	"0yIGNA8s03rxuS3m9NPNYbD4QLLMZElqJofKflylz4jDi8F9HctY28uV1mJmWh9U/6fMv8XNdyBDV8Dm",
+	"19PaehxX9iOs/hwqrYVHzpLk1FbDwE+qV7OaMjtaEaPj5FmrGdGVEk6RfWmmy4eVFRYwDAEC75hxRjNc",
+	"QEwejVyhtwQ7zuSqDA8h6JSjbKn9lrCy5DRlZgwTvEHrVmi9w8YQ+bwma1vioY/uHuCGyNsNnup9+PeI",
+	"mlkR+sj6UGY7EB7XG4aIKGS6kSs6mqIzDUmoGIJQ8ixJELkhDFFDAr0350C1CTUh5IV9Gb4Pbdvxum47",
+	"7oWc2NwxgSCutuzo73bqpZ3ch1lADyrwqewQmKUb73U8m+lFjg+PbLqFu4kbbesjrO7rmx9DXNhccmDf",
+	"TG+E3hd6Z3+a4sH9ZPDgJIM/1gl0XXVbXwrpQo/A8KQrO9Q2iTFtvxXujR8KMznTeyYbCyrtTQfNHe4G",
+	"2Otsq5P0CDDQdphtzXysM/3RHvXT3Td13t0Lt+2hkofeyA4u+R7quPuu5//drvw+9kfv/ZxtA8T8HmQy",
+	"glA/FMS4Yphhe6TtGNuRDvNPna+bWV0b6w1+JF8r2uPNA5f6UwniTh987tKVFVYrb8brD40VH9QetkXo",
+	"sF2/d5fJH2CJbxc/jydyvkhyHO++yb83/09ixr+FYnXWNr5DswmyhbZibC9Oalim84rojTH5C9de6aIG",
+	"2riF99HkEz8hD6PwaVbnSDMCzdlrO6x3OIs7l6nCa1mMTyBIJcysCutjjGBC24ogLuhSb/KJ9J7JOEYF",
+	"ZdckT9kVVysESeFRZ4gZOkCt8WrjKToPSvVgZr/eBLypgN4Q8xpB042Tz9FlA85/iMNLkxu9/IeYXZpO",
+	"XL37ACx8oX88vJyi80YYVkT47c+NW9RITSitaAM3DhwV/wquxsPBquvZTFP2c/OS8VG/AjJGPn083vIS",
+	"8k0pim3m8/YBcX8+afk5Jvz+CYtuG9if2VxeYTs2MKS5U5+xb1mUf6hJ2+Kk7jb+9Hmdz9Y++1isIW21",
+	"TdZ/adNzd5bG2Z6taZRYtkZy7szT9HRo0GUwaGv+RKW68K/LeTR2DjpONmfGQD+2i7+6CvefVfDVD1Sa",
+	"cvGtL1kM8OJ7Mjp4OfjUPeFWtyDo7mmprAGdM5C02Uf37Bgu+pjmedPgsp1CvoIG/lh7etgs/gKSadf7",
+	"tjt2foVXmZge0CH7BUJuOakKvi7hXXXmDZCQFbJ2MSp4BrayK6ST6LLE1wSJml2mDOrkpH8Vp6ne/2Q6",
+	"ae7nBwefVlyq+yiObrCgWrgBZay8YW4TUFFYvZEk0RCK9U3GpuZCtZqNCioVgXQyGk0m5tN46iOApL0U",
+	"dPM0w1TsR+g4AHh+8GAe7PNRqmmZwFDo2G/zmXbNO7nB7faCren+0HaqFfiKBw9yKO8/yJf4N5vSn7TB",
+	"Dr7HFS406oTtz7RKItykrfQe3qNL7z/p1Z2iUacgWroC6HEMG9EIt2NWMbPxBOMVmapKLnzfSVOeFdt3",
+	"hm5r1bL79pUH9x/u/28AAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
