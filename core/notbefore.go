@@ -115,9 +115,10 @@ func checkEarliest(notBefore time.Time) error {
 // that no client parks intents in the store for longer than the operator
 // allows, and one before EarliestNotBefore. A zero notBefore (none given)
 // is fine, and so is any other time in the past: the past means at once.
-// The refusal names the latest time accepted now rather than how far ahead
-// notBefore is, which for a far-future time would be a meaningless
-// saturated duration.
+// The refusal names the limit rather than how far ahead notBefore is, which
+// for a far-future time would be a meaningless saturated duration, and not
+// the latest instant accepted either: that moves with the clock, and two
+// identical submissions (one alone, one in a batch) must get one answer.
 func CheckNotBefore(notBefore, now time.Time, maxAhead time.Duration) error {
 	if notBefore.IsZero() {
 		return nil
@@ -125,13 +126,11 @@ func CheckNotBefore(notBefore, now time.Time, maxAhead time.Duration) error {
 	if err := checkEarliest(notBefore); err != nil {
 		return err
 	}
-	latest := now.Add(maxAhead)
-	if !notBefore.After(latest) {
+	if !notBefore.After(now.Add(maxAhead)) {
 		return nil
 	}
 	return &FieldError{Field: "notBefore", Message: fmt.Sprintf(
-		"must be at most %s ahead of the server's clock, so no later than %s",
-		describeDuration(maxAhead), latest.UTC().Truncate(time.Second).Format(time.RFC3339))}
+		"must be at most %s ahead of the server's clock", describeDuration(maxAhead))}
 }
 
 // describeDuration writes a cap for people: "30 days (720h0m0s)" when it is

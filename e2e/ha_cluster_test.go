@@ -389,6 +389,29 @@ func (s linkStore) FinishAttempt(ctx context.Context, p ports.FinishAttemptParam
 	return s.l.store.FinishAttempt(ctx, p)
 }
 
+func (s linkStore) StartAttempts(ctx context.Context, ps []ports.StartAttemptParams) []error {
+	if err := s.l.check(); err != nil {
+		return allFailed(len(ps), err)
+	}
+	return s.l.store.StartAttempts(ctx, ps)
+}
+
+func (s linkStore) FinishAttempts(ctx context.Context, ps []ports.FinishAttemptParams) []error {
+	if err := s.l.check(); err != nil {
+		return allFailed(len(ps), err)
+	}
+	return s.l.store.FinishAttempts(ctx, ps)
+}
+
+// allFailed answers every item of a batch with err.
+func allFailed(n int, err error) []error {
+	errs := make([]error, n)
+	for i := range errs {
+		errs[i] = err
+	}
+	return errs
+}
+
 func (s linkStore) Reschedule(ctx context.Context, p ports.RescheduleParams) error {
 	if err := s.l.check(); err != nil {
 		return err

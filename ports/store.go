@@ -176,4 +176,16 @@ type Store interface {
 	// Parameters that p.Validate refuses are refused with ErrInvalidWrite
 	// before anything is written.
 	FinishAttempt(ctx context.Context, p FinishAttemptParams) error
+	// StartAttempts is StartAttempt for many attempts at once, the
+	// executor's reservations of one moment: it returns one answer per
+	// item, in order, each exactly what StartAttempt would answer for that
+	// item alone, and writes them in as few commits and round trips as the
+	// store allows (SQL Server: one round trip, the fence checked once for
+	// the whole batch). Each item is all or nothing on its own. The store
+	// first applies ValidateStarts: an item naming an intent an earlier
+	// item names is refused with ErrInvalidWrite.
+	StartAttempts(ctx context.Context, attempts []StartAttemptParams) []error
+	// FinishAttempts is FinishAttempt for many attempts at once, answered
+	// and written as StartAttempts (ValidateFinishes first).
+	FinishAttempts(ctx context.Context, attempts []FinishAttemptParams) []error
 }

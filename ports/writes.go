@@ -59,3 +59,33 @@ func (p RescheduleParams) Validate() error {
 func invalidWrite(what, intentID string, number int, problem error) error {
 	return fmt.Errorf("%w: %s %d of %q: %w", ErrInvalidWrite, what, number, intentID, problem)
 }
+
+// ValidateStarts is the rule every store applies to a StartAttempts batch
+// before it writes: each item's own (StartAttemptParams.Validate), and no
+// two items of one intent, since a batch is the reservations of one moment
+// and one intent has at most one attempt under way. It returns one answer
+// per item; the items answered nil go on to be written.
+func ValidateStarts(attempts []StartAttemptParams) []error {
+	return validateBatch(attempts, func(p StartAttemptParams) (string, error) { return p.IntentID, p.Validate() })
+}
+
+// ValidateFinishes is ValidateStarts for a FinishAttempts batch.
+func ValidateFinishes(attempts []FinishAttemptParams) []error {
+	return validateBatch(attempts, func(p FinishAttemptParams) (string, error) { return p.IntentID, p.Validate() })
+}
+
+func validateBatch[P any](items []P, check func(P) (string, error)) []error {
+	errs := make([]error, len(items))
+	seen := make(map[string]bool, len(items))
+	for i, p := range items {
+		id, err := check(p)
+		switch {
+		case err != nil:
+			errs[i] = err
+		case seen[id]:
+			errs[i] = fmt.Errorf("%w: intent %q is named twice in one batch", ErrInvalidWrite, id)
+		}
+		seen[id] = true
+	}
+	return errs
+}

@@ -15,7 +15,43 @@ func (s *store) StartAttempt(ctx context.Context, p ports.StartAttemptParams) er
 	if err := p.Validate(); err != nil {
 		return fmt.Errorf("sqlite: %w", err)
 	}
-	return s.db.write(ctx, "start attempt", func(ctx context.Context, q *writeTx) error {
+	return s.db.write(ctx, "start attempt", startWrite(p))
+}
+
+// StartAttempts hands every valid attempt's write to the group committer at
+// once, so that they share its transactions as far as its queue allows, and
+// answers each as StartAttempt would.
+func (s *store) StartAttempts(ctx context.Context, ps []ports.StartAttemptParams) []error {
+	return s.writeAll(ctx, "start attempt", ports.ValidateStarts(ps), func(i int) writeFunc { return startWrite(ps[i]) })
+}
+
+// FinishAttempts is StartAttempts for FinishAttempt.
+func (s *store) FinishAttempts(ctx context.Context, ps []ports.FinishAttemptParams) []error {
+	return s.writeAll(ctx, "finish attempt", ports.ValidateFinishes(ps), func(i int) writeFunc { return finishWrite(ps[i]) })
+}
+
+// writeAll writes the items a batch rule let through (errs[i] nil), each
+// with its own write of one shared submission, and fills in their answers.
+func (s *store) writeAll(ctx context.Context, op string, errs []error, write func(i int) writeFunc) []error {
+	var fns []writeFunc
+	var at []int
+	for i, err := range errs {
+		if err == nil {
+			fns = append(fns, write(i))
+			at = append(at, i)
+		} else {
+			errs[i] = fmt.Errorf("sqlite: %w", err)
+		}
+	}
+	for k, err := range s.db.writer.doAll(ctx, op, verdictFirst, fns) {
+		errs[at[k]] = err
+	}
+	return errs
+}
+
+// startWrite is the write of one attempt's start.
+func startWrite(p ports.StartAttemptParams) writeFunc {
+	return func(ctx context.Context, q *writeTx) error {
 		stamp, err := q.Stamp(ctx)
 		if err != nil {
 			return err
@@ -41,7 +77,7 @@ func (s *store) StartAttempt(ctx context.Context, p ports.StartAttemptParams) er
 			LeaseEpoch:    p.Fence.Epoch,
 			StartedAt:     nanos(p.StartedAt),
 		})
-	})
+	}
 }
 
 // FinishAttempt closes the attempt (its outcome was validated where the
@@ -57,6 +93,11 @@ func (s *store) FinishAttempt(ctx context.Context, p ports.FinishAttemptParams) 
 	if err := p.Validate(); err != nil {
 		return fmt.Errorf("sqlite: %w", err)
 	}
+	return s.db.write(ctx, "finish attempt", finishWrite(p))
+}
+
+// finishWrite is the write of one attempt's end and its decision.
+func finishWrite(p ports.FinishAttemptParams) writeFunc {
 	finish := sqlitedb.FinishAttemptParams{
 		FinishedAt:    nullNanos(p.FinishedAt),
 		Error:         nullString(p.Error),
@@ -85,7 +126,7 @@ func (s *store) FinishAttempt(ctx context.Context, p ports.FinishAttemptParams) 
 		decision.FinalOutcomeReason = nullString(o.Reason)
 		decision.FinalMessageID = nullString(o.MessageID)
 	}
-	return s.db.write(ctx, "finish attempt", func(ctx context.Context, q *writeTx) error {
+	return func(ctx context.Context, q *writeTx) error {
 		n, err := q.FinishAttempt(ctx, finish)
 		if err != nil {
 			return err
@@ -113,7 +154,7 @@ func (s *store) FinishAttempt(ctx context.Context, p ports.FinishAttemptParams) 
 			return q.MarkPossiblyAccepted(ctx, p.IntentID)
 		}
 		return nil
-	})
+	}
 }
 
 // whyRefused tells apart, inside the refused write's transaction, the two

@@ -125,14 +125,47 @@ func (w *groupCommitter) do(ctx context.Context, name string, kind writeKind, fn
 
 // submit hands fn to the writer on lane and waits for its answer, as do.
 func (w *groupCommitter) submit(ctx context.Context, lane chan *writeOp, name string, kind writeKind, fn writeFunc) error {
+	op, err := w.enqueue(ctx, lane, name, kind, fn)
+	if err != nil {
+		return err
+	}
+	return w.await(ctx, op)
+}
+
+// doAll submits every fn at once, so that they share a batch as far as the
+// queue allows, and waits for every answer: one per fn, in order, each as
+// do would give it.
+func (w *groupCommitter) doAll(ctx context.Context, name string, kind writeKind, fns []writeFunc) []error {
+	errs := make([]error, len(fns))
+	ops := make([]*writeOp, len(fns))
+	for i, fn := range fns {
+		ops[i], errs[i] = w.enqueue(ctx, w.ops, name, kind, fn)
+	}
+	for i, op := range ops {
+		if op != nil {
+			errs[i] = w.await(ctx, op)
+		}
+	}
+	return errs
+}
+
+// enqueue hands fn to the writer on lane without waiting for its answer.
+func (w *groupCommitter) enqueue(ctx context.Context, lane chan *writeOp, name string, kind writeKind, fn writeFunc) (*writeOp, error) {
 	op := &writeOp{ctx: ctx, name: name, fn: fn, kind: kind, done: make(chan struct{})}
 	select {
 	case lane <- op:
+		return op, nil
 	case <-w.quit:
-		return mapError(name, errClosed)
+		return nil, mapError(name, errClosed)
 	case <-ctx.Done():
-		return mapError(name, ctx.Err())
+		return nil, mapError(name, ctx.Err())
 	}
+}
+
+// await waits for the answer of an enqueued op. When ctx ends while op is
+// still queued, await returns at once and op never runs; when op is already
+// running, await waits for its batch and returns the true answer.
+func (w *groupCommitter) await(ctx context.Context, op *writeOp) error {
 	select {
 	case <-op.done:
 		return op.err
@@ -142,11 +175,11 @@ func (w *groupCommitter) submit(ctx context.Context, lane chan *writeOp, name st
 		case <-op.done:
 			return op.err
 		default:
-			return mapError(name, errClosed)
+			return mapError(op.name, errClosed)
 		}
 	case <-ctx.Done():
 		if op.state.CompareAndSwap(opQueued, opAbandoned) {
-			return mapError(name, ctx.Err())
+			return mapError(op.name, ctx.Err())
 		}
 		// The writer is running it in the current batch: its answer is
 		// moments away and says whether it committed.

@@ -22,6 +22,9 @@ const (
 	errNumConstraintConflict  = 547 // CHECK or FOREIGN KEY constraint
 	errNumTruncation          = 2628
 	errNumTruncationLegacy    = 8152
+	// The adapter's own THROWs in its fenced batches (attempts_batch.go).
+	errNumFenced        = 51000
+	errNumLeaseLockHeld = 51001
 )
 
 // Errors the adapter decides on internally. They wrap the driver's error
@@ -62,6 +65,10 @@ func mapError(err error) error {
 			return fmt.Errorf("%w: %w", errTooLong, err)
 		case errNumLockTimeout:
 			return fmt.Errorf("%w: lock timeout: %w", core.ErrStoreUnavailable, err)
+		case errNumFenced:
+			return fmt.Errorf("%w: %w", core.ErrFenced, err)
+		case errNumLeaseLockHeld:
+			return fmt.Errorf("%w: %w", core.ErrStoreUnavailable, err)
 		}
 		return fmt.Errorf("%w: sql server error %d: %w", core.ErrStoreUnavailable, serverErr.Number, err)
 	}

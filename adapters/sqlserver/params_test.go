@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/submissionmanager/submission-manager/adapters/sqlserver/internal/sqlserverdb"
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
 )
@@ -90,72 +89,32 @@ func TestInsertIntentParams(t *testing.T) {
 	}
 }
 
-func TestApplyDecisionParams(t *testing.T) {
-	due := time.Date(2026, 3, 14, 9, 27, 0, 0, time.UTC)
-	accepted := &core.Outcome{Status: core.OutcomeAccepted, MessageID: "m-1"}
-	rejected := &core.Outcome{Status: core.OutcomeRejected, Reason: core.ReasonInvalidRecipient}
-	good := []struct {
-		d    core.Decision
-		want sqlserverdb.ApplyDecisionParams
-	}{
-		{core.Decision{Status: core.StatusPending, NextDueAt: due},
-			sqlserverdb.ApplyDecisionParams{Status: "pending", NextDueAt: sql.NullTime{Time: due, Valid: true}}},
-		{core.Decision{Status: core.StatusAccepted, FinalOutcome: accepted},
-			sqlserverdb.ApplyDecisionParams{Status: "accepted", FinalOutcomeStatus: valid("accepted"), FinalMessageID: valid("m-1")}},
-		{core.Decision{Status: core.StatusRejected, FinalOutcome: rejected},
-			sqlserverdb.ApplyDecisionParams{Status: "rejected", FinalOutcomeStatus: valid("rejected"), FinalOutcomeReason: valid(core.ReasonInvalidRecipient)}},
-		{core.Decision{Status: core.StatusExhausted, ExhaustedReason: core.ExhaustedDeadlineExceeded},
-			sqlserverdb.ApplyDecisionParams{Status: "exhausted", ExhaustedReason: valid("deadline_exceeded")}},
-	}
-	for _, c := range good {
-		if err := c.d.Validate(); err != nil {
-			t.Errorf("decision %+v refused: %v", c.d, err)
-			continue
-		}
-		got := applyDecisionParams("intent-1", 2, c.d)
-		c.want.IntentID, c.want.AttemptNumber = "intent-1", 2
-		if got != c.want {
-			t.Errorf("decision %+v:\n got  %+v\n want %+v", c.d, got, c.want)
-		}
-	}
-	for _, d := range []core.Decision{
-		{Status: core.StatusPending},
-		{Status: core.StatusAccepted},
-		{Status: core.StatusAccepted, FinalOutcome: rejected},
-		{Status: core.StatusExhausted},
-		{Status: core.StatusExhausted, ExhaustedReason: "tired"},
-		{Status: "cancelled"},
-	} {
-		// FinishAttempt and Reschedule refuse these before the database.
-		if err := d.Validate(); err == nil {
-			t.Errorf("decision %+v accepted; the schema's CHECK constraints would refuse it", d)
-		}
-	}
-}
-
-func valid(s string) sql.NullString { return sql.NullString{String: s, Valid: true} }
-
-func TestFinishAttemptParams(t *testing.T) {
+func TestFinishArgs(t *testing.T) {
 	at := time.Date(2026, 3, 14, 9, 27, 0, 0, time.UTC)
-	retry := core.Decision{Status: core.StatusPending, NextDueAt: at.Add(time.Second)}
-	p := finishAttemptParams(ports.FinishAttemptParams{IntentID: "i", FinishedAt: at, Error: "timeout", Decision: retry}, 1)
-	if p.Error != valid("timeout") || p.OutcomeStatus.Valid || p.Sent {
-		t.Errorf("error attempt: %+v", p)
+	rejected := &core.Outcome{Status: core.OutcomeRejected, Reason: core.ReasonInvalidRecipient, MessageID: "m-1"}
+	p := ports.FinishAttemptParams{IntentID: "intent-1", Number: 2, FinishedAt: at, Outcome: rejected, Sent: true,
+		Decision: core.Decision{Status: core.StatusRejected, FinalOutcome: rejected}}
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
 	}
-	o := &core.Outcome{Status: core.OutcomeRejected, Reason: "gateway_specific"}
-	p = finishAttemptParams(ports.FinishAttemptParams{IntentID: "i", FinishedAt: at, Outcome: o, Sent: true, Decision: retry}, 1)
-	if !p.Sent || p.OutcomeStatus != valid("rejected") || p.OutcomeReason != valid("gateway_specific") || p.MessageID.Valid || p.Error.Valid {
-		t.Errorf("outcome attempt: %+v", p)
+	got := finishArgs(3, p, 2)
+	if len(got) != len(finishAttempts.cols) {
+		t.Fatalf("%d arguments for %d columns", len(got), len(finishAttempts.cols))
 	}
-	// FinishAttempt refuses these before the database.
-	for name, bad := range map[string]ports.FinishAttemptParams{
-		"no finish time": {IntentID: "i", Error: "x", Decision: retry},
-		"neither":        {IntentID: "i", FinishedAt: at, Decision: retry},
-		"both":           {IntentID: "i", FinishedAt: at, Error: "x", Outcome: o, Decision: retry},
-		"outcome unsent": {IntentID: "i", FinishedAt: at, Outcome: o, Decision: retry},
+	byColumn := map[string]any{}
+	for i, c := range finishAttempts.cols {
+		byColumn[c.name] = got[i]
+	}
+	for col, want := range map[string]any{
+		"ord": int32(3), "intent_id": setString("intent-1"), "attempt_number": int32(2), "finished_at": at,
+		"outcome_status": setString("rejected"), "outcome_reason": setString(core.ReasonInvalidRecipient),
+		"message_id": setString("m-1"), "error": sql.NullString{}, "sent": true, "status": setString("rejected"),
+		"next_due_at": sql.NullTime{}, "final_outcome_status": setString("rejected"),
+		"final_outcome_reason": setString(core.ReasonInvalidRecipient), "final_message_id": setString("m-1"),
+		"exhausted_reason": sql.NullString{}, "possibly_accepted": false,
 	} {
-		if err := bad.Validate(); err == nil {
-			t.Errorf("%s: accepted", name)
+		if byColumn[col] != want {
+			t.Errorf("%s = %#v, want %#v", col, byColumn[col], want)
 		}
 	}
 }
@@ -238,3 +197,5 @@ func TestFirstPageSentinelFitsBothEngines(t *testing.T) {
 		t.Errorf("sentinel %s is not the last microsecond of 9999", maxDatetime2.Format(time.RFC3339Nano))
 	}
 }
+
+func valid(s string) sql.NullString { return sql.NullString{String: s, Valid: true} }

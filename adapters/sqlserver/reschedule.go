@@ -11,7 +11,7 @@ import (
 var _ ports.Rescheduler = (*store)(nil)
 
 // Reschedule applies a deferral's decision to a pending intent without an
-// attempt, fenced like StartAttempt: in one transaction it checks the fence
+// attempt, fenced like StartAttempts: in one transaction it checks the fence
 // (under the lease lock, see fence.go) and updates the intent row,
 // moving last_modified_at strictly forward so every refresh sees the new
 // due time. See ports.Rescheduler.
@@ -23,11 +23,10 @@ func (s *store) Reschedule(ctx context.Context, p ports.RescheduleParams) error 
 	if err != nil {
 		return err
 	}
-	decision := applyDecisionParams(p.IntentID, count, p.Decision)
 	params := sqlserverdb.RescheduleIntentParams{
-		Status:          decision.Status,
-		NextDueAt:       decision.NextDueAt,
-		ExhaustedReason: decision.ExhaustedReason,
+		Status:          string(p.Decision.Status),
+		NextDueAt:       nullTime(p.Decision.NextDueAt),
+		ExhaustedReason: nullString(string(p.Decision.ExhaustedReason)),
 		IntentID:        p.IntentID,
 		AttemptCount:    count,
 	}

@@ -327,30 +327,42 @@ func gooseSections(text string) (up, down string, err error) {
 func TestHandWrittenSQLIsTSQL(t *testing.T) {
 	most, mostRows := rowsPerRequest(1), rowsPerRequest(len(batchColumns))
 	want := map[string][]string{
-		"getAppLockSQL":        {"DeclareVariableStatement", "ExecuteStatement", "SelectStatement"},
-		"releaseAppLockSQL":    {"ExecuteStatement"},
-		"shareLastModifiedSQL": {"UpdateStatement"},
-		"insertIntentsSQL(1)":  {"InsertStatement", "SelectStatement"},
-		"insertIntentsSQL(n)":  {"InsertStatement", "SelectStatement"},
-		"intentsOfSQL(1)":      {"SelectStatement"},
-		"intentsOfSQL(n)":      {"SelectStatement"},
-		"attemptsOfSQL":        {"SelectStatement"},
-		"possiblyAcceptedOf":   {"SelectStatement"},
-		"resubmissionLinks":    {"SelectStatement"},
-		"engineSQL":            {"SelectStatement"},
+		"getAppLockSQL":         {"DeclareVariableStatement", "ExecuteStatement", "SelectStatement"},
+		"releaseAppLockSQL":     {"ExecuteStatement"},
+		"shareLastModifiedSQL":  {"UpdateStatement"},
+		"insertIntentsSQL(1)":   {"InsertStatement", "SelectStatement"},
+		"insertIntentsSQL(n)":   {"InsertStatement", "SelectStatement"},
+		"intentsOfSQL(1)":       {"SelectStatement"},
+		"intentsOfSQL(n)":       {"SelectStatement"},
+		"attemptsOfSQL":         {"SelectStatement"},
+		"possiblyAcceptedOf":    {"SelectStatement"},
+		"resubmissionLinks":     {"SelectStatement"},
+		"engineSQL":             {"SelectStatement"},
+		"sharedLeaseLockSQL":    {"DeclareVariableStatement", "ExecuteStatement", "SelectStatement"},
+		"exclusiveLeaseLockSQL": {"DeclareVariableStatement", "ExecuteStatement", "SelectStatement"},
+		"startAttempts(1)":      fencedBatchShape("DeclareTableVariableStatement", "UpdateStatement", "InsertStatement"),
+		"startAttempts(n)":      fencedBatchShape("DeclareTableVariableStatement", "UpdateStatement", "InsertStatement"),
+		"finishAttempts(1)":     fencedBatchShape("DeclareTableVariableStatement", "UpdateStatement", "UpdateStatement"),
+		"finishAttempts(n)":     fencedBatchShape("DeclareTableVariableStatement", "UpdateStatement", "UpdateStatement"),
 	}
 	for name, sql := range map[string]string{
-		"getAppLockSQL":        getAppLockSQL,
-		"releaseAppLockSQL":    releaseAppLockSQL,
-		"shareLastModifiedSQL": shareLastModifiedSQL,
-		"insertIntentsSQL(1)":  insertIntentsSQL(1),
-		"insertIntentsSQL(n)":  insertIntentsSQL(mostRows),
-		"intentsOfSQL(1)":      intentsOfSQL(1),
-		"intentsOfSQL(n)":      intentsOfSQL(most),
-		"attemptsOfSQL":        attemptsOfSQL(3),
-		"possiblyAcceptedOf":   possiblyAcceptedOfSQL(3),
-		"resubmissionLinks":    resubmissionLinksSQL(3),
-		"engineSQL":            engineSQL,
+		"getAppLockSQL":         getAppLockSQL,
+		"releaseAppLockSQL":     releaseAppLockSQL,
+		"shareLastModifiedSQL":  shareLastModifiedSQL,
+		"insertIntentsSQL(1)":   insertIntentsSQL(1),
+		"insertIntentsSQL(n)":   insertIntentsSQL(mostRows),
+		"intentsOfSQL(1)":       intentsOfSQL(1),
+		"intentsOfSQL(n)":       intentsOfSQL(most),
+		"attemptsOfSQL":         attemptsOfSQL(3),
+		"possiblyAcceptedOf":    possiblyAcceptedOfSQL(3),
+		"resubmissionLinks":     resubmissionLinksSQL(3),
+		"engineSQL":             engineSQL,
+		"sharedLeaseLockSQL":    sharedLeaseLockSQL,
+		"exclusiveLeaseLockSQL": exclusiveLeaseLockSQL,
+		"startAttempts(1)":      startAttempts.sql(1),
+		"startAttempts(n)":      startAttempts.sql(paddedRows(1000, len(startAttempts.cols)+fenceParams)),
+		"finishAttempts(1)":     finishAttempts.sql(1),
+		"finishAttempts(n)":     finishAttempts.sql(paddedRows(1000, len(finishAttempts.cols)+fenceParams)),
 	} {
 		text, err := toDriverText(sql)
 		if err != nil {
@@ -365,6 +377,18 @@ func TestHandWrittenSQLIsTSQL(t *testing.T) {
 			t.Errorf("the migration lock must be session-owned (goose runs several transactions under it):\n%s", sql)
 		}
 	}
+}
+
+// fencedBatchShape is what a fenced batch (attempts_batch.go) parses as:
+// the settings, the variables and the copy of the items, the lock and the
+// fence check, the statement time, the statements given, the commit and
+// the verdicts' SELECT.
+func fencedBatchShape(writes ...string) []string {
+	out := []string{"PredicateSetStatement", "PredicateSetStatement", "DeclareVariableStatement",
+		"DeclareTableVariableStatement", "InsertStatement",
+		"BeginTransactionStatement", "ExecuteStatement", "IfStatement", "IfStatement", "SetVariableStatement"}
+	out = append(out, writes...)
+	return append(out, "CommitTransactionStatement", "SelectStatement")
 }
 
 // TestToDriverText checks the placeholder rewrite this file relies on.

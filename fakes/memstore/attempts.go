@@ -111,3 +111,27 @@ func (s *Store) fencedIntent(fence core.Fence, intentID string) (*core.Intent, t
 	}
 	return in, now, nil
 }
+
+// StartAttempts answers each attempt as StartAttempt would, in order, after
+// the batch rule (ports.ValidateStarts).
+func (s *Store) StartAttempts(ctx context.Context, ps []ports.StartAttemptParams) []error {
+	errs := ports.ValidateStarts(ps)
+	for i, p := range ps {
+		if errs[i] == nil {
+			errs[i] = s.StartAttempt(ctx, p)
+		}
+	}
+	return errs
+}
+
+// FinishAttempts answers each attempt as FinishAttempt would, in order,
+// after the batch rule (ports.ValidateFinishes).
+func (s *Store) FinishAttempts(ctx context.Context, ps []ports.FinishAttemptParams) []error {
+	errs := ports.ValidateFinishes(ps)
+	for i, p := range ps {
+		if errs[i] == nil {
+			errs[i] = s.FinishAttempt(ctx, p)
+		}
+	}
+	return errs
+}

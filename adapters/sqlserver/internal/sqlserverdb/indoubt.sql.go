@@ -12,12 +12,15 @@ import (
 )
 
 const isPossiblyAccepted = `-- name: IsPossiblyAccepted :one
+
 SELECT possibly_accepted FROM submission_intents
 WHERE intent_id = $1
 `
 
+// In-doubt attempts: the possibly_accepted flag (migration 00007).
 // Whether one intent is flagged; the flags of many intents are read by
-// possiblyAcceptedOfSQL (adapters/sqlserver/idlist.go).
+// possiblyAcceptedOfSQL (adapters/sqlserver/idlist.go). The flag is set by
+// the fenced FinishAttempts batch whose decision says so.
 func (q *Queries) IsPossiblyAccepted(ctx context.Context, intentID string) (bool, error) {
 	row := q.db.QueryRowContext(ctx, isPossiblyAccepted, intentID)
 	var possibly_accepted bool
@@ -110,17 +113,4 @@ func (q *Queries) ListPossiblyAccepted(ctx context.Context, arg ListPossiblyAcce
 		return nil, err
 	}
 	return items, nil
-}
-
-const markPossiblyAccepted = `-- name: MarkPossiblyAccepted :exec
-
-UPDATE submission_intents SET possibly_accepted = 1
-WHERE intent_id = $1
-`
-
-// In-doubt attempts: the possibly_accepted flag (migration 00007).
-// Runs in the fenced transaction of FinishAttempt, after ApplyDecision.
-func (q *Queries) MarkPossiblyAccepted(ctx context.Context, intentID string) error {
-	_, err := q.db.ExecContext(ctx, markPossiblyAccepted, intentID)
-	return err
 }

@@ -11,53 +11,6 @@ import (
 	"time"
 )
 
-const applyDecision = `-- name: ApplyDecision :execrows
-UPDATE submission_intents
-SET status = CAST($1 AS varchar(16)),
-    next_due_at = $2,
-    final_outcome_status = $3,
-    final_outcome_reason = $4,
-    final_message_id = $5,
-    exhausted_reason = $6,
-    last_modified_at = CASE WHEN clock.now > last_modified_at THEN clock.now
-                            ELSE DATEADD(nanosecond, 100, last_modified_at) END
-FROM (SELECT SYSUTCDATETIME() AS now) AS clock
-WHERE intent_id = $7
-  AND status = 'pending'
-  AND attempt_count = CAST($8 AS int)
-`
-
-type ApplyDecisionParams struct {
-	Status             string
-	NextDueAt          sql.NullTime
-	FinalOutcomeStatus sql.NullString
-	FinalOutcomeReason sql.NullString
-	FinalMessageID     sql.NullString
-	ExhaustedReason    sql.NullString
-	IntentID           string
-	AttemptNumber      int32
-}
-
-// Moves the intent to the policy's decision after attempt N finished; it
-// applies only while the intent is pending at attempt count N.
-// last_modified_at moves strictly forward, as in StartAttempt.
-func (q *Queries) ApplyDecision(ctx context.Context, arg ApplyDecisionParams) (int64, error) {
-	result, err := q.db.ExecContext(ctx, applyDecision,
-		arg.Status,
-		arg.NextDueAt,
-		arg.FinalOutcomeStatus,
-		arg.FinalOutcomeReason,
-		arg.FinalMessageID,
-		arg.ExhaustedReason,
-		arg.IntentID,
-		arg.AttemptNumber,
-	)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected()
-}
-
 const getIntent = `-- name: GetIntent :one
 SELECT intent_id, submission_target, payload, contract, status, created_at,
        next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
@@ -676,36 +629,6 @@ func (q *Queries) RescheduleIntent(ctx context.Context, arg RescheduleIntentPara
 		arg.IntentID,
 		arg.AttemptCount,
 	)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected()
-}
-
-const startAttempt = `-- name: StartAttempt :execrows
-UPDATE submission_intents
-SET attempt_count = attempt_count + 1,
-    last_modified_at = CASE WHEN clock.now > last_modified_at THEN clock.now
-                            ELSE DATEADD(nanosecond, 100, last_modified_at) END
-FROM (SELECT SYSUTCDATETIME() AS now) AS clock
-WHERE intent_id = $1
-  AND status = 'pending'
-  AND attempt_count = CAST($2 AS int) - 1
-`
-
-type StartAttemptParams struct {
-	IntentID      string
-	AttemptNumber int32
-}
-
-// Counts the attempt that is about to start; it applies only while the
-// intent is pending and nobody else counted attempt number N yet.
-// last_modified_at moves strictly forward on every update, even within one
-// tick of the database clock: an update that kept the row's old value would
-// sort at or before a refresh cursor that already passed the row, and the
-// leader would never see it.
-func (q *Queries) StartAttempt(ctx context.Context, arg StartAttemptParams) (int64, error) {
-	result, err := q.db.ExecContext(ctx, startAttempt, arg.IntentID, arg.AttemptNumber)
 	if err != nil {
 		return 0, err
 	}
