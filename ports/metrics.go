@@ -39,10 +39,25 @@ type Metrics interface {
 	InDoubtLookup(gatewayType core.GatewayType, answer string)
 }
 
+// LateAcceptanceMetrics is the event of an acceptance that came at or after
+// the acceptance deadline: the intent is exhausted, as the spec says, yet
+// the gateway has its message (core.Decision.AcceptedAfterDeadline). It is
+// apart from Metrics so that a Metrics written before it still is one; the
+// executor counts the event on the Metrics it is given when that also
+// implements this, as the Prometheus adapter and the console's Activity do.
+type LateAcceptanceMetrics interface {
+	// IntentAcceptedAfterDeadline counts an intent the gateway accepted at
+	// or after its acceptance deadline.
+	IntentAcceptedAfterDeadline(submissionTarget string)
+}
+
 // NopMetrics discards every event; it is the default when none is wired.
 type NopMetrics struct{}
 
-var _ Metrics = NopMetrics{}
+var (
+	_ Metrics               = NopMetrics{}
+	_ LateAcceptanceMetrics = NopMetrics{}
+)
 
 func (NopMetrics) IntentCreated(string)                                    {}
 func (NopMetrics) IntentCompleted(string, core.IntentStatus, string)       {}
@@ -54,3 +69,4 @@ func (NopMetrics) Leadership(bool, int64)                                  {}
 func (NopMetrics) FencedWrite()                                            {}
 func (NopMetrics) IntentPossiblyAccepted(string)                           {}
 func (NopMetrics) InDoubtLookup(core.GatewayType, string)                  {}
+func (NopMetrics) IntentAcceptedAfterDeadline(string)                      {}
