@@ -126,6 +126,7 @@ var finishAttempts = fencedBatch{
 		{"error", "nvarchar(max)"}, {"sent", "bit"}, {"status", "varchar(16)"}, {"next_due_at", "datetime2(7)"},
 		{"final_outcome_status", "varchar(16)"}, {"final_outcome_reason", "nvarchar(max)"},
 		{"final_message_id", "nvarchar(max)"}, {"exhausted_reason", "varchar(32)"}, {"possibly_accepted", "bit"},
+		{"accepted_after_deadline", "bit"}, {"accepted_message_id", "nvarchar(max)"},
 	},
 	body: `DECLARE @applied TABLE (intent_id nvarchar(255) NOT NULL);
 UPDATE submission_intents
@@ -136,12 +137,14 @@ SET status = i.status,
     final_message_id = i.final_message_id,
     exhausted_reason = i.exhausted_reason,
     possibly_accepted = CASE WHEN i.possibly_accepted = 1 THEN 1 ELSE submission_intents.possibly_accepted END,
+    accepted_after_deadline = i.accepted_after_deadline,
+    accepted_message_id = i.accepted_message_id,
     last_modified_at = CASE WHEN @now > submission_intents.last_modified_at THEN @now
                             ELSE DATEADD(nanosecond, 100, submission_intents.last_modified_at) END
 OUTPUT inserted.intent_id INTO @applied (intent_id)
 FROM (SELECT o.* FROM (SELECT intent_id COLLATE Latin1_General_100_BIN2 AS intent_id, attempt_number, status,
                               next_due_at, final_outcome_status, final_outcome_reason, final_message_id,
-                              exhausted_reason, possibly_accepted
+                              exhausted_reason, possibly_accepted, accepted_after_deadline, accepted_message_id
                        FROM @items) AS o
       WHERE EXISTS (SELECT 1 FROM submission_attempts AS a
                     WHERE a.intent_id = o.intent_id AND a.attempt_number = o.attempt_number
@@ -189,7 +192,8 @@ func finishArgs(ord int, p ports.FinishAttemptParams, n int32) []any {
 	return []any{int32(ord), setString(p.IntentID), n, dbTime(p.FinishedAt),
 		nullSetString(outcome), nullSetString(reason), nullSetString(messageID), nullSetString(p.Error), p.Sent,
 		setString(string(d.Status)), nullTime(d.NextDueAt), nullSetString(final), nullSetString(finalReason),
-		nullSetString(finalMessageID), nullSetString(string(d.ExhaustedReason)), d.PossiblyAccepted}
+		nullSetString(finalMessageID), nullSetString(string(d.ExhaustedReason)), d.PossiblyAccepted,
+		d.AcceptedAfterDeadline, nullSetString(d.AcceptedMessageID)}
 }
 
 // nullSetString is setString for a nullable column: NULL for "".
