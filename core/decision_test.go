@@ -144,7 +144,7 @@ func TestValidateDeferral(t *testing.T) {
 		"pending with an exhaustion": {Status: StatusPending, NextDueAt: at(time.Second), ExhaustedReason: ExhaustedDeadlineExceeded},
 		"an acceptance after the deadline": {Status: StatusExhausted, ExhaustedReason: ExhaustedDeadlineExceeded,
 			AcceptedAfterDeadline: true},
-		"no status":                  {},
+		"no status": {},
 	} {
 		if err := d.ValidateDeferral(); !errors.Is(err, ErrInvalidDecision) {
 			t.Errorf("%s: ValidateDeferral = %v, want ErrInvalidDecision", name, err)

@@ -21,8 +21,8 @@ type intentsData struct {
 	// accepted after their deadline.
 	AcceptedAfterDeadline bool
 	Statuses              []core.IntentStatus
-	Targets          []string
-	Intents          []core.Intent
+	Targets               []string
+	Intents               []core.Intent
 	// NextURL continues the listing; FirstURL restarts it.
 	NextURL, FirstURL string
 	// BulkURL opens the bulk resubmission of this filter; set for ended
