@@ -48,6 +48,12 @@ type ResubmitIntentParams struct {
 	// NewIntentID is the resubmission's intentId; empty derives one
 	// (core.DeriveResubmissionID).
 	NewIntentID string
+	// AcknowledgeDeliveryRisk is the operator's explicit confirmation that
+	// the gateway may already have delivered the original's message
+	// (core.DeliveryRisk) and that it is to be sent again all the same.
+	// Without it such an intent is refused with core.ErrDeliveryRisk; a
+	// bulk resubmission never sets it.
+	AcknowledgeDeliveryRisk bool
 }
 
 // OperatorService is what the application offers operators (the console,
@@ -56,8 +62,10 @@ type OperatorService interface {
 	// ResubmitIntent creates the resubmission of an ended intent, or returns
 	// the one that exists (Created=false). Errors: *core.FieldError,
 	// core.ErrIntentNotFound, core.ErrIntentNotEnded,
-	// core.ErrResubmissionIDTaken, core.ErrUnknownTarget (the target left the
-	// registry), core.ErrStoreUnavailable.
+	// core.ErrResubmissionIDTaken, core.ErrDeliveryRisk (the gateway may
+	// already have the original's message and the risk was not
+	// acknowledged), core.ErrUnknownTarget (the target left the registry),
+	// core.ErrStoreUnavailable.
 	ResubmitIntent(ctx context.Context, p ResubmitIntentParams) (SubmitIntentResult, error)
 	// CountIntents returns the number of intents per target and status.
 	CountIntents(ctx context.Context) ([]IntentCount, error)

@@ -28,6 +28,11 @@ type ListIntentsParams struct {
 	// PossiblyAccepted, when true, keeps only intents flagged possibly
 	// accepted (see core.PossiblyAccepted).
 	PossiblyAccepted bool
+	// AcceptedAfterDeadline, when true, keeps only intents the gateway
+	// accepted at or after their acceptance deadline (see
+	// core.Decision.AcceptedAfterDeadline). With PossiblyAccepted both
+	// facts must hold.
+	AcceptedAfterDeadline bool
 	// Limit is the page size (at least 1).
 	Limit int
 	// Before continues a listing: only intents strictly older than this
@@ -172,7 +177,9 @@ type Store interface {
 	StartAttempt(ctx context.Context, p StartAttemptParams) error
 	// FinishAttempt is a fenced write that closes the attempt and moves the
 	// intent to the decision's status in one transaction. When the decision
-	// says PossiblyAccepted, the same write flags the intent for good.
+	// says PossiblyAccepted, the same write flags the intent for good; when
+	// it says AcceptedAfterDeadline, the same write keeps that fact and
+	// AcceptedMessageID on the intent, and every read returns them.
 	// Parameters that p.Validate refuses are refused with ErrInvalidWrite
 	// before anything is written.
 	FinishAttempt(ctx context.Context, p FinishAttemptParams) error

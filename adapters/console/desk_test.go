@@ -99,6 +99,16 @@ func (d *desk) ResubmitIntent(ctx context.Context, p ports.ResubmitIntentParams)
 	if !original.Status.Terminal() {
 		return ports.SubmitIntentResult{}, fmt.Errorf("%w: %q is %s", core.ErrIntentNotEnded, p.IntentID, original.Status)
 	}
+	if risk := core.DeliveryRisk(original); risk != nil && !p.AcknowledgeDeliveryRisk {
+		// As the service: unless the original has its resubmission already.
+		links, err := d.store.ResubmissionLinks(ctx, []string{original.IntentID})
+		if err != nil {
+			return ports.SubmitIntentResult{}, err
+		}
+		if links[original.IntentID].As == "" {
+			return ports.SubmitIntentResult{}, risk
+		}
+	}
 	newID := cmp.Or(p.NewIntentID, core.DeriveResubmissionID(original.IntentID))
 	if err := core.ValidateIntentID(newID); err != nil {
 		return ports.SubmitIntentResult{}, err

@@ -17,9 +17,12 @@ type intentsData struct {
 	// PossiblyAccepted narrows the list to intents the gateway may have
 	// accepted although their answer was lost.
 	PossiblyAccepted bool
-	Statuses         []core.IntentStatus
-	Targets          []string
-	Intents          []core.Intent
+	// AcceptedAfterDeadline narrows the list to intents the gateway
+	// accepted after their deadline.
+	AcceptedAfterDeadline bool
+	Statuses              []core.IntentStatus
+	Targets               []string
+	Intents               []core.Intent
 	// NextURL continues the listing; FirstURL restarts it.
 	NextURL, FirstURL string
 	// BulkURL opens the bulk resubmission of this filter; set for ended
@@ -44,7 +47,7 @@ func (c *Console) intents(w http.ResponseWriter, r *http.Request, ss session) {
 		}
 	}
 	d := intentsData{Status: q.Get("status"), Target: q.Get("target"), PossiblyAccepted: q.Get("possiblyAccepted") == "true",
-		Statuses: statuses, PageSize: c.cfg.PageSize}
+		AcceptedAfterDeadline: q.Get("acceptedAfterDeadline") == "true", Statuses: statuses, PageSize: c.cfg.PageSize}
 	for _, t := range c.cfg.Service.Targets() {
 		d.Targets = append(d.Targets, t.SubmissionTarget)
 	}
@@ -53,7 +56,7 @@ func (c *Console) intents(w http.ResponseWriter, r *http.Request, ss session) {
 		p.Notice = "No intent has the intentId " + id + "."
 	}
 	params := ports.ListIntentsParams{Status: core.IntentStatus(d.Status), SubmissionTarget: d.Target,
-		PossiblyAccepted: d.PossiblyAccepted, Limit: c.cfg.PageSize}
+		PossiblyAccepted: d.PossiblyAccepted, AcceptedAfterDeadline: d.AcceptedAfterDeadline, Limit: c.cfg.PageSize}
 	// The list pages through the service, never through the HTTP API, with
 	// the same cursors: a refused one is a field error like the service's.
 	var res ports.IntentPage
@@ -82,9 +85,14 @@ func (c *Console) intents(w http.ResponseWriter, r *http.Request, ss session) {
 	if d.Target != "" {
 		filter.Set("target", d.Target)
 	}
-	bulkFilter := filter.Encode() // a bulk resubmission never takes possibly accepted intents
+	// A bulk resubmission never takes an intent the gateway may already
+	// have delivered, so it is not offered on a list of only those.
+	bulkFilter := filter.Encode()
 	if d.PossiblyAccepted {
 		filter.Set("possiblyAccepted", "true")
+	}
+	if d.AcceptedAfterDeadline {
+		filter.Set("acceptedAfterDeadline", "true")
 	}
 	d.FirstURL = "/ui/intents?" + filter.Encode()
 	if res.Next != nil {
@@ -94,7 +102,7 @@ func (c *Console) intents(w http.ResponseWriter, r *http.Request, ss session) {
 		}
 		d.NextURL = "/ui/intents?" + next.Encode()
 	}
-	if st := core.IntentStatus(d.Status); st.Valid() && st.Terminal() && !d.PossiblyAccepted {
+	if st := core.IntentStatus(d.Status); st.Valid() && st.Terminal() && !d.PossiblyAccepted && !d.AcceptedAfterDeadline {
 		d.BulkURL = "/ui/bulk-resubmit?" + bulkFilter
 	}
 	d.DeadView = d.Status == string(core.StatusExhausted) || d.Status == string(core.StatusRejected)
@@ -111,6 +119,10 @@ type intentData struct {
 	Payload  prettyView
 	Contract string
 	Ended    bool
+	// DeliveryRisk says why the gateway may already have delivered the
+	// intent's message (core.DeliveryRisk), empty when it cannot have: the
+	// resubmission form then asks the operator to acknowledge it.
+	DeliveryRisk string
 	// PayloadURL downloads the payload as stored.
 	PayloadURL string
 	// PayloadBytes is the stored payload's size.
@@ -142,6 +154,9 @@ func (c *Console) intent(w http.ResponseWriter, r *http.Request, ss session) {
 	contract, _ := json.MarshalIndent(in.Contract, "", "  ")
 	d := intentData{Intent: in, Payload: prettyJSON(in.Payload), Contract: string(contract), Ended: in.Status.Terminal(),
 		PayloadURL: "/ui/payloads/" + url.PathEscape(id), PayloadBytes: len(in.Payload)}
+	if risk := core.DeliveryRisk(in); risk != nil {
+		d.DeliveryRisk = risk.Error()
+	}
 	c.render(w, r, http.StatusOK, "intent", page{Title: "Intent " + id, Session: ss, Data: d})
 }
 

@@ -10,10 +10,14 @@ import (
 	"github.com/submissionmanager/submission-manager/ports"
 )
 
-// resubmit resubmits one ended intent and shows the new one.
+// resubmit resubmits one ended intent and shows the new one. The form's
+// acknowledgeDeliveryRisk box is the operator's confirmation, on the
+// intent's own page, that its message may be delivered twice; the service
+// refuses such an intent without it.
 func (c *Console) resubmit(w http.ResponseWriter, r *http.Request, ss session) {
 	id := r.PostFormValue("id")
-	res, err := c.cfg.Operator.ResubmitIntent(r.Context(), ports.ResubmitIntentParams{IntentID: id, NewIntentID: r.PostFormValue("newId")})
+	res, err := c.cfg.Operator.ResubmitIntent(r.Context(), ports.ResubmitIntentParams{IntentID: id, NewIntentID: r.PostFormValue("newId"),
+		AcknowledgeDeliveryRisk: r.PostFormValue("acknowledgeDeliveryRisk") == "true"})
 	if err != nil {
 		c.render(w, r, statusOf(err), "error", page{Title: "Not resubmitted", Session: ss,
 			Error: fmt.Sprintf("Intent %s was not resubmitted: %s.", id, describe(err))})
@@ -29,7 +33,7 @@ func statusOf(err error) int {
 	switch {
 	case errors.Is(err, core.ErrIntentNotFound):
 		return http.StatusNotFound
-	case errors.Is(err, core.ErrIntentNotEnded), errors.Is(err, core.ErrResubmissionIDTaken):
+	case errors.Is(err, core.ErrIntentNotEnded), errors.Is(err, core.ErrResubmissionIDTaken), errors.Is(err, core.ErrDeliveryRisk):
 		return http.StatusConflict
 	case errors.As(err, &field), errors.Is(err, core.ErrUnknownTarget):
 		return http.StatusUnprocessableEntity
@@ -47,6 +51,8 @@ func describe(err error) string {
 		return "it is still pending; only ended intents can be resubmitted"
 	case errors.Is(err, core.ErrResubmissionIDTaken):
 		return "the new intentId names another intent; choose another"
+	case errors.Is(err, core.ErrDeliveryRisk):
+		return err.Error() + "; resubmitting could deliver it twice: check with the gateway, then confirm the risk on the intent's page"
 	}
 	return err.Error()
 }
@@ -57,9 +63,11 @@ type bulkData struct {
 	Limit          int
 	// Scanned is how many listed intents were looked at to find IDs.
 	Scanned int
-	// Doubtful counts the candidates left out because the gateway may have
-	// accepted them already: resubmitting those in bulk could deliver a
-	// message twice, so each needs an operator's look of its own.
+	// Doubtful counts the candidates left out because the gateway may
+	// already have delivered them (core.DeliveryRisk: accepted after the
+	// deadline, or possibly accepted): resubmitting those in bulk could
+	// deliver a message twice, so each needs an operator's look, and
+	// confirmation, of its own.
 	Doubtful int
 	Results  []bulkResult
 	BackURL  string
@@ -84,7 +92,7 @@ func (c *Console) bulkCandidates(r *http.Request, status core.IntentStatus, targ
 			d.Scanned++
 			switch {
 			case !in.Status.Terminal() || in.ResubmittedAs != "" || len(d.IDs) >= c.cfg.BulkLimit:
-			case in.PossiblyAccepted:
+			case core.DeliveryRisk(in) != nil:
 				d.Doubtful++
 			default:
 				d.IDs = append(d.IDs, in.IntentID)
@@ -118,7 +126,9 @@ func (c *Console) bulkConfirm(w http.ResponseWriter, r *http.Request, ss session
 	c.render(w, r, http.StatusOK, "bulk", withData(p, d))
 }
 
-// bulkResubmit resubmits the confirmed intents, at most the bulk limit.
+// bulkResubmit resubmits the confirmed intents, at most the bulk limit. It
+// never acknowledges a delivery risk, so the service refuses any intent
+// the gateway may already have delivered even if the form names it.
 func (c *Console) bulkResubmit(w http.ResponseWriter, r *http.Request, ss session) {
 	ids := r.PostForm["id"]
 	p := page{Title: "Bulk resubmission", Session: ss}

@@ -34,6 +34,12 @@ func intentFromCore(in core.Intent) apigen.Intent {
 	if in.PossiblyAccepted {
 		out.PossiblyAccepted = ptr(true)
 	}
+	if in.AcceptedAfterDeadline {
+		out.AcceptedAfterDeadline = ptr(true)
+		if in.AcceptedMessageID != "" {
+			out.AcceptedMessageId = ptr(in.AcceptedMessageID)
+		}
+	}
 	if in.ResubmittedFrom != "" {
 		out.ResubmittedFrom = ptr(in.ResubmittedFrom)
 	}

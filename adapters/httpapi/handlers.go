@@ -98,6 +98,9 @@ func (h *handlers) ListIntents(ctx context.Context, req apigen.ListIntentsReques
 	if req.Params.PossiblyAccepted != nil {
 		p.PossiblyAccepted = *req.Params.PossiblyAccepted
 	}
+	if req.Params.AcceptedAfterDeadline != nil {
+		p.AcceptedAfterDeadline = *req.Params.AcceptedAfterDeadline
+	}
 	if req.Params.Cursor != nil {
 		before, err := ports.DecodeCursor(*req.Params.Cursor)
 		if err != nil {

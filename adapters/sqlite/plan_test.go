@@ -49,6 +49,8 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		{"ListIntentsByTarget", sqlitedb.ListIntentsByTarget, []any{"target-3", now, id, int64(51)}, true, "submission_intents_target_created"},
 		{"ListIntentsByStatusAndTarget", sqlitedb.ListIntentsByStatusAndTarget, []any{"pending", "target-3", now, id, int64(51)}, true, ""},
 		{"MaxModifiedAt", sqlitedb.MaxModifiedAt, nil, true, "submission_intents_changed"},
+		{"ListAcceptedAfterDeadline", sqlitedb.ListAcceptedAfterDeadline, []any{"exhausted", "target-3", int64(1), now, id, int64(51)}, false, "submission_intents_accepted_after_deadline"},
+		{"MarkAcceptedAfterDeadline", sqlitedb.MarkAcceptedAfterDeadline, []any{"msg-1", id}, true, pk},
 		{"InsertIntent", sqlitedb.InsertIntent, []any{"new", "t", []byte("{}"), "{}", "sms", "batch", now, now, now, nil}, true, ""},
 		{"StartAttempt", sqlitedb.StartAttempt, append([]any{now, id, int64(1)}, fence...), true, pk},
 		{"InsertAttempt", sqlitedb.InsertAttempt, []any{id, int64(1), "holder", int64(1), now}, true, ""},

@@ -109,6 +109,15 @@ func (s *store) ListIntents(ctx context.Context, p ports.ListIntentsParams) ([]c
 // listIntentRows picks the listing query whose index serves the filters.
 func listIntentRows(ctx context.Context, q *sqlitedb.Queries, p ports.ListIntentsParams, beforeCreated int64, beforeID string, limit int64) ([]sqlitedb.SubmissionIntent, error) {
 	switch {
+	case p.AcceptedAfterDeadline:
+		var possiblyOnly int64
+		if p.PossiblyAccepted {
+			possiblyOnly = 1
+		}
+		return q.ListAcceptedAfterDeadline(ctx, sqlitedb.ListAcceptedAfterDeadlineParams{
+			Status: string(p.Status), SubmissionTarget: p.SubmissionTarget, PossiblyAcceptedOnly: possiblyOnly,
+			BeforeCreatedAt: beforeCreated, BeforeIntentID: beforeID, RowLimit: limit,
+		})
 	case p.PossiblyAccepted:
 		return q.ListPossiblyAccepted(ctx, sqlitedb.ListPossiblyAcceptedParams{
 			Status: string(p.Status), SubmissionTarget: p.SubmissionTarget,

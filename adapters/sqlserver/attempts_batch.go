@@ -146,6 +146,7 @@ var finishAttempts = newFencedBatch(
 		{"next_due_at", "datetime2(7)", false}, {"final_outcome_status", "varchar(16)", false},
 		{"final_outcome_reason", "nvarchar(max)", true}, {"final_message_id", "nvarchar(max)", true},
 		{"exhausted_reason", "varchar(32)", false}, {"possibly_accepted", "bit", false},
+		{"accepted_after_deadline", "bit", false}, {"accepted_message_id", "nvarchar(max)", true},
 	},
 	`DECLARE @applied TABLE (intent_id nvarchar(255) NOT NULL);
 UPDATE submission_intents
@@ -156,6 +157,8 @@ SET status = v.status,
     final_message_id = v.final_message_id,
     exhausted_reason = v.exhausted_reason,
     possibly_accepted = CASE WHEN v.possibly_accepted = 1 THEN 1 ELSE submission_intents.possibly_accepted END,
+    accepted_after_deadline = v.accepted_after_deadline,
+    accepted_message_id = v.accepted_message_id,
     last_modified_at = CASE WHEN @now > submission_intents.last_modified_at THEN @now
                             ELSE DATEADD(nanosecond, 100, submission_intents.last_modified_at) END
 OUTPUT inserted.intent_id INTO @applied (intent_id)
@@ -215,6 +218,10 @@ type finishItem struct {
 	FinalMessageID     string `json:"final_message_id,omitempty"`
 	ExhaustedReason    string `json:"exhausted_reason,omitempty"`
 	PossiblyAccepted   int    `json:"possibly_accepted"`
+	// AcceptedAfterDeadline and AcceptedMessageID keep an acceptance the
+	// deadline made too late to count (core.Decision).
+	AcceptedAfterDeadline int    `json:"accepted_after_deadline"`
+	AcceptedMessageID     string `json:"accepted_message_id,omitempty"`
 }
 
 // finishItemOf builds one result's item from parameters that passed
@@ -223,7 +230,8 @@ func finishItemOf(ord int, p ports.FinishAttemptParams, n int32) any {
 	d := p.Decision
 	it := finishItem{Ord: ord, IntentID: jsonText(p.IntentID), AttemptNumber: n, FinishedAt: datetime2JSON(p.FinishedAt),
 		Error: jsonText(p.Error), Sent: bit(p.Sent), Status: string(d.Status),
-		ExhaustedReason: string(d.ExhaustedReason), PossiblyAccepted: bit(d.PossiblyAccepted)}
+		ExhaustedReason: string(d.ExhaustedReason), PossiblyAccepted: bit(d.PossiblyAccepted),
+		AcceptedAfterDeadline: bit(d.AcceptedAfterDeadline), AcceptedMessageID: jsonText(d.AcceptedMessageID)}
 	if o := p.Outcome; o != nil {
 		it.OutcomeStatus, it.OutcomeReason, it.MessageID = string(o.Status), jsonText(o.Reason), jsonText(o.MessageID)
 	}

@@ -161,8 +161,8 @@ func (s *store) readIntent(ctx context.Context, q *sqlserverdb.Queries, intentID
 	if err != nil {
 		return core.Intent{}, false, mapError(err)
 	}
-	intent = withAttempts(intent, attempts)
-	if intent.PossiblyAccepted, err = isPossiblyAccepted(ctx, q, intent); err != nil {
+	intent, err = readFlags(ctx, q, withAttempts(intent, attempts))
+	if err != nil {
 		return core.Intent{}, false, err
 	}
 	return intent, true, nil
@@ -231,6 +231,9 @@ func (s *store) listIntentRows(ctx context.Context, p ports.ListIntentsParams, r
 	q := s.db.q
 	var rows []intentRow
 	switch {
+	case p.AcceptedAfterDeadline:
+		return listAcceptedAfterDeadline(ctx, q, p, sqlserverdb.ListAcceptedAfterDeadlineParams{
+			BeforeCreatedAt: before, BeforeIntentID: beforeID, RowLimit: rowLimit})
 	case p.PossiblyAccepted:
 		return listPossiblyAccepted(ctx, q, p, sqlserverdb.ListPossiblyAcceptedParams{
 			BeforeCreatedAt: before, BeforeIntentID: beforeID, RowLimit: rowLimit})
@@ -276,9 +279,9 @@ func (s *store) listIntentRows(ctx context.Context, p ports.ListIntentsParams, r
 }
 
 // attachDetails completes intents read as rows: the attempts of all of them
-// in one round trip, then the possiblyAccepted flag (see
-// attachPossiblyAccepted). Every read of many intents goes through it, so
-// none returns an intent without its flag.
+// in one round trip, then the facts kept beside their status (see
+// attachFlags). Every read of many intents goes through it, so none
+// returns an intent without its facts.
 func (s *store) attachDetails(ctx context.Context, intents []core.Intent) error {
 	if len(intents) == 0 {
 		return nil
@@ -294,5 +297,5 @@ func (s *store) attachDetails(ctx context.Context, intents []core.Intent) error 
 	for i := range intents {
 		intents[i] = withAttempts(intents[i], byIntent[intents[i].IntentID])
 	}
-	return s.db.attachPossiblyAccepted(ctx, intents)
+	return s.db.attachFlags(ctx, intents)
 }

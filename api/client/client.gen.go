@@ -396,7 +396,24 @@ type GatewayType string
 
 // Intent Example: {"attempts":[{"finishedAt":"2026-02-02T12:00:00.087Z","number":1,"outcome":{"reason":"provider_failure","status":"rejected"},"startedAt":"2026-02-02T12:00:00.012Z"},{"finishedAt":"2026-02-02T12:00:05.151Z","number":2,"outcome":{"status":"accepted"},"startedAt":"2026-02-02T12:00:05.090Z"}],"contract":{"gatewayType":"sms","maxAcceptanceSeconds":30,"mode":"realtime","policy":"deadline","submissionTarget":"sms.realtime","terminalOutcomes":["invalid_request","invalid_recipient","invalid_message"]},"createdAt":"2026-02-02T12:00:00.004Z","finalOutcome":{"status":"accepted"},"intentId":"order-1234-shipping-sms","status":"accepted","submissionTarget":"sms.realtime"}
 type Intent struct {
-	Attempts []Attempt `json:"attempts"`
+	// AcceptedAfterDeadline Present and true when the gateway accepted an attempt at or
+	// after the acceptance deadline. The status is the spec's
+	// (exhausted, deadline_exceeded), and this is the fact beside it:
+	// the gateway has the message and may deliver it, so a
+	// resubmission could deliver it twice (it needs
+	// acknowledgeDeliveryRisk). Absent otherwise.
+	//
+	//
+	// Example: true
+	AcceptedAfterDeadline *bool `json:"acceptedAfterDeadline,omitempty"`
+
+	// AcceptedMessageId The gateway's message reference of the acceptance that came
+	// after the deadline, when the gateway gave one; absent otherwise.
+	//
+	//
+	// Example: gw-7f3a9c
+	AcceptedMessageId *string   `json:"acceptedMessageId,omitempty"`
+	Attempts          []Attempt `json:"attempts"`
 
 	// Contract A submission target's contract. An intent carries the snapshot taken
 	// when it was submitted, so later registry edits never change it.
@@ -625,6 +642,16 @@ type ProblemConflictingFields string
 //
 // Example: {"intentId":"order-1234-shipping-sms-again"}
 type ResubmissionRequest struct {
+	// AcknowledgeDeliveryRisk true confirms that the gateway may already have delivered the
+	// intent's message (it is flagged acceptedAfterDeadline or
+	// possiblyAccepted) and that it is to be sent again all the same.
+	// Without it such an intent is refused with 409 delivery-risk.
+	// Ignored for other intents.
+	//
+	//
+	// Example: false
+	AcknowledgeDeliveryRisk *bool `json:"acknowledgeDeliveryRisk,omitempty"`
+
 	// IntentId The client's idempotency key: 1 to 255 characters (Unicode code
 	// points) of UTF-8, without control, invisible-format or
 	// bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
@@ -801,6 +828,12 @@ type ListIntentsParams struct {
 	// may have accepted an earlier attempt whose answer was lost);
 	// false or absent does not filter on the flag.
 	PossiblyAccepted *bool `form:"possiblyAccepted,omitempty" json:"possiblyAccepted,omitempty"`
+
+	// AcceptedAfterDeadline true lists only intents the gateway accepted at or after their
+	// acceptance deadline (exhausted, yet the gateway has the
+	// message); false or absent does not filter on it. With
+	// possiblyAccepted=true both must hold.
+	AcceptedAfterDeadline *bool `form:"acceptedAfterDeadline,omitempty" json:"acceptedAfterDeadline,omitempty"`
 
 	// Limit The page size.
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
@@ -1099,6 +1132,11 @@ type ClientInterface interface {
 	// resubmission of `~r1`. Idempotent per original: once an intent has
 	// a resubmission, repeating the call returns that intent with 200.
 	// Only ended (accepted, rejected, exhausted) intents can be resubmitted.
+	// An intent whose message the gateway may already have
+	// (acceptedAfterDeadline or possiblyAccepted) is resubmitted only with
+	// acknowledgeDeliveryRisk true in the body, and answers 409
+	// delivery-risk without it: the resubmission could deliver the same
+	// message twice.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1115,6 +1153,11 @@ type ClientInterface interface {
 	// resubmission of `~r1`. Idempotent per original: once an intent has
 	// a resubmission, repeating the call returns that intent with 200.
 	// Only ended (accepted, rejected, exhausted) intents can be resubmitted.
+	// An intent whose message the gateway may already have
+	// (acceptedAfterDeadline or possiblyAccepted) is resubmitted only with
+	// acknowledgeDeliveryRisk true in the body, and answers 409
+	// delivery-risk without it: the resubmission could deliver the same
+	// message twice.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1439,6 +1482,11 @@ func (c *Client) GetIntent(ctx context.Context, intentId string, params *GetInte
 // resubmission of `~r1`. Idempotent per original: once an intent has
 // a resubmission, repeating the call returns that intent with 200.
 // Only ended (accepted, rejected, exhausted) intents can be resubmitted.
+// An intent whose message the gateway may already have
+// (acceptedAfterDeadline or possiblyAccepted) is resubmitted only with
+// acknowledgeDeliveryRisk true in the body, and answers 409
+// delivery-risk without it: the resubmission could deliver the same
+// message twice.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1465,6 +1513,11 @@ func (c *Client) ResubmitIntentWithBody(ctx context.Context, intentId string, co
 // resubmission of `~r1`. Idempotent per original: once an intent has
 // a resubmission, repeating the call returns that intent with 200.
 // Only ended (accepted, rejected, exhausted) intents can be resubmitted.
+// An intent whose message the gateway may already have
+// (acceptedAfterDeadline or possiblyAccepted) is resubmitted only with
+// acknowledgeDeliveryRisk true in the body, and answers 409
+// delivery-risk without it: the resubmission could deliver the same
+// message twice.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1727,6 +1780,18 @@ func NewListIntentsRequest(server string, params *ListIntentsParams) (*http.Requ
 		if params.PossiblyAccepted != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "possiblyAccepted", *params.PossiblyAccepted, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.AcceptedAfterDeadline != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "acceptedAfterDeadline", *params.AcceptedAfterDeadline, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -2257,6 +2322,11 @@ type ClientWithResponsesInterface interface {
 	// resubmission of `~r1`. Idempotent per original: once an intent has
 	// a resubmission, repeating the call returns that intent with 200.
 	// Only ended (accepted, rejected, exhausted) intents can be resubmitted.
+	// An intent whose message the gateway may already have
+	// (acceptedAfterDeadline or possiblyAccepted) is resubmitted only with
+	// acknowledgeDeliveryRisk true in the body, and answers 409
+	// delivery-risk without it: the resubmission could deliver the same
+	// message twice.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2273,6 +2343,11 @@ type ClientWithResponsesInterface interface {
 	// resubmission of `~r1`. Idempotent per original: once an intent has
 	// a resubmission, repeating the call returns that intent with 200.
 	// Only ended (accepted, rejected, exhausted) intents can be resubmitted.
+	// An intent whose message the gateway may already have
+	// (acceptedAfterDeadline or possiblyAccepted) is resubmitted only with
+	// acknowledgeDeliveryRisk true in the body, and answers 409
+	// delivery-risk without it: the resubmission could deliver the same
+	// message twice.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3562,6 +3637,11 @@ func (c *ClientWithResponses) GetIntentWithResponse(ctx context.Context, intentI
 // resubmission of `~r1`. Idempotent per original: once an intent has
 // a resubmission, repeating the call returns that intent with 200.
 // Only ended (accepted, rejected, exhausted) intents can be resubmitted.
+// An intent whose message the gateway may already have
+// (acceptedAfterDeadline or possiblyAccepted) is resubmitted only with
+// acknowledgeDeliveryRisk true in the body, and answers 409
+// delivery-risk without it: the resubmission could deliver the same
+// message twice.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -3584,6 +3664,11 @@ func (c *ClientWithResponses) ResubmitIntentWithBodyWithResponse(ctx context.Con
 // resubmission of `~r1`. Idempotent per original: once an intent has
 // a resubmission, repeating the call returns that intent with 200.
 // Only ended (accepted, rejected, exhausted) intents can be resubmitted.
+// An intent whose message the gateway may already have
+// (acceptedAfterDeadline or possiblyAccepted) is resubmitted only with
+// acknowledgeDeliveryRisk true in the body, and answers 409
+// delivery-risk without it: the resubmission could deliver the same
+// message twice.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -172,6 +172,9 @@ type Filter struct {
 	SubmissionTarget string
 	// PossiblyAccepted true selects only intents flagged possiblyAccepted.
 	PossiblyAccepted bool
+	// AcceptedAfterDeadline true selects only intents the gateway accepted
+	// after their acceptance deadline (flagged acceptedAfterDeadline).
+	AcceptedAfterDeadline bool
 	// PageSize is how many intents one request fetches, 1 to 500; zero
 	// leaves it to the service (50).
 	PageSize int
@@ -216,6 +219,9 @@ func (c *Client) ListPage(ctx context.Context, f Filter, cursor string) (page []
 	}
 	if f.PossiblyAccepted {
 		params.PossiblyAccepted = &f.PossiblyAccepted
+	}
+	if f.AcceptedAfterDeadline {
+		params.AcceptedAfterDeadline = &f.AcceptedAfterDeadline
 	}
 	if f.PageSize != 0 {
 		params.Limit = &f.PageSize

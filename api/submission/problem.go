@@ -23,6 +23,7 @@ const (
 	TypeForbidden               = TypeBase + "forbidden"
 	TypeIntentNotEnded          = TypeBase + "intent-not-ended"
 	TypeResubmissionIDTaken     = TypeBase + "resubmission-id-taken"
+	TypeDeliveryRisk            = TypeBase + "delivery-risk"
 	TypeIntentNotFound          = TypeBase + "intent-not-found"
 	TypeTargetNotFound          = TypeBase + "target-not-found"
 	TypeRouteNotFound           = TypeBase + "route-not-found"

@@ -60,6 +60,11 @@ func (t *term) record(ctx context.Context, in core.Intent, a core.Attempt, e end
 		t.cfg.Metrics.IntentPossiblyAccepted(in.SubmissionTarget)
 		t.log.Warn("intent_possibly_accepted", "intent_id", in.IntentID, "attempt", a.Number)
 	}
+	if d.AcceptedAfterDeadline {
+		t.cfg.Metrics.IntentAcceptedAfterDeadline(in.SubmissionTarget)
+		t.log.Warn("intent_accepted_after_deadline", "intent_id", in.IntentID, "attempt", a.Number,
+			"message_id", d.AcceptedMessageID)
+	}
 	label := resultLabel(e.result)
 	if e.reach == called && !e.calledAt.IsZero() {
 		t.cfg.Metrics.AttemptFinished(in.Contract.GatewayType, label, finishedAt.Sub(e.calledAt))

@@ -146,6 +146,9 @@ func (s *Store) ListIntents(ctx context.Context, p ports.ListIntentsParams) ([]c
 		if p.PossiblyAccepted && !in.PossiblyAccepted {
 			continue
 		}
+		if p.AcceptedAfterDeadline && !in.AcceptedAfterDeadline {
+			continue
+		}
 		if p.Before != nil && !olderThan(in, *p.Before) {
 			continue
 		}

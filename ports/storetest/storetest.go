@@ -120,6 +120,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"ListIntentsFilters", testListIntentsFilters},
 		{"RestartKeepsEverything", testRestart},
 		{"PossiblyAccepted", testPossiblyAccepted},
+		{"AcceptedAfterDeadline", testAcceptedAfterDeadline},
 		{"NotBeforeStoredAndScheduled", testNotBefore},
 		{"Reschedule", testReschedule},
 		{"Pauses", testPauses},

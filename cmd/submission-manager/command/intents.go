@@ -13,7 +13,8 @@ const intentsUsage = `usage: submission-manager intents <list|get|resubmit> [fla
 
   list [--status S] [--target T] [--limit N] [--cursor C]   intents, newest first
   get ID                                                    one intent: payload, contract, attempts
-  resubmit ID... [--new-id NEW]                             resubmit ended intents
+  resubmit ID... [--new-id NEW] [--acknowledge-delivery-risk]
+                                                            resubmit ended intents
   resubmit --status S [--target T] [--max N] [--yes]        resubmit ended intents in bulk
 
 Every subcommand takes --url (SUBMISSION_URL, default http://127.0.0.1:8000),
@@ -61,6 +62,7 @@ func runIntentsList(ctx context.Context, args []string, env LookupEnv, stdout, s
 	c.fs.Var(status, "status", "only intents in this status: "+strings.Join(statusChoices, ", "))
 	target := c.fs.String("target", "", "only intents of this submission target")
 	possibly := c.fs.Bool("possibly-accepted", false, "only intents flagged possiblyAccepted")
+	late := c.fs.Bool("accepted-after-deadline", false, "only intents the gateway accepted after their deadline (flagged acceptedAfterDeadline)")
 	limit := c.fs.Int("limit", 50, "how many intents to print")
 	cursor := c.fs.String("cursor", "", "start after the intents printed before (the cursor a previous list printed)")
 	positional, err := c.parse(args, env)
@@ -73,7 +75,8 @@ func runIntentsList(ctx context.Context, args []string, env LookupEnv, stdout, s
 	if *limit < 1 {
 		return &usageError{msg: fmt.Sprintf("--limit must be at least 1, got %d", *limit)}
 	}
-	return c.list(ctx, listQuery{status: status.value, target: *target, possiblyAccepted: *possibly, limit: *limit, cursor: *cursor})
+	return c.list(ctx, listQuery{status: status.value, target: *target, possiblyAccepted: *possibly,
+		acceptedAfterDeadline: *late, limit: *limit, cursor: *cursor})
 }
 
 // runIntentsGet runs `intents get ID`.
@@ -100,6 +103,9 @@ func runIntentsResubmit(ctx context.Context, args []string, env LookupEnv, stdou
 	target := c.fs.String("target", "", "bulk: only intents of this submission target")
 	maxBulk := c.fs.Int("max", 100, "bulk: resubmit at most this many intents")
 	yes := c.fs.Bool("yes", false, "bulk: act without asking (the count is printed first)")
+	acknowledge := c.fs.Bool("acknowledge-delivery-risk", false,
+		"resubmit the named intents even if the gateway may already have delivered their message\n"+
+			"(acceptedAfterDeadline or possiblyAccepted): it may then be delivered twice; never in bulk")
 	positional, err := c.parse(args, env)
 	if err != nil {
 		return err
@@ -109,6 +115,8 @@ func runIntentsResubmit(ctx context.Context, args []string, env LookupEnv, stdou
 		return &usageError{msg: fmt.Sprintf("--max must be at least 1, got %d", *maxBulk)}
 	case status.value != "" && len(positional) > 0:
 		return &usageError{msg: "intents resubmit takes either intentIds or --status, not both"}
+	case status.value != "" && *acknowledge:
+		return &usageError{msg: "--acknowledge-delivery-risk is for intents named by id, after checking each with the gateway; a bulk resubmission never takes them"}
 	case status.value != "":
 		return c.bulk(ctx, status.value, *target, *maxBulk, *yes)
 	case len(positional) == 0:
@@ -116,5 +124,5 @@ func runIntentsResubmit(ctx context.Context, args []string, env LookupEnv, stdou
 	case *newID != "" && len(positional) > 1:
 		return &usageError{msg: "--new-id names one resubmission; give one intentId with it"}
 	}
-	return c.resubmit(ctx, positional, *newID)
+	return c.resubmit(ctx, positional, *newID, *acknowledge)
 }

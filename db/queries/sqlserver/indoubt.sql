@@ -1,12 +1,5 @@
 -- In-doubt attempts: the possibly_accepted flag (migration 00007).
 
--- name: IsPossiblyAccepted :one
--- Whether one intent is flagged; the flags of many intents are read by
--- possiblyAcceptedOfSQL (adapters/sqlserver/idlist.go). The flag is set by
--- the fenced FinishAttempts batch whose decision says so.
-SELECT possibly_accepted FROM submission_intents
-WHERE intent_id = sqlc.arg(intent_id);
-
 -- name: ListPossiblyAccepted :many
 -- The listing filtered on the flag, optionally also on status and target
 -- (an empty string matches all), newest first on the filtered index.

@@ -20,6 +20,7 @@ export declare const ProblemKinds: {
     readonly Forbidden: "forbidden";
     readonly IntentNotEnded: "intent-not-ended";
     readonly ResubmissionIdTaken: "resubmission-id-taken";
+    readonly DeliveryRisk: "delivery-risk";
     readonly IntentNotFound: "intent-not-found";
     readonly TargetNotFound: "target-not-found";
     readonly RouteNotFound: "route-not-found";

@@ -10,6 +10,7 @@ export const ProblemKinds = {
     Forbidden: "forbidden",
     IntentNotEnded: "intent-not-ended",
     ResubmissionIdTaken: "resubmission-id-taken",
+    DeliveryRisk: "delivery-risk",
     IntentNotFound: "intent-not-found",
     TargetNotFound: "target-not-found",
     RouteNotFound: "route-not-found",

@@ -75,6 +75,11 @@ export interface paths {
          *     resubmission of `~r1`. Idempotent per original: once an intent has
          *     a resubmission, repeating the call returns that intent with 200.
          *     Only ended (accepted, rejected, exhausted) intents can be resubmitted.
+         *     An intent whose message the gateway may already have
+         *     (acceptedAfterDeadline or possiblyAccepted) is resubmitted only with
+         *     acknowledgeDeliveryRisk true in the body, and answers 409
+         *     delivery-risk without it: the resubmission could deliver the same
+         *     message twice.
          */
         post: operations["resubmitIntent"];
         delete?: never;
@@ -576,6 +581,22 @@ export interface components {
              */
             possiblyAccepted?: boolean;
             /**
+             * @description Present and true when the gateway accepted an attempt at or
+             *     after the acceptance deadline. The status is the spec's
+             *     (exhausted, deadline_exceeded), and this is the fact beside it:
+             *     the gateway has the message and may deliver it, so a
+             *     resubmission could deliver it twice (it needs
+             *     acknowledgeDeliveryRisk). Absent otherwise.
+             * @example true
+             */
+            acceptedAfterDeadline?: boolean;
+            /**
+             * @description The gateway's message reference of the acceptance that came
+             *     after the deadline, when the gateway gave one; absent otherwise.
+             * @example gw-7f3a9c
+             */
+            acceptedMessageId?: string;
+            /**
              * @description The ended intent this intent resubmits.
              * @example order-1234-shipping-sms
              */
@@ -628,6 +649,16 @@ export interface components {
          */
         ResubmissionRequest: {
             intentId?: components["schemas"]["IntentID"];
+            /**
+             * @description true confirms that the gateway may already have delivered the
+             *     intent's message (it is flagged acceptedAfterDeadline or
+             *     possiblyAccepted) and that it is to be sent again all the same.
+             *     Without it such an intent is refused with 409 delivery-risk.
+             *     Ignored for other intents.
+             * @default false
+             * @example false
+             */
+            acknowledgeDeliveryRisk: boolean;
         };
         /**
          * @example {
@@ -1022,7 +1053,12 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The intent has not ended, or the new intentId names another intent. */
+        /**
+         * @description The intent has not ended (intent-not-ended), the new intentId names
+         *     another intent (resubmission-id-taken), or the gateway may already
+         *     have delivered the intent's message and acknowledgeDeliveryRisk was
+         *     not true (delivery-risk).
+         */
         ResubmissionConflict: {
             headers: {
                 [name: string]: unknown;
@@ -1232,6 +1268,13 @@ export interface operations {
                  *     false or absent does not filter on the flag.
                  */
                 possiblyAccepted?: boolean;
+                /**
+                 * @description true lists only intents the gateway accepted at or after their
+                 *     acceptance deadline (exhausted, yet the gateway has the
+                 *     message); false or absent does not filter on it. With
+                 *     possiblyAccepted=true both must hold.
+                 */
+                acceptedAfterDeadline?: boolean;
                 /** @description The page size. */
                 limit?: number;
                 /** @description The nextCursor of the previous page. */

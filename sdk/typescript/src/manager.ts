@@ -27,6 +27,8 @@ export interface ListOptions {
   submissionTarget?: string;
   /** true lists only intents flagged possiblyAccepted. */
   possiblyAccepted?: boolean;
+  /** true lists only intents the gateway accepted after their deadline (acceptedAfterDeadline). */
+  acceptedAfterDeadline?: boolean;
   /** Intents fetched per request, 1 to 500 (the service's default is 50). */
   pageSize?: number;
   signal?: AbortSignal;

@@ -402,7 +402,24 @@ type GatewayType string
 
 // Intent Example: {"attempts":[{"finishedAt":"2026-02-02T12:00:00.087Z","number":1,"outcome":{"reason":"provider_failure","status":"rejected"},"startedAt":"2026-02-02T12:00:00.012Z"},{"finishedAt":"2026-02-02T12:00:05.151Z","number":2,"outcome":{"status":"accepted"},"startedAt":"2026-02-02T12:00:05.090Z"}],"contract":{"gatewayType":"sms","maxAcceptanceSeconds":30,"mode":"realtime","policy":"deadline","submissionTarget":"sms.realtime","terminalOutcomes":["invalid_request","invalid_recipient","invalid_message"]},"createdAt":"2026-02-02T12:00:00.004Z","finalOutcome":{"status":"accepted"},"intentId":"order-1234-shipping-sms","status":"accepted","submissionTarget":"sms.realtime"}
 type Intent struct {
-	Attempts []Attempt `json:"attempts"`
+	// AcceptedAfterDeadline Present and true when the gateway accepted an attempt at or
+	// after the acceptance deadline. The status is the spec's
+	// (exhausted, deadline_exceeded), and this is the fact beside it:
+	// the gateway has the message and may deliver it, so a
+	// resubmission could deliver it twice (it needs
+	// acknowledgeDeliveryRisk). Absent otherwise.
+	//
+	//
+	// Example: true
+	AcceptedAfterDeadline *bool `json:"acceptedAfterDeadline,omitempty"`
+
+	// AcceptedMessageId The gateway's message reference of the acceptance that came
+	// after the deadline, when the gateway gave one; absent otherwise.
+	//
+	//
+	// Example: gw-7f3a9c
+	AcceptedMessageId *string   `json:"acceptedMessageId,omitempty"`
+	Attempts          []Attempt `json:"attempts"`
 
 	// Contract A submission target's contract. An intent carries the snapshot taken
 	// when it was submitted, so later registry edits never change it.
@@ -631,6 +648,16 @@ type ProblemConflictingFields string
 //
 // Example: {"intentId":"order-1234-shipping-sms-again"}
 type ResubmissionRequest struct {
+	// AcknowledgeDeliveryRisk true confirms that the gateway may already have delivered the
+	// intent's message (it is flagged acceptedAfterDeadline or
+	// possiblyAccepted) and that it is to be sent again all the same.
+	// Without it such an intent is refused with 409 delivery-risk.
+	// Ignored for other intents.
+	//
+	//
+	// Example: false
+	AcknowledgeDeliveryRisk *bool `json:"acknowledgeDeliveryRisk,omitempty"`
+
 	// IntentId The client's idempotency key: 1 to 255 characters (Unicode code
 	// points) of UTF-8, without control, invisible-format or
 	// bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
@@ -807,6 +834,12 @@ type ListIntentsParams struct {
 	// may have accepted an earlier attempt whose answer was lost);
 	// false or absent does not filter on the flag.
 	PossiblyAccepted *bool `form:"possiblyAccepted,omitempty" json:"possiblyAccepted,omitempty"`
+
+	// AcceptedAfterDeadline true lists only intents the gateway accepted at or after their
+	// acceptance deadline (exhausted, yet the gateway has the
+	// message); false or absent does not filter on it. With
+	// possiblyAccepted=true both must hold.
+	AcceptedAfterDeadline *bool `form:"acceptedAfterDeadline,omitempty" json:"acceptedAfterDeadline,omitempty"`
 
 	// Limit The page size.
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
@@ -1011,6 +1044,19 @@ func (siw *ServerInterfaceWrapper) ListIntents(w http.ResponseWriter, r *http.Re
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "possiblyAccepted"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "possiblyAccepted", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "acceptedAfterDeadline" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "acceptedAfterDeadline", r.URL.Query(), &params.AcceptedAfterDeadline, runtime.BindQueryParameterOptions{Type: "boolean", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "acceptedAfterDeadline"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "acceptedAfterDeadline", Err: err})
 		}
 		return
 	}
@@ -2887,158 +2933,166 @@ func (sh *strictHandler) GetTarget(w http.ResponseWriter, r *http.Request, submi
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L17c9s2vjD8VTA8ZybSlJJp2W4TefqHm026PqdJs4nzvvO0zIlhEpJQkwAXAG2rGe9nfwY/XAhedEli",
-	"d3v22Z3ZxpJIAvjd7/wUZbysOCNMyWj+KVoRnBMBf74RZEEEYRk5q6qCklx/mROZCVopylk0jy5vMVXf",
-	"v75EtyvCkFoRJIm4IQKtOOO1IDnC6NI8Z470tZdo9BpRCZfqz4iqlGHz+BjhhSICUSVRhqvxKcJXkjBl",
-	"Hk4VwkzeEv3QW6pWvFbwBMqW05RFcSSzFSmx3iO5w2VVkGgewfYOkyiO1LrSX0glKFtG9/f3cVRhgUui",
-	"WqftH/Hty+fou9lxgioPDjlF/uCj1+h2xQt98IyzXI4RltcSKW53i7BMmeScIWxOTZnSZ6ISLSjDRYy4",
-	"sOd+7Z6BRlihkkulb0iZAekTiSaTEt9N9MoxOkqQRFdrlJMFrgs1R5itUYHFEh6krzHLaUCmTAMsXB1L",
-	"DU+pMMvlNGUXK4KueL52mJG4JPoaB2f9nSGMKfpZrYgIgREjzHKEU3ZpEHy74pKgG1zURD+PcYWwhRGr",
-	"yysiEF+4k8YIC4LoknEB+Jcp8/DWcDxF2FEUVkAYeg0i9LEsgKX+hbOMGCqgGmdmr1EcMVxqrFvcfgGN",
-	"CCIrziQBEjmr1YowRTOsaeNiJbhShWGLjANg9Z9AzeaSg0rwq4KU3/wmNS0Fq2oqU5gW0TxSKyoRznNB",
-	"pNRw1SRPcqQ4R6VGas2uGb9l6Jqs5SkSRIk1ogx9K+G0GoeZ3vXBzeGBwa7+QSqsahnNj2fP4khRBSdt",
-	"7x8pfwB/9JVSlZwfHCypWtVX04yXB7K+KqmUlLMSM7wkIvhm4r66KvjVQYkpO8h5Jg9wRadl/h+4td6k",
-	"We8+xMR/CrKI5tF/HDSC6MD8Kg/eGPgZXLT5UtOsIH+viVRPJMoKCnS9HxhRgRUp1qcpU81T0C2WSJBF",
-	"LQMJU3B+TdnSUd81WU/RW0CB4VlgUPhicgZfGNJ7IhsKB97DSNDlSsEDgE4DORvc3hc/76xIqJmiBTCi",
-	"O2OJ1+6cCOsHI7zElE1bZG7xqgljSYSG430cveTiiuY5YQ9BubwiwtATIySXCDP7FRd6UxuJ9ICLnIjJ",
-	"4ezoeCJXtKooW05kKQ8EaQisRcrJUUPKzREeiXYXfoGHIlaNIc3pjlavyfoUELoDgmg0mbjPE02946ne",
-	"03lOyoorwrL1c84WBc3UZ6DzQU5kMHmeI3JHpZKO0nO6AN2gUAPtC62ZVIwqvC44zrXSY1z9QBZcEDjO",
-	"K1wsuChJ/tZw41eTZsPXTrMZTXSDC5qj/3r382uU86wu9QL7CNIkaajPb9at8VhUWLqFJm6hh6LGNlAA",
-	"HPzqN5IpwMZrrl7ymn2tamPcGRwrsH6o9DTz2XKhhYvjBhfnZgF9jgVs+ZFQYbY3YVxNzDoPgYnXHMk6",
-	"WzkocYEUMAog4Y3hlQvOf9JffiUuHOdphQh24hwdJfp/6GqtiER64zhT2gzTzFPQkoKVOvt2dnh8vBeL",
-	"HAYC+k13ucfCiz3XRHE+MQs9FIs4iI24MP4K2LCaccaI3GUgq8HE5mxBl+DtANQAeVaMXdCS8PrBpVlO",
-	"c8O5QtAbAoKXhv7XE23JaOjb5fcScE8b7NndB/c/Cu7smSZumQcVbp8Joym60LZcxhkjGWhjqs1KLkmu",
-	"rW5JWI4CPGgrDtDcHPYL1PAQsq0sSKMNgjCN9M4qwnLKlqeIs2KNCMtJbqWIdp4ZutI7hb0pRfKHtMKe",
-	"Dcpe2MEfIHvNOg9FKIF28ocAj1xjmpHbxsTRnqQ2zTi4v+ZrYPR3igvynuEbTAt8VZAHYHWpH6mxqPcE",
-	"iMTZypCh9jy08yL2YemT0GKGfaI62OgjIQt2PwkXeihs5VjhKyx3gcagBUj/gfFiIhFUohUvcnALpXEu",
-	"A+FMiQQKMlqVLzQplbGNuJR47bYqV1yoYv35eDSbuKrl+tEwCEtMYInHxx0a9Shm7HnQbCVluNCyeg2A",
-	"l3uBvfNbygwGtFBv9LXiaBScduyQ4517FDjnKes691/myituQp9X4P2YFSlb7uG4v2e4Visu6O9fHXUC",
-	"fXZmnwa3zdEPBAsiUFonyVGGK6q9T/hA9jMgDhsqbe30kci0Dtd4CDo9e3NuwkNYtKw63Fb9KNMmBdEq",
-	"gxHH4SB03rNK8IxIqYn4BVNUrR/EGDjP53o/ClPmgsg3VNKrgmiS178IXqBshYW24AV6/80smb3YhjTK",
-	"wA9+SUmRy2j+66doof8MVoziqNQn0Y5H9AWL338Io5Cz0GgwLrhZ8NEsBlhkYhZ5EOIwG9Zn9okDBA4t",
-	"rNRIrE7MQ19jY4+WRmRdVVwokr8iOcUXcPyvIpLn5taJfhRKI0Xu1EFVYMqMqajFrV/zFAHnh0vAo/fy",
-	"705CBvePRKU+BwI8Phqr+9UmsNoElnmMYIi0+ZEuhADBVJrfTaQrZQ7yL1jGwSAw5qFaYYZoTkACoFFg",
-	"O+Qk47kVHWPwIfwZTIpBKVJWqq88fmYhaWkdop+6xIrc4vUUnQOdCZJpez53qiW4BFGZsgwXhSaBBWVU",
-	"rkh+Bnf5LBstiFWRlKFFQZcrNUVn/mqEzeZSpu1lzBCvVcZLYg7o1mmSdKQoJiZ6NYYkF0NECC5SNlIC",
-	"M6nRiRaYFrUgsfPCYsdP9jnjKTqz9yGpsFCULVOWRoamrXczTyNUYnENm7Kb1DhwIX0HlFohRjQW9HlT",
-	"NiqM4l7RCi4suFSOi8kdyWoFi/KqakNUQzE2kX976CcSXQmCr4lAvCKMgJSgZvkKQ0KhJJgBhJ2gSBnO",
-	"MlIBy6Gc4LygjKAVzlGFpST52BgXAb83WIvm0SyZfTtJZpNkdnE4myfJPEmmydPvfoniyGTZovlhHFkM",
-	"6bsFwSBCokrwG5oT8dHCPuDwSJDfSKasOtXg3rba4ewXfV0leEWEoiZHBqhqJ9h6lPHXi4s36CSZzdEP",
-	"OEc/mp/7+be4deLwiVsOrwkO6y3nWBEILAw9WJuRRJwPZLS1ODB0YSioxLnBuqWraYiTSJaT5HBogYJg",
-	"SV5UPFttXEISRPQF4dOBYmDJmuXakwkWOwoOR5n69rhZ11uJDfIDcB3GUUkZLesS/u7fE1DJNiH6s72s",
-	"TRvd0/3/rhIgPJLjwSl6r8+FTGjQ8hLEKxa8KPhtysCDi9HVuikRWHCBGkvLYueJNPfKgivZYZXN5Lof",
-	"fUDe9+81FdrK/tWBNDz1B3+PCZprmGhdoE2gPkjOWpIbrIIn0lhOOFMg4WwgwlmWoDEYruSKK6TwNWEp",
-	"c1UQGp5e9MVIcuP1IkGWVGrnheRUSSvpshVmSy3VpzZNqQWtVlQUhKVeVjBcWHmn91fxgmZrsHmtRqyw",
-	"UBr48JC2SLKsfWHhB1H6Et+declmfZ5ofpTEUclzAkIGFxbwZjGNDSsANZQ7BpR58DS4SxFRUoYLS5Da",
-	"fnUG7ccmIdN8k9GKujSP+c5Zth968qt1ou388GNw6f2mc3dp4Y3N2C6sovGS38Kds2I9N6xRl3WBFb3R",
-	"9knN8hgtBC9NytqQiyYiQcBEiV1883ZFsxUKVEtZS4VWuKoI66APULJVMOgjGS7e4yQlvvtoeV6Gp2kJ",
-	"sZOdSwKNbAf8K33NfUM9O2w/c9X9EGV9asnyNpF1RXqf6nqlQqA9NRMZZSuNCnGR46b2xqlZzfprYzOm",
-	"TPi7wZJTgmojCowyfbfjSy0muwLvi8k/jqgipQwCDsF5zRdYCLzuycQeKOMW51g8ehQNQG9IhL64W+Fa",
-	"KpK/tcZKX7lo6ragEHVBbOS7Ae+pFXzYG6TWzAEyZJrufvXS5qNJ40CIIiTfjzY0FcURZ+SjlsIfNWUV",
-	"RNtGH0JVs+G2HjSdldN24ZyZqf+2FqQGSEWMQ/YSbPBonoCUuiIbbLETrdgEyQhTz3FRyGh+mCTum5fm",
-	"+ObL+3hQZNvv3ovCem7zg4PD2XfTZJpMD+dPk6eJRiUYstF8gQtJ4sjoMZC9mnOusMpWWnqHXNQXr+GB",
-	"95CtL5xairo7/yzRHJ4vZPlNR+1hz519wNgBhw8bM9+YKFSi929/Mi6ABLfYuVRcZKQlDh0szXpXnBcE",
-	"w1k9dD8Nlj0ZTf9E9g0LiQSvTeGT38q0LSs2o+uLxUEA4K4gcCfxQBxi/B66t9jlTyS6oeRWw1pbhc4F",
-	"bhsmPWa6qoVU0XyWdPiqxHfn/vPTffgMK9JisN0s12YBv7WemRhUu4IBQEVWU+VdSyqRqgV4l4tFKM5M",
-	"llILK3PWFS4WH+Hvlqiyv/Ywa0EzSGlY2VIA7eLq62KzPw15CIa0HSIN3r5ObwDeXQNg50nVhyp89CF8",
-	"drLBQjnf+PSLJixh7O2sFoKwbG2OtP0oT4eW89Qx6PWYwi3mEVZodtQyQC8BtxqfRa0Er5er6Q6f5WR/",
-	"f9YQ5fbzN7jUAM4A8hUEQ7Spuh0YQNzNVnjdyh9aB+m+wxHd7fyV35q0jXPksDLRdL0TX/J8mCRj+Nnq",
-	"bZTxWntG/IYI2d9UH0ddHuxu48e2XSDRCGIW0segZDcIJccIl5wtbaB/1xY6stFTfxs8vY1ukYs/Uak6",
-	"loPFq4ndD5sRXiw0/He0j9D6462EDxAwyfWulaiJfYq+a6ODBn97bbWHLdDXYc2im9S6rVgzcXFQP9IW",
-	"XDSBCCge8OFCrZnaVGoO1Nfw7oifd4o3+q6d6rhw9e8eWH69LVRmnj1IZi06MCjeFBcciAn+0w23rXEq",
-	"Y7ndYokWVEhlqi/yXcI5+cJgkt/QFkS8IwXJLDu3N/3iDmeqWLtwWABYCNg04JruitM8GpI6Ng1D+Ery",
-	"olYEaaRpqxhSQ9ouNVURzOZWjU3bhvsmPJf47ifClmplC3NLytznwyEMbIK0O+1GvYkWuKTA71iZaFkl",
-	"iG2t8ZE8qyVCk8xySi1XbRvMfN8j03Of+wuQhn3o5dc/a/B/575Opocnh+G+Zq19+bVNwGqftU+myTMt",
-	"ZD7EURZEXP8VIpEQzNsG9OQYpE6w4kYg+jT+PNpdUN3cufvQPcGBgwjhXqrM5TgHFHKI0W2P8LH2NtR2",
-	"5ogsAPeyqUk/GLVtS93Y1X0fUXsmVxrUbb/FCI3zv0DaxzVTDEuzBqlPZNN40WuwZLgkOeSmN6q/5Nnn",
-	"qb/YFZ4DqbD1zwsQZ10tsTYtCKZrEBK1dVFMQcJ0Kubhey9o9WUftHQpbJFfy9xy8v7DtvJuLK3KRyNf",
-	"Az+OXbum0wPaSKY3RJosiIt9c4Z+fHGBwoLaTw5992ApQoIGtEdQT5syra0LKhVlS708XiNZ4qLoJVgU",
-	"udMA/j+8Fgj4GMxNYGNjoygezaNvDk9OTjSDn3z7nQb53WTJJxYGv0nOpm/x7SsraIJfJ/KaVhMOQMHF",
-	"pOKg4AwMIbwuJb0q1mdOOGxMAUCBlKhJE7twYCvxGq3wDUFOwkAZABYFhao+lyKEllHbMOtS8XOEnYnt",
-	"kvB5LaDqkvlbnzRRA3CtR0Hm8Yn0FQpNDc4Y2lVThm3WrJ2lNM1/WKK8NtUf5KNvdIUCcWREZsrgiSa7",
-	"lqPRwOUue+ZUxPgUZSuSXUOixmRx3M59IaA0Rd0m+YtwqwJ5ikx8KDUlyLdUkg61bPI0gjrwsw0RRZua",
-	"ADoNLjcOUFhc3pYLGzTLP8RgTjx48EvBy+GdhIuFHUN+W3KvLQyt77TdPlL1nbn2K5NGvUiAL60byJ/Y",
-	"7YUKLVCIcaNnhzwHs+sfwL1uW5GujktL3dAoUNXku8URnhxGLREdCpyM50DGRrJslDa7LYbhlWe7V/72",
-	"5Phodthe+Tvz5V4r98MHHhxd4jtEiqPDOEmSUFIHLfZGtrhOTN+ODyGN8WnKCM5WUF6sudxIEYxMGbrB",
-	"jmuq4cwEBW9tQnYvo2ngQRD/pOzc3H64IybgDr6Det4SWRcbYqlWQL/5+V1L5aFbXhe5EfNLegMaQPOt",
-	"IuUcTupkZncKwWiWHCJL7TGaJQkSpCJYjV0Vli1+9I2aPfVoL9hQMgt5VAuBjQ0wLiT1mRWx4bP/bKWu",
-	"zVY2kP9+MtAFvC2A96qvDKVskBU43BkltbftRZ2yI+KE+/bXf1PEToroi0TRALVfc2p+NIkCbxZo1o5d",
-	"5AaGhYAanu4rzPryZldE0+1xM32c/2VYaJlu+ycS0aZhHl2T9RyBxJ+dnDS16xKN3jMKykf/J2VgEssx",
-	"4gv0/uLl5GnsB0PYuve4qYafGHcIcZGyK5pTYao5cDH8fKzIkkOx1/MsRs8XMfqlAEP6lyqGpmDoWHn/",
-	"TZIkSQxF9ckPsS2ut/8+NcZs2IeAaC5RGk3TKNb/TNPI+BppdJBGaAQ6qcJqhSRZlsbEImvodxBE8uJG",
-	"6y1tknLh8shQ6psybXqs3V3g1EDjMm5K10AJmOIL09yToyucXY+n6MwsnzLKJM2Jtus5WxKBaG7n4JC5",
-	"prCMMDUhzCh/yFLprcop+IYTIjNckTxlBYdaaCG4NqAlGl2maZ0/TZLLsT2JMeMV593CwM3WYhBRnJ2c",
-	"dCOKjBu7z0b3NKFP9X8OTImDNs2EJrj/+fV/0rT69Dy7h38W8M8vhfmnuv/wzX9ujv69wUuyxXYLooH/",
-	"74a+Pi+qZXtk9wlqfYgjRu7U81pILqJ5RNb/9dv5b5y++u1s/Zomt6/0/4u/3b36jd+++gu/ffX8+O7V",
-	"b6+S1xe/4HN6S/G782/Py2frX378/9Y/XbxYv/r9b3Txt2ib+fkZknIoVBZud0MlAWc2zyoVqvCyE9R5",
-	"oCPu5/Rsk9zvvMXQyx1wka2IVHY8Sk4yKqHYsVvjZVA+RS9uiHCf0FWtUmZpwM/bshLBMnJDIUEE1MfB",
-	"gxhgO4rf3DbAy43R0OHmrdYDlGleEeTS4G291CekhVtgQzeLb1b6e61B4luWoLSa4bJDDMGeekfymwwd",
-	"3x373UUVzv4JKhF71PHKloJ2iywNz6JbLq7RkhPp4idgt5mv8xp25s0TfUOYngnkmLH2WujdVgUahHO7",
-	"+USsAop0zQ5zhNECZypG5AYXtRZyrrjdyfAnrly2k7T77KRN16wbrqE0FWTtSlUfCV5wERQPd2ItA/vY",
-	"EmRxsB7irA64Pb9tJ5otPsIbXwo8cNgaSmhNJa70/bYmWMm4j9D5aGGGy8Fy0U6VaFAd2j5QcH0PPm9C",
-	"/6Qj7d6+fI6eHZ981/d70aV+0CWU5ih8VRAwyK8py7XdB/UrdphZScorGIoHHcyXzsW5RLiqCBamesGV",
-	"bJvCFwMbRrRtBRUuXS87s4MtKFt6Z8hHbiC2vv/oik2jotzj9MImLv5uIDm1pZ/1MwyD9gyLwC1wB300",
-	"x6xZa+LX6jHuALiHyBpEqEWegSM0CNj2NQNDH2k5Tp4B6sedWtAAi94e8TnsfoyywVKTcPoQ7yoWbSjk",
-	"U0/lfCWxDGTt2tTzecHehr7CnbZJrbdkmK8b8D8bbO7AxufEsjuxiW30wdGC3qHR8WyGWoEBcB1tVmQS",
-	"kLApa2j2t6edGpg9AwQwEBUyXNgr37N8GcJ/O4t2qa5bJ/TI7BukQWtBd+ow1yUNp4y3qbRwtFAwFA/n",
-	"OTVxhTeB1LDldp1qIfDZR5/uxygnArKX3bk2HZNjtxidwJDJTY7N5ySt7zecuSRNDDrY2i2Wb2xtoctP",
-	"tjYQ/L5vlT6U5nMB1fq3eEOJ/nBWrYPVZvEhTA7F7occ/R3qa0OuZP+08GeXdjxwJYK2b46Ojp4hXy+A",
-	"RnyxkERJo7oms6P5yTMtsr6Bv8bOtIeuNmPgmCI9l7a1SVZomR3ZQcC+nIFKVGGpxlP0Upu1KfPNds70",
-	"No2qA33YUHRsd+VPBAEsRTAYXa7zborOmmHNqDOrmXE1sUcYHSUpy/E6TCmNEV4RnLsonh8JM0uSZJIc",
-	"TpLDCwh/zJPkl5SNbN7cVEnYKSUQ3ZRP0O9EcICrnVBwtUYllQpfk/EpItS0mMH4Ua0IGIYm0GYEJ/pv",
-	"Uik3VaCkmeCmLPzUd3/errBKmZlrYKSgsuka02JYaj9qSyPuv0bhSHvBGFZDlGVFDZPDFlzcYhg20B7Q",
-	"AEUmZuiACyBTJumS0QXNsBm+oAiSFc7IuKGo2cm36L/pDwHFxCacC3pVAtmYrUrEiIRwrSujh0xmQW5I",
-	"IVFOSIVGgPqUWdz7SayummD8pyo+GUq7b+6EQoTp/5o6Es/cS35DBAvHrne791sRze0h4K9J7QdWdk85",
-	"mIsGKvyb0vluiBfKSn0k16WrfBjXO6WDEl/fPOWM2Cv2C+PWzECaCJJ/VPyasOiDZrFNoWcfqz7ZvM2O",
-	"K71BObnbHjLc3E+BBe12e5m7Yf3h1ryVe3Af85rGSVYLqtbv9FNtcxiM4Dqr1Wo4HWezPDClyukbmpny",
-	"dVs3C+7SvDVnOmWjyQRX1IyPtsNYdsyYRj+bwZJgEeV2/MDAdKzT5llmqDxWUNkm0XFy5CdapyxcLnhh",
-	"A5AGHLrtdJtRPZQt+MAgNU8qr4y9DiMSWs2QrjQBFLgFhIWVEZs52MO2aoMzogU2VRK9e/UORjzVcuWF",
-	"t5m9bgwKF4yIfRM3JPx8oNjWbkHn58CkB78XU8sU5M+05ZKyUaNdi3WsYWXihfpaJ2PGcABBcC6D8gpT",
-	"z3bqLCMZp8w0kdvzWstGoitSQC8TRz04TlOWshcmKKSxfLlpEtWlD01JNHJhq7GVvyZWBdbGpmDVFEH7",
-	"xYaBazEiEMe/PLg5vHSUY4KVwFkSXW6bXOen1l1qT/vQp2wxAl83ZddkPW4zCGrxh0VObLrh/GhmbCLM",
-	"toBQmG6g1gB32ZA/UP8onKIag/dh6hdzyKuXMMzI9eiMgVn24cwL8zqOQq0QYbnJUafM5ETMMxomK2hG",
-	"mGnr8S/D4JWgRGGx1pLdd3N9gZ8c+OsDTHn25jyKoxsipK2wmibTBObNVIThikbz6GiaTI9AQaoVyL8D",
-	"c67fIa9ptL6HLrhHf7W/d17NMUuSzhC1Zgpae959EG65Hn7nx0CpsJnqB2Wk1bQlu006VtZlqeE5j36i",
-	"N4TpayeuggnuBL9AwuQjMJzwEjSYOW30QT/xACZchifvJj5Ura2ZWZL4AK6tj9UEpb8yQ3Qg/FvQawJp",
-	"+uY7qfBauzBm/pLgyvov4QQ0/ZRVXWImT0G22JoGNyge5iMbWQbU1cbNW3OAB0CNthm+d/11MKvpI82/",
-	"h2lLZnTSRxid9P2R+3RXabnwEavve9njQ3A59sKzb/Wz6LKGhWVzgJGZA0yhz74g22lBw4MCMdjKt6Cb",
-	"8Il7wAZiuDk8CDsdBynCZDudloKZA4tWMxUagbPgZozAJeF0s5RJRWEAU1EY3AOsnfYc25eXNMrM6JLb",
-	"djxFE4XmckSVlesDfZMxAk3rNtuasbaCdyQRwhAuJEdyxW8NiDsd8LHdqO8Pj00/s3QSOYMUlu0bFlgR",
-	"izjXj20K+Fl7jFRJSi5MnT5OmWMX/3Yhc933EGCzfnq73XOKXvv6G31smTIcBBiIKO3MSHCjNTKsLzLA",
-	"QdoN+LHp2dzBR70hjnu/2CPsK97AC476YuP6GTPENO3ZeTamozSImt3H0XFyuGltf5iD953BrcezZ7tv",
-	"2vTypfs4OkmOdt/fm9MNnBvIbRvBced2x6RCC3Fl06Xa1moxrWfSHtseVK6ftuJysAGVFhaI9p0LvV4T",
-	"xg3Fnwb2n3kFljNqUiZdhQPYevZlXN6qNBaZuQMKtIQpU1ayiXVpim3sV+D43oAchCWqZY0Loy5MHJW6",
-	"zpm5MdhMfAx43tEII3fKd3EQgqgyO6TaBBY3cEqsjSHtu0xT9saaSLcro3Xc3Gc7RdE0XIAyWunLAnN5",
-	"PMRPEJRtBgxaef4Dz9d7sNKu/tnPYjXf03vfdhFtuOOxOd32jW960QVgs83HyW6W6r2z54sFwD4M/DJ8",
-	"I9Px4ck+ywyM2gV5M9vn5v4s5weRVYd/9GuagknW5s0C14RUIFycwDGSfPpQshSILaiFuVq3Ui2j0L+R",
-	"TaJxD5EKXtMWmfqWlNyluXyuh9im+V7OZ4ThH3Nhzo1cSVlBF9pZhCvhtxgxa28bMwpkNK9Zbn2xRr7B",
-	"iHmsUmYmMN4ppHGU1wVUpQoiV6fupZVenIua+b45KlBOFkQIXKSMsFxO0VvrKHqRaEYygjiET9ajHrTH",
-	"NbQeTvxtm/zxv0UetjKMAwzTzRVCNyJdKJL/Wy7+Wy5+nVw0tOdIK384+RhUFW8NHcAcKrwEqejET2Dd",
-	"u5QmlEvGiJFbIpVJuIJpJp1gXWr3tSlA1sZhZv5S3L5Uydl++uJTEztNGd5Ql4zO3P3wQkn899pYkFJp",
-	"Q9x2zHChjcxNXtO5r88JX+v7az+GXqwbQ9p75bZ+2L0/Fmpmm9fH+s7M/ciuXVTUz0S29hD02topaO4N",
-	"cBv2MtA4OhBA+brUVnfH0Nttgvo83PyiwMslyVG3U7w1ET5l25rA0dYe8PFpyoznranMUI9T1GhBC0WE",
-	"oya9l+AVwB2w9XrZB8G2qdbj06DRvCRI0t/JJkxBaKK1js3hRvOTJByJa6YQmpm4J8mOobzDmwl40YaA",
-	"KkFuKK+lL/wf2qJhug0k9GD9ASHxJcdPd1Hfh0fU/kGnzeArPjrC8WtCGv9MVfpA4RALhY4mCDSR7+0w",
-	"0yIGNA8s03rxuS3m9NPNYbD4QLLMZElqJofKflylz4jDi8F9HctY28uV1mJmWh9U/6fMv8XNdyBDV8Dm",
-	"19PaehxX9iOs/hwqrYVHzpLk1FbDwE+qV7OaMjtaEaPj5FmrGdGVEk6RfWmmy4eVFRYwDAEC75hxRjNc",
-	"QEwejVyhtwQ7zuSqDA8h6JSjbKn9lrCy5DRlZgwTvEHrVmi9w8YQ+bwma1vioY/uHuCGyNsNnup9+PeI",
-	"mlkR+sj6UGY7EB7XG4aIKGS6kSs6mqIzDUmoGIJQ8ixJELkhDFFDAr0350C1CTUh5IV9Gb4Pbdvxum47",
-	"7oWc2NwxgSCutuzo73bqpZ3ch1lADyrwqewQmKUb73U8m+lFjg+PbLqFu4kbbesjrO7rmx9DXNhccmDf",
-	"TG+E3hd6Z3+a4sH9ZPDgJIM/1gl0XXVbXwrpQo/A8KQrO9Q2iTFtvxXujR8KMznTeyYbCyrtTQfNHe4G",
-	"2Otsq5P0CDDQdphtzXysM/3RHvXT3Td13t0Lt+2hkofeyA4u+R7quPuu5//drvw+9kfv/ZxtA8T8HmQy",
-	"glA/FMS4Yphhe6TtGNuRDvNPna+bWV0b6w1+JF8r2uPNA5f6UwniTh987tKVFVYrb8brD40VH9QetkXo",
-	"sF2/d5fJH2CJbxc/jydyvkhyHO++yb83/09ixr+FYnXWNr5DswmyhbZibC9Oalim84rojTH5C9de6aIG",
-	"2riF99HkEz8hD6PwaVbnSDMCzdlrO6x3OIs7l6nCa1mMTyBIJcysCutjjGBC24ogLuhSb/KJ9J7JOEYF",
-	"ZdckT9kVVysESeFRZ4gZOkCt8WrjKToPSvVgZr/eBLypgN4Q8xpB042Tz9FlA85/iMNLkxu9/IeYXZpO",
-	"XL37ACx8oX88vJyi80YYVkT47c+NW9RITSitaAM3DhwV/wquxsPBquvZTFP2c/OS8VG/AjJGPn083vIS",
-	"8k0pim3m8/YBcX8+afk5Jvz+CYtuG9if2VxeYTs2MKS5U5+xb1mUf6hJ2+Kk7jb+9Hmdz9Y++1isIW21",
-	"TdZ/adNzd5bG2Z6taZRYtkZy7szT9HRo0GUwaGv+RKW68K/LeTR2DjpONmfGQD+2i7+6CvefVfDVD1Sa",
-	"cvGtL1kM8OJ7Mjp4OfjUPeFWtyDo7mmprAGdM5C02Uf37Bgu+pjmedPgsp1CvoIG/lh7etgs/gKSadf7",
-	"tjt2foVXmZge0CH7BUJuOakKvi7hXXXmDZCQFbJ2MSp4BrayK6ST6LLE1wSJml2mDOrkpH8Vp6ne/2Q6",
-	"ae7nBwefVlyq+yiObrCgWrgBZay8YW4TUFFYvZEk0RCK9U3GpuZCtZqNCioVgXQyGk0m5tN46iOApL0U",
-	"dPM0w1TsR+g4AHh+8GAe7PNRqmmZwFDo2G/zmXbNO7nB7faCren+0HaqFfiKBw9yKO8/yJf4N5vSn7TB",
-	"Dr7HFS406oTtz7RKItykrfQe3qNL7z/p1Z2iUacgWroC6HEMG9EIt2NWMbPxBOMVmapKLnzfSVOeFdt3",
-	"hm5r1bL79pUH9x/u/28AAAD//w==",
+	"7H35cxs3mui/gurdKpGVJtWipMSmKj8oHjur3djx2PLbekl7LbAbJBF1AxwALYlxaf72V/hwNPrgIVvK",
+	"ZOfNVE0skt04Pnz3hc9RxssVZ4QpGU0/R0uCcyLgz7eCzIkgLCPnq1VBSa6/zInMBF0pylk0ja5uMVXf",
+	"v7lCt0vCkFoSJIm4IQItOeOVIDnC6MqMM0X62Ss0eIOohEf1Z0RVyrAZPkZ4rohAVEmU4dXwDOGZJEyZ",
+	"walCmMlboge9pWrJKwUjULYYpyyKI5ktSYn1GskdLlcFiaYRLO8oieJIrVf6C6kEZYvo/v4+jlZY4JKo",
+	"xm67W3z36gX6bnKSoJUHhxwjv/HBG3S75IXeeMZZLocIy2uJFLerRVimTHLOEDa7pkzpPVGJ5pThIkZc",
+	"2H2/cWOgAVao5FLpF1JmQHog0WhU4ruRnjlGxwmSaLZGOZnjqlBThNkaFVgsYCD9jJlOAzJlGmDh7Fhq",
+	"eEqFWS7HKbtcEjTj+dqdjMQl0c84OOvvDGKM0c9qSUQIjBhhliOcsitzwLdLLgm6wUVF9HiMK4QtjFhV",
+	"zohAfO52GiMsCKILxgWcv0yZh7eG4xnCDqOwAsTQcxCht2UBLPUvnGXEYAHVZ2bWGsURw6U+dXu2X4Aj",
+	"gsgVZ5IAipxXakmYohnWuHG5FFypwpBFxgGw+k/AZvPI4UrwWUHKb36TGpeCWTWWKUyLaBqpJZUI57kg",
+	"Umq4apQnOVKco1IfasWuGb9l6Jqs5RkSRIk1ogx9K2G3+gwzverDm6NDc7r6B6mwqmQ0PZk8jyNFFey0",
+	"uX6k/Ab81pdKreT08HBB1bKajTNeHspqVlIpKWclZnhBRPDNyH01K/jssMSUHeY8k4d4Rcdl/m+4Md+o",
+	"nu8+PIl/F2QeTaN/O6wZ0aH5VR6+NfAzZ9GkS42zgvytIlIdSJQVFPB6PzCiAitSrM9SpupR0C2WSJB5",
+	"JQMOU3B+TdnCYd81WY/ROzgCQ7NAoPDF6By+MKh3IGsMB9rDSNDFUsEAgKcBnw1e77Kf95YlVEzRAgjR",
+	"7bHEa7dPhPXACC8wZeMGmttz1YixIELD8T6OXnExo3lO2GNgLl8RYfCJEZJLhJn9igu9qI1IeshFTsTo",
+	"aHJ8MpJLulpRthjJUh4KUiNYA5WT4xqV6y08Ee7O/QSPhaz6hDSlO1y9JuszONAdEESD0ch9HmnsHY71",
+	"mi5yUq64Iixbv+BsXtBMPeA4H2VH5iQvckTuqFTSYXpO5yAbFKqhfaklk4rRCq8LjnMt9BhXP5A5FwS2",
+	"8xoXcy5Kkr8z1PjVqFnTtZNsRhLd4ILm6D/f//wG5TyrSj3BPow0SWrs84t1czwVFpZuopGb6LGwsQkU",
+	"AAef/UYyBafxhqtXvGJfK9oYdwrHErQfKj3OPJgvNM7ipD6LCzOB3scclvxER2GWN2Jcjcw8j3ESbziS",
+	"VbZ0UOICKSAUOIS3hlYuOf9Jf/mVZ+EoTwtE0BOn6DjR/0OztSIS6YXjTGk1TBNPQUsKWurk28nRycle",
+	"JHIUMOi37eme6lzsvkaK85GZ6LFIxEFswIWxV0CH1YQzROQuA14NKjZnc7oAawegBodn2dglLQmvHp2b",
+	"5TQ3lCsEvSHAeGlofx1oTUZD306/F4N7Vp+eXX3w/pOcnd3TyE3zqMztgTAao0uty2WcMZKBNKZareSS",
+	"5FrrloTlKDgHrcXBMdeb/QIx3HfYlhek0QZGmEZ6ZSvCcsoWZ4izYo0Iy0luuYg2nhma6ZXC2pQi+WNq",
+	"Yc97eS+s4A/gvWaex0KUQDr5TaBBe7qhYYmM3NYqj7YsZcow42AP24EGIdhGNB8pfE3YEIx8PcQCK3KL",
+	"16C740Kj3zplS3xDUE4KegPOjdpMP5CoJFLiBTEmdqYtmILkC/IX8/T6HZXX2m5JmV6+EhVBAzvSeiSo",
+	"vB5aPH2vuCAfGL7BtMCzgjwCQ5J6SI1rempAN5wtDbFo+0ibWGIfxnMa6vWwTlQFC30ilILVj8KJHgun",
+	"cqzwDMtdoAEp8R4I9JHPxfhLqERLXuRgvEpjAgcihBIJSGlkP59rrCtj6xcq8dotVS65UMX64edoFjGr",
+	"5PrJThCmGMEUT392aNDBmJqszVJSZkkaAC/3Anvrt5SZE9Cip9YqFEeDYLdDdzjeBYECF0LK2i6IL3M4",
+	"KG4ctDOw0cyMlC32cC98YLhSSy7o71/tGwOpe25Hg9em6AeCBREorZLkOMMrqm1k+ED2U3OOaixtrPSJ",
+	"0LQK53gMPD1/e2GcWFg0dE/cVFBQphUfogUbI47Cgel8YCvBMy1YZgV5yRRV60dRWS7yqV6PwpQ5V/cN",
+	"lXRWEI3y+hfBC5QtsdB2hkAfvpkkk5fbDo0ysNZfUVLkMpr++jma6z+DGaM4siIymkZfMPn9x9BXOglV",
+	"G+MoMBM+mV4Dk4zMJI+CHGbBes8+vIHA7IaZao7V8szoZ6yH1OKIrFYrLhTJX5Oc4kvY/lchyQvz6kgP",
+	"hdJIkTt1uCowZUah1ezWz3mGgPLDKWDovazQ05DA/ZCo1PtAcI5PRup+thHMNoJpnsJlI20Upw0hOGAq",
+	"ze/GH5cyB/mXLOOgEBidVS0xQzQnwAHQINAdcpLx3LIOo0H6PZhAiFKkXKmu8PiZhailZUig9Y7RBeCZ",
+	"IJm2OnInWkLFmMqUZbgoNArMKaNySfJzeMvHAmlBrIikDM0LuliqMTr3TyNsFqf1auNLrVTGS2I26Oap",
+	"Q4mkKEbGxzaEUBxDRAguUjZQAjOpjxPNMS0qQWJnK8aOnuw4wzE6t+8hqbBQlC1SlkYGp60NNk0jVGJx",
+	"DYuyi9Rn4AIPDiiVQozoU9D7TdmgMIJ7SVfwYMGlclRM7khWKZiUr1ZNiGooxiY+YTd9INFMEHxNBOIr",
+	"wghwCWqmX2EIe5QEM4CwYxQpw1lGVkByKCc4LygjaIlztMJSknxolIuA3utTi6bRJJl8O0omo2RyeTSZ",
+	"Jsk0ScbJs+9+ieLIxAKj6VEc2RPSbwuCgYVEK8FvaE7EJwv7gMIjQX4jmbLiVIN722xHk1/0cyvBV0Qo",
+	"aiJ5cFTNMGAHM/7j8vItOk0mU/QDztGP5udulDBu7DgcccvmNcJhveQcKwLuj76BtRpJxEVP3F2zA4MX",
+	"BoNKnJtTt3g1Ds8kkuUoOeqboCBYkpcrni03TiEJIvqBcHTAGJiyYrm2ZILJjoPNUaa+Pann9VpiffgB",
+	"uI7iqKSMllUJf3ffCbBkGxP92T7WxI327v7b5SuEW3I0OEYf9L6QcWBaWgKvypwXBb9NGVhwMZqt60SG",
+	"OReo1rTs6RxI864suJItUtmMrvvhB0Sn/1ZRobXsXx1Iw11/9O8Y176GiZYFWgXqguS8wblBKziQRnPC",
+	"mQIOZ70cTrMEicHwSi65QuDpSJnL1dDw9KwvRpIbqxcJsqBSGy8kp0paTpctMVtorj62wVTNaLWgosAs",
+	"9bSC4cLyO72+FS9otgad10rEFRZKAx8GabIkS9qXFn4QSyjx3bnnbNbmiabHSRyVPCfAZHBhAW8m06dh",
+	"GaCGckuBMgOPg7cUESVluLAIqfVXp9B+qsNG9TcZXVEXjDLfOc32Y4d/NXa0nR5+DB6937TvNi68tXHl",
+	"uRU0nvNbuHNWrKeGNKqyKrCiN1o/qVgeo7ngpQmsey9WJgioKLHzwt4uabZEgWgpK6nQEq9WhLWOD45k",
+	"K2PQWzJUvMdOSnz3ydK8DHfTYGKnO6cEHNkO+Nf6mfsae3bofuap+z7M+tzg5U0ka7P0LtZ1EppAemoi",
+	"MsJWGhHi/Nt1hpATs5r010ZnTJnwb4MmpwTVShQoZfptR5eaTbYZ3hejfxxRRUoZOByC/ZovsBB43eGJ",
+	"HVDGDcqx5+iPqAd6fSz05d0SV1KR/J1VVrrCRWO3BYWoCmIdyzV4zyzjw14htWoOoCHTePer5zafTLAJ",
+	"XBQh+n6yrqkojjgjnzQX/qQxqyBaN/oYipoNr3Wg6bScpgnn1Ez9t9UgNUBWxBhkr0AHj6YJcKkZ2aCL",
+	"nWrBJkhGmHqBi0JG06Mkcd+8Mts3X97HvSzbfvdBFNZymx4eHk2+GyfjZHw0fZY8S/RRgiIbTee4kCSO",
+	"jBwD3qspZ4ZVttTcO6SiLnsNN7wHb33pxFLUXvmDWHO4v5DkN221c3pu7z3KDhh82Kj5RkWhEn1495Mx",
+	"ASSYxc6k4iIjDXboYGnmm3FeEAx79dD93JucZST9gewqFhIJXpn0LL+UcZNXbD6uL2YHAYDbjMDtxAOx",
+	"j/A7x71FLz+Q6IaSWw1rrRU6E7ipmHSIaVYJqaLpJGnRVYnvLvznZ/vQGVakQWC7Sa5JAn5pHTUxyMkF",
+	"BYCKrKLKm5ZUIlUJsC7n85CdmViqZlZmr0tczD/B3w1WZX/tnKwFTS+mYWUTFrSJq5+Lzfo05MEZ0jSI",
+	"NHi7Mr0GeHsOgJ1HVe+q8N6HcOxkg4ZysXH0y9otYfTtrBKCsGxttrR9K8/6pvPY0Wv1mPQy5g+s0OSo",
+	"eYCeAl41NotaCl4tluMdNsvp/vasQcrt+6/PUgM4A8ivwBmiVdXtwADkrpfCq0b80BpI9y2KaC/nP/it",
+	"Cds4Qw4r403XK/GJ2UdJMoSfrdxGGa+0ZcRviJDdRXXPqE2D7WX82NQLJBqAz0J6H5RsO6HkEOGSs4V1",
+	"9O9aQos3euxvgqez0C188ScqVUtzsOdqfPf9aoRnCzX9He/DtP54LeEjOExyvWolKmJH0W9tNNDgby+t",
+	"9tAFujKsnnSTWLd5dcYvDuJH2rSQ2hEBKQ7eXaglUxNLzYa6Et5t8WG7eKvf2imOC5el74Hl59uCZWbs",
+	"XjRr4IE54k1+wR6f4D9ccdvqpzKa2y2WaE6FVCb7It/FnJMvdCb5BW05iPekIJkl5+aiX97hTBVr5w4L",
+	"AAsOmxpc411+mic7pJZOwxCeSV5UiiB9aForhtCQ1ktNVgSzsVWj0zbhvumcS3z3E2ELtbTpwyVl7vNR",
+	"3wlsgrTb7Ua5iea4pEDvWBlv2UoQWwDkPXlWSoQqmaWUSi6bOpj5voOmFz72Fxwa9q6XX/+szv+d6zod",
+	"H50eheuaNNbl5zYOq33mPh0nzzWT+RhHWeBx/WfwRIIzbxvQkxPgOsGMG4How/jTaHfad/3m7k13GId7",
+	"F7Je/uKgt9FdCMkUoiK1nePjQ3agMIqHFeIiZXU+Tk/QDPJLkdmLr7NbkexApmxAnEspRh2vzzC2qR3U",
+	"vzfHmUIzImlOEFVT4211C1zaQsMwdbDEa5dhiLRJITnCKQuTFbUCW+TBQ0jd0oygAVWmLCVlG/IPh2Nk",
+	"bUJwEd5SSVqOv03KhQPla7PSTYGu2jhwW/LFh05JD+ANPDDDJQnPwwE17p7nAt8QLal8temmXUSL29F3",
+	"82P8POvjjTjwQO+lKrkYeo/CF3KMbUP4WE6TKnfGIC2B7mWzka6zc9uS2r7R+y4j2DN4V7OG7a8YoXTx",
+	"FwgrupKifkSqsf1A1uVHnTJjhkuSQ+7DRvUqef4w9Sp25RfAitj65zmIy7YWsjaFOKZ2FhIBqqIYgwRr",
+	"1Y3A916Q68c+aulV2CTSBsU5feLjtiIHLK1KiQa+EmQYu6JlRyzaCKM3RJoom2OWnKEfX16iMK38szu+",
+	"e7BEgOMAZQZZ5SnTrKmgUlG20NPjNZIlLopOAE+ROw3g/8srgUBOAJMDMWF0YMWjafTN0enpqRYgp99+",
+	"p0F+N1rwkYXBb5Kz8Tt8a1lNFPw6ktd0NeIAFFyMVhwUKANDCN9ISWfF+twJny+QGSWw5RvSEB4Ei4JC",
+	"1qgLQUPhtC0bd6keU4SdCeeSPPJKQFYv868e1F4pcN0Mgsj2gfQZMHWOl5EpKcM2KtuMgpsSWCxRXpns",
+	"IvLJc9xQjKUMRjTR2xwNeh530VmnggzPULYk2TUEAptyyyeaSlPaYJILEG7k3TtZk7KHCpugGuJ8g8fa",
+	"hr4AT4PHjegNSyyafGGD5vJ30ZtzEQz8SvCyfyXhZGHdnF+W3GsJffM7bWofrvrePPuVQcmOp8mnbvbE",
+	"5+zyQoEWCMRAzvZZpmbVP4D7pmmluDxBzXVDpVOtQKaPjqIGiw4ZTsZzQGPDWTZym90aaf/Mk90zf3t6",
+	"cjw5as78nflyr5m77ikPjjbyHSHF0VGcJEnIqYNGE4a3uHpk35QCXGbDs5QRnC0hfV1TueEiGJkyB3M6",
+	"rrSMM+N0vrUB/72Upp6BwL9O2YV5/WiHz8ltfAf2vCOyKjb46i2Dfvvz+4bIQ7egQAObX9AbkACabhUp",
+	"p7BTxzPbvTgGk+QIWWyP0SRJkCArgtXQZfnZ5FpfrtwRj/aBDSnZEKe3ENhYBuZcng/MuA7H/rOlUtdL",
+	"2YD++/FAF1CxAN4rfzfkskHU6WinF96+thd2yhaLE+7bX/+FETsxossSRQ3Ubk6z+dEEorxaoEk7dp5B",
+	"aJkDYni8LzPr8ptdHnO3xs34cfGXfqZlek4cSETrthHomqynCDj+5PS0ro2QaPCBURA++j8pA5VYDrWx",
+	"/eHy1ehZ7Nuj2LqKuK62GBlzCPwhM5pTYbKFcNE/PlZkwSGZ8EUWoxfzGP1SgCL9yyqG0nioiPrwTZIk",
+	"SQxFG8kPsS3esP8+sw6SoM4F0VyiNBqnUaz/GaeRsTXS6DCN0ABk0gqrJZJkURoVi6yhnkYQyYsbLbe0",
+	"SsqFy1OAVPKUadVj7d4CowbK93GdGglCwCT3mOKxHM1wBk4SM33KKAPHDUYFZwsiEM1tNygy1RiWEaZG",
+	"hBnhD1FQvVQ5BttwRGSGVyRPWcEh114IrhVoiQZXaVrlz5Lkamh3YtR4xXnbkbFZWww81pPT07bHmnGj",
+	"91nvsUb0sf7PoUmh0aqZ0Aj3P7/+T5quPr/I7uGfOfzzS2H+Wd1//ObfN3uX3+IF2aK7Bd7m/39dqw/z",
+	"mtpK8X2cph/jiJE79aISkotoGpH1f/528Runr387X7+hye1r/f/ir3evf+O3r//Cb1+/OLl7/dvr5M3l",
+	"L/iC3lL8/uLbi/L5+pcf/8/6p8uX69e//5XO/xptUz8fwCn7XGXhcjdkqnBm4/hSoRVetJw6j7TF/Yye",
+	"bZz7vdcYOrEpLrIlkco2CcpJRiUk07ZzCM2Rj9HLGyLcJzSrVMosDviuc5YjWEKuMSTwsPs4S+ADbEaJ",
+	"6td6aLlWGlrUvFV7gDTgGUEuzaIpl7qINHcTbKiW8sVwf6s0SHxJHKTuM1y2kCFYU2dLfpGh4btjvbuw",
+	"wuk/QaZrBzte21TjdhKvoVl0y8U1WnAinf8E9DbzdV7Byrx6ol8Iw38BHzPaXuN4t2UZB+7cdrwaqwAj",
+	"XTHNFGEIWsSI3OCi0kzOFU84Hn7g0rFbQeEHBwXbal1/jq7JUGxmQntP8JyLIKTQ8rX0rGOLk8XBuo+y",
+	"WuD29LYdabbYCG99qnnPZquC+Exv6eu5jbOSce+h897CDJe96citLOQg+7i5oeD5DnzehvZJi9u9e/UC",
+	"PT85/a5r96IrPdAVpH4pPCsIKOTXlOVa74P8KNvSryTlDFpDQgToypk4VwivVgQLkx3jSgJMYpWBDSNa",
+	"t4IMqraVndn2LpQtvDHkPTfgW9+/gcumhmluOD2x8Yu/7wl+bqmXfoBi0OzkEpgFbqNPZpjVc438XB3C",
+	"7QF3H1oDC7WHZ+AIBSi2PNLA0HtaTpLncPTDVq5xcIpeH/E5El0fZX1KdcDpY7wrGbnGkM8dkfOVyNIT",
+	"tWtiz8OcvTV+hSttolpnyjBe12N/1qe54zQe4stu+Sa24QdHc3qHBieTCWo4BsB0tFGRUYDCJm2mXt+e",
+	"emqg9vQgQI9XyFBhJz3U0mUI/+0k2sa6dh7aE5NvEAatBN0pw1wVPuwy3ibSwgZbQWtInOfU+BXeBlzD",
+	"pnO2stHAZh98vh+inAiIXra7ObVUjt1sdAStVvuyTHpTJAxqgv98wyIhbgjNPERpudmGflGo2y4qZZ1+",
+	"UQNTIT8v8GJBctSb/QI+mnZ4c2iTTaDhLeSbcK3gmgCn3jQyueFGpRyn7L+tK4iqti+ENtvpIk3vjeZU",
+	"45RdmNbPpno26KTVrh3bWILy8DSB+w1YVpLa6x8gwy2Wb222sIsIN448+H3fuhsotuEC6m9u8Yaim/44",
+	"ZouO6sn7aKcvWtLnWtmhMGyITu0fiH9wstYj535ojfL4+Pg58hkaaMDnc0mUNMrCaHI8PX2uUf0b+Gvo",
+	"jCmoUzUqpUm7dYFyG9aGIviBbUDuE0ioRCss1XCMXmlDImW+fNYZO5uSxEwZgV2V3xG4DBXBoOa6Wtox",
+	"Oq+bxKNWj3jG1chuYXCcpCzH6zCIN0R4SXDu/Ka+ydMkSZJRcjRKji7B4TRNkl9SNrCZCiYvxfYdAn+y",
+	"PEC/E8EBrrbnyGyNSioVvibDM0SoKRqFtsda9DIMZd1161/0X2SlXJ+QkmaCm0KPM1/PfbvEKmWmU4mR",
+	"O8oGyEzRcKkt1y2l9f8cqTrNCWOYDVGWFVVO8lizj1sM7UOaLVcgrce0EXEue8okXTA6pxk27VQUQXKF",
+	"MzKsMWpy+i36L/pDgDGxcaCDJiMBbcxSJWJEgoPcFcZA7LggN6SQKCdkhQZw9CmzZ+87QLv8jeGfKt2n",
+	"L9Fhc20jIkz/12TueOJe8BsiWHjdQ7sfR8OHvN3p/jXJFIFd0xEO5qGemp26GKbtVIdEce87dwFC7zj3",
+	"boBejq9fHnNG7BP7Oc4rZiCtNZ1Pil8TFn3UJLbJ2e+jA6ebl9lyXmwQTu61x3Twd4OOQQHtXgZGmPG5",
+	"NVLoBu6evMZxklWCqvV7Paot94SmeueVWvYHQG1cDfrOOXlDM1OQYjPhQcmbNvrbp2wwGuEVNW3rbXul",
+	"Hb3t0c+moS1oRLltKNLT7+6sHstcZoEV5BJKdJIc+076KQunCy6KAdSATTfdHKb5FmVz3tMa0aPKa2Mh",
+	"QdOTRnmzSwYBAW4BYWFl2GYOFojNk+GMaIZNlUTvX7+Hpm2VXHrmbe58MAqF0+Bj35YB1HfvmrfZclDL",
+	"3dO7xa/FZI8FWrrWXFI2qKVrsY41rIyHVj/reIwxDbQRIoOEFpNBeOY0IxmnzLSFsPu1mo1EM1JAdSJH",
+	"HTiOU5ayl8YNp0/5alNvuSvvDJRo4ByFQ8t/jXcQtI1N7sExgoKqDS0UY0QgcnJ1eHN05TDHuIeBsiS6",
+	"2taL0vehvEKDk+TIB8kxAu9Cyq7JetgkENSgD3s4salv9S3hsfHp25RNYer7GhdHyBr9AfsbbYhjsD5M",
+	"xmgOmQwltCdzVXdDIJZ9KPPSXANUqCUiLDdZASkzUSgzRk1kBc0IM4V6/hIevhKUKCzWmrP7+swv8EwE",
+	"HpIeojx/exHF0Q0R0ua0jZNxAh2kVoThFY2m0fE4GR+DgFRL4H+HZl+/QyTZSH0PXTCP/sP+3roSaJIk",
+	"rbaIdV/D5j0bgYPruv+uoZ7kbNOnExJ3V+MG7zYBcFmVpYbnNPqJ3hCmnx25nDF4E+wCCb3MQHHCC5Bg",
+	"ZrfRRz3iIbgVwp23Q02q0trMJEm8y9xmJGuE0l+ZtljgcC/oNYHEiPo7qfBamzCmo5rgytovYU9DPcqy",
+	"KjGTZ8BbbBaJu6AC+rIbXgbY1Tybd2YDj3A0Wmf43lXMQve1TzT/HvqnmWZon6AZ2vfH7tPdSvOFT1h9",
+	"34nXH4HJsdc5++Jde1xWsbBkDjCCfuMAGsELsh0XNDwoIIPNNQzqgw/cABuQ4eboMKxd7sUIE192Ugq6",
+	"iMwb5ZFoAMaC6xoEj4T9ClMmFYWWakVhzh5g7aTn0F6aVAszI0tum/4UjRSayhFVlq/3VELHCCStW2yj",
+	"a+IS7mYjhCFcSI7kkt8aELd6WsR2ob7jQ2w6FEjHkTMIGtpOAAIrYg/OdVgwJROs2RiuJCUXa1eL5cjF",
+	"32pmnvseHF/WTm8WcI/RG5/xBKVhKcOBg4GI0naBBTNaH4a1RXooSJsBP9ZV2DvoqNOWde8LhcJOARto",
+	"wWFfbEw/o4aYMlzbocrUiAdes/s4OkmONs3tN3P4odWK+WTyfPdLmy59u4+j0+R49/udzvtAuQHflg1X",
+	"r3TbpEIzcWUD1FrXahCtJ9IO2R6uXIX8isveknJaWCDau1461T2MG4w/C/Q/c/WeU2pSJl1OCeh69hJA",
+	"r1Uajcy8ASlxwiSGK1n7ujTG1vorUHyn+BFhiSpZ4cKIC+NHpa5WaWoUNuMfA5p3OMLInfJ1M4RA0SM0",
+	"C9QqsLiBXWKtDGnbZZyyt1ZFul0aqeOc7bYvqilxAWG01I8F6vKwj57AKVu3DLX8/Aeer/cgpV0V8Q8i",
+	"NV+lf980Ea2746kp3XaC2HTBDpxmk46T3STVuSvsixnAPgT8KrwJ7uTodJ9peppnA7+Z7PNytzv7o/Cq",
+	"oz/6erigN725K+SakBUwF8dwDCcfPxYvBWQLso9m60aoZRDaN7IO7e7BUsFq2sJT35GSu8Cij/UQ2waj",
+	"E/MZYPjHPJhzw1dSVtC5NhbhSfgtRszq20aNAh7NK5ZbW6zmb3BpBFYpMz1V7xTSZ5RXBeQBCyKXZ+6y",
+	"XM/ORcV8pSIVKCdzIgQuUkZYLsfonTUUPUs0TVaBHcIna1H36uMaWo/H/rb18vnfwg8bEcYegmnHCqH+",
+	"k84Vyf/FF//FF7+OLxrcc6iVPx5/DPK4t7oOoLMcXgBXdOwn0O5dSBMSVGPEyC2RygRcQTWTjrEutPla",
+	"p3xr5TAzfyluL3Nzup9++Mz4TlOGN2SCo3P3Plxki/9WGQ1SKq2I2xolLrSSuclquvAZUeF14r92fejF",
+	"ulakvVVuM7bdvdWQpVxfW+1rYfdDu2YaVzcS2VhDUN1s+xq6myc3rKWnVLfHgfJ1oa3PfVkxxqnPw8W7",
+	"tJZ28krjjoeUbSu7R1ur7odnKTOWt8Yygz1OUKM5LRQRDpv0WoKrx1tg63QP6AXbplyPfeHR359G1VfL",
+	"g4jvv8sh7D2zJs20I9tKJmU2hjU8Q3tABdwxUN7f3v33sIEZV0vb8JsX+WbY9bfs+SoAXlo2giT9nWxC",
+	"dfDtNObxuVunSdgl3DRmNW3CT5Mdfcr7FxMwM+tDWwlyQ3klfa1K3xIN19pAg49W0hJSb3LybBf5fnxC",
+	"9SkoDuu99aglXb7GJ/SP1EUeyZ9kodASpYEo9+VIpsFJj+iGacIUBpd/7C98gLsWeqKNJsxUMdmXN+VS",
+	"pQaag6g6EWioDY6VVgNMA1PILnR5jRc58kXzUMiy+V5xm9Dk8qaEVUD6ssFhyEmSnNl0IvhJddKsU2a7",
+	"zWJIYKQ9WbhjZG87dgHFcoUF9O+AyAVmnNEMFxDUQANXmyBBETbBPkNDCIo7KVtowy9MzTlLmelMB5cK",
+	"3gotuNkQXMfXZG1zZPTW3QDuXg27wDO9Dn8BtGlvoresN2WWA/EFvWBwKUOqAHJZW2N0riEJKVfgi58k",
+	"CSI3hCFqUKBzmRik61Djg58rI0J8bMB2HHfLcTcpY/PGCLzgWjWmv9tGwLaZKWYBPqjAKLV9ixau4+HJ",
+	"ZKInOTk6tvEq7prENNW3MD2yq7/1UWH9yOFbaHETGab3hebtnyb7cj8e3Nt844+1ol0h6NbbfJ3vFgie",
+	"tHmH2sYxxs2LMt/6Pkajc71msjEj1b50WL/hXoC1TrZamU8AA63I2mrip9rTH+2SeLb7pdal6/DaHiI5",
+	"qKx4EdQjnRztIY7bl/T/7/aF7KN/dK4sbiog5vcgFBTESiCjyGUT9esjTc+C7UIy/dz6um4vtzFh40fy",
+	"taw93twjrNtII261bshdvHeF1dKr8fpDrcUHyZtNFtqv1+9dGPUHaOLb2c/TsZwv4hwnu196w9UrXrE/",
+	"TVj4HWT7s6byHapNEG61KXd7UVJNMq27/TcGNS5dRbBzM2jlFq7oyke+qSNGzS6yIHOk6drn9LUd2jvs",
+	"xe3LpDE2NMYD8PIJ017F2hgDaCq4JIgLutCLPJDeMhnGqKDsmuQpA1cDRNUHrb576BA1OgIOx+giyHW0",
+	"nXaN8g/tvOBGTFNAlk/RVQ3Ov4ujKxNcvvq7mFyZ4vFWc10+1z8eXY3RRc0MV0T45U+NWVRzTchNaQI3",
+	"DgwVfythbeFg1bZsximzybSaHw26KaQx8s6foT/lDDPTusZDZ5yy81Zk39WZbStSS9lgU90Z6padQbVY",
+	"7ZUEld80idxQVGd6bVouO+P52uUgmPyZk+R5yhrlZj4hk6qpTVfa2P+4NkH9Tm9pRjZFu7YZEtu7O/75",
+	"5MZDjJn9Y1/tGs4/s+GwxLbnZ4ggZz75o6Fb/6HKfQNh28v404cIHyyH99HdQ9xqKu//1Er47oCf08Ib",
+	"rWSxbPTT3Rny62gTQcFKr9b9E5Xq0t+l9mTkHBQvbQ6ygqbQzCNsqx7/qNzBrsvWVB5svYE3OBdf3tM6",
+	"l8PP7R1uNZCCQrGGyOqROT3xv31kz47OwE9pqNS1Utsx5Ctw4I+1LPoNhC9AmWbqeLP461e458qUE/fp",
+	"L+B8zMmq4OsSLjI11ytAfMxaCKjgGVgNLidToqsSXxMkKnaVMki5lP6eZlMI8tkUZd1PDw8/L7lU91Ec",
+	"3WBBNXMDzFh6E8WG4qIwEShJor4j1i8Z64IL1ahbK6hUBDIT0GA0Mp+GY+8LJc2poDCs7oRkP0LxCsDz",
+	"owdzb8mYUnX1DYac2W7F2Lit3skNDgjP2OpCIq2xW4aveDCQO/LuQL5apF6U/qRNF7DCZrjQRydsqa8V",
+	"EuEibdFA/xpdpshBJ4UZDVq59dLl0g9jWIg+cNsjGTPrWTH2oUnQ5cKXMNWZfrG9UHpb1Z9dt09iuf94",
+	"//8CAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -99,6 +99,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.latestChangeStmt, err = db.PrepareContext(ctx, LatestChange); err != nil {
 		return nil, fmt.Errorf("error preparing query LatestChange: %w", err)
 	}
+	if q.listAcceptedAfterDeadlineStmt, err = db.PrepareContext(ctx, ListAcceptedAfterDeadline); err != nil {
+		return nil, fmt.Errorf("error preparing query ListAcceptedAfterDeadline: %w", err)
+	}
 	if q.listAttemptsStmt, err = db.PrepareContext(ctx, ListAttempts); err != nil {
 		return nil, fmt.Errorf("error preparing query ListAttempts: %w", err)
 	}
@@ -137,6 +140,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.listResubmissionsFromStmt, err = db.PrepareContext(ctx, ListResubmissionsFrom); err != nil {
 		return nil, fmt.Errorf("error preparing query ListResubmissionsFrom: %w", err)
+	}
+	if q.markAcceptedAfterDeadlineStmt, err = db.PrepareContext(ctx, MarkAcceptedAfterDeadline); err != nil {
+		return nil, fmt.Errorf("error preparing query MarkAcceptedAfterDeadline: %w", err)
 	}
 	if q.markPossiblyAcceptedStmt, err = db.PrepareContext(ctx, MarkPossiblyAccepted); err != nil {
 		return nil, fmt.Errorf("error preparing query MarkPossiblyAccepted: %w", err)
@@ -295,6 +301,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing latestChangeStmt: %w", cerr)
 		}
 	}
+	if q.listAcceptedAfterDeadlineStmt != nil {
+		if cerr := q.listAcceptedAfterDeadlineStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listAcceptedAfterDeadlineStmt: %w", cerr)
+		}
+	}
 	if q.listAttemptsStmt != nil {
 		if cerr := q.listAttemptsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listAttemptsStmt: %w", cerr)
@@ -358,6 +369,11 @@ func (q *Queries) Close() error {
 	if q.listResubmissionsFromStmt != nil {
 		if cerr := q.listResubmissionsFromStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listResubmissionsFromStmt: %w", cerr)
+		}
+	}
+	if q.markAcceptedAfterDeadlineStmt != nil {
+		if cerr := q.markAcceptedAfterDeadlineStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing markAcceptedAfterDeadlineStmt: %w", cerr)
 		}
 	}
 	if q.markPossiblyAcceptedStmt != nil {
@@ -469,6 +485,7 @@ type Queries struct {
 	insertResubmissionStmt           *sql.Stmt
 	intentExistsStmt                 *sql.Stmt
 	latestChangeStmt                 *sql.Stmt
+	listAcceptedAfterDeadlineStmt    *sql.Stmt
 	listAttemptsStmt                 *sql.Stmt
 	listAttemptsOfIntentsStmt        *sql.Stmt
 	listAttemptsOfJSONStmt           *sql.Stmt
@@ -482,6 +499,7 @@ type Queries struct {
 	listPossiblyAcceptedStmt         *sql.Stmt
 	listResubmissionsAsStmt          *sql.Stmt
 	listResubmissionsFromStmt        *sql.Stmt
+	markAcceptedAfterDeadlineStmt    *sql.Stmt
 	markPossiblyAcceptedStmt         *sql.Stmt
 	maxModifiedAtStmt                *sql.Stmt
 	nextConsoleSecretGenerationStmt  *sql.Stmt
@@ -522,6 +540,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		insertResubmissionStmt:           q.insertResubmissionStmt,
 		intentExistsStmt:                 q.intentExistsStmt,
 		latestChangeStmt:                 q.latestChangeStmt,
+		listAcceptedAfterDeadlineStmt:    q.listAcceptedAfterDeadlineStmt,
 		listAttemptsStmt:                 q.listAttemptsStmt,
 		listAttemptsOfIntentsStmt:        q.listAttemptsOfIntentsStmt,
 		listAttemptsOfJSONStmt:           q.listAttemptsOfJSONStmt,
@@ -535,6 +554,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listPossiblyAcceptedStmt:         q.listPossiblyAcceptedStmt,
 		listResubmissionsAsStmt:          q.listResubmissionsAsStmt,
 		listResubmissionsFromStmt:        q.listResubmissionsFromStmt,
+		markAcceptedAfterDeadlineStmt:    q.markAcceptedAfterDeadlineStmt,
 		markPossiblyAcceptedStmt:         q.markPossiblyAcceptedStmt,
 		maxModifiedAtStmt:                q.maxModifiedAtStmt,
 		nextConsoleSecretGenerationStmt:  q.nextConsoleSecretGenerationStmt,

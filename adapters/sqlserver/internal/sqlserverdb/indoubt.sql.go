@@ -11,24 +11,8 @@ import (
 	"time"
 )
 
-const isPossiblyAccepted = `-- name: IsPossiblyAccepted :one
-
-SELECT possibly_accepted FROM submission_intents
-WHERE intent_id = $1
-`
-
-// In-doubt attempts: the possibly_accepted flag (migration 00007).
-// Whether one intent is flagged; the flags of many intents are read by
-// possiblyAcceptedOfSQL (adapters/sqlserver/idlist.go). The flag is set by
-// the fenced FinishAttempts batch whose decision says so.
-func (q *Queries) IsPossiblyAccepted(ctx context.Context, intentID string) (bool, error) {
-	row := q.db.QueryRowContext(ctx, isPossiblyAccepted, intentID)
-	var possibly_accepted bool
-	err := row.Scan(&possibly_accepted)
-	return possibly_accepted, err
-}
-
 const listPossiblyAccepted = `-- name: ListPossiblyAccepted :many
+
 SELECT intent_id, submission_target, payload, contract, status, created_at,
        next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
        final_message_id, exhausted_reason, last_modified_at, not_before
@@ -69,6 +53,7 @@ type ListPossiblyAcceptedRow struct {
 	NotBefore          sql.NullTime
 }
 
+// In-doubt attempts: the possibly_accepted flag (migration 00007).
 // The listing filtered on the flag, optionally also on status and target
 // (an empty string matches all), newest first on the filtered index.
 func (q *Queries) ListPossiblyAccepted(ctx context.Context, arg ListPossiblyAcceptedParams) ([]ListPossiblyAcceptedRow, error) {
