@@ -60,6 +60,16 @@ type SubmissionIntent struct {
 	PossiblyAccepted   int64
 }
 
+type SubmissionIntentEvent struct {
+	IntentID    string
+	EventNumber int64
+	OccurredAt  int64
+	Action      string
+	Surface     string
+	Role        string
+	SessionTag  sql.NullString
+}
+
 type SubmissionManagerLease struct {
 	LeaseName  string
 	HolderID   string

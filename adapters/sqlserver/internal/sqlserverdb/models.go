@@ -61,6 +61,16 @@ type SubmissionIntent struct {
 	PossiblyAccepted   bool
 }
 
+type SubmissionIntentEvent struct {
+	IntentID    string
+	EventNumber int32
+	OccurredAt  time.Time
+	Action      string
+	Surface     string
+	Role        string
+	SessionTag  sql.NullString
+}
+
 type SubmissionManagerLease struct {
 	LeaseName  string
 	HolderID   string
