@@ -23,6 +23,8 @@ const (
 	TypeForbidden               = TypeBase + "forbidden"
 	TypeIntentNotEnded          = TypeBase + "intent-not-ended"
 	TypeResubmissionIDTaken     = TypeBase + "resubmission-id-taken"
+	TypeIntentEnded             = TypeBase + "intent-ended"
+	TypeAttemptInFlight         = TypeBase + "attempt-in-flight"
 	TypeIntentNotFound          = TypeBase + "intent-not-found"
 	TypeTargetNotFound          = TypeBase + "target-not-found"
 	TypeRouteNotFound           = TypeBase + "route-not-found"

@@ -10,6 +10,8 @@ export const ProblemKinds = {
     Forbidden: "forbidden",
     IntentNotEnded: "intent-not-ended",
     ResubmissionIdTaken: "resubmission-id-taken",
+    IntentEnded: "intent-ended",
+    AttemptInFlight: "attempt-in-flight",
     IntentNotFound: "intent-not-found",
     TargetNotFound: "target-not-found",
     RouteNotFound: "route-not-found",

@@ -25,6 +25,7 @@ import (
 
 // Defines values for ExhaustedReason.
 const (
+	Cancelled          ExhaustedReason = "cancelled"
 	DeadlineExceeded   ExhaustedReason = "deadline_exceeded"
 	MaxAttemptsReached ExhaustedReason = "max_attempts_reached"
 	OneShotCompleted   ExhaustedReason = "one_shot_completed"
@@ -33,6 +34,8 @@ const (
 // Valid indicates whether the value is a known member of the ExhaustedReason enum.
 func (e ExhaustedReason) Valid() bool {
 	switch e {
+	case Cancelled:
+		return true
 	case DeadlineExceeded:
 		return true
 	case MaxAttemptsReached:
@@ -77,6 +80,63 @@ func (e GatewayType) Valid() bool {
 	case Push:
 		return true
 	case Sms:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IntentEventAction.
+const (
+	EventActionCancel IntentEventAction = "cancel"
+	EventActionRunNow IntentEventAction = "run_now"
+)
+
+// Valid indicates whether the value is a known member of the IntentEventAction enum.
+func (e IntentEventAction) Valid() bool {
+	switch e {
+	case EventActionCancel:
+		return true
+	case EventActionRunNow:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IntentEventRole.
+const (
+	EventRoleClient   IntentEventRole = "client"
+	EventRoleNone     IntentEventRole = "none"
+	EventRoleOperator IntentEventRole = "operator"
+)
+
+// Valid indicates whether the value is a known member of the IntentEventRole enum.
+func (e IntentEventRole) Valid() bool {
+	switch e {
+	case EventRoleClient:
+		return true
+	case EventRoleNone:
+		return true
+	case EventRoleOperator:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IntentEventSurface.
+const (
+	EventSurfaceAPI     IntentEventSurface = "api"
+	EventSurfaceConsole IntentEventSurface = "console"
+)
+
+// Valid indicates whether the value is a known member of the IntentEventSurface enum.
+func (e IntentEventSurface) Valid() bool {
+	switch e {
+	case EventSurfaceAPI:
+		return true
+	case EventSurfaceConsole:
 		return true
 	default:
 		return false
@@ -272,7 +332,8 @@ type Contract struct {
 	TerminalOutcomes []string `json:"terminalOutcomes"`
 }
 
-// ExhaustedReason Which policy rule ended the intent; never a gateway failure.
+// ExhaustedReason Which policy rule ended the intent (never a gateway failure), or
+// `cancelled`: an operator cancelled it while it was pending.
 //
 // Example: max_attempts_reached
 type ExhaustedReason string
@@ -415,7 +476,14 @@ type Intent struct {
 	// CreatedAt Example: 2026-02-02T12:00:00.004Z
 	CreatedAt time.Time `json:"createdAt"`
 
-	// ExhaustedReason Which policy rule ended the intent; never a gateway failure.
+	// Events The operator's actions on the intent (cancel, run now), oldest
+	// first. Present on GET /v1/intents/{intentId} and on the answers
+	// of the actions, when there is any.
+	Events *[]IntentEvent `json:"events,omitempty"`
+
+	// ExhaustedReason Which policy rule ended the intent (never a gateway failure), or
+	// `cancelled`: an operator cancelled it while it was pending.
+	//
 	//
 	// Example: max_attempts_reached
 	ExhaustedReason *ExhaustedReason `json:"exhaustedReason,omitempty"`
@@ -484,6 +552,11 @@ type Intent struct {
 	SubmissionTarget string `json:"submissionTarget"`
 }
 
+// IntentActionRequest An empty object ({}); the action takes no options, and members are ignored.
+//
+// Example: {}
+type IntentActionRequest = map[string]interface{}
+
 // IntentBatch Example: {"intents":[{"intentId":"otp-7f3a-1","payload":{"text":"Your code is 123456.","to":"+15551234567"},"submissionTarget":"sms.realtime"},{"intentId":"otp-7f3a-2","payload":{"text":"Your code is 654321.","to":"+15557654321"},"submissionTarget":"sms.realtime"}]}
 type IntentBatch struct {
 	// Intents 1 to 1,000 submissions by default (the operator's --max-batch);
@@ -516,6 +589,54 @@ type IntentBatchResults struct {
 	// Results One result per submitted item, in the same order.
 	Results []IntentBatchResult `json:"results"`
 }
+
+// IntentEvent One operator action on the intent: who (the surface, the role of
+// the key presented, and on the console the session's tag; never a
+// key), what and when (the database's time).
+//
+// Example: {"action":"cancel","at":"2026-02-02T12:03:10.250Z","number":1,"role":"operator","session":"3f2a9c1b07de","surface":"console"}
+type IntentEvent struct {
+	// Action Example: cancel
+	Action IntentEventAction `json:"action"`
+
+	// At Example: 2026-02-02T12:03:10.250Z
+	At time.Time `json:"at"`
+
+	// Number Counts the intent's events from 1, in order.
+	//
+	// Example: 1
+	Number int `json:"number"`
+
+	// Role The role of the key presented; `none` when the service has no keys.
+	//
+	// Example: operator
+	Role IntentEventRole `json:"role"`
+
+	// Session The console session's tag (the start of its stored digest);
+	// present for console actions only.
+	//
+	//
+	// Example: 3f2a9c1b07de
+	Session *string `json:"session,omitempty"`
+
+	// Surface Where the action came from.
+	//
+	// Example: console
+	Surface IntentEventSurface `json:"surface"`
+}
+
+// IntentEventAction Example: cancel
+type IntentEventAction string
+
+// IntentEventRole The role of the key presented; `none` when the service has no keys.
+//
+// Example: operator
+type IntentEventRole string
+
+// IntentEventSurface Where the action came from.
+//
+// Example: console
+type IntentEventSurface string
 
 // IntentID The client's idempotency key: 1 to 255 characters (Unicode code
 // points) of UTF-8, without control, invisible-format or
@@ -725,6 +846,13 @@ type Forbidden = Problem
 // Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
 type IdempotencyConflict = Problem
 
+// IntentActionConflict An RFC 9457 problem document. `type` is stable per kind of error;
+// the members after `instance` appear only for the errors that need
+// them.
+//
+// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+type IntentActionConflict = Problem
+
 // MalformedRequest An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
 // them.
@@ -848,8 +976,14 @@ type ResumeGatewayJSONRequestBody = GatewaySelector
 // SubmitIntentJSONRequestBody defines body for SubmitIntent for application/json ContentType.
 type SubmitIntentJSONRequestBody = SubmitIntentRequest
 
+// CancelIntentJSONRequestBody defines body for CancelIntent for application/json ContentType.
+type CancelIntentJSONRequestBody = IntentActionRequest
+
 // ResubmitIntentJSONRequestBody defines body for ResubmitIntent for application/json ContentType.
 type ResubmitIntentJSONRequestBody = ResubmissionRequest
+
+// RunIntentNowJSONRequestBody defines body for RunIntentNow for application/json ContentType.
+type RunIntentNowJSONRequestBody = IntentActionRequest
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
@@ -877,9 +1011,15 @@ type ServerInterface interface {
 	// GetIntent Read one intent with its payload and attempts.
 	// (GET /v1/intents/{intentId})
 	GetIntent(w http.ResponseWriter, r *http.Request, intentId string, params GetIntentParams)
+	// CancelIntent Cancel a pending intent (operator keys only).
+	// (POST /v1/intents/{intentId}/cancel)
+	CancelIntent(w http.ResponseWriter, r *http.Request, intentId string)
 	// ResubmitIntent Resubmit an ended intent as a new intent (operator keys only).
 	// (POST /v1/intents/{intentId}/resubmissions)
 	ResubmitIntent(w http.ResponseWriter, r *http.Request, intentId string)
+	// RunIntentNow Make a pending intent's next try due now (operator keys only).
+	// (POST /v1/intents/{intentId}/run-now)
+	RunIntentNow(w http.ResponseWriter, r *http.Request, intentId string)
 	// ListTargets List every submission target's contract.
 	// (GET /v1/targets)
 	ListTargets(w http.ResponseWriter, r *http.Request)
@@ -1143,6 +1283,32 @@ func (siw *ServerInterfaceWrapper) GetIntent(w http.ResponseWriter, r *http.Requ
 	handler.ServeHTTP(w, r)
 }
 
+// CancelIntent operation middleware
+func (siw *ServerInterfaceWrapper) CancelIntent(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "intentId" -------------
+	var intentId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "intentId", r.PathValue("intentId"), &intentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "intentId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CancelIntent(w, r, intentId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ResubmitIntent operation middleware
 func (siw *ServerInterfaceWrapper) ResubmitIntent(w http.ResponseWriter, r *http.Request) {
 
@@ -1160,6 +1326,32 @@ func (siw *ServerInterfaceWrapper) ResubmitIntent(w http.ResponseWriter, r *http
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ResubmitIntent(w, r, intentId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RunIntentNow operation middleware
+func (siw *ServerInterfaceWrapper) RunIntentNow(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "intentId" -------------
+	var intentId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "intentId", r.PathValue("intentId"), &intentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "intentId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RunIntentNow(w, r, intentId)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -1333,6 +1525,8 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/intents", wrapper.SubmitIntent)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/intents/{intentId}", wrapper.GetIntent)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/intents/{intentId}/resubmissions", wrapper.ResubmitIntent)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/intents/{intentId}/cancel", wrapper.CancelIntent)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/intents/{intentId}/run-now", wrapper.RunIntentNow)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/targets", wrapper.ListTargets)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/targets/{submissionTarget}", wrapper.GetTarget)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/gateways", wrapper.ListGateways)
@@ -1356,6 +1550,8 @@ type AuthenticationThrottledApplicationProblemPlusJSONResponse struct {
 type ForbiddenApplicationProblemPlusJSONResponse Problem
 
 type IdempotencyConflictApplicationProblemPlusJSONResponse Problem
+
+type IntentActionConflictApplicationProblemPlusJSONResponse Problem
 
 type MalformedRequestApplicationProblemPlusJSONResponse Problem
 
@@ -2190,6 +2386,176 @@ func (response GetIntent503ApplicationProblemPlusJSONResponse) VisitGetIntentRes
 	return err
 }
 
+type CancelIntentRequestObject struct {
+	IntentId string `json:"intentId"`
+	Body     *CancelIntentJSONRequestBody
+}
+
+type CancelIntentResponseObject interface {
+	VisitCancelIntentResponse(w http.ResponseWriter) error
+}
+
+type CancelIntent200JSONResponse Intent
+
+func (response CancelIntent200JSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent400ApplicationProblemPlusJSONResponse struct {
+	MalformedRequestApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent400ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent401ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent403ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent404ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent409ApplicationProblemPlusJSONResponse struct {
+	IntentActionConflictApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent409ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent415ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent422ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent429ApplicationProblemPlusJSONResponse struct {
+	AuthenticationThrottledApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent429ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent503ApplicationProblemPlusJSONResponse struct {
+	StoreUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent503ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ResubmitIntentRequestObject struct {
 	IntentId string `json:"intentId"`
 	Body     *ResubmitIntentJSONRequestBody
@@ -2374,6 +2740,176 @@ func (response ResubmitIntent503ApplicationProblemPlusJSONResponse) VisitResubmi
 	return err
 }
 
+type RunIntentNowRequestObject struct {
+	IntentId string `json:"intentId"`
+	Body     *RunIntentNowJSONRequestBody
+}
+
+type RunIntentNowResponseObject interface {
+	VisitRunIntentNowResponse(w http.ResponseWriter) error
+}
+
+type RunIntentNow200JSONResponse Intent
+
+func (response RunIntentNow200JSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow400ApplicationProblemPlusJSONResponse struct {
+	MalformedRequestApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow400ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow401ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow403ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow404ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow409ApplicationProblemPlusJSONResponse struct {
+	IntentActionConflictApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow409ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow415ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow422ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow429ApplicationProblemPlusJSONResponse struct {
+	AuthenticationThrottledApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow429ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow503ApplicationProblemPlusJSONResponse struct {
+	StoreUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow503ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListTargetsRequestObject struct {
 }
 
@@ -2529,9 +3065,15 @@ type StrictServerInterface interface {
 	// GetIntent Read one intent with its payload and attempts.
 	// (GET /v1/intents/{intentId})
 	GetIntent(ctx context.Context, request GetIntentRequestObject) (GetIntentResponseObject, error)
+	// CancelIntent Cancel a pending intent (operator keys only).
+	// (POST /v1/intents/{intentId}/cancel)
+	CancelIntent(ctx context.Context, request CancelIntentRequestObject) (CancelIntentResponseObject, error)
 	// ResubmitIntent Resubmit an ended intent as a new intent (operator keys only).
 	// (POST /v1/intents/{intentId}/resubmissions)
 	ResubmitIntent(ctx context.Context, request ResubmitIntentRequestObject) (ResubmitIntentResponseObject, error)
+	// RunIntentNow Make a pending intent's next try due now (operator keys only).
+	// (POST /v1/intents/{intentId}/run-now)
+	RunIntentNow(ctx context.Context, request RunIntentNowRequestObject) (RunIntentNowResponseObject, error)
 	// ListTargets List every submission target's contract.
 	// (GET /v1/targets)
 	ListTargets(ctx context.Context, request ListTargetsRequestObject) (ListTargetsResponseObject, error)
@@ -2799,6 +3341,39 @@ func (sh *strictHandler) GetIntent(w http.ResponseWriter, r *http.Request, inten
 	}
 }
 
+// CancelIntent operation middleware
+func (sh *strictHandler) CancelIntent(w http.ResponseWriter, r *http.Request, intentId string) {
+	var request CancelIntentRequestObject
+
+	request.IntentId = intentId
+
+	var body CancelIntentJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CancelIntent(ctx, request.(CancelIntentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CancelIntent")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CancelIntentResponseObject); ok {
+		if err := validResponse.VisitCancelIntentResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ResubmitIntent operation middleware
 func (sh *strictHandler) ResubmitIntent(w http.ResponseWriter, r *http.Request, intentId string) {
 	var request ResubmitIntentRequestObject
@@ -2825,6 +3400,39 @@ func (sh *strictHandler) ResubmitIntent(w http.ResponseWriter, r *http.Request, 
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(ResubmitIntentResponseObject); ok {
 		if err := validResponse.VisitResubmitIntentResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RunIntentNow operation middleware
+func (sh *strictHandler) RunIntentNow(w http.ResponseWriter, r *http.Request, intentId string) {
+	var request RunIntentNowRequestObject
+
+	request.IntentId = intentId
+
+	var body RunIntentNowJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RunIntentNow(ctx, request.(RunIntentNowRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RunIntentNow")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RunIntentNowResponseObject); ok {
+		if err := validResponse.VisitRunIntentNowResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -2887,158 +3495,175 @@ func (sh *strictHandler) GetTarget(w http.ResponseWriter, r *http.Request, submi
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L17c9s2vjD8VTA8ZybSlJJp2W4TefqHm026PqdJs4nzvvO0zIlhEpJQkwAXAG2rGe9nfwY/XAhedEli",
-	"d3v22Z3ZxpJIAvjd7/wUZbysOCNMyWj+KVoRnBMBf74RZEEEYRk5q6qCklx/mROZCVopylk0jy5vMVXf",
-	"v75EtyvCkFoRJIm4IQKtOOO1IDnC6NI8Z470tZdo9BpRCZfqz4iqlGHz+BjhhSICUSVRhqvxKcJXkjBl",
-	"Hk4VwkzeEv3QW6pWvFbwBMqW05RFcSSzFSmx3iO5w2VVkGgewfYOkyiO1LrSX0glKFtG9/f3cVRhgUui",
-	"WqftH/Hty+fou9lxgioPDjlF/uCj1+h2xQt98IyzXI4RltcSKW53i7BMmeScIWxOTZnSZ6ISLSjDRYy4",
-	"sOd+7Z6BRlihkkulb0iZAekTiSaTEt9N9MoxOkqQRFdrlJMFrgs1R5itUYHFEh6krzHLaUCmTAMsXB1L",
-	"DU+pMMvlNGUXK4KueL52mJG4JPoaB2f9nSGMKfpZrYgIgREjzHKEU3ZpEHy74pKgG1zURD+PcYWwhRGr",
-	"yysiEF+4k8YIC4LoknEB+Jcp8/DWcDxF2FEUVkAYeg0i9LEsgKX+hbOMGCqgGmdmr1EcMVxqrFvcfgGN",
-	"CCIrziQBEjmr1YowRTOsaeNiJbhShWGLjANg9Z9AzeaSg0rwq4KU3/wmNS0Fq2oqU5gW0TxSKyoRznNB",
-	"pNRw1SRPcqQ4R6VGas2uGb9l6Jqs5SkSRIk1ogx9K+G0GoeZ3vXBzeGBwa7+QSqsahnNj2fP4khRBSdt",
-	"7x8pfwB/9JVSlZwfHCypWtVX04yXB7K+KqmUlLMSM7wkIvhm4r66KvjVQYkpO8h5Jg9wRadl/h+4td6k",
-	"We8+xMR/CrKI5tF/HDSC6MD8Kg/eGPgZXLT5UtOsIH+viVRPJMoKCnS9HxhRgRUp1qcpU81T0C2WSJBF",
-	"LQMJU3B+TdnSUd81WU/RW0CB4VlgUPhicgZfGNJ7IhsKB97DSNDlSsEDgE4DORvc3hc/76xIqJmiBTCi",
-	"O2OJ1+6cCOsHI7zElE1bZG7xqgljSYSG430cveTiiuY5YQ9BubwiwtATIySXCDP7FRd6UxuJ9ICLnIjJ",
-	"4ezoeCJXtKooW05kKQ8EaQisRcrJUUPKzREeiXYXfoGHIlaNIc3pjlavyfoUELoDgmg0mbjPE02946ne",
-	"03lOyoorwrL1c84WBc3UZ6DzQU5kMHmeI3JHpZKO0nO6AN2gUAPtC62ZVIwqvC44zrXSY1z9QBZcEDjO",
-	"K1wsuChJ/tZw41eTZsPXTrMZTXSDC5qj/3r382uU86wu9QL7CNIkaajPb9at8VhUWLqFJm6hh6LGNlAA",
-	"HPzqN5IpwMZrrl7ymn2tamPcGRwrsH6o9DTz2XKhhYvjBhfnZgF9jgVs+ZFQYbY3YVxNzDoPgYnXHMk6",
-	"WzkocYEUMAog4Y3hlQvOf9JffiUuHOdphQh24hwdJfp/6GqtiER64zhT2gzTzFPQkoKVOvt2dnh8vBeL",
-	"HAYC+k13ucfCiz3XRHE+MQs9FIs4iI24MP4K2LCaccaI3GUgq8HE5mxBl+DtANQAeVaMXdCS8PrBpVlO",
-	"c8O5QtAbAoKXhv7XE23JaOjb5fcScE8b7NndB/c/Cu7smSZumQcVbp8Joym60LZcxhkjGWhjqs1KLkmu",
-	"rW5JWI4CPGgrDtDcHPYL1PAQsq0sSKMNgjCN9M4qwnLKlqeIs2KNCMtJbqWIdp4ZutI7hb0pRfKHtMKe",
-	"Dcpe2MEfIHvNOg9FKIF28ocAj1xjmpHbxsTRnqQ2zTi4v+ZrYPR3igvynuEbTAt8VZAHYHWpH6mxqPcE",
-	"iMTZypCh9jy08yL2YemT0GKGfaI62OgjIQt2PwkXeihs5VjhKyx3gcagBUj/gfFiIhFUohUvcnALpXEu",
-	"A+FMiQQKMlqVLzQplbGNuJR47bYqV1yoYv35eDSbuKrl+tEwCEtMYInHxx0a9Shm7HnQbCVluNCyeg2A",
-	"l3uBvfNbygwGtFBv9LXiaBScduyQ4517FDjnKes691/myituQp9X4P2YFSlb7uG4v2e4Visu6O9fHXUC",
-	"fXZmnwa3zdEPBAsiUFonyVGGK6q9T/hA9jMgDhsqbe30kci0Dtd4CDo9e3NuwkNYtKw63Fb9KNMmBdEq",
-	"gxHH4SB03rNK8IxIqYn4BVNUrR/EGDjP53o/ClPmgsg3VNKrgmiS178IXqBshYW24AV6/80smb3YhjTK",
-	"wA9+SUmRy2j+66doof8MVoziqNQn0Y5H9AWL338Io5Cz0GgwLrhZ8NEsBlhkYhZ5EOIwG9Zn9okDBA4t",
-	"rNRIrE7MQ19jY4+WRmRdVVwokr8iOcUXcPyvIpLn5taJfhRKI0Xu1EFVYMqMqajFrV/zFAHnh0vAo/fy",
-	"705CBvePRKU+BwI8Phqr+9UmsNoElnmMYIi0+ZEuhADBVJrfTaQrZQ7yL1jGwSAw5qFaYYZoTkACoFFg",
-	"O+Qk47kVHWPwIfwZTIpBKVJWqq88fmYhaWkdop+6xIrc4vUUnQOdCZJpez53qiW4BFGZsgwXhSaBBWVU",
-	"rkh+Bnf5LBstiFWRlKFFQZcrNUVn/mqEzeZSpu1lzBCvVcZLYg7o1mmSdKQoJiZ6NYYkF0NECC5SNlIC",
-	"M6nRiRaYFrUgsfPCYsdP9jnjKTqz9yGpsFCULVOWRoamrXczTyNUYnENm7Kb1DhwIX0HlFohRjQW9HlT",
-	"NiqM4l7RCi4suFSOi8kdyWoFi/KqakNUQzE2kX976CcSXQmCr4lAvCKMgJSgZvkKQ0KhJJgBhJ2gSBnO",
-	"MlIBy6Gc4LygjKAVzlGFpST52BgXAb83WIvm0SyZfTtJZpNkdnE4myfJPEmmydPvfoniyGTZovlhHFkM",
-	"6bsFwSBCokrwG5oT8dHCPuDwSJDfSKasOtXg3rba4ewXfV0leEWEoiZHBqhqJ9h6lPHXi4s36CSZzdEP",
-	"OEc/mp/7+be4deLwiVsOrwkO6y3nWBEILAw9WJuRRJwPZLS1ODB0YSioxLnBuqWraYiTSJaT5HBogYJg",
-	"SV5UPFttXEISRPQF4dOBYmDJmuXakwkWOwoOR5n69rhZ11uJDfIDcB3GUUkZLesS/u7fE1DJNiH6s72s",
-	"TRvd0/3/rhIgPJLjwSl6r8+FTGjQ8hLEKxa8KPhtysCDi9HVuikRWHCBGkvLYueJNPfKgivZYZXN5Lof",
-	"fUDe9+81FdrK/tWBNDz1B3+PCZprmGhdoE2gPkjOWpIbrIIn0lhOOFMg4WwgwlmWoDEYruSKK6TwNWEp",
-	"c1UQGp5e9MVIcuP1IkGWVGrnheRUSSvpshVmSy3VpzZNqQWtVlQUhKVeVjBcWHmn91fxgmZrsHmtRqyw",
-	"UBr48JC2SLKsfWHhB1H6Et+declmfZ5ofpTEUclzAkIGFxbwZjGNDSsANZQ7BpR58DS4SxFRUoYLS5Da",
-	"fnUG7ccmIdN8k9GKujSP+c5Zth968qt1ou388GNw6f2mc3dp4Y3N2C6sovGS38Kds2I9N6xRl3WBFb3R",
-	"9knN8hgtBC9NytqQiyYiQcBEiV1883ZFsxUKVEtZS4VWuKoI66APULJVMOgjGS7e4yQlvvtoeV6Gp2kJ",
-	"sZOdSwKNbAf8K33NfUM9O2w/c9X9EGV9asnyNpF1RXqf6nqlQqA9NRMZZSuNCnGR46b2xqlZzfprYzOm",
-	"TPi7wZJTgmojCowyfbfjSy0muwLvi8k/jqgipQwCDsF5zRdYCLzuycQeKOMW51g8ehQNQG9IhL64W+Fa",
-	"KpK/tcZKX7lo6ragEHVBbOS7Ae+pFXzYG6TWzAEyZJrufvXS5qNJ40CIIiTfjzY0FcURZ+SjlsIfNWUV",
-	"RNtGH0JVs+G2HjSdldN24ZyZqf+2FqQGSEWMQ/YSbPBonoCUuiIbbLETrdgEyQhTz3FRyGh+mCTum5fm",
-	"+ObL+3hQZNvv3ovCem7zg4PD2XfTZJpMD+dPk6eJRiUYstF8gQtJ4sjoMZC9mnOusMpWWnqHXNQXr+GB",
-	"95CtL5xairo7/yzRHJ4vZPlNR+1hz519wNgBhw8bM9+YKFSi929/Mi6ABLfYuVRcZKQlDh0szXpXnBcE",
-	"w1k9dD8Nlj0ZTf9E9g0LiQSvTeGT38q0LSs2o+uLxUEA4K4gcCfxQBxi/B66t9jlTyS6oeRWw1pbhc4F",
-	"bhsmPWa6qoVU0XyWdPiqxHfn/vPTffgMK9JisN0s12YBv7WemRhUu4IBQEVWU+VdSyqRqgV4l4tFKM5M",
-	"llILK3PWFS4WH+Hvlqiyv/Ywa0EzSGlY2VIA7eLq62KzPw15CIa0HSIN3r5ObwDeXQNg50nVhyp89CF8",
-	"drLBQjnf+PSLJixh7O2sFoKwbG2OtP0oT4eW89Qx6PWYwi3mEVZodtQyQC8BtxqfRa0Er5er6Q6f5WR/",
-	"f9YQ5fbzN7jUAM4A8hUEQ7Spuh0YQNzNVnjdyh9aB+m+wxHd7fyV35q0jXPksDLRdL0TX/J8mCRj+Nnq",
-	"bZTxWntG/IYI2d9UH0ddHuxu48e2XSDRCGIW0segZDcIJccIl5wtbaB/1xY6stFTfxs8vY1ukYs/Uak6",
-	"loPFq4ndD5sRXiw0/He0j9D6462EDxAwyfWulaiJfYq+a6ODBn97bbWHLdDXYc2im9S6rVgzcXFQP9IW",
-	"XDSBCCge8OFCrZnaVGoO1Nfw7oifd4o3+q6d6rhw9e8eWH69LVRmnj1IZi06MCjeFBcciAn+0w23rXEq",
-	"Y7ndYokWVEhlqi/yXcI5+cJgkt/QFkS8IwXJLDu3N/3iDmeqWLtwWABYCNg04JruitM8GpI6Ng1D+Ery",
-	"olYEaaRpqxhSQ9ouNVURzOZWjU3bhvsmPJf47ifClmplC3NLytznwyEMbIK0O+1GvYkWuKTA71iZaFkl",
-	"iG2t8ZE8qyVCk8xySi1XbRvMfN8j03Of+wuQhn3o5dc/a/B/575Opocnh+G+Zq19+bVNwGqftU+myTMt",
-	"ZD7EURZEXP8VIpEQzNsG9OQYpE6w4kYg+jT+PNpdUN3cufvQPcGBgwjhXqrM5TgHFHKI0W2P8LH2NtR2",
-	"5ogsAPeyqUk/GLVtS93Y1X0fUXsmVxrUbb/FCI3zv0DaxzVTDEuzBqlPZNN40WuwZLgkOeSmN6q/5Nnn",
-	"qb/YFZ4DqbD1zwsQZ10tsTYtCKZrEBK1dVFMQcJ0Kubhey9o9WUftHQpbJFfy9xy8v7DtvJuLK3KRyNf",
-	"Az+OXbum0wPaSKY3RJosiIt9c4Z+fHGBwoLaTw5992ApQoIGtEdQT5syra0LKhVlS708XiNZ4qLoJVgU",
-	"udMA/j+8Fgj4GMxNYGNjoygezaNvDk9OTjSDn3z7nQb53WTJJxYGv0nOpm/x7SsraIJfJ/KaVhMOQMHF",
-	"pOKg4AwMIbwuJb0q1mdOOGxMAUCBlKhJE7twYCvxGq3wDUFOwkAZABYFhao+lyKEllHbMOtS8XOEnYnt",
-	"kvB5LaDqkvlbnzRRA3CtR0Hm8Yn0FQpNDc4Y2lVThm3WrJ2lNM1/WKK8NtUf5KNvdIUCcWREZsrgiSa7",
-	"lqPRwOUue+ZUxPgUZSuSXUOixmRx3M59IaA0Rd0m+YtwqwJ5ikx8KDUlyLdUkg61bPI0gjrwsw0RRZua",
-	"ADoNLjcOUFhc3pYLGzTLP8RgTjx48EvBy+GdhIuFHUN+W3KvLQyt77TdPlL1nbn2K5NGvUiAL60byJ/Y",
-	"7YUKLVCIcaNnhzwHs+sfwL1uW5GujktL3dAoUNXku8URnhxGLREdCpyM50DGRrJslDa7LYbhlWe7V/72",
-	"5Phodthe+Tvz5V4r98MHHhxd4jtEiqPDOEmSUFIHLfZGtrhOTN+ODyGN8WnKCM5WUF6sudxIEYxMGbrB",
-	"jmuq4cwEBW9tQnYvo2ngQRD/pOzc3H64IybgDr6Det4SWRcbYqlWQL/5+V1L5aFbXhe5EfNLegMaQPOt",
-	"IuUcTupkZncKwWiWHCJL7TGaJQkSpCJYjV0Vli1+9I2aPfVoL9hQMgt5VAuBjQ0wLiT1mRWx4bP/bKWu",
-	"zVY2kP9+MtAFvC2A96qvDKVskBU43BkltbftRZ2yI+KE+/bXf1PEToroi0TRALVfc2p+NIkCbxZo1o5d",
-	"5AaGhYAanu4rzPryZldE0+1xM32c/2VYaJlu+ycS0aZhHl2T9RyBxJ+dnDS16xKN3jMKykf/J2VgEssx",
-	"4gv0/uLl5GnsB0PYuve4qYafGHcIcZGyK5pTYao5cDH8fKzIkkOx1/MsRs8XMfqlAEP6lyqGpmDoWHn/",
-	"TZIkSQxF9ckPsS2ut/8+NcZs2IeAaC5RGk3TKNb/TNPI+BppdJBGaAQ6qcJqhSRZlsbEImvodxBE8uJG",
-	"6y1tknLh8shQ6psybXqs3V3g1EDjMm5K10AJmOIL09yToyucXY+n6MwsnzLKJM2Jtus5WxKBaG7n4JC5",
-	"prCMMDUhzCh/yFLprcop+IYTIjNckTxlBYdaaCG4NqAlGl2maZ0/TZLLsT2JMeMV593CwM3WYhBRnJ2c",
-	"dCOKjBu7z0b3NKFP9X8OTImDNs2EJrj/+fV/0rT69Dy7h38W8M8vhfmnuv/wzX9ujv69wUuyxXYLooH/",
-	"74a+Pi+qZXtk9wlqfYgjRu7U81pILqJ5RNb/9dv5b5y++u1s/Zomt6/0/4u/3b36jd+++gu/ffX8+O7V",
-	"b6+S1xe/4HN6S/G782/Py2frX378/9Y/XbxYv/r9b3Txt2ib+fkZknIoVBZud0MlAWc2zyoVqvCyE9R5",
-	"oCPu5/Rsk9zvvMXQyx1wka2IVHY8Sk4yKqHYsVvjZVA+RS9uiHCf0FWtUmZpwM/bshLBMnJDIUEE1MfB",
-	"gxhgO4rf3DbAy43R0OHmrdYDlGleEeTS4G291CekhVtgQzeLb1b6e61B4luWoLSa4bJDDMGeekfymwwd",
-	"3x373UUVzv4JKhF71PHKloJ2iywNz6JbLq7RkhPp4idgt5mv8xp25s0TfUOYngnkmLH2WujdVgUahHO7",
-	"+USsAop0zQ5zhNECZypG5AYXtRZyrrjdyfAnrly2k7T77KRN16wbrqE0FWTtSlUfCV5wERQPd2ItA/vY",
-	"EmRxsB7irA64Pb9tJ5otPsIbXwo8cNgaSmhNJa70/bYmWMm4j9D5aGGGy8Fy0U6VaFAd2j5QcH0PPm9C",
-	"/6Qj7d6+fI6eHZ981/d70aV+0CWU5ih8VRAwyK8py7XdB/UrdphZScorGIoHHcyXzsW5RLiqCBamesGV",
-	"bJvCFwMbRrRtBRUuXS87s4MtKFt6Z8hHbiC2vv/oik2jotzj9MImLv5uIDm1pZ/1MwyD9gyLwC1wB300",
-	"x6xZa+LX6jHuALiHyBpEqEWegSM0CNj2NQNDH2k5Tp4B6sedWtAAi94e8TnsfoyywVKTcPoQ7yoWbSjk",
-	"U0/lfCWxDGTt2tTzecHehr7CnbZJrbdkmK8b8D8bbO7AxufEsjuxiW30wdGC3qHR8WyGWoEBcB1tVmQS",
-	"kLApa2j2t6edGpg9AwQwEBUyXNgr37N8GcJ/O4t2qa5bJ/TI7BukQWtBd+ow1yUNp4y3qbRwtFAwFA/n",
-	"OTVxhTeB1LDldp1qIfDZR5/uxygnArKX3bk2HZNjtxidwJDJTY7N5ySt7zecuSRNDDrY2i2Wb2xtoctP",
-	"tjYQ/L5vlT6U5nMB1fq3eEOJ/nBWrYPVZvEhTA7F7occ/R3qa0OuZP+08GeXdjxwJYK2b46Ojp4hXy+A",
-	"RnyxkERJo7oms6P5yTMtsr6Bv8bOtIeuNmPgmCI9l7a1SVZomR3ZQcC+nIFKVGGpxlP0Upu1KfPNds70",
-	"No2qA33YUHRsd+VPBAEsRTAYXa7zborOmmHNqDOrmXE1sUcYHSUpy/E6TCmNEV4RnLsonh8JM0uSZJIc",
-	"TpLDCwh/zJPkl5SNbN7cVEnYKSUQ3ZRP0O9EcICrnVBwtUYllQpfk/EpItS0mMH4Ua0IGIYm0GYEJ/pv",
-	"Uik3VaCkmeCmLPzUd3/errBKmZlrYKSgsuka02JYaj9qSyPuv0bhSHvBGFZDlGVFDZPDFlzcYhg20B7Q",
-	"AEUmZuiACyBTJumS0QXNsBm+oAiSFc7IuKGo2cm36L/pDwHFxCacC3pVAtmYrUrEiIRwrSujh0xmQW5I",
-	"IVFOSIVGgPqUWdz7SayummD8pyo+GUq7b+6EQoTp/5o6Es/cS35DBAvHrne791sRze0h4K9J7QdWdk85",
-	"mIsGKvyb0vluiBfKSn0k16WrfBjXO6WDEl/fPOWM2Cv2C+PWzECaCJJ/VPyasOiDZrFNoWcfqz7ZvM2O",
-	"K71BObnbHjLc3E+BBe12e5m7Yf3h1ryVe3Af85rGSVYLqtbv9FNtcxiM4Dqr1Wo4HWezPDClyukbmpny",
-	"dVs3C+7SvDVnOmWjyQRX1IyPtsNYdsyYRj+bwZJgEeV2/MDAdKzT5llmqDxWUNkm0XFy5CdapyxcLnhh",
-	"A5AGHLrtdJtRPZQt+MAgNU8qr4y9DiMSWs2QrjQBFLgFhIWVEZs52MO2aoMzogU2VRK9e/UORjzVcuWF",
-	"t5m9bgwKF4yIfRM3JPx8oNjWbkHn58CkB78XU8sU5M+05ZKyUaNdi3WsYWXihfpaJ2PGcABBcC6D8gpT",
-	"z3bqLCMZp8w0kdvzWstGoitSQC8TRz04TlOWshcmKKSxfLlpEtWlD01JNHJhq7GVvyZWBdbGpmDVFEH7",
-	"xYaBazEiEMe/PLg5vHSUY4KVwFkSXW6bXOen1l1qT/vQp2wxAl83ZddkPW4zCGrxh0VObLrh/GhmbCLM",
-	"toBQmG6g1gB32ZA/UP8onKIag/dh6hdzyKuXMMzI9eiMgVn24cwL8zqOQq0QYbnJUafM5ETMMxomK2hG",
-	"mGnr8S/D4JWgRGGx1pLdd3N9gZ8c+OsDTHn25jyKoxsipK2wmibTBObNVIThikbz6GiaTI9AQaoVyL8D",
-	"c67fIa9ptL6HLrhHf7W/d17NMUuSzhC1Zgpae959EG65Hn7nx0CpsJnqB2Wk1bQlu006VtZlqeE5j36i",
-	"N4TpayeuggnuBL9AwuQjMJzwEjSYOW30QT/xACZchifvJj5Ura2ZWZL4AK6tj9UEpb8yQ3Qg/FvQawJp",
-	"+uY7qfBauzBm/pLgyvov4QQ0/ZRVXWImT0G22JoGNyge5iMbWQbU1cbNW3OAB0CNthm+d/11MKvpI82/",
-	"h2lLZnTSRxid9P2R+3RXabnwEavve9njQ3A59sKzb/Wz6LKGhWVzgJGZA0yhz74g22lBw4MCMdjKt6Cb",
-	"8Il7wAZiuDk8CDsdBynCZDudloKZA4tWMxUagbPgZozAJeF0s5RJRWEAU1EY3AOsnfYc25eXNMrM6JLb",
-	"djxFE4XmckSVlesDfZMxAk3rNtuasbaCdyQRwhAuJEdyxW8NiDsd8LHdqO8Pj00/s3QSOYMUlu0bFlgR",
-	"izjXj20K+Fl7jFRJSi5MnT5OmWMX/3Yhc933EGCzfnq73XOKXvv6G31smTIcBBiIKO3MSHCjNTKsLzLA",
-	"QdoN+LHp2dzBR70hjnu/2CPsK97AC476YuP6GTPENO3ZeTamozSImt3H0XFyuGltf5iD953BrcezZ7tv",
-	"2vTypfs4OkmOdt/fm9MNnBvIbRvBced2x6RCC3Fl06Xa1moxrWfSHtseVK6ftuJysAGVFhaI9p0LvV4T",
-	"xg3Fnwb2n3kFljNqUiZdhQPYevZlXN6qNBaZuQMKtIQpU1ayiXVpim3sV+D43oAchCWqZY0Loy5MHJW6",
-	"zpm5MdhMfAx43tEII3fKd3EQgqgyO6TaBBY3cEqsjSHtu0xT9saaSLcro3Xc3Gc7RdE0XIAyWunLAnN5",
-	"PMRPEJRtBgxaef4Dz9d7sNKu/tnPYjXf03vfdhFtuOOxOd32jW960QVgs83HyW6W6r2z54sFwD4M/DJ8",
-	"I9Px4ck+ywyM2gV5M9vn5v4s5weRVYd/9GuagknW5s0C14RUIFycwDGSfPpQshSILaiFuVq3Ui2j0L+R",
-	"TaJxD5EKXtMWmfqWlNyluXyuh9im+V7OZ4ThH3Nhzo1cSVlBF9pZhCvhtxgxa28bMwpkNK9Zbn2xRr7B",
-	"iHmsUmYmMN4ppHGU1wVUpQoiV6fupZVenIua+b45KlBOFkQIXKSMsFxO0VvrKHqRaEYygjiET9ajHrTH",
-	"NbQeTvxtm/zxv0UetjKMAwzTzRVCNyJdKJL/Wy7+Wy5+nVw0tOdIK384+RhUFW8NHcAcKrwEqejET2Dd",
-	"u5QmlEvGiJFbIpVJuIJpJp1gXWr3tSlA1sZhZv5S3L5Uydl++uJTEztNGd5Ql4zO3P3wQkn899pYkFJp",
-	"Q9x2zHChjcxNXtO5r88JX+v7az+GXqwbQ9p75bZ+2L0/Fmpmm9fH+s7M/ciuXVTUz0S29hD02topaO4N",
-	"cBv2MtA4OhBA+brUVnfH0Nttgvo83PyiwMslyVG3U7w1ET5l25rA0dYe8PFpyoznranMUI9T1GhBC0WE",
-	"oya9l+AVwB2w9XrZB8G2qdbj06DRvCRI0t/JJkxBaKK1js3hRvOTJByJa6YQmpm4J8mOobzDmwl40YaA",
-	"KkFuKK+lL/wf2qJhug0k9GD9ASHxJcdPd1Hfh0fU/kGnzeArPjrC8WtCGv9MVfpA4RALhY4mCDSR7+0w",
-	"0yIGNA8s03rxuS3m9NPNYbD4QLLMZElqJofKflylz4jDi8F9HctY28uV1mJmWh9U/6fMv8XNdyBDV8Dm",
-	"19PaehxX9iOs/hwqrYVHzpLk1FbDwE+qV7OaMjtaEaPj5FmrGdGVEk6RfWmmy4eVFRYwDAEC75hxRjNc",
-	"QEwejVyhtwQ7zuSqDA8h6JSjbKn9lrCy5DRlZgwTvEHrVmi9w8YQ+bwma1vioY/uHuCGyNsNnup9+PeI",
-	"mlkR+sj6UGY7EB7XG4aIKGS6kSs6mqIzDUmoGIJQ8ixJELkhDFFDAr0350C1CTUh5IV9Gb4Pbdvxum47",
-	"7oWc2NwxgSCutuzo73bqpZ3ch1lADyrwqewQmKUb73U8m+lFjg+PbLqFu4kbbesjrO7rmx9DXNhccmDf",
-	"TG+E3hd6Z3+a4sH9ZPDgJIM/1gl0XXVbXwrpQo/A8KQrO9Q2iTFtvxXujR8KMznTeyYbCyrtTQfNHe4G",
-	"2Otsq5P0CDDQdphtzXysM/3RHvXT3Td13t0Lt+2hkofeyA4u+R7quPuu5//drvw+9kfv/ZxtA8T8HmQy",
-	"glA/FMS4Yphhe6TtGNuRDvNPna+bWV0b6w1+JF8r2uPNA5f6UwniTh987tKVFVYrb8brD40VH9QetkXo",
-	"sF2/d5fJH2CJbxc/jydyvkhyHO++yb83/09ixr+FYnXWNr5DswmyhbZibC9Oalim84rojTH5C9de6aIG",
-	"2riF99HkEz8hD6PwaVbnSDMCzdlrO6x3OIs7l6nCa1mMTyBIJcysCutjjGBC24ogLuhSb/KJ9J7JOEYF",
-	"ZdckT9kVVysESeFRZ4gZOkCt8WrjKToPSvVgZr/eBLypgN4Q8xpB042Tz9FlA85/iMNLkxu9/IeYXZpO",
-	"XL37ACx8oX88vJyi80YYVkT47c+NW9RITSitaAM3DhwV/wquxsPBquvZTFP2c/OS8VG/AjJGPn083vIS",
-	"8k0pim3m8/YBcX8+afk5Jvz+CYtuG9if2VxeYTs2MKS5U5+xb1mUf6hJ2+Kk7jb+9Hmdz9Y++1isIW21",
-	"TdZ/adNzd5bG2Z6taZRYtkZy7szT9HRo0GUwaGv+RKW68K/LeTR2DjpONmfGQD+2i7+6CvefVfDVD1Sa",
-	"cvGtL1kM8OJ7Mjp4OfjUPeFWtyDo7mmprAGdM5C02Uf37Bgu+pjmedPgsp1CvoIG/lh7etgs/gKSadf7",
-	"tjt2foVXmZge0CH7BUJuOakKvi7hXXXmDZCQFbJ2MSp4BrayK6ST6LLE1wSJml2mDOrkpH8Vp6ne/2Q6",
-	"ae7nBwefVlyq+yiObrCgWrgBZay8YW4TUFFYvZEk0RCK9U3GpuZCtZqNCioVgXQyGk0m5tN46iOApL0U",
-	"dPM0w1TsR+g4AHh+8GAe7PNRqmmZwFDo2G/zmXbNO7nB7faCren+0HaqFfiKBw9yKO8/yJf4N5vSn7TB",
-	"Dr7HFS406oTtz7RKItykrfQe3qNL7z/p1Z2iUacgWroC6HEMG9EIt2NWMbPxBOMVmapKLnzfSVOeFdt3",
-	"hm5r1bL79pUH9x/u/28AAAD//w==",
+	"7H39cxs3kui/gpq7KpMVkhpSUhJTlR8Un531Xex4bfm9egl9FjQDkoiGABfASGJc2r/9FboBDOaDFGVL",
+	"2exutmpjkZzBR3ejv7vxKcnkai0FE0Yn00/JktGcKfjzjWJzppjI2Ol6XXCW2y9zpjPF14ZLkUyT82vK",
+	"zXevz8n1kgliloxopq6YIkspZKlYTig5x3GmxD57TnqvCdfwqP1MuJkJisMPCJ0bpgg3mmR03T8h9EIz",
+	"YXBwbggV+prZQa+5WcrSwAhcLEYzkQwSnS3Zito1shu6WhcsmSawvHGaDBKzWdsvtFFcLJLb29tBsqaK",
+	"rpip7ba9xbcvnpFvJkcpWQdw6BEJG++9JtdLWdiNZ1Lkuk+ovtTESLdaQvVMaCkFobhrLozdE9dkzgUt",
+	"BkQqt+/XfgzSo4aspDb2hZlAkD7RZDhc0ZuhnXlADlOiycWG5GxOy8JMCRUbUlC1gIHsMzidBeRMWIDF",
+	"s1Nt4akNFbkezcTZkpELmW88ZjRdMfuMh7P9DgljRH4yS6ZiYAwIFTmhM3GOCL5eSs3IFS1KZscT0hDq",
+	"YCTK1QVTRM79TgeEKkb4QkgF+NczEeBt4XhCqKcoaoAw7BxM2W05AGv7ixQZQyrgFme41mSQCLqyWHe4",
+	"/QwaUUyvpdAMSOS0NEsmDM+opY2zpZLGFHgsMgmAtX8CNeMjB2slLwq2+upXbWkpmtVSmaG8SKaJWXJN",
+	"aJ4rprWFqyV5lhMjJVlZpJbiUshrQS7ZRp8QxYzaEC7I1xp2a3GY2VUfXI0PELv2B22oKXUyPZo8HSSG",
+	"G9hpff3EhA2ErS+NWevpwcGCm2V5Mcrk6kCXFyuuNZdiRQVdMBV9M/RfXRTy4mBFuTjIZaYP6JqPVvl/",
+	"0Np8w2q+2xgT/6nYPJkm/3FQMaID/FUfvEH4IS7q59LSrGJ/K5k2TzTJCg50vR8YSUENKzYnM2GqUcg1",
+	"1USxeakjDlNIecnFwlPfJduMyFtAAZ5ZOKDwxfAUvkDSe6IrCoezR4nii6WBAYBOIz4bvd5mP+8cSyiF",
+	"4QUcRL/HFd34fRJqByZ0QbkY1cjc4dUSxoIpC8fbQfJCqgue50w8BOXKNVNIT4KxXBMq3FdS2UVtJdID",
+	"qXKmhuPJ4dFQL/l6zcViqFf6QLGKwGqknB5WpFxt4ZFodx4meChitRiyJ93T6iXbnABC74Ag6Q2H/vPQ",
+	"Um9/ZNf0MmertTRMZJtnUswLnpl7oPNBdoSYfJkTdsO10Z7Scz4H2WBIBe0zK5nMgKzpppA0t0JPSPM9",
+	"m0vFcDsw1mlmh/+M/XSRJxWEGsNWa2MlTl32ckHmhT2RnqNaCWJl4pwLrpfAE+9Jt5l9tqgRbMx73UrC",
+	"xI/GdHGiIRdDN9FDEbCD3pJqwkTOctLDb4bwqW81mQGZW3WGICysZhBQwPVMhM1bDaexzL7li7eD5BUt",
+	"5lKtWP4W2fIX86iKwXsVB1WSK1rwnPz3u59ek1xm5cpOsI9ETdMKq2Gxfo7HwurKTzT0Ez0UVutAAXDI",
+	"i19ZZuBYvpbmhSzFl+o4QsbUA3LDM497H7QaLo4qXCAHgX3MYcmPhApH9EKaIc7zEJh4LYkus6WHklTE",
+	"AMcEJLxBpnkm5Y/2yy/EhWfBVjMCg2FKDlP7P3KxMUwTu3CaGauP28NT8BUHljn5ejI+OtrriIwjSf2m",
+	"Od1j4cXta2ikHOJED3VEPMR6UqHhCsaMPTh9wm4yENpga0kx5wswewFqgDzHxs74isnywblZznM8uUrx",
+	"KwYSmMeG+BOr0lrou+n3YnDfVthzq4/efxTcuT0N/TQPytzuCaMRObNKfSaFYKCOWOLPCqlZbpUFzURO",
+	"Ijw4sfU20lofSH9xvGCWbGGEs8SubM1EzsXihEhRbJxgdki1Yphc2JXC2oz5HLVmuzr+tJP3wgp+B96L",
+	"8zyCbhM2Aa4Zi2nBritdV9AVszq6BD8Ifg0H/Z2Rir0X9Irygl4U7AGOurZDWizaNQEiabZEMrQ6q7Vi",
+	"1T5H+jg2nWCdpIwW+kjIgtUP44keCls5NfSC6rtAg2gB0n9gvKBLimuylEUO/gGNXoaIOXOmgYJQqqIF",
+	"sho419uKbvxS9VIqU2zuj0dcxEWpN4+GQZhiCFM8Pu5Ir0Ux/XAGcSkzQQvLqzcAeL0X2Bu/zQRiwDL1",
+	"Sl4bSXrRbvseOcHLQyIvzUw0vTyf59MxEn3gF2AG44xcLPbw4LwXtDRLqfhvX+x+BHl26kaD16bke0YV",
+	"U2RWpulhRtecXLINfGD7KRDjikprK30kMi3jOR6CTk/fvEQ/IVU1rY7WRT/JrErBrMgQzJ9wYDrvxVrJ",
+	"jGltifi5MNxsHkQZeJlP7XoM5cJHE6645hcFsyRvf1GyINmSKqvBK/L+q0k6eb4LaVyAHfyCsyLXyfSX",
+	"T8nc/hnNmAySld2JNTySz5j89kPsjp7ESgOa4Djho2kMMMkQJ3kQ4sAF2z2HCBK6lGCmimM1nF/2GeeE",
+	"djSiy/VaKsPyVyzn9Ay2/0VE8gxfHdqhyCwx7MYcrAvKBaqKlt2GOU8InPx4Chh6L/vuOD7gYUiysvsg",
+	"gMdHO+phtiHMNoRpHsMZol2grAkhQDDX+Du6PGfCQ/65yCQoBKgemiUVhOcMOADpRbpDzjKZO9aBrq+w",
+	"B4w1oX+sLTx+EjFpWRliR11Qw67pZkReAp0plll9PveiJXoEHHEZLQpLAt7beQpvhXArL5gTkcFjNyKn",
+	"4Wnv05sJqy9TQWRpMrliuEE/TxWtZUUxRO9VH6KdgjClpJqJnlFUaItOMqe8KBUbeCts4M+TG6c/Iqfu",
+	"PaINVYaLxUzMEqRpZ91MZwlZUXWpY8ejWVIf2/FAKQ0RzGLB7ncmegUK7iVfw4OF1MafYnbDstLApHK9",
+	"rkPUQnGAISC36SeaXChGL5kics0EAy7Bcfo1hcjSilEBEPaMYiZolrE1HDmSM5oXXDCypDlZU61Z3kfl",
+	"IjrvFdaSaTJJJ18P08kwnZyNJ9M0nabpKP32m5+TQYLh1mQ6HiQOQ/ZtxSiwkGSt5BXPmfroYB+d8ESx",
+	"X1lmnDi14N4123jys31ureSaKcMxWAqoqkdaW5Txl7OzN+Q4nUzJ9zQnP+DP7UDsoLbjeMQdm7cER+2S",
+	"c2oYOBa6BrZqJFMvO1IbLDtAukAKWtEcse7oahTjJNGrYTrumqBgVLPna5ktt06hGWH2gXh0oBiYshS5",
+	"tWSiyQ6jzXFhvj6q5g1aYoX8CFzjQbLigq/KFfzdfieikl1M9Cf3WJ02mrv7vz4lJN6SP4Mj8t7ui6Br",
+	"0J0l8FfMZVHI65kAC25ALjZVrshcKlJpWg47TzS+qwtpdOOobCfX/egDEgD+VnJltexfPEjjXX8I76DT",
+	"3MLEygKrArVBclrj3KAVPNGoOdHMAIdzjgivWYLEEHStl9IQQy+ZmAmfDmPhGVjfgGiJVi9RbMG1NV5Y",
+	"zo12nC5bUrGwXH3k4tWW0VpBxYFZ2mmVoIXjd3Z9a1nwbAM6r5OIa6oglAaD1FmSO9pnDn7gpV/Rm9PA",
+	"2ZzNk0wP00GykjkDJkMLB3iczGLDMUAL5YYChQOPorcMUysuaOEI0uqvXqH9WAVkqm8yvuY+zIPfec32",
+	"Q4t/1Xa0+zz8ED16u23fTVp440L3cydoAud3cJei2EzxaJSrsqCGX1n9pBT5gMyVXGHuApKLJSLFQEUZ",
+	"eP/m9ZJnSxKJllWpDVnS9ZqJBvoAJTsZg90SnuI9drKiNx/dmdfxbmpM7PjOKYFGdgP+lX3mtqKeO3Q/",
+	"fOq2i7I+1Xh5nciaLL1Nda2cMZCe9hChsNUoQrznuErC8mLWHv0N6owzocLboMkZxa0SBUqZfdufS8sm",
+	"mwzvs8l/kHDDVjpyOET7xS+oUnTT4oktUA5qJ8fhMaCoA3pdLPT5zZKW2rD8rVNW2sLFUrcDhSoL5jzf",
+	"EXh7yPhoUEidmgM+pZk4xxh1wfLzaS3lInwPPNbrwqDBoavdwVxY0v0lMKyPGAkCL0d8Aj4671YySKRg",
+	"Hy0j/2iJs2Dojg/TWUBURLhliBZyvNJUtwi91mr/dgqphe+aoX33AhMDpikwvQu2RbU7tnJSsYwJ84wW",
+	"hU6m4zT137xAaOKXt4NOCeC+e68KZwhODw7Gk29G6Sgdjaffpt+mljJAL06mc1poNkhQLAIrtwfxgpps",
+	"aYVBfCjb3Dre8B6s+rmXcklz5ffi9PH+Yg6ybast7Pm9d+hOYD9StBpQ4+GavH/7I1oUGqxsb6FJlbEa",
+	"d/WwxPkupCwYhb0G6H7qTKdDxeGJbuspmihZYkJdWMqoznq2o+uzuUsE4CZf8TsJQOziIy1071Dzn2hy",
+	"xdm1hbVVMr1FXddzWofpolTaJNNJ2jhXK3rzMnz+dp9zRg2rHbC7j1z9CISltbTOKIsa9AmuspKbYKly",
+	"TUypwFidz0cRa8Ogp2VcuNclLeYf4e8aq3K/tjDrQNNJadS4zAJrMdvnBrg+C3nwrdTtKwvetopQAbw5",
+	"B8AukGrwfARnRjx2ukXhebl19LPKy4Hqe1YqxUS2wS3t3sq3XdMF6ug0olA6iYCwwh5HywPsFPAqmkBm",
+	"qWS5WI7uMIGO9zePkSh377/CpQVwBpBfg2/Far67gQHEXS1FlrVwpLO3bhsnormcv8hrjAJ5u5AadM7b",
+	"lYRU+nGa9uFnpwaQTJbW0JJXTOn2oto4ap7B5jJ+qKsZmvTABaKDS0s3fVq6T+hKioWLG9y1hAZvDNRf",
+	"B09roTv44o9cm4bm4PCKoYBuNSKwher8He7DtH5/LeED+F9yu2qjSuZGsW9ttffg7yCt9tAF2jKsmnSb",
+	"WHcJcOhmB/GjXf5G5dfAPEvvfbSSqU6luKG2hPdbvN8u3ti37hTHha+rCMAK8+2gMhy7k8xqdIAo3uZm",
+	"7HAx/sMVt51uL9TcrN0w50obTObI72LO6Wf6psKCdiDiHStY5o5zfdHPb2hmio33rkWABf9PBa7RXW6f",
+	"R0NSQ6cRhF5oWZSGEYs0qxVDpMnqpZhkIVyoFnXaOty34XlFb35kYmGWLs93xYX/PO7CwDZI+91ulZtk",
+	"Tlcczjs16HxbK+ZKtoJj0EmJWCVzJ6XUy7oOht+3yPRlCCVGSKPBk/PLHzWWcOe6jkfj43G8rkltXWFu",
+	"9H/tM/fxKH1qmcyHQZJFDtx/Bccm+AZ3AT09Aq4TzbgViCErYJrcnZ9dvXn3pluMg0YOx71EmQ+Zdgjk",
+	"GKO7hgiu+zrU7gw5OQDupVOzK19r2+YO3gllDz+4AK2OX3Nq+coKVQoi5HV/QGSRM21mAqTMiHhvrBTk",
+	"h+dnJE7x/OSRdwtc3Y3suMxMOPXZTTwIBqNiGCRwlWt74QIZz3O71S58sLZ/b9doTXfgbZtY94xXVeS7",
+	"z/pf/hdE0nyhUjfOKsJ+oquiplbxsqArlkO4f6sKkD69nwow8Ln8cFzE5qc5sPSmpNxgVQdW5ELsuyyK",
+	"EXDZRhECfB+EjX3sg+WwhcubrKmcXuZ92JUxT7VTe0gvlBX0B74U2stCayjwK6YxsLQfAVttGWJeIEGj",
+	"FOWZsLRdcG24WNjp6YboFS2KVszKsBsL4P8nS0WAl4HKDawM9TQjk2ny1fj4+NgyueOvv7Egvxku5NDB",
+	"4FctxegtvX7lmG3061Bf8vVQAlBoMVxLEPIIQ4hYaM0vis2pZ5BboyqQc6ZKVvlvPNhWdEOW9IoRz2Uh",
+	"s4KqgkOipI+6Qjm2K0b32Q1TQr2Z4fMa8lJBIqsIrz6pPCfgXuhFwdwnOiR9VGlNfSgFnwnqApH1wC8W",
+	"1lJN8hITatjHUEQOOfcExcZMwIgYsMxJr+NxH5D0YrJ/QrIlyy4h9oWBMb/ykFup0XmP8XRCa0ndI4I+",
+	"shlmdV9zzRrUss3ailLrT7fwdMe5gU6jx9EIjPP163xhi3T9u+pMM4gGfqHkqnsl8WRxEVZYlt5rCV3z",
+	"e4m/D1d9h89+YRyu5Q0J2YodISm3vFioR0rBoNI1uqynuDQ1KkpsGSR2hI0rniO9T7f9k0ieQvDeUi1B",
+	"nuDaJqyYVV913AahbmLdbl3Q9+DzqKv2PlfPioFYUzPr4TfzQzocJzWZEXPATOZwrpDVbWV/d6tx3TNP",
+	"7p756+Ojw8m4PvM3+OVeM7d9OgEcTWyNiZFkPEjTNBYdUT8NZHaROoa9N8DP1D+ZCUazJaSQW7aDbI0S",
+	"LDVA7PjCKSnQU3st7qE9dQwETmkuXuLr4zscNX7jH3ZTz1umy2KLg9tJjDc/vavJYHItyyJHubPgVyCS",
+	"LCMxbDWFnXom3mw50pukY+KO34BM0pQotmbU9H2mnUtwDcW4LXntHtiSFg2xcgeBrUVO3k94z6zneOw/",
+	"WjpztZQt5L8fU/ZRCAfgvXJoY7YfhWrGd7qu3Wt7UadusDjlv/3lT4q4kyLaLFFVQG3nFeOPGL0Jeoo9",
+	"2gPvToPOQKAXjO5nCsb85i43s1/jdvpAw7JzDyGPw8ndmv08teqwy8Mu1ZxmDIuclSwYkXNUHS/Zpmog",
+	"M4hN5UwKLV0ajmbe5jN0ceKy7OhMXLJN39rOFFV30NphQl/4ZN/gK9ZO68UFJ9MkdJKgHR6bw+k4HU2O",
+	"04ZTzu4AY7Gwe6vz4AKTaXI4n9Cn2fgi/SZH9xPsHKs57H46fC+Zj5aHWLBfkyrFRyGv6+7H8GtdSbP2",
+	"kB1geEUV1E3akQB3rtGHfy367m0pXtvhb3H7O1wvMST2M5ernNhGuFiWwsTtuZ5ogm4aSLUjY6D/QPb7",
+	"J9QiVjoj4EhxpEVwJ+RcSMEaLdV4xlxxKhQmxS5h+7TVZgvnAQwk0AzSe8LYF0dvZcFe4+Dh8zM/S/jm",
+	"pzDdbURzXVv2p6d2ctxhNCG1NHgMcr5g2lhlax0lGPpBKvdYsWlm/TbovW2s+APQEbtxqf2OeWSW3VkS",
+	"iAFO1xytBzg79XPgvtwfyO9wLadvXnqgum+e+fG3ZiFTsFzwpFabckS3nXe+/K8t6AHUPtGEV52FLLFN",
+	"CWjLk+PjqrZLk957wUFxt/+ZCfBv6L5F4fuzF8NvB6GDlqsLG1TVYkM8rJCFd8FzrjDbkRbd41PDFhKS",
+	"oZ9lA/JsPiA/F8Baf14PoGkGVHS+/ypN03QARWfp9wNXfOb+/RY9E3GdHuG5JrNkNEsG9p/RLEHH0Sw5",
+	"mCWkB/r8mpol0WyxQnuZbcBMU0zL4srq/Nd0Y5VXlxgFpTAzgVagews8VNDYg1ap3aBAo7zA4tecXNDs",
+	"sj8ipzj9THChec4IJYUUC6YIz13DQDa10jnDrjtoOEHahV2qHoGjb8h0Rtcsn4lCQq2QUnJBDdOkdz6b",
+	"lfm3aXredztBn4yRsnmEtpv+UYhscnzcDJEJaWKpYY/NyP7nAHP2rJ2tLMH97y//O5utPz3LbuGfOfzz",
+	"c4H/rG8/fPWf28NZb+iC7bB7o/DWv28s535hGpfYuk+U5sMgEezGPCuVliqZJmzz37++/FXyV7+ebl7z",
+	"9PqV/X/x15tXv8rrV/8lr189O7p59eur9PXZz/Qlv+b03cuvX66ebn7+4f9sfjx7vnn121/5/K/JLtP9",
+	"HlpmV6whXu6W1Din3hVUG7Kmi4aH/oG2uJ8Ha5fW+y5YWy3fk1TZkmnj+sjlLOMaigGaOdCI8hF5fsWU",
+	"/0QuSjMTjgZCY9J6lnNFIVFILwR2o4BOXR5Wr3Wc5crgapzmnZYXlDFcMOLzuupyqU1Icz/BlmrPUMz7",
+	"t9KCJJT0QumRldV1YojW1NpSWGSstN6x3ruowtuOUaZ+izpeuVKJZhECnllyLdUlWUimvTMcbF78Oi9h",
+	"ZcG0sy/Euk7Ex9BSrqF3V5VEFJtrKlnWNGqViU4JJXOamQFhV7QoLZPzxV+ehz/x5SSNLJR7ZyE0TeLu",
+	"GgNMia5XcoSwHvS5C4Kj4TjvWMcOj3nQKztOVgPc4bztJpod/pU3oVSmY7Ml2LZYqaJDPwq0RIQM4ZYQ",
+	"+slonVoiuRjXL0SlD/UNRc+34PMm9u00uN3bF8/I06Pjb9o+Q3JuBzqHXFNDLwoGzoxLbm34OZYPu66v",
+	"wfMOHT7OvXvonND1mlGF6Xi+pAkzORE2glndClI2mxZ85ho/cbEIjqTg9YZA6f6tnbb11PTD2YkxyPmu",
+	"I9tiR7+HeygG9R5PkVngN/poTq1qrmGYq3VwO8DdRdbAQh3yEI5o1WN5N8IweKmP0qeA+n6juCHCYtBH",
+	"QlJWO+BUYanKHvgwuKv6oaKQTy2R84XE0k5DaVDP/SJ3FX3FK62TWmvKOPmi0z3gsXkHNu4TmGz4dXfR",
+	"hyRzfkN6R5MJqTlVwXR0Ie5hRMKYp1etb089NVJ7Ogigw6OOp7DlW3LnMob/7iPapLpm4usjH9/ISVcq",
+	"fqcM811EYJeDXSItbr0XxWdpnnP0K7yJuIbLH2+kv4LN3vt02yc5U5CK0uz71lA57majQ+jGvc2wuU8G",
+	"0u2WPa9YFb+LlnZN9RuXLO+TTWoLiH7ft+wMas2kgvKza7ql5qw7RaKB1WryLkx2xT27DP07xNeWOPP+",
+	"OT73zlV84LQyq98cHh4+JcGbTXpyPtfMO6SHk8Pp8VPLsr6Cv/petYeqb1RwMOu8ar8MGTPQUqLnbkwI",
+	"uWlckzXVpj8iLyQEMUIxule9nVO03ackQ9c5rCrsCBxYhlFQunxl+oicVrdakMalFkKaodtC7zCdiZxu",
+	"4nB8n9Alo7n34oWWaZM0TYfpeJiOz8D9MU3Tn2ei55KgMOXNdfEC76Z+Qn5jSgJcXQefiw1ZcW3oJeuf",
+	"EMaxBBv6tFtBICg0Sah6lZP/YWvju+6seKYk1jmdhO4I10tqZgL7/iAXNC7UjSX4K2tH7WhU8a+RBVif",
+	"cACzES6yooTOmnOprik046k3MIKMQWzK4x3IXGi+EHzOM4rNiQwjek0z1q8oanL8Nfkf/n1EMQN054Jc",
+	"1RjDg6VqIpgGd62vC4MskIJdsUKTnLE16QHqZ8LhPrSs96lh/T9UJmFXDtX20l7ChP0vJgWGw72QV0yJ",
+	"OADW7G5T82judgF/SZ5WpGW3hAM+1FGyVtWCNV28UCcRPLk+1B/cuMEo7eT49uWRFMw9sZ8btxQIaaZY",
+	"/tHISyaSD/aIbXM9B1/18fZlNkzpLcLJv/aQ7uZ2+kBUP76Xuhsn1O+M+fuB25iHsGJWKm427+yortoZ",
+	"WlSelma5JQ0ghFZ1LYgKTXOwEATMpWntQo6Z6A2HdM3xng3XrOyOyzjIT9h4GTSi3LXn6egeeVKNhbfv",
+	"UANpypocpYfh6o+ZiKeLbrYC0oBN141ubGXHxVx2NBoNpPIK9XWXhRhV9/u0LhDgDhAOVsg2c9CHXcab",
+	"FMwybG40effqHbRALPUyMG+8pAYVCu+MGIQmJxDwC45il4gLrQw6OiGFtWBiahQ/s5rLTPQq6VpsBhZW",
+	"6C+0z3oe04cNKEZzHaWmYXLyideM9GAmsMmK26/TbDS5YAUU50rSguNoJmbiOTqFLJbPt3VqPA+uKU16",
+	"3m3Vd/wXfVWgbWxzVo0I1BNuaUg6IAz8+OcHV+NzTznorISTpcn5rs6uoavrubW0xyFkSwnYupjLUj8g",
+	"pHY+HHIGWN4dri6g6GF22eAKy1trN93oivyB+ntxl/EBWB+YjJ5DTtIKmv35otM+HJZ9TuYZ3ltWmCVh",
+	"IscY9UxgTATHqA5ZwTMmsE413Bom14ozQ9XGcvZQnvwZdnJkr3ccSgz+XzHl8nXGo3SUQj+2NRN0zZNp",
+	"cjhKR4cgIM0S+N8B7us3iGui1A/QBfPoL+73xh1mkzRtNBmtuoTWLwaK3C2X3ZejddR9YNdbqAlYj2q8",
+	"G8OxulytLDynyY/8ign77NBnf8KbYBdo6AwIihNdgATD3WIyxAF0gI533gx8mNJqM5M0DQ5cV+xgCcp+",
+	"hU3mwP1b8EsGYfrqO23oBi6rgf6EShpnv8QdQu0oy3JFhT4B3uJyGvxFKnB/APIyoK46bt7iBh4ANVZn",
+	"+M4XjEMvw488/w66EWJrwY/QWvC7Q//pZm35wkdqvmtFj8dgcuyF51C77tDlFAt3zAFG2CefQ+OYgu2m",
+	"BQsPDsTgsoaj8vgnfoAtxHA1PohL9zspAqOdXkpBE515rTqY9MBY8D244JG4++dMaMOhQWFRIO4B1l56",
+	"9t0tb5Uw0z75L/anWKKwp5xw4/h6RyOAAQFJ6xdb60G6hMskGROEFloSvZTXCOJGS5eBW2hoeDLABh3a",
+	"c+QMQliuEYaihjnE+QYjWI0l6m0WV2wlFRZd0ZnwxyVcw4jPfQcONmen1/sXjMjrkH9jt61ngkYOBqZW",
+	"rqcymNEWGc4W6ThB1gz4oWpCcMc5ajU53vsGtLhRxpaz4KlvgKYfqiFYhe76vWGLhMhrdjtIjtLxtrnD",
+	"Zg7eNxqbH02e3v3StlsqbwfJcXp49/uteyzg5EZ823lw/L79NrmyTNy4cKnVtWqHNhzS1rE9WPsGEWup",
+	"Ozsq8MIB0d1J1CocFBIp/iTS//CuUK/UzIT2GQ6g67lbS4NWiRoZvgEJWgpLPIyufF2WYiv9FU58q/sb",
+	"oZqUuqQFigv0o3Kf1DhFhQ39Y3DmPY0IdmNCSR5jhBtcIbcqsLqCXVKrDFnbZTQTb5yKBInGVt129yK4",
+	"LsNYPQfCaGkfi9Tlftd5Aqds1YDX8fPvZb7Z4yjd1RDiXkctNKm4rZuIzt3x2CfdNULZdhEUYLN+jtO7",
+	"j1TrTrvPZgD7HOAX8dWVR+PjfabpaEUP/Gayz8vtuw4ehFeNf+/7LKObHvDmnUvG1sBcPMNBTj56KF4K",
+	"xBblwlxsaqGWXmzf6CrQuAdLBatpB099y1bSh7lCrIe5LjCtmE+Pwj/4YC6Rr8xEwefWWIQn4bcBEU7f",
+	"RjUKeLQsRe5ssYq/wRUs1MwEdii+McTiKC8LyEpVTC9P/O3egZ2rUoSkeK5IzuZMKVrMBBO5HpG3zlAM",
+	"LBFbFgM7hE/Oou7Uxy20Ho797Wpl9c/CD2sRxo4D04wVQmk5nxuW/8kX/+SLX8YXkfY8aeUPxx+jrOKd",
+	"rgNorEgXwBU9+4m0ex/ShHTJARHsmmmDAVdQzbRnrAtrvlYJyFY5zPAvI92lg173sw+foO90JuiWvGRy",
+	"6t+Hm7fp30rUILWxirirNpTKKpnbrKaXIT8npLrqjoAhOLWDIh2scpc/7C/ah5zZ6p79UGa/H9nVk4ra",
+	"kcjaGqLGCa6tp78hdctaOroAdDhQviy01VwxNOpAp76MFz8v6GLBctJs+1G7MWUmdnX0IDsbevRPZgIt",
+	"b0tlSD1eUJM5LwxTnprsWlwtegfYWo1JOsG2LdfjU6fSvGBE89/YNkyBa6I2j4vhJtPjNG4Zj211sdzu",
+	"OL2jaX33YqKz6FxAa8WuuCx1SPzvWiIeui0k9GD1ATHxpUff3kV9Hx5R+keVNp1XYDWY45e4NP6RovSB",
+	"3CEOCg1JEEmiUNuBrX86JA9ME0fgfTJnuP3DVUe2gmUYJSmF7kr78Zk+PcsWTJXH0rf68tpKMWw/C9n/",
+	"MxFuOQ3dG6AqYPs9/i4fx6f9KCc/u1JrYchJmp64bBj4ybRyVmfC9Qqm5Ch9WitG9KmEI+IulfbxsNWa",
+	"KuhsA453KqTgGS3AJ096PtFbgx6HsSo8QwQq5bhYWLslziw5mQmssoQbJq+VlTuiD57PS7ZxKR52634A",
+	"f8mKW+CJXUe4Zxsb/9gt203hcsA9DkXFgvmWMT7paEROLSQhYwhcyZM0hXJkwl2BbPNmOcg24ehCnhu8",
+	"VCq4tl2/eL8cf2E1xTeG4MS1mh3/zbVxdq1oqYjowUQ2lavPXfh+lUeTiZ3kaHzowi3St0+qax9xdl9b",
+	"/eg6hdUjB2+g+VOCTO8zrbM/TPLgfjy4swvM72sE+qq6nZcme9cjHHjW5B1mF8cY1W9NfRM6fA1P7ZrZ",
+	"1oRK99JB9YZ/AdY62WkkPQIMrB7mSjMfa0+/t0X97d0vNe62h9f2EMlRmvqzqLjjaLyHOHac/0zKH/0d",
+	"///Epvw++kfr/uq6AoK/R5GMyNUPCTE+GaZbH6kbxq4dDrQd6268uDXf4Af2pax9sL17XrsrwaBRB5/7",
+	"cOWammVQ4+2HSouPcg/rLLRbr9+7yuR30MR3s5/HYzmfxTmO7n7ptTQvZCn+MFHNt5CsLurKd6w2QbTQ",
+	"ZYztdZKqI3PguuNsdcY/F6CPhQrscD3YeYg2nldStdE7t3GTlZBkXir0zFap/yuaM6vxY78HGOoofRo6",
+	"fQ65GGKigLvwKro+Nb4ElvQsSOKmoOizuHDXVJLr6lp7MDu4CZfGuhYc1dy4zSE2pQzNbtzm8duqGyeE",
+	"D3CfPmQ6EyEzQTHN1BW65CB1IKzetdmQ1sZYr4vNiAThY6ZgK1jIQa5ZfPGXw4DLbLD6tyMIl5KWSZXr",
+	"mXDRVVwdje5scxfNclHvKXSOTYXOu7Rj7IW0jYV2uFVq1PLHY4f30dHvwwnrfTj/gPrwICKknpDX1ja6",
+	"cEb3P0Vk5N78ey+dL0JeXen7l1bedkudZ46hNVn/XYGNfYROnFGrt8ueM1/T713VVDEogRf5MPTYpiQe",
+	"zRk6Gpsoe0Z+h8sIGKcXpigsam6KJxAZUdggyTm2etDjecmIVHxhF/lEB3dYf0AKLi5ZPhPA3SETqddo",
+	"g0wOSK1Bc39EXkb54XDzmV0E3PfGrxje7Y4loPmUnFfg/Lsan6MAO/+7mpxj+we7+ggscm5/HJ/HMgYy",
+	"uv3ypygUK1Ud8vnqwB1E3rFwL3LlVqOm6U4bzYQrQLBcv9dOux9UGkM/YDmjAptPBehsi4vv8tnsbjH9",
+	"7yCTumqP/8g+miV1jcdjmjsJaWI1N8bv6kepnaTmMv49RWZMW3+KzCg1wDs8av3sqa419X8YGVqKoZDX",
+	"26XnqyqJqibBXdQf2itB+baRxKqCPd8ENrSAfe1OHis081mb07hkwedFuYwp0kqYslIIMqaqhOPocspm",
+	"YniQKVVCOAYrSs0IJrkvZZFDinp1Hb1nH3Y/Palc0CYyEsVMoInYr1lNVGNGQyjcXroWY95EgkkAj0GP",
+	"4NVlEd5YJLGtuMPaatyJvsvcelsKZEiv5fWf5tY/tblliVLI6z+Nqz+Nq1hSvKKXrGVaecZs1MbTzf0l",
+	"RVQE3ekK/5Frcxaup3600xEVxG9P3ANLql6b0jTN/lH1KO08Cqxmbd09HlcGR3gJJeMNvBx8au5wZ9Qi",
+	"aj5QkwEdLLwjp2wfVn7HRTaPGT2o6u93U8gX0MDv6+7v9tp/BsnUyxHrDQV+gauDsUVNl0IAGQE5Wxdy",
+	"s2LCYPGcS1pzHhRSyAy8Kr7OR5PzleVIqhTnMwFlPO7Cs1Bc/AkL/W+nBwefllKb22SQXFHFLXMDylgG",
+	"JdTlxyVxcnmaJl0oti+h90UqU+uFUHBtGF4x2BsO8RP6KH3HgXgqaDZQ9Xp0H6EgGuD5IYC5sw2BMVVF",
+	"NwWO3O5CMGpqS3pLVDAwtqo4PaPC5YgSI6OBPMrbA4UK5GpR9tNcKgJeqgtaWNQp1z7GCYl4ka4QtXuN",
+	"Pvv4SassjvQaarn29Zn9ASzEItzdoEOFC3ei/wyLvqQKZfFV9cgAmz/t7CTh1h0So28/3P7/AAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
