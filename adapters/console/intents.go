@@ -111,6 +111,9 @@ type intentData struct {
 	Payload  prettyView
 	Contract string
 	Ended    bool
+	// InFlight tells that the intent's latest attempt is open: a cancel
+	// would be refused until it finished.
+	InFlight bool
 	// PayloadURL downloads the payload as stored.
 	PayloadURL string
 	// PayloadBytes is the stored payload's size.
@@ -142,6 +145,9 @@ func (c *Console) intent(w http.ResponseWriter, r *http.Request, ss session) {
 	contract, _ := json.MarshalIndent(in.Contract, "", "  ")
 	d := intentData{Intent: in, Payload: prettyJSON(in.Payload), Contract: string(contract), Ended: in.Status.Terminal(),
 		PayloadURL: "/ui/payloads/" + url.PathEscape(id), PayloadBytes: len(in.Payload)}
+	if last, ok := in.LastAttempt(); ok && !last.Finished() {
+		d.InFlight = true
+	}
 	c.render(w, r, http.StatusOK, "intent", page{Title: "Intent " + id, Session: ss, Data: d})
 }
 

@@ -29,7 +29,8 @@ func statusOf(err error) int {
 	switch {
 	case errors.Is(err, core.ErrIntentNotFound):
 		return http.StatusNotFound
-	case errors.Is(err, core.ErrIntentNotEnded), errors.Is(err, core.ErrResubmissionIDTaken):
+	case errors.Is(err, core.ErrIntentNotEnded), errors.Is(err, core.ErrResubmissionIDTaken),
+		errors.Is(err, core.ErrIntentEnded), errors.Is(err, core.ErrAttemptInFlight):
 		return http.StatusConflict
 	case errors.As(err, &field), errors.Is(err, core.ErrUnknownTarget):
 		return http.StatusUnprocessableEntity
@@ -47,6 +48,10 @@ func describe(err error) string {
 		return "it is still pending; only ended intents can be resubmitted"
 	case errors.Is(err, core.ErrResubmissionIDTaken):
 		return "the new intentId names another intent; choose another"
+	case errors.Is(err, core.ErrIntentEnded):
+		return "it has ended; only a pending intent can be cancelled or run now"
+	case errors.Is(err, core.ErrAttemptInFlight):
+		return "an attempt is in flight; its result must be recorded first, so try again once it finished"
 	}
 	return err.Error()
 }
