@@ -730,7 +730,7 @@ export interface components {
             nextCursor?: string;
         };
         /**
-         * @description Empty ({}); the action takes no options.
+         * @description An empty object ({}); the action takes no options, and members are ignored.
          * @example {}
          */
         IntentActionRequest: Record<string, never>;
