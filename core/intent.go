@@ -138,6 +138,10 @@ type Intent struct {
 	// the store's resubmission links.
 	ResubmittedFrom string
 	ResubmittedAs   string
+	// Events are the operator's actions on the intent (cancel, run now),
+	// oldest first. The application service fills them from the store on
+	// a read of one intent; listings leave them out.
+	Events []IntentEvent
 }
 
 // LastAttempt returns the most recent attempt, if the attempts are loaded.

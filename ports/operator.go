@@ -21,9 +21,11 @@ type IntentCount struct {
 }
 
 // OperatorStore is what the store offers operators beyond execution:
-// resubmission of ended intents and the counts of the console's overview.
-// Store embeds it, so every store carries it and its conformance cases.
+// resubmission of ended intents, the actions on pending ones
+// (InterventionStore) and the counts of the console's overview. Store
+// embeds it, so every store carries it and its conformance cases.
 type OperatorStore interface {
+	InterventionStore
 	// CreateResubmission stores intent (new, pending, its ResubmittedFrom
 	// naming an ended intent) and the link from the original to it, in one
 	// transaction. When the original already has a resubmission it returns
@@ -69,4 +71,23 @@ type OperatorService interface {
 	ResubmitIntent(ctx context.Context, p ResubmitIntentParams) (SubmitIntentResult, error)
 	// CountIntents returns the number of intents per target and status.
 	CountIntents(ctx context.Context) ([]IntentCount, error)
+	// CancelIntent ends a pending intent as exhausted, cancelled, unless an
+	// attempt is in flight, and returns it with its events. Cancelling a
+	// cancelled intent returns it (Applied=false). Errors:
+	// core.ErrIntentNotFound, core.ErrAttemptInFlight, core.ErrIntentEnded,
+	// core.ErrStoreUnavailable.
+	CancelIntent(ctx context.Context, p IntentActionParams) (IntentActionResult, error)
+	// RunNow makes a pending intent's next try due now (the executor still
+	// holds it for breakers, limits and pauses) and returns it with its
+	// events. An intent already due is returned as it is (Applied=false).
+	// Errors: core.ErrIntentNotFound, core.ErrIntentEnded,
+	// core.ErrStoreUnavailable.
+	RunNow(ctx context.Context, p IntentActionParams) (IntentActionResult, error)
+}
+
+// IntentActionResult is the intent after an operator's action, and whether
+// the action changed it (false for a repeat that had nothing to do).
+type IntentActionResult struct {
+	Intent  core.Intent
+	Applied bool
 }

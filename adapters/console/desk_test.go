@@ -57,7 +57,8 @@ func (d *desk) GetIntent(ctx context.Context, id string) (core.Intent, error) {
 	if err != nil {
 		return core.Intent{}, err
 	}
-	return linked[0], nil
+	linked[0].Events, err = d.store.IntentEvents(ctx, id)
+	return linked[0], err
 }
 
 // ListIntents asks the store for one row more than the page, to tell

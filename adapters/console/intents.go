@@ -123,6 +123,9 @@ type intentData struct {
 	// intent's message (core.DeliveryRisk), empty when it cannot have: the
 	// resubmission form then asks the operator to acknowledge it.
 	DeliveryRisk string
+	// InFlight tells that the intent's latest attempt is open: a cancel
+	// would be refused until it finished.
+	InFlight bool
 	// PayloadURL downloads the payload as stored.
 	PayloadURL string
 	// PayloadBytes is the stored payload's size.
@@ -156,6 +159,9 @@ func (c *Console) intent(w http.ResponseWriter, r *http.Request, ss session) {
 		PayloadURL: "/ui/payloads/" + url.PathEscape(id), PayloadBytes: len(in.Payload)}
 	if risk := core.DeliveryRisk(in); risk != nil {
 		d.DeliveryRisk = risk.Error()
+	}
+	if last, ok := in.LastAttempt(); ok && !last.Finished() {
+		d.InFlight = true
 	}
 	c.render(w, r, http.StatusOK, "intent", page{Title: "Intent " + id, Session: ss, Data: d})
 }

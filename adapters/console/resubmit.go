@@ -33,7 +33,8 @@ func statusOf(err error) int {
 	switch {
 	case errors.Is(err, core.ErrIntentNotFound):
 		return http.StatusNotFound
-	case errors.Is(err, core.ErrIntentNotEnded), errors.Is(err, core.ErrResubmissionIDTaken), errors.Is(err, core.ErrDeliveryRisk):
+	case errors.Is(err, core.ErrIntentNotEnded), errors.Is(err, core.ErrResubmissionIDTaken), errors.Is(err, core.ErrDeliveryRisk),
+		errors.Is(err, core.ErrIntentEnded), errors.Is(err, core.ErrAttemptInFlight):
 		return http.StatusConflict
 	case errors.As(err, &field), errors.Is(err, core.ErrUnknownTarget):
 		return http.StatusUnprocessableEntity
@@ -53,6 +54,10 @@ func describe(err error) string {
 		return "the new intentId names another intent; choose another"
 	case errors.Is(err, core.ErrDeliveryRisk):
 		return err.Error() + "; resubmitting could deliver it twice: check with the gateway, then confirm the risk on the intent's page"
+	case errors.Is(err, core.ErrIntentEnded):
+		return "it has ended; only a pending intent can be cancelled or run now"
+	case errors.Is(err, core.ErrAttemptInFlight):
+		return "an attempt is in flight; its result must be recorded first, so try again once it finished"
 	}
 	return err.Error()
 }

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -110,4 +111,13 @@ func TestAcceptedAfterDeadlineOverHTTP(t *testing.T) {
 	if p := <-svc.resubmits; !p.AcknowledgeDeliveryRisk {
 		t.Fatalf("acknowledgeDeliveryRisk true reached the service as %+v", p)
 	}
+}
+
+// CancelIntent and RunNow are no part of these tests.
+func (lateService) CancelIntent(context.Context, ports.IntentActionParams) (ports.IntentActionResult, error) {
+	return ports.IntentActionResult{}, errors.New("lateService cancels nothing")
+}
+
+func (lateService) RunNow(context.Context, ports.IntentActionParams) (ports.IntentActionResult, error) {
+	return ports.IntentActionResult{}, errors.New("lateService runs nothing now")
 }

@@ -46,6 +46,8 @@ const (
 	TypeIntentNotEnded          = ProblemTypeBase + "intent-not-ended"
 	TypeResubmissionIDTaken     = ProblemTypeBase + "resubmission-id-taken"
 	TypeDeliveryRisk            = ProblemTypeBase + "delivery-risk"
+	TypeIntentEnded             = ProblemTypeBase + "intent-ended"
+	TypeAttemptInFlight         = ProblemTypeBase + "attempt-in-flight"
 	TypeNotAvailable            = ProblemTypeBase + "not-available"
 	TypeAuthThrottled           = ProblemTypeBase + "authentication-throttled"
 )
@@ -121,6 +123,12 @@ func problemFor(err error) problem {
 			"intentId: names another intent; choose another intentId for the resubmission")
 		p.body.InvalidFields = &[]apigen.InvalidField{{Field: "intentId", Message: "names another intent"}}
 		return p
+	case errors.Is(err, core.ErrAttemptInFlight):
+		return newProblem(http.StatusConflict, TypeAttemptInFlight, "Attempt in flight",
+			"an attempt of the intent is in flight; retry once it finished")
+	case errors.Is(err, core.ErrIntentEnded):
+		return newProblem(http.StatusConflict, TypeIntentEnded, "Intent ended",
+			"the intent has ended; only a pending intent can be cancelled or run now")
 	case errors.Is(err, errForbidden):
 		return newProblem(http.StatusForbidden, TypeForbidden, "Forbidden", "this operation needs an operator key")
 	case errors.Is(err, core.ErrIntentNotFound):

@@ -24,6 +24,8 @@ const (
 	TypeIntentNotEnded          = TypeBase + "intent-not-ended"
 	TypeResubmissionIDTaken     = TypeBase + "resubmission-id-taken"
 	TypeDeliveryRisk            = TypeBase + "delivery-risk"
+	TypeIntentEnded             = TypeBase + "intent-ended"
+	TypeAttemptInFlight         = TypeBase + "attempt-in-flight"
 	TypeIntentNotFound          = TypeBase + "intent-not-found"
 	TypeTargetNotFound          = TypeBase + "target-not-found"
 	TypeRouteNotFound           = TypeBase + "route-not-found"

@@ -37,6 +37,9 @@ type Store struct {
 	leases  map[string]core.Lease
 	// links maps an intentId to its resubmission links (resubmit.go).
 	links map[string]ports.ResubmissionLinks
+	// events are the operator's actions on intents (intervention.go), by
+	// intentId, oldest first.
+	events map[string][]core.IntentEvent
 	// pauses are the operator's gateway pauses (pause.go), by pauseKey.
 	pauses map[string]core.GatewayPause
 	// console is the console's session secret and sessions (session.go).

@@ -126,6 +126,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"Pauses", testPauses},
 	}
 	cases = append(cases, operatorCases...)
+	cases = append(cases, interventionCases...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			c.fn(t, newHarness(t))

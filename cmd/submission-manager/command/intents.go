@@ -9,16 +9,18 @@ import (
 	"github.com/submissionmanager/submission-manager/api/client"
 )
 
-const intentsUsage = `usage: submission-manager intents <list|get|resubmit> [flags] [intentId...]
+const intentsUsage = `usage: submission-manager intents <list|get|resubmit|cancel|run-now> [flags] [intentId...]
 
   list [--status S] [--target T] [--limit N] [--cursor C]   intents, newest first
   get ID                                                    one intent: payload, contract, attempts
   resubmit ID... [--new-id NEW] [--acknowledge-delivery-risk]
                                                             resubmit ended intents
   resubmit --status S [--target T] [--max N] [--yes]        resubmit ended intents in bulk
+  cancel ID...                                              cancel pending intents
+  run-now ID...                                             make pending intents due now
 
 Every subcommand takes --url (SUBMISSION_URL, default http://127.0.0.1:8000),
---api-key (SUBMISSION_API_KEY; an operator key to resubmit) and --json.
+--api-key (SUBMISSION_API_KEY; an operator key to resubmit, cancel or run now) and --json.
 Run "submission-manager intents <subcommand> -h" for its flags.
 `
 
@@ -28,14 +30,15 @@ var statusChoices = []string{
 	string(client.IntentStatusRejected), string(client.IntentStatusExhausted),
 }
 
-// runIntents dispatches `intents list|get|resubmit` over the Go client.
+// runIntents dispatches `intents list|get|resubmit|cancel|run-now` over the
+// Go client.
 func runIntents(ctx context.Context, args []string, env LookupEnv, stdout, stderr io.Writer) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") || args[0] == "help" {
 		fmt.Fprint(stderr, intentsUsage)
 		if len(args) > 0 && isHelp(args[0]) {
 			return nil
 		}
-		return &usageError{msg: "intents needs a subcommand: list, get or resubmit"}
+		return &usageError{msg: "intents needs a subcommand: list, get, resubmit, cancel or run-now"}
 	}
 	sub, rest := args[0], args[1:]
 	switch sub {
@@ -45,8 +48,12 @@ func runIntents(ctx context.Context, args []string, env LookupEnv, stdout, stder
 		return runIntentsGet(ctx, rest, env, stdout, stderr)
 	case "resubmit":
 		return runIntentsResubmit(ctx, rest, env, stdout, stderr)
+	case "cancel":
+		return runIntentsAct(ctx, cancelAction, rest, env, stdout, stderr)
+	case "run-now":
+		return runIntentsAct(ctx, runNowAction, rest, env, stdout, stderr)
 	}
-	return &usageError{msg: fmt.Sprintf("unknown intents subcommand %q: want list, get or resubmit", sub)}
+	return &usageError{msg: fmt.Sprintf("unknown intents subcommand %q: want list, get, resubmit, cancel or run-now", sub)}
 }
 
 // isHelp reports whether arg asks for the usage.

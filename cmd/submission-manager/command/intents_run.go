@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -140,6 +141,26 @@ func (c *clientCmd) get(ctx context.Context, id string) error {
 			result = *a.Error
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", a.Number, holder, epoch, a.StartedAt.UTC().Format(time.RFC3339Nano), took, result)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return printEvents(c.stdout, in)
+}
+
+// printEvents prints the intent's operator actions, when it has any.
+func printEvents(w io.Writer, in client.Intent) error {
+	if in.Events == nil || len(*in.Events) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nOPERATOR ACTION\tAT\tTHROUGH\tROLE\tSESSION")
+	for _, e := range *in.Events {
+		session := "-"
+		if e.Session != nil {
+			session = *e.Session
+		}
+		fmt.Fprintf(tw, "%d %s\t%s\t%s\t%s\t%s\n", e.Number, e.Action, e.At.UTC().Format(time.RFC3339Nano), e.Surface, e.Role, session)
 	}
 	return tw.Flush()
 }

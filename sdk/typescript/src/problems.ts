@@ -24,6 +24,8 @@ export const ProblemKinds = {
   IntentNotEnded: "intent-not-ended",
   ResubmissionIdTaken: "resubmission-id-taken",
   DeliveryRisk: "delivery-risk",
+  IntentEnded: "intent-ended",
+  AttemptInFlight: "attempt-in-flight",
   IntentNotFound: "intent-not-found",
   TargetNotFound: "target-not-found",
   RouteNotFound: "route-not-found",

@@ -89,6 +89,59 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/intents/{intentId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a pending intent (operator keys only).
+         * @description Ends a pending intent as `exhausted` with the exhaustedReason
+         *     `cancelled`: no further attempt is made. Refused with 409
+         *     attempt-in-flight while an attempt is in flight (its gateway call
+         *     may be under way; retry once it finished), and with 409
+         *     intent-ended when the intent ended otherwise. The cancel and the
+         *     leader's reservation of an attempt never both apply. Idempotent:
+         *     cancelling a cancelled intent answers 200 with it and records
+         *     nothing. The action is recorded in the intent's `events`.
+         */
+        post: operations["cancelIntent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/intents/{intentId}/run-now": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a pending intent's next try due now (operator keys only).
+         * @description Moves the pending intent's next due time to now (database time).
+         *     Nothing else changes: the leader schedules it at its next schedule
+         *     refresh, and the gateway's circuit breaker, the call limits and a
+         *     pause still hold it. An intent already due (or with an attempt in
+         *     flight) answers 200 as it is, and nothing is recorded. An ended
+         *     intent is refused with 409 intent-ended. The action is recorded in
+         *     the intent's `events`.
+         */
+        post: operations["runIntentNow"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/intents/batch": {
         parameters: {
             query?: never;
@@ -493,11 +546,60 @@ export interface components {
             leaseEpoch?: number;
         };
         /**
-         * @description Which policy rule ended the intent; never a gateway failure.
+         * @description Which policy rule ended the intent (never a gateway failure), or
+         *     `cancelled`: an operator cancelled it while it was pending.
          * @example max_attempts_reached
          * @enum {string}
          */
-        ExhaustedReason: "deadline_exceeded" | "max_attempts_reached" | "one_shot_completed";
+        ExhaustedReason: "deadline_exceeded" | "max_attempts_reached" | "one_shot_completed" | "cancelled";
+        /**
+         * @description One operator action on the intent: who (the surface, the role of
+         *     the key presented, and on the console the session's tag; never a
+         *     key), what and when (the database's time).
+         * @example {
+         *       "number": 1,
+         *       "at": "2026-02-02T12:03:10.250Z",
+         *       "action": "cancel",
+         *       "surface": "console",
+         *       "role": "operator",
+         *       "session": "3f2a9c1b07de"
+         *     }
+         */
+        IntentEvent: {
+            /**
+             * @description Counts the intent's events from 1, in order.
+             * @example 1
+             */
+            number: number;
+            /**
+             * Format: date-time
+             * @example 2026-02-02T12:03:10.250Z
+             */
+            at: string;
+            /**
+             * @example cancel
+             * @enum {string}
+             */
+            action: "cancel" | "run_now";
+            /**
+             * @description Where the action came from.
+             * @example console
+             * @enum {string}
+             */
+            surface: "api" | "console";
+            /**
+             * @description The role of the key presented; `none` when the service has no keys.
+             * @example operator
+             * @enum {string}
+             */
+            role: "none" | "client" | "operator";
+            /**
+             * @description The console session's tag (the start of its stored digest);
+             *     present for console actions only.
+             * @example 3f2a9c1b07de
+             */
+            session?: string;
+        };
         /**
          * @example {
          *       "intentId": "order-1234-shipping-sms",
@@ -607,6 +709,12 @@ export interface components {
              * @example order-1234-shipping-sms~r1
              */
             resubmittedAs?: string;
+            /**
+             * @description The operator's actions on the intent (cancel, run now), oldest
+             *     first. Present on GET /v1/intents/{intentId} and on the answers
+             *     of the actions, when there is any.
+             */
+            events?: components["schemas"]["IntentEvent"][];
         };
         /**
          * @example {
@@ -642,6 +750,11 @@ export interface components {
              */
             nextCursor?: string;
         };
+        /**
+         * @description An empty object ({}); the action takes no options, and members are ignored.
+         * @example {}
+         */
+        IntentActionRequest: Record<string, never>;
         /**
          * @description Empty ({}) derives the new intentId.
          * @example {
@@ -1077,6 +1190,27 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /**
+         * @description The intent has ended (intent-ended), or, for a cancel, an attempt is
+         *     in flight (attempt-in-flight).
+         */
+        IntentActionConflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#attempt-in-flight",
+                 *       "title": "Attempt in flight",
+                 *       "status": 409,
+                 *       "detail": "an attempt of the intent is in flight; retry once it finished",
+                 *       "instance": "/v1/intents/order-1234-shipping-sms/cancel"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description No such intent or target. */
         NotFound: {
             headers: {
@@ -1445,6 +1579,78 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["ResubmissionConflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["AuthenticationThrottled"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    cancelIntent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The pending intent, percent-encoded in the path. */
+                intentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["IntentActionRequest"];
+            };
+        };
+        responses: {
+            /** @description The intent, cancelled (now or before). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Intent"];
+                };
+            };
+            400: components["responses"]["MalformedRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IntentActionConflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["AuthenticationThrottled"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    runIntentNow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The pending intent, percent-encoded in the path. */
+                intentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["IntentActionRequest"];
+            };
+        };
+        responses: {
+            /** @description The intent, due now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Intent"];
+                };
+            };
+            400: components["responses"]["MalformedRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IntentActionConflict"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["AuthenticationThrottled"];

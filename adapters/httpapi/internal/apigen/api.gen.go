@@ -25,6 +25,7 @@ import (
 
 // Defines values for ExhaustedReason.
 const (
+	Cancelled          ExhaustedReason = "cancelled"
 	DeadlineExceeded   ExhaustedReason = "deadline_exceeded"
 	MaxAttemptsReached ExhaustedReason = "max_attempts_reached"
 	OneShotCompleted   ExhaustedReason = "one_shot_completed"
@@ -33,6 +34,8 @@ const (
 // Valid indicates whether the value is a known member of the ExhaustedReason enum.
 func (e ExhaustedReason) Valid() bool {
 	switch e {
+	case Cancelled:
+		return true
 	case DeadlineExceeded:
 		return true
 	case MaxAttemptsReached:
@@ -77,6 +80,63 @@ func (e GatewayType) Valid() bool {
 	case Push:
 		return true
 	case Sms:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IntentEventAction.
+const (
+	EventActionCancel IntentEventAction = "cancel"
+	EventActionRunNow IntentEventAction = "run_now"
+)
+
+// Valid indicates whether the value is a known member of the IntentEventAction enum.
+func (e IntentEventAction) Valid() bool {
+	switch e {
+	case EventActionCancel:
+		return true
+	case EventActionRunNow:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IntentEventRole.
+const (
+	EventRoleClient   IntentEventRole = "client"
+	EventRoleNone     IntentEventRole = "none"
+	EventRoleOperator IntentEventRole = "operator"
+)
+
+// Valid indicates whether the value is a known member of the IntentEventRole enum.
+func (e IntentEventRole) Valid() bool {
+	switch e {
+	case EventRoleClient:
+		return true
+	case EventRoleNone:
+		return true
+	case EventRoleOperator:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IntentEventSurface.
+const (
+	EventSurfaceAPI     IntentEventSurface = "api"
+	EventSurfaceConsole IntentEventSurface = "console"
+)
+
+// Valid indicates whether the value is a known member of the IntentEventSurface enum.
+func (e IntentEventSurface) Valid() bool {
+	switch e {
+	case EventSurfaceAPI:
+		return true
+	case EventSurfaceConsole:
 		return true
 	default:
 		return false
@@ -272,7 +332,8 @@ type Contract struct {
 	TerminalOutcomes []string `json:"terminalOutcomes"`
 }
 
-// ExhaustedReason Which policy rule ended the intent; never a gateway failure.
+// ExhaustedReason Which policy rule ended the intent (never a gateway failure), or
+// `cancelled`: an operator cancelled it while it was pending.
 //
 // Example: max_attempts_reached
 type ExhaustedReason string
@@ -432,7 +493,14 @@ type Intent struct {
 	// CreatedAt Example: 2026-02-02T12:00:00.004Z
 	CreatedAt time.Time `json:"createdAt"`
 
-	// ExhaustedReason Which policy rule ended the intent; never a gateway failure.
+	// Events The operator's actions on the intent (cancel, run now), oldest
+	// first. Present on GET /v1/intents/{intentId} and on the answers
+	// of the actions, when there is any.
+	Events *[]IntentEvent `json:"events,omitempty"`
+
+	// ExhaustedReason Which policy rule ended the intent (never a gateway failure), or
+	// `cancelled`: an operator cancelled it while it was pending.
+	//
 	//
 	// Example: max_attempts_reached
 	ExhaustedReason *ExhaustedReason `json:"exhaustedReason,omitempty"`
@@ -501,6 +569,11 @@ type Intent struct {
 	SubmissionTarget string `json:"submissionTarget"`
 }
 
+// IntentActionRequest An empty object ({}); the action takes no options, and members are ignored.
+//
+// Example: {}
+type IntentActionRequest = map[string]interface{}
+
 // IntentBatch Example: {"intents":[{"intentId":"otp-7f3a-1","payload":{"text":"Your code is 123456.","to":"+15551234567"},"submissionTarget":"sms.realtime"},{"intentId":"otp-7f3a-2","payload":{"text":"Your code is 654321.","to":"+15557654321"},"submissionTarget":"sms.realtime"}]}
 type IntentBatch struct {
 	// Intents 1 to 1,000 submissions by default (the operator's --max-batch);
@@ -533,6 +606,54 @@ type IntentBatchResults struct {
 	// Results One result per submitted item, in the same order.
 	Results []IntentBatchResult `json:"results"`
 }
+
+// IntentEvent One operator action on the intent: who (the surface, the role of
+// the key presented, and on the console the session's tag; never a
+// key), what and when (the database's time).
+//
+// Example: {"action":"cancel","at":"2026-02-02T12:03:10.250Z","number":1,"role":"operator","session":"3f2a9c1b07de","surface":"console"}
+type IntentEvent struct {
+	// Action Example: cancel
+	Action IntentEventAction `json:"action"`
+
+	// At Example: 2026-02-02T12:03:10.250Z
+	At time.Time `json:"at"`
+
+	// Number Counts the intent's events from 1, in order.
+	//
+	// Example: 1
+	Number int `json:"number"`
+
+	// Role The role of the key presented; `none` when the service has no keys.
+	//
+	// Example: operator
+	Role IntentEventRole `json:"role"`
+
+	// Session The console session's tag (the start of its stored digest);
+	// present for console actions only.
+	//
+	//
+	// Example: 3f2a9c1b07de
+	Session *string `json:"session,omitempty"`
+
+	// Surface Where the action came from.
+	//
+	// Example: console
+	Surface IntentEventSurface `json:"surface"`
+}
+
+// IntentEventAction Example: cancel
+type IntentEventAction string
+
+// IntentEventRole The role of the key presented; `none` when the service has no keys.
+//
+// Example: operator
+type IntentEventRole string
+
+// IntentEventSurface Where the action came from.
+//
+// Example: console
+type IntentEventSurface string
 
 // IntentID The client's idempotency key: 1 to 255 characters (Unicode code
 // points) of UTF-8, without control, invisible-format or
@@ -752,6 +873,13 @@ type Forbidden = Problem
 // Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
 type IdempotencyConflict = Problem
 
+// IntentActionConflict An RFC 9457 problem document. `type` is stable per kind of error;
+// the members after `instance` appear only for the errors that need
+// them.
+//
+// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+type IntentActionConflict = Problem
+
 // MalformedRequest An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
 // them.
@@ -881,8 +1009,14 @@ type ResumeGatewayJSONRequestBody = GatewaySelector
 // SubmitIntentJSONRequestBody defines body for SubmitIntent for application/json ContentType.
 type SubmitIntentJSONRequestBody = SubmitIntentRequest
 
+// CancelIntentJSONRequestBody defines body for CancelIntent for application/json ContentType.
+type CancelIntentJSONRequestBody = IntentActionRequest
+
 // ResubmitIntentJSONRequestBody defines body for ResubmitIntent for application/json ContentType.
 type ResubmitIntentJSONRequestBody = ResubmissionRequest
+
+// RunIntentNowJSONRequestBody defines body for RunIntentNow for application/json ContentType.
+type RunIntentNowJSONRequestBody = IntentActionRequest
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
@@ -910,9 +1044,15 @@ type ServerInterface interface {
 	// GetIntent Read one intent with its payload and attempts.
 	// (GET /v1/intents/{intentId})
 	GetIntent(w http.ResponseWriter, r *http.Request, intentId string, params GetIntentParams)
+	// CancelIntent Cancel a pending intent (operator keys only).
+	// (POST /v1/intents/{intentId}/cancel)
+	CancelIntent(w http.ResponseWriter, r *http.Request, intentId string)
 	// ResubmitIntent Resubmit an ended intent as a new intent (operator keys only).
 	// (POST /v1/intents/{intentId}/resubmissions)
 	ResubmitIntent(w http.ResponseWriter, r *http.Request, intentId string)
+	// RunIntentNow Make a pending intent's next try due now (operator keys only).
+	// (POST /v1/intents/{intentId}/run-now)
+	RunIntentNow(w http.ResponseWriter, r *http.Request, intentId string)
 	// ListTargets List every submission target's contract.
 	// (GET /v1/targets)
 	ListTargets(w http.ResponseWriter, r *http.Request)
@@ -1189,6 +1329,32 @@ func (siw *ServerInterfaceWrapper) GetIntent(w http.ResponseWriter, r *http.Requ
 	handler.ServeHTTP(w, r)
 }
 
+// CancelIntent operation middleware
+func (siw *ServerInterfaceWrapper) CancelIntent(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "intentId" -------------
+	var intentId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "intentId", r.PathValue("intentId"), &intentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "intentId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CancelIntent(w, r, intentId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ResubmitIntent operation middleware
 func (siw *ServerInterfaceWrapper) ResubmitIntent(w http.ResponseWriter, r *http.Request) {
 
@@ -1206,6 +1372,32 @@ func (siw *ServerInterfaceWrapper) ResubmitIntent(w http.ResponseWriter, r *http
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ResubmitIntent(w, r, intentId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RunIntentNow operation middleware
+func (siw *ServerInterfaceWrapper) RunIntentNow(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "intentId" -------------
+	var intentId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "intentId", r.PathValue("intentId"), &intentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "intentId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RunIntentNow(w, r, intentId)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -1379,6 +1571,8 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/intents", wrapper.SubmitIntent)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/intents/{intentId}", wrapper.GetIntent)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/intents/{intentId}/resubmissions", wrapper.ResubmitIntent)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/intents/{intentId}/cancel", wrapper.CancelIntent)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/intents/{intentId}/run-now", wrapper.RunIntentNow)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/targets", wrapper.ListTargets)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/targets/{submissionTarget}", wrapper.GetTarget)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/gateways", wrapper.ListGateways)
@@ -1402,6 +1596,8 @@ type AuthenticationThrottledApplicationProblemPlusJSONResponse struct {
 type ForbiddenApplicationProblemPlusJSONResponse Problem
 
 type IdempotencyConflictApplicationProblemPlusJSONResponse Problem
+
+type IntentActionConflictApplicationProblemPlusJSONResponse Problem
 
 type MalformedRequestApplicationProblemPlusJSONResponse Problem
 
@@ -2236,6 +2432,176 @@ func (response GetIntent503ApplicationProblemPlusJSONResponse) VisitGetIntentRes
 	return err
 }
 
+type CancelIntentRequestObject struct {
+	IntentId string `json:"intentId"`
+	Body     *CancelIntentJSONRequestBody
+}
+
+type CancelIntentResponseObject interface {
+	VisitCancelIntentResponse(w http.ResponseWriter) error
+}
+
+type CancelIntent200JSONResponse Intent
+
+func (response CancelIntent200JSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent400ApplicationProblemPlusJSONResponse struct {
+	MalformedRequestApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent400ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent401ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent403ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent404ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent409ApplicationProblemPlusJSONResponse struct {
+	IntentActionConflictApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent409ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent415ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent422ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent429ApplicationProblemPlusJSONResponse struct {
+	AuthenticationThrottledApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent429ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent503ApplicationProblemPlusJSONResponse struct {
+	StoreUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent503ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ResubmitIntentRequestObject struct {
 	IntentId string `json:"intentId"`
 	Body     *ResubmitIntentJSONRequestBody
@@ -2420,6 +2786,176 @@ func (response ResubmitIntent503ApplicationProblemPlusJSONResponse) VisitResubmi
 	return err
 }
 
+type RunIntentNowRequestObject struct {
+	IntentId string `json:"intentId"`
+	Body     *RunIntentNowJSONRequestBody
+}
+
+type RunIntentNowResponseObject interface {
+	VisitRunIntentNowResponse(w http.ResponseWriter) error
+}
+
+type RunIntentNow200JSONResponse Intent
+
+func (response RunIntentNow200JSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow400ApplicationProblemPlusJSONResponse struct {
+	MalformedRequestApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow400ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow401ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow403ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow404ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow409ApplicationProblemPlusJSONResponse struct {
+	IntentActionConflictApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow409ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow415ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow422ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow429ApplicationProblemPlusJSONResponse struct {
+	AuthenticationThrottledApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow429ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow503ApplicationProblemPlusJSONResponse struct {
+	StoreUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow503ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListTargetsRequestObject struct {
 }
 
@@ -2575,9 +3111,15 @@ type StrictServerInterface interface {
 	// GetIntent Read one intent with its payload and attempts.
 	// (GET /v1/intents/{intentId})
 	GetIntent(ctx context.Context, request GetIntentRequestObject) (GetIntentResponseObject, error)
+	// CancelIntent Cancel a pending intent (operator keys only).
+	// (POST /v1/intents/{intentId}/cancel)
+	CancelIntent(ctx context.Context, request CancelIntentRequestObject) (CancelIntentResponseObject, error)
 	// ResubmitIntent Resubmit an ended intent as a new intent (operator keys only).
 	// (POST /v1/intents/{intentId}/resubmissions)
 	ResubmitIntent(ctx context.Context, request ResubmitIntentRequestObject) (ResubmitIntentResponseObject, error)
+	// RunIntentNow Make a pending intent's next try due now (operator keys only).
+	// (POST /v1/intents/{intentId}/run-now)
+	RunIntentNow(ctx context.Context, request RunIntentNowRequestObject) (RunIntentNowResponseObject, error)
 	// ListTargets List every submission target's contract.
 	// (GET /v1/targets)
 	ListTargets(ctx context.Context, request ListTargetsRequestObject) (ListTargetsResponseObject, error)
@@ -2845,6 +3387,39 @@ func (sh *strictHandler) GetIntent(w http.ResponseWriter, r *http.Request, inten
 	}
 }
 
+// CancelIntent operation middleware
+func (sh *strictHandler) CancelIntent(w http.ResponseWriter, r *http.Request, intentId string) {
+	var request CancelIntentRequestObject
+
+	request.IntentId = intentId
+
+	var body CancelIntentJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CancelIntent(ctx, request.(CancelIntentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CancelIntent")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CancelIntentResponseObject); ok {
+		if err := validResponse.VisitCancelIntentResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ResubmitIntent operation middleware
 func (sh *strictHandler) ResubmitIntent(w http.ResponseWriter, r *http.Request, intentId string) {
 	var request ResubmitIntentRequestObject
@@ -2871,6 +3446,39 @@ func (sh *strictHandler) ResubmitIntent(w http.ResponseWriter, r *http.Request, 
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(ResubmitIntentResponseObject); ok {
 		if err := validResponse.VisitResubmitIntentResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RunIntentNow operation middleware
+func (sh *strictHandler) RunIntentNow(w http.ResponseWriter, r *http.Request, intentId string) {
+	var request RunIntentNowRequestObject
+
+	request.IntentId = intentId
+
+	var body RunIntentNowJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RunIntentNow(ctx, request.(RunIntentNowRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RunIntentNow")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RunIntentNowResponseObject); ok {
+		if err := validResponse.VisitRunIntentNowResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -2933,166 +3541,183 @@ func (sh *strictHandler) GetTarget(w http.ResponseWriter, r *http.Request, submi
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H35cxs3mui/gurdKpGVJtWipMSmKj8oHjur3djx2PLbekl7LbAbJBF1AxwALYlxaf72V/hwNPrgIVvK",
-	"ZOfNVE0skt04Pnz3hc9RxssVZ4QpGU0/R0uCcyLgz7eCzIkgLCPnq1VBSa6/zInMBF0pylk0ja5uMVXf",
-	"v7lCt0vCkFoSJIm4IQItOeOVIDnC6MqMM0X62Ss0eIOohEf1Z0RVyrAZPkZ4rohAVEmU4dXwDOGZJEyZ",
-	"walCmMlboge9pWrJKwUjULYYpyyKI5ktSYn1GskdLlcFiaYRLO8oieJIrVf6C6kEZYvo/v4+jlZY4JKo",
-	"xm67W3z36gX6bnKSoJUHhxwjv/HBG3S75IXeeMZZLocIy2uJFLerRVimTHLOEDa7pkzpPVGJ5pThIkZc",
-	"2H2/cWOgAVao5FLpF1JmQHog0WhU4ruRnjlGxwmSaLZGOZnjqlBThNkaFVgsYCD9jJlOAzJlGmDh7Fhq",
-	"eEqFWS7HKbtcEjTj+dqdjMQl0c84OOvvDGKM0c9qSUQIjBhhliOcsitzwLdLLgm6wUVF9HiMK4QtjFhV",
-	"zohAfO52GiMsCKILxgWcv0yZh7eG4xnCDqOwAsTQcxCht2UBLPUvnGXEYAHVZ2bWGsURw6U+dXu2X4Aj",
-	"gsgVZ5IAipxXakmYohnWuHG5FFypwpBFxgGw+k/AZvPI4UrwWUHKb36TGpeCWTWWKUyLaBqpJZUI57kg",
-	"Umq4apQnOVKco1IfasWuGb9l6Jqs5RkSRIk1ogx9K2G3+gwzverDm6NDc7r6B6mwqmQ0PZk8jyNFFey0",
-	"uX6k/Ab81pdKreT08HBB1bKajTNeHspqVlIpKWclZnhBRPDNyH01K/jssMSUHeY8k4d4Rcdl/m+4Md+o",
-	"nu8+PIl/F2QeTaN/O6wZ0aH5VR6+NfAzZ9GkS42zgvytIlIdSJQVFPB6PzCiAitSrM9SpupR0C2WSJB5",
-	"JQMOU3B+TdnCYd81WY/ROzgCQ7NAoPDF6By+MKh3IGsMB9rDSNDFUsEAgKcBnw1e77Kf95YlVEzRAgjR",
-	"7bHEa7dPhPXACC8wZeMGmttz1YixIELD8T6OXnExo3lO2GNgLl8RYfCJEZJLhJn9igu9qI1IeshFTsTo",
-	"aHJ8MpJLulpRthjJUh4KUiNYA5WT4xqV6y08Ee7O/QSPhaz6hDSlO1y9JuszONAdEESD0ch9HmnsHY71",
-	"mi5yUq64Iixbv+BsXtBMPeA4H2VH5iQvckTuqFTSYXpO5yAbFKqhfaklk4rRCq8LjnMt9BhXP5A5FwS2",
-	"8xoXcy5Kkr8z1PjVqFnTtZNsRhLd4ILm6D/f//wG5TyrSj3BPow0SWrs84t1czwVFpZuopGb6LGwsQkU",
-	"AAef/UYyBafxhqtXvGJfK9oYdwrHErQfKj3OPJgvNM7ipD6LCzOB3scclvxER2GWN2Jcjcw8j3ESbziS",
-	"VbZ0UOICKSAUOIS3hlYuOf9Jf/mVZ+EoTwtE0BOn6DjR/0OztSIS6YXjTGk1TBNPQUsKWurk28nRycle",
-	"JHIUMOi37eme6lzsvkaK85GZ6LFIxEFswIWxV0CH1YQzROQuA14NKjZnc7oAawegBodn2dglLQmvHp2b",
-	"5TQ3lCsEvSHAeGlofx1oTUZD306/F4N7Vp+eXX3w/pOcnd3TyE3zqMztgTAao0uty2WcMZKBNKZareSS",
-	"5FrrloTlKDgHrcXBMdeb/QIx3HfYlhek0QZGmEZ6ZSvCcsoWZ4izYo0Iy0luuYg2nhma6ZXC2pQi+WNq",
-	"Yc97eS+s4A/gvWaex0KUQDr5TaBBe7qhYYmM3NYqj7YsZcow42AP24EGIdhGNB8pfE3YEIx8PcQCK3KL",
-	"16C740Kj3zplS3xDUE4KegPOjdpMP5CoJFLiBTEmdqYtmILkC/IX8/T6HZXX2m5JmV6+EhVBAzvSeiSo",
-	"vB5aPH2vuCAfGL7BtMCzgjwCQ5J6SI1rempAN5wtDbFo+0ibWGIfxnMa6vWwTlQFC30ilILVj8KJHgun",
-	"cqzwDMtdoAEp8R4I9JHPxfhLqERLXuRgvEpjAgcihBIJSGlkP59rrCtj6xcq8dotVS65UMX64edoFjGr",
-	"5PrJThCmGMEUT392aNDBmJqszVJSZkkaAC/3Anvrt5SZE9Cip9YqFEeDYLdDdzjeBYECF0LK2i6IL3M4",
-	"KG4ctDOw0cyMlC32cC98YLhSSy7o71/tGwOpe25Hg9em6AeCBREorZLkOMMrqm1k+ED2U3OOaixtrPSJ",
-	"0LQK53gMPD1/e2GcWFg0dE/cVFBQphUfogUbI47Cgel8YCvBMy1YZgV5yRRV60dRWS7yqV6PwpQ5V/cN",
-	"lXRWEI3y+hfBC5QtsdB2hkAfvpkkk5fbDo0ysNZfUVLkMpr++jma6z+DGaM4siIymkZfMPn9x9BXOglV",
-	"G+MoMBM+mV4Dk4zMJI+CHGbBes8+vIHA7IaZao7V8szoZ6yH1OKIrFYrLhTJX5Oc4kvY/lchyQvz6kgP",
-	"hdJIkTt1uCowZUah1ezWz3mGgPLDKWDovazQ05DA/ZCo1PtAcI5PRup+thHMNoJpnsJlI20Upw0hOGAq",
-	"ze/GH5cyB/mXLOOgEBidVS0xQzQnwAHQINAdcpLx3LIOo0H6PZhAiFKkXKmu8PiZhailZUig9Y7RBeCZ",
-	"IJm2OnInWkLFmMqUZbgoNArMKaNySfJzeMvHAmlBrIikDM0LuliqMTr3TyNsFqf1auNLrVTGS2I26Oap",
-	"Q4mkKEbGxzaEUBxDRAguUjZQAjOpjxPNMS0qQWJnK8aOnuw4wzE6t+8hqbBQlC1SlkYGp60NNk0jVGJx",
-	"DYuyi9Rn4AIPDiiVQozoU9D7TdmgMIJ7SVfwYMGlclRM7khWKZiUr1ZNiGooxiY+YTd9INFMEHxNBOIr",
-	"wghwCWqmX2EIe5QEM4CwYxQpw1lGVkByKCc4LygjaIlztMJSknxolIuA3utTi6bRJJl8O0omo2RyeTSZ",
-	"Jsk0ScbJs+9+ieLIxAKj6VEc2RPSbwuCgYVEK8FvaE7EJwv7gMIjQX4jmbLiVIN722xHk1/0cyvBV0Qo",
-	"aiJ5cFTNMGAHM/7j8vItOk0mU/QDztGP5udulDBu7DgcccvmNcJhveQcKwLuj76BtRpJxEVP3F2zA4MX",
-	"BoNKnJtTt3g1Ds8kkuUoOeqboCBYkpcrni03TiEJIvqBcHTAGJiyYrm2ZILJjoPNUaa+Pann9VpiffgB",
-	"uI7iqKSMllUJf3ffCbBkGxP92T7WxI327v7b5SuEW3I0OEYf9L6QcWBaWgKvypwXBb9NGVhwMZqt60SG",
-	"OReo1rTs6RxI864suJItUtmMrvvhB0Sn/1ZRobXsXx1Iw11/9O8Y176GiZYFWgXqguS8wblBKziQRnPC",
-	"mQIOZ70cTrMEicHwSi65QuDpSJnL1dDw9KwvRpIbqxcJsqBSGy8kp0paTpctMVtorj62wVTNaLWgosAs",
-	"9bSC4cLyO72+FS9otgad10rEFRZKAx8GabIkS9qXFn4QSyjx3bnnbNbmiabHSRyVPCfAZHBhAW8m06dh",
-	"GaCGckuBMgOPg7cUESVluLAIqfVXp9B+qsNG9TcZXVEXjDLfOc32Y4d/NXa0nR5+DB6937TvNi68tXHl",
-	"uRU0nvNbuHNWrKeGNKqyKrCiN1o/qVgeo7ngpQmsey9WJgioKLHzwt4uabZEgWgpK6nQEq9WhLWOD45k",
-	"K2PQWzJUvMdOSnz3ydK8DHfTYGKnO6cEHNkO+Nf6mfsae3bofuap+z7M+tzg5U0ka7P0LtZ1EppAemoi",
-	"MsJWGhHi/Nt1hpATs5r010ZnTJnwb4MmpwTVShQoZfptR5eaTbYZ3hejfxxRRUoZOByC/ZovsBB43eGJ",
-	"HVDGDcqx5+iPqAd6fSz05d0SV1KR/J1VVrrCRWO3BYWoCmIdyzV4zyzjw14htWoOoCHTePer5zafTLAJ",
-	"XBQh+n6yrqkojjgjnzQX/qQxqyBaN/oYipoNr3Wg6bScpgnn1Ez9t9UgNUBWxBhkr0AHj6YJcKkZ2aCL",
-	"nWrBJkhGmHqBi0JG06Mkcd+8Mts3X97HvSzbfvdBFNZymx4eHk2+GyfjZHw0fZY8S/RRgiIbTee4kCSO",
-	"jBwD3qspZ4ZVttTcO6SiLnsNN7wHb33pxFLUXvmDWHO4v5DkN221c3pu7z3KDhh82Kj5RkWhEn1495Mx",
-	"ASSYxc6k4iIjDXboYGnmm3FeEAx79dD93JucZST9gewqFhIJXpn0LL+UcZNXbD6uL2YHAYDbjMDtxAOx",
-	"j/A7x71FLz+Q6IaSWw1rrRU6E7ipmHSIaVYJqaLpJGnRVYnvLvznZ/vQGVakQWC7Sa5JAn5pHTUxyMkF",
-	"BYCKrKLKm5ZUIlUJsC7n85CdmViqZlZmr0tczD/B3w1WZX/tnKwFTS+mYWUTFrSJq5+Lzfo05MEZ0jSI",
-	"NHi7Mr0GeHsOgJ1HVe+q8N6HcOxkg4ZysXH0y9otYfTtrBKCsGxttrR9K8/6pvPY0Wv1mPQy5g+s0OSo",
-	"eYCeAl41NotaCl4tluMdNsvp/vasQcrt+6/PUgM4A8ivwBmiVdXtwADkrpfCq0b80BpI9y2KaC/nP/it",
-	"Cds4Qw4r403XK/GJ2UdJMoSfrdxGGa+0ZcRviJDdRXXPqE2D7WX82NQLJBqAz0J6H5RsO6HkEOGSs4V1",
-	"9O9aQos3euxvgqez0C188ScqVUtzsOdqfPf9aoRnCzX9He/DtP54LeEjOExyvWolKmJH0W9tNNDgby+t",
-	"9tAFujKsnnSTWLd5dcYvDuJH2rSQ2hEBKQ7eXaglUxNLzYa6Et5t8WG7eKvf2imOC5el74Hl59uCZWbs",
-	"XjRr4IE54k1+wR6f4D9ccdvqpzKa2y2WaE6FVCb7It/FnJMvdCb5BW05iPekIJkl5+aiX97hTBVr5w4L",
-	"AAsOmxpc411+mic7pJZOwxCeSV5UiiB9aForhtCQ1ktNVgSzsVWj0zbhvumcS3z3E2ELtbTpwyVl7vNR",
-	"3wlsgrTb7Ua5iea4pEDvWBlv2UoQWwDkPXlWSoQqmaWUSi6bOpj5voOmFz72Fxwa9q6XX/+szv+d6zod",
-	"H50eheuaNNbl5zYOq33mPh0nzzWT+RhHWeBx/WfwRIIzbxvQkxPgOsGMG4How/jTaHfad/3m7k13GId7",
-	"F7Je/uKgt9FdCMkUoiK1nePjQ3agMIqHFeIiZXU+Tk/QDPJLkdmLr7NbkexApmxAnEspRh2vzzC2qR3U",
-	"vzfHmUIzImlOEFVT4211C1zaQsMwdbDEa5dhiLRJITnCKQuTFbUCW+TBQ0jd0oygAVWmLCVlG/IPh2Nk",
-	"bUJwEd5SSVqOv03KhQPla7PSTYGu2jhwW/LFh05JD+ANPDDDJQnPwwE17p7nAt8QLal8temmXUSL29F3",
-	"82P8POvjjTjwQO+lKrkYeo/CF3KMbUP4WE6TKnfGIC2B7mWzka6zc9uS2r7R+y4j2DN4V7OG7a8YoXTx",
-	"FwgrupKifkSqsf1A1uVHnTJjhkuSQ+7DRvUqef4w9Sp25RfAitj65zmIy7YWsjaFOKZ2FhIBqqIYgwRr",
-	"1Y3A916Q68c+aulV2CTSBsU5feLjtiIHLK1KiQa+EmQYu6JlRyzaCKM3RJoom2OWnKEfX16iMK38szu+",
-	"e7BEgOMAZQZZ5SnTrKmgUlG20NPjNZIlLopOAE+ROw3g/8srgUBOAJMDMWF0YMWjafTN0enpqRYgp99+",
-	"p0F+N1rwkYXBb5Kz8Tt8a1lNFPw6ktd0NeIAFFyMVhwUKANDCN9ISWfF+twJny+QGSWw5RvSEB4Ei4JC",
-	"1qgLQUPhtC0bd6keU4SdCeeSPPJKQFYv868e1F4pcN0Mgsj2gfQZMHWOl5EpKcM2KtuMgpsSWCxRXpns",
-	"IvLJc9xQjKUMRjTR2xwNeh530VmnggzPULYk2TUEAptyyyeaSlPaYJILEG7k3TtZk7KHCpugGuJ8g8fa",
-	"hr4AT4PHjegNSyyafGGD5vJ30ZtzEQz8SvCyfyXhZGHdnF+W3GsJffM7bWofrvrePPuVQcmOp8mnbvbE",
-	"5+zyQoEWCMRAzvZZpmbVP4D7pmmluDxBzXVDpVOtQKaPjqIGiw4ZTsZzQGPDWTZym90aaf/Mk90zf3t6",
-	"cjw5as78nflyr5m77ikPjjbyHSHF0VGcJEnIqYNGE4a3uHpk35QCXGbDs5QRnC0hfV1TueEiGJkyB3M6",
-	"rrSMM+N0vrUB/72Upp6BwL9O2YV5/WiHz8ltfAf2vCOyKjb46i2Dfvvz+4bIQ7egQAObX9AbkACabhUp",
-	"p7BTxzPbvTgGk+QIWWyP0SRJkCArgtXQZfnZ5FpfrtwRj/aBDSnZEKe3ENhYBuZcng/MuA7H/rOlUtdL",
-	"2YD++/FAF1CxAN4rfzfkskHU6WinF96+thd2yhaLE+7bX/+FETsxossSRQ3Ubk6z+dEEorxaoEk7dp5B",
-	"aJkDYni8LzPr8ptdHnO3xs34cfGXfqZlek4cSETrthHomqynCDj+5PS0ro2QaPCBURA++j8pA5VYDrWx",
-	"/eHy1ehZ7Nuj2LqKuK62GBlzCPwhM5pTYbKFcNE/PlZkwSGZ8EUWoxfzGP1SgCL9yyqG0nioiPrwTZIk",
-	"SQxFG8kPsS3esP8+sw6SoM4F0VyiNBqnUaz/GaeRsTXS6DCN0ABk0gqrJZJkURoVi6yhnkYQyYsbLbe0",
-	"SsqFy1OAVPKUadVj7d4CowbK93GdGglCwCT3mOKxHM1wBk4SM33KKAPHDUYFZwsiEM1tNygy1RiWEaZG",
-	"hBnhD1FQvVQ5BttwRGSGVyRPWcEh114IrhVoiQZXaVrlz5Lkamh3YtR4xXnbkbFZWww81pPT07bHmnGj",
-	"91nvsUb0sf7PoUmh0aqZ0Aj3P7/+T5quPr/I7uGfOfzzS2H+Wd1//ObfN3uX3+IF2aK7Bd7m/39dqw/z",
-	"mtpK8X2cph/jiJE79aISkotoGpH1f/528Runr387X7+hye1r/f/ir3evf+O3r//Cb1+/OLl7/dvr5M3l",
-	"L/iC3lL8/uLbi/L5+pcf/8/6p8uX69e//5XO/xptUz8fwCn7XGXhcjdkqnBm4/hSoRVetJw6j7TF/Yye",
-	"bZz7vdcYOrEpLrIlkco2CcpJRiUk07ZzCM2Rj9HLGyLcJzSrVMosDviuc5YjWEKuMSTwsPs4S+ADbEaJ",
-	"6td6aLlWGlrUvFV7gDTgGUEuzaIpl7qINHcTbKiW8sVwf6s0SHxJHKTuM1y2kCFYU2dLfpGh4btjvbuw",
-	"wuk/QaZrBzte21TjdhKvoVl0y8U1WnAinf8E9DbzdV7Byrx6ol8Iw38BHzPaXuN4t2UZB+7cdrwaqwAj",
-	"XTHNFGEIWsSI3OCi0kzOFU84Hn7g0rFbQeEHBwXbal1/jq7JUGxmQntP8JyLIKTQ8rX0rGOLk8XBuo+y",
-	"WuD29LYdabbYCG99qnnPZquC+Exv6eu5jbOSce+h897CDJe96citLOQg+7i5oeD5DnzehvZJi9u9e/UC",
-	"PT85/a5r96IrPdAVpH4pPCsIKOTXlOVa74P8KNvSryTlDFpDQgToypk4VwivVgQLkx3jSgJMYpWBDSNa",
-	"t4IMqraVndn2LpQtvDHkPTfgW9+/gcumhmluOD2x8Yu/7wl+bqmXfoBi0OzkEpgFbqNPZpjVc438XB3C",
-	"7QF3H1oDC7WHZ+AIBSi2PNLA0HtaTpLncPTDVq5xcIpeH/E5El0fZX1KdcDpY7wrGbnGkM8dkfOVyNIT",
-	"tWtiz8OcvTV+hSttolpnyjBe12N/1qe54zQe4stu+Sa24QdHc3qHBieTCWo4BsB0tFGRUYDCJm2mXt+e",
-	"emqg9vQgQI9XyFBhJz3U0mUI/+0k2sa6dh7aE5NvEAatBN0pw1wVPuwy3ibSwgZbQWtInOfU+BXeBlzD",
-	"pnO2stHAZh98vh+inAiIXra7ObVUjt1sdAStVvuyTHpTJAxqgv98wyIhbgjNPERpudmGflGo2y4qZZ1+",
-	"UQNTIT8v8GJBctSb/QI+mnZ4c2iTTaDhLeSbcK3gmgCn3jQyueFGpRyn7L+tK4iqti+ENtvpIk3vjeZU",
-	"45RdmNbPpno26KTVrh3bWILy8DSB+w1YVpLa6x8gwy2Wb222sIsIN448+H3fuhsotuEC6m9u8Yaim/44",
-	"ZouO6sn7aKcvWtLnWtmhMGyITu0fiH9wstYj535ojfL4+Pg58hkaaMDnc0mUNMrCaHI8PX2uUf0b+Gvo",
-	"jCmoUzUqpUm7dYFyG9aGIviBbUDuE0ioRCss1XCMXmlDImW+fNYZO5uSxEwZgV2V3xG4DBXBoOa6Wtox",
-	"Oq+bxKNWj3jG1chuYXCcpCzH6zCIN0R4SXDu/Ka+ydMkSZJRcjRKji7B4TRNkl9SNrCZCiYvxfYdAn+y",
-	"PEC/E8EBrrbnyGyNSioVvibDM0SoKRqFtsda9DIMZd1161/0X2SlXJ+QkmaCm0KPM1/PfbvEKmWmU4mR",
-	"O8oGyEzRcKkt1y2l9f8cqTrNCWOYDVGWFVVO8lizj1sM7UOaLVcgrce0EXEue8okXTA6pxk27VQUQXKF",
-	"MzKsMWpy+i36L/pDgDGxcaCDJiMBbcxSJWJEgoPcFcZA7LggN6SQKCdkhQZw9CmzZ+87QLv8jeGfKt2n",
-	"L9Fhc20jIkz/12TueOJe8BsiWHjdQ7sfR8OHvN3p/jXJFIFd0xEO5qGemp26GKbtVIdEce87dwFC7zj3",
-	"boBejq9fHnNG7BP7Oc4rZiCtNZ1Pil8TFn3UJLbJ2e+jA6ebl9lyXmwQTu61x3Twd4OOQQHtXgZGmPG5",
-	"NVLoBu6evMZxklWCqvV7Paot94SmeueVWvYHQG1cDfrOOXlDM1OQYjPhQcmbNvrbp2wwGuEVNW3rbXul",
-	"Hb3t0c+moS1oRLltKNLT7+6sHstcZoEV5BJKdJIc+076KQunCy6KAdSATTfdHKb5FmVz3tMa0aPKa2Mh",
-	"QdOTRnmzSwYBAW4BYWFl2GYOFojNk+GMaIZNlUTvX7+Hpm2VXHrmbe58MAqF0+Bj35YB1HfvmrfZclDL",
-	"3dO7xa/FZI8FWrrWXFI2qKVrsY41rIyHVj/reIwxDbQRIoOEFpNBeOY0IxmnzLSFsPu1mo1EM1JAdSJH",
-	"HTiOU5ayl8YNp0/5alNvuSvvDJRo4ByFQ8t/jXcQtI1N7sExgoKqDS0UY0QgcnJ1eHN05TDHuIeBsiS6",
-	"2taL0vehvEKDk+TIB8kxAu9Cyq7JetgkENSgD3s4salv9S3hsfHp25RNYer7GhdHyBr9AfsbbYhjsD5M",
-	"xmgOmQwltCdzVXdDIJZ9KPPSXANUqCUiLDdZASkzUSgzRk1kBc0IM4V6/hIevhKUKCzWmrP7+swv8EwE",
-	"HpIeojx/exHF0Q0R0ua0jZNxAh2kVoThFY2m0fE4GR+DgFRL4H+HZl+/QyTZSH0PXTCP/sP+3roSaJIk",
-	"rbaIdV/D5j0bgYPruv+uoZ7kbNOnExJ3V+MG7zYBcFmVpYbnNPqJ3hCmnx25nDF4E+wCCb3MQHHCC5Bg",
-	"ZrfRRz3iIbgVwp23Q02q0trMJEm8y9xmJGuE0l+ZtljgcC/oNYHEiPo7qfBamzCmo5rgytovYU9DPcqy",
-	"KjGTZ8BbbBaJu6AC+rIbXgbY1Tybd2YDj3A0Wmf43lXMQve1TzT/HvqnmWZon6AZ2vfH7tPdSvOFT1h9",
-	"34nXH4HJsdc5++Jde1xWsbBkDjCCfuMAGsELsh0XNDwoIIPNNQzqgw/cABuQ4eboMKxd7sUIE192Ugq6",
-	"iMwb5ZFoAMaC6xoEj4T9ClMmFYWWakVhzh5g7aTn0F6aVAszI0tum/4UjRSayhFVlq/3VELHCCStW2yj",
-	"a+IS7mYjhCFcSI7kkt8aELd6WsR2ob7jQ2w6FEjHkTMIGtpOAAIrYg/OdVgwJROs2RiuJCUXa1eL5cjF",
-	"32pmnvseHF/WTm8WcI/RG5/xBKVhKcOBg4GI0naBBTNaH4a1RXooSJsBP9ZV2DvoqNOWde8LhcJOARto",
-	"wWFfbEw/o4aYMlzbocrUiAdes/s4OkmONs3tN3P4odWK+WTyfPdLmy59u4+j0+R49/udzvtAuQHflg1X",
-	"r3TbpEIzcWUD1FrXahCtJ9IO2R6uXIX8isveknJaWCDau1461T2MG4w/C/Q/c/WeU2pSJl1OCeh69hJA",
-	"r1Uajcy8ASlxwiSGK1n7ujTG1vorUHyn+BFhiSpZ4cKIC+NHpa5WaWoUNuMfA5p3OMLInfJ1M4RA0SM0",
-	"C9QqsLiBXWKtDGnbZZyyt1ZFul0aqeOc7bYvqilxAWG01I8F6vKwj57AKVu3DLX8/Aeer/cgpV0V8Q8i",
-	"NV+lf980Ea2746kp3XaC2HTBDpxmk46T3STVuSvsixnAPgT8KrwJ7uTodJ9peppnA7+Z7PNytzv7o/Cq",
-	"oz/6erigN725K+SakBUwF8dwDCcfPxYvBWQLso9m60aoZRDaN7IO7e7BUsFq2sJT35GSu8Cij/UQ2waj",
-	"E/MZYPjHPJhzw1dSVtC5NhbhSfgtRszq20aNAh7NK5ZbW6zmb3BpBFYpMz1V7xTSZ5RXBeQBCyKXZ+6y",
-	"XM/ORcV8pSIVKCdzIgQuUkZYLsfonTUUPUs0TVaBHcIna1H36uMaWo/H/rb18vnfwg8bEcYegmnHCqH+",
-	"k84Vyf/FF//FF7+OLxrcc6iVPx5/DPK4t7oOoLMcXgBXdOwn0O5dSBMSVGPEyC2RygRcQTWTjrEutPla",
-	"p3xr5TAzfyluL3Nzup9++Mz4TlOGN2SCo3P3Plxki/9WGQ1SKq2I2xolLrSSuclquvAZUeF14r92fejF",
-	"ulakvVVuM7bdvdWQpVxfW+1rYfdDu2YaVzcS2VhDUN1s+xq6myc3rKWnVLfHgfJ1oa3PfVkxxqnPw8W7",
-	"tJZ28krjjoeUbSu7R1ur7odnKTOWt8Yygz1OUKM5LRQRDpv0WoKrx1tg63QP6AXbplyPfeHR359G1VfL",
-	"g4jvv8sh7D2zJs20I9tKJmU2hjU8Q3tABdwxUN7f3v33sIEZV0vb8JsX+WbY9bfs+SoAXlo2giT9nWxC",
-	"dfDtNObxuVunSdgl3DRmNW3CT5Mdfcr7FxMwM+tDWwlyQ3klfa1K3xIN19pAg49W0hJSb3LybBf5fnxC",
-	"9SkoDuu99aglXb7GJ/SP1EUeyZ9kodASpYEo9+VIpsFJj+iGacIUBpd/7C98gLsWeqKNJsxUMdmXN+VS",
-	"pQaag6g6EWioDY6VVgNMA1PILnR5jRc58kXzUMiy+V5xm9Dk8qaEVUD6ssFhyEmSnNl0IvhJddKsU2a7",
-	"zWJIYKQ9WbhjZG87dgHFcoUF9O+AyAVmnNEMFxDUQANXmyBBETbBPkNDCIo7KVtowy9MzTlLmelMB5cK",
-	"3gotuNkQXMfXZG1zZPTW3QDuXg27wDO9Dn8BtGlvoresN2WWA/EFvWBwKUOqAHJZW2N0riEJKVfgi58k",
-	"CSI3hCFqUKBzmRik61Djg58rI0J8bMB2HHfLcTcpY/PGCLzgWjWmv9tGwLaZKWYBPqjAKLV9ixau4+HJ",
-	"ZKInOTk6tvEq7prENNW3MD2yq7/1UWH9yOFbaHETGab3hebtnyb7cj8e3Nt844+1ol0h6NbbfJ3vFgie",
-	"tHmH2sYxxs2LMt/6Pkajc71msjEj1b50WL/hXoC1TrZamU8AA63I2mrip9rTH+2SeLb7pdal6/DaHiI5",
-	"qKx4EdQjnRztIY7bl/T/7/aF7KN/dK4sbiog5vcgFBTESiCjyGUT9esjTc+C7UIy/dz6um4vtzFh40fy",
-	"taw93twjrNtII261bshdvHeF1dKr8fpDrcUHyZtNFtqv1+9dGPUHaOLb2c/TsZwv4hwnu196w9UrXrE/",
-	"TVj4HWT7s6byHapNEG61KXd7UVJNMq27/TcGNS5dRbBzM2jlFq7oyke+qSNGzS6yIHOk6drn9LUd2jvs",
-	"xe3LpDE2NMYD8PIJ017F2hgDaCq4JIgLutCLPJDeMhnGqKDsmuQpA1cDRNUHrb576BA1OgIOx+giyHW0",
-	"nXaN8g/tvOBGTFNAlk/RVQ3Ov4ujKxNcvvq7mFyZ4vFWc10+1z8eXY3RRc0MV0T45U+NWVRzTchNaQI3",
-	"DgwVfythbeFg1bZsximzybSaHw26KaQx8s6foT/lDDPTusZDZ5yy81Zk39WZbStSS9lgU90Z6padQbVY",
-	"7ZUEld80idxQVGd6bVouO+P52uUgmPyZk+R5yhrlZj4hk6qpTVfa2P+4NkH9Tm9pRjZFu7YZEtu7O/75",
-	"5MZDjJn9Y1/tGs4/s+GwxLbnZ4ggZz75o6Fb/6HKfQNh28v404cIHyyH99HdQ9xqKu//1Er47oCf08Ib",
-	"rWSxbPTT3Rny62gTQcFKr9b9E5Xq0t+l9mTkHBQvbQ6ygqbQzCNsqx7/qNzBrsvWVB5svYE3OBdf3tM6",
-	"l8PP7R1uNZCCQrGGyOqROT3xv31kz47OwE9pqNS1Utsx5Ctw4I+1LPoNhC9AmWbqeLP461e458qUE/fp",
-	"L+B8zMmq4OsSLjI11ytAfMxaCKjgGVgNLidToqsSXxMkKnaVMki5lP6eZlMI8tkUZd1PDw8/L7lU91Ec",
-	"3WBBNXMDzFh6E8WG4qIwEShJor4j1i8Z64IL1ahbK6hUBDIT0GA0Mp+GY+8LJc2poDCs7oRkP0LxCsDz",
-	"owdzb8mYUnX1DYac2W7F2Lit3skNDgjP2OpCIq2xW4aveDCQO/LuQL5apF6U/qRNF7DCZrjQRydsqa8V",
-	"EuEibdFA/xpdpshBJ4UZDVq59dLl0g9jWIg+cNsjGTPrWTH2oUnQ5cKXMNWZfrG9UHpb1Z9dt09iuf94",
-	"//8CAAD//w==",
+	"7L37chs3ljj8KqjerTJZaVKkLklMVf5wPHbWu7HjseVv60vaa0HdIImoCXAAtGTGpXn2X+EcAI2+kKJs",
+	"KZOZyVRNLJLduByc+w2fklyu1lIwYXQy+5QsGS2Ygj9fKzZniomcPVmvS84K+2XBdK742nApkllyfk25",
+	"+e7VObleMkHMkhHN1BVTZCmFrBQrCCXnOM6M2GfPyeAV4RoetZ8JN5mgOHxK6NwwRbjRJKfr4SmhF5oJ",
+	"g4NzQ6jQ18wOes3NUlYGRuBiMc5EkiY6X7IVtWtkH+lqXbJklsDyppMkTcxmbb/QRnGxSG5ubtJkTRVd",
+	"MdPYbXeLb54/Jd8cHk/IOoBDj0nY+OAVuV7K0m48l6LQQ0L1pSZGutUSqjOhpRSE4q65MHZPXJM5F7RM",
+	"iVRu36/8GGRADVlJbewLmUCQPtJkNFrRjyM7c0qOJkSTiw0p2JxWpZkRKjakpGoBA9lncDoLyExYgMWz",
+	"U23hqQ0VhR5n4mzJyIUsNv5kNF0x+4yHs/0OEWNMfjJLpmJgpISKgtBMnOMBXy+lZuSKlhWz4wlpCHUw",
+	"EtXqgiki536nKaGKEb4QUsH560wEeFs4nhLqMYoaQAw7B1N2Ww7A2v4iRc4QC7g9M1xrkiaCruypu7P9",
+	"DBxRTK+l0AxQ5ElllkwYnlOLG2dLJY0pkSxyCYC1fwI24yMHayUvSrb66ldtcSma1WKZobxMZolZck1o",
+	"USimtYWrRXlWECMlWdlDrcSlkNeCXLKNPiWKGbUhXJCvNezWnmFuV31wNT3A07U/aENNpZPZ8eHjNDHc",
+	"wE6b6ycmbCBsfWnMWs8ODhbcLKuLcS5XB7q6WHGtuRQrKuiCqeibkf/qopQXByvKxUEhc31A13y8Kv6D",
+	"NuYb1fPdxCfxn4rNk1nyHwc1IzrAX/XBa4QfnkWTLi3OKva3imnzSJO85IDX+4GRlNSwcnOaCVOPQq6p",
+	"JorNKx1xmFLKSy4WHvsu2WZM3sARIM0CgcIXoyfwBaLeI11jONAeJYovlgYGADyN+Gz0epf9vHUsoRKG",
+	"l0CIfo8ruvH7JNQOTOiCcjFuoLk7V4sYC6YsHG/S5LlUF7womLgPzJVrphCfBGOFJlS4r6Syi9qKpAdS",
+	"FUyNpodHxyO95Os1F4uRXukDxWoEa6Dy5KhG5XoLD4S78zDBfSGrPSFL6R5XL9nmFA70FgiSwWjkP48s",
+	"9g7Hdk0vCrZaS8NEvnkqxbzkubnDcd7LjvAkXxSEfeTaaI/pBZ+DbDCkhvaZlUwmJWu6KSUtrNAT0nzP",
+	"5lIx3A6M9SS3w3/GfvrQkwpCjWGrtbESpyl7uSDz0lKk56hWgliZOOeC6yXwxDvibW6fLRsIG/Net5Iw",
+	"8YMxXZxoxMXITXRfCOygt6SaMFGwggzwmxF8GlpNJiVzq84QhIXVDMIRcJ2JsHmr4bSWObR88SZNXtJy",
+	"LtWKFW+QLX8xj6oZvFdxUCW5oiUvyH+//ekVKWRerewE+0jUyaQ+1bBYP8dDnerKTzTyE93XqTaBAuCQ",
+	"F7+y3ABZvpLmuazEl+o4QsbYA3LDM487E1rjLI7rs0AOAvuYw5If6Cgc0gtpRjjPfZzEK0l0lS89lKQi",
+	"BjgmHMJrZJpnUv5ov/zCs/As2GpGYDDMyNHE/o9cbAzTxC6c5sbq45Z4Sr7iwDIPvz6cHh/vRSLTSFK/",
+	"bk/3UOfi9jUyUo5wovsiEQ+xgVRouIIxYwlnSNjHHIQ22FpSzPkCzF6AGhyeY2NnfMVkde/crOAFUq5S",
+	"/IqBBOaxIf7IqrQW+m76vRjct/XpudVH7z/I2bk9jfw098rc7gijMTmzSn0uhWCgjljkz0upWWGVBc1E",
+	"QaJzcGLrTaS13pP+4nhBlmxhhFliV7ZmouBicUqkKDdOMLtDtWKYXNiVwtqM+Ry1Zrs6/riX98IKfgfe",
+	"i/M8gG4TNhH0mzDdEFmiYNe17ivoiulMUCHBMeIGGsRgG/FiZOglE6AjwRALatg13YARR0uLfptMLOkV",
+	"IwUr+RV4uWqN9ZEmK6Y1XTD0teTWlC1ZsWB/wac3b7i+tAZsJuzyjaoYGbiRNiPF9aVXr94aqdg7Qa8o",
+	"L+lFye6BIWk7pMU1OzWgG82XSCxWs7a2ttqH8ZzEBh6sk1TRQh8IpWD1o3ii+8Kpghp6QfVtoAEp8RYI",
+	"9J7PBR1nXJOlLAvwYmj0hUQihDMNSImyH+2kVeochCu68UvVS6lMubn7OeIiLiq9ebAThClGMMXDnx0Z",
+	"dDCmJmtcSiYcSQPg9V5gb/2WCTwBK3pqrcJIMoh2O/SHE3xRJPIlZaLti/o8z5OR6Km/AGMdZ+RisYef",
+	"6Z2glVlKxX/7YicpSN0nbjR4bUa+Z1QxRbJqMjnK6ZqTS7aBD2w/NWdaY2ljpQ+EplU8x33g6ZPXL9Cb",
+	"SVVD96RNBYXkVvFhVrAJ5ikcmM47sVYyt4LlomTPhOFmcy8qy4tiZtdjKBc+5nHFNb8omUV5+4uSJcmX",
+	"VFk7Q5F3Xx1ODp/tOjQuwFp/zllZ6GT2y6dkbv+MZkzSxInIZJZ8xuQ372On+WGs2qCjACd8ML0GJhnh",
+	"JPeCHLhgu+cQ50LHF8xUc6yWi84+41zlDkd0tV5LZVjxkhWcnsH2vwhJnuKrIzsUyRLDPpqDdUm5QIXW",
+	"stsw5ykByo+ngKH3skJPYgIPQ5KV3QeBc3wwUg+zjWC2EUzzEC4b7cJ5bQjBAXONv6NjNhMe8s9ELkEh",
+	"QJ3VLKkgvGDAAcgg0h0KlsvCsQ7UIMMeMCKGXryu8PhJxKhlZUik9Y7JC8AzxXJrdRRetMSKMdeZyGlZ",
+	"WhTwPtkn8FYICvOSOREZ/Ipj8iQ87T2PVq9Gp3plcrliuEE/Tx1TZmU5Qh/bEGKygjClpMrEwCgqtD1O",
+	"Mqe8rBRLva2Yenpy4wzH5Il7j2hDleFikYksQZx2NtgsS8iKqksdu0fNkvoIlAdKZYhg9hTsfjMxKFFw",
+	"L/kaHiylNp6K2UeWVwYmlet1E6IWiikGqtymH2lyoRi9ZIrINRMMuATH6dcU4l8rRgVA2DOKTNA8Z2sg",
+	"OVIwWpRcMLKkBVlTrVkxROUiovf61JJZcjg5/Ho0ORxNDs+mh7PJZDaZjCfffvNzkiYYFE5m0zRxJ2Tf",
+	"VowCC0nWSl7xgqkPDvYRhSeK/cpy48SpBfeu2aaHP9vn1kqumTIcQ7pwVM14cAcz/uvs7DU5mRzOyPe0",
+	"ID/gz91wcdrYcTzijs1bhKN2yQU1DNwffQNbNZKpFz0JGJYdIF4gBq1ogafu8Gocn0miV6PJtG+CklHN",
+	"nq1lvtw6hWaE2Qfi0QFjYMpKFNaSiSY7ijbHhfn6uJ43aIn14UfgmqbJigu+qlbwd/edCEt2MdGf3GNN",
+	"3Gjv7n994kq8JU+DY/LO7ougA9PREnhV5rIs5XUmwIJLycWmzmiZS0VqTcudziON7+pSGt0ile3ouh9+",
+	"QJrC3yqurJb9iwdpvOv34R107VuYWFlgVaAuSJ40ODdoBY80ak40N8DhnJfDa5YgMQRd66U0BDwdmfBJ",
+	"OxaegfWlREu0eoliC66t8cIKbrTjdPmSioXl6mMXVbeM1goqDszSTqsELR2/s+tby5LnG9B5nURcUwUB",
+	"PxikyZIcaZ85+EEsYUU/Pgmczdk8yexokiYrWTBgMrR0gMfJ7Gk4Bmih3FKgcOBx9JZhasUFLR1CWv3V",
+	"K7Qf6rBR/U3O19wHo/A7r9m+7/Cvxo5208MP0aM32/bdxoXXLsFg7gRN4PwO7lKUmxmSRrWqSmr4ldVP",
+	"KlGkZK7kCjMsghcrVwxUlNR7Ya+XPF+SSLSsKm3Ikq7XTLSOD45kJ2OwW0Iq3mMnK/rxg6N5He+mwcRO",
+	"bp0ScGQ34F/aZ25q7LlF98Onbvow61ODlzeRrM3Su1jXyWwD6WmJCIWtRhHi/dt1qpgXs5b0N6gzZkKF",
+	"t0GTM4pbJQqUMvu2p0vLJtsM77PRP024YSsdORyi/eIXVCm66fDEDijTBuW4cwxH1AO9Phb67OOSVtqw",
+	"4o1TVrrCxWK3A4WqSuYcyxF4B8j4aFBInZoDPqVMnGMkvWTF+ayRGBK+Bx7rdWHQ4DAg4GAuLOr+EhjW",
+	"B4xXgZcjpoAPzruVpIkU7INl5B8scpYMgwZhOguIGgm3DNE5HK80NS1Cr7Xav51CauG7ZmjfPcf0hdkE",
+	"mN4F26LanVg5qVjOhHlKy1Ins+lk4r95jtDEL2/SXgngvnunSmcIzg4OpoffjCfjyXg6+3by7cRiBujF",
+	"yWxOS83SBMUisHJLiBfU5EsrDGKi7HLreMN7sOpnXsol7ZXfidPH+4s5yLatdk7P771HdwL7kaLVgBoP",
+	"1+Tdmx/RotBgZXsLTaqcNbirhyXOdyFlySjsNUD3U2/SHyoOj3RXT9FEyQrT/sJSxk3Ws/24Ppu7RABu",
+	"8xW/kwDEPj7SOe4dav4jTa44u7awtkqmt6ibek6HmC4qpU0yO5y06GpFP74In7/dh86oYQ0Cu53kmiQQ",
+	"ltbROqNcb9AnuMorboKlyjUxlQJjdT4fR6wNQ7OWceFel7Scf4C/G6zK/do5WQeaXkyjxuU/WIvZPpfi",
+	"+izkwbfStK8seLsqQg3w9hwAu4CqwfMRnBnx2JMtCs+LraOf1V4OVN/zSikm8g1uafdWvu2bLmBHrxGF",
+	"0kmEAystOVoeYKeAV9EEMkslq8VyfIsJdLK/eYxIuXv/9VlaAOcA+TX4VqzmuxsYgNz1UmTVCEc6e+um",
+	"RRHt5fyXvMYokLcLqUHnvF1JSPifTiZD+NmpASSXlTW05BVTuruo7hm1abC9jB+aaoYmA3CB6ODS0m2f",
+	"lh4SupJi4eIGty2hxRsD9jfB01noDr74I9empTm4c8VQQL8aEdhCTX9H+zCt319LeA/+l8Ku2qiKuVHs",
+	"W1vtPfg7SKs9dIGuDKsn3SbWXZoeutlB/GiXZVL7NTAb1HsfrWRqYiluqCvh/RbvtovX9q1bxXHpqz8C",
+	"sMJ8O7AMx+5FswYe4BFvczP2uBj/4YrbTrcXam7WbphzpQ0mcxS3MefJZ/qmwoJ2HMRbVrLckXNz0c8+",
+	"0tyUG+9diwAL/p8aXOPb3D4PdkgtnUYQeqFlWRlG7KFZrRgiTVYvxSQL4UK1qNM24b7tnFf0449MLMzS",
+	"ZSOvuPCfp30nsA3Sfrdb5SaZ0xUHeqcGnW9rxVxhWXAMOikRq2SOUiq9bOpg+H0HTV+EUGJ0aDR4cn75",
+	"o8YSbl3XyXh6Mo3XddhYV5gb/V/7zH0ynjy2TOZ9muSRA/dfwbEJvsFdQJ8cA9eJZtwKxJAVMEtuzyKv",
+	"37x90x3G4d+FJJq/eOht9T5CboaqWG3nhHCTGygOClIDTqA6vacnBgfpqgT3Euo31yx/pDMxYN5DlZKO",
+	"B2iYukwRHt6b09yQC6Z5wQg3M3Te+gUuXQFrnIm4ohufsEisSaEloZmIcx+tAlsW0UPEXPOckQE3WO6U",
+	"iS3pjMMxcTYheByvuWYtP+I25cKD8iWudFvcrDYO/JZCUatX0iN4Aw/M6YrF5+GBmnbPc0GvmJVUoYp5",
+	"2y6SxfXom/kRfZz38UYaObT3UpV8SL5H4Ys5xq4hQmioSZW3hjQdge5ls7ErX3HePRjv5LTCBVzM1oZs",
+	"OE19fZGqBBHyepgSWRZMm0yAFjMmnt6kID88OyNxovMnzxxuAIXdyE6KZSKcPExcH6xiGIRy9Zt7nQUK",
+	"tmd2q33nwbr+412jtd3NN11muGc8tGaP+6z/xV8gUuvL9frPrKb4R7ou7euU8Au6YgWkk2xVMSeP76Zi",
+	"pr6iBdix2Pw0B5WhrYltsLYJ69Iht6IqyzFI8VYpDnwflBn72HsrwUuXl9vgOl6ner+rboRqp1aTQSiu",
+	"Gaa+IYBnGNYQ5VdMY+ByPwS21hhwXeBOUaJ+Jixul1wbLhZ2erohekXLshMTNeyjBfD/LytFQFYCowdR",
+	"iXaAkcks+Wp6cnJihejJ199YkH8cLeTIweBXLcX4Db127DaJfh3pS74eSQAKLUdrCUokwhAiYlrzi3Lz",
+	"xAvgz5CbKxBNV6whQBlVJYdEXB/Vh6YEriWDz56ZEerNWJ83U1QKEqVFePVR7ZkD99UgShZ4pENSUZ02",
+	"h3I1E9QFupuJBVheTjUpKkzYYh+C1IlFeSZgRAyIF2TQ87gPeHs1bHhK8iXLLyG22pTdIXdXY3AI8zUI",
+	"bZQyeHmbibsK3KjA5MkWnu44N+Bp9DiqH3HVSpMvbNHe/q5601iigZ8ruepfSTxZXIoYlqX3WkLf/F6j",
+	"3IervsVnvzDO2/G2hWzYnpCnW14s1COlINI1+qzzuEA7Ks3tGLx2hI0rISWDTzfD00ieQnKIxVqCPME1",
+	"D1kxax7puBlI04S/2bqg78Gn1jQdfS6oFQOxJWDWoGiNpklDZsQcMJcF0BWyuq3s73YzoX/mw9tn/vrk",
+	"+Ohw2pz5G/xyr5m7PsMAjvZpTYmRZJpOJpNYdERdZZDZReoYdqABP+bwNBOM5ksoUbBsB9kaJVjKgqfj",
+	"ywelwEjAtbiD9tQzEAQ9uHiBr09vcQT6jb/fjT1vmK7KLQEUJzFe//S2IYPJNVg1IHcW/ApEkmUkhq1m",
+	"sFPPxNuNdwaHkylx5JeSw8mEKLZm1Ax9JqdLoA4l6R157R7YknYPuRgOAltL/bwf+o5Z9fHYf7R0+Xop",
+	"W9B/P6bso1wOwHvlaMdsPwoFTm8NjbjX9sJO3WJxyn/7y58YcStGdFmiqoHazVvHHzE6GPQUS9qpd9dC",
+	"fyzQC8Z3MwVjfnNbGMOvcTt+oGHZu4eQJ+TkbsN+nll12OX5V2pOc4Z1rUqWjMg5qo6XbFO3UUpjUzmX",
+	"QkuX5qWZt/kMXZy6LE6aiUu2GVrbmaLqDlo7TOgL6+wbfMW6aeO44GSWhH4qtMcjeDSbTsaHJ5OW09fu",
+	"AGP9sHur8+ACk1lyND+kj/PpxeSbAt2bsHOsFrL76fPt+WyMkGvg16Qq8UHI66Z7O/zaVNKsPWQHGF1R",
+	"BdXCdiQ4O9fuxr8WffemEq/s8De4/R2ulxgS+5nLdc51Kx1BVsLoZtkxumkglZNMAf8D2u+fsI2n0pth",
+	"gRhHOgh3Ss6FFKzVWJDnzJVoQ+FbHHKwT1tttnQe5oAC7SQQjxj7ntEbWbJXOHj4/NTPEr75KUx3E+Fc",
+	"35Y99TQoxxGjCanLwWNQ8AXTxipb6yiB1Q9Su8fKTdut2ML3rrHiCaAnNuhKRxzzyC27sygQA5yuOVoP",
+	"QDtNOnBf7g/kt7iWJ69feKC6b5768bdmuVOwXJBS6005pNvOO1/8ZcvxwNE+0oTX/bUsss0IaMuHJyd1",
+	"7aAmg3eCg+Ju/5MJ8G/ooT3Cd2fPR9+moY+cqztM62rEERIrOPgveMEVZtPSsn98athCQrL90zwlT+cp",
+	"+bkE1vrzOoXWMVAx/O6ryWQySaGocfJ96oob3b/fOo9/VAdKeKFJloyzJLX/jLMEHUdZcpAlZAD6/Jqa",
+	"JdFssUJ7mW3ATFNMy/LK6vzXdGOVV5d4B6VWmUAr0L0FHipob0Pr0gFQoFFeYHF1QS5oDl5/nD4TXEAk",
+	"gpJSigVThBeubSabWemcY+8pNJwgrccuVY/B0TdiOqdrVmSilFCLppRcUMM0GZxnWVV8O5mcD91O0Cdj",
+	"pGyT0HbTPwrBHp6ctEOwQppYaliyGdv/HGBOqLWzlUW4//vl/7Js/elpfgP/zOGfn0v8Z33z/qv/3B4u",
+	"fU0XbIfdG4VP/31jhXcLA7rE6X2igO/TRLCP5mmltFTJLGGb//71xa+Sv/z1yeYVn1y/tP8v//rx5a/y",
+	"+uVf5PXLp8cfX/76cvLq7Gf6gl9z+vbF1y9Wjzc///D/bX48e7Z5+dtf+fyvyS7T/Q5aZl+sIV7ultRL",
+	"p96VVBuypouWh/6etrifB2uX1vs2WFsd35NU+ZJp47opFiznGopN2jn2eORj8uyKKf+JXFQmEw4HQnve",
+	"ZhZ9jSFRyDgkDkQBnaY8rF/roeXa4GpR807LC8pkLhjxeYNNudRFpLmfYEs1cSgW/1tlQRJKxqG0zcrq",
+	"JjJEa+psKSwyVlpvWe9tWOFtx6gSpIMdL10pTrvIBWmWXEt1SRaSae8MB5sXvy4qWFkw7ewLsa4T8TG0",
+	"lBvHu6sKJ4rNtZUsaxp1ypBnhEIUPiXsipaVZXK+uNDz8Ee+XKmV5XTnLJe2Sdxfw4Ip981KoRDWg26P",
+	"QXC0HOc969jhMQ96ZQ9ltcAd6G030uzwr7wOpVg9m61KFiqhdOh3gpaIkCHcEkI/OW1iSyQX4/qYqLSm",
+	"uaHo+Q58Xse+nRa3e/P8KXl8fPJN12dIzu1A55DLbOhFycCZccmtDT/H8nTX+zh43iGl4dy7h84JXa8Z",
+	"VZju6UvmMFMYYSOY1a0gJbhtweeu/RkXi+BICl5vCJTu3+BsW2dZP5ydGIOcb3uyeXb0E7mDYtDsdBaZ",
+	"BX6jD+bUqucahbk6hNsD7j60BhbqDg/hiFY9tg9AGAYv9fHkMRz9sFU8E51i0EdC0l834FSfUp098D69",
+	"rbqmxpBPHZHzhcjSTUNpYc/dInc1fsUrbaJaZ8o4+aLXPeBP85bTuEtgsuXX3YUfksz5RzI4PjwkDacq",
+	"mI4uxD2KUBjzQOv17amnRmpPDwL0eNSRCju+JUeXMfx3k2gb69qJ1Q9MvpGTrlL8Vhnmu9TALtNdIi1u",
+	"QBnFZ2lRcPQrvI64hqtPaKVXg80++HQzJAVTkIrS7nbYUjluZ6Mj6Enf51rtzflD1ITY45ZFQhIINLtS",
+	"K8fNtvRTJN12ipno9FMcYAeZeUkXC1aQ3nRO8NG0c1WGLnsSbgaABEppFVzMVrGbJljshCrlOBP/61xB",
+	"3LR9Ibx57wCx9N5o3jjOxAsMi2N3iajTZLu2emtN5d1zvm62YNmK1RHTCBmuqX7tyl98ek/jyKPf9y0k",
+	"hepRqaCg9JpuqSLtT0pp0VE9eR/t9EWa+1wrtygMWyL7+2dV3Tn7+J4T+axGeXR09JiE+AEZyPlcMx8C",
+	"GB0ezU4eW1T/Cv4aemMK+jigSol1JHXbd8hRgiYxA3dTS8gG5JqsqTbDMXkuIWwU2kt4Y2db1jPWxblV",
+	"hR2By9AwCmqu7zUxJk/q23RI6zIdIc3IbWFwNMlEQTdxAsSQ0CWjhfebhiaIh5PJZDSZjibTM3A4zSaT",
+	"nzMxcGlnmGTo+vKBP1k/Ir8xJQGurifXxYasuDb0kg1PCePYVAHuh7CiV1Boe1LfkUD+h62N76O14rmS",
+	"WLl4GvqdXC+pyQR28kK5Y1xyATbVWFnLdUfrmX+NvMvmhCnMRrjIy6pgBVxPcE2hvVazJRnkaGKbLe+y",
+	"50LzheBznlNsN2YY0Wuas2GNUYcnX5P/4d9HGJOiAx00GY1RU1iqJoJpcJD7Sk/IuynZFSs1KRhbkwEc",
+	"fSbc2YerMnwy3vAPlbvZl7W2vVifMGH/i2mYgbgX8oopEYcc2/2qGj7k3U73L8mMi+yajnDAh3qKUOvq",
+	"zrZTHSqfgu/cJ1cEx3lwA/RyfPvyWArmntjPcV4JhLTVdD4YeclE8t6S2DZnf4gOnGxfZst5sUU4+dfu",
+	"08HfTdiIOkLsZWDEJQw7syz8wN2Th0BuXiluNm/tqK5/ATSdfVKZ5ZbEixDM1o2wNbTBwtIuUPJmjYuA",
+	"MjEYjeia4/0+rv3gLZcAkZ+w4TtoRIVruNXTD/a0Hgtv/aIGEsM1OZ4chSuHMhFPF92oB6gBm266ObA5",
+	"JRdz2dM6OKDKS7SQXN5nVBbkE+lAgDtAOFgh2yzAAnE5hlIwy7C50eTty7fQ1LTSy8C88XIsVCi8Bp+G",
+	"tkWgvgfXvEt9huYkPb3NwlowFTjS0q3mkolBLV3LTWphhR5a+6znMWgaWCNER8mAmA5+6jUjnWYC2ya5",
+	"/TrNRpMLVkK5vSQdOI4zkYln6Iazp3y+rffqeXAGajLwjsKh47/oHQRtY5t7cEygQnhLi+GUMIicnB9c",
+	"Tc895qB7GChLk/NdvZpDn+ZzMjieTEOQnBLwLmD2UJNASIM+3OGk2LAhXJlC0afv8u8VFqw3btjSNfoD",
+	"9jfa9KdgfWD6fwFZYCto3+nLyIdALPtQ5hnel1iaJWGiwKyATGAUCseoiazkORNYeR5uK5RrxZmhamM5",
+	"e2g48BmeichD0kOUmG5xxZTLkJqOJ+MJdFhcM0HXPJklR+PJ+AgEpFkC/zvAff0GkWSU+gG6YB79l/u9",
+	"dXfi4WTSahtc9/1tXkgWObgu+y9l7Km0wT7WUIWxHjd4NwbAdbVaWXjOkh/5FRP22ZHPt4U3wS7Q0OsT",
+	"FCe6AAmGu8X0kwNwK8Q7b4eaTGW1mcPJJLjMXXmJRSj7FbaNBId7yS8ZJEbU32lDN3BJFnQcVdI4+yXu",
+	"+WtHWVYrKvQp8BaXReIvcIJ7S5CXAXY1z+YNbuAejsbqDN/5FhDQnfQDL76D/qLYLPQDNAv97sh/+ri2",
+	"fOEDNd914vVTMDn2OufQjcIdl1MsHJkDjCCxCECjZMl244KFBwdkcHnaUcOLR36ALchwNT2Im3H0YgTG",
+	"l72UgrZY80a9PxmAseC76sEjcT/fTGjDoeVoWeLZA6y99By62yVrYaZ9umXsT7FIYamccOP4ek9rj5SA",
+	"pPWLbXQVXsIltowJQkstiV7KawRxq0lT6hYaWhil2HJHe46cQ9DQtbZR1DB3cL5lENa/iWbj1BVbSbXx",
+	"xcWeXML1r/jcd+D4cnZ6syPJmLwKGU9Q65wJGjkYmFq5LulgRtvDcLZIDwVZM+CHuq3ILXTUaVu+982L",
+	"ceubLbTgsS9F0w/VEOwr4To4YtOTyGt2kybHk+m2ucNmDt61rio4Pnx8+0vbbse9SZOTydHt73dupgHK",
+	"jfi2brh6td8mV5aJGxegtrpWg2gDkXbI9mDtW76spe7tkcJLB0R3F1qnVFNIxPjTSP/DO4q9UpMJ7XNK",
+	"QNdztyUHrRI1MnwDUuIUFtUYXfu6LMbW+itQfKean1BNKl3REsUF+lG5TyOdocKG/jGgeY8jgn00oQiS",
+	"Majih2a6VgVWV7BLapUha7uMM/HaqUiQ2m3Vbedsd33DsV4RhNHSPhapy8M+egKnbN1S2/Hz72Wx2YOU",
+	"bmvxcidSC21nbpomonN3PDSlu9ZG2y6gg9Ns0vHkdpLq3KX52QxgHwJ+Hl+Zezw92WeansslgN8c7vNy",
+	"9/aSe+FV09/7Ht3o7ha8S+uSsTUwF89wkJOP74uXArJF2UcXm0aoZRDbN7oO7e7BUsFq2sFT37CV9IHF",
+	"EOthrq9TJ+YzoPAPPlhI5CuZKPncGovwJPyWEuH0bVSjgEfLShTOFqv5G1yqRE0msOf4R0PsGRVVCXnA",
+	"iunlKTDjOvyuocmEL0PgihRszpSiZSaYKPSYvHGGYmCJ2IQc2CF8chZ1rz5uoXV/7G9Xc7p/Fn7YiDD2",
+	"EEw7VgjF/HxuWPEnX/yTL34ZX0Tc86hV3B9/jPK4d7oOoFUqXQBX9Own0u59SBMSVFMi2DXTBgOuoJpp",
+	"z1gX1nytU76tcpjjX0a6y0697mcfPkXfaSbolkxw8sS/Dzf+079VqEFqYxVxV98plVUyt1lNL0JGVEgu",
+	"1j0BQ3BqB0U6WOUuYxuiBcksgSzlJPUes9DYYD+0a6ZxdSORjTVErSpco15/M/OWtfT0XehxoHxZaOtT",
+	"X1YMOvVlvHif1tJOXmncgZSJXT1UyM4WKsPTTKDlbbEMsccLajLnpWHKY5Ndi6v+7wFbpxVML9i25Xrs",
+	"C4/+hmvoPPZNvbjqv+sobqa2Yc20I9cbLRMuhjU8JXtABdwx0KulvfvvYAMX0izdhRiyLLbDrr8H3RcB",
+	"8MyxEaL5b2wbqoNvpzFPyN06mcS3aGCncawQPZncco9H/2IiZuZ8aGvFrrisdKhV6Vsicq0tNHhvJS0x",
+	"9U6Ov72NfN8/oPoUFYf13grYki5f4hP6R+oi9+RPclBoidJIlIdyJOxW1SO6YZo4hcHnH4cLkVxBbyfa",
+	"iGGmSui+vCmfKjWwHMTUiUBDa3CsrRqAHbkhu9DnNb4oSGg4AoUsbWGU1j3JMKHJ500pp4D0ZYPDkIeT",
+	"yalLJ4KfTCfNOhOufTqFBEbek4U7Jq9xeh9QXK2pgmZMELmgQgqe0xKCGmTgaxM0KMIY7EMaIlDcycXC",
+	"Gn5xas5pJrAwGC7dvVZWcIshuI4v2cblyNit+wH8vVNugad2HR5ErleV3bLdFC4H4gtQBy+Y73Lks7bG",
+	"5ImFJKRcgS/+cDKBCnrCXU13+7JNSNfh6IOfGxQhITbgrtDwy0FPn50K3hiBF9yqxvw319nedeemIsIH",
+	"ExmlrqR84Vv4Hh8e2kmOp0cuXiV9x6+m+hanR3b1tz4qrB85eA39yhJkep9p3v5hsi/348G9jYt+Xyva",
+	"F4LuvO3e+26B4Fmbd5hdHGPcvEj6dWhKN3pi18y2ZqS6lw7qN/wLsNbDnVbmA8DAKrKumvih9vR7uyS+",
+	"vf0lN8kZXvmAr+0hkqPKiqdRPdLxdA9x7Dj/mZQ/WsT6J/eF7KN/dK70byog+HsUCopiJZBR5LOJ+vWR",
+	"pmfBdXCCTnn9vUK3Jmz8wL6UtafbGz52G2mkrdYNhY/3rqlZBjXefqi1+Ch5s8lC+/X6vQujfgdNfDf7",
+	"eTiW81mc4/j2l15J81xW4g8TFn4D2f6iqXzHahOEW13K3V6UVJPMgWvotDWa8UyAPhaaBoQbE8+Dr+C8",
+	"lqqtds+ty/2EJPNKoWu7rp1Y0YJZjb9ZHRSa0464GGGmhbsDMGoeH9+LTQYWJHEfW3T6XLibe8k13Zxi",
+	"qTOaHdyEe7Rd15h6btzmCPuohv5MbvP4bd1AFuIvuE8fc85ESO1QTDN1hT5NyL0Iq3edYaS1MdbrcjMm",
+	"QfiYGdgKFnKQrBffhehOwKWGWP3bIYTL6culKnQmXHgaV0ejayzd3dtcNNtgnWMfrPM+7Rjbd21joT1u",
+	"lQa2/PHY4V109Ltwwmbr2D+gPpxGiDQQ8traRhfO6P6nCC3dmX/vpfNFh9dU+v6llbfdUuepY2ht1n9b",
+	"ZGgfoROnJOvtsufMt6Hwvm2qGHRtEMUotIWnpHkXBxg6Gvt+e0Z+i8sIGKcXpigsGm6KRxBaUtjTyzm2",
+	"BtCWfMmIVHxhF/lIB3fYMCUlF5esyARwd0jlGrQ6d5MD0ugpPhyTF1GCvbuvBD1O0H83tcSKVcvFjJzX",
+	"4Py7mp6jADv/uzo8x44lrStK5Nz+OD2PZQykxPvlz1Ao1qo6JEQ2gZtG3rFwVXztVqOm7U4bZ8JVcFiu",
+	"P+jWLaS1xjAMp5xTgf3SAnTGmXjSSifzxc27KqMzMdhW7Ey6tc4gHOtQGPiZsM38lkpu7NbvZNmFLDY+",
+	"8Q0lMygSjRrnUAXAzczlyG69Rab2e4adXvOcbUux2OW92t0f/t9BOvc1Dvgje6uW1N0aECPIacg4bDh0",
+	"flePUgNh28v491QeYtz6U3mIsky866dxGQXVjRs57kebqMRIyOvtesTLOh+vocu4BBLojQadAIwkVike",
+	"+A7OoX/zK0d5rNTMJwDP4uoXn2Lnku9IJ/fOymNIvqtz16Obi9s1BkG61rUFGLapNCNYL7GUZQHh9Voy",
+	"evZh9zOQyoWvInNZZAKN5WHDfqQak2NCD4Cl6w/ojUWYBM4xaFR9DT1iq3mH3YmxwL0MzzeVQIb0Sl7/",
+	"aXj+UxueFimFvP7TzPzTzIwlxUt6yTpGpmfMRm083txdUkT19L1BgR+5NmfumQekjqi3wvYcULApm2VO",
+	"bSP1H1Xa1M0owcLoSBHsFplH5xK6D7TO5eBTe4c74zdRH4uGDOhh4T3pifuw8ltuoXrIOErdymE3hnwB",
+	"Dvy+gY/++MVnoEyzsrXZm+IXuFceux31KQSQG1GwdSk3KybMqbvOFNL3nC+JlDIH/5IvGdPkfGU5kqrE",
+	"eSagIszdVhjq1D9hz4ib2cHBp6XU5iZJkyuquGVugBnLoIS6TMEkrlOYTJK+I7YvoR9KKtNoq1FybRje",
+	"DzoYjfATemt984p4KuhbUTdqdR+hth7g+T6AubejhTF1cwAKHLnb0GLc1pb0lvhoYGx1n4OcCpduTIyM",
+	"BvJH3h0oFLPXi7Kf5lIR8Ndd0NIenXKdiJyQiBfpapr71+gT2R91KizJoKWWa1/qO0xhIfbA3fVXVLjA",
+	"L3oSsX5QqtBhoS5ESrGP2M6mJG7dIcf+5v3N/wsAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

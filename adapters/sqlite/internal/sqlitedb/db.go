@@ -30,6 +30,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.applyDecisionStmt, err = db.PrepareContext(ctx, ApplyDecision); err != nil {
 		return nil, fmt.Errorf("error preparing query ApplyDecision: %w", err)
 	}
+	if q.cancelIntentStmt, err = db.PrepareContext(ctx, CancelIntent); err != nil {
+		return nil, fmt.Errorf("error preparing query CancelIntent: %w", err)
+	}
 	if q.countIntentsByTargetStatusStmt, err = db.PrepareContext(ctx, CountIntentsByTargetStatus); err != nil {
 		return nil, fmt.Errorf("error preparing query CountIntentsByTargetStatus: %w", err)
 	}
@@ -90,8 +93,14 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.insertIntentStmt, err = db.PrepareContext(ctx, InsertIntent); err != nil {
 		return nil, fmt.Errorf("error preparing query InsertIntent: %w", err)
 	}
+	if q.insertIntentEventStmt, err = db.PrepareContext(ctx, InsertIntentEvent); err != nil {
+		return nil, fmt.Errorf("error preparing query InsertIntentEvent: %w", err)
+	}
 	if q.insertResubmissionStmt, err = db.PrepareContext(ctx, InsertResubmission); err != nil {
 		return nil, fmt.Errorf("error preparing query InsertResubmission: %w", err)
+	}
+	if q.intentActionStateStmt, err = db.PrepareContext(ctx, IntentActionState); err != nil {
+		return nil, fmt.Errorf("error preparing query IntentActionState: %w", err)
 	}
 	if q.intentExistsStmt, err = db.PrepareContext(ctx, IntentExists); err != nil {
 		return nil, fmt.Errorf("error preparing query IntentExists: %w", err)
@@ -116,6 +125,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.listGatewayPausesStmt, err = db.PrepareContext(ctx, ListGatewayPauses); err != nil {
 		return nil, fmt.Errorf("error preparing query ListGatewayPauses: %w", err)
+	}
+	if q.listIntentEventsStmt, err = db.PrepareContext(ctx, ListIntentEvents); err != nil {
+		return nil, fmt.Errorf("error preparing query ListIntentEvents: %w", err)
 	}
 	if q.listIntentsStmt, err = db.PrepareContext(ctx, ListIntents); err != nil {
 		return nil, fmt.Errorf("error preparing query ListIntents: %w", err)
@@ -165,6 +177,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.rescheduleIntentStmt, err = db.PrepareContext(ctx, RescheduleIntent); err != nil {
 		return nil, fmt.Errorf("error preparing query RescheduleIntent: %w", err)
 	}
+	if q.runIntentNowStmt, err = db.PrepareContext(ctx, RunIntentNow); err != nil {
+		return nil, fmt.Errorf("error preparing query RunIntentNow: %w", err)
+	}
 	if q.startAttemptStmt, err = db.PrepareContext(ctx, StartAttempt); err != nil {
 		return nil, fmt.Errorf("error preparing query StartAttempt: %w", err)
 	}
@@ -184,6 +199,11 @@ func (q *Queries) Close() error {
 	if q.applyDecisionStmt != nil {
 		if cerr := q.applyDecisionStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing applyDecisionStmt: %w", cerr)
+		}
+	}
+	if q.cancelIntentStmt != nil {
+		if cerr := q.cancelIntentStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing cancelIntentStmt: %w", cerr)
 		}
 	}
 	if q.countIntentsByTargetStatusStmt != nil {
@@ -286,9 +306,19 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing insertIntentStmt: %w", cerr)
 		}
 	}
+	if q.insertIntentEventStmt != nil {
+		if cerr := q.insertIntentEventStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing insertIntentEventStmt: %w", cerr)
+		}
+	}
 	if q.insertResubmissionStmt != nil {
 		if cerr := q.insertResubmissionStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing insertResubmissionStmt: %w", cerr)
+		}
+	}
+	if q.intentActionStateStmt != nil {
+		if cerr := q.intentActionStateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing intentActionStateStmt: %w", cerr)
 		}
 	}
 	if q.intentExistsStmt != nil {
@@ -329,6 +359,11 @@ func (q *Queries) Close() error {
 	if q.listGatewayPausesStmt != nil {
 		if cerr := q.listGatewayPausesStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listGatewayPausesStmt: %w", cerr)
+		}
+	}
+	if q.listIntentEventsStmt != nil {
+		if cerr := q.listIntentEventsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listIntentEventsStmt: %w", cerr)
 		}
 	}
 	if q.listIntentsStmt != nil {
@@ -411,6 +446,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing rescheduleIntentStmt: %w", cerr)
 		}
 	}
+	if q.runIntentNowStmt != nil {
+		if cerr := q.runIntentNowStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing runIntentNowStmt: %w", cerr)
+		}
+	}
 	if q.startAttemptStmt != nil {
 		if cerr := q.startAttemptStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing startAttemptStmt: %w", cerr)
@@ -462,6 +502,7 @@ type Queries struct {
 	tx                               *sql.Tx
 	acquireLeaseStmt                 *sql.Stmt
 	applyDecisionStmt                *sql.Stmt
+	cancelIntentStmt                 *sql.Stmt
 	countIntentsByTargetStatusStmt   *sql.Stmt
 	deleteAllConsoleSessionsStmt     *sql.Stmt
 	deleteConsoleSecretsBeforeStmt   *sql.Stmt
@@ -482,7 +523,9 @@ type Queries struct {
 	insertFirstConsoleSecretStmt     *sql.Stmt
 	insertGatewayPauseStmt           *sql.Stmt
 	insertIntentStmt                 *sql.Stmt
+	insertIntentEventStmt            *sql.Stmt
 	insertResubmissionStmt           *sql.Stmt
+	intentActionStateStmt            *sql.Stmt
 	intentExistsStmt                 *sql.Stmt
 	latestChangeStmt                 *sql.Stmt
 	listAcceptedAfterDeadlineStmt    *sql.Stmt
@@ -491,6 +534,7 @@ type Queries struct {
 	listAttemptsOfJSONStmt           *sql.Stmt
 	listChangedStmt                  *sql.Stmt
 	listGatewayPausesStmt            *sql.Stmt
+	listIntentEventsStmt             *sql.Stmt
 	listIntentsStmt                  *sql.Stmt
 	listIntentsByStatusStmt          *sql.Stmt
 	listIntentsByStatusAndTargetStmt *sql.Stmt
@@ -507,6 +551,7 @@ type Queries struct {
 	releaseLeaseStmt                 *sql.Stmt
 	renewLeaseStmt                   *sql.Stmt
 	rescheduleIntentStmt             *sql.Stmt
+	runIntentNowStmt                 *sql.Stmt
 	startAttemptStmt                 *sql.Stmt
 	takenIntentIDsStmt               *sql.Stmt
 }
@@ -517,6 +562,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		tx:                               tx,
 		acquireLeaseStmt:                 q.acquireLeaseStmt,
 		applyDecisionStmt:                q.applyDecisionStmt,
+		cancelIntentStmt:                 q.cancelIntentStmt,
 		countIntentsByTargetStatusStmt:   q.countIntentsByTargetStatusStmt,
 		deleteAllConsoleSessionsStmt:     q.deleteAllConsoleSessionsStmt,
 		deleteConsoleSecretsBeforeStmt:   q.deleteConsoleSecretsBeforeStmt,
@@ -537,7 +583,9 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		insertFirstConsoleSecretStmt:     q.insertFirstConsoleSecretStmt,
 		insertGatewayPauseStmt:           q.insertGatewayPauseStmt,
 		insertIntentStmt:                 q.insertIntentStmt,
+		insertIntentEventStmt:            q.insertIntentEventStmt,
 		insertResubmissionStmt:           q.insertResubmissionStmt,
+		intentActionStateStmt:            q.intentActionStateStmt,
 		intentExistsStmt:                 q.intentExistsStmt,
 		latestChangeStmt:                 q.latestChangeStmt,
 		listAcceptedAfterDeadlineStmt:    q.listAcceptedAfterDeadlineStmt,
@@ -546,6 +594,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listAttemptsOfJSONStmt:           q.listAttemptsOfJSONStmt,
 		listChangedStmt:                  q.listChangedStmt,
 		listGatewayPausesStmt:            q.listGatewayPausesStmt,
+		listIntentEventsStmt:             q.listIntentEventsStmt,
 		listIntentsStmt:                  q.listIntentsStmt,
 		listIntentsByStatusStmt:          q.listIntentsByStatusStmt,
 		listIntentsByStatusAndTargetStmt: q.listIntentsByStatusAndTargetStmt,
@@ -562,6 +611,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		releaseLeaseStmt:                 q.releaseLeaseStmt,
 		renewLeaseStmt:                   q.renewLeaseStmt,
 		rescheduleIntentStmt:             q.rescheduleIntentStmt,
+		runIntentNowStmt:                 q.runIntentNowStmt,
 		startAttemptStmt:                 q.startAttemptStmt,
 		takenIntentIDsStmt:               q.takenIntentIDsStmt,
 	}

@@ -62,6 +62,16 @@ type SubmissionIntent struct {
 	AcceptedMessageID     sql.NullString
 }
 
+type SubmissionIntentEvent struct {
+	IntentID    string
+	EventNumber int64
+	OccurredAt  int64
+	Action      string
+	Surface     string
+	Role        string
+	SessionTag  sql.NullString
+}
+
 type SubmissionManagerLease struct {
 	LeaseName  string
 	HolderID   string

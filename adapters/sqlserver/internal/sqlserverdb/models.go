@@ -63,6 +63,16 @@ type SubmissionIntent struct {
 	AcceptedMessageID     sql.NullString
 }
 
+type SubmissionIntentEvent struct {
+	IntentID    string
+	EventNumber int32
+	OccurredAt  time.Time
+	Action      string
+	Surface     string
+	Role        string
+	SessionTag  sql.NullString
+}
+
 type SubmissionManagerLease struct {
 	LeaseName  string
 	HolderID   string
