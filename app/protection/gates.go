@@ -38,7 +38,7 @@ type Verdict struct {
 	Kind  Kind
 	Until time.Time
 	// Reason names why the attempt is held back ("paused",
-	// "breaker_open", "max_in_flight", "probing", "rate").
+	// "breaker_open", "retry_after", "max_in_flight", "probing", "rate").
 	Reason string
 	// probe marks the half-open breaker's one call, lastTry an intent's
 	// last try, which an open breaker lets through (core.LastTry).
@@ -60,6 +60,9 @@ type gatewayView struct {
 	recent     [recentCalls]bool
 	recentN    int
 	recentNext int
+	// busyUntil is when a gateway that answered busy (429 or 503 with
+	// Retry-After) asked to be called again.
+	busyUntil time.Time
 }
 
 // Gates hold every gateway's breaker, limits and counts for one leadership
@@ -154,6 +157,11 @@ func (g *Gates) decide(v *gatewayView, intentID string, paused, lastTry bool, no
 	if paused {
 		return Verdict{Kind: Defer, Until: g.pausedUntil(now), Reason: "paused"}, nil
 	}
+	if now.Before(v.busyUntil) && !lastTry {
+		// A last try is made even so: deferred, it would end without one,
+		// and a busy answer costs the intent nothing.
+		return Verdict{Kind: Defer, Until: v.busyUntil, Reason: "retry_after"}, nil
+	}
 	if v.limit.MaxInFlight > 0 && v.inFlight >= v.limit.MaxInFlight {
 		return Verdict{Kind: WaitFree, Reason: "max_in_flight"}, nil
 	}
@@ -225,7 +233,12 @@ func (g *Gates) recheck(c core.Contract, vd Verdict, now time.Time) (Verdict, bo
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	v := g.views[c.GatewayURL]
-	if v == nil || v.breaker == nil || v.breaker.State() != core.BreakerOpen {
+	switch {
+	case v == nil:
+		return vd, false
+	case now.Before(v.busyUntil):
+		return Verdict{Kind: Defer, Until: v.busyUntil, Reason: "retry_after"}, true
+	case v.breaker == nil || v.breaker.State() != core.BreakerOpen:
 		return vd, false
 	}
 	return Verdict{Kind: Defer, Until: v.breaker.ProbeAt(), Reason: "breaker_open"}, true
@@ -236,11 +249,20 @@ func (g *Gates) recheck(c core.Contract, vd Verdict, now time.Time) (Verdict, bo
 // was cut short by the executor stopping); r is its result when called.
 func (g *Gates) Report(c core.Contract, vd Verdict, called bool, r core.AttemptResult, now time.Time) {
 	failure := core.IsGatewayFailure(r, g.p.FailureReasons)
+	wait, busy := ports.RetryAfter(r.Err)
 	g.mu.Lock()
 	v := g.view(c)
 	v.inFlight--
 	var tr *core.BreakerTransition
-	if called {
+	switch {
+	case called && busy:
+		// The gateway is up and asked for time: it waits, and its breaker
+		// hears nothing (a probe's turn passes to the next call).
+		v.busyUntil = later(v.busyUntil, now.Add(min(wait, cmp.Or(g.p.MaxRetryAfter, DefaultMaxRetryAfter))))
+		if v.breaker != nil {
+			v.breaker.Abandon(vd.probe)
+		}
+	case called:
 		v.recent[v.recentNext] = failure
 		v.recentNext = (v.recentNext + 1) % recentCalls
 		v.recentN = min(v.recentN+1, recentCalls)
@@ -251,9 +273,29 @@ func (g *Gates) Report(c core.Contract, vd Verdict, called bool, r core.AttemptR
 		default:
 			tr = v.breaker.Record(now, failure, vd.probe)
 		}
-	} else if v.breaker != nil {
+	case v.breaker != nil:
 		v.breaker.Abandon(vd.probe)
 	}
 	g.mu.Unlock()
 	g.transition(v.url, tr)
+}
+
+// BusyUntil returns when a gateway that answered busy asked to be called
+// again, if that is after now: the executor moves the busy attempt there,
+// as a deferral.
+func (g *Gates) BusyUntil(url string, now time.Time) (time.Time, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if v, ok := g.views[url]; ok && now.Before(v.busyUntil) {
+		return v.busyUntil, true
+	}
+	return time.Time{}, false
+}
+
+// later returns the later of two times.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
