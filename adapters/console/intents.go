@@ -59,7 +59,9 @@ func (c *Console) intents(w http.ResponseWriter, r *http.Request, ss session) {
 	var res ports.IntentPage
 	var err error
 	if s := q.Get(ports.CursorField); s != "" {
-		params.Before, err = ports.DecodeCursor(s)
+		var cursor ports.IntentCursor
+		cursor, err = ports.DecodeCursor(s)
+		params = cursor.Continue(params)
 	}
 	if err == nil {
 		res, err = c.cfg.Service.ListIntents(r.Context(), params)
@@ -74,7 +76,7 @@ func (c *Console) intents(w http.ResponseWriter, r *http.Request, ss session) {
 		c.failure(w, r, ss, "listing intents", err)
 		return
 	}
-	d.Intents, d.Continued = res.Intents, params.Before != nil
+	d.Intents, d.Continued = res.Intents, params.Before != nil || params.After != nil
 	filter := url.Values{}
 	if d.Status != "" {
 		filter.Set("status", d.Status)

@@ -533,10 +533,15 @@ type IntentID = string
 type IntentPage struct {
 	Intents []Intent `json:"intents"`
 
-	// NextCursor Absent on the last page.
+	// NextCursor The cursor of the next (older) page; absent on the last page.
 	//
 	// Example: eyJjIjoiMjAyNi0wMi0wMlQxMjowMDowMC4xMjM0NTZaIiwiaSI6Im9yZGVyLTEyMzQifQ
 	NextCursor *string `json:"nextCursor,omitempty"`
+
+	// PrevCursor The cursor of the previous (newer) page; absent on the first page.
+	//
+	// Example: eyJjIjoiMjAyNi0wMi0wMlQxMjowMDowMC4xMjM0NTZaIiwiaSI6Im9yZGVyLTEyMzUiLCJwIjp0cnVlfQ
+	PrevCursor *string `json:"prevCursor,omitempty"`
 }
 
 // IntentStatus An orchestration decision, never a gateway status. Every status but
@@ -808,10 +813,29 @@ type ListIntentsParams struct {
 	// false or absent does not filter on the flag.
 	PossiblyAccepted *bool `form:"possiblyAccepted,omitempty" json:"possiblyAccepted,omitempty"`
 
+	// IntentIdPrefix Only intents whose intentId starts with this text, compared
+	// exactly: letter case counts and no character is a wildcard.
+	IntentIdPrefix *string `form:"intentIdPrefix,omitempty" json:"intentIdPrefix,omitempty"`
+
+	// CreatedFrom Only intents created at or after this instant (RFC 3339; encode
+	// a + offset as %2B).
+	CreatedFrom *string `form:"createdFrom,omitempty" json:"createdFrom,omitempty"`
+
+	// CreatedBefore Only intents created before this instant. With createdFrom it
+	// must be later: the range is half-open, so consecutive ranges
+	// never share an intent.
+	CreatedBefore *string `form:"createdBefore,omitempty" json:"createdBefore,omitempty"`
+
+	// LastResult Only intents whose latest attempt has this text in its outcome
+	// status, its outcome reason or its error, ignoring letter case: a
+	// rejection reason such as invalid_recipient, or a fragment of an
+	// error such as timeout. An intent without attempts never matches.
+	LastResult *string `form:"lastResult,omitempty" json:"lastResult,omitempty"`
+
 	// Limit The page size.
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The nextCursor of the previous page.
+	// Cursor A page's nextCursor (the next page) or prevCursor (the previous page).
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -1011,6 +1035,58 @@ func (siw *ServerInterfaceWrapper) ListIntents(w http.ResponseWriter, r *http.Re
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "possiblyAccepted"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "possiblyAccepted", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "intentIdPrefix" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "intentIdPrefix", r.URL.Query(), &params.IntentIdPrefix, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "intentIdPrefix"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "intentIdPrefix", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "createdFrom" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "createdFrom", r.URL.Query(), &params.CreatedFrom, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "createdFrom"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "createdFrom", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "createdBefore" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "createdBefore", r.URL.Query(), &params.CreatedBefore, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "createdBefore"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "createdBefore", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "lastResult" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "lastResult", r.URL.Query(), &params.LastResult, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "lastResult"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "lastResult", Err: err})
 		}
 		return
 	}
@@ -2887,158 +2963,166 @@ func (sh *strictHandler) GetTarget(w http.ResponseWriter, r *http.Request, submi
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L17c9s2vjD8VTA8ZybSlJJp2W4TefqHm026PqdJs4nzvvO0zIlhEpJQkwAXAG2rGe9nfwY/XAhedEli",
-	"d3v22Z3ZxpJIAvjd7/wUZbysOCNMyWj+KVoRnBMBf74RZEEEYRk5q6qCklx/mROZCVopylk0jy5vMVXf",
-	"v75EtyvCkFoRJIm4IQKtOOO1IDnC6NI8Z470tZdo9BpRCZfqz4iqlGHz+BjhhSICUSVRhqvxKcJXkjBl",
-	"Hk4VwkzeEv3QW6pWvFbwBMqW05RFcSSzFSmx3iO5w2VVkGgewfYOkyiO1LrSX0glKFtG9/f3cVRhgUui",
-	"WqftH/Hty+fou9lxgioPDjlF/uCj1+h2xQt98IyzXI4RltcSKW53i7BMmeScIWxOTZnSZ6ISLSjDRYy4",
-	"sOd+7Z6BRlihkkulb0iZAekTiSaTEt9N9MoxOkqQRFdrlJMFrgs1R5itUYHFEh6krzHLaUCmTAMsXB1L",
-	"DU+pMMvlNGUXK4KueL52mJG4JPoaB2f9nSGMKfpZrYgIgREjzHKEU3ZpEHy74pKgG1zURD+PcYWwhRGr",
-	"yysiEF+4k8YIC4LoknEB+Jcp8/DWcDxF2FEUVkAYeg0i9LEsgKX+hbOMGCqgGmdmr1EcMVxqrFvcfgGN",
-	"CCIrziQBEjmr1YowRTOsaeNiJbhShWGLjANg9Z9AzeaSg0rwq4KU3/wmNS0Fq2oqU5gW0TxSKyoRznNB",
-	"pNRw1SRPcqQ4R6VGas2uGb9l6Jqs5SkSRIk1ogx9K+G0GoeZ3vXBzeGBwa7+QSqsahnNj2fP4khRBSdt",
-	"7x8pfwB/9JVSlZwfHCypWtVX04yXB7K+KqmUlLMSM7wkIvhm4r66KvjVQYkpO8h5Jg9wRadl/h+4td6k",
-	"We8+xMR/CrKI5tF/HDSC6MD8Kg/eGPgZXLT5UtOsIH+viVRPJMoKCnS9HxhRgRUp1qcpU81T0C2WSJBF",
-	"LQMJU3B+TdnSUd81WU/RW0CB4VlgUPhicgZfGNJ7IhsKB97DSNDlSsEDgE4DORvc3hc/76xIqJmiBTCi",
-	"O2OJ1+6cCOsHI7zElE1bZG7xqgljSYSG430cveTiiuY5YQ9BubwiwtATIySXCDP7FRd6UxuJ9ICLnIjJ",
-	"4ezoeCJXtKooW05kKQ8EaQisRcrJUUPKzREeiXYXfoGHIlaNIc3pjlavyfoUELoDgmg0mbjPE02946ne",
-	"03lOyoorwrL1c84WBc3UZ6DzQU5kMHmeI3JHpZKO0nO6AN2gUAPtC62ZVIwqvC44zrXSY1z9QBZcEDjO",
-	"K1wsuChJ/tZw41eTZsPXTrMZTXSDC5qj/3r382uU86wu9QL7CNIkaajPb9at8VhUWLqFJm6hh6LGNlAA",
-	"HPzqN5IpwMZrrl7ymn2tamPcGRwrsH6o9DTz2XKhhYvjBhfnZgF9jgVs+ZFQYbY3YVxNzDoPgYnXHMk6",
-	"WzkocYEUMAog4Y3hlQvOf9JffiUuHOdphQh24hwdJfp/6GqtiER64zhT2gzTzFPQkoKVOvt2dnh8vBeL",
-	"HAYC+k13ucfCiz3XRHE+MQs9FIs4iI24MP4K2LCaccaI3GUgq8HE5mxBl+DtANQAeVaMXdCS8PrBpVlO",
-	"c8O5QtAbAoKXhv7XE23JaOjb5fcScE8b7NndB/c/Cu7smSZumQcVbp8Joym60LZcxhkjGWhjqs1KLkmu",
-	"rW5JWI4CPGgrDtDcHPYL1PAQsq0sSKMNgjCN9M4qwnLKlqeIs2KNCMtJbqWIdp4ZutI7hb0pRfKHtMKe",
-	"Dcpe2MEfIHvNOg9FKIF28ocAj1xjmpHbxsTRnqQ2zTi4v+ZrYPR3igvynuEbTAt8VZAHYHWpH6mxqPcE",
-	"iMTZypCh9jy08yL2YemT0GKGfaI62OgjIQt2PwkXeihs5VjhKyx3gcagBUj/gfFiIhFUohUvcnALpXEu",
-	"A+FMiQQKMlqVLzQplbGNuJR47bYqV1yoYv35eDSbuKrl+tEwCEtMYInHxx0a9Shm7HnQbCVluNCyeg2A",
-	"l3uBvfNbygwGtFBv9LXiaBScduyQ4517FDjnKes691/myituQp9X4P2YFSlb7uG4v2e4Visu6O9fHXUC",
-	"fXZmnwa3zdEPBAsiUFonyVGGK6q9T/hA9jMgDhsqbe30kci0Dtd4CDo9e3NuwkNYtKw63Fb9KNMmBdEq",
-	"gxHH4SB03rNK8IxIqYn4BVNUrR/EGDjP53o/ClPmgsg3VNKrgmiS178IXqBshYW24AV6/80smb3YhjTK",
-	"wA9+SUmRy2j+66doof8MVoziqNQn0Y5H9AWL338Io5Cz0GgwLrhZ8NEsBlhkYhZ5EOIwG9Zn9okDBA4t",
-	"rNRIrE7MQ19jY4+WRmRdVVwokr8iOcUXcPyvIpLn5taJfhRKI0Xu1EFVYMqMqajFrV/zFAHnh0vAo/fy",
-	"705CBvePRKU+BwI8Phqr+9UmsNoElnmMYIi0+ZEuhADBVJrfTaQrZQ7yL1jGwSAw5qFaYYZoTkACoFFg",
-	"O+Qk47kVHWPwIfwZTIpBKVJWqq88fmYhaWkdop+6xIrc4vUUnQOdCZJpez53qiW4BFGZsgwXhSaBBWVU",
-	"rkh+Bnf5LBstiFWRlKFFQZcrNUVn/mqEzeZSpu1lzBCvVcZLYg7o1mmSdKQoJiZ6NYYkF0NECC5SNlIC",
-	"M6nRiRaYFrUgsfPCYsdP9jnjKTqz9yGpsFCULVOWRoamrXczTyNUYnENm7Kb1DhwIX0HlFohRjQW9HlT",
-	"NiqM4l7RCi4suFSOi8kdyWoFi/KqakNUQzE2kX976CcSXQmCr4lAvCKMgJSgZvkKQ0KhJJgBhJ2gSBnO",
-	"MlIBy6Gc4LygjKAVzlGFpST52BgXAb83WIvm0SyZfTtJZpNkdnE4myfJPEmmydPvfoniyGTZovlhHFkM",
-	"6bsFwSBCokrwG5oT8dHCPuDwSJDfSKasOtXg3rba4ewXfV0leEWEoiZHBqhqJ9h6lPHXi4s36CSZzdEP",
-	"OEc/mp/7+be4deLwiVsOrwkO6y3nWBEILAw9WJuRRJwPZLS1ODB0YSioxLnBuqWraYiTSJaT5HBogYJg",
-	"SV5UPFttXEISRPQF4dOBYmDJmuXakwkWOwoOR5n69rhZ11uJDfIDcB3GUUkZLesS/u7fE1DJNiH6s72s",
-	"TRvd0/3/rhIgPJLjwSl6r8+FTGjQ8hLEKxa8KPhtysCDi9HVuikRWHCBGkvLYueJNPfKgivZYZXN5Lof",
-	"fUDe9+81FdrK/tWBNDz1B3+PCZprmGhdoE2gPkjOWpIbrIIn0lhOOFMg4WwgwlmWoDEYruSKK6TwNWEp",
-	"c1UQGp5e9MVIcuP1IkGWVGrnheRUSSvpshVmSy3VpzZNqQWtVlQUhKVeVjBcWHmn91fxgmZrsHmtRqyw",
-	"UBr48JC2SLKsfWHhB1H6Et+declmfZ5ofpTEUclzAkIGFxbwZjGNDSsANZQ7BpR58DS4SxFRUoYLS5Da",
-	"fnUG7ccmIdN8k9GKujSP+c5Zth968qt1ou388GNw6f2mc3dp4Y3N2C6sovGS38Kds2I9N6xRl3WBFb3R",
-	"9knN8hgtBC9NytqQiyYiQcBEiV1883ZFsxUKVEtZS4VWuKoI66APULJVMOgjGS7e4yQlvvtoeV6Gp2kJ",
-	"sZOdSwKNbAf8K33NfUM9O2w/c9X9EGV9asnyNpF1RXqf6nqlQqA9NRMZZSuNCnGR46b2xqlZzfprYzOm",
-	"TPi7wZJTgmojCowyfbfjSy0muwLvi8k/jqgipQwCDsF5zRdYCLzuycQeKOMW51g8ehQNQG9IhL64W+Fa",
-	"KpK/tcZKX7lo6ragEHVBbOS7Ae+pFXzYG6TWzAEyZJrufvXS5qNJ40CIIiTfjzY0FcURZ+SjlsIfNWUV",
-	"RNtGH0JVs+G2HjSdldN24ZyZqf+2FqQGSEWMQ/YSbPBonoCUuiIbbLETrdgEyQhTz3FRyGh+mCTum5fm",
-	"+ObL+3hQZNvv3ovCem7zg4PD2XfTZJpMD+dPk6eJRiUYstF8gQtJ4sjoMZC9mnOusMpWWnqHXNQXr+GB",
-	"95CtL5xairo7/yzRHJ4vZPlNR+1hz519wNgBhw8bM9+YKFSi929/Mi6ABLfYuVRcZKQlDh0szXpXnBcE",
-	"w1k9dD8Nlj0ZTf9E9g0LiQSvTeGT38q0LSs2o+uLxUEA4K4gcCfxQBxi/B66t9jlTyS6oeRWw1pbhc4F",
-	"bhsmPWa6qoVU0XyWdPiqxHfn/vPTffgMK9JisN0s12YBv7WemRhUu4IBQEVWU+VdSyqRqgV4l4tFKM5M",
-	"llILK3PWFS4WH+Hvlqiyv/Ywa0EzSGlY2VIA7eLq62KzPw15CIa0HSIN3r5ObwDeXQNg50nVhyp89CF8",
-	"drLBQjnf+PSLJixh7O2sFoKwbG2OtP0oT4eW89Qx6PWYwi3mEVZodtQyQC8BtxqfRa0Er5er6Q6f5WR/",
-	"f9YQ5fbzN7jUAM4A8hUEQ7Spuh0YQNzNVnjdyh9aB+m+wxHd7fyV35q0jXPksDLRdL0TX/J8mCRj+Nnq",
-	"bZTxWntG/IYI2d9UH0ddHuxu48e2XSDRCGIW0segZDcIJccIl5wtbaB/1xY6stFTfxs8vY1ukYs/Uak6",
-	"loPFq4ndD5sRXiw0/He0j9D6462EDxAwyfWulaiJfYq+a6ODBn97bbWHLdDXYc2im9S6rVgzcXFQP9IW",
-	"XDSBCCge8OFCrZnaVGoO1Nfw7oifd4o3+q6d6rhw9e8eWH69LVRmnj1IZi06MCjeFBcciAn+0w23rXEq",
-	"Y7ndYokWVEhlqi/yXcI5+cJgkt/QFkS8IwXJLDu3N/3iDmeqWLtwWABYCNg04JruitM8GpI6Ng1D+Ery",
-	"olYEaaRpqxhSQ9ouNVURzOZWjU3bhvsmPJf47ifClmplC3NLytznwyEMbIK0O+1GvYkWuKTA71iZaFkl",
-	"iG2t8ZE8qyVCk8xySi1XbRvMfN8j03Of+wuQhn3o5dc/a/B/575Opocnh+G+Zq19+bVNwGqftU+myTMt",
-	"ZD7EURZEXP8VIpEQzNsG9OQYpE6w4kYg+jT+PNpdUN3cufvQPcGBgwjhXqrM5TgHFHKI0W2P8LH2NtR2",
-	"5ogsAPeyqUk/GLVtS93Y1X0fUXsmVxrUbb/FCI3zv0DaxzVTDEuzBqlPZNN40WuwZLgkOeSmN6q/5Nnn",
-	"qb/YFZ4DqbD1zwsQZ10tsTYtCKZrEBK1dVFMQcJ0Kubhey9o9WUftHQpbJFfy9xy8v7DtvJuLK3KRyNf",
-	"Az+OXbum0wPaSKY3RJosiIt9c4Z+fHGBwoLaTw5992ApQoIGtEdQT5syra0LKhVlS708XiNZ4qLoJVgU",
-	"udMA/j+8Fgj4GMxNYGNjoygezaNvDk9OTjSDn3z7nQb53WTJJxYGv0nOpm/x7SsraIJfJ/KaVhMOQMHF",
-	"pOKg4AwMIbwuJb0q1mdOOGxMAUCBlKhJE7twYCvxGq3wDUFOwkAZABYFhao+lyKEllHbMOtS8XOEnYnt",
-	"kvB5LaDqkvlbnzRRA3CtR0Hm8Yn0FQpNDc4Y2lVThm3WrJ2lNM1/WKK8NtUf5KNvdIUCcWREZsrgiSa7",
-	"lqPRwOUue+ZUxPgUZSuSXUOixmRx3M59IaA0Rd0m+YtwqwJ5ikx8KDUlyLdUkg61bPI0gjrwsw0RRZua",
-	"ADoNLjcOUFhc3pYLGzTLP8RgTjx48EvBy+GdhIuFHUN+W3KvLQyt77TdPlL1nbn2K5NGvUiAL60byJ/Y",
-	"7YUKLVCIcaNnhzwHs+sfwL1uW5GujktL3dAoUNXku8URnhxGLREdCpyM50DGRrJslDa7LYbhlWe7V/72",
-	"5Phodthe+Tvz5V4r98MHHhxd4jtEiqPDOEmSUFIHLfZGtrhOTN+ODyGN8WnKCM5WUF6sudxIEYxMGbrB",
-	"jmuq4cwEBW9tQnYvo2ngQRD/pOzc3H64IybgDr6Det4SWRcbYqlWQL/5+V1L5aFbXhe5EfNLegMaQPOt",
-	"IuUcTupkZncKwWiWHCJL7TGaJQkSpCJYjV0Vli1+9I2aPfVoL9hQMgt5VAuBjQ0wLiT1mRWx4bP/bKWu",
-	"zVY2kP9+MtAFvC2A96qvDKVskBU43BkltbftRZ2yI+KE+/bXf1PEToroi0TRALVfc2p+NIkCbxZo1o5d",
-	"5AaGhYAanu4rzPryZldE0+1xM32c/2VYaJlu+ycS0aZhHl2T9RyBxJ+dnDS16xKN3jMKykf/J2VgEssx",
-	"4gv0/uLl5GnsB0PYuve4qYafGHcIcZGyK5pTYao5cDH8fKzIkkOx1/MsRs8XMfqlAEP6lyqGpmDoWHn/",
-	"TZIkSQxF9ckPsS2ut/8+NcZs2IeAaC5RGk3TKNb/TNPI+BppdJBGaAQ6qcJqhSRZlsbEImvodxBE8uJG",
-	"6y1tknLh8shQ6psybXqs3V3g1EDjMm5K10AJmOIL09yToyucXY+n6MwsnzLKJM2Jtus5WxKBaG7n4JC5",
-	"prCMMDUhzCh/yFLprcop+IYTIjNckTxlBYdaaCG4NqAlGl2maZ0/TZLLsT2JMeMV593CwM3WYhBRnJ2c",
-	"dCOKjBu7z0b3NKFP9X8OTImDNs2EJrj/+fV/0rT69Dy7h38W8M8vhfmnuv/wzX9ujv69wUuyxXYLooH/",
-	"74a+Pi+qZXtk9wlqfYgjRu7U81pILqJ5RNb/9dv5b5y++u1s/Zomt6/0/4u/3b36jd+++gu/ffX8+O7V",
-	"b6+S1xe/4HN6S/G782/Py2frX378/9Y/XbxYv/r9b3Txt2ib+fkZknIoVBZud0MlAWc2zyoVqvCyE9R5",
-	"oCPu5/Rsk9zvvMXQyx1wka2IVHY8Sk4yKqHYsVvjZVA+RS9uiHCf0FWtUmZpwM/bshLBMnJDIUEE1MfB",
-	"gxhgO4rf3DbAy43R0OHmrdYDlGleEeTS4G291CekhVtgQzeLb1b6e61B4luWoLSa4bJDDMGeekfymwwd",
-	"3x373UUVzv4JKhF71PHKloJ2iywNz6JbLq7RkhPp4idgt5mv8xp25s0TfUOYngnkmLH2WujdVgUahHO7",
-	"+USsAop0zQ5zhNECZypG5AYXtRZyrrjdyfAnrly2k7T77KRN16wbrqE0FWTtSlUfCV5wERQPd2ItA/vY",
-	"EmRxsB7irA64Pb9tJ5otPsIbXwo8cNgaSmhNJa70/bYmWMm4j9D5aGGGy8Fy0U6VaFAd2j5QcH0PPm9C",
-	"/6Qj7d6+fI6eHZ981/d70aV+0CWU5ih8VRAwyK8py7XdB/UrdphZScorGIoHHcyXzsW5RLiqCBamesGV",
-	"bJvCFwMbRrRtBRUuXS87s4MtKFt6Z8hHbiC2vv/oik2jotzj9MImLv5uIDm1pZ/1MwyD9gyLwC1wB300",
-	"x6xZa+LX6jHuALiHyBpEqEWegSM0CNj2NQNDH2k5Tp4B6sedWtAAi94e8TnsfoyywVKTcPoQ7yoWbSjk",
-	"U0/lfCWxDGTt2tTzecHehr7CnbZJrbdkmK8b8D8bbO7AxufEsjuxiW30wdGC3qHR8WyGWoEBcB1tVmQS",
-	"kLApa2j2t6edGpg9AwQwEBUyXNgr37N8GcJ/O4t2qa5bJ/TI7BukQWtBd+ow1yUNp4y3qbRwtFAwFA/n",
-	"OTVxhTeB1LDldp1qIfDZR5/uxygnArKX3bk2HZNjtxidwJDJTY7N5ySt7zecuSRNDDrY2i2Wb2xtoctP",
-	"tjYQ/L5vlT6U5nMB1fq3eEOJ/nBWrYPVZvEhTA7F7occ/R3qa0OuZP+08GeXdjxwJYK2b46Ojp4hXy+A",
-	"RnyxkERJo7oms6P5yTMtsr6Bv8bOtIeuNmPgmCI9l7a1SVZomR3ZQcC+nIFKVGGpxlP0Upu1KfPNds70",
-	"No2qA33YUHRsd+VPBAEsRTAYXa7zborOmmHNqDOrmXE1sUcYHSUpy/E6TCmNEV4RnLsonh8JM0uSZJIc",
-	"TpLDCwh/zJPkl5SNbN7cVEnYKSUQ3ZRP0O9EcICrnVBwtUYllQpfk/EpItS0mMH4Ua0IGIYm0GYEJ/pv",
-	"Uik3VaCkmeCmLPzUd3/errBKmZlrYKSgsuka02JYaj9qSyPuv0bhSHvBGFZDlGVFDZPDFlzcYhg20B7Q",
-	"AEUmZuiACyBTJumS0QXNsBm+oAiSFc7IuKGo2cm36L/pDwHFxCacC3pVAtmYrUrEiIRwrSujh0xmQW5I",
-	"IVFOSIVGgPqUWdz7SayummD8pyo+GUq7b+6EQoTp/5o6Es/cS35DBAvHrne791sRze0h4K9J7QdWdk85",
-	"mIsGKvyb0vluiBfKSn0k16WrfBjXO6WDEl/fPOWM2Cv2C+PWzECaCJJ/VPyasOiDZrFNoWcfqz7ZvM2O",
-	"K71BObnbHjLc3E+BBe12e5m7Yf3h1ryVe3Af85rGSVYLqtbv9FNtcxiM4Dqr1Wo4HWezPDClyukbmpny",
-	"dVs3C+7SvDVnOmWjyQRX1IyPtsNYdsyYRj+bwZJgEeV2/MDAdKzT5llmqDxWUNkm0XFy5CdapyxcLnhh",
-	"A5AGHLrtdJtRPZQt+MAgNU8qr4y9DiMSWs2QrjQBFLgFhIWVEZs52MO2aoMzogU2VRK9e/UORjzVcuWF",
-	"t5m9bgwKF4yIfRM3JPx8oNjWbkHn58CkB78XU8sU5M+05ZKyUaNdi3WsYWXihfpaJ2PGcABBcC6D8gpT",
-	"z3bqLCMZp8w0kdvzWstGoitSQC8TRz04TlOWshcmKKSxfLlpEtWlD01JNHJhq7GVvyZWBdbGpmDVFEH7",
-	"xYaBazEiEMe/PLg5vHSUY4KVwFkSXW6bXOen1l1qT/vQp2wxAl83ZddkPW4zCGrxh0VObLrh/GhmbCLM",
-	"toBQmG6g1gB32ZA/UP8onKIag/dh6hdzyKuXMMzI9eiMgVn24cwL8zqOQq0QYbnJUafM5ETMMxomK2hG",
-	"mGnr8S/D4JWgRGGx1pLdd3N9gZ8c+OsDTHn25jyKoxsipK2wmibTBObNVIThikbz6GiaTI9AQaoVyL8D",
-	"c67fIa9ptL6HLrhHf7W/d17NMUuSzhC1Zgpae959EG65Hn7nx0CpsJnqB2Wk1bQlu006VtZlqeE5j36i",
-	"N4TpayeuggnuBL9AwuQjMJzwEjSYOW30QT/xACZchifvJj5Ura2ZWZL4AK6tj9UEpb8yQ3Qg/FvQawJp",
-	"+uY7qfBauzBm/pLgyvov4QQ0/ZRVXWImT0G22JoGNyge5iMbWQbU1cbNW3OAB0CNthm+d/11MKvpI82/",
-	"h2lLZnTSRxid9P2R+3RXabnwEavve9njQ3A59sKzb/Wz6LKGhWVzgJGZA0yhz74g22lBw4MCMdjKt6Cb",
-	"8Il7wAZiuDk8CDsdBynCZDudloKZA4tWMxUagbPgZozAJeF0s5RJRWEAU1EY3AOsnfYc25eXNMrM6JLb",
-	"djxFE4XmckSVlesDfZMxAk3rNtuasbaCdyQRwhAuJEdyxW8NiDsd8LHdqO8Pj00/s3QSOYMUlu0bFlgR",
-	"izjXj20K+Fl7jFRJSi5MnT5OmWMX/3Yhc933EGCzfnq73XOKXvv6G31smTIcBBiIKO3MSHCjNTKsLzLA",
-	"QdoN+LHp2dzBR70hjnu/2CPsK97AC476YuP6GTPENO3ZeTamozSImt3H0XFyuGltf5iD953BrcezZ7tv",
-	"2vTypfs4OkmOdt/fm9MNnBvIbRvBced2x6RCC3Fl06Xa1moxrWfSHtseVK6ftuJysAGVFhaI9p0LvV4T",
-	"xg3Fnwb2n3kFljNqUiZdhQPYevZlXN6qNBaZuQMKtIQpU1ayiXVpim3sV+D43oAchCWqZY0Loy5MHJW6",
-	"zpm5MdhMfAx43tEII3fKd3EQgqgyO6TaBBY3cEqsjSHtu0xT9saaSLcro3Xc3Gc7RdE0XIAyWunLAnN5",
-	"PMRPEJRtBgxaef4Dz9d7sNKu/tnPYjXf03vfdhFtuOOxOd32jW960QVgs83HyW6W6r2z54sFwD4M/DJ8",
-	"I9Px4ck+ywyM2gV5M9vn5v4s5weRVYd/9GuagknW5s0C14RUIFycwDGSfPpQshSILaiFuVq3Ui2j0L+R",
-	"TaJxD5EKXtMWmfqWlNyluXyuh9im+V7OZ4ThH3Nhzo1cSVlBF9pZhCvhtxgxa28bMwpkNK9Zbn2xRr7B",
-	"iHmsUmYmMN4ppHGU1wVUpQoiV6fupZVenIua+b45KlBOFkQIXKSMsFxO0VvrKHqRaEYygjiET9ajHrTH",
-	"NbQeTvxtm/zxv0UetjKMAwzTzRVCNyJdKJL/Wy7+Wy5+nVw0tOdIK384+RhUFW8NHcAcKrwEqejET2Dd",
-	"u5QmlEvGiJFbIpVJuIJpJp1gXWr3tSlA1sZhZv5S3L5Uydl++uJTEztNGd5Ql4zO3P3wQkn899pYkFJp",
-	"Q9x2zHChjcxNXtO5r88JX+v7az+GXqwbQ9p75bZ+2L0/Fmpmm9fH+s7M/ciuXVTUz0S29hD02topaO4N",
-	"cBv2MtA4OhBA+brUVnfH0Nttgvo83PyiwMslyVG3U7w1ET5l25rA0dYe8PFpyoznranMUI9T1GhBC0WE",
-	"oya9l+AVwB2w9XrZB8G2qdbj06DRvCRI0t/JJkxBaKK1js3hRvOTJByJa6YQmpm4J8mOobzDmwl40YaA",
-	"KkFuKK+lL/wf2qJhug0k9GD9ASHxJcdPd1Hfh0fU/kGnzeArPjrC8WtCGv9MVfpA4RALhY4mCDSR7+0w",
-	"0yIGNA8s03rxuS3m9NPNYbD4QLLMZElqJofKflylz4jDi8F9HctY28uV1mJmWh9U/6fMv8XNdyBDV8Dm",
-	"19PaehxX9iOs/hwqrYVHzpLk1FbDwE+qV7OaMjtaEaPj5FmrGdGVEk6RfWmmy4eVFRYwDAEC75hxRjNc",
-	"QEwejVyhtwQ7zuSqDA8h6JSjbKn9lrCy5DRlZgwTvEHrVmi9w8YQ+bwma1vioY/uHuCGyNsNnup9+PeI",
-	"mlkR+sj6UGY7EB7XG4aIKGS6kSs6mqIzDUmoGIJQ8ixJELkhDFFDAr0350C1CTUh5IV9Gb4Pbdvxum47",
-	"7oWc2NwxgSCutuzo73bqpZ3ch1lADyrwqewQmKUb73U8m+lFjg+PbLqFu4kbbesjrO7rmx9DXNhccmDf",
-	"TG+E3hd6Z3+a4sH9ZPDgJIM/1gl0XXVbXwrpQo/A8KQrO9Q2iTFtvxXujR8KMznTeyYbCyrtTQfNHe4G",
-	"2Otsq5P0CDDQdphtzXysM/3RHvXT3Td13t0Lt+2hkofeyA4u+R7quPuu5//drvw+9kfv/ZxtA8T8HmQy",
-	"glA/FMS4Yphhe6TtGNuRDvNPna+bWV0b6w1+JF8r2uPNA5f6UwniTh987tKVFVYrb8brD40VH9QetkXo",
-	"sF2/d5fJH2CJbxc/jydyvkhyHO++yb83/09ixr+FYnXWNr5DswmyhbZibC9Oalim84rojTH5C9de6aIG",
-	"2riF99HkEz8hD6PwaVbnSDMCzdlrO6x3OIs7l6nCa1mMTyBIJcysCutjjGBC24ogLuhSb/KJ9J7JOEYF",
-	"ZdckT9kVVysESeFRZ4gZOkCt8WrjKToPSvVgZr/eBLypgN4Q8xpB042Tz9FlA85/iMNLkxu9/IeYXZpO",
-	"XL37ACx8oX88vJyi80YYVkT47c+NW9RITSitaAM3DhwV/wquxsPBquvZTFP2c/OS8VG/AjJGPn083vIS",
-	"8k0pim3m8/YBcX8+afk5Jvz+CYtuG9if2VxeYTs2MKS5U5+xb1mUf6hJ2+Kk7jb+9Hmdz9Y++1isIW21",
-	"TdZ/adNzd5bG2Z6taZRYtkZy7szT9HRo0GUwaGv+RKW68K/LeTR2DjpONmfGQD+2i7+6CvefVfDVD1Sa",
-	"cvGtL1kM8OJ7Mjp4OfjUPeFWtyDo7mmprAGdM5C02Uf37Bgu+pjmedPgsp1CvoIG/lh7etgs/gKSadf7",
-	"tjt2foVXmZge0CH7BUJuOakKvi7hXXXmDZCQFbJ2MSp4BrayK6ST6LLE1wSJml2mDOrkpH8Vp6ne/2Q6",
-	"ae7nBwefVlyq+yiObrCgWrgBZay8YW4TUFFYvZEk0RCK9U3GpuZCtZqNCioVgXQyGk0m5tN46iOApL0U",
-	"dPM0w1TsR+g4AHh+8GAe7PNRqmmZwFDo2G/zmXbNO7nB7faCren+0HaqFfiKBw9yKO8/yJf4N5vSn7TB",
-	"Dr7HFS406oTtz7RKItykrfQe3qNL7z/p1Z2iUacgWroC6HEMG9EIt2NWMbPxBOMVmapKLnzfSVOeFdt3",
-	"hm5r1bL79pUH9x/u/28AAAD//w==",
+	"7H37c9s2uui/guE5dyJNKVl+tYk8/SHNJl3vaVJv4pwzt2VODJOQhJgCtABoW814//Y7+D4ABEXq4cTu",
+	"dvfuzmxjSSQe3wvfG5+TXM4XUjBhdDL+nMwYLZiCP88UmzDFRM6eLxYlZ4X9smA6V3xhuBTJOLm4odx8",
+	"/+aC3MyYIGbGiGbqmikyk0JWihWEkgscZ0zssxek94ZwDY/az4SbTFAcPiV0Ypgi3GiS00X/hNBLzYTB",
+	"wbkhVOgbZge94WYmKwMjcDEdZiJJE53P2JzaNbJbOl+ULBknsLz9UZImZrmwX2ijuJgmd3d3abKgis6Z",
+	"aey2vcW3r16Q7w6ORmQRwKGHJGy894bczGRpN55LUeg+ofpKEyPdagnVmdBSCkJx11wYuyeuyYQLWqZE",
+	"KrfvN34M0qOGzKU29oVMIEifaDIYzOntwM6cksMR0eRySQo2oVVpxoSKJSmpmsJA9hmczgIyExZg8exU",
+	"W3hqQ0Whh5k4nzFyKYulx4ymc2af8XC23yFhDMnPZsZUDIyUUFEQmokLRPDNTGpGrmlZMTuekIZQByNR",
+	"zS+ZInLid5oSqhjhUyEV4F9nIsDbwvGEUE9R1ABh2DmYsttyANb2FylyhlTALc5wrUmaCDq3WHe4/QIa",
+	"UUwvpNAMSOR5ZWZMGJ5TSxvnMyWNKZEtcgmAtX8CNeMjewslL0s2/+aTtrQUzWqpzFBeJuPEzLgmtCgU",
+	"09rC1ZI8K4iRkswtUitxJeSNIFdsqU+IYkYtCRfkWw27tTjM7ar3rvf3ELv2B22oqXQyPjp4liaGG9hp",
+	"c/3EhA2Erc+MWejx3t6Um1l1OczlfE9Xl3OuNZdiTgWdMhV9M/BfXZbycm9OudgrZK736IIP58V/0MZ8",
+	"g3q+uxgT/6nYJBkn/7FXC6I9/FXvnSH8EBdNvrQ0q9jfKqbNE03ykgNd7wZGUlLDyuVJJkw9Crmhmig2",
+	"qXQkYUopr7iYeuq7YssheQsoQJ4FBoUvBs/hCyS9J7qmcOA9ShSfzgwMAHQaydno9bb4eedEQiUML4ER",
+	"/R7ndOn3SagdmNAp5WLYIHOHV0sYU6YsHO/S5JVUl7womHgIypULppCeBGOFJlS4r6Syi1pLpHtSFUwN",
+	"9g8OjwZ6xhcLLqYDPdd7itUE1iDl0WFNyvUWHol2J2GChyJWiyHL6Z5Wr9jyBBC6BYKkNxj4zwNLvf2h",
+	"XdNpweYLaZjIly+kmJQ8N/dA54PsCDF5WhB2y7XRntILPoGzwZAa2uf2ZDIpWdBlKWlhDz0hzQ9sIhWD",
+	"7bym5USqOSveIjd+NWnWfO1PNjyJrmnJC/KXdz+/IYXMq7mdYBdBOhrV1BcW6+d4LCqc+4kGfqKHosYm",
+	"UAAc8vITyw1g4400r2QlvvZoE9IrHDPQfrgONHNvudDAxVGNi1OcwO5jAkt+JFTg8gZCmgHO8xCYeCOJ",
+	"rvKZh5JUxACjABLOkFfOpfzJfvmVuPCcZw9E0BPH5HBk/0cul4ZpYhdOc2PVMMs8JZ9z0FIPvj3YPzra",
+	"iUX2IwF9tjrdY+HF7WtgpBzgRA/FIh5iPanQXgEd1jJOn7DbHGQ1qNhSTPgUrB2AGiDPibFzPmeyenBp",
+	"VvACOVcpfs1A8PLY/npiNRkLfTf9TgLuaY09t/ro/UfBndvTwE/zoMLtnjAaknOry+VSCJbDacytWik1",
+	"K6zWrZkoSIQHq8UBmuvNfsEx3IVsJwuyZI0gzBK7sgUTBRfTEyJFuSRMFKxwUsQaz4Jc2pXC2oxhxUNq",
+	"Yc86ZS+s4HeQvTjPQxFKdDqFTYBFbjEt2E2t4lhL0qpmEsxf/BoY/Z2Rir0X9Jrykl6W7AFYXdshLRbt",
+	"mgCRNJ8hGVrLwxovaheWPo41ZlgnqaKFPhKyYPWDeKKHwlZBDb2kehtoEC1A+g+MF/REcE1msizALNRo",
+	"XEbCmTMNFISnqpxYUpqnzuMyp0u/VD2TypTL++MRF3FZ6eWjYRCmGMAUj4870mtRTD/wIC4lE7S0snoJ",
+	"gNc7gX3lt0wgBqxQr89rI0kv2m3fIycY9yQyzjOxatx/mSlvJLo+L8H6wRm5mO5guL8XtDIzqfhvX+11",
+	"gvPsuRsNXhuTHxhVTJGsGo0Oc7rg1vqED2w3BWK/ptLGSh+JTKt4joeg0+dnp+geoqqh1dHm0U9yq1Iw",
+	"e2QI5jkchM57sVAyZ1pbIn4pDDfLB1EGTouxXY+hXHgn8jXX/LJkluTtL0qWJJ9RZTV4Rd5/czA6eLkJ",
+	"aVyAHfyKs7LQyfjXz8nE/hnNmKTJ3O7EGh7JF0x+9yH2Qh7ESgOa4Djho2kMMMkAJ3kQ4sAF2z2HwAEB",
+	"gxZmqiXWis/DPuN8j45GdLVYSGVY8ZoVnJ7D9r+KSF7gqwM7FMkSw27N3qKkXKCqaMVtmPOEAOfHU8DQ",
+	"O9l3xzGDhyHJ3O6DAB4fjdXDbAOYbQDTPIYzRLv4yCqEAMFc4+/o6cqEh/xLkUtQCFA9NDMqCC8YSADS",
+	"i3SHguWycKKjDzZE2AOGGIxh84VpHx4/i5i07BliR51Sw27ockhOgc4Uy60+X/ijJXqEcJ2JnJalJYEJ",
+	"F1zPWPEc3gpRNl4yd0RyQSYln87MkDwPTxOKi8uE1ZepILIyuZwz3KCfpw7SsbIcoPeqD0EuQZhSUmWi",
+	"ZxQV2qKTTCgvK8VSb4Wlnp/cOP0hee7eI9pQZbiYZiJLkKaddTPOEjKn6goW5RZpceBd+h4olSGCWSzY",
+	"/WaiV+LBPeMLeLCU2nguZrcsrwxMKheLJkQtFFP0/LtNP9HkUjF6xRSRCyYYSAmO0y8oBBTmjAqAsBcU",
+	"maB5zhbAcqRgtCi5YGRGC7KgWrOij8pFxO811pJxcjA6+HYwOhiMDs73D8aj0Xg0Go6efvdLkiYYZUvG",
+	"+2niMGTfVoyCCEkWSl7zgqmPDvYRhyeKfWK5ccepBfem2fYPfrHPLZRcMGU4xsgAVc0AW4sy/nx+fkaO",
+	"Rwdj8gMtyI/4czv+ljZ2HI+4YfOW4KhdckENA8dC18BWjWTqtCOibcUB0gVS0JwWiHVHV8MYJ4meD0b7",
+	"XROUjGr2ciHz2dopNCPMPhCPDhQDU1aisJZMNNlhtDkuzLdH9bxBS6yRH4FrP03mXPB5NYe/2+9EVLJJ",
+	"iP7sHmvSxuru/sdnAsRb8jw4JO/tvgi6Bh0vgb9iIstS3mQCLLiUXC7rFIGJVKTWtBx2nmh8V5fS6BVW",
+	"WU+uu9EHxH3/VnFltexfPUjjXX8I76DT3MLEngVWBWqD5HlDcoNW8ESj5kRzAxLOOSK8ZgknhqALPZOG",
+	"GHrFRCZ8FoSFZxB9KdESrV6i2JRra7ywghvtJF0+o2JqpfrQhSmtoLUHFQdhaadVgpZO3tn1LWTJ8yXo",
+	"vO5EXFBlLPBhkKZIcqx97uAHXvo5vX0eJJuzeZLx4ShN5rJgIGRo6QCPk1lsOAFoobyiQOHAw+gtw9Sc",
+	"C1o6grT6q1doP9YBmfqbnC+4D/Pgd16z/dCSX40dbeaHH6NH79bte5UWzlzEduIOmiD5HdylKJdjZI1q",
+	"XpXU8Gurn1SiSMlEyTmGrJFcLBEpBipK6v2bNzOez0h0tMwrbciMLhZMrKAPULJRMNgtIRfvsJM5vf3o",
+	"eF7Hu2kIseOtUwKNbAb8a/vMXU09W3Q/fOqui7I+N2R5k8hWRXqb6lqpQnB6WibCw1bjEeI9x3XujT9m",
+	"LesvUWfMhApvgyZnFLdKFChl9m3Pl1ZMrgq8Lyb/NOGGzXXkcIj2i19QpeiyJRNboEwbnOPwGFDUAb0u",
+	"EfrydkYrbVjx1ikr7cPFUrcDhapK5jzfNXhPnOCjQSF1ag6QobB092uQNh8xjAMuiph8PzrXVJImUrCP",
+	"Vgp/tJRVMqsbfYiPmjWvtaDptZymCefVTPu30yAtQBYMDbJXoIMn4xFIqUu2Rhc7tgebYjkT5gUtS52M",
+	"90cj/80r3D5+eZd2imz33XtVOsttvLe3f/DdcDQcDffHT0dPRxaVoMgm4wktNUsTPMdA9lrOuaQmn1np",
+	"HXNRW7zGG95Btr70x1KyuvJ7ieZ4fzHLr9tqC3t+7x3KDhh8FNV8VFG4Ju/f/oQmgAaz2JtUUuWsIQ49",
+	"LHG+SylLRmGvAbqfO9Oe8KR/otuKhSZKVpj4FJYybMqK9ej6YnEQAXhVEPidBCB2MX4L3Rv08ieaXHN2",
+	"Y2FttUJvAjcVkxYzXVZKm2R8MFrhqzm9PQ2fn+7CZ9SwBoNtZ7kmC4SltdTEKNsVFACu8oqbYFpyTUyl",
+	"wLqcTGJxhlFKK6xwrzNaTj7C3w1R5X5tYdaBppPSqHGpANbEtc+luD4LeXCGNA0iC972mV4DfHUOgF0g",
+	"1eCqCN6HeOzRGg3ldO3o57VbAvXtvFKKiXyJW9q8ladd0wXq6LR6MHFLBISVlh2tDLBTwKtos5iZktV0",
+	"Ntxisxzvbs8iUW7ef41LC+AcIL8AZ4hVVTcDA4i7XoqsGvFDZyDdrXDE6nL+LG8wbOMNOWrQm25XElKe",
+	"90ejPvzszm2Sy8paRvKaKd1eVBtHqzy4uowfm3qBJj3wWejgg9KrTijdJ3QuxdQ5+rctYUU2Bupvgqe1",
+	"0A1y8SeuzYrm4PCKvvtuNSKIhZr/DncRWr+/lvABHCaFXbVRFXOj2LfWGmjwdzitdtAF2mdYPem6Y91l",
+	"rKFfHI4f7RIuakcEJA8Ed6E9mZpUihtqn/B+i/fbxZl9a+txXPr89wCsMN8GKsOxO8msQQeI4nV+wQ6f",
+	"4D9ccdvop0LN7YZqMuFKG8y+KLYJ59EXOpPCgjYg4h0rWe7Yubnol7c0N+XSu8MiwILDpgbXcJuf5tGQ",
+	"tKLTCEIvtSwrw4hFmtWKITRk9VLMihAutoo6bRPu6/A8p7c/MTE1M5eYO+fCf97vwsA6SPvdrj03yYTO",
+	"OfA7NegtWyjmSmuCJ8+dErFK5jil0rOmDobft8j0NMT+IqTR4Hr59Y/q/N+6ruPh/vF+vK6DxrrC3Oiw",
+	"2mXu4+HomRUyH9Ikjzyu/wqeSHDmbQL66AikTjTjWiCGMP442Z5QXb+5fdMtwUEjD+FOR5mPcXYcyDFG",
+	"Nw0RfO1NqG2NETkA7qRTs7YzatOSVn1Xd21E7RhcqVG3+RUUGqd/grCPL6bolmY1Up/ouvCiVWAp6JwV",
+	"EJtee/yNnt3v+Et94jmQilj+PAFxtnpKLLEEAasGIVBbleUQJMxKxjx8HwStfeyDlS6lS/JrqFte3n/Y",
+	"lN5NtTvySS/kwPdTX67pzwGrJPNrpjEK4n3fUpAfX56TOKH2s0ffHWiKEKCB0yPKp82EPa1Lrg0XUzs9",
+	"XRI9p2XZCrAYdmsB/H9lpQjwMaibwMaooxiZjJNv9o+Pjy2DH3/7nQX57WAqBw4Gn7QUw7f05rUTNNGv",
+	"A33FFwMJQKHlYCHhgEMYgntda35ZLp974bA2BAAJUqpite/Cg21Ol2RGrxnxEgbSAKgqOWT1+RAhlIy6",
+	"glkfih8T6lVsH4QvKgVZlyK8+qT2GoBp3Ysij090yFCoc3D6UK6aCeqiZs0oJRb/UU2KCrM/2MdQ6AoJ",
+	"4gRFZiZgRIyuFaTX8biPnvkjon9C8hnLryBQg1Ecv/KQCKgxqRuDv4Q2MpCHBP1DGaYg33DNVqhlnaUR",
+	"5YE/X+NRdKEJoNPocTSA4uTyplxYc7L8XXXGxKOBXyk5715JPFlcMRSWpXdaQtf8/rTbRaq+w2e/MmjU",
+	"8gSE1LqO+IlbXnygRQdiWp+zXZYDrvoHMK+bWqTP47JSN1YKzGLw3eSQDvaThoiOBU4uCyBjlCxrpc12",
+	"jaF75oPtM397fHR4sN+c+Tv8cqeZ2+6DAI5V4tsnRpL9dDQaxZI6KrFH2eIrMUM5Prg0+ieZYDSfQXqx",
+	"5XKUIpRgGjpixxfVSIFOwRsXkN1JaeoYCPyfXJzi6/tbfAJ+41uo5y3TVbnGl+oE9NnP7xpHHrmRVVmg",
+	"mJ/yazgBLN8aNh/DTr3MXO1C0DsY7RNH7Sk5GI2IYgtGTd9nYbnkx1Co2Toe3QNrUmYhjuogsLYAxruk",
+	"7pkRG4/9R0t1rZeyhvx3k4He4e0AvFN+ZSxlo6jA/lYvqXttJ+rUKyJO+W9//TdFbKWItkhUNVDbOaf4",
+	"IwYKglpgWTv1nhtoFgLH8HBXYdaWN9s8mn6N6+nj9E/dQgur7Z9owuuCeXLFlmMCEv/g+LjOXdek915w",
+	"OHzsfzIBKrHuEzkh789fDZ6moTGEy3tP62z4AZpDRKpMXPKCK8zmoGX3+NSwqYRkrxd5Sl5MUvJLCYr0",
+	"L4sUioKhYuX9N6PRaJRCUv3oh9Ql17t/n6IyG9chEF5okiXDLEntP8MsQVsjS/ayhPTgTFpQMyOaTeeo",
+	"YrEl1DsopmV5bc8tq5JK5ePIkOqbCat6LP1bYNRA4TKtU9fgEMDkCyzuKcglza/6Q/Icp88EF5oXzOr1",
+	"UkyZIrxwfXDY2FJYzoQZMIGHP0Sp7FL1EGzDAdM5XbAiE6WEXGilpFWgNeldZFlVPB2NLvpuJ6jGGylX",
+	"EwPXa4uRR/Hg+HjVoygk6n3Ou2cJfWj/s4cpDlY1U5bg/vfX/82yxecX+R38M4F/finxn8Xdh2/+c733",
+	"74xO2QbdLfIG/v/r+rqfV8vVyO7i1PqQJoLdmheV0lIl44Qt//Lp9JPkrz89X77ho5vX9v/lX29ff5I3",
+	"r/8kb16/OLp9/en16M35L/SU33D67vTb0/mz5S8//vfyp/OXy9e//ZVP/ppsUj/vISm7XGXxcjvlHvzm",
+	"xYJ9mvQg67lPFnRa+36kcMFYbeCHpnn1QHDocgspdr37+u3TXFaa9AS7WbcHjN88xibe859e/OXm9NNi",
+	"lIv/Lrs2dG9t+13Qk1oRE6nyGdPGNYUpWM41pHiuZrYhoQ/Jy2um/CdyWZlMOMoPXcacHHTiq+aLyO8b",
+	"vP+R57MZu6hf65Bgtaq0IsM26kyQnHrJiA/+N0/jNvtM/ARranhCidbfKguSUKgFCeWCzlcII1pTa0th",
+	"kbG5v2W926jCa31R/mWLOl67BNjV1FKUVORGqisylUx7rxFoq/h1UcHKglJmX4iDUpH0Rh23gd5Nua+R",
+	"E3s1ikpNRJG+xGNMKJnQ3KSEXdOysqLdp/T7k+uJTxJeCVXeO1S1qsx2Z45i3lwzPzfIj4lUUcr0ioep",
+	"Yx0bXEse1l2ctQLuwG+biWaDZXQWEqA7NltB4jDmH+tQZYwuWiGDXzL4SHM670ySXcmNjXJimxuKnm/B",
+	"5yy2ylak3dtXL8izo+Pv2tY+ubADXUBCkqGXJQMz5IqLwh4LkLXjWrjN2fwSWgFC3faFN+wuCF0sGFWY",
+	"s+ET1THdB2EjmNUoIa9n1beQu3YeXEyDCRj8VRBR2L1hx7oGWX44OzFGA951hOQ2VPHeQx1qdu6IjCG/",
+	"0UczR+u5BmGuFuN2gLuLrEGEOuQhHKEswhXtIQyDf+lo9AxQ31/JgI2wGLSwELlve2ZrLNVhtg/pthTZ",
+	"mkI+t46crySWjlhlk3ru5+Ku6SteaZPUWlPGUcoO7a3G5hZs3MeDv+KR2UQfkkz4LekdHRyQhjsEDGYX",
+	"CxpEJIzJHPX6dtTOI7WngwA6fGHIha2kRceXMfw3s+gq1a1mRz0y+0bB30rxrWeYrw2HXaabjrS4oVLU",
+	"CpAWBUdvylkkNVyS4UqOFHgqep/v+qRgCmK2q918VlSO7WJ0AK0115lz9wnV363Z85zVnvdoaTdUn7mM",
+	"Sh+VbSwg+n3X2gQoSJAKahRu6JrChO5Y4gpW68m7MNkVsehyb2w5vtZEiHYPht87oeWB8y+sfnN4ePiM",
+	"hCwJ0pOTiWZG49E1ODgcHz+zIusb+KvvVXuo5UMFB01bH6x2oWUoFO659schiYNrsqDa9IfklVVrMxFK",
+	"DL3qjeW5HdXnkGrtVhV2BG47wygoXb7ecEie1y2qyUqHaiHNwG2hdzjKREGXcSCtT+iM0cL7LkMjnIPR",
+	"aDQY7Q9G++fg9BmPRr9koueyBTA3xPVmAZ+ufkJ+Y0oCXF1fhsslmXNt6BXrnxDGsbAOmq7ag0BQKH2t",
+	"G4+S/2IL43spzHmuJCbDn4Sa15sZNZnAbg4oBY0LUmFh5dzaURvKj/810mWaE6YwG+EiLyvolzaR6oZC",
+	"i4VmWwpIrcFWC95tzoXmU8EnPKfYcsIwohc0Z/2aog6OvyX/xX+IKCZFJzacqxrIBpeqiWAanNS+eADi",
+	"tyW7ZqUmBWML0gPUZ8LhPvSf9TkU/T9Uyk1XssH6+i/ChP0vZs8E5p7Ka6ZE3Gx+tWdBw4+72fH9NQkN",
+	"kZbdOhzwoY66hrpgYNWxDcm0wX/tg3TBeR2M0k6Jb18eSsHcE7s5ryuBkGaKFR+NvGIi+WBZbJ3DPXjo",
+	"j9cvc8WUXnM4+dce0sneDvxFRYY7qbtx1uXGaJ0fuI15S+MsrxQ3y3d2VFcSB43Hnldm1h2EdE5g6M3l",
+	"zxueY9K+yxYGc2nc6K6did5gQBccm2a7FjRbOmuTn7GdJmhEhWu60NET7KQeC1vpUwP5fJocjQ5DH+9M",
+	"xNNF11QAacCmm0Y3NijiYiI72scFUnmN+jo0hmiUgPqEDDjAHSAcrFBsFqAPu1wVKZgV2Nxo8u71O2hs",
+	"VelZEN7YcR4VCu+MSEPpOoQ5g6PYZaxBvWtHf4uwFszgiqKGVnPJRK8+XctlamGF/kL7rJcxfdiAYrTQ",
+	"UVIJZvGdeM1Ip5nA0nm3X6fZaHLJSqjgkqQFx2EmMvESnUIWyxfr+m9dBNeUJj3vtuo7+Yu+KtA21jmr",
+	"hgSKTta0mUsJAz/+xd71/oWnHHRWAmdpcrGpX1/o1XdhLe39EKimBGzdTFyxZb/JIKTBHw45KdYAhobU",
+	"FD3MLm1SYQ1Uo229rskfqL8X945NwfrArM0Csgnm0MLJVyb1gVl24cxzvISkNDPCRIGR+UxgTATHqJms",
+	"5DkTWMwUrgCRC8WZoWppJXuoYfsCOzmy1zuY8vnZaZIm10xpl1c2HA1H0GVnwQRd8GScHA5Hw0M4IM0M",
+	"5N8e7us3iObiqR+gC+bRn93vKxeSHIxGK63j6t5vzS7/kbvlqvumk44EaexlCMmzi2FDdmMQWlfzuYXn",
+	"OPmJXzNhnx34vC14E+wCDf2eQHGiUzjBcLfJBzviHvT1jHe+GvgwldVmDkaj4MB1WcGWoOxX2DoI3L8l",
+	"v2KQnFB/pw1dWhMGu04paZz9Evd9s6PMqjkV+gRki8vk8O3xoSs0yjKgriZu3uIGHgA1Vmf43lcVQqz2",
+	"Iy++hx5T2DDqIzSM+v7Qf7pdWLnwkZrvWzHzfTA5dsJzKHB06HKKhWNzgBF2P+bQXaBkm2nBwoMDMbh8",
+	"v6iG8okfYA0xXO/vxfWdnRSB0U5/SkGnhUmjhIz0wFjwnVXgkbinWya04dB2qiwR9wBrf3r23ZUt9WGG",
+	"Z8lN059iicJyOeHGyfWOatGUwEnrF9voLDeDm6EYE4SWWhI9kzcI4pW6/9QtNFTFp1jFrb1EziGE5aql",
+	"FTXMIc5XoWPZgmg2z5qzuVRYnUAz4dkl3KmEz30PDjZnpzeLXIfkTcg6stvWmaCRg4GpueuUCWa0RYaz",
+	"RTo4yJoBP9aVqlv4qNW6cufrTOJq6jW84KkvRdMP1RAsVXRdfLCONvKa3aXJ0Wh/3dxhM3vvV9rVHh08",
+	"2/7Suiun7tLkeHS4/f1Wd3Lg3EhuOw+O37ffJldWiBsXLrW6VoNpA5O22HZv4auIF1J3lt3y0gHR3TTR",
+	"qrAREin+JNL/8OIvr9RkQvsMB9D13BVkQatEjQzfgLQ0hcnZRte+Lkuxtf4KHN9qC0SoJpWuaInHBfpR",
+	"ua8XGqPChv4x4HlPI5Bt42tXGCPc4Aq5VYHVNeySWmXI2i7DTJw5FelmhqeO73btekdimQkcRjP7WKQu",
+	"97v4CZyydVtFJ89/kMVyB1baVjV8L1YLlcx3TRPRuTsem9Ndtfy66z0Am00+Hm1nqdZNRV8sAHZh4Ffx",
+	"PVRH+8e7TNPRYBjkzcEuL7c7WD+IrNr/vS+nivp3430KV4wtQLh4gYOSfPhQshSILcqFuVw2Qi292L7R",
+	"daBxB5EKVtMGmfqWzaUPc4VYD3OtAloxnx6Ff/DBQqJcyUTJJ9ZYhCfht5QIp2+jGgUyWlaicLZYLd+g",
+	"sT41mcC+k7eGWBwVVQm5uIrp2Ym/qjOIc1WJUC3IFSnYhClFy0wwUegheesMxSASsREliEP45CzqTn3c",
+	"QuvhxN+mfif/LPKwEWHsYJjVWCHUYPKJYcW/5eK/5eLXyUWkPU9axcPJxyiXeqPrALpv0SlIRS9+Iu3e",
+	"hzQhXTIlgt0wbTDgmmbCNYE2+cy55ya8NExhoduQnFHt5e7UWrd1VrbVHTGHORNGuqumujKx03WZ2Klr",
+	"IZiJOleaxEO1kqKlaI0G+8gEpku7yCV+X0JBijN1wUmLM8CdnvRvFaqz2tClznzVklQWCPbhMDdAFput",
+	"g6oNuYSyMnjBjVua1ZER8FQxMrFfYZN8Cu/3/cXDdQZ3itucVL4ovm0ynobkpPgm51/bAYRyWVsRwSXh",
+	"kqf9lcGQMFzfGByKcXfjuWZGVTsM21hDVF7tGt/5S//WrKWjVrjDe/R1cb3VFUM5P0Y0ZLz4SUmnU1aQ",
+	"1eYAjUsAMrGp7p9sLPvvn2QC3Q6Wh5CWvZbimc/Tdkmn0a3PK2BrtS/oBNu6RJfNVAQLD3eDgRkX05Zh",
+	"tybFGxUVK6ydCbrYmJTM4O3VOiRbOOdKfX8KpCvc8LLIqSrWb8/PfqbYhN+uoQlpFoOvp4XG3l2lDty6",
+	"rcJFScHzZTAycnh4+OyEYC1XJij5hmDKi5WK/+fgh/76fbnxoUNA96bi9IrRvdIrmmH6e2443ABR73VI",
+	"/sfiPFoy3GfvqwQgNoXNvBW2YddkRsvJQC6YANdbbk/QvIIm3/BIiGjomZWUwaWxFV4u+2gLxA5/F4gh",
+	"e7j2jp7Zww2wljms2Q018BjXzgTK2zT+0iXp+z66oO+neFe8NQwiVhoTGrfPdu9hfWK4oKeOjuOV+2Si",
+	"KJZAgn8yE+6SEfdWuBWybs4fImq+yTliCpQDptdjyB7oTvXuRk9X/D5m2R06nH3udHBMGdH8N7buYAE3",
+	"cmNNLt8mGR+P4qbt2CcXu7Yfj7a0jW8v5nmHdtQLuhAqAFKRSMvpNdQbeGLdJlBrWQPZBytfa6Dj6Ok2",
+	"fHx4RFsuqhbtvKZqRdX9Ggf1P9IweiDntoNCU6+P7YpQqYcdjzrsCJgmzqfyqfnhhg64HKMj9QFj3pXQ",
+	"XUmcPm+zZ6WRqbMS+0PyFvR0jh1noZbLK9CnBQldNKDGa/0V6y670idxKmcNdRVKwJAHo5G3EOAn06pA",
+	"yIRrD0zJ0ehZo6DeJ4Zbiwim99kNqAJZeU8zkVMhBc9pCRFW0vNlOxqscsw8QB4iUO3NxTS1ylGUJ3iS",
+	"CWwlCLdA3iirSIs+HKZXbOkS9uzW/QD+IhS3wBO7jnAXNvY7slu2m8LlQLDTLhjiW5C3RHwK6ZA8t5AE",
+	"KwoCgwejkbULBeFIAq3b3yB3kGNAcGLw4qcQqHRHm1+Ov1Sa4hsDCMlZO53/5jo3u+6z9rgK9GAiD5lr",
+	"ZDb1LSqPDg7sJEf7hy54Ln3XqKY5Fedqt+2pLi6sH9k7g55XCQq9L/S1/WFSwXeTwZ3deH5fl56vDN94",
+	"sbEPJAHDs1XZYTZJjGHzZtOz0Nhs8Nyuma1Nj3cv7dVv+BdgrQcbXV6PAANrWDol+bH29Hv7R59uf2nl",
+	"/nl4bYcjOSo6ehGV6h3t73AcO8l/LuVP/h7+f2LH7C76R+uO6aYCgr9HcekocAvpjT61sVsfabo5XVui",
+	"8eeVr+t+k2uzx35kXyva0/VNA9udddKVXi6FTz5ZUDMLarz90PZmJKsidI1fY9eawd9BE98sfh5P5HyR",
+	"5Dja/tIbaV7JSvxhclTeQumRaCrfsdoEuR/OJt+Jk2qW2YtTVfX6COu5L5aP3dhwp1oxCF1eKYlHc2eO",
+	"xjaeXl/bor3DXvy+MKe6oTE+gZiCwn5LzsboQZfRGSNS8ald5BMdLJN+SkourliRiUtpZgRSfHorjTjJ",
+	"Hmm0CO0PyWmUeO1886j8Q9gDHChYW1mMyUUNzr+r/QvMdLn4uzq4wL4KdvURWOTE/rh/MSSntTBcMBWW",
+	"P0azqJaakCjXBG4aGSrhGsnawqFm1bIZZsJl9lt51Gvns6ckJAP1a9cfFdjLKkBnXcB5k/q8ucnpH09a",
+	"3keF3z38vFrU+0dWl2fUtb6Nae4k5F81NMrfVaVtcNLqMv7wUfp7nz67aKwxbTVV1n9p1XN7zN3rno2O",
+	"ylQ32kpvjbq3ztCoZqxT1/yJa3Mernx7NHaO6gfX5znA+dhM5V09cP9R6bttRyVmF2y8KDjCS6iwW8HL",
+	"3ufVHW40C6JazcaR1XHmdEShdzl7tjTIfkz1vC5X3EwhX0EDv68+3a0WfwHJNKs3mvWXv8J1XFjR36W/",
+	"gMutYItSLudw3yreYgxxI6cXk1LmoCv7tGhNLub0ihFViQuI9Smjw3XSWIv1Gesi78Z7e59nUpu7JE2u",
+	"qeJWuAFlzIJi7kJUSZyLNxolXSi2L6FOLZVplI6WXBsGyUGkNxjgp/4weABZcyqozaxbY7mPUD8G8PwQ",
+	"wNxZtWlMXQBHIW29XbQ5XFXv9BqzOwi2upbP6qlO4BsZDeRR3h4oFGzVi7KfrMIOtsclLS3qlKu2d4dE",
+	"vEhXt9O9Rp+s9aRVRUB6K+Ut2pez9DHlxyLctQqnwvkT0CrCHHmpQhVhnWybunuvNxXeunWHPLK7D3f/",
+	"LwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

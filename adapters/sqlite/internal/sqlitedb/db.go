@@ -114,23 +114,8 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listGatewayPausesStmt, err = db.PrepareContext(ctx, ListGatewayPauses); err != nil {
 		return nil, fmt.Errorf("error preparing query ListGatewayPauses: %w", err)
 	}
-	if q.listIntentsStmt, err = db.PrepareContext(ctx, ListIntents); err != nil {
-		return nil, fmt.Errorf("error preparing query ListIntents: %w", err)
-	}
-	if q.listIntentsByStatusStmt, err = db.PrepareContext(ctx, ListIntentsByStatus); err != nil {
-		return nil, fmt.Errorf("error preparing query ListIntentsByStatus: %w", err)
-	}
-	if q.listIntentsByStatusAndTargetStmt, err = db.PrepareContext(ctx, ListIntentsByStatusAndTarget); err != nil {
-		return nil, fmt.Errorf("error preparing query ListIntentsByStatusAndTarget: %w", err)
-	}
-	if q.listIntentsByTargetStmt, err = db.PrepareContext(ctx, ListIntentsByTarget); err != nil {
-		return nil, fmt.Errorf("error preparing query ListIntentsByTarget: %w", err)
-	}
 	if q.listPendingStmt, err = db.PrepareContext(ctx, ListPending); err != nil {
 		return nil, fmt.Errorf("error preparing query ListPending: %w", err)
-	}
-	if q.listPossiblyAcceptedStmt, err = db.PrepareContext(ctx, ListPossiblyAccepted); err != nil {
-		return nil, fmt.Errorf("error preparing query ListPossiblyAccepted: %w", err)
 	}
 	if q.listResubmissionsAsStmt, err = db.PrepareContext(ctx, ListResubmissionsAs); err != nil {
 		return nil, fmt.Errorf("error preparing query ListResubmissionsAs: %w", err)
@@ -320,34 +305,9 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listGatewayPausesStmt: %w", cerr)
 		}
 	}
-	if q.listIntentsStmt != nil {
-		if cerr := q.listIntentsStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing listIntentsStmt: %w", cerr)
-		}
-	}
-	if q.listIntentsByStatusStmt != nil {
-		if cerr := q.listIntentsByStatusStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing listIntentsByStatusStmt: %w", cerr)
-		}
-	}
-	if q.listIntentsByStatusAndTargetStmt != nil {
-		if cerr := q.listIntentsByStatusAndTargetStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing listIntentsByStatusAndTargetStmt: %w", cerr)
-		}
-	}
-	if q.listIntentsByTargetStmt != nil {
-		if cerr := q.listIntentsByTargetStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing listIntentsByTargetStmt: %w", cerr)
-		}
-	}
 	if q.listPendingStmt != nil {
 		if cerr := q.listPendingStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listPendingStmt: %w", cerr)
-		}
-	}
-	if q.listPossiblyAcceptedStmt != nil {
-		if cerr := q.listPossiblyAcceptedStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing listPossiblyAcceptedStmt: %w", cerr)
 		}
 	}
 	if q.listResubmissionsAsStmt != nil {
@@ -474,12 +434,7 @@ type Queries struct {
 	listAttemptsOfJSONStmt           *sql.Stmt
 	listChangedStmt                  *sql.Stmt
 	listGatewayPausesStmt            *sql.Stmt
-	listIntentsStmt                  *sql.Stmt
-	listIntentsByStatusStmt          *sql.Stmt
-	listIntentsByStatusAndTargetStmt *sql.Stmt
-	listIntentsByTargetStmt          *sql.Stmt
 	listPendingStmt                  *sql.Stmt
-	listPossiblyAcceptedStmt         *sql.Stmt
 	listResubmissionsAsStmt          *sql.Stmt
 	listResubmissionsFromStmt        *sql.Stmt
 	markPossiblyAcceptedStmt         *sql.Stmt
@@ -527,12 +482,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listAttemptsOfJSONStmt:           q.listAttemptsOfJSONStmt,
 		listChangedStmt:                  q.listChangedStmt,
 		listGatewayPausesStmt:            q.listGatewayPausesStmt,
-		listIntentsStmt:                  q.listIntentsStmt,
-		listIntentsByStatusStmt:          q.listIntentsByStatusStmt,
-		listIntentsByStatusAndTargetStmt: q.listIntentsByStatusAndTargetStmt,
-		listIntentsByTargetStmt:          q.listIntentsByTargetStmt,
 		listPendingStmt:                  q.listPendingStmt,
-		listPossiblyAcceptedStmt:         q.listPossiblyAcceptedStmt,
 		listResubmissionsAsStmt:          q.listResubmissionsAsStmt,
 		listResubmissionsFromStmt:        q.listResubmissionsFromStmt,
 		markPossiblyAcceptedStmt:         q.markPossiblyAcceptedStmt,

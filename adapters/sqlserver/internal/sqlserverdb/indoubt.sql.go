@@ -7,8 +7,6 @@ package sqlserverdb
 
 import (
 	"context"
-	"database/sql"
-	"time"
 )
 
 const isPossiblyAccepted = `-- name: IsPossiblyAccepted :one
@@ -26,91 +24,4 @@ func (q *Queries) IsPossiblyAccepted(ctx context.Context, intentID string) (bool
 	var possibly_accepted bool
 	err := row.Scan(&possibly_accepted)
 	return possibly_accepted, err
-}
-
-const listPossiblyAccepted = `-- name: ListPossiblyAccepted :many
-SELECT intent_id, submission_target, payload, contract, status, created_at,
-       next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
-       final_message_id, exhausted_reason, last_modified_at, not_before
-FROM submission_intents
-WHERE possibly_accepted = 1
-  AND (CAST($1 AS varchar(16)) = '' OR status = CAST($1 AS varchar(16)))
-  AND (CAST($2 AS nvarchar(255)) = ''
-       OR submission_target = CAST($2 AS nvarchar(255)))
-  AND created_at <= CAST($3 AS datetime2(7))
-  AND (created_at < CAST($3 AS datetime2(7))
-       OR intent_id < $4)
-ORDER BY created_at DESC, intent_id DESC
-OFFSET 0 ROWS FETCH NEXT $5 ROWS ONLY
-`
-
-type ListPossiblyAcceptedParams struct {
-	Status           string
-	SubmissionTarget string
-	BeforeCreatedAt  time.Time
-	BeforeIntentID   string
-	RowLimit         int32
-}
-
-type ListPossiblyAcceptedRow struct {
-	IntentID           string
-	SubmissionTarget   string
-	Payload            []byte
-	Contract           string
-	Status             string
-	CreatedAt          time.Time
-	NextDueAt          sql.NullTime
-	AttemptCount       int32
-	FinalOutcomeStatus sql.NullString
-	FinalOutcomeReason sql.NullString
-	FinalMessageID     sql.NullString
-	ExhaustedReason    sql.NullString
-	LastModifiedAt     time.Time
-	NotBefore          sql.NullTime
-}
-
-// The listing filtered on the flag, optionally also on status and target
-// (an empty string matches all), newest first on the filtered index.
-func (q *Queries) ListPossiblyAccepted(ctx context.Context, arg ListPossiblyAcceptedParams) ([]ListPossiblyAcceptedRow, error) {
-	rows, err := q.db.QueryContext(ctx, listPossiblyAccepted,
-		arg.Status,
-		arg.SubmissionTarget,
-		arg.BeforeCreatedAt,
-		arg.BeforeIntentID,
-		arg.RowLimit,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []ListPossiblyAcceptedRow
-	for rows.Next() {
-		var i ListPossiblyAcceptedRow
-		if err := rows.Scan(
-			&i.IntentID,
-			&i.SubmissionTarget,
-			&i.Payload,
-			&i.Contract,
-			&i.Status,
-			&i.CreatedAt,
-			&i.NextDueAt,
-			&i.AttemptCount,
-			&i.FinalOutcomeStatus,
-			&i.FinalOutcomeReason,
-			&i.FinalMessageID,
-			&i.ExhaustedReason,
-			&i.LastModifiedAt,
-			&i.NotBefore,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }
