@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -51,98 +52,98 @@ func describe(err error) string {
 	return err.Error()
 }
 
-type bulkData struct {
-	Status, Target string
-	IDs            []string
-	Limit          int
-	// Scanned is how many listed intents were looked at to find IDs.
-	Scanned int
-	// Doubtful counts the candidates left out because the gateway may have
-	// accepted them already: resubmitting those in bulk could deliver a
-	// message twice, so each needs an operator's look of its own.
-	Doubtful int
-	Results  []bulkResult
-	BackURL  string
+// resubmitAction resubmits each selected ended intent that has no
+// resubmission yet. A possibly accepted intent is left out: resubmitting
+// it in bulk could deliver a message twice, so it needs an operator's look
+// of its own (its page still offers the resubmission).
+var resubmitAction = bulkAction{
+	Name: "resubmit", Verb: "Resubmit", Done: "Resubmitted",
+	LeftOut: func(in core.Intent) string {
+		switch {
+		case !in.Status.Terminal():
+			return describe(core.ErrIntentNotEnded)
+		case in.ResubmittedAs != "":
+			return "already resubmitted as " + in.ResubmittedAs
+		case in.PossiblyAccepted:
+			return "possibly accepted: the gateway may have accepted an earlier attempt whose answer was lost; check with it and resubmit it from its own page"
+		}
+		return ""
+	},
+	Apply: func(ctx context.Context, op ports.OperatorService, id string) bulkResult {
+		res, err := op.ResubmitIntent(ctx, ports.ResubmitIntentParams{IntentID: id})
+		switch {
+		case err != nil:
+			return bulkResult{Error: describe(err)}
+		case res.Created:
+			return bulkResult{Changed: true, Note: "resubmitted as", Link: res.Intent.IntentID}
+		}
+		return bulkResult{Note: "already resubmitted as", Link: res.Intent.IntentID}
+	},
 }
 
-type bulkResult struct {
-	IntentID, ResubmittedAs, Error string
-	Created                        bool
-}
-
-// bulkCandidates lists up to the bulk limit of ended intents of the filter
-// that have no resubmission yet, reading at most ten times that many.
-func (c *Console) bulkCandidates(r *http.Request, status core.IntentStatus, target string) (bulkData, error) {
-	d := bulkData{Status: string(status), Target: target, Limit: c.cfg.BulkLimit}
-	p := ports.ListIntentsParams{Status: status, SubmissionTarget: target, Limit: 100}
-	for len(d.IDs) < c.cfg.BulkLimit && d.Scanned < 10*c.cfg.BulkLimit {
+// bulkCandidates lists up to the bulk limit of the filter's intents that a
+// resubmission takes, reading at most ten times that many, and counts the
+// possibly accepted ones it left out.
+func (c *Console) bulkCandidates(r *http.Request, p ports.ListIntentsParams) (bulkData, int, error) {
+	d := bulkData{Action: resubmitAction, Limit: c.cfg.BulkLimit}
+	scanned := 0
+	p.Limit = 100
+	for len(d.IDs) < c.cfg.BulkLimit && scanned < 10*c.cfg.BulkLimit {
 		page, err := c.cfg.Service.ListIntents(r.Context(), p)
 		if err != nil {
-			return d, err
+			return d, scanned, err
 		}
 		for _, in := range page.Intents {
-			d.Scanned++
+			scanned++
 			switch {
-			case !in.Status.Terminal() || in.ResubmittedAs != "" || len(d.IDs) >= c.cfg.BulkLimit:
-			case in.PossiblyAccepted:
+			case len(d.IDs) >= c.cfg.BulkLimit:
+			case in.PossiblyAccepted && in.Status.Terminal() && in.ResubmittedAs == "":
 				d.Doubtful++
-			default:
+			case resubmitAction.LeftOut(in) == "":
 				d.IDs = append(d.IDs, in.IntentID)
 			}
 		}
 		if page.Next == nil {
 			break
 		}
-		p.Before = page.Next
+		p = ports.IntentCursor{Position: *page.Next}.Continue(p)
 	}
-	return d, nil
+	return d, scanned, nil
 }
 
-// bulkConfirm shows how many intents a bulk resubmission would act on and
-// asks for confirmation.
+// bulkConfirm shows how many intents of a filter a bulk resubmission would
+// act on and asks for confirmation; the form goes to bulk.
 func (c *Console) bulkConfirm(w http.ResponseWriter, r *http.Request, ss session) {
 	q := r.URL.Query()
-	status := core.IntentStatus(q.Get("status"))
+	f := filterOf(q)
+	f.PossiblyAccepted = false // a bulk resubmission never takes possibly accepted intents
+	status := core.IntentStatus(f.Status)
 	p := page{Title: "Bulk resubmission", Session: ss}
 	if !status.Valid() || !status.Terminal() {
 		p.Error = "Choose an ended status (accepted, rejected or exhausted) to resubmit in bulk."
-		c.render(w, r, http.StatusBadRequest, "bulk", withData(p, bulkData{}))
+		c.render(w, r, http.StatusBadRequest, "bulk", withData(p, bulkData{Limit: c.cfg.BulkLimit}))
 		return
 	}
-	d, err := c.bulkCandidates(r, status, q.Get("target"))
-	if err != nil {
-		c.failure(w, r, ss, "listing intents to resubmit", err)
-		return
-	}
-	d.BackURL = "/ui/intents?" + q.Encode()
-	c.render(w, r, http.StatusOK, "bulk", withData(p, d))
-}
-
-// bulkResubmit resubmits the confirmed intents, at most the bulk limit.
-func (c *Console) bulkResubmit(w http.ResponseWriter, r *http.Request, ss session) {
-	ids := r.PostForm["id"]
-	p := page{Title: "Bulk resubmission", Session: ss}
-	if len(ids) == 0 || len(ids) > c.cfg.BulkLimit {
-		p.Error = fmt.Sprintf("A bulk resubmission acts on 1 to %d intents; this one named %d.", c.cfg.BulkLimit, len(ids))
-		c.render(w, r, http.StatusBadRequest, "bulk", withData(p, bulkData{}))
-		return
-	}
-	d := bulkData{Limit: c.cfg.BulkLimit, BackURL: "/ui/intents"}
-	created := 0
-	for _, id := range ids {
-		res, err := c.cfg.Operator.ResubmitIntent(r.Context(), ports.ResubmitIntentParams{IntentID: id})
-		br := bulkResult{IntentID: id}
-		if err != nil {
-			br.Error = describe(err)
-		} else {
-			br.ResubmittedAs, br.Created = res.Intent.IntentID, res.Created
-			if res.Created {
-				created++
+	params, err := f.params(100)
+	if err == nil {
+		var d bulkData
+		var scanned int
+		d, scanned, err = c.bulkCandidates(r, params)
+		if err == nil {
+			d.Summary = fmt.Sprintf("%d %s intent(s)", len(d.IDs), status)
+			if f.Target != "" {
+				d.Summary += " of " + f.Target
 			}
+			d.Summary += fmt.Sprintf(" without a resubmission (looked at %d; at most %d per confirmation)", scanned, c.cfg.BulkLimit)
+			d.BackURL = "/ui/intents?" + q.Encode()
+			c.render(w, r, http.StatusOK, "bulk", withData(p, d))
+			return
 		}
-		d.Results = append(d.Results, br)
 	}
-	c.log.Info("console bulk resubmission", "asked", len(ids), "created", created)
-	p.Notice = fmt.Sprintf("Resubmitted %d of %d intents.", created, len(ids))
-	c.render(w, r, http.StatusOK, "bulk", withData(p, d))
+	if msg, ok := fieldRefusal(err); ok {
+		p.Error = msg
+		c.render(w, r, http.StatusBadRequest, "bulk", withData(p, bulkData{Limit: c.cfg.BulkLimit}))
+		return
+	}
+	c.failure(w, r, ss, "listing intents to resubmit", err)
 }
