@@ -1260,9 +1260,10 @@ export interface operations {
                 createdBefore?: string;
                 /**
                  * @description Only intents whose latest attempt has this text in its outcome
-                 *     status, its outcome reason or its error, ignoring letter case: a
-                 *     rejection reason such as invalid_recipient, or a fragment of an
-                 *     error such as timeout. An intent without attempts never matches.
+                 *     status, its outcome reason or its error, ignoring letter case
+                 *     (the embedded SQLite store folds only ASCII letters): a rejection
+                 *     reason such as invalid_recipient, or a fragment of an error such
+                 *     as timeout. An intent without attempts never matches.
                  */
                 lastResult?: string;
                 /** @description The page size. */
