@@ -29,6 +29,10 @@ type ListIntentsParams struct {
 	// PossiblyAccepted, when true, keeps only intents flagged possibly
 	// accepted (see core.PossiblyAccepted).
 	PossiblyAccepted bool
+	// AcceptedAfterDeadline, when true, keeps only intents the gateway
+	// accepted at or after their acceptance deadline (see
+	// core.Decision.AcceptedAfterDeadline).
+	AcceptedAfterDeadline bool
 	// IntentIDPrefix, when not empty, keeps only intents whose intentId
 	// starts with it, compared exactly (letter case and every character
 	// count), so that a team's naming scheme ("otp-") finds its intents.
@@ -200,7 +204,9 @@ type Store interface {
 	StartAttempt(ctx context.Context, p StartAttemptParams) error
 	// FinishAttempt is a fenced write that closes the attempt and moves the
 	// intent to the decision's status in one transaction. When the decision
-	// says PossiblyAccepted, the same write flags the intent for good.
+	// says PossiblyAccepted, the same write flags the intent for good; when
+	// it says AcceptedAfterDeadline, the same write keeps that fact and
+	// AcceptedMessageID on the intent, and every read returns them.
 	// Parameters that p.Validate refuses are refused with ErrInvalidWrite
 	// before anything is written.
 	FinishAttempt(ctx context.Context, p FinishAttemptParams) error

@@ -62,8 +62,9 @@ type bulkData struct {
 	IDs     []string
 	Limit   int
 	// LeftOut are the selected intents the action would not take, with the
-	// reason; Doubtful counts the possibly accepted intents a filter's
-	// bulk resubmission left out (see bulkCandidates).
+	// reason; Doubtful counts the intents a filter's bulk resubmission left
+	// out because the gateway may already have delivered them (see
+	// bulkCandidates).
 	LeftOut  []bulkResult
 	Doubtful int
 	Results  []bulkResult

@@ -57,7 +57,8 @@ func (d *desk) GetIntent(ctx context.Context, id string) (core.Intent, error) {
 	if err != nil {
 		return core.Intent{}, err
 	}
-	return linked[0], nil
+	linked[0].Events, err = d.store.IntentEvents(ctx, id)
+	return linked[0], err
 }
 
 // ListIntents cuts the page as the service does.
@@ -89,6 +90,16 @@ func (d *desk) ResubmitIntent(ctx context.Context, p ports.ResubmitIntentParams)
 	}
 	if !original.Status.Terminal() {
 		return ports.SubmitIntentResult{}, fmt.Errorf("%w: %q is %s", core.ErrIntentNotEnded, p.IntentID, original.Status)
+	}
+	if risk := core.DeliveryRisk(original); risk != nil && !p.AcknowledgeDeliveryRisk {
+		// As the service: unless the original has its resubmission already.
+		links, err := d.store.ResubmissionLinks(ctx, []string{original.IntentID})
+		if err != nil {
+			return ports.SubmitIntentResult{}, err
+		}
+		if links[original.IntentID].As == "" {
+			return ports.SubmitIntentResult{}, risk
+		}
 	}
 	newID := cmp.Or(p.NewIntentID, core.DeriveResubmissionID(original.IntentID))
 	if err := core.ValidateIntentID(newID); err != nil {

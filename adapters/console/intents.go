@@ -87,7 +87,9 @@ func (c *Console) intents(w http.ResponseWriter, r *http.Request, ss session) {
 	if res.Prev != nil {
 		d.PrevURL = pageURL(ports.EncodePrevCursor(*res.Prev))
 	}
-	if st := core.IntentStatus(f.Status); st.Valid() && st.Terminal() && !f.PossiblyAccepted {
+	// A bulk resubmission never takes an intent the gateway may already
+	// have delivered, so it is not offered on a list of only those.
+	if st := core.IntentStatus(f.Status); st.Valid() && st.Terminal() && !f.PossiblyAccepted && !f.AcceptedAfterDeadline {
 		d.BulkURL = "/ui/bulk-resubmit?" + filter.Encode()
 	}
 	d.DeadView = f.Status == string(core.StatusExhausted) || f.Status == string(core.StatusRejected)
@@ -104,6 +106,13 @@ type intentData struct {
 	Payload  prettyView
 	Contract string
 	Ended    bool
+	// DeliveryRisk says why the gateway may already have delivered the
+	// intent's message (core.DeliveryRisk), empty when it cannot have: the
+	// resubmission form then asks the operator to acknowledge it.
+	DeliveryRisk string
+	// InFlight tells that the intent's latest attempt is open: a cancel
+	// would be refused until it finished.
+	InFlight bool
 	// PayloadURL downloads the payload as stored.
 	PayloadURL string
 	// PayloadBytes is the stored payload's size.
@@ -135,6 +144,12 @@ func (c *Console) intent(w http.ResponseWriter, r *http.Request, ss session) {
 	contract, _ := json.MarshalIndent(in.Contract, "", "  ")
 	d := intentData{Intent: in, Payload: prettyJSON(in.Payload), Contract: string(contract), Ended: in.Status.Terminal(),
 		PayloadURL: "/ui/payloads/" + url.PathEscape(id), PayloadBytes: len(in.Payload)}
+	if risk := core.DeliveryRisk(in); risk != nil {
+		d.DeliveryRisk = risk.Error()
+	}
+	if last, ok := in.LastAttempt(); ok && !last.Finished() {
+		d.InFlight = true
+	}
 	c.render(w, r, http.StatusOK, "intent", page{Title: "Intent " + id, Session: ss, Data: d})
 }
 

@@ -11,10 +11,14 @@ import (
 	"github.com/submissionmanager/submission-manager/ports"
 )
 
-// resubmit resubmits one ended intent and shows the new one.
+// resubmit resubmits one ended intent and shows the new one. The form's
+// acknowledgeDeliveryRisk box is the operator's confirmation, on the
+// intent's own page, that its message may be delivered twice; the service
+// refuses such an intent without it.
 func (c *Console) resubmit(w http.ResponseWriter, r *http.Request, ss session) {
 	id := r.PostFormValue("id")
-	res, err := c.cfg.Operator.ResubmitIntent(r.Context(), ports.ResubmitIntentParams{IntentID: id, NewIntentID: r.PostFormValue("newId")})
+	res, err := c.cfg.Operator.ResubmitIntent(r.Context(), ports.ResubmitIntentParams{IntentID: id, NewIntentID: r.PostFormValue("newId"),
+		AcknowledgeDeliveryRisk: r.PostFormValue("acknowledgeDeliveryRisk") == "true"})
 	if err != nil {
 		c.render(w, r, statusOf(err), "error", page{Title: "Not resubmitted", Session: ss,
 			Error: fmt.Sprintf("Intent %s was not resubmitted: %s.", id, describe(err))})
@@ -30,7 +34,8 @@ func statusOf(err error) int {
 	switch {
 	case errors.Is(err, core.ErrIntentNotFound):
 		return http.StatusNotFound
-	case errors.Is(err, core.ErrIntentNotEnded), errors.Is(err, core.ErrResubmissionIDTaken):
+	case errors.Is(err, core.ErrIntentNotEnded), errors.Is(err, core.ErrResubmissionIDTaken), errors.Is(err, core.ErrDeliveryRisk),
+		errors.Is(err, core.ErrIntentEnded), errors.Is(err, core.ErrAttemptInFlight):
 		return http.StatusConflict
 	case errors.As(err, &field), errors.Is(err, core.ErrUnknownTarget):
 		return http.StatusUnprocessableEntity
@@ -48,26 +53,25 @@ func describe(err error) string {
 		return "it is still pending; only ended intents can be resubmitted"
 	case errors.Is(err, core.ErrResubmissionIDTaken):
 		return "the new intentId names another intent; choose another"
+	case errors.Is(err, core.ErrDeliveryRisk):
+		return err.Error() + "; resubmitting could deliver it twice: check with the gateway, then confirm the risk on the intent's page"
+	case errors.Is(err, core.ErrIntentEnded):
+		return "it has ended; only a pending intent can be cancelled or run now"
+	case errors.Is(err, core.ErrAttemptInFlight):
+		return "an attempt is in flight; its result must be recorded first, so try again once it finished"
 	}
 	return err.Error()
 }
 
 // resubmitAction resubmits each selected ended intent that has no
-// resubmission yet. A possibly accepted intent is left out: resubmitting
-// it in bulk could deliver a message twice, so it needs an operator's look
-// of its own (its page still offers the resubmission).
+// resubmission yet. It never acknowledges a delivery risk: an intent the
+// gateway may already have delivered is left out (resubmitLeftOut), and
+// should the form name one all the same, the service refuses it.
 var resubmitAction = bulkAction{
 	Name: "resubmit", Verb: "Resubmit", Done: "Resubmitted",
 	LeftOut: func(in core.Intent) string {
-		switch {
-		case !in.Status.Terminal():
-			return describe(core.ErrIntentNotEnded)
-		case in.ResubmittedAs != "":
-			return "already resubmitted as " + in.ResubmittedAs
-		case in.PossiblyAccepted:
-			return "possibly accepted: the gateway may have accepted an earlier attempt whose answer was lost; check with it and resubmit it from its own page"
-		}
-		return ""
+		reason, _ := resubmitLeftOut(in)
+		return reason
 	},
 	Apply: func(ctx context.Context, op ports.OperatorService, id string) bulkResult {
 		res, err := op.ResubmitIntent(ctx, ports.ResubmitIntentParams{IntentID: id})
@@ -81,9 +85,27 @@ var resubmitAction = bulkAction{
 	},
 }
 
+// resubmitLeftOut says why a bulk resubmission leaves an intent out, or ""
+// when it takes it; risky tells that the reason is core.DeliveryRisk (the
+// gateway may already have delivered the message, so resubmitting it in
+// bulk could deliver it twice: each needs an operator's look, and the
+// risk confirmed, on its own page), which a filter's confirmation counts.
+func resubmitLeftOut(in core.Intent) (reason string, risky bool) {
+	switch {
+	case !in.Status.Terminal():
+		return describe(core.ErrIntentNotEnded), false
+	case in.ResubmittedAs != "":
+		return "already resubmitted as " + in.ResubmittedAs, false
+	}
+	if err := core.DeliveryRisk(in); err != nil {
+		return describe(err), true
+	}
+	return "", false
+}
+
 // bulkCandidates lists up to the bulk limit of the filter's intents that a
 // resubmission takes, reading at most ten times that many, and counts the
-// possibly accepted ones it left out.
+// ones it left out for their delivery risk.
 func (c *Console) bulkCandidates(r *http.Request, p ports.ListIntentsParams) (bulkData, int, error) {
 	d := bulkData{Action: resubmitAction, Limit: c.cfg.BulkLimit}
 	scanned := 0
@@ -95,11 +117,13 @@ func (c *Console) bulkCandidates(r *http.Request, p ports.ListIntentsParams) (bu
 		}
 		for _, in := range page.Intents {
 			scanned++
-			switch {
-			case len(d.IDs) >= c.cfg.BulkLimit:
-			case in.PossiblyAccepted && in.Status.Terminal() && in.ResubmittedAs == "":
+			if len(d.IDs) >= c.cfg.BulkLimit {
+				continue
+			}
+			switch reason, risky := resubmitLeftOut(in); {
+			case risky:
 				d.Doubtful++
-			case resubmitAction.LeftOut(in) == "":
+			case reason == "":
 				d.IDs = append(d.IDs, in.IntentID)
 			}
 		}
@@ -116,7 +140,9 @@ func (c *Console) bulkCandidates(r *http.Request, p ports.ListIntentsParams) (bu
 func (c *Console) bulkConfirm(w http.ResponseWriter, r *http.Request, ss session) {
 	q := r.URL.Query()
 	f := filterOf(q)
-	f.PossiblyAccepted = false // a bulk resubmission never takes possibly accepted intents
+	// A bulk resubmission never takes an intent the gateway may already
+	// have delivered, so filtering on those facts would find none.
+	f.PossiblyAccepted, f.AcceptedAfterDeadline = false, false
 	status := core.IntentStatus(f.Status)
 	p := page{Title: "Bulk resubmission", Session: ss}
 	if !status.Valid() || !status.Terminal() {

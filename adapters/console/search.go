@@ -25,12 +25,16 @@ type listFilter struct {
 	// PossiblyAccepted narrows the list to intents the gateway may have
 	// accepted although their answer was lost.
 	PossiblyAccepted bool
+	// AcceptedAfterDeadline narrows the list to intents the gateway
+	// accepted after their deadline.
+	AcceptedAfterDeadline bool
 }
 
 // filterOf reads the search form from a query.
 func filterOf(q url.Values) listFilter {
 	return listFilter{Status: q.Get("status"), Target: q.Get("target"), Prefix: q.Get("prefix"),
-		From: q.Get("from"), To: q.Get("to"), Result: q.Get("result"), PossiblyAccepted: q.Get("possiblyAccepted") == "true"}
+		From: q.Get("from"), To: q.Get("to"), Result: q.Get("result"), PossiblyAccepted: q.Get("possiblyAccepted") == "true",
+		AcceptedAfterDeadline: q.Get("acceptedAfterDeadline") == "true"}
 }
 
 // values is the filter as a query, without its empty fields.
@@ -45,6 +49,9 @@ func (f listFilter) values() url.Values {
 	if f.PossiblyAccepted {
 		v.Set("possiblyAccepted", "true")
 	}
+	if f.AcceptedAfterDeadline {
+		v.Set("acceptedAfterDeadline", "true")
+	}
 	return v
 }
 
@@ -52,7 +59,8 @@ func (f listFilter) values() url.Values {
 // read is a field error naming the form's field.
 func (f listFilter) params(limit int) (ports.ListIntentsParams, error) {
 	p := ports.ListIntentsParams{Status: core.IntentStatus(f.Status), SubmissionTarget: f.Target,
-		PossiblyAccepted: f.PossiblyAccepted, IntentIDPrefix: f.Prefix, LastResult: f.Result, Limit: limit}
+		PossiblyAccepted: f.PossiblyAccepted, AcceptedAfterDeadline: f.AcceptedAfterDeadline,
+		IntentIDPrefix: f.Prefix, LastResult: f.Result, Limit: limit}
 	var err error
 	if p.CreatedFrom, err = formTime("from", f.From); err != nil {
 		return p, err

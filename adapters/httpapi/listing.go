@@ -14,7 +14,7 @@ import (
 func listingParams(q apigen.ListIntentsParams) (ports.ListIntentsParams, error) {
 	p := ports.ListIntentsParams{Limit: defaultPageSize, Status: core.IntentStatus(deref((*string)(q.Status))),
 		SubmissionTarget: deref(q.SubmissionTarget), PossiblyAccepted: deref(q.PossiblyAccepted),
-		IntentIDPrefix: deref(q.IntentIdPrefix), LastResult: deref(q.LastResult)}
+		AcceptedAfterDeadline: deref(q.AcceptedAfterDeadline), IntentIDPrefix: deref(q.IntentIdPrefix), LastResult: deref(q.LastResult)}
 	if q.Limit != nil {
 		p.Limit = *q.Limit
 	}

@@ -15,8 +15,8 @@ import (
 )
 
 // The listing is written here rather than by sqlc: its filters combine
-// freely (status, target, the possibly-accepted flag, an intentId prefix,
-// a creation range, the latest attempt's text) and it pages both ways, so
+// freely (status, target, the possibly-accepted and accepted-after-deadline
+// facts, an intentId prefix, a creation range, the latest attempt's text) and it pages both ways, so
 // each combination would be a query of its own. listIntentsSQL writes the
 // one statement a combination needs, from fixed fragments with every
 // value a parameter, so that SQLite plans each shape on its own.
@@ -26,15 +26,19 @@ import (
 // field order.
 const listIntentColumns = `intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at,
        next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id,
-       exhausted_reason, last_modified_at, not_before, possibly_accepted`
+       exhausted_reason, last_modified_at, not_before, possibly_accepted, accepted_after_deadline,
+       accepted_message_id`
 
 // listingIndex is the index whose order walks the listing, newest first
 // (or backwards, oldest first), with its leading filter as an equality so
-// the walk stays inside the filter. The flagged intents are few, so their
-// partial index wins whatever else is asked. Status and target together
-// are left to the planner, as either index serves them.
+// the walk stays inside the filter. The intents with a fact kept beside
+// their status (accepted after the deadline, possibly accepted) are few,
+// so the partial index of the fact wins whatever else is asked. Status and
+// target together are left to the planner, as either index serves them.
 func listingIndex(p ports.ListIntentsParams) string {
 	switch {
+	case p.AcceptedAfterDeadline:
+		return "submission_intents_accepted_after_deadline"
 	case p.PossiblyAccepted:
 		return "submission_intents_possibly_accepted"
 	case p.Status != "" && p.SubmissionTarget != "":
@@ -65,6 +69,11 @@ func listIntentsSQL(p ports.ListIntentsParams) (string, []any) {
 	b.WriteString("SELECT " + listIntentColumns + "\nFROM submission_intents")
 	if index := listingIndex(p); index != "" {
 		b.WriteString(" INDEXED BY " + index)
+	}
+	// The facts are literals, as the partial indexes' WHERE clauses are, so
+	// that SQLite can use those indexes.
+	if p.AcceptedAfterDeadline {
+		cond("accepted_after_deadline = 1")
 	}
 	if p.PossiblyAccepted {
 		cond("possibly_accepted = 1")
@@ -124,7 +133,8 @@ func listIntentRows(ctx context.Context, tx *sql.Tx, p ports.ListIntentsParams) 
 		var r sqlitedb.SubmissionIntent
 		if err := rows.Scan(&r.IntentID, &r.SubmissionTarget, &r.Payload, &r.Contract, &r.GatewayType, &r.Mode,
 			&r.Status, &r.CreatedAt, &r.NextDueAt, &r.AttemptCount, &r.FinalOutcomeStatus, &r.FinalOutcomeReason,
-			&r.FinalMessageID, &r.ExhaustedReason, &r.LastModifiedAt, &r.NotBefore, &r.PossiblyAccepted); err != nil {
+			&r.FinalMessageID, &r.ExhaustedReason, &r.LastModifiedAt, &r.NotBefore, &r.PossiblyAccepted,
+			&r.AcceptedAfterDeadline, &r.AcceptedMessageID); err != nil {
 			return nil, err
 		}
 		out = append(out, r)

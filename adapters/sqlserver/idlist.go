@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 
+	"github.com/submissionmanager/submission-manager/adapters/sqlserver/internal/sqlserverdb"
 	"github.com/submissionmanager/submission-manager/core"
 )
 
@@ -56,10 +57,12 @@ WHERE ` + inIntentIDs("intent_id", n, 1) + `
 ORDER BY intent_id, attempt_number`
 }
 
-// possiblyAcceptedOfSQL reads which of n listed intents are flagged
-// possibly accepted (migration 00007).
-func possiblyAcceptedOfSQL(n int) string {
-	return "SELECT intent_id FROM submission_intents\nWHERE possibly_accepted = 1\n  AND " + inIntentIDs("intent_id", n, 1)
+// intentFlagsOfSQL reads the facts of those of n listed intents that have
+// any: possibly accepted (migration 00007), accepted after the deadline
+// with its message id (migration 00011).
+func intentFlagsOfSQL(n int) string {
+	return "SELECT intent_id, possibly_accepted, accepted_after_deadline, accepted_message_id FROM submission_intents\n" +
+		"WHERE (possibly_accepted = 1 OR accepted_after_deadline = 1)\n  AND " + inIntentIDs("intent_id", n, 1)
 }
 
 // resubmissionLinksSQL reads the links of n listed intents from either end.
@@ -129,13 +132,14 @@ func (db *DB) attemptsOf(ctx context.Context, ids []string) (map[string][]attemp
 	return out, err
 }
 
-// possiblyAcceptedOf reads which of the intents ids are flagged.
-func (db *DB) possiblyAcceptedOf(ctx context.Context, ids []string) (map[string]bool, error) {
-	out := make(map[string]bool)
-	err := queryIntentIDs(ctx, db.queries, ids, possiblyAcceptedOfSQL, func(rows *sql.Rows) error {
+// intentFlagsOf reads the facts of those of the intents ids that have any.
+func (db *DB) intentFlagsOf(ctx context.Context, ids []string) (map[string]sqlserverdb.IntentFlagsRow, error) {
+	out := make(map[string]sqlserverdb.IntentFlagsRow)
+	err := queryIntentIDs(ctx, db.queries, ids, intentFlagsOfSQL, func(rows *sql.Rows) error {
 		var id string
-		err := rows.Scan(&id)
-		out[id] = true
+		var f sqlserverdb.IntentFlagsRow
+		err := rows.Scan(&id, &f.PossiblyAccepted, &f.AcceptedAfterDeadline, &f.AcceptedMessageID)
+		out[id] = f
 		return err
 	})
 	return out, err

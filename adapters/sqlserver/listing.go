@@ -8,13 +8,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/submissionmanager/submission-manager/adapters/sqlserver/internal/sqlserverdb"
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
 )
 
 // The listing is written here rather than by sqlc: its filters combine
-// freely (status, target, the possibly-accepted flag, an intentId prefix,
-// a creation range, the latest attempt's text) and it pages both ways, so
+// freely (status, target, the possibly-accepted and accepted-after-deadline
+// facts, an intentId prefix, a creation range, the latest attempt's text) and it pages both ways, so
 // each combination would be a query of its own, and optional predicates
 // ("@p = '' OR ...") would share one plan that seeks no index well.
 // listIntentsSQL writes the statement a combination needs from fixed
@@ -30,14 +31,27 @@ import (
 // the same as no bound, and the driver cannot send it.
 var minDatetime2 = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
 
+// listedColumns are intentColumns and the facts kept beside the status
+// (flags.go), which the listing reads in its own statement: a listing
+// filtered on a fact holds nothing but intents that have it, and reading
+// them here saves attachFlags' round trip.
+const listedColumns = intentColumns + `, possibly_accepted, accepted_after_deadline, accepted_message_id`
+
+// listedRow is one row of listedColumns.
+type listedRow struct {
+	intentRow
+	flags sqlserverdb.IntentFlagsRow
+}
+
 // listIntentsSQL writes the listing for p and its arguments. The rows come
 // in index order from the position: newest first, or oldest first after
 // p.After. Under the row goal of FETCH NEXT, the optimizer walks an index
 // whose order is the listing's (ix_submission_intents_created, or the
-// status, target or possibly-accepted one with its filter as the seek
-// prefix and the creation range and position as its range) and tests the
-// intentId prefix and the latest attempt's text on the rows it meets; the
-// latest attempt is found by its primary key (intent_id, attempt_count).
+// status, target, possibly-accepted or accepted-after-deadline one with its
+// filter as the seek prefix or the index's own filter, and the creation
+// range and position as its range) and tests the intentId prefix and the
+// latest attempt's text on the rows it meets; the latest attempt is found
+// by its primary key (intent_id, attempt_count).
 func listIntentsSQL(p ports.ListIntentsParams) (string, []any) {
 	var b strings.Builder
 	var args []any
@@ -50,7 +64,12 @@ func listIntentsSQL(p ports.ListIntentsParams) (string, []any) {
 		b.WriteString(keyword + sql)
 		keyword = "\n  AND "
 	}
-	b.WriteString("SELECT " + intentColumns + "\nFROM submission_intents")
+	b.WriteString("SELECT " + listedColumns + "\nFROM submission_intents")
+	// The facts are literals, as the filtered indexes' WHERE clauses are,
+	// so that the optimizer can match those indexes; a parameter would not.
+	if p.AcceptedAfterDeadline {
+		cond("accepted_after_deadline = 1")
+	}
 	if p.PossiblyAccepted {
 		cond("possibly_accepted = 1")
 	}
@@ -126,7 +145,7 @@ func clampedTime(t time.Time) time.Time {
 // listIntentRows runs the listing and returns its rows newest first. A
 // target longer than the column matches nothing and is not sent, as the
 // parameter's cast would cut it to another target.
-func (s *store) listIntentRows(ctx context.Context, p ports.ListIntentsParams) ([]intentRow, error) {
+func (s *store) listIntentRows(ctx context.Context, p ports.ListIntentsParams) ([]listedRow, error) {
 	if nvarcharLen(p.SubmissionTarget) > maxKeyLen {
 		return nil, nil
 	}
@@ -136,13 +155,17 @@ func (s *store) listIntentRows(ctx context.Context, p ports.ListIntentsParams) (
 		return nil, mapError(err)
 	}
 	defer rows.Close()
-	var out []intentRow
+	var out []listedRow
 	for rows.Next() {
-		r, err := scanIntentRow(rows)
-		if err != nil {
+		var l listedRow
+		r := &l.intentRow
+		if err := rows.Scan(&r.IntentID, &r.SubmissionTarget, &r.Payload, &r.Contract, &r.Status, &r.CreatedAt,
+			&r.NextDueAt, &r.AttemptCount, &r.FinalOutcomeStatus, &r.FinalOutcomeReason,
+			&r.FinalMessageID, &r.ExhaustedReason, &r.LastModifiedAt, &r.NotBefore,
+			&l.flags.PossiblyAccepted, &l.flags.AcceptedAfterDeadline, &l.flags.AcceptedMessageID); err != nil {
 			return nil, mapError(err)
 		}
-		out = append(out, r)
+		out = append(out, l)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, mapError(err)
@@ -155,7 +178,7 @@ func (s *store) listIntentRows(ctx context.Context, p ports.ListIntentsParams) (
 
 // ListIntents returns at most p.Limit intents that match the filters,
 // strictly after p.Before (or the nearest before p.After), newest first,
-// with their attempts; the service cuts pages.
+// with their attempts and facts; the service cuts pages.
 func (s *store) ListIntents(ctx context.Context, p ports.ListIntentsParams) ([]core.Intent, error) {
 	if p.Limit < 1 {
 		return nil, fmt.Errorf("sqlserver: list limit %d, want at least 1", p.Limit)
@@ -166,13 +189,13 @@ func (s *store) ListIntents(ctx context.Context, p ports.ListIntentsParams) ([]c
 	}
 	intents := make([]core.Intent, 0, len(rows))
 	for _, r := range rows {
-		intent, err := intentFromRow(r)
+		intent, err := intentFromRow(r.intentRow)
 		if err != nil {
 			return nil, err
 		}
-		intents = append(intents, intent)
+		intents = append(intents, withFlags(intent, r.flags))
 	}
-	if err := s.attachDetails(ctx, intents); err != nil {
+	if err := s.attachAttempts(ctx, intents); err != nil {
 		return nil, err
 	}
 	return intents, nil

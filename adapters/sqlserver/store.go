@@ -160,8 +160,8 @@ func (s *store) readIntent(ctx context.Context, q *sqlserverdb.Queries, intentID
 	if err != nil {
 		return core.Intent{}, false, mapError(err)
 	}
-	intent = withAttempts(intent, attempts)
-	if intent.PossiblyAccepted, err = isPossiblyAccepted(ctx, q, intent); err != nil {
+	intent, err = readFlags(ctx, q, withAttempts(intent, attempts))
+	if err != nil {
 		return core.Intent{}, false, err
 	}
 	return intent, true, nil
@@ -196,10 +196,20 @@ func (s *store) GetIntents(ctx context.Context, intentIDs []string) ([]core.Inte
 }
 
 // attachDetails completes intents read as rows: the attempts of all of them
-// in one round trip, then the possiblyAccepted flag (see
-// attachPossiblyAccepted). Every read of many intents goes through it, so
-// none returns an intent without its flag.
+// in one round trip, then the facts kept beside their status (see
+// attachFlags). Every read of many intents goes through it, or reads the
+// facts in its own statement (the listing), so none returns an intent
+// without its facts.
 func (s *store) attachDetails(ctx context.Context, intents []core.Intent) error {
+	if err := s.attachAttempts(ctx, intents); err != nil {
+		return err
+	}
+	return s.db.attachFlags(ctx, intents)
+}
+
+// attachAttempts sets the attempts of all the intents, read in one round
+// trip.
+func (s *store) attachAttempts(ctx context.Context, intents []core.Intent) error {
 	if len(intents) == 0 {
 		return nil
 	}
@@ -214,5 +224,5 @@ func (s *store) attachDetails(ctx context.Context, intents []core.Intent) error 
 	for i := range intents {
 		intents[i] = withAttempts(intents[i], byIntent[intents[i].IntentID])
 	}
-	return s.db.attachPossiblyAccepted(ctx, intents)
+	return nil
 }

@@ -172,6 +172,9 @@ type Filter struct {
 	SubmissionTarget string
 	// PossiblyAccepted true selects only intents flagged possiblyAccepted.
 	PossiblyAccepted bool
+	// AcceptedAfterDeadline true selects only intents the gateway accepted
+	// after their acceptance deadline (flagged acceptedAfterDeadline).
+	AcceptedAfterDeadline bool
 	// IntentIDPrefix selects the intents whose intentId starts with it,
 	// exactly: letter case counts and no character is a wildcard.
 	IntentIDPrefix string
@@ -226,6 +229,9 @@ func (c *Client) ListPage(ctx context.Context, f Filter, cursor string) (page []
 	}
 	if f.PossiblyAccepted {
 		params.PossiblyAccepted = &f.PossiblyAccepted
+	}
+	if f.AcceptedAfterDeadline {
+		params.AcceptedAfterDeadline = &f.AcceptedAfterDeadline
 	}
 	if f.IntentIDPrefix != "" {
 		params.IntentIdPrefix = &f.IntentIDPrefix

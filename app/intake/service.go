@@ -206,7 +206,8 @@ func (s *Service) repeatOr(ctx context.Context, intentID string, sub core.Submis
 	return ports.SubmitIntentResult{Intent: existing}, nil
 }
 
-// GetIntent returns one intent with its attempts, or core.ErrIntentNotFound.
+// GetIntent returns one intent with its attempts, its resubmission links
+// and its operator events, or core.ErrIntentNotFound.
 func (s *Service) GetIntent(ctx context.Context, intentID string) (core.Intent, error) {
 	in, err := s.cfg.Store.GetIntent(ctx, intentID)
 	if err != nil {
@@ -216,7 +217,7 @@ func (s *Service) GetIntent(ctx context.Context, intentID string) (core.Intent, 
 	if err != nil {
 		return core.Intent{}, err
 	}
-	return linked[0], nil
+	return s.withEvents(ctx, linked[0])
 }
 
 // Targets returns every contract of the registry, ordered by target.

@@ -37,6 +37,9 @@ type Store struct {
 	leases  map[string]core.Lease
 	// links maps an intentId to its resubmission links (resubmit.go).
 	links map[string]ports.ResubmissionLinks
+	// events are the operator's actions on intents (intervention.go), by
+	// intentId, oldest first.
+	events map[string][]core.IntentEvent
 	// pauses are the operator's gateway pauses (pause.go), by pauseKey.
 	pauses map[string]core.GatewayPause
 	// console is the console's session secret and sessions (session.go).
@@ -166,6 +169,7 @@ func listed(in *core.Intent, p ports.ListIntentsParams) bool {
 	case p.Status != "" && in.Status != p.Status,
 		p.SubmissionTarget != "" && in.SubmissionTarget != p.SubmissionTarget,
 		p.PossiblyAccepted && !in.PossiblyAccepted,
+		p.AcceptedAfterDeadline && !in.AcceptedAfterDeadline,
 		!strings.HasPrefix(in.IntentID, p.IntentIDPrefix),
 		!p.CreatedFrom.IsZero() && in.CreatedAt.Before(p.CreatedFrom),
 		!p.CreatedBefore.IsZero() && !in.CreatedAt.Before(p.CreatedBefore),

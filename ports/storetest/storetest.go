@@ -126,11 +126,13 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"ListIntentsAfterSharedTimes", testListIntentsAfterSharedTimes},
 		{"RestartKeepsEverything", testRestart},
 		{"PossiblyAccepted", testPossiblyAccepted},
+		{"AcceptedAfterDeadline", testAcceptedAfterDeadline},
 		{"NotBeforeStoredAndScheduled", testNotBefore},
 		{"Reschedule", testReschedule},
 		{"Pauses", testPauses},
 	}
 	cases = append(cases, operatorCases...)
+	cases = append(cases, interventionCases...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			c.fn(t, newHarness(t))

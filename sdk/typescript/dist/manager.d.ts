@@ -23,6 +23,8 @@ export interface ListOptions {
     submissionTarget?: string;
     /** true lists only intents flagged possiblyAccepted. */
     possiblyAccepted?: boolean;
+    /** true lists only intents the gateway accepted after their deadline (acceptedAfterDeadline). */
+    acceptedAfterDeadline?: boolean;
     /** Only intents whose intentId starts with this text, exactly (case counts, no wildcards). */
     intentIdPrefix?: string;
     /** Only intents created at or after this instant (a Date, or RFC 3339 text). */

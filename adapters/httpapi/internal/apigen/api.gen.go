@@ -25,6 +25,7 @@ import (
 
 // Defines values for ExhaustedReason.
 const (
+	Cancelled          ExhaustedReason = "cancelled"
 	DeadlineExceeded   ExhaustedReason = "deadline_exceeded"
 	MaxAttemptsReached ExhaustedReason = "max_attempts_reached"
 	OneShotCompleted   ExhaustedReason = "one_shot_completed"
@@ -33,6 +34,8 @@ const (
 // Valid indicates whether the value is a known member of the ExhaustedReason enum.
 func (e ExhaustedReason) Valid() bool {
 	switch e {
+	case Cancelled:
+		return true
 	case DeadlineExceeded:
 		return true
 	case MaxAttemptsReached:
@@ -77,6 +80,63 @@ func (e GatewayType) Valid() bool {
 	case Push:
 		return true
 	case Sms:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IntentEventAction.
+const (
+	EventActionCancel IntentEventAction = "cancel"
+	EventActionRunNow IntentEventAction = "run_now"
+)
+
+// Valid indicates whether the value is a known member of the IntentEventAction enum.
+func (e IntentEventAction) Valid() bool {
+	switch e {
+	case EventActionCancel:
+		return true
+	case EventActionRunNow:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IntentEventRole.
+const (
+	EventRoleClient   IntentEventRole = "client"
+	EventRoleNone     IntentEventRole = "none"
+	EventRoleOperator IntentEventRole = "operator"
+)
+
+// Valid indicates whether the value is a known member of the IntentEventRole enum.
+func (e IntentEventRole) Valid() bool {
+	switch e {
+	case EventRoleClient:
+		return true
+	case EventRoleNone:
+		return true
+	case EventRoleOperator:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IntentEventSurface.
+const (
+	EventSurfaceAPI     IntentEventSurface = "api"
+	EventSurfaceConsole IntentEventSurface = "console"
+)
+
+// Valid indicates whether the value is a known member of the IntentEventSurface enum.
+func (e IntentEventSurface) Valid() bool {
+	switch e {
+	case EventSurfaceAPI:
+		return true
+	case EventSurfaceConsole:
 		return true
 	default:
 		return false
@@ -272,7 +332,8 @@ type Contract struct {
 	TerminalOutcomes []string `json:"terminalOutcomes"`
 }
 
-// ExhaustedReason Which policy rule ended the intent; never a gateway failure.
+// ExhaustedReason Which policy rule ended the intent (never a gateway failure), or
+// `cancelled`: an operator cancelled it while it was pending.
 //
 // Example: max_attempts_reached
 type ExhaustedReason string
@@ -402,7 +463,24 @@ type GatewayType string
 
 // Intent Example: {"attempts":[{"finishedAt":"2026-02-02T12:00:00.087Z","number":1,"outcome":{"reason":"provider_failure","status":"rejected"},"startedAt":"2026-02-02T12:00:00.012Z"},{"finishedAt":"2026-02-02T12:00:05.151Z","number":2,"outcome":{"status":"accepted"},"startedAt":"2026-02-02T12:00:05.090Z"}],"contract":{"gatewayType":"sms","maxAcceptanceSeconds":30,"mode":"realtime","policy":"deadline","submissionTarget":"sms.realtime","terminalOutcomes":["invalid_request","invalid_recipient","invalid_message"]},"createdAt":"2026-02-02T12:00:00.004Z","finalOutcome":{"status":"accepted"},"intentId":"order-1234-shipping-sms","status":"accepted","submissionTarget":"sms.realtime"}
 type Intent struct {
-	Attempts []Attempt `json:"attempts"`
+	// AcceptedAfterDeadline Present and true when the gateway accepted an attempt at or
+	// after the acceptance deadline. The status is the spec's
+	// (exhausted, deadline_exceeded), and this is the fact beside it:
+	// the gateway has the message and may deliver it, so a
+	// resubmission could deliver it twice (it needs
+	// acknowledgeDeliveryRisk). Absent otherwise.
+	//
+	//
+	// Example: true
+	AcceptedAfterDeadline *bool `json:"acceptedAfterDeadline,omitempty"`
+
+	// AcceptedMessageId The gateway's message reference of the acceptance that came
+	// after the deadline, when the gateway gave one; absent otherwise.
+	//
+	//
+	// Example: gw-7f3a9c
+	AcceptedMessageId *string   `json:"acceptedMessageId,omitempty"`
+	Attempts          []Attempt `json:"attempts"`
 
 	// Contract A submission target's contract. An intent carries the snapshot taken
 	// when it was submitted, so later registry edits never change it.
@@ -415,7 +493,14 @@ type Intent struct {
 	// CreatedAt Example: 2026-02-02T12:00:00.004Z
 	CreatedAt time.Time `json:"createdAt"`
 
-	// ExhaustedReason Which policy rule ended the intent; never a gateway failure.
+	// Events The operator's actions on the intent (cancel, run now), oldest
+	// first. Present on GET /v1/intents/{intentId} and on the answers
+	// of the actions, when there is any.
+	Events *[]IntentEvent `json:"events,omitempty"`
+
+	// ExhaustedReason Which policy rule ended the intent (never a gateway failure), or
+	// `cancelled`: an operator cancelled it while it was pending.
+	//
 	//
 	// Example: max_attempts_reached
 	ExhaustedReason *ExhaustedReason `json:"exhaustedReason,omitempty"`
@@ -484,6 +569,11 @@ type Intent struct {
 	SubmissionTarget string `json:"submissionTarget"`
 }
 
+// IntentActionRequest An empty object ({}); the action takes no options, and members are ignored.
+//
+// Example: {}
+type IntentActionRequest = map[string]interface{}
+
 // IntentBatch Example: {"intents":[{"intentId":"otp-7f3a-1","payload":{"text":"Your code is 123456.","to":"+15551234567"},"submissionTarget":"sms.realtime"},{"intentId":"otp-7f3a-2","payload":{"text":"Your code is 654321.","to":"+15557654321"},"submissionTarget":"sms.realtime"}]}
 type IntentBatch struct {
 	// Intents 1 to 1,000 submissions by default (the operator's --max-batch);
@@ -516,6 +606,54 @@ type IntentBatchResults struct {
 	// Results One result per submitted item, in the same order.
 	Results []IntentBatchResult `json:"results"`
 }
+
+// IntentEvent One operator action on the intent: who (the surface, the role of
+// the key presented, and on the console the session's tag; never a
+// key), what and when (the database's time).
+//
+// Example: {"action":"cancel","at":"2026-02-02T12:03:10.250Z","number":1,"role":"operator","session":"3f2a9c1b07de","surface":"console"}
+type IntentEvent struct {
+	// Action Example: cancel
+	Action IntentEventAction `json:"action"`
+
+	// At Example: 2026-02-02T12:03:10.250Z
+	At time.Time `json:"at"`
+
+	// Number Counts the intent's events from 1, in order.
+	//
+	// Example: 1
+	Number int `json:"number"`
+
+	// Role The role of the key presented; `none` when the service has no keys.
+	//
+	// Example: operator
+	Role IntentEventRole `json:"role"`
+
+	// Session The console session's tag (the start of its stored digest);
+	// present for console actions only.
+	//
+	//
+	// Example: 3f2a9c1b07de
+	Session *string `json:"session,omitempty"`
+
+	// Surface Where the action came from.
+	//
+	// Example: console
+	Surface IntentEventSurface `json:"surface"`
+}
+
+// IntentEventAction Example: cancel
+type IntentEventAction string
+
+// IntentEventRole The role of the key presented; `none` when the service has no keys.
+//
+// Example: operator
+type IntentEventRole string
+
+// IntentEventSurface Where the action came from.
+//
+// Example: console
+type IntentEventSurface string
 
 // IntentID The client's idempotency key: 1 to 255 characters (Unicode code
 // points) of UTF-8, without control, invisible-format or
@@ -636,6 +774,16 @@ type ProblemConflictingFields string
 //
 // Example: {"intentId":"order-1234-shipping-sms-again"}
 type ResubmissionRequest struct {
+	// AcknowledgeDeliveryRisk true confirms that the gateway may already have delivered the
+	// intent's message (it is flagged acceptedAfterDeadline or
+	// possiblyAccepted) and that it is to be sent again all the same.
+	// Without it such an intent is refused with 409 delivery-risk.
+	// Ignored for other intents.
+	//
+	//
+	// Example: false
+	AcknowledgeDeliveryRisk *bool `json:"acknowledgeDeliveryRisk,omitempty"`
+
 	// IntentId The client's idempotency key: 1 to 255 characters (Unicode code
 	// points) of UTF-8, without control, invisible-format or
 	// bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
@@ -730,6 +878,13 @@ type Forbidden = Problem
 // Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
 type IdempotencyConflict = Problem
 
+// IntentActionConflict An RFC 9457 problem document. `type` is stable per kind of error;
+// the members after `instance` appear only for the errors that need
+// them.
+//
+// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+type IntentActionConflict = Problem
+
 // MalformedRequest An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
 // them.
@@ -813,6 +968,12 @@ type ListIntentsParams struct {
 	// false or absent does not filter on the flag.
 	PossiblyAccepted *bool `form:"possiblyAccepted,omitempty" json:"possiblyAccepted,omitempty"`
 
+	// AcceptedAfterDeadline true lists only intents the gateway accepted at or after their
+	// acceptance deadline (exhausted, yet the gateway has the
+	// message); false or absent does not filter on it. With
+	// possiblyAccepted=true both must hold.
+	AcceptedAfterDeadline *bool `form:"acceptedAfterDeadline,omitempty" json:"acceptedAfterDeadline,omitempty"`
+
 	// IntentIdPrefix Only intents whose intentId starts with this text, compared
 	// exactly: letter case counts and no character is a wildcard.
 	IntentIdPrefix *string `form:"intentIdPrefix,omitempty" json:"intentIdPrefix,omitempty"`
@@ -873,8 +1034,14 @@ type ResumeGatewayJSONRequestBody = GatewaySelector
 // SubmitIntentJSONRequestBody defines body for SubmitIntent for application/json ContentType.
 type SubmitIntentJSONRequestBody = SubmitIntentRequest
 
+// CancelIntentJSONRequestBody defines body for CancelIntent for application/json ContentType.
+type CancelIntentJSONRequestBody = IntentActionRequest
+
 // ResubmitIntentJSONRequestBody defines body for ResubmitIntent for application/json ContentType.
 type ResubmitIntentJSONRequestBody = ResubmissionRequest
+
+// RunIntentNowJSONRequestBody defines body for RunIntentNow for application/json ContentType.
+type RunIntentNowJSONRequestBody = IntentActionRequest
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
@@ -902,9 +1069,15 @@ type ServerInterface interface {
 	// GetIntent Read one intent with its payload and attempts.
 	// (GET /v1/intents/{intentId})
 	GetIntent(w http.ResponseWriter, r *http.Request, intentId string, params GetIntentParams)
+	// CancelIntent Cancel a pending intent (operator keys only).
+	// (POST /v1/intents/{intentId}/cancel)
+	CancelIntent(w http.ResponseWriter, r *http.Request, intentId string)
 	// ResubmitIntent Resubmit an ended intent as a new intent (operator keys only).
 	// (POST /v1/intents/{intentId}/resubmissions)
 	ResubmitIntent(w http.ResponseWriter, r *http.Request, intentId string)
+	// RunIntentNow Make a pending intent's next try due now (operator keys only).
+	// (POST /v1/intents/{intentId}/run-now)
+	RunIntentNow(w http.ResponseWriter, r *http.Request, intentId string)
 	// ListTargets List every submission target's contract.
 	// (GET /v1/targets)
 	ListTargets(w http.ResponseWriter, r *http.Request)
@@ -1036,6 +1209,19 @@ func (siw *ServerInterfaceWrapper) ListIntents(w http.ResponseWriter, r *http.Re
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "possiblyAccepted"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "possiblyAccepted", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "acceptedAfterDeadline" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "acceptedAfterDeadline", r.URL.Query(), &params.AcceptedAfterDeadline, runtime.BindQueryParameterOptions{Type: "boolean", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "acceptedAfterDeadline"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "acceptedAfterDeadline", Err: err})
 		}
 		return
 	}
@@ -1220,6 +1406,32 @@ func (siw *ServerInterfaceWrapper) GetIntent(w http.ResponseWriter, r *http.Requ
 	handler.ServeHTTP(w, r)
 }
 
+// CancelIntent operation middleware
+func (siw *ServerInterfaceWrapper) CancelIntent(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "intentId" -------------
+	var intentId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "intentId", r.PathValue("intentId"), &intentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "intentId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CancelIntent(w, r, intentId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ResubmitIntent operation middleware
 func (siw *ServerInterfaceWrapper) ResubmitIntent(w http.ResponseWriter, r *http.Request) {
 
@@ -1237,6 +1449,32 @@ func (siw *ServerInterfaceWrapper) ResubmitIntent(w http.ResponseWriter, r *http
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ResubmitIntent(w, r, intentId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RunIntentNow operation middleware
+func (siw *ServerInterfaceWrapper) RunIntentNow(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "intentId" -------------
+	var intentId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "intentId", r.PathValue("intentId"), &intentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "intentId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RunIntentNow(w, r, intentId)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -1410,6 +1648,8 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/intents", wrapper.SubmitIntent)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/intents/{intentId}", wrapper.GetIntent)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/intents/{intentId}/resubmissions", wrapper.ResubmitIntent)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/intents/{intentId}/cancel", wrapper.CancelIntent)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/intents/{intentId}/run-now", wrapper.RunIntentNow)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/targets", wrapper.ListTargets)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/targets/{submissionTarget}", wrapper.GetTarget)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/gateways", wrapper.ListGateways)
@@ -1433,6 +1673,8 @@ type AuthenticationThrottledApplicationProblemPlusJSONResponse struct {
 type ForbiddenApplicationProblemPlusJSONResponse Problem
 
 type IdempotencyConflictApplicationProblemPlusJSONResponse Problem
+
+type IntentActionConflictApplicationProblemPlusJSONResponse Problem
 
 type MalformedRequestApplicationProblemPlusJSONResponse Problem
 
@@ -2267,6 +2509,176 @@ func (response GetIntent503ApplicationProblemPlusJSONResponse) VisitGetIntentRes
 	return err
 }
 
+type CancelIntentRequestObject struct {
+	IntentId string `json:"intentId"`
+	Body     *CancelIntentJSONRequestBody
+}
+
+type CancelIntentResponseObject interface {
+	VisitCancelIntentResponse(w http.ResponseWriter) error
+}
+
+type CancelIntent200JSONResponse Intent
+
+func (response CancelIntent200JSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent400ApplicationProblemPlusJSONResponse struct {
+	MalformedRequestApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent400ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent401ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent403ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent404ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent409ApplicationProblemPlusJSONResponse struct {
+	IntentActionConflictApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent409ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent415ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent422ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent429ApplicationProblemPlusJSONResponse struct {
+	AuthenticationThrottledApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent429ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent503ApplicationProblemPlusJSONResponse struct {
+	StoreUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent503ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ResubmitIntentRequestObject struct {
 	IntentId string `json:"intentId"`
 	Body     *ResubmitIntentJSONRequestBody
@@ -2451,6 +2863,176 @@ func (response ResubmitIntent503ApplicationProblemPlusJSONResponse) VisitResubmi
 	return err
 }
 
+type RunIntentNowRequestObject struct {
+	IntentId string `json:"intentId"`
+	Body     *RunIntentNowJSONRequestBody
+}
+
+type RunIntentNowResponseObject interface {
+	VisitRunIntentNowResponse(w http.ResponseWriter) error
+}
+
+type RunIntentNow200JSONResponse Intent
+
+func (response RunIntentNow200JSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow400ApplicationProblemPlusJSONResponse struct {
+	MalformedRequestApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow400ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow401ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow403ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow404ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow409ApplicationProblemPlusJSONResponse struct {
+	IntentActionConflictApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow409ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow415ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow422ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow429ApplicationProblemPlusJSONResponse struct {
+	AuthenticationThrottledApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow429ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow503ApplicationProblemPlusJSONResponse struct {
+	StoreUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow503ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListTargetsRequestObject struct {
 }
 
@@ -2606,9 +3188,15 @@ type StrictServerInterface interface {
 	// GetIntent Read one intent with its payload and attempts.
 	// (GET /v1/intents/{intentId})
 	GetIntent(ctx context.Context, request GetIntentRequestObject) (GetIntentResponseObject, error)
+	// CancelIntent Cancel a pending intent (operator keys only).
+	// (POST /v1/intents/{intentId}/cancel)
+	CancelIntent(ctx context.Context, request CancelIntentRequestObject) (CancelIntentResponseObject, error)
 	// ResubmitIntent Resubmit an ended intent as a new intent (operator keys only).
 	// (POST /v1/intents/{intentId}/resubmissions)
 	ResubmitIntent(ctx context.Context, request ResubmitIntentRequestObject) (ResubmitIntentResponseObject, error)
+	// RunIntentNow Make a pending intent's next try due now (operator keys only).
+	// (POST /v1/intents/{intentId}/run-now)
+	RunIntentNow(ctx context.Context, request RunIntentNowRequestObject) (RunIntentNowResponseObject, error)
 	// ListTargets List every submission target's contract.
 	// (GET /v1/targets)
 	ListTargets(ctx context.Context, request ListTargetsRequestObject) (ListTargetsResponseObject, error)
@@ -2876,6 +3464,39 @@ func (sh *strictHandler) GetIntent(w http.ResponseWriter, r *http.Request, inten
 	}
 }
 
+// CancelIntent operation middleware
+func (sh *strictHandler) CancelIntent(w http.ResponseWriter, r *http.Request, intentId string) {
+	var request CancelIntentRequestObject
+
+	request.IntentId = intentId
+
+	var body CancelIntentJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CancelIntent(ctx, request.(CancelIntentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CancelIntent")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CancelIntentResponseObject); ok {
+		if err := validResponse.VisitCancelIntentResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ResubmitIntent operation middleware
 func (sh *strictHandler) ResubmitIntent(w http.ResponseWriter, r *http.Request, intentId string) {
 	var request ResubmitIntentRequestObject
@@ -2902,6 +3523,39 @@ func (sh *strictHandler) ResubmitIntent(w http.ResponseWriter, r *http.Request, 
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(ResubmitIntentResponseObject); ok {
 		if err := validResponse.VisitResubmitIntentResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RunIntentNow operation middleware
+func (sh *strictHandler) RunIntentNow(w http.ResponseWriter, r *http.Request, intentId string) {
+	var request RunIntentNowRequestObject
+
+	request.IntentId = intentId
+
+	var body RunIntentNowJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RunIntentNow(ctx, request.(RunIntentNowRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RunIntentNow")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RunIntentNowResponseObject); ok {
+		if err := validResponse.VisitRunIntentNowResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -2964,166 +3618,191 @@ func (sh *strictHandler) GetTarget(w http.ResponseWriter, r *http.Request, submi
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H37c9s2uui/guE5dyJNKVl+tYk8/cHNJl3vadJs4pwzt2VODJOQhJgCtABoW814//Y7+D4ABEXq4cTu",
-	"dvfuzmxjSSQe3wvfG5+TXM4XUjBhdDL+nMwYLZiCP98oNmGKiZydLhYlZ4X9smA6V3xhuBTJOLm4odx8",
-	"//qC3MyYIGbGiGbqmikyk0JWihWEkgscZ0zssxek95pwDY/az4SbTFAcPiV0Ypgi3GiS00X/hNBLzYTB",
-	"wbkhVOgbZge94WYmKwMjcDEdZiJJE53P2JzaNbJbOl+ULBknsLz9UZImZrmwX2ijuJgmd3d3abKgis6Z",
-	"aey2vcW3L5+T7w6ORmQRwKGHJGy895rczGRpN55LUeg+ofpKEyPdagnVmdBSCkJx11wYuyeuyYQLWqZE",
-	"Krfv134M0qOGzKU29oVMIEifaDIYzOntwM6cksMR0eRySQo2oVVpxoSKJSmpmsJA9hmczgIyExZg8exU",
-	"W3hqQ0Whh5k4nzFyKYulx4ymc2af8XC23yFhDMnPZsZUDIyUUFEQmokLRPDNTGpGrmlZMTuekIZQByNR",
-	"zS+ZInLid5oSqhjhUyEV4F9nIsDbwvGEUE9R1ABh2DmYsttyANb2FylyhlTALc5wrUmaCDq3WHe4/QIa",
-	"UUwvpNAMSOS0MjMmDM+ppY3zmZLGlMgWuQTA2j+BmvGRvYWSlyWbf/NJW1qKZrVUZigvk3FiZlwTWhSK",
-	"aW3hakmeFcRISeYWqZW4EvJGkCu21CdEMaOWhAvyrYbdWhzmdtV71/t7iF37gzbUVDoZHx08SxPDDey0",
-	"uX5iwgbC1mfGLPR4b2/Kzay6HOZyvqeryznXmksxp4JOmYq+GfivLkt5uTenXOwVMtd7dMGH8+I/aGO+",
-	"QT3fXYyJ/1RskoyT/9irBdEe/qr33iD8EBdNvrQ0q9jfKqbNE03ykgNd7wZGUlLDyuVJJkw9Crmhmig2",
-	"qXQkYUopr7iYeuq7YssheQsoQJ4FBoUvBqfwBZLeE11TOPAeJYpPZwYGADqN5Gz0elv8vHMioRKGl8CI",
-	"fo9zuvT7JNQOTOiUcjFskLnDqyWMKVMWjndp8lKqS14UTDwE5coFU0hPgrFCEyrcV1LZRa0l0j2pCqYG",
-	"+weHRwM944sFF9OBnus9xWoCa5Dy6LAm5XoLj0S7kzDBQxGrxZDldE+rV2x5AgjdAkHSGwz854Gl3v7Q",
-	"rumsYPOFNEzky+dSTEqem3ug80F2hJg8Kwi75dpoT+kFn8DZYEgN7XN7MpmULOiylLSwh56Q5gc2kYrB",
-	"dl7RciLVnBVvkRu/mjRrvvYnG55E17TkBfnLu59fk0Lm1dxOsIsgHY1q6guL9XM8FhXO/UQDP9FDUWMT",
-	"KAAOefmJ5Qaw8Vqal7ISX3u0CekVjhloP1wHmrm3XGjg4qjGxRlOYPcxgSU/EipweQMhzQDneQhMvJZE",
-	"V/nMQ0kqYoBRAAlvkFfOpfzJfvmVuPCcZw9E0BPH5HBk/0cul4ZpYhdOc2PVMMs8JZ9z0FIPvj3YPzra",
-	"iUX2IwH9ZnW6x8KL29fASDnAiR6KRTzEelKhvQI6rGWcPmG3OchqULGlmPApWDsANUCeE2PnfM5k9eDS",
-	"rOAFcq5S/JqB4OWx/fXEajIW+m76nQTc0xp7bvXR+4+CO7engZ/mQYXbPWE0JOdWl8ulECyH05hbtVJq",
-	"VlitWzNRkAgPVosDNNeb/YJjuAvZThZkyRpBmCV2ZQsmCi6mJ0SKckmYKFjhpIg1ngW5tCuFtRnDiofU",
-	"wp51yl5Ywe8ge3GehyKU6HQKmwCL3GJasJtaxbGWpFXNJJi/+DUw+jsjFXsv6DXlJb0s2QOwurZDWiza",
-	"NQEiaT5DMrSWhzVe1C4sfRxrzLBOUkULfSRkweoH8UQPha2CGnpJ9TbQIFqA9B8YL+iJ4JrMZFmAWajR",
-	"uIyEM2caKAhPVTmxpDRPncdlTpd+qXomlSmX98cjLuKy0stHwyBMMYApHh93pNeimH7gQVxKJmhpZfUS",
-	"AK93AvvKb5lADFihXp/XRpJetNu+R04w7klknGdi1bj/MlPeSHR9XoL1gzNyMd3BcH8vaGVmUvHfvtrr",
-	"BOfZqRsNXhuTHxhVTJGsGo0Oc7rg1vqED2w3BWK/ptLGSh+JTKt4joeg09M3Z+geoqqh1dHm0U9yq1Iw",
-	"e2QI5jkchM57sVAyZ1pbIn4hDDfLB1EGzoqxXY+hXHgn8jXX/LJkluTtL0qWJJ9RZTV4Rd5/czA6eLEJ",
-	"aVyAHfySs7LQyfjXz8nE/hnNmKTJ3O7EGh7JF0x+9yH2Qh7ESgOa4Djho2kMMMkAJ3kQ4sAF2z2HwAEB",
-	"gxZmqiXWis/DPuN8j45GdLVYSGVY8YoVnJ7D9r+KSJ7jqwM7FMkSw27N3qKkXKCqaMVtmPOEAOfHU8DQ",
-	"O9l3xzGDhyHJ3O6DAB4fjdXDbAOYbQDTPIYzRLv4yCqEAMFc4+/o6cqEh/wLkUtQCFA9NDMqCC8YSADS",
-	"i3SHguWycKKjDzZE2AOGGIxh84VpHx4/i5i07BliR51Sw27ockjOgM4Uy60+X/ijJXqEcJ2JnJalJYEJ",
-	"F1zPWHEKb4UoGy+ZOyK5IJOST2dmSE7D04Ti4jJh9WUqiKxMLucMN+jnqYN0rCwH6L3qQ5BLEKaUVJno",
-	"GUWFtugkE8rLSrHUW2Gp5yc3Tn9ITt17RBuqDBfTTGQJ0rSzbsZZQuZUXcGi3CItDrxL3wOlMkQwiwW7",
-	"30z0Sjy4Z3wBD5ZSG8/F7JbllYFJ5WLRhKiFYoqef7fpJ5pcKkavmCJywQQDKcFx+gWFgMKcUQEQ9oIi",
-	"EzTP2QJYjhSMFiUXjMxoQRZUa1b0UbmI+L3GWjJODkYH3w5GB4PRwfn+wXg0Go9Gw9HT735J0gSjbMl4",
-	"P00chuzbilEQIclCyWteMPXRwT7i8ESxTyw37ji14N402/7BL/a5hZILpgzHGBmgqhlga1HGn8/P35Dj",
-	"0cGY/EAL8iP+3I6/pY0dxyNu2LwlOGqXXFDDwLHQNbBVI5k664hoW3GAdIEUNKcFYt3R1TDGSaLng9F+",
-	"1wQlo5q9WMh8tnYKzQizD8SjA8XAlJUorCUTTXYYbY4L8+1RPW/QEmvkR+DaT5M5F3xezeHv9jsRlWwS",
-	"oj+7x5q0sbq7//GZAPGWPA8OyXu7L4KuQcdL4K+YyLKUN5kACy4ll8s6RWAiFak1LYedJxrf1aU0eoVV",
-	"1pPrbvQBcd+/VVxZLftXD9J41x/CO+g0tzCxZ4FVgdogOW1IbtAKnmjUnGhuQMI5R4TXLOHEEHShZ9IQ",
-	"Q6+YyITPgrDwDKIvJVqi1UsUm3JtjRdWcKOdpMtnVEytVB+6MKUVtPag4iAs7bRK0NLJO7u+hSx5vgSd",
-	"152IC6qMBT4M0hRJjrXPHfzASz+nt6dBsjmbJxkfjtJkLgsGQoaWDvA4mcWGE4AWyisKFA48jN4yTM25",
-	"oKUjSKu/eoX2Yx2Qqb/J+YL7MA9+5zXbDy351djRZn74MXr0bt2+V2nhjYvYTtxBEyS/g7sU5XKMrFHN",
-	"q5Iafm31k0oUKZkoOceQNZKLJSLFQEVJvX/zZsbzGYmOlnmlDZnRxYKJFfQBSjYKBrsl5OIddjKntx8d",
-	"z+t4Nw0hdrx1SqCRzYB/ZZ+5q6lni+6HT911UdbnhixvEtmqSG9TXStVCE5Py0R42Go8QrznuM698ces",
-	"Zf0l6oyZUOFt0OSM4laJAqXMvu350orJVYH3xeSfJtywuY4cDtF+8QuqFF22ZGILlGmDcxweA4o6oNcl",
-	"Ql/czmilDSveOmWlfbhY6nagUFXJnOe7Bu+JE3w0KKROzQEyFJbufg3S5iOGccBFEZPvR+eaStJECvbR",
-	"SuGPlrJKZnWjD/FRs+a1FjS9ltM04byaaf92GqQFyIKhQfYSdPBkPAIpdcnW6GLH9mBTLGfCPKdlqZPx",
-	"/mjkv3mJ28cv79JOke2+e69KZ7mN9/b2D74bjoaj4f746ejpyKISFNlkPKGlZmmC5xjIXss5l9TkMyu9",
-	"Yy5qi9d4wzvI1hf+WEpWV34v0RzvL2b5dVttYc/vvUPZAYOPopqPKgrX5P3bn9AE0GAWe5NKqpw1xKGH",
-	"Jc53KWXJKOw1QPdzZ9oTnvRPdFux0ETJChOfwlKGTVmxHl1fLA4iAK8KAr+TAMQuxm+he4Ne/kSTa85u",
-	"LKytVuhN4KZi0mKmy0ppk4wPRit8Nae3Z+Hz0134jBrWYLDtLNdkgbC0lpoYZbuCAsBVXnETTEuuiakU",
-	"WJeTSSzOMEpphRXudUbLyUf4uyGq3K8tzDrQdFIaNS4VwJq49rkU12chD86QpkFkwds+02uAr84BsAuk",
-	"GlwVwfsQjz1ao6GcrR39vHZLoL6dV0oxkS9xS5u38rRrukAdnVYPJm6JgLDSsqOVAXYKeBVtFjNTsprO",
-	"hltsluPd7Vkkys37r3FpAZwD5BfgDLGq6mZgAHHXS5FVI37oDKS7FY5YXc6f5Q2GbbwhRw160+1KQsrz",
-	"/mjUh5/duU1yWVnLSF4zpduLauNolQdXl/FjUy/QpAc+Cx18UHrVCaX7hM6lmDpH/7YlrMjGQP1N8LQW",
-	"ukEu/sS1WdEcHF7Rd9+tRgSxUPPf4S5C6/fXEj6Aw6SwqzaqYm4U+9ZaAw3+DqfVDrpA+wyrJ113rLuM",
-	"NfSLw/GjXcJF7YiA5IHgLrQnU5NKcUPtE95v8X67eGPf2noclz7/PQArzLeBynDsTjJr0AGieJ1fsMMn",
-	"+A9X3Db6qVBzu6GaTLjSBrMvim3CefSFzqSwoA2IeMdKljt2bi76xS3NTbn07rAIsOCwqcE13OaneTQk",
-	"reg0gtBLLcvKMGKRZrViCA1ZvRSzIoSLraJO24T7OjzP6e1PTEzNzCXmzrnwn/e7MLAO0n63a89NMqFz",
-	"DvxODXrLFoq50prgyXOnRKySOU6p9Kypg+H3LTI9C7G/CGk0uF5+/aM6/7eu63i4f7wfr+ugsa4wNzqs",
-	"dpn7eDh6ZoXMhzTJI4/rv4InEpx5m4A+OgKpE824FoghjD9OtidU129u33RLcNDIQ7jTUeZjnB0HcozR",
-	"TUMEX3sTaltjRA6AO+nUrO2M2rSkVd/VXRtROwZXatRtfgWFxtmfIOzjiym6pVmN1Ce6LrxoFVgKOmcF",
-	"xKbXHn+jZ/c7/lKfeA6kIpY/T0CcrZ4SSyxBwKpBCNRWZTkECbOSMQ/fB0FrH/tgpUvpkvwa6paX9x82",
-	"pXdT7Y580gs58P3Ul2v6c8AqyfyaaYyCeN+3FOTHF+ckTqj97NF3B5oiBGjg9IjyaTNhT+uSa8PF1E5P",
-	"l0TPaVm2AiyG3VoA/19ZKQJ8DOomsDHqKEYm4+Sb/ePjY8vgx99+Z0F+O5jKgYPBJy3F8C29eeUETfTr",
-	"QF/xxUACUGg5WEg44BCG4F7Xml+Wy1MvHNaGACBBSlWs9l14sM3pkszoNSNewkAaAFUlh6w+HyKEklFX",
-	"MOtD8WNCvYrtg/BFpSDrUoRXn9ReAzCte1Hk8YkOGQp1Dk4fylUzQV3UrBmlxOI/qklRYfYH+xgKXSFB",
-	"nKDIzASMiNG1gvQ6HvfRM39E9E9IPmP5FQRqMIrjVx4SATUmdWPwl9BGBvKQoH8owxTkG67ZCrWsszSi",
-	"PPDTNR5FF5oAOo0eRwMoTi5vyoU1J8vfVWdMPBr4pZLz7pXEk8UVQ2FZeqcldM3vT7tdpOo7fPYrg0Yt",
-	"T0BIreuIn7jlxQdadCCm9TnbZTngqn8A87qpRfo8Lit1Y6XALAbfTQ7pYD9piOhY4OSyADJGybJW2mzX",
-	"GLpnPtg+87fHR4cH+82Zv8Mvd5q57T4I4Fglvn1iJNlPR6NRLKmjEnuULb4SM5Tjg0ujf5IJRvMZpBdb",
-	"LkcpQgmmoSN2fFGNFOgUvHEB2Z2Upo6BwP/JxRm+vr/FJ+A3voV63jJdlWt8qU5Av/n5XePIIzeyKgsU",
-	"81N+DSeA5VvD5mPYqZeZq10IegejfeKoPSUHoxFRbMGo6fssLJf8GAo1W8eje2BNyizEUR0E1hbAeJfU",
-	"PTNi47H/aKmu9VLWkP9uMtA7vB2Ad8qvjKVsFBXY3+olda/tRJ16RcQp/+2v/6aIrRTRFomqBmo75xR/",
-	"xEBBUAssa6fecwPNQuAYHu4qzNryZptH069xPX2c/albaGG1/RNNeF0wT67YckxA4h8cH9e565r03gsO",
-	"h4/9TyZAJdZ9Iifk/fnLwdM0NIZwee9pnQ0/QHOISJWJS15whdkctOwenxo2lZDs9TxPyfNJSn4pQZH+",
-	"ZZFCUTBUrLz/ZjQajVJIqh/9kLrkevfvU1Rm4zoEwgtNsmSYJan9Z5glaGtkyV6WkB6cSQtqZkSz6RxV",
-	"LLaEegfFtCyv7bllVVKpfBwZUn0zYVWPpX8LjBooXKZ16hocAph8gcU9Bbmk+VV/SE5x+kxwoXnBrF4v",
-	"xZQpwgvXB4eNLYXlTJgBE3j4Q5TKLlUPwTYcMJ3TBSsyUUrIhVZKWgVak95FllXF09Hoou92gmq8kXI1",
-	"MXC9thh5FA+Oj1c9ikKi3ue8e5bQh/Y/e5jiYFUzZQnuf3/93yxbfH6e38E/E/jnlxL/Wdx9+OY/13v/",
-	"3tAp26C7Rd7A/39dX/fzarka2V2cWh/SRLBb87xSWqpknLDlXz6dfZL81afT5Ws+unll/1/+9fbVJ3nz",
-	"6k/y5tXzo9tXn16NXp//Qs/4Dafvzr49mz9b/vLjfy9/On+xfPXbX/nkr8km9fMekrLLVRYvt1PuwW9e",
-	"LNinSQ+ynvtkQae170cKF4zVBn5omlcPBIcut5Bi17uv3z7NZaVJT7CbdXvA+M1jbOI9/+n5X27OPi1G",
-	"ufjvsmtD99a23wU9qRUxkSqfMW1cU5iC5VxDiudqZhsS+pC8uGbKfyKXlcmEo/zQZczJQSe+ar6I/L7B",
-	"+x95Ppuxi/q1DglWq0orMmyjzgTJqZeM+OB/8zRus8/ET7CmhieUaP2tsiAJhVqQUC7ofIUwojW1thQW",
-	"GZv7W9a7jSq81hflX7ao45VLgF1NLUVJRW6kuiJTybT3GoG2il8XFawsKGX2hTgoFUlv1HEb6N2U+xo5",
-	"sVejqNREFOlLPMaEkgnNTUrYNS0rK9p9Sr8/uZ74JOGVUOW9Q1Wrymx35ijmzTXzc4P8mEgVpUyveJg6",
-	"1rHBteRh3cVZK+AO/LaZaDZYRm9CAnTHZitIHMb8Yx2qjNFFK2TwSwYfaU7nnUmyK7mxUU5sc0PR8y34",
-	"vImtshVp9/blc/Ls6Pi7trVPLuxAF5CQZOhlycAMueKisMcCZO24Fm5zNr+EVoBQt33hDbsLQhcLRhXm",
-	"bPhEdUz3QdgIZjVKyOtZ9S3krp0HF9NgAgZ/FUQUdm/Ysa5Blh/OTozRgHcdIbkNVbz3UIeanTsiY8hv",
-	"9NHM0XquQZirxbgd4O4iaxChDnkIRyiLcEV7CMPgXzoaPQPU91cyYCMsBi0sRO7bntkaS3WY7UO6LUW2",
-	"ppDPrSPnK4mlI1bZpJ77ubhr+opX2iS11pRxlLJDe6uxuQUb9/Hgr3hkNtGHJBN+S3pHBwek4Q4Bg9nF",
-	"ggYRCWMyR72+HbXzSO3pIIAOXxhyYStp0fFlDP/NLLpKdavZUY/MvlHwt1J86xnma8Nhl+mmIy1uqBS1",
-	"AqRFwdGb8iaSGi7JcCVHCjwVvc93fVIwBTHb1W4+KyrHdjE6gNaa68y5+4Tq79bsec5qz3u0tBuq37iM",
-	"Sh+VbSwg+n3X2gQoSJAKahRu6JrChO5Y4gpW68m7MNkVsehyb2w5vtZEiHYPht87oeWB8y+sfnN4ePiM",
-	"hCwJ0pOTiWZG49E1ODgcHz+zIusb+KvvVXuo5UMFB01bH6x2oWUoFO659schiYNrsqDa9IfkpVVrMxFK",
-	"DL3qjeW5HdXnkGrtVhV2BG47wygoXb7ecEhO6xbVZKVDtZBm4LbQOxxloqDLOJDWJ3TGaOF9l6ERzsFo",
-	"NBqM9gej/XNw+oxHo18y0XPZApgb4nqzgE9XPyG/MSUBrq4vw+WSzLk29Ir1TwjjWFgHTVftQSAolL7W",
-	"jUfJf7GF8b0U5jxXEpPhT0LN682MmkxgNweUgsYFqbCwcm7tqA3lx/8a6TLNCVOYjXCRlxX0S5tIdUOh",
-	"xUKzLQWk1mCrBe8250LzqeATnlNsOWEY0Quas35NUQfH35L/4j9EFJOiExvOVQ1kg0vVRDANTmpfPADx",
-	"25Jds1KTgrEF6QHqM+FwH/rP+hyK/h8q5aYr2WB9/Rdhwv4Xs2cCc0/lNVMibja/2rOg4cfd7Pj+moSG",
-	"SMtuHQ74UEddQ10wsOrYhmTa4L/2QbrgvA5GaafEty8PpWDuid2c15VASDPFio9GXjGRfLAsts7hHjz0",
-	"x+uXuWJKrzmc/GsP6WRvB/6iIsOd1N0463JjtM4P3Ma8pXGWV4qb5Ts7qiuJg8Zjp5WZdQchnRMYenP5",
-	"84bnmLTvsoXBXBo3umtnojcY0AXHptmuBc2WztrkZ2ynCRpR4ZoudPQEO6nHwlb61EA+nyZHo8PQxzsT",
-	"8XTRNRVAGrDpptGNDYq4mMiO9nGBVF6hvg6NIRoloD4hAw5wBwgHKxSbBejDLldFCmYFNjeavHv1Dhpb",
-	"VXoWhDd2nEeFwjsj0lC6DmHO4Ch2GWtQ79rR3yKsBTO4oqih1Vwy0atP13KZWlihv9A+62VMHzagGC10",
-	"lFSCWXwnXjPSaSawdN7t12k2mlyyEiq4JGnBcZiJTLxAp5DF8sW6/lsXwTWlSc+7rfpO/qKvCrSNdc6q",
-	"IYGikzVt5lLCwI9/sXe9f+EpB52VwFmaXGzq1xd69V1YS3s/BKopAVs3E1ds2W8yCGnwh0NOijWAoSE1",
-	"RQ+zS5tUWAPVaFuva/IH6u/FvWNTsD4wa7OAbII5tHDylUl9YJZdOPMcLyEpzYwwUWBkPhMYE8ExaiYr",
-	"ec4EFjOFK0DkQnFmqFpayR5q2L7ATo7s9Q6mPH1zlqTJNVPa5ZUNR8MRdNlZMEEXPBknh8PR8BAOSDMD",
-	"+beH+/oNorl46gfognn0Z/f7yoUkB6PRSuu4uvdbs8t/5G656r7ppCNBGnsZQvLsYtiQ3RiE1tV8buE5",
-	"Tn7i10zYZwc+bwveBLtAQ78nUJzoFE4w3G3ywY64B309452vBj5MZbWZg9EoOHBdVrAlKPsVtg4C92/J",
-	"rxgkJ9TfaUOX1oTBrlNKGme/xH3f7Cizak6FPgHZ4jI5fHt86AqNsgyoq4mbt7iBB0CN1Rm+91WFEKv9",
-	"yIvvoccUNoz6CA2jvj/0n24XVi58pOb7Vsx8H0yOnfAcChwdupxi4dgcYITdjzl0FyjZZlqw8OBADC7f",
-	"L6qhfOIHWEMM1/t7cX1nJ0VgtNOfUtBpYdIoISM9MBZ8ZxV4JO7plgltOLSdKkvEPcDan559d2VLfZjh",
-	"WXLT9KdYorBcTrhxcr2jWjQlcNL6xTY6y83gZijGBKGllkTP5A2CeKXuP3ULDVXxKVZxay+RcwhhuWpp",
-	"RQ1ziPNV6Fi2IJrNs+ZsLhVWJ9BMeHYJdyrhc9+Dg83Z6c0i1yF5HbKO7LZ1JmjkYGBq7jplghltkeFs",
-	"kQ4OsmbAj3Wl6hY+arWu3Pk6k7iaeg0veOpL0fRDNQRLFV0XH6yjjbxmd2lyNNpfN3fYzN77lXa1RwfP",
-	"tr+07sqpuzQ5Hh1uf7/VnRw4N5LbzoPj9+23yZUV4saFS62u1WDawKQttt1b+CrihdSdZbe8dEB0N020",
-	"KmyERIo/ifQ/vPjLKzWZ0D7DAXQ9dwVZ0CpRI8M3IC1NYXK20bWvy1Jsrb8Cx7faAhGqSaUrWuJxgX5U",
-	"7uuFxqiwoX8MeN7TCGTb+NoVxgg3uEJuVWB1DbukVhmytsswE2+cinQzw1PHd7t2vSOxzAQOo5l9LFKX",
-	"+138BE7Zuq2ik+c/yGK5Ayttqxq+F6uFSua7pono3B2PzemuWn7d9R6AzSYfj7azVOumoi8WALsw8Mv4",
-	"Hqqj/eNdpuloMAzy5mCXl9sdrB9EVu3/3pdTRf278T6FK8YWIFy8wEFJPnwoWQrEFuXCXC4boZZebN/o",
-	"OtC4g0gFq2mDTH3L5tKHuUKsh7lWAa2YT4/CP/hgIVGuZKLkE2sswpPwW0qE07dRjQIZLStROFuslm/Q",
-	"WJ+aTGDfyVtDLI6KqoRcXMX07MRf1RnEuapEqBbkihRswpSiZSaYKPSQvHWGYhCJ2IgSxCF8chZ1pz5u",
-	"ofVw4m9Tv5N/FnnYiDB2MMxqrBBqMPnEsOLfcvHfcvHr5CLSniet4uHkY5RLvdF1AN236BSkohc/kXbv",
-	"Q5qQLpkSwW6YNhhwTTPhmkCbfObccxNeGqaw0G1I3lDt5e7UWrd1VrbVHTGHORNGuqumujKx03WZ2Klr",
-	"IZiJOleaxEO1kqKlaI0G+8gEpku7yCV+X0JBijN1wUmLM8CdnvRvFaqz2tClznzVklQWCPbhMDdAFput",
-	"g6oNuYSyMnjBjVua1ZER8FQxMrFfYZN8Cu/3/cXDdQZ3itucVL4ovm0ynoXkpPgm51/bAYRyWVsRwSXh",
-	"kqf9lcGQMFzfGByKcXfjuWZGVTsM21hDVF7tGt/5S//WrKWjVrjDe/R1cb3VFUM5P0Y0ZLz4SUmnU1aQ",
-	"1eYAjUsAMrGp7p9sLPvvn2QC3Q6Wh5CWvZbimc/Tdkmn0a3PK2BrtS/oBNu6RJfNVAQLD3eDgRkX05Zh",
-	"tybFGxUVK6ydCbrYmJTM4O3VOiRbOOdKfX8KpCvc8LLIqSrWb8/P/kaxCb9dQxPSLAZfTwuNvbtKHbh1",
-	"W4WLkoLny2Bk5PDw8NkJwVquTFDyDcGUFysV/8/BD/31+3LjQ4eA7k3F6RWje6VXNMP099xwuAGi3uuQ",
-	"/I/FebRkuM/eVwlAbAqbeStsw67JjJaTgVwwAa633J6geQVNvuGRENHQMyspg0tjK7xc9tEWiB3+LhBD",
-	"9nDtHT2zhxtgLXNYsxtq4DGunQmUt2n8pUvS9310Qd9P8a54axhErJQJED5sfsmKghXk3V9/grwSUG8m",
-	"cGMYyLDTd8/PztyLGmJhoSIAIlt2NqxqDNf61DF1vKifTBTFwknwavqbSXy5ZrhLsm7pH+JwvjU64hdU",
-	"CqbX49WqAU5h70ZqV9Q/ZvQd+qJ97nSLTBnR/De27jgC53NjTS5LJxkfj+JW79hdF3u9H4+2NJtvL+a0",
-	"Q6fqBQ0K1QapSKQb9RpKETyxbhOo66yB7IMVvTXQcfR0Gz4+PKIFGNWYdl5utaIgf41b+x9pTj2QS9xB",
-	"oWkNxNZIqO/DPkkd1gdME2dh+YT+cK8HXKnRkTCBkfJK6K7UT5/t2bPSyNS5jP0heQvaPcc+tVAB5tXu",
-	"s4KE3htQGbb+YnaXk+lTP5WzobrKK2DIg9HI2xXwk2nVLWTCNRWm5Gj0rFGG79PJrR0F0/ucCFSc7ClB",
-	"M5FTIQXPaQlxWdLzxT4abHnMV0AeIlAjzsU0tSpVlF14kglsQAh3R94oq36LPhzBV2zp0vzs1v0A/voU",
-	"t8ATu45wgzZ2SbJbtpvC5UCI1C4YomKQ7UR84umQnFpIgu0F4cSD0chak4JwJIHWnXGQccgxjDgxeF1U",
-	"CG+6A9Evx19FTfGNAQTyrHXPf3P9nl3PWioiejCRX821P5v6xpZHBwd2kqP9Qxdyl77XVNMIizO821ZY",
-	"FxfWj+y9gU5ZCQq9L/TQ/WESyHeTwZ09fH5fR6CvJ994HbIPPwHDs1XZYTZJjGHzPtQ3oR3a4NSuma1N",
-	"qncv7dVv+BdgrQcbHWWPAANrjjrV+rH29Ht7VZ9uf2nl1np4bYcjOSpVeh4V+B3t73AcO8l/LuVP/vb+",
-	"f2J37i76R+tm6qYCgr9H0ewo3AtJkT4hslsfaTpHXTOj8eeVr+sulWtzzn5kXyva0/WtBtv9eNKVDjCF",
-	"T1lZUDMLarz90PaBJKsidI03ZNdKw99BE98sfh5P5HyR5Dja/tJraV7KSvxhMlveQsGSaCrfsdoEGSPO",
-	"Jt+Jk2qW2YsTXPX6uOy5L7GPnd9wE1sxCL1hKYlHc2eOxuafXl/bor3DXvy+MBO7oTE+gUiEwi5Nzsbo",
-	"QW/SGSNS8ald5BMdLJN+SkourliRiUtpZgQSg3or7TvJHmk0Fu0PyVmUru08+qj8Q7AEHChYkVmMyUUN",
-	"zr+r/QvMj7n4uzq4wG4MdvURWOTE/rh/MSRntTBcMBWWP0azqJaakF7XBG4aGSrh8snawqFm1bIZZsLV",
-	"A1h51GtnwackpBD1a4chFdgBK0BnXZh6k/q8uTXqH09a3keF3z1ovVoK/EdWl2fUNcyNae4kZG01NMrf",
-	"VaVtcNLqMv7wsf17nz67aKwxbTVV1n9p1XN7pN7rno0+zFQ3mlFvjdW3ztCo0qxT1/yJa3MeLop7NHaO",
-	"qg7XZ0fA+dhMAF49cP9RSb9tRyXmJGy8XjjCS6jLW8HL3ufVHW40C6IKz8aR1XHmdMSudzl7trTVfkz1",
-	"vC5y3EwhX0EDv68+3a0WfwHJNGs+mlWbv8IlXtgHoEt/AZdbwRalXM7hlla8+xjiRk4vJqXMQVf2ydSa",
-	"XMzpFSOqEhcQIVRGh0uosYLrM1ZT3o339j7PpDZ3SZpcU8WtcAPKmAXF3IWokjiDbzRKulBsX0KdWirT",
-	"KDgtuTYMUopIbzDAT/1h8ACy5lRQ0Vk31HIfoeoM4PkhgLmz1tOYumyOQrJ7u9RzuKre6TVmdxBsdQWg",
-	"1VOdwDcyGsijvD1QKPOqF2U/WYUdbI9LWlrUKVej7w6JeJGu2qd7jT7F60mr9oD0VopitC+C6WOikEW4",
-	"azBOhfMnoFWEmfVShdrDOkU3dbdlbyrXdesO2Wd3H+7+XwAAAP//",
+	"7L35cxs3ljj+r6B691smK02KupKYqvzgeOysZmPH42O3vkl7LagbJBE1AQ6AFs1xaf72T+E9AI0+SFG2",
+	"lMnMZKomFsluHA/vvvApyeVyJQUTRifTT8mC0YIp+POVYjOmmMjZk9Wq5KywXxZM54qvDJcimSYXa8rN",
+	"dy8vyHrBBDELRjRT10yRhRSyUqwglFzgOFNin70gg5eEa3jUfibcZILi8CmhM8MU4UaTnK6GZ4ReaiYM",
+	"Ds4NoUKvmR10zc1CVgZG4GI+zkSSJjpfsCW1a2Qf6XJVsmSawPIOJ0mamM3KfqGN4mKe3NzcpMmKKrpk",
+	"prHb7hZfP39Kvjk6mZBVAIcek7DxwUuyXsjSbjyXotBDQvWVJka61RKqM6GlFITirrkwdk9ckxkXtEyJ",
+	"VG7fL/0YZEANWUpt7AuZQJA+0mQ0WtKPIztzSo4nRJPLDSnYjFalmRIqNqSkag4D2WdwOgvITFiAxbNT",
+	"beGpDRWFHmfi7YKRS1ls/MloumT2GQ9n+x0ixpj8ZBZMxcBICRUFoZm4wANeL6Rm5JqWFbPjCWkIdTAS",
+	"1fKSKSJnfqcpoYoRPhdSwfnrTAR4WzieEeoxihpADDsHU3ZbDsDa/iJFzhALuD0zXGuSJoIu7am7s/0M",
+	"HFFMr6TQDFDkSWUWTBieU4sbbxdKGlMiWeQSAGv/BGzGRw5WSl6WbPnVr9riUjSrxTJDeZlME7PgmtCi",
+	"UExrC1eL8qwgRkqytIdaiSsh14JcsY0+I4oZtSFckK817NaeYW5XfXB9eICna3/QhppKJ9OTo8dpYriB",
+	"nTbXT0zYQNj6wpiVnh4czLlZVJfjXC4PdHW55FpzKZZU0DlT0Tcj/9VlKS8PlpSLg0Lm+oCu+HhZ/Adt",
+	"zDeq57uJT+I/FZsl0+Q/DmpGdIC/6oNXCD88iyZdWpxV7K8V0+aRJnnJAa/3AyMpqWHl5iwTph6FrKkm",
+	"is0qHXGYUsorLuYe+67YZkxewxEgzQKBwhejJ/AFot4jXWM40B4lis8XBgYAPI34bPR6l/28cSyhEoaX",
+	"QIh+j0u68fsk1A5M6JxyMW6guTtXixhzpiwcb9LkuVSXvCiYuA/MlSumEJ8EY4UmVLivpLKL2oqkB1IV",
+	"TI0Oj45PRnrBVysu5iO91AeK1QjWQOXJcY3K9RYeCHdnYYL7QlZ7QpbSPa5esc0ZHOgtECSD0ch/Hlns",
+	"HY7tms4LtlxJw0S+eSrFrOS5ucNx3suO8CTPC8I+cm20x/SCz0A2GFJD+62VTCYlK7opJS2s0BPSfM9m",
+	"UjHcDoz1JLfDf8Z++tCTCkKNYcuVsRKnKXu5ILPSUqTnqFaCWJk444LrBfDEO+Jtbp8tGwgb8163kjDx",
+	"gzFdnGjExchNdF8I7KC3oJowUbCCDPCbEXwaWk0mJTOrzhCEhdUMwhFwnYmweavhtJY5tHzxJk1e0HIm",
+	"1ZIVr5EtfzGPqhm8V3FQJbmmJS/In9/89JIUMq+WdoJ9JOpkUp9qWKyf46FOdeknGvmJ7utUm0ABcMjL",
+	"X1lugCxfSvNcVuJLdRwhY+wBueGZx50JrXEWJ/VZIAeBfcxgyQ90FA7phTQjnOc+TuKlJLrKFx5KUhED",
+	"HBMO4RUyzbdS/mi//MKz8CzYakZgMEzJ8cT+j1xuDNPELpzmxurjlnhKvuTAMo++Pjo8OdmLRA4jSf2q",
+	"Pd1DnYvb18hIOcKJ7otEPMQGUqHhCsaMJZwhYR9zENpga0kx43MwewFqcHiOjb3lSyare+dmBS+QcpXi",
+	"1wwkMI8N8UdWpbXQd9PvxeC+rU/PrT56/0HOzu1p5Ke5V+Z2RxiNyVur1OdSCAbqiEX+vJSaFVZZ0EwU",
+	"JDoHJ7ZeR1rrPekvjhdkyRZGmCV2ZSsmCi7mZ0SKcuMEsztUK4bJpV0prM2Yz1Frtqvjj3t5L6zgN+C9",
+	"OM8D6DZhE0G/CdMNkSUKtq51X0GXTGeCCgmOETfQIAbbiBcjQ6+YAB0JhphTw9Z0A0YcLS36bTKxoNeM",
+	"FKzk1+DlqjXWR5osmdZ0ztDXkltTtmTFnP0Jn9685vrKGrCZsMs3qmJk4EbajBTXV169emOkYu8Evaa8",
+	"pJcluweGpO2QFtfs1IBuNF8gsVjN2traah/GcxobeLBOUkULfSCUgtWP4onuC6cKaugl1beBBqTEGyDQ",
+	"ez4XdJxxTRayLMCLodEXEokQzjQgJcp+tJOWqXMQLunGL1UvpDLl5u7niIu4rPTmwU4QphjBFA9/dmTQ",
+	"wZiarHEpmXAkDYDXe4G99Vsm8ASs6Km1CiPJINrt0B9O8EWRyJeUibYv6vM8T0aip/4SjHWckYv5Hn6m",
+	"d4JWZiEV/9sXO0lB6j5xo8FrU/I9o4opklWTyXFOV5xcsQ18YPupOYc1ljZW+kBoWsVz3AeePnl1jt5M",
+	"qhq6J20qKCS3ig+zgk0wT+HAdN6JlZK5FSyXJXsmDDebe1FZzoupXY+hXPiYxzXX/LJkFuXtL0qWJF9Q",
+	"Ze0MRd59dTQ5erbr0LgAa/05Z2Whk+kvn5KZ/TOaMUkTJyKTafIZk9+8j53mR7Fqg44CnPDB9BqYZIST",
+	"3Aty4ILtnkOcCx1fMFPNsVouOvuMc5U7HNHVaiWVYcULVnD6Frb/RUjyFF8d2aFIlhj20RysSsoFKrSW",
+	"3YY5zwhQfjwFDL2XFXoaE3gYkiztPgic44ORephtBLONYJqHcNloF85rQwgOmGv8HR2zmfCQfyZyCQoB",
+	"6qxmQQXhBQMOQAaR7lCwXBaOdaAGGfaAETH04nWFx08iRi0rQyKtd0zOAc8Uy63VUXjREivGXGcip2Vp",
+	"UcD7ZJ/AWyEozEvmRGTwK47Jk/C09zxavRqd6pXJ5ZLhBv08dUyZleUIfWxDiMkKwpSSKhMDo6jQ9jjJ",
+	"jPKyUiz1tmLq6cmNMxyTJ+49og1Vhot5JrIEcdrZYNMsIUuqrnTsHjUL6iNQHiiVIYLZU7D7zcSgRMG9",
+	"4Ct4sJTaeCpmH1leGZhUrlZNiFoophiocpt+pMmlYvSKKSJXTDDgEhynX1GIfy0ZFQBhzygyQfOcrYDk",
+	"SMFoUXLByIIWZEW1ZsUQlYuI3utTS6bJ0eTo69HkaDQ5ent4NJ1MppPJePLtNz8naYJB4WR6mCbuhOzb",
+	"ilFgIclKyWteMPXBwT6i8ESxX1lunDi14N412+HRz/a5lZIrpgzHkC4cVTMe3MGM/3r79hU5nRxNyfe0",
+	"ID/gz91wcdrYcTzijs1bhKN2yQU1DNwffQNbNZKp854EDMsOEC8Qg5a0wFN3eDWOzyTRy9HksG+CklHN",
+	"nq1kvtg6hWaE2Qfi0QFjYMpKFNaSiSY7jjbHhfn6pJ43aIn14UfgOkyTJRd8WS3h7+47EZbsYqI/ucea",
+	"uNHe3f/6xJV4S54Gx+Sd3RdBB6ajJfCqzGRZynUmwIJLyeWmzmiZSUVqTcudziON7+pSGt0ile3ouh9+",
+	"QJrCXyuurJb9iwdpvOv34R107VuYWFlgVaAuSJ40ODdoBY80ak40N8DhnJfDa5YgMQRd6YU0BDwdmfBJ",
+	"OxaegfWlREu0eolic66t8cIKbrTjdPmCirnl6mMXVbeM1goqDszSTqsELR2/s+tbyZLnG9B5nURcUQUB",
+	"PxikyZIcab918INYwpJ+fBI4m7N5kunxJE2WsmDAZGjpAI+T2dNwDNBCuaVA4cDj6C3D1JILWjqEtPqr",
+	"V2g/1GGj+pucr7gPRuF3XrN93+FfjR3tpocfokdvtu27jQuvXILBzAmawPkd3KUoN1MkjWpZldTwa6uf",
+	"VKJIyUzJJWZYBC9WrhioKKn3wq4XPF+QSLQsK23Igq5WTLSOD45kJ2OwW0Iq3mMnS/rxg6N5He+mwcRO",
+	"b50ScGQ34F/YZ25q7LlF98Onbvow61ODlzeRrM3Su1jXyWwD6WmJCIWtRhHi/dt1qpgXs5b0N6gzZkKF",
+	"t0GTM4pbJQqUMvu2p0vLJtsM77PRP024YUsdORyi/eIXVCm66fDEDijTBuW4cwxH1AO9Phb67OOCVtqw",
+	"4rVTVrrCxWK3A4WqSuYcyxF4B8j4aFBInZoDPqVMXGAkvWTFxbSRGBK+Bx7rdWHQ4DAg4GAuLOr+EhjW",
+	"B4xXgZcjpoAPzruVpIkU7INl5B8scpYMgwZhOguIGgm3DNE5HK80NS1Cr7Xav51CauG7YmjfPcf0hekE",
+	"mN4l26LanVo5qVjOhHlKy1In08PJxH/zHKGJX96kvRLAffdOlc4QnB4cHB59M56MJ+PD6beTbycWM0Av",
+	"TqYzWmqWJigWgZVbQrykJl9YYRATZZdbxxveg1U/81Iuaa/8Tpw+3l/MQbZttXN6fu89uhPYjxStBtR4",
+	"uCbvXv+IFoUGK9tbaFLlrMFdPSxxvkspS0ZhrwG6n3qT/lBxeKS7eoomSlaY9heWMm6ynu3H9dncJQJw",
+	"m6/4nQQg9vGRznHvUPMfaXLN2drC2iqZ3qJu6jkdYrqslDbJ9GjSoqsl/XgePn+7D51RwxoEdjvJNUkg",
+	"LK2jdUa53qBPcJVX3ARLlWtiKgXG6mw2jlgbhmYt48K9Lmg5+wB/N1iV+7Vzsg40vZhGjct/sBazfS7F",
+	"9VnIg2+laV9Z8HZVhBrg7TkAdgFVg+cjODPisSdbFJ7zraO/rb0cqL7nlVJM5Bvc0u6tfNs3XcCOXiMK",
+	"pZMIB1ZacrQ8wE4Br6IJZBZKVvPF+BYT6HR/8xiRcvf+67O0AM4B8ivwrVjNdzcwALnrpciqEY509tZN",
+	"iyLay/kvucYokLcLqUHnvF1JSPg/nEyG8LNTA0guK2toyWumdHdR3TNq02B7GT801QxNBuAC0cGlpds+",
+	"LT0kdCnF3MUNbltCizcG7G+Cp7PQHXzxR65NS3Nw54qhgH41IrCFmv6O92Fav72W8B78L4VdtVEVc6PY",
+	"t7bae/B3kFZ76AJdGVZPuk2suzQ9dLOD+NEuy6T2a2A2qPc+WsnUxFLcUFfC+y3ebRev7Fu3iuPSV38E",
+	"YIX5dmAZjt2LZg08wCPe5mbscTH+wxW3nW4v1Nys3TDjShtM5ihuY86Tz/RNhQXtOIg3rGS5I+fmop99",
+	"pLkpN967FgEW/D81uMa3uX0e7JBaOo0g9FLLsjKM2EOzWjFEmqxeikkWwoVqUadtwn3bOS/pxx+ZmJuF",
+	"y0ZecuE/H/adwDZI+91ulZtkRpcc6J0adL6tFHOFZcEx6KRErJI5Sqn0oqmD4fcdND0PocTo0Gjw5Pzy",
+	"e40l3Lqu0/Hh6WG8rqPGusLc6P/aZ+7T8eSxZTLv0ySPHLj/Co5N8A3uAvrkBLhONONWIIasgGlyexZ5",
+	"/ebtm+4wDv8uJNH8yUNvq/cRcjNUxWo7J4Sb3EBxUJAacALV6T09MThIVyW4l1C/uWL5I52JAfMeqpR0",
+	"PEDD1GWK8PDejOaGXDLNC0a4maLz1i9w4QpY40zEJd34hEViTQotCc1EnPtoFdiyiB4iZs1zRgbcYLlT",
+	"JrakMw7HxNmE4HFcc81afsRtyoUH5Qtc6ba4WW0c+C2FolavpEfwBh6Y0yWLz8MDNe2e55xeMyupQhXz",
+	"tl0k8/Xom9kxfZz38UYaObT3UpV8SL5H4Ys5xq4hQmioSZW3hjQdge5ls7FrX3HePRjv5LTCBVzM1oZs",
+	"OE19fZGqBBFyPUyJLAumTSZAixkTT29SkB+evSVxovMnzxxuAIXdyE6KZSKcPExcH6xiGIRy9Zt7nQUK",
+	"tmd2q33nwbr+412jtd3NN11muGc8tGaP+6z//E8QqfXlev1nVlP8I12X9nVK+AVdsgLSSbaqmJPHd1Mx",
+	"U1/RAuxYbH6agcrQ1sQ2WNuEdemQW1GV5RikeKsUB74Pyox97L2V4KXLy21wHa9Tvd9VN0K1U6vJIBTX",
+	"DFPfEMAzDGuI8mumMXC5HwJbawy4LnCnKFE/Exa3S64NF3M7Pd0QvaRl2YmJGvbRAvj/l5UiICuB0YOo",
+	"RDvAyGSafHV4enpqhejp199YkH8czeXIweBXLcX4NV07dptEv470FV+NJACFlqOVBCUSYQgRMa35Zbl5",
+	"4gXwZ8jNJYima9YQoIyqkkMiro/qQ1MC15LBZ89MCfVmrM+bKSoFidIivPqo9syB+2oQJQs80iGpqE6b",
+	"Q7maCeoC3c3EAiwvp5oUFSZssQ9B6sSiPBMwIgbECzLoedwHvL0aNjwj+YLlVxBbbcrukLurMTiE+RqE",
+	"NkoZvLzNxF0FblRg8mQLT3ecG/A0ehzVj7hqpckXtmhvf1e9aSzRwM+VXPavJJ4sLkUMy9J7LaFvfq9R",
+	"7sNV3+CzXxjn7XjbQjZsT8jTLS8W6pFSEOkafdZ5XKAdleZ2DF47wsaVkJLBp5vhWSRPITnEYi1BnuCa",
+	"hyyZNY903AykacLfbF3Q9+BTa5qOPhfUioHYEjArULRGh0lDZsQcMJcF0BWyuq3s73YzoX/mo9tn/vr0",
+	"5PjosDnzN/jlXjN3fYYBHO3TOiRGksN0MpnEoiPqKoPMLlLHsAMN+DGHZ5lgNF9AiYJlO8jWKMFSFjwd",
+	"Xz4oBUYC1uIO2lPPQBD04OIcXz+8xRHoN/5+N/a8ZroqtwRQnMR49dObhgwma7BqQO7M+TWIJMtIDFtO",
+	"Yaeeibcb7wyOJofEkV9KjiYTotiKUTP0mZwugTqUpHfktXtgS9o95GI4CGwt9fN+6Dtm1cdj/97S5eul",
+	"bEH//Ziyj3I5AO+Vox2z/SgUeHhraMS9thd26haLU/7bX/7AiFsxossSVQ3Ubt46/ojRwaCnWNJOvbsW",
+	"+mOBXjC+mykY85vbwhh+jdvxAw3L3j2EPCEndxv289Sqwy7Pv1IzmjOsa1WyZETOUHW8Ypu6jVIam8q5",
+	"FFq6NC/NvM1n6PzMZXHSTFyxzdDazhRVd9DaYUJfWGff4EvWTRvHBSfTJPRToT0ewePp4WR8dDppOX3t",
+	"DjDWD7u3Og8uMJkmx7Mj+jg/vJx8U6B7E3aO1UJ2P32+PZ+NEXIN/JpUJT4IuW66t8OvTSXN2kN2gNE1",
+	"VVAtbEeCs3Ptbvxr0XevK/HSDn+D29/heokhsZ+5XOdct9IRZCWMbpYdo5sGUjnJIeB/QPv9E7bxVHoz",
+	"LBDjSAfhzsiFkIK1GgvynLkSbSh8i0MO9mmrzZbOwxxQoJ0E4hFj3zN6LUv2EgcPn5/6WcI3P4XpbiKc",
+	"69uyp54G5ThiNCF1OXgMCj5n2lhlaxUlsPpBavdYuWm7FVv43jVWPAH0xAZd6YhjHrlldxYFYoDTFUfr",
+	"AWinSQfuy/2B/AbX8uTVuQeq++apH39rljsFywUptd6UQ7rtvPP8T1uOB472kSa87q9lkW1KQFs+Oj2t",
+	"awc1GbwTHBR3+59MgH9DD+0Rvnv7fPRtGvrIubrDtK5GHCGxgoP/khdcYTYtLfvHp4bNJSTbP81T8nSW",
+	"kp9LYK0/r1JoHQMVw+++mkwmkxSKGiffp6640f37rfP4R3WghBeaZMk4S1L7zzhL0HGUJQdZQgagz6+o",
+	"WRDN5ku0l9kGzDTFtCyvrc6/phurvLrEOyi1ygRage4t8FBBextalw6AAo3yAourC3JJc/D64/SZ4AIi",
+	"EZSUUsyZIrxwbTPZ1ErnHHtPoeEEaT12qXoMjr4R0zldsSITpYRaNKXknBqmyeAiy6ri28nkYuh2gj4Z",
+	"I2WbhLab/lEI9uj0tB2CFdLEUsOSzdj+5wBzQq2drSzC/d8v/5dlq09P8xv4Zwb//FziP6ub91/95/Zw",
+	"6Ss6Zzvs3ih8+u8bK7xbGNAlTu8TBXyfJoJ9NE8rpaVKpgnb/PnX818lf/Hrk81LPlm/sP8v//Lxxa9y",
+	"/eJPcv3i6cnHF7++mLx8+zM952tO35x/fb58vPn5h//Z/Pj22ebF3/7CZ39Jdpnud9Ay+2IN8XJ7+R78",
+	"5tmCfZoMoOpsSFZ0HkWxhMte0wZ+aPrK7gkOfT5+xa73X799mstKk4Fg6217wISXh9jEO/7j0z+vz39d",
+	"TXLxP2Xfhu7sqXgTbMyOx02qfMG0cT0kC5ZzDSU27coCRPQxeXbNlP9ELiuTCYf5oSlxs3agposoUB7S",
+	"JaIwVlMLqF/r4WC1mdniYTvtTSgOumTEZ0s2pXGXfGZ+gi011KFE/q+VBUkolIeCPquhNBEjWlNnS2GR",
+	"sap+y3pvwwpvMUf1Lx3seOEKkNqlPcipyFqqKzKXTPsQAFj6+HVRwcqCQWtfiDW8iHujf6BxvLtqj6KI",
+	"ZFu1tAZhp/h6SijkHqSEXdOysqzdl1R6yfXIF2m1crvunNvTdgT0V+5goUGzPirwD+hxGcRlK1zQs44d",
+	"cYKgTfdQVgvcgd52I80Or9KrUIDWs9mqZKH+S4cuL2h/CRmCTCHgldMmtkTaQFwVFBUUNTcUPd+Bz6vY",
+	"o9Xidq+fPyWPT06/6XpKyYUd6AIyuA29LBm4cK64KKxYgDRn1/E5xBsgkePCO8UuCF2tGFWY5OoLBTE/",
+	"GmEjmNUoIRG67bfIXdM3LubBfRZ8/RAe3r+t27Z+un44OzGGdt/05DDt6KJyB3Wo2d8tMob8Rh/MlVfP",
+	"NQpzdQi3B9x9aA0s1B0ewhF9Gdg0AWEYfPMnk8dw9MNWyVB0ikELC6mO3TBbfUp1zsT79LaaohpDPnVE",
+	"zhciSzf5poU9d4tX1vgVr7SJap0p45STXqeIP81bTuMu4diWN3sXfkgy4x/J4OToiDRcyWAwu8D+KEJh",
+	"zH6t17endh6pPT0I0BNHQCrseNQcXcbw302ibaxrp5M/MPlGrslK8VtlmO/NA7tMd4m0uO1mFJWmRcHR",
+	"m/Iq4hquKqOVVA6eisGnmyEpmIIEnHaPx5bKcTsbHUEn/j6Hcm+mI6ImRFy3LBJSX6DFl1o6braliyTp",
+	"NpHMRKeL5AD75sxKOp+zgvQmsYJnqp2hM3Q5o3AfAqSNSqvgYo6O3TTBEi9UKceZ+F/nAOOm7QHizdsW",
+	"iKX3RsvKcSbOMRkAe2pE/TXbFeVbK0nvnul2swXLlqyOE0fIsKb6lSv68UlNjSOPft+3fBZqZqWCMto1",
+	"3VI725+K06KjevI+2umLr/c5lG5RGLbkM+yfS3bnnOt7Tl+0GuXx8fFjEqImZCBnM8184GN0dDw9fWxR",
+	"/Sv4a+iNKehegSolOhPqZveQmQWtcQbufpqQA8k1WVFthmPyXEKwLDTV8MbOtlxvrAZ0qwo7AkepYRTU",
+	"XN9hY0ye1HcIkdYVQkKakdvC4HiSiYJu4rSPIaELRgvvLQ6tH48mk8locjiaHL4FN9t0Mvk5EwOXbIep",
+	"la4bIXjR9SPyN6YkwNV1IrvckCXXhl6x4RlhHFtJwK0YVvQKCs1e6pshyH+zlfHdw5Y8VxLrNc9Cl5f1",
+	"gppMYP8ylDvGpVRgK5GltVx3NNz518g2bU6YwmyEi7ysClbApQxrCk3Fmo3YIDMVm4v5QAUXms8Fn/Gc",
+	"YpM1w4he0ZwNa4w6Ov2a/Df/PsKYFMMGoMlojBXDUjURTENYwNe3QrZRya5ZqUnB2IoM4Ogz4c4+XBDi",
+	"UxCHv6uM1b5cve0tCggT9r+YfBqIey6vmRJxoLXdpavhOd8daviSfMDIrukIB3yop/S2rmlthxKg3itE",
+	"DHxKSQgXBDdAL8e3L4+lYO6J/cIFlUBIW03ng5FXTCTvLYltC3GEmMjp9mW2nBdbhJN/7T7DGt00lagP",
+	"xl4GRly4sTO3xA/cPXkIX+eV4mbzxo7qujZAq90nlVlsSTcJIXzdCNZD8y8saAMlb9q4/igTg9GIrjje",
+	"auSaLt5y9RH5Cdvcg0ZUuDZjPV1wz+qx8K4zaiAdXpOTyXG4aCkT8XTRPYKAGrDpppsDW3JyMZM9DZMD",
+	"qrxAC8llu0bFUD59EAS4A4SDFbLNAiwQl1kpBbMMmxtN3rx4A61cK70IzBuvBEOFwmvwaWjWBOp7cM27",
+	"hG9oydLT0S2sBROgIy3dai6ZGNTStdykFlboobXPeh6DpoE1QnSUAolJ8GdeM9JpJrBZlNuv02w0uWQl",
+	"NBmQpAPHcSYy8QzdcPaUL7Z1nL0IzkBNBt5ROHT8F72DoG1scw+OCdRFb2msnBIGkZOLg+vDC4856B4G",
+	"ytLkYleH6tCd+oIMTiaHITWAEvAuYM5Uk0BIgz7c4aTYpiJcFEPRp++qDhSW6TfuFdM1+gP2Ny4nSMH6",
+	"wKKHAnLfltC01BfPD4FY9qHMt3hLZGkWhIkCcyEygVEoHKMmspLnTGC9fbijUa4UZ4aqjeXsoc3CZ3gm",
+	"Ig9JD1Fiksk1Uy4v7HA8GU+gr+SKCbriyTQ5Hk/GxyAgzQL43wHu628QP0epH6AL5tF/ud9bN0YeTSat",
+	"Zsl1t+PmNWyRg+uq/yrKnvoi7N4NtSercYN3Y9hfV8ulhec0+ZFfM2GfHfksY3gT7AINHU5BcaJzkGC4",
+	"W0y6OQC3QrzzdqjJVFabOZpMgsvcFdVYhLJfYbNMcLiX/IpBOkj9nTZ0A1eDQZ9VJY2zX+JOx3aURbWk",
+	"Qp8Bb3G5M/7aKritBXkZYFfzbF7jBu7haKzO8J1vfAHR8Q+8+A66qmKL1A/QIvW7Y//p48ryhQ/UfNfJ",
+	"UjgEk2Ovcw49ONxxOcXCkTnACNKpADRKlmw3Llh4cEAGl50etfl45AfYggzXhwdxC5JejMD4spdS0Axs",
+	"1uhyQAZgLPhegvBI3MU4E9pwaLRalnj2AGsvPYfuTs1amGmfZBr7UyxSWCon3Di+3tPQJCUgaf1iG72U",
+	"F3B1L2OC0FJLohdyjSButaZK3UJD46YUGw1pz5FzCBq6hj6KGuYOzjdKwqo/0WwXu2RLqTa+pNqTS7j0",
+	"Fp/7Dhxfzk5v9mEZk5chzwsqvDNBIwcDU0vXGx7MaHsYzhbpoSBrBvxQN1O5hY46zdr3vm8ybvizhRY8",
+	"9qVo+qEagt00XN9KbPUSec1u0uRkcrht7rCZg3etCxpOjh7f/tK2O4Fv0uR0cnz7+537eIByI76tG65e",
+	"7bfJlWXixgWora7VINpApB2yPVj5RjcrqXs7w/DSAdHdANcpUBUSMf4s0v/wZmav1GRC+5wS0PXcHdFB",
+	"q0SNDN+ARECFpURG174ui7G1/goU3+lhQKgmla5oieIC/ajcJ89OUWFD/xjQvMcRyG/ypZ+MQe8CaCFs",
+	"VWB1DbukVhmytss4E6+cigQJ7Vbdds521y0dqzRBGC3sY5G6POyjJ3DK1o3EHT//XhabPUjptsY2dyK1",
+	"0GznpmkiOnfHQ1O6a+i07do9OM0mHU9uJ6nODaKfzQD2IeDn8UXBJ4en+0zTc6UG8JujfV7u3tlyL7zq",
+	"8Le+PTi6sQZvELtibAXMxTMc5OTj++KlgGxR9tHlphFqGcT2ja5Du3uwVLCadvDU12wpfWAxxHqY62bV",
+	"ifkMKPyDDxYS+UomSj6zxiI8Cb+lRDh9G9Uo4NGyEoWzxWr+BldJUZMJ7LT+0RB7RkVVQvazYnpxBsy4",
+	"Dr9raK3hiy+4IgWbMaVomQkmCj0mr52hGFgitl4HdgifnEXdq49baN0f+9vVku+fhR82Iow9BNOOFUIL",
+	"Az4zrPiDL/7BF7+MLyLuedQq7o8/RtnrO10H0CCWzoErevYTafc+pAkJqikRbM20wYBrmgl37YnJF849",
+	"N+OlYQrLssfkFdWe786tdVvnwVvdEbPGM2GkuwK2L/c93Zb7nrou11Cb5bLTSTxUJw1dis5osI9MYIK6",
+	"i1zi9yWUADlTF5y0OAPXRK7oXytUZ7WhG535GlupLBDsw2FugCxeLwSqNmRvysrglY5uaT5HBH2eM/sV",
+	"XgtF4f1h6BAWcuZT3Oas8j1luibjeUgHC5nVuidaCh79YEUEl4RLV4dQSTJNIEU7Sb27MPSy2I/mmjls",
+	"3TBsYw1RdxLXm9lfxr1lLT2tNnq8R18W1/vUlxKEEQ0ZL97n9LQzdxrXXmViV9scsrNrzvAsE+h2sDSE",
+	"uOy1FE98HrdL6u4h6ANbp/tPL9i2JbrsC4/+HnvoOfd93Ljqv94q7p+3Yc2cK9cOLxMugDc8I3tABXxR",
+	"0J6nvfvvYAOX0izcHSiyLLbDrr/t4BcBsEmGcPLhkmOwg2PiNOyjSfGqeMUKa6iDMjslJTN2qzncnYrZ",
+	"Ks47VV+5CPkea14WOVU79uhnf6XYjH/cQlTSrEZfTkyNvbvishaSBNehwdDS8fHx4zOC5YeZoOQrgjlD",
+	"Vqz8f0ffD7fvy40PHYr6NxXnp0zulJ/SzHO444bDpXH1XhFbSbRkwk0mfGELBPfw/h+FNzdpsqDlbCRX",
+	"TIDvMrcqSF7BvUDwSAgJ6YUVNcEndCu8XPrWLRA7/k0ghuThWrh7bokcwREH4a7lDSYGZAIFVhp/6epK",
+	"/F0ZYDCl2ADJWlYRKWUCuDdbXrKiYAV585cfITEH9MMZXDIMTO/Jm6fn5+5FDcHEUMQCoUE7G6ZhhptA",
+	"66SEFKOJM0Wx1hfcwv4yQ19hHC7Jr28BC4FMf5sSni/oZExvP1erRzmLp/9Q+9ImYkLfo/fxp16/0pwR",
+	"zf/Gtslz8N431hSyc08n8e1QeIMGdj44ndxyP1V3MU96lNJBUEFR75KKRMrloKFVwhPbNoHK4hbI3lud",
+	"ZuM4Tr697TzeP6AJHZVF996H27IwviQu8I+0R+8ppuCg0DSnYnMulKRin8Ye8w2midPYfA1KuArQtbLo",
+	"ZJxgqkEldF/urE+XHVhuZOpk0OGYvAbziONdFJBh7u2W84KEVltQzNjWydO6GycmtfrcWeWM0L6KIBjy",
+	"aDLxhhn8ZDqlNplwF4dQSGLnPZUY1hCF6X1SCSpOVkrQTORUSMFzWkJgmwx8fZoGZwgmfCANEWhrwMU8",
+	"tSpVlJ55lglsiQHXza+VtV/EEETwFdu4PEm7dT+Av3HRLfDMrsODyHVptFu2m8LlQIwZOsAI5vv7+czd",
+	"MXliIQnGK8RjjyYT6B1DuOtm0r5mGlI2OcZhZwY16RAfdgLRLwejPXYqeGMEkVBWAA/HUKu7l4KKCB9M",
+	"5Jh0zVTmvnn9ydGRneTk8NjlLEjf67JpxcYp8l0zto8K60cOXkGnzgSZ3me6OH83Gfj78eDeln2/rSfV",
+	"t0DYlkqBlxq6+B0QPGvzDrOLY1ggLvAmZruUV6Ed6+iJXTPbWpXgXjqo3/AvwFqPdnoaHwAG1p53qvVD",
+	"7em3dkt/e/tLbpK3qMbia3uI5Ki67mlUk3pyuIc4dpz/rZQ/WsT6J/eH76N/ABfYroDg71E6QBQvh6xS",
+	"n1Har480vcuudyH0iO3vkr01ae8H9qWsPd3e6rjbQiptNS0qfM7PippFUOPth64PJGmz0C3ekH2LY38D",
+	"TXw3+3k4lvNZnOPk9pdeSvNcVuJ3kxr0Giq+RFP5jtUmSLlxNvlelFSTzIFrZbg1ov1MgD4WGseEu4Iv",
+	"gsv0opaqrYsOWtfaCklmlcLwZl0/t6QFsxp/s0I0tGUfcTHCbDt3+210bQqPcvHIwIIk7uCOvu9Ld2c9",
+	"WdPNGba7QLODW1sIb/Vx/dLquXGbI+wgHjoTus3jt3XrdIjB4z593lEmQnqfYpqpa4xroaPFr971RJPW",
+	"xlitys2YBOFjpmArWMhBwnZ8C7A7AZceaPVvhxAurzuXqtCZcClKuDoaXeCMN957lhR42AV2gLzo046x",
+	"ceU2FtrjeGlgy++PHd5FR78LJ2w2Tf8d6sNphEgDIdfWNrp0Rvc/RXrBnfn3XjpfdHhNpe9fWnnbLXWe",
+	"OobWZv23ZQfsI3TishS9Xfa89a2I4pA1XdkFjcKFKJQ0b6ECQ0fjjReekd/iMgLG6YUpCouGm+IR5A8o",
+	"7GbpHFsDuJBjwYhUfG4X+UgHd9gwJSUXV6zIBHB3SOcdtO6sIAekcZvGcEzOoyIrF4dHjxOkOIDXHjtX",
+	"FFNyUYPz7+rwAgXYxd/V0QV2rWpdziVn9sfDi1jGQFmUX/4UhWKtqkNSfBO4aeQdg5ZdtCxJ7Vajpu1O",
+	"G2fCVfFZrj/o1q6ltcYwrKNUVGCn0ACdcSaetFKKfYOLXd0xMjHY1vCCdPtdgHCsMwLAz4QXrGzp5oH3",
+	"1DhZdimLjU9+RskMikSjz0UIoHDjQmnb70+r/Z5hp2ues21pdru8V7tvRvl3kM59zWN+z96qBXX35cQI",
+	"chayzhsOnd/Uo9RA2PYy/j2Vhxi3/lAeokxD7/ppXMNEdeMuqvvRJioxEnK9XY94UedkN3QZF5CF/pjQ",
+	"DcZIYpXigb+7INxc8NJRHis180Ug07gC0qdZuwRs0sm/tvIYErDr+qXozv52nVmQrnV9GYZtKs0I1swt",
+	"ZFlguqBosw+7n4FULnwVmcsiE2gsDxv2I9VYXB76wCxcj1hvLMIkcI5Bo+pr6hRbzTvsTowF7mV4vq4E",
+	"MqSXcv2H4flPbXhapBRy/YeZ+YeZGUuKF/SKdYxMz5iN2ni8ubukiHqq9AYFfuTavHXPPCB1RP11ttcB",
+	"gE3ZLHVtG6n/qPLWbkYJZt9HimC30Uh0LqEDTetcDj61d7gzfhP1MmrIgB4W3pOlvQ8rv+X+xYeMo9Tt",
+	"fHZjyBfgwG8b+OiPX3wGyjS7GzT7E/3yHq4ig453fQoB5EYUbFXKzZIJc+Yu8oYEP+dLIqXMwb/ky4Y1",
+	"uVhajqQqcQGpnMq4e3pDr5JP2DfoZnpw8GkhtblJ0uSaKm6ZG2DGIiihLpcwiWvVJpOk74jtS+iHkso0",
+	"WiuVXBuGN2MPRiP8hN5a38Aongp6F9XNut1H6K8C8HwfwNzb1ciYukEMBY7cbWo0bmtLekt8NDC2utdN",
+	"ToWruiBGRgP5I+8OFBqa1Iuyn2ZSEfDXXdLSHp1y3eickIgX6fpa9K/RFzM96lTZk0FLLde+3cMQS2Ls",
+	"gbuLH6lwgV/0JGINuVShy05djJpiL8mdjancukOd1c37m/8XAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -12,7 +12,7 @@ import (
 )
 
 const GetIntent = `-- name: GetIntent :one
-SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before, possibly_accepted FROM submission_intents WHERE intent_id = ?1
+SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before, possibly_accepted, accepted_after_deadline, accepted_message_id FROM submission_intents WHERE intent_id = ?1
 `
 
 func (q *Queries) GetIntent(ctx context.Context, intentID string) (SubmissionIntent, error) {
@@ -36,12 +36,14 @@ func (q *Queries) GetIntent(ctx context.Context, intentID string) (SubmissionInt
 		&i.LastModifiedAt,
 		&i.NotBefore,
 		&i.PossiblyAccepted,
+		&i.AcceptedAfterDeadline,
+		&i.AcceptedMessageID,
 	)
 	return i, err
 }
 
 const GetIntentsOf = `-- name: GetIntentsOf :many
-SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before, possibly_accepted FROM submission_intents
+SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before, possibly_accepted, accepted_after_deadline, accepted_message_id FROM submission_intents
 WHERE intent_id IN (SELECT value FROM json_each(CAST(?1 AS TEXT)))
 `
 
@@ -75,6 +77,8 @@ func (q *Queries) GetIntentsOf(ctx context.Context, intentIdsJson string) ([]Sub
 			&i.LastModifiedAt,
 			&i.NotBefore,
 			&i.PossiblyAccepted,
+			&i.AcceptedAfterDeadline,
+			&i.AcceptedMessageID,
 		); err != nil {
 			return nil, err
 		}
