@@ -25,8 +25,10 @@ type bulkAction struct {
 	// not take the action, or "" when it would. It spares the operator a
 	// confirmation that fails; the service still decides when acting.
 	LeftOut func(in core.Intent) string
-	// Apply acts on one intent through the operator service.
-	Apply func(ctx context.Context, op ports.OperatorService, intentID string) bulkResult
+	// Apply acts on one intent through the operator service, as actor (the
+	// console session's operator, which the intent's history records for
+	// the actions that keep one).
+	Apply func(ctx context.Context, op ports.OperatorService, actor core.Actor, intentID string) bulkResult
 }
 
 // bulkResult is what one intent's action came to.
@@ -42,7 +44,7 @@ type bulkResult struct {
 }
 
 // bulkActions are the actions a selection offers, in the menu's order.
-var bulkActions = []bulkAction{resubmitAction}
+var bulkActions = []bulkAction{resubmitAction, cancelAction}
 
 // bulkActionNamed returns the action of a form's value.
 func bulkActionNamed(name string) (bulkAction, bool) {
@@ -95,7 +97,7 @@ func (c *Console) bulk(w http.ResponseWriter, r *http.Request, ss session) {
 	if r.PostFormValue("confirm") == "yes" {
 		changed := 0
 		for _, id := range ids {
-			res := action.Apply(r.Context(), c.cfg.Operator, id)
+			res := action.Apply(r.Context(), c.cfg.Operator, ss.actor(), id)
 			res.IntentID = id
 			if res.Changed {
 				changed++

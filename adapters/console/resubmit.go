@@ -73,7 +73,7 @@ var resubmitAction = bulkAction{
 		reason, _ := resubmitLeftOut(in)
 		return reason
 	},
-	Apply: func(ctx context.Context, op ports.OperatorService, id string) bulkResult {
+	Apply: func(ctx context.Context, op ports.OperatorService, _ core.Actor, id string) bulkResult {
 		res, err := op.ResubmitIntent(ctx, ports.ResubmitIntentParams{IntentID: id})
 		switch {
 		case err != nil:
