@@ -43,7 +43,7 @@ type Metrics struct {
 }
 
 var (
-	_ ports.Metrics               = (*Metrics)(nil)
+	_ ports.Metrics = (*Metrics)(nil)
 )
 
 // latencyBuckets spans a fast simulator on loopback (sub-millisecond) to a
