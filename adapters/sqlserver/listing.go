@@ -158,11 +158,9 @@ func (s *store) listIntentRows(ctx context.Context, p ports.ListIntentsParams) (
 	var out []listedRow
 	for rows.Next() {
 		var l listedRow
-		r := &l.intentRow
-		if err := rows.Scan(&r.IntentID, &r.SubmissionTarget, &r.Payload, &r.Contract, &r.Status, &r.CreatedAt,
-			&r.NextDueAt, &r.AttemptCount, &r.FinalOutcomeStatus, &r.FinalOutcomeReason,
-			&r.FinalMessageID, &r.ExhaustedReason, &r.LastModifiedAt, &r.NotBefore,
-			&l.flags.PossiblyAccepted, &l.flags.AcceptedAfterDeadline, &l.flags.AcceptedMessageID); err != nil {
+		fields := append(intentRowFields(&l.intentRow),
+			&l.flags.PossiblyAccepted, &l.flags.AcceptedAfterDeadline, &l.flags.AcceptedMessageID)
+		if err := rows.Scan(fields...); err != nil {
 			return nil, mapError(err)
 		}
 		out = append(out, l)
