@@ -61,23 +61,14 @@ func (d *desk) GetIntent(ctx context.Context, id string) (core.Intent, error) {
 	return linked[0], err
 }
 
-// ListIntents asks the store for one row more than the page, to tell
-// whether a next page exists.
+// ListIntents cuts the page as the service does.
 func (d *desk) ListIntents(ctx context.Context, p ports.ListIntentsParams) (ports.IntentPage, error) {
 	if p.Limit < 1 {
 		return ports.IntentPage{}, &core.FieldError{Field: "limit", Message: "must be at least 1"}
 	}
-	size := p.Limit
-	p.Limit++
-	intents, err := d.store.ListIntents(ctx, p)
+	page, err := ports.PageIntents(ctx, d.store.ListIntents, p)
 	if err != nil {
 		return ports.IntentPage{}, err
-	}
-	page := ports.IntentPage{Intents: intents}
-	if len(intents) > size {
-		page.Intents = intents[:size]
-		last := page.Intents[size-1]
-		page.Next = &ports.IntentPosition{CreatedAt: last.CreatedAt, IntentID: last.IntentID}
 	}
 	page.Intents, err = d.withLinks(ctx, page.Intents)
 	return page, err

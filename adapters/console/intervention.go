@@ -47,3 +47,33 @@ func (ss session) actor() core.Actor {
 	}
 	return core.Actor{Surface: ports.SurfaceConsole, Role: role, Session: core.SessionTag(ss.id())}
 }
+
+// cancelAction cancels each selected pending intent, as the intent's page
+// does, one conditional write each. An ended intent is left out, and so is
+// one whose latest attempt is in flight, which the store would refuse
+// until its result is recorded; the service still decides when acting.
+var cancelAction = bulkAction{
+	Name: "cancel", Verb: "Cancel", Done: "Cancelled",
+	LeftOut: func(in core.Intent) string {
+		switch {
+		case in.Status == core.StatusExhausted && in.ExhaustedReason == core.ExhaustedCancelled:
+			return "already cancelled"
+		case in.Status.Terminal():
+			return describe(core.ErrIntentEnded)
+		}
+		if last, ok := in.LastAttempt(); ok && !last.Finished() {
+			return describe(core.ErrAttemptInFlight)
+		}
+		return ""
+	},
+	Apply: func(ctx context.Context, op ports.OperatorService, actor core.Actor, id string) bulkResult {
+		res, err := op.CancelIntent(ctx, ports.IntentActionParams{IntentID: id, Actor: actor})
+		switch {
+		case err != nil:
+			return bulkResult{Error: describe(err)}
+		case res.Applied:
+			return bulkResult{Changed: true, Note: "cancelled"}
+		}
+		return bulkResult{Note: "already cancelled"}
+	},
+}

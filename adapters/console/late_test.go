@@ -58,8 +58,14 @@ func TestLateAcceptanceIsShownAndResubmittedOnlyWhenConfirmed(t *testing.T) {
 		!strings.Contains(page, `name="id" value="plain"`) || strings.Contains(page, `value="late"`) {
 		t.Fatalf("bulk confirmation must offer plain only and say one was left out:\n%s", page)
 	}
+	// A selection that holds it leaves it out, saying why.
+	_, _, page = b.do("POST", "/ui/bulk", url.Values{"csrf": {tok}, "action": {"resubmit"}, "id": {"late", "plain"}})
+	if !strings.Contains(page, `id="bulk-left-out"`) || !strings.Contains(page, "deliver it twice") ||
+		!strings.Contains(page, `name="id" value="plain"`) || strings.Contains(page, `name="id" value="late"`) {
+		t.Fatalf("bulk confirmation of a selection must offer plain only and say why late is left out:\n%s", page)
+	}
 	// A bulk form that names it anyway (forged, or stale) resubmits nothing.
-	code, _, page := b.do("POST", "/ui/bulk-resubmit", url.Values{"csrf": {tok}, "id": {"late"}})
+	code, _, page := b.do("POST", "/ui/bulk", url.Values{"csrf": {tok}, "action": {"resubmit"}, "confirm": {"yes"}, "id": {"late"}})
 	if code != http.StatusOK || !strings.Contains(page, "Resubmitted 0 of 1 intents") || !strings.Contains(page, "deliver it twice") {
 		t.Fatalf("bulk naming the late intent: %d\n%s", code, page)
 	}

@@ -248,6 +248,10 @@ func schemaMessage(e *openapi3.SchemaError) string {
 		}
 	case "pattern":
 		return "must not contain control characters"
+	case "format":
+		if e.Schema.Format == "date-time" {
+			return dateTimeMessage
+		}
 	case "not":
 		if e.Schema.Not != nil && e.Schema.Not.Value != nil && len(e.Schema.Not.Value.Enum) > 0 {
 			values := make([]string, len(e.Schema.Not.Value.Enum))

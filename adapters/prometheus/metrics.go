@@ -42,7 +42,9 @@ type Metrics struct {
 	auth             authMetrics
 }
 
-var _ ports.Metrics = (*Metrics)(nil)
+var (
+	_ ports.Metrics = (*Metrics)(nil)
+)
 
 // latencyBuckets spans a fast simulator on loopback (sub-millisecond) to a
 // gateway at its 10 s timeout.

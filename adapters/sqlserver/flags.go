@@ -7,7 +7,6 @@ import (
 
 	"github.com/submissionmanager/submission-manager/adapters/sqlserver/internal/sqlserverdb"
 	"github.com/submissionmanager/submission-manager/core"
-	"github.com/submissionmanager/submission-manager/ports"
 )
 
 // The facts kept beside an intent's status that the gateway may have its
@@ -70,20 +69,4 @@ func readFlags(ctx context.Context, q *sqlserverdb.Queries, in core.Intent) (cor
 		return core.Intent{}, mapError(err)
 	}
 	return withFlags(in, f), nil
-}
-
-// listAcceptedAfterDeadline is the listing filtered on an acceptance after
-// the deadline, with the other filters (possiblyAccepted's among them)
-// applied in the same query.
-func listAcceptedAfterDeadline(ctx context.Context, q *sqlserverdb.Queries, p ports.ListIntentsParams, p2 sqlserverdb.ListAcceptedAfterDeadlineParams) ([]intentRow, error) {
-	p2.Status, p2.SubmissionTarget, p2.PossiblyAcceptedOnly = string(p.Status), p.SubmissionTarget, p.PossiblyAccepted
-	got, err := q.ListAcceptedAfterDeadline(ctx, p2)
-	if err != nil {
-		return nil, mapError(err)
-	}
-	rows := make([]intentRow, len(got))
-	for i, r := range got {
-		rows[i] = intentRow(r)
-	}
-	return rows, nil
 }

@@ -33,12 +33,18 @@ const intentColumns = `intent_id, submission_target, payload, contract, status, 
        next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
        final_message_id, exhausted_reason, last_modified_at, not_before`
 
+// intentRowFields are the scan destinations of intentColumns in r, the one
+// place that pairs the columns with intentRow's fields.
+func intentRowFields(r *intentRow) []any {
+	return []any{&r.IntentID, &r.SubmissionTarget, &r.Payload, &r.Contract, &r.Status, &r.CreatedAt,
+		&r.NextDueAt, &r.AttemptCount, &r.FinalOutcomeStatus, &r.FinalOutcomeReason,
+		&r.FinalMessageID, &r.ExhaustedReason, &r.LastModifiedAt, &r.NotBefore}
+}
+
 // scanIntentRow reads one row of intentColumns.
 func scanIntentRow(rows *sql.Rows) (intentRow, error) {
 	var r intentRow
-	err := rows.Scan(&r.IntentID, &r.SubmissionTarget, &r.Payload, &r.Contract, &r.Status, &r.CreatedAt,
-		&r.NextDueAt, &r.AttemptCount, &r.FinalOutcomeStatus, &r.FinalOutcomeReason,
-		&r.FinalMessageID, &r.ExhaustedReason, &r.LastModifiedAt, &r.NotBefore)
+	err := rows.Scan(intentRowFields(&r)...)
 	return r, err
 }
 

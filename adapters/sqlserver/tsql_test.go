@@ -15,11 +15,14 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	tsqlast "github.com/sqlc-dev/teesql/ast"
 	tsql "github.com/sqlc-dev/teesql/parser"
 
+	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/db/migrations"
+	"github.com/submissionmanager/submission-manager/ports"
 )
 
 // No SQL Server runs here, so these tests are the check that the T-SQL the
@@ -342,6 +345,9 @@ func TestHandWrittenSQLIsTSQL(t *testing.T) {
 		"exclusiveLeaseLockSQL": {"DeclareVariableStatement", "ExecuteStatement", "SelectStatement"},
 		"startAttempts":         fencedBatchShape("DeclareTableVariableStatement", "UpdateStatement", "InsertStatement"),
 		"finishAttempts":        fencedBatchShape("DeclareTableVariableStatement", "UpdateStatement", "UpdateStatement"),
+		"listIntentsSQL(first)": {"SelectStatement"},
+		"listIntentsSQL(next)":  {"SelectStatement"},
+		"listIntentsSQL(prev)":  {"SelectStatement"},
 	}
 	for name, sql := range map[string]string{
 		"getAppLockSQL":         getAppLockSQL,
@@ -359,6 +365,9 @@ func TestHandWrittenSQLIsTSQL(t *testing.T) {
 		"exclusiveLeaseLockSQL": exclusiveLeaseLockSQL,
 		"startAttempts":         startAttempts.text,
 		"finishAttempts":        finishAttempts.text,
+		"listIntentsSQL(first)": listingShape(nil, nil),
+		"listIntentsSQL(next)":  listingShape(&ports.IntentPosition{IntentID: "x"}, nil),
+		"listIntentsSQL(prev)":  listingShape(nil, &ports.IntentPosition{IntentID: "x"}),
 	} {
 		text, err := toDriverText(sql)
 		if err != nil {
@@ -373,6 +382,16 @@ func TestHandWrittenSQLIsTSQL(t *testing.T) {
 			t.Errorf("the migration lock must be session-owned (goose runs several transactions under it):\n%s", sql)
 		}
 	}
+}
+
+// listingShape is the listing with every filter set, continued from
+// before or after when given.
+func listingShape(before, after *ports.IntentPosition) string {
+	sql, _ := listIntentsSQL(ports.ListIntentsParams{Status: core.StatusPending, SubmissionTarget: "t",
+		PossiblyAccepted: true, AcceptedAfterDeadline: true, IntentIDPrefix: "otp-",
+		CreatedFrom: time.Unix(1, 0), CreatedBefore: time.Unix(2, 0), LastResult: "timeout",
+		Limit: 10, Before: before, After: after})
+	return sql
 }
 
 // fencedBatchShape is what a fenced batch (attempts_batch.go) parses as:

@@ -665,10 +665,15 @@ type IntentID = string
 type IntentPage struct {
 	Intents []Intent `json:"intents"`
 
-	// NextCursor Absent on the last page.
+	// NextCursor The cursor of the next (older) page; absent on the last page.
 	//
 	// Example: eyJjIjoiMjAyNi0wMi0wMlQxMjowMDowMC4xMjM0NTZaIiwiaSI6Im9yZGVyLTEyMzQifQ
 	NextCursor *string `json:"nextCursor,omitempty"`
+
+	// PrevCursor The cursor of the previous (newer) page; absent on the first page.
+	//
+	// Example: eyJjIjoiMjAyNi0wMi0wMlQxMjowMDowMC4xMjM0NTZaIiwiaSI6Im9yZGVyLTEyMzUiLCJwIjp0cnVlfQ
+	PrevCursor *string `json:"prevCursor,omitempty"`
 }
 
 // IntentStatus An orchestration decision, never a gateway status. Every status but
@@ -963,10 +968,30 @@ type ListIntentsParams struct {
 	// possiblyAccepted=true both must hold.
 	AcceptedAfterDeadline *bool `form:"acceptedAfterDeadline,omitempty" json:"acceptedAfterDeadline,omitempty"`
 
+	// IntentIdPrefix Only intents whose intentId starts with this text, compared
+	// exactly: letter case counts and no character is a wildcard.
+	IntentIdPrefix *string `form:"intentIdPrefix,omitempty" json:"intentIdPrefix,omitempty"`
+
+	// CreatedFrom Only intents created at or after this instant (RFC 3339; encode
+	// a + offset as %2B).
+	CreatedFrom *string `form:"createdFrom,omitempty" json:"createdFrom,omitempty"`
+
+	// CreatedBefore Only intents created before this instant. With createdFrom it
+	// must be later: the range is half-open, so consecutive ranges
+	// never share an intent.
+	CreatedBefore *string `form:"createdBefore,omitempty" json:"createdBefore,omitempty"`
+
+	// LastResult Only intents whose latest attempt has this text in its outcome
+	// status, its outcome reason or its error, ignoring letter case
+	// (the embedded SQLite store folds only ASCII letters): a rejection
+	// reason such as invalid_recipient, or a fragment of an error such
+	// as timeout. An intent without attempts never matches.
+	LastResult *string `form:"lastResult,omitempty" json:"lastResult,omitempty"`
+
 	// Limit The page size.
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The nextCursor of the previous page.
+	// Cursor A page's nextCursor (the next page) or prevCursor (the previous page).
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -1168,9 +1193,13 @@ type ClientInterface interface {
 
 	// ListIntents List intents, newest first.
 	//
-	// Returns one page of intents ordered by creation time, newest first.
-	// Pass the page's nextCursor as cursor to read the next page; it is
-	// absent on the last page. A cursor is opaque and stays valid forever.
+	// Returns one page of intents ordered by creation time, newest first,
+	// that match every filter given. Pass the page's nextCursor as cursor
+	// to read the next (older) page, absent on the last page, or its
+	// prevCursor to read the previous (newer) one, absent on the first
+	// page; repeat the filters with it. A cursor is opaque and stays
+	// valid forever. A previous page that would come out short (newer
+	// intents are fewer than a page) is the first page, read full.
 	//
 	// Corresponds with GET /v1/intents (the `ListIntents` operationId).
 	ListIntents(ctx context.Context, params *ListIntentsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1520,9 +1549,13 @@ func (c *Client) ResumeGateway(ctx context.Context, body ResumeGatewayJSONReques
 
 // ListIntents List intents, newest first.
 //
-// Returns one page of intents ordered by creation time, newest first.
-// Pass the page's nextCursor as cursor to read the next page; it is
-// absent on the last page. A cursor is opaque and stays valid forever.
+// Returns one page of intents ordered by creation time, newest first,
+// that match every filter given. Pass the page's nextCursor as cursor
+// to read the next (older) page, absent on the last page, or its
+// prevCursor to read the previous (newer) one, absent on the first
+// page; repeat the filters with it. A cursor is opaque and stays
+// valid forever. A previous page that would come out short (newer
+// intents are fewer than a page) is the first page, read full.
 //
 // Corresponds with GET /v1/intents (the `ListIntents` operationId).
 func (c *Client) ListIntents(ctx context.Context, params *ListIntentsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2099,6 +2132,54 @@ func NewListIntentsRequest(server string, params *ListIntentsParams) (*http.Requ
 
 		}
 
+		if params.IntentIdPrefix != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "intentIdPrefix", *params.IntentIdPrefix, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdFrom", *params.CreatedFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedBefore != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdBefore", *params.CreatedBefore, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.LastResult != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lastResult", *params.LastResult, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Limit != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
@@ -2612,9 +2693,13 @@ type ClientWithResponsesInterface interface {
 
 	// ListIntentsWithResponse List intents, newest first.
 	//
-	// Returns one page of intents ordered by creation time, newest first.
-	// Pass the page's nextCursor as cursor to read the next page; it is
-	// absent on the last page. A cursor is opaque and stays valid forever.
+	// Returns one page of intents ordered by creation time, newest first,
+	// that match every filter given. Pass the page's nextCursor as cursor
+	// to read the next (older) page, absent on the last page, or its
+	// prevCursor to read the previous (newer) one, absent on the first
+	// page; repeat the filters with it. A cursor is opaque and stays
+	// valid forever. A previous page that would come out short (newer
+	// intents are fewer than a page) is the first page, read full.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4175,9 +4260,13 @@ func (c *ClientWithResponses) ResumeGatewayWithResponse(ctx context.Context, bod
 
 // ListIntentsWithResponse List intents, newest first.
 //
-// Returns one page of intents ordered by creation time, newest first.
-// Pass the page's nextCursor as cursor to read the next page; it is
-// absent on the last page. A cursor is opaque and stays valid forever.
+// Returns one page of intents ordered by creation time, newest first,
+// that match every filter given. Pass the page's nextCursor as cursor
+// to read the next (older) page, absent on the last page, or its
+// prevCursor to read the previous (newer) one, absent on the first
+// page; repeat the filters with it. A cursor is opaque and stays
+// valid forever. A previous page that would come out short (newer
+// intents are fewer than a page) is the first page, read full.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -35,7 +36,8 @@ func lateFactOf(in core.Intent) lateFact {
 // the message id on the exhausted intent; every read returns them (one,
 // many, a taken id's read-back, the listing, after a restart); the listing
 // filtered on the fact returns exactly those intents, with the other
-// filters, possiblyAccepted's among them, and paging applied; and a write
+// filters (possiblyAccepted's and the search's among them) and paging both
+// ways applied; and a write
 // whose decision contradicts its attempt is refused before anything is
 // written.
 func testAcceptedAfterDeadline(t *testing.T, h Harness) {
@@ -159,6 +161,23 @@ func testAcceptedAfterDeadline(t *testing.T, h Harness) {
 	assertIDs("and possibly accepted", list(ports.ListIntentsParams{Limit: 10, PossiblyAccepted: true}), "late-4")
 	assertIDs("and possibly accepted on the other target", list(ports.ListIntentsParams{Limit: 10, PossiblyAccepted: true,
 		SubmissionTarget: "push.other"}))
+	// With the search's filters, and paged toward newer intents.
+	assertIDs("and an intentId prefix", list(ports.ListIntentsParams{Limit: 10, IntentIDPrefix: "late-4"}), "late-4")
+	assertIDs("in a creation range", list(ports.ListIntentsParams{Limit: 10, CreatedFrom: at(1), CreatedBefore: at(4)}),
+		"late-4", "late-3")
+	assertIDs("and the latest result", list(ports.ListIntentsParams{Limit: 10, LastResult: "ACCEPTED", CreatedBefore: at(4)}),
+		"late-4", "late-3", "late-1")
+	l3 := mustGet(t, h.Store, "late-3")
+	assertIDs("before late-3", list(ports.ListIntentsParams{Limit: 1,
+		After: &ports.IntentPosition{CreatedAt: l3.CreatedAt, IntentID: "late-3"}}), "late-4")
+	for _, limit := range []int{1, 3} {
+		back := listBackward(t, h.Store, ports.ListIntentsParams{Limit: limit, AcceptedAfterDeadline: true,
+			IntentIDPrefix: "late-", CreatedFrom: at(0)}, nil)
+		for _, in := range back {
+			check("ListIntents backwards", in)
+		}
+		assertIDs(fmt.Sprintf("read backwards, %d a page", limit), intentIDs(back), "late-5", "late-4", "late-3", "late-1")
+	}
 
 	// A decision that contradicts its attempt is refused, nothing written.
 	mustCreate(t, h.Store, newIntent("late-bad", c, `{}`, at(9)))

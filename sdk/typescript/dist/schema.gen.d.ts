@@ -12,9 +12,13 @@ export interface paths {
         };
         /**
          * List intents, newest first.
-         * @description Returns one page of intents ordered by creation time, newest first.
-         *     Pass the page's nextCursor as cursor to read the next page; it is
-         *     absent on the last page. A cursor is opaque and stays valid forever.
+         * @description Returns one page of intents ordered by creation time, newest first,
+         *     that match every filter given. Pass the page's nextCursor as cursor
+         *     to read the next (older) page, absent on the last page, or its
+         *     prevCursor to read the previous (newer) one, absent on the first
+         *     page; repeat the filters with it. A cursor is opaque and stays
+         *     valid forever. A previous page that would come out short (newer
+         *     intents are fewer than a page) is the first page, read full.
          */
         get: operations["listIntents"];
         put?: never;
@@ -744,10 +748,15 @@ export interface components {
         IntentPage: {
             intents: components["schemas"]["Intent"][];
             /**
-             * @description Absent on the last page.
+             * @description The cursor of the next (older) page; absent on the last page.
              * @example eyJjIjoiMjAyNi0wMi0wMlQxMjowMDowMC4xMjM0NTZaIiwiaSI6Im9yZGVyLTEyMzQifQ
              */
             nextCursor?: string;
+            /**
+             * @description The cursor of the previous (newer) page; absent on the first page.
+             * @example eyJjIjoiMjAyNi0wMi0wMlQxMjowMDowMC4xMjM0NTZaIiwiaSI6Im9yZGVyLTEyMzUiLCJwIjp0cnVlfQ
+             */
+            prevCursor?: string;
         };
         /**
          * @description An empty object ({}); the action takes no options, and members are ignored.
@@ -1409,9 +1418,33 @@ export interface operations {
                  *     possiblyAccepted=true both must hold.
                  */
                 acceptedAfterDeadline?: boolean;
+                /**
+                 * @description Only intents whose intentId starts with this text, compared
+                 *     exactly: letter case counts and no character is a wildcard.
+                 */
+                intentIdPrefix?: string;
+                /**
+                 * @description Only intents created at or after this instant (RFC 3339; encode
+                 *     a + offset as %2B).
+                 */
+                createdFrom?: string;
+                /**
+                 * @description Only intents created before this instant. With createdFrom it
+                 *     must be later: the range is half-open, so consecutive ranges
+                 *     never share an intent.
+                 */
+                createdBefore?: string;
+                /**
+                 * @description Only intents whose latest attempt has this text in its outcome
+                 *     status, its outcome reason or its error, ignoring letter case
+                 *     (the embedded SQLite store folds only ASCII letters): a rejection
+                 *     reason such as invalid_recipient, or a fragment of an error such
+                 *     as timeout. An intent without attempts never matches.
+                 */
+                lastResult?: string;
                 /** @description The page size. */
                 limit?: number;
-                /** @description The nextCursor of the previous page. */
+                /** @description A page's nextCursor (the next page) or prevCursor (the previous page). */
                 cursor?: string;
             };
             header?: never;

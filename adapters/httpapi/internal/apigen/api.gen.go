@@ -671,10 +671,15 @@ type IntentID = string
 type IntentPage struct {
 	Intents []Intent `json:"intents"`
 
-	// NextCursor Absent on the last page.
+	// NextCursor The cursor of the next (older) page; absent on the last page.
 	//
 	// Example: eyJjIjoiMjAyNi0wMi0wMlQxMjowMDowMC4xMjM0NTZaIiwiaSI6Im9yZGVyLTEyMzQifQ
 	NextCursor *string `json:"nextCursor,omitempty"`
+
+	// PrevCursor The cursor of the previous (newer) page; absent on the first page.
+	//
+	// Example: eyJjIjoiMjAyNi0wMi0wMlQxMjowMDowMC4xMjM0NTZaIiwiaSI6Im9yZGVyLTEyMzUiLCJwIjp0cnVlfQ
+	PrevCursor *string `json:"prevCursor,omitempty"`
 }
 
 // IntentStatus An orchestration decision, never a gateway status. Every status but
@@ -969,10 +974,30 @@ type ListIntentsParams struct {
 	// possiblyAccepted=true both must hold.
 	AcceptedAfterDeadline *bool `form:"acceptedAfterDeadline,omitempty" json:"acceptedAfterDeadline,omitempty"`
 
+	// IntentIdPrefix Only intents whose intentId starts with this text, compared
+	// exactly: letter case counts and no character is a wildcard.
+	IntentIdPrefix *string `form:"intentIdPrefix,omitempty" json:"intentIdPrefix,omitempty"`
+
+	// CreatedFrom Only intents created at or after this instant (RFC 3339; encode
+	// a + offset as %2B).
+	CreatedFrom *string `form:"createdFrom,omitempty" json:"createdFrom,omitempty"`
+
+	// CreatedBefore Only intents created before this instant. With createdFrom it
+	// must be later: the range is half-open, so consecutive ranges
+	// never share an intent.
+	CreatedBefore *string `form:"createdBefore,omitempty" json:"createdBefore,omitempty"`
+
+	// LastResult Only intents whose latest attempt has this text in its outcome
+	// status, its outcome reason or its error, ignoring letter case
+	// (the embedded SQLite store folds only ASCII letters): a rejection
+	// reason such as invalid_recipient, or a fragment of an error such
+	// as timeout. An intent without attempts never matches.
+	LastResult *string `form:"lastResult,omitempty" json:"lastResult,omitempty"`
+
 	// Limit The page size.
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The nextCursor of the previous page.
+	// Cursor A page's nextCursor (the next page) or prevCursor (the previous page).
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -1197,6 +1222,58 @@ func (siw *ServerInterfaceWrapper) ListIntents(w http.ResponseWriter, r *http.Re
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "acceptedAfterDeadline"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "acceptedAfterDeadline", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "intentIdPrefix" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "intentIdPrefix", r.URL.Query(), &params.IntentIdPrefix, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "intentIdPrefix"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "intentIdPrefix", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "createdFrom" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "createdFrom", r.URL.Query(), &params.CreatedFrom, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "createdFrom"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "createdFrom", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "createdBefore" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "createdBefore", r.URL.Query(), &params.CreatedBefore, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "createdBefore"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "createdBefore", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "lastResult" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "lastResult", r.URL.Query(), &params.LastResult, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "lastResult"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "lastResult", Err: err})
 		}
 		return
 	}
@@ -3541,183 +3618,191 @@ func (sh *strictHandler) GetTarget(w http.ResponseWriter, r *http.Request, submi
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L37chs3ljj8KqjerTJZaVKkLklMVf5wPHbWu7HjseVv60vaa0HdIImoCXAAtGTGpXn2X+EcAI2+kKJs",
-	"KZOZyVRNLJLduByc+w2fklyu1lIwYXQy+5QsGS2Ygj9fKzZniomcPVmvS84K+2XBdK742nApkllyfk25",
-	"+e7VObleMkHMkhHN1BVTZCmFrBQrCCXnOM6M2GfPyeAV4RoetZ8JN5mgOHxK6NwwRbjRJKfr4SmhF5oJ",
-	"g4NzQ6jQ18wOes3NUlYGRuBiMc5EkiY6X7IVtWtkH+lqXbJklsDyppMkTcxmbb/QRnGxSG5ubtJkTRVd",
-	"MdPYbXeLb54/Jd8cHk/IOoBDj0nY+OAVuV7K0m48l6LQQ0L1pSZGutUSqjOhpRSE4q65MHZPXJM5F7RM",
-	"iVRu36/8GGRADVlJbewLmUCQPtJkNFrRjyM7c0qOJkSTiw0p2JxWpZkRKjakpGoBA9lncDoLyExYgMWz",
-	"U23hqQ0VhR5n4mzJyIUsNv5kNF0x+4yHs/0OEWNMfjJLpmJgpISKgtBMnOMBXy+lZuSKlhWz4wlpCHUw",
-	"EtXqgiki536nKaGKEb4QUsH560wEeFs4nhLqMYoaQAw7B1N2Ww7A2v4iRc4QC7g9M1xrkiaCruypu7P9",
-	"DBxRTK+l0AxQ5ElllkwYnlOLG2dLJY0pkSxyCYC1fwI24yMHayUvSrb66ldtcSma1WKZobxMZolZck1o",
-	"USimtYWrRXlWECMlWdlDrcSlkNeCXLKNPiWKGbUhXJCvNezWnmFuV31wNT3A07U/aENNpZPZ8eHjNDHc",
-	"wE6b6ycmbCBsfWnMWs8ODhbcLKuLcS5XB7q6WHGtuRQrKuiCqeibkf/qopQXByvKxUEhc31A13y8Kv6D",
-	"NuYb1fPdxCfxn4rNk1nyHwc1IzrAX/XBa4QfnkWTLi3OKva3imnzSJO85IDX+4GRlNSwcnOaCVOPQq6p",
-	"JorNKx1xmFLKSy4WHvsu2WZM3sARIM0CgcIXoyfwBaLeI11jONAeJYovlgYGADyN+Gz0epf9vHUsoRKG",
-	"l0CIfo8ruvH7JNQOTOiCcjFuoLk7V4sYC6YsHG/S5LlUF7womLgPzJVrphCfBGOFJlS4r6Syi9qKpAdS",
-	"FUyNpodHxyO95Os1F4uRXukDxWoEa6Dy5KhG5XoLD4S78zDBfSGrPSFL6R5XL9nmFA70FgiSwWjkP48s",
-	"9g7Hdk0vCrZaS8NEvnkqxbzkubnDcd7LjvAkXxSEfeTaaI/pBZ+DbDCkhvaZlUwmJWu6KSUtrNAT0nzP",
-	"5lIx3A6M9SS3w3/GfvrQkwpCjWGrtbESpyl7uSDz0lKk56hWgliZOOeC6yXwxDvibW6fLRsIG/Net5Iw",
-	"8YMxXZxoxMXITXRfCOygt6SaMFGwggzwmxF8GlpNJiVzq84QhIXVDMIRcJ2JsHmr4bSWObR88SZNXtJy",
-	"LtWKFW+QLX8xj6oZvFdxUCW5oiUvyH+//ekVKWRerewE+0jUyaQ+1bBYP8dDnerKTzTyE93XqTaBAuCQ",
-	"F7+y3ABZvpLmuazEl+o4QsbYA3LDM487E1rjLI7rs0AOAvuYw5If6Cgc0gtpRjjPfZzEK0l0lS89lKQi",
-	"BjgmHMJrZJpnUv5ov/zCs/As2GpGYDDMyNHE/o9cbAzTxC6c5sbq45Z4Sr7iwDIPvz6cHh/vRSLTSFK/",
-	"bk/3UOfi9jUyUo5wovsiEQ+xgVRouIIxYwlnSNjHHIQ22FpSzPkCzF6AGhyeY2NnfMVkde/crOAFUq5S",
-	"/IqBBOaxIf7IqrQW+m76vRjct/XpudVH7z/I2bk9jfw098rc7gijMTmzSn0uhWCgjljkz0upWWGVBc1E",
-	"QaJzcGLrTaS13pP+4nhBlmxhhFliV7ZmouBicUqkKDdOMLtDtWKYXNiVwtqM+Ry1Zrs6/riX98IKfgfe",
-	"i/M8gG4TNhH0mzDdEFmiYNe17ivoiulMUCHBMeIGGsRgG/FiZOglE6AjwRALatg13YARR0uLfptMLOkV",
-	"IwUr+RV4uWqN9ZEmK6Y1XTD0teTWlC1ZsWB/wac3b7i+tAZsJuzyjaoYGbiRNiPF9aVXr94aqdg7Qa8o",
-	"L+lFye6BIWk7pMU1OzWgG82XSCxWs7a2ttqH8ZzEBh6sk1TRQh8IpWD1o3ii+8Kpghp6QfVtoAEp8RYI",
-	"9J7PBR1nXJOlLAvwYmj0hUQihDMNSImyH+2kVeochCu68UvVS6lMubn7OeIiLiq9ebAThClGMMXDnx0Z",
-	"dDCmJmtcSiYcSQPg9V5gb/2WCTwBK3pqrcJIMoh2O/SHE3xRJPIlZaLti/o8z5OR6Km/AGMdZ+RisYef",
-	"6Z2glVlKxX/7YicpSN0nbjR4bUa+Z1QxRbJqMjnK6ZqTS7aBD2w/NWdaY2ljpQ+EplU8x33g6ZPXL9Cb",
-	"SVVD96RNBYXkVvFhVrAJ5ikcmM47sVYyt4LlomTPhOFmcy8qy4tiZtdjKBc+5nHFNb8omUV5+4uSJcmX",
-	"VFk7Q5F3Xx1ODp/tOjQuwFp/zllZ6GT2y6dkbv+MZkzSxInIZJZ8xuQ372On+WGs2qCjACd8ML0GJhnh",
-	"JPeCHLhgu+cQ50LHF8xUc6yWi84+41zlDkd0tV5LZVjxkhWcnsH2vwhJnuKrIzsUyRLDPpqDdUm5QIXW",
-	"stsw5ykByo+ngKH3skJPYgIPQ5KV3QeBc3wwUg+zjWC2EUzzEC4b7cJ5bQjBAXONv6NjNhMe8s9ELkEh",
-	"QJ3VLKkgvGDAAcgg0h0KlsvCsQ7UIMMeMCKGXryu8PhJxKhlZUik9Y7JC8AzxXJrdRRetMSKMdeZyGlZ",
-	"WhTwPtkn8FYICvOSOREZ/Ipj8iQ87T2PVq9Gp3plcrliuEE/Tx1TZmU5Qh/bEGKygjClpMrEwCgqtD1O",
-	"Mqe8rBRLva2Yenpy4wzH5Il7j2hDleFikYksQZx2NtgsS8iKqksdu0fNkvoIlAdKZYhg9hTsfjMxKFFw",
-	"L/kaHiylNp6K2UeWVwYmlet1E6IWiikGqtymH2lyoRi9ZIrINRMMuATH6dcU4l8rRgVA2DOKTNA8Z2sg",
-	"OVIwWpRcMLKkBVlTrVkxROUiovf61JJZcjg5/Ho0ORxNDs+mh7PJZDaZjCfffvNzkiYYFE5m0zRxJ2Tf",
-	"VowCC0nWSl7xgqkPDvYRhSeK/cpy48SpBfeu2aaHP9vn1kqumTIcQ7pwVM14cAcz/uvs7DU5mRzOyPe0",
-	"ID/gz91wcdrYcTzijs1bhKN2yQU1DNwffQNbNZKpFz0JGJYdIF4gBq1ogafu8Gocn0miV6PJtG+CklHN",
-	"nq1lvtw6hWaE2Qfi0QFjYMpKFNaSiSY7ijbHhfn6uJ43aIn14UfgmqbJigu+qlbwd/edCEt2MdGf3GNN",
-	"3Gjv7n994kq8JU+DY/LO7ougA9PREnhV5rIs5XUmwIJLycWmzmiZS0VqTcudziON7+pSGt0ile3ouh9+",
-	"QJrC3yqurJb9iwdpvOv34R107VuYWFlgVaAuSJ40ODdoBY80ak40N8DhnJfDa5YgMQRd66U0BDwdmfBJ",
-	"OxaegfWlREu0eoliC66t8cIKbrTjdPmSioXl6mMXVbeM1goqDszSTqsELR2/s+tby5LnG9B5nURcUwUB",
-	"PxikyZIcaZ85+EEsYUU/Pgmczdk8yexokiYrWTBgMrR0gMfJ7Gk4Bmih3FKgcOBx9JZhasUFLR1CWv3V",
-	"K7Qf6rBR/U3O19wHo/A7r9m+7/Cvxo5208MP0aM32/bdxoXXLsFg7gRN4PwO7lKUmxmSRrWqSmr4ldVP",
-	"KlGkZK7kCjMsghcrVwxUlNR7Ya+XPF+SSLSsKm3Ikq7XTLSOD45kJ2OwW0Iq3mMnK/rxg6N5He+mwcRO",
-	"bp0ScGQ34F/aZ25q7LlF98Onbvow61ODlzeRrM3Su1jXyWwD6WmJCIWtRhHi/dt1qpgXs5b0N6gzZkKF",
-	"t0GTM4pbJQqUMvu2p0vLJtsM77PRP024YSsdORyi/eIXVCm66fDEDijTBuW4cwxH1AO9Phb67OOSVtqw",
-	"4o1TVrrCxWK3A4WqSuYcyxF4B8j4aFBInZoDPqVMnGMkvWTF+ayRGBK+Bx7rdWHQ4DAg4GAuLOr+EhjW",
-	"B4xXgZcjpoAPzruVpIkU7INl5B8scpYMgwZhOguIGgm3DNE5HK80NS1Cr7Xav51CauG7ZmjfPcf0hdkE",
-	"mN4F26LanVg5qVjOhHlKy1Ins+lk4r95jtDEL2/SXgngvnunSmcIzg4OpoffjCfjyXg6+3by7cRiBujF",
-	"yWxOS83SBMUisHJLiBfU5EsrDGKi7HLreMN7sOpnXsol7ZXfidPH+4s5yLatdk7P771HdwL7kaLVgBoP",
-	"1+Tdmx/RotBgZXsLTaqcNbirhyXOdyFlySjsNUD3U2/SHyoOj3RXT9FEyQrT/sJSxk3Ws/24Ppu7RABu",
-	"8xW/kwDEPj7SOe4dav4jTa44u7awtkqmt6ibek6HmC4qpU0yO5y06GpFP74In7/dh86oYQ0Cu53kmiQQ",
-	"ltbROqNcb9AnuMorboKlyjUxlQJjdT4fR6wNQ7OWceFel7Scf4C/G6zK/do5WQeaXkyjxuU/WIvZPpfi",
-	"+izkwbfStK8seLsqQg3w9hwAu4CqwfMRnBnx2JMtCs+LraOf1V4OVN/zSikm8g1uafdWvu2bLmBHrxGF",
-	"0kmEAystOVoeYKeAV9EEMkslq8VyfIsJdLK/eYxIuXv/9VlaAOcA+TX4VqzmuxsYgNz1UmTVCEc6e+um",
-	"RRHt5fyXvMYokLcLqUHnvF1JSPifTiZD+NmpASSXlTW05BVTuruo7hm1abC9jB+aaoYmA3CB6ODS0m2f",
-	"lh4SupJi4eIGty2hxRsD9jfB01noDr74I9empTm4c8VQQL8aEdhCTX9H+zCt319LeA/+l8Ku2qiKuVHs",
-	"W1vtPfg7SKs9dIGuDKsn3SbWXZoeutlB/GiXZVL7NTAb1HsfrWRqYiluqCvh/RbvtovX9q1bxXHpqz8C",
-	"sMJ8O7AMx+5FswYe4BFvczP2uBj/4YrbTrcXam7WbphzpQ0mcxS3MefJZ/qmwoJ2HMRbVrLckXNz0c8+",
-	"0tyUG+9diwAL/p8aXOPb3D4PdkgtnUYQeqFlWRlG7KFZrRgiTVYvxSQL4UK1qNM24b7tnFf0449MLMzS",
-	"ZSOvuPCfp30nsA3Sfrdb5SaZ0xUHeqcGnW9rxVxhWXAMOikRq2SOUiq9bOpg+H0HTV+EUGJ0aDR4cn75",
-	"o8YSbl3XyXh6Mo3XddhYV5gb/V/7zH0ynjy2TOZ9muSRA/dfwbEJvsFdQJ8cA9eJZtwKxJAVMEtuzyKv",
-	"37x90x3G4d+FJJq/eOht9T5CboaqWG3nhHCTGygOClIDTqA6vacnBgfpqgT3Euo31yx/pDMxYN5DlZKO",
-	"B2iYukwRHt6b09yQC6Z5wQg3M3Te+gUuXQFrnIm4ohufsEisSaEloZmIcx+tAlsW0UPEXPOckQE3WO6U",
-	"iS3pjMMxcTYheByvuWYtP+I25cKD8iWudFvcrDYO/JZCUatX0iN4Aw/M6YrF5+GBmnbPc0GvmJVUoYp5",
-	"2y6SxfXom/kRfZz38UYaObT3UpV8SL5H4Ys5xq4hQmioSZW3hjQdge5ls7ErX3HePRjv5LTCBVzM1oZs",
-	"OE19fZGqBBHyepgSWRZMm0yAFjMmnt6kID88OyNxovMnzxxuAIXdyE6KZSKcPExcH6xiGIRy9Zt7nQUK",
-	"tmd2q33nwbr+412jtd3NN11muGc8tGaP+6z/xV8gUuvL9frPrKb4R7ou7euU8Au6YgWkk2xVMSeP76Zi",
-	"pr6iBdix2Pw0B5WhrYltsLYJ69Iht6IqyzFI8VYpDnwflBn72HsrwUuXl9vgOl6ner+rboRqp1aTQSiu",
-	"Gaa+IYBnGNYQ5VdMY+ByPwS21hhwXeBOUaJ+Jixul1wbLhZ2erohekXLshMTNeyjBfD/LytFQFYCowdR",
-	"iXaAkcks+Wp6cnJihejJ199YkH8cLeTIweBXLcX4Db127DaJfh3pS74eSQAKLUdrCUokwhAiYlrzi3Lz",
-	"xAvgz5CbKxBNV6whQBlVJYdEXB/Vh6YEriWDz56ZEerNWJ83U1QKEqVFePVR7ZkD99UgShZ4pENSUZ02",
-	"h3I1E9QFupuJBVheTjUpKkzYYh+C1IlFeSZgRAyIF2TQ87gPeHs1bHhK8iXLLyG22pTdIXdXY3AI8zUI",
-	"bZQyeHmbibsK3KjA5MkWnu44N+Bp9DiqH3HVSpMvbNHe/q5601iigZ8ruepfSTxZXIoYlqX3WkLf/F6j",
-	"3IervsVnvzDO2/G2hWzYnpCnW14s1COlINI1+qzzuEA7Ks3tGLx2hI0rISWDTzfD00ieQnKIxVqCPME1",
-	"D1kxax7puBlI04S/2bqg78Gn1jQdfS6oFQOxJWDWoGiNpklDZsQcMJcF0BWyuq3s73YzoX/mw9tn/vrk",
-	"+Ohw2pz5G/xyr5m7PsMAjvZpTYmRZJpOJpNYdERdZZDZReoYdqABP+bwNBOM5ksoUbBsB9kaJVjKgqfj",
-	"ywelwEjAtbiD9tQzEAQ9uHiBr09vcQT6jb/fjT1vmK7KLQEUJzFe//S2IYPJNVg1IHcW/ApEkmUkhq1m",
-	"sFPPxNuNdwaHkylx5JeSw8mEKLZm1Ax9JqdLoA4l6R157R7YknYPuRgOAltL/bwf+o5Z9fHYf7R0+Xop",
-	"W9B/P6bso1wOwHvlaMdsPwoFTm8NjbjX9sJO3WJxyn/7y58YcStGdFmiqoHazVvHHzE6GPQUS9qpd9dC",
-	"fyzQC8Z3MwVjfnNbGMOvcTt+oGHZu4eQJ+TkbsN+nll12OX5V2pOc4Z1rUqWjMg5qo6XbFO3UUpjUzmX",
-	"QkuX5qWZt/kMXZy6LE6aiUu2GVrbmaLqDlo7TOgL6+wbfMW6aeO44GSWhH4qtMcjeDSbTsaHJ5OW09fu",
-	"AGP9sHur8+ACk1lyND+kj/PpxeSbAt2bsHOsFrL76fPt+WyMkGvg16Qq8UHI66Z7O/zaVNKsPWQHGF1R",
-	"BdXCdiQ4O9fuxr8WffemEq/s8De4/R2ulxgS+5nLdc51Kx1BVsLoZtkxumkglZNMAf8D2u+fsI2n0pth",
-	"gRhHOgh3Ss6FFKzVWJDnzJVoQ+FbHHKwT1tttnQe5oAC7SQQjxj7ntEbWbJXOHj4/NTPEr75KUx3E+Fc",
-	"35Y99TQoxxGjCanLwWNQ8AXTxipb6yiB1Q9Su8fKTdut2ML3rrHiCaAnNuhKRxzzyC27sygQA5yuOVoP",
-	"QDtNOnBf7g/kt7iWJ69feKC6b5768bdmuVOwXJBS6005pNvOO1/8ZcvxwNE+0oTX/bUsss0IaMuHJyd1",
-	"7aAmg3eCg+Ju/5MJ8G/ooT3Cd2fPR9+moY+cqztM62rEERIrOPgveMEVZtPSsn98athCQrL90zwlT+cp",
-	"+bkE1vrzOoXWMVAx/O6ryWQySaGocfJ96oob3b/fOo9/VAdKeKFJloyzJLX/jLMEHUdZcpAlZAD6/Jqa",
-	"JdFssUJ7mW3ATFNMy/LK6vzXdGOVV5d4B6VWmUAr0L0FHipob0Pr0gFQoFFeYHF1QS5oDl5/nD4TXEAk",
-	"gpJSigVThBeubSabWemcY+8pNJwgrccuVY/B0TdiOqdrVmSilFCLppRcUMM0GZxnWVV8O5mcD91O0Cdj",
-	"pGyT0HbTPwrBHp6ctEOwQppYaliyGdv/HGBOqLWzlUW4//vl/7Js/elpfgP/zOGfn0v8Z33z/qv/3B4u",
-	"fU0XbIfdG4VP/31jhXcLA7rE6X2igO/TRLCP5mmltFTJLGGb//71xa+Sv/z1yeYVn1y/tP8v//rx5a/y",
-	"+uVf5PXLp8cfX/76cvLq7Gf6gl9z+vbF1y9Wjzc///D/bX48e7Z5+dtf+fyvyS7T/Q5aZl+sIV7ultRL",
-	"p96VVBuypouWh/6etrifB2uX1vs2WFsd35NU+ZJp47opFiznGopN2jn2eORj8uyKKf+JXFQmEw4HQnve",
-	"ZhZ9jSFRyDgkDkQBnaY8rF/roeXa4GpR807LC8pkLhjxeYNNudRFpLmfYEs1cSgW/1tlQRJKxqG0zcrq",
-	"JjJEa+psKSwyVlpvWe9tWOFtx6gSpIMdL10pTrvIBWmWXEt1SRaSae8MB5sXvy4qWFkw7ewLsa4T8TG0",
-	"lBvHu6sKJ4rNtZUsaxp1ypBnhEIUPiXsipaVZXK+uNDz8Ee+XKmV5XTnLJe2Sdxfw4Ip981KoRDWg26P",
-	"QXC0HOc969jhMQ96ZQ9ltcAd6G030uzwr7wOpVg9m61KFiqhdOh3gpaIkCHcEkI/OW1iSyQX4/qYqLSm",
-	"uaHo+Q58Xse+nRa3e/P8KXl8fPJN12dIzu1A55DLbOhFycCZccmtDT/H8nTX+zh43iGl4dy7h84JXa8Z",
-	"VZju6UvmMFMYYSOY1a0gJbhtweeu/RkXi+BICl5vCJTu3+BsW2dZP5ydGIOcb3uyeXb0E7mDYtDsdBaZ",
-	"BX6jD+bUqucahbk6hNsD7j60BhbqDg/hiFY9tg9AGAYv9fHkMRz9sFU8E51i0EdC0l834FSfUp098D69",
-	"rbqmxpBPHZHzhcjSTUNpYc/dInc1fsUrbaJaZ8o4+aLXPeBP85bTuEtgsuXX3YUfksz5RzI4PjwkDacq",
-	"mI4uxD2KUBjzQOv17amnRmpPDwL0eNSRCju+JUeXMfx3k2gb69qJ1Q9MvpGTrlL8Vhnmu9TALtNdIi1u",
-	"QBnFZ2lRcPQrvI64hqtPaKVXg80++HQzJAVTkIrS7nbYUjluZ6Mj6Enf51rtzflD1ITY45ZFQhIINLtS",
-	"K8fNtvRTJN12ipno9FMcYAeZeUkXC1aQ3nRO8NG0c1WGLnsSbgaABEppFVzMVrGbJljshCrlOBP/61xB",
-	"3LR9Ibx57wCx9N5o3jjOxAsMi2N3iajTZLu2emtN5d1zvm62YNmK1RHTCBmuqX7tyl98ek/jyKPf9y0k",
-	"hepRqaCg9JpuqSLtT0pp0VE9eR/t9EWa+1wrtygMWyL7+2dV3Tn7+J4T+axGeXR09JiE+AEZyPlcMx8C",
-	"GB0ezU4eW1T/Cv4aemMK+jigSol1JHXbd8hRgiYxA3dTS8gG5JqsqTbDMXkuIWwU2kt4Y2db1jPWxblV",
-	"hR2By9AwCmqu7zUxJk/q23RI6zIdIc3IbWFwNMlEQTdxAsSQ0CWjhfebhiaIh5PJZDSZjibTM3A4zSaT",
-	"nzMxcGlnmGTo+vKBP1k/Ir8xJQGurifXxYasuDb0kg1PCePYVAHuh7CiV1Boe1LfkUD+h62N76O14rmS",
-	"WLl4GvqdXC+pyQR28kK5Y1xyATbVWFnLdUfrmX+NvMvmhCnMRrjIy6pgBVxPcE2hvVazJRnkaGKbLe+y",
-	"50LzheBznlNsN2YY0Wuas2GNUYcnX5P/4d9HGJOiAx00GY1RU1iqJoJpcJD7Sk/IuynZFSs1KRhbkwEc",
-	"fSbc2YerMnwy3vAPlbvZl7W2vVifMGH/i2mYgbgX8oopEYcc2/2qGj7k3U73L8mMi+yajnDAh3qKUOvq",
-	"zrZTHSqfgu/cJ1cEx3lwA/RyfPvyWArmntjPcV4JhLTVdD4YeclE8t6S2DZnf4gOnGxfZst5sUU4+dfu",
-	"08HfTdiIOkLsZWDEJQw7syz8wN2Th0BuXiluNm/tqK5/ATSdfVKZ5ZbEixDM1o2wNbTBwtIuUPJmjYuA",
-	"MjEYjeia4/0+rv3gLZcAkZ+w4TtoRIVruNXTD/a0Hgtv/aIGEsM1OZ4chSuHMhFPF92oB6gBm266ObA5",
-	"JRdz2dM6OKDKS7SQXN5nVBbkE+lAgDtAOFgh2yzAAnE5hlIwy7C50eTty7fQ1LTSy8C88XIsVCi8Bp+G",
-	"tkWgvgfXvEt9huYkPb3NwlowFTjS0q3mkolBLV3LTWphhR5a+6znMWgaWCNER8mAmA5+6jUjnWYC2ya5",
-	"/TrNRpMLVkK5vSQdOI4zkYln6Iazp3y+rffqeXAGajLwjsKh47/oHQRtY5t7cEygQnhLi+GUMIicnB9c",
-	"Tc895qB7GChLk/NdvZpDn+ZzMjieTEOQnBLwLmD2UJNASIM+3OGk2LAhXJlC0afv8u8VFqw3btjSNfoD",
-	"9jfa9KdgfWD6fwFZYCto3+nLyIdALPtQ5hnel1iaJWGiwKyATGAUCseoiazkORNYeR5uK5RrxZmhamM5",
-	"e2g48BmeichD0kOUmG5xxZTLkJqOJ+MJdFhcM0HXPJklR+PJ+AgEpFkC/zvAff0GkWSU+gG6YB79l/u9",
-	"dXfi4WTSahtc9/1tXkgWObgu+y9l7Km0wT7WUIWxHjd4NwbAdbVaWXjOkh/5FRP22ZHPt4U3wS7Q0OsT",
-	"FCe6AAmGu8X0kwNwK8Q7b4eaTGW1mcPJJLjMXXmJRSj7FbaNBId7yS8ZJEbU32lDN3BJFnQcVdI4+yXu",
-	"+WtHWVYrKvQp8BaXReIvcIJ7S5CXAXY1z+YNbuAejsbqDN/5FhDQnfQDL76D/qLYLPQDNAv97sh/+ri2",
-	"fOEDNd914vVTMDn2OufQjcIdl1MsHJkDjCCxCECjZMl244KFBwdkcHnaUcOLR36ALchwNT2Im3H0YgTG",
-	"l72UgrZY80a9PxmAseC76sEjcT/fTGjDoeVoWeLZA6y99By62yVrYaZ9umXsT7FIYamccOP4ek9rj5SA",
-	"pPWLbXQVXsIltowJQkstiV7KawRxq0lT6hYaWhil2HJHe46cQ9DQtbZR1DB3cL5lENa/iWbj1BVbSbXx",
-	"xcWeXML1r/jcd+D4cnZ6syPJmLwKGU9Q65wJGjkYmFq5LulgRtvDcLZIDwVZM+CHuq3ILXTUaVu+982L",
-	"ceubLbTgsS9F0w/VEOwr4To4YtOTyGt2kybHk+m2ucNmDt61rio4Pnx8+0vbbse9SZOTydHt73dupgHK",
-	"jfi2brh6td8mV5aJGxegtrpWg2gDkXbI9mDtW76spe7tkcJLB0R3F1qnVFNIxPjTSP/DO4q9UpMJ7XNK",
-	"QNdztyUHrRI1MnwDUuIUFtUYXfu6LMbW+itQfKean1BNKl3REsUF+lG5TyOdocKG/jGgeY8jgn00oQiS",
-	"Majih2a6VgVWV7BLapUha7uMM/HaqUiQ2m3Vbedsd33DsV4RhNHSPhapy8M+egKnbN1S2/Hz72Wx2YOU",
-	"bmvxcidSC21nbpomonN3PDSlu9ZG2y6gg9Ns0vHkdpLq3KX52QxgHwJ+Hl+Zezw92WeansslgN8c7vNy",
-	"9/aSe+FV09/7Ht3o7ha8S+uSsTUwF89wkJOP74uXArJF2UcXm0aoZRDbN7oO7e7BUsFq2sFT37CV9IHF",
-	"EOthrq9TJ+YzoPAPPlhI5CuZKPncGovwJPyWEuH0bVSjgEfLShTOFqv5G1yqRE0msOf4R0PsGRVVCXnA",
-	"iunlKTDjOvyuocmEL0PgihRszpSiZSaYKPSYvHGGYmCJ2IQc2CF8chZ1rz5uoXV/7G9Xc7p/Fn7YiDD2",
-	"EEw7VgjF/HxuWPEnX/yTL34ZX0Tc86hV3B9/jPK4d7oOoFUqXQBX9Own0u59SBMSVFMi2DXTBgOuoJpp",
-	"z1gX1nytU76tcpjjX0a6y0697mcfPkXfaSbolkxw8sS/Dzf+079VqEFqYxVxV98plVUyt1lNL0JGVEgu",
-	"1j0BQ3BqB0U6WOUuYxuiBcksgSzlJPUes9DYYD+0a6ZxdSORjTVErSpco15/M/OWtfT0XehxoHxZaOtT",
-	"X1YMOvVlvHif1tJOXmncgZSJXT1UyM4WKsPTTKDlbbEMsccLajLnpWHKY5Ndi6v+7wFbpxVML9i25Xrs",
-	"C4/+hmvoPPZNvbjqv+sobqa2Yc20I9cbLRMuhjU8JXtABdwx0KulvfvvYAMX0izdhRiyLLbDrr8H3RcB",
-	"8MyxEaL5b2wbqoNvpzFPyN06mcS3aGCncawQPZncco9H/2IiZuZ8aGvFrrisdKhV6Vsicq0tNHhvJS0x",
-	"9U6Ov72NfN8/oPoUFYf13grYki5f4hP6R+oi9+RPclBoidJIlIdyJOxW1SO6YZo4hcHnH4cLkVxBbyfa",
-	"iGGmSui+vCmfKjWwHMTUiUBDa3CsrRqAHbkhu9DnNb4oSGg4AoUsbWGU1j3JMKHJ500pp4D0ZYPDkIeT",
-	"yalLJ4KfTCfNOhOufTqFBEbek4U7Jq9xeh9QXK2pgmZMELmgQgqe0xKCGmTgaxM0KMIY7EMaIlDcycXC",
-	"Gn5xas5pJrAwGC7dvVZWcIshuI4v2cblyNit+wH8vVNugad2HR5ErleV3bLdFC4H4gtQBy+Y73Lks7bG",
-	"5ImFJKRcgS/+cDKBCnrCXU13+7JNSNfh6IOfGxQhITbgrtDwy0FPn50K3hiBF9yqxvw319nedeemIsIH",
-	"ExmlrqR84Vv4Hh8e2kmOp0cuXiV9x6+m+hanR3b1tz4qrB85eA39yhJkep9p3v5hsi/348G9jYt+Xyva",
-	"F4LuvO3e+26B4Fmbd5hdHGPcvEj6dWhKN3pi18y2ZqS6lw7qN/wLsNbDnVbmA8DAKrKumvih9vR7uyS+",
-	"vf0lN8kZXvmAr+0hkqPKiqdRPdLxdA9x7Dj/mZQ/WsT6J/eF7KN/dK70byog+HsUCopiJZBR5LOJ+vWR",
-	"pmfBdXCCTnn9vUK3Jmz8wL6UtafbGz52G2mkrdYNhY/3rqlZBjXefqi1+Ch5s8lC+/X6vQujfgdNfDf7",
-	"eTiW81mc4/j2l15J81xW4g8TFn4D2f6iqXzHahOEW13K3V6UVJPMgWvotDWa8UyAPhaaBoQbE8+Dr+C8",
-	"lqqtds+ty/2EJPNKoWu7rp1Y0YJZjb9ZHRSa0464GGGmhbsDMGoeH9+LTQYWJHEfW3T6XLibe8k13Zxi",
-	"qTOaHdyEe7Rd15h6btzmCPuohv5MbvP4bd1AFuIvuE8fc85ESO1QTDN1hT5NyL0Iq3edYaS1MdbrcjMm",
-	"QfiYGdgKFnKQrBffhehOwKWGWP3bIYTL6culKnQmXHgaV0ejayzd3dtcNNtgnWMfrPM+7Rjbd21joT1u",
-	"lQa2/PHY4V109Ltwwmbr2D+gPpxGiDQQ8traRhfO6P6nCC3dmX/vpfNFh9dU+v6llbfdUuepY2ht1n9b",
-	"ZGgfoROnJOvtsufMt6Hwvm2qGHRtEMUotIWnpHkXBxg6Gvt+e0Z+i8sIGKcXpigsGm6KRxBaUtjTyzm2",
-	"BtCWfMmIVHxhF/lIB3fYMCUlF5esyARwd0jlGrQ6d5MD0ugpPhyTF1GCvbuvBD1O0H83tcSKVcvFjJzX",
-	"4Py7mp6jADv/uzo8x44lrStK5Nz+OD2PZQykxPvlz1Ao1qo6JEQ2gZtG3rFwVXztVqOm7U4bZ8JVcFiu",
-	"P+jWLaS1xjAMp5xTgf3SAnTGmXjSSifzxc27KqMzMdhW7Ey6tc4gHOtQGPiZsM38lkpu7NbvZNmFLDY+",
-	"8Q0lMygSjRrnUAXAzczlyG69Rab2e4adXvOcbUux2OW92t0f/t9BOvc1Dvgje6uW1N0aECPIacg4bDh0",
-	"flePUgNh28v491QeYtz6U3mIsky866dxGQXVjRs57kebqMRIyOvtesTLOh+vocu4BBLojQadAIwkVike",
-	"+A7OoX/zK0d5rNTMJwDP4uoXn2Lnku9IJ/fOymNIvqtz16Obi9s1BkG61rUFGLapNCNYL7GUZQHh9Voy",
-	"evZh9zOQyoWvInNZZAKN5WHDfqQak2NCD4Cl6w/ojUWYBM4xaFR9DT1iq3mH3YmxwL0MzzeVQIb0Sl7/",
-	"aXj+UxueFimFvP7TzPzTzIwlxUt6yTpGpmfMRm083txdUkT19L1BgR+5NmfumQekjqi3wvYcULApm2VO",
-	"bSP1H1Xa1M0owcLoSBHsFplH5xK6D7TO5eBTe4c74zdRH4uGDOhh4T3pifuw8ltuoXrIOErdymE3hnwB",
-	"Dvy+gY/++MVnoEyzsrXZm+IXuFceux31KQSQG1GwdSk3KybMqbvOFNL3nC+JlDIH/5IvGdPkfGU5kqrE",
-	"eSagIszdVhjq1D9hz4ib2cHBp6XU5iZJkyuquGVugBnLoIS6TMEkrlOYTJK+I7YvoR9KKtNoq1FybRje",
-	"DzoYjfATemt984p4KuhbUTdqdR+hth7g+T6AubejhTF1cwAKHLnb0GLc1pb0lvhoYGx1n4OcCpduTIyM",
-	"BvJH3h0oFLPXi7Kf5lIR8Ndd0NIenXKdiJyQiBfpapr71+gT2R91KizJoKWWa1/qO0xhIfbA3fVXVLjA",
-	"L3oSsX5QqtBhoS5ESrGP2M6mJG7dIcf+5v3N/wsAAP//",
+	"7L35cxs3ljj+r6B691smK02KupKYqvzgeOysZmPH42O3vkl7LagbJBE1AQ6AFs1xaf72T+E9AI0+SFG2",
+	"lMnMZKomFsluHA/vvvApyeVyJQUTRifTT8mC0YIp+POVYjOmmMjZk9Wq5KywXxZM54qvDJcimSYXa8rN",
+	"dy8vyHrBBDELRjRT10yRhRSyUqwglFzgOFNin70gg5eEa3jUfibcZILi8CmhM8MU4UaTnK6GZ4ReaiYM",
+	"Ds4NoUKvmR10zc1CVgZG4GI+zkSSJjpfsCW1a2Qf6XJVsmSawPIOJ0mamM3KfqGN4mKe3NzcpMmKKrpk",
+	"prHb7hZfP39Kvjk6mZBVAIcek7DxwUuyXsjSbjyXotBDQvWVJka61RKqM6GlFITirrkwdk9ckxkXtEyJ",
+	"VG7fL/0YZEANWUpt7AuZQJA+0mQ0WtKPIztzSo4nRJPLDSnYjFalmRIqNqSkag4D2WdwOgvITFiAxbNT",
+	"beGpDRWFHmfi7YKRS1ls/MloumT2GQ9n+x0ixpj8ZBZMxcBICRUFoZm4wANeL6Rm5JqWFbPjCWkIdTAS",
+	"1fKSKSJnfqcpoYoRPhdSwfnrTAR4WzieEeoxihpADDsHU3ZbDsDa/iJFzhALuD0zXGuSJoIu7am7s/0M",
+	"HFFMr6TQDFDkSWUWTBieU4sbbxdKGlMiWeQSAGv/BGzGRw5WSl6WbPnVr9riUjSrxTJDeZlME7PgmtCi",
+	"UExrC1eL8qwgRkqytIdaiSsh14JcsY0+I4oZtSFckK817NaeYW5XfXB9eICna3/QhppKJ9OTo8dpYriB",
+	"nTbXT0zYQNj6wpiVnh4czLlZVJfjXC4PdHW55FpzKZZU0DlT0Tcj/9VlKS8PlpSLg0Lm+oCu+HhZ/Adt",
+	"zDeq57uJT+I/FZsl0+Q/DmpGdIC/6oNXCD88iyZdWpxV7K8V0+aRJnnJAa/3AyMpqWHl5iwTph6FrKkm",
+	"is0qHXGYUsorLuYe+67YZkxewxEgzQKBwhejJ/AFot4jXWM40B4lis8XBgYAPI34bPR6l/28cSyhEoaX",
+	"QIh+j0u68fsk1A5M6JxyMW6guTtXixhzpiwcb9LkuVSXvCiYuA/MlSumEJ8EY4UmVLivpLKL2oqkB1IV",
+	"TI0Oj45PRnrBVysu5iO91AeK1QjWQOXJcY3K9RYeCHdnYYL7QlZ7QpbSPa5esc0ZHOgtECSD0ch/Hlns",
+	"HY7tms4LtlxJw0S+eSrFrOS5ucNx3suO8CTPC8I+cm20x/SCz0A2GFJD+62VTCYlK7opJS2s0BPSfM9m",
+	"UjHcDoz1JLfDf8Z++tCTCkKNYcuVsRKnKXu5ILPSUqTnqFaCWJk444LrBfDEO+Jtbp8tGwgb8163kjDx",
+	"gzFdnGjExchNdF8I7KC3oJowUbCCDPCbEXwaWk0mJTOrzhCEhdUMwhFwnYmweavhtJY5tHzxJk1e0HIm",
+	"1ZIVr5EtfzGPqhm8V3FQJbmmJS/In9/89JIUMq+WdoJ9JOpkUp9qWKyf46FOdeknGvmJ7utUm0ABcMjL",
+	"X1lugCxfSvNcVuJLdRwhY+wBueGZx50JrXEWJ/VZIAeBfcxgyQ90FA7phTQjnOc+TuKlJLrKFx5KUhED",
+	"HBMO4RUyzbdS/mi//MKz8CzYakZgMEzJ8cT+j1xuDNPELpzmxurjlnhKvuTAMo++Pjo8OdmLRA4jSf2q",
+	"Pd1DnYvb18hIOcKJ7otEPMQGUqHhCsaMJZwhYR9zENpga0kx43MwewFqcHiOjb3lSyare+dmBS+QcpXi",
+	"1wwkMI8N8UdWpbXQd9PvxeC+rU/PrT56/0HOzu1p5Ke5V+Z2RxiNyVur1OdSCAbqiEX+vJSaFVZZ0EwU",
+	"JDoHJ7ZeR1rrPekvjhdkyRZGmCV2ZSsmCi7mZ0SKcuMEsztUK4bJpV0prM2Yz1Frtqvjj3t5L6zgN+C9",
+	"OM8D6DZhE0G/CdMNkSUKtq51X0GXTGeCCgmOETfQIAbbiBcjQ6+YAB0JhphTw9Z0A0YcLS36bTKxoNeM",
+	"FKzk1+DlqjXWR5osmdZ0ztDXkltTtmTFnP0Jn9685vrKGrCZsMs3qmJk4EbajBTXV169emOkYu8Evaa8",
+	"pJcluweGpO2QFtfs1IBuNF8gsVjN2traah/GcxobeLBOUkULfSCUgtWP4onuC6cKaugl1beBBqTEGyDQ",
+	"ez4XdJxxTRayLMCLodEXEokQzjQgJcp+tJOWqXMQLunGL1UvpDLl5u7niIu4rPTmwU4QphjBFA9/dmTQ",
+	"wZiarHEpmXAkDYDXe4G99Vsm8ASs6Km1CiPJINrt0B9O8EWRyJeUibYv6vM8T0aip/4SjHWckYv5Hn6m",
+	"d4JWZiEV/9sXO0lB6j5xo8FrU/I9o4opklWTyXFOV5xcsQ18YPupOYc1ljZW+kBoWsVz3AeePnl1jt5M",
+	"qhq6J20qKCS3ig+zgk0wT+HAdN6JlZK5FSyXJXsmDDebe1FZzoupXY+hXPiYxzXX/LJkFuXtL0qWJF9Q",
+	"Ze0MRd59dTQ5erbr0LgAa/05Z2Whk+kvn5KZ/TOaMUkTJyKTafIZk9+8j53mR7Fqg44CnPDB9BqYZIST",
+	"3Aty4ILtnkOcCx1fMFPNsVouOvuMc5U7HNHVaiWVYcULVnD6Frb/RUjyFF8d2aFIlhj20RysSsoFKrSW",
+	"3YY5zwhQfjwFDL2XFXoaE3gYkiztPgic44ORephtBLONYJqHcNloF85rQwgOmGv8HR2zmfCQfyZyCQoB",
+	"6qxmQQXhBQMOQAaR7lCwXBaOdaAGGfaAETH04nWFx08iRi0rQyKtd0zOAc8Uy63VUXjREivGXGcip2Vp",
+	"UcD7ZJ/AWyEozEvmRGTwK47Jk/C09zxavRqd6pXJ5ZLhBv08dUyZleUIfWxDiMkKwpSSKhMDo6jQ9jjJ",
+	"jPKyUiz1tmLq6cmNMxyTJ+49og1Vhot5JrIEcdrZYNMsIUuqrnTsHjUL6iNQHiiVIYLZU7D7zcSgRMG9",
+	"4Ct4sJTaeCpmH1leGZhUrlZNiFoophiocpt+pMmlYvSKKSJXTDDgEhynX1GIfy0ZFQBhzygyQfOcrYDk",
+	"SMFoUXLByIIWZEW1ZsUQlYuI3utTS6bJ0eTo69HkaDQ5ent4NJ1MppPJePLtNz8naYJB4WR6mCbuhOzb",
+	"ilFgIclKyWteMPXBwT6i8ESxX1lunDi14N412+HRz/a5lZIrpgzHkC4cVTMe3MGM/3r79hU5nRxNyfe0",
+	"ID/gz91wcdrYcTzijs1bhKN2yQU1DNwffQNbNZKp854EDMsOEC8Qg5a0wFN3eDWOzyTRy9HksG+CklHN",
+	"nq1kvtg6hWaE2Qfi0QFjYMpKFNaSiSY7jjbHhfn6pJ43aIn14UfgOkyTJRd8WS3h7+47EZbsYqI/ucea",
+	"uNHe3f/6xJV4S54Gx+Sd3RdBB6ajJfCqzGRZynUmwIJLyeWmzmiZSUVqTcudziON7+pSGt0ile3ouh9+",
+	"QJrCXyuurJb9iwdpvOv34R107VuYWFlgVaAuSJ40ODdoBY80ak40N8DhnJfDa5YgMQRd6YU0BDwdmfBJ",
+	"OxaegfWlREu0eolic66t8cIKbrTjdPmCirnl6mMXVbeM1goqDszSTqsELR2/s+tbyZLnG9B5nURcUQUB",
+	"PxikyZIcab918INYwpJ+fBI4m7N5kunxJE2WsmDAZGjpAI+T2dNwDNBCuaVA4cDj6C3D1JILWjqEtPqr",
+	"V2g/1GGj+pucr7gPRuF3XrN93+FfjR3tpocfokdvtu27jQuvXILBzAmawPkd3KUoN1MkjWpZldTwa6uf",
+	"VKJIyUzJJWZYBC9WrhioKKn3wq4XPF+QSLQsK23Igq5WTLSOD45kJ2OwW0Iq3mMnS/rxg6N5He+mwcRO",
+	"b50ScGQ34F/YZ25q7LlF98Onbvow61ODlzeRrM3Su1jXyWwD6WmJCIWtRhHi/dt1qpgXs5b0N6gzZkKF",
+	"t0GTM4pbJQqUMvu2p0vLJtsM77PRP024YUsdORyi/eIXVCm66fDEDijTBuW4cwxH1AO9Phb67OOCVtqw",
+	"4rVTVrrCxWK3A4WqSuYcyxF4B8j4aFBInZoDPqVMXGAkvWTFxbSRGBK+Bx7rdWHQ4DAg4GAuLOr+EhjW",
+	"B4xXgZcjpoAPzruVpIkU7INl5B8scpYMgwZhOguIGgm3DNE5HK80NS1Cr7Xav51CauG7YmjfPcf0hekE",
+	"mN4l26LanVo5qVjOhHlKy1In08PJxH/zHKGJX96kvRLAffdOlc4QnB4cHB59M56MJ+PD6beTbycWM0Av",
+	"TqYzWmqWJigWgZVbQrykJl9YYRATZZdbxxveg1U/81Iuaa/8Tpw+3l/MQbZttXN6fu89uhPYjxStBtR4",
+	"uCbvXv+IFoUGK9tbaFLlrMFdPSxxvkspS0ZhrwG6n3qT/lBxeKS7eoomSlaY9heWMm6ynu3H9dncJQJw",
+	"m6/4nQQg9vGRznHvUPMfaXLN2drC2iqZ3qJu6jkdYrqslDbJ9GjSoqsl/XgePn+7D51RwxoEdjvJNUkg",
+	"LK2jdUa53qBPcJVX3ARLlWtiKgXG6mw2jlgbhmYt48K9Lmg5+wB/N1iV+7Vzsg40vZhGjct/sBazfS7F",
+	"9VnIg2+laV9Z8HZVhBrg7TkAdgFVg+cjODPisSdbFJ7zraO/rb0cqL7nlVJM5Bvc0u6tfNs3XcCOXiMK",
+	"pZMIB1ZacrQ8wE4Br6IJZBZKVvPF+BYT6HR/8xiRcvf+67O0AM4B8ivwrVjNdzcwALnrpciqEY509tZN",
+	"iyLay/kvucYokLcLqUHnvF1JSPg/nEyG8LNTA0guK2toyWumdHdR3TNq02B7GT801QxNBuAC0cGlpds+",
+	"LT0kdCnF3MUNbltCizcG7G+Cp7PQHXzxR65NS3Nw54qhgH41IrCFmv6O92Fav72W8B78L4VdtVEVc6PY",
+	"t7bae/B3kFZ76AJdGVZPuk2suzQ9dLOD+NEuy6T2a2A2qPc+WsnUxFLcUFfC+y3ebRev7Fu3iuPSV38E",
+	"YIX5dmAZjt2LZg08wCPe5mbscTH+wxW3nW4v1Nys3TDjShtM5ihuY86Tz/RNhQXtOIg3rGS5I+fmop99",
+	"pLkpN967FgEW/D81uMa3uX0e7JBaOo0g9FLLsjKM2EOzWjFEmqxeikkWwoVqUadtwn3bOS/pxx+ZmJuF",
+	"y0ZecuE/H/adwDZI+91ulZtkRpcc6J0adL6tFHOFZcEx6KRErJI5Sqn0oqmD4fcdND0PocTo0Gjw5Pzy",
+	"e40l3Lqu0/Hh6WG8rqPGusLc6P/aZ+7T8eSxZTLv0ySPHLj/Co5N8A3uAvrkBLhONONWIIasgGlyexZ5",
+	"/ebtm+4wDv8uJNH8yUNvq/cRcjNUxWo7J4Sb3EBxUJAacALV6T09MThIVyW4l1C/uWL5I52JAfMeqpR0",
+	"PEDD1GWK8PDejOaGXDLNC0a4maLz1i9w4QpY40zEJd34hEViTQotCc1EnPtoFdiyiB4iZs1zRgbcYLlT",
+	"JrakMw7HxNmE4HFcc81afsRtyoUH5Qtc6ba4WW0c+C2FolavpEfwBh6Y0yWLz8MDNe2e55xeMyupQhXz",
+	"tl0k8/Xom9kxfZz38UYaObT3UpV8SL5H4Ys5xq4hQmioSZW3hjQdge5ls7FrX3HePRjv5LTCBVzM1oZs",
+	"OE19fZGqBBFyPUyJLAumTSZAixkTT29SkB+evSVxovMnzxxuAIXdyE6KZSKcPExcH6xiGIRy9Zt7nQUK",
+	"tmd2q33nwbr+412jtd3NN11muGc8tGaP+6z//E8QqfXlev1nVlP8I12X9nVK+AVdsgLSSbaqmJPHd1Mx",
+	"U1/RAuxYbH6agcrQ1sQ2WNuEdemQW1GV5RikeKsUB74Pyox97L2V4KXLy21wHa9Tvd9VN0K1U6vJIBTX",
+	"DFPfEMAzDGuI8mumMXC5HwJbawy4LnCnKFE/Exa3S64NF3M7Pd0QvaRl2YmJGvbRAvj/l5UiICuB0YOo",
+	"RDvAyGSafHV4enpqhejp199YkH8czeXIweBXLcX4NV07dptEv470FV+NJACFlqOVBCUSYQgRMa35Zbl5",
+	"4gXwZ8jNJYima9YQoIyqkkMiro/qQ1MC15LBZ89MCfVmrM+bKSoFidIivPqo9syB+2oQJQs80iGpqE6b",
+	"Q7maCeoC3c3EAiwvp5oUFSZssQ9B6sSiPBMwIgbECzLoedwHvL0aNjwj+YLlVxBbbcrukLurMTiE+RqE",
+	"NkoZvLzNxF0FblRg8mQLT3ecG/A0ehzVj7hqpckXtmhvf1e9aSzRwM+VXPavJJ4sLkUMy9J7LaFvfq9R",
+	"7sNV3+CzXxjn7XjbQjZsT8jTLS8W6pFSEOkafdZ5XKAdleZ2DF47wsaVkJLBp5vhWSRPITnEYi1BnuCa",
+	"hyyZNY903AykacLfbF3Q9+BTa5qOPhfUioHYEjArULRGh0lDZsQcMJcF0BWyuq3s73YzoX/mo9tn/vr0",
+	"5PjosDnzN/jlXjN3fYYBHO3TOiRGksN0MpnEoiPqKoPMLlLHsAMN+DGHZ5lgNF9AiYJlO8jWKMFSFjwd",
+	"Xz4oBUYC1uIO2lPPQBD04OIcXz+8xRHoN/5+N/a8ZroqtwRQnMR49dObhgwma7BqQO7M+TWIJMtIDFtO",
+	"Yaeeibcb7wyOJofEkV9KjiYTotiKUTP0mZwugTqUpHfktXtgS9o95GI4CGwt9fN+6Dtm1cdj/97S5eul",
+	"bEH//Ziyj3I5AO+Vox2z/SgUeHhraMS9thd26haLU/7bX/7AiFsxossSVQ3Ubt46/ojRwaCnWNJOvbsW",
+	"+mOBXjC+mykY85vbwhh+jdvxAw3L3j2EPCEndxv289Sqwy7Pv1IzmjOsa1WyZETOUHW8Ypu6jVIam8q5",
+	"FFq6NC/NvM1n6PzMZXHSTFyxzdDazhRVd9DaYUJfWGff4EvWTRvHBSfTJPRToT0ewePp4WR8dDppOX3t",
+	"DjDWD7u3Og8uMJkmx7Mj+jg/vJx8U6B7E3aO1UJ2P32+PZ+NEXIN/JpUJT4IuW66t8OvTSXN2kN2gNE1",
+	"VVAtbEeCs3Ptbvxr0XevK/HSDn+D29/heokhsZ+5XOdct9IRZCWMbpYdo5sGUjnJIeB/QPv9E7bxVHoz",
+	"LBDjSAfhzsiFkIK1GgvynLkSbSh8i0MO9mmrzZbOwxxQoJ0E4hFj3zN6LUv2EgcPn5/6WcI3P4XpbiKc",
+	"69uyp54G5ThiNCF1OXgMCj5n2lhlaxUlsPpBavdYuWm7FVv43jVWPAH0xAZd6YhjHrlldxYFYoDTFUfr",
+	"AWinSQfuy/2B/AbX8uTVuQeq++apH39rljsFywUptd6UQ7rtvPP8T1uOB472kSa87q9lkW1KQFs+Oj2t",
+	"awc1GbwTHBR3+59MgH9DD+0Rvnv7fPRtGvrIubrDtK5GHCGxgoP/khdcYTYtLfvHp4bNJSTbP81T8nSW",
+	"kp9LYK0/r1JoHQMVw+++mkwmkxSKGiffp6640f37rfP4R3WghBeaZMk4S1L7zzhL0HGUJQdZQgagz6+o",
+	"WRDN5ku0l9kGzDTFtCyvrc6/phurvLrEOyi1ygRage4t8FBBextalw6AAo3yAourC3JJc/D64/SZ4AIi",
+	"EZSUUsyZIrxwbTPZ1ErnHHtPoeEEaT12qXoMjr4R0zldsSITpYRaNKXknBqmyeAiy6ri28nkYuh2gj4Z",
+	"I2WbhLab/lEI9uj0tB2CFdLEUsOSzdj+5wBzQq2drSzC/d8v/5dlq09P8xv4Zwb//FziP6ub91/95/Zw",
+	"6Ss6Zzvs3ih8+u8bK7xbGNAlTu8TBXyfJoJ9NE8rpaVKpgnb/PnX818lf/Hrk81LPlm/sP8v//Lxxa9y",
+	"/eJPcv3i6cnHF7++mLx8+zM952tO35x/fb58vPn5h//Z/Pj22ebF3/7CZ39Jdpnud9Ay+2IN8XJ7+R78",
+	"5tmCfZoMoOpsSFZ0HkWxhMte0wZ+aPrK7gkOfT5+xa73X799mstKk4Fg6217wISXh9jEO/7j0z+vz39d",
+	"TXLxP2Xfhu7sqXgTbMyOx02qfMG0cT0kC5ZzDSU27coCRPQxeXbNlP9ELiuTCYf5oSlxs3agposoUB7S",
+	"JaIwVlMLqF/r4WC1mdniYTvtTSgOumTEZ0s2pXGXfGZ+gi011KFE/q+VBUkolIeCPquhNBEjWlNnS2GR",
+	"sap+y3pvwwpvMUf1Lx3seOEKkNqlPcipyFqqKzKXTPsQAFj6+HVRwcqCQWtfiDW8iHujf6BxvLtqj6KI",
+	"ZFu1tAZhp/h6SijkHqSEXdOysqzdl1R6yfXIF2m1crvunNvTdgT0V+5goUGzPirwD+hxGcRlK1zQs44d",
+	"cYKgTfdQVgvcgd52I80Or9KrUIDWs9mqZKH+S4cuL2h/CRmCTCHgldMmtkTaQFwVFBUUNTcUPd+Bz6vY",
+	"o9Xidq+fPyWPT06/6XpKyYUd6AIyuA29LBm4cK64KKxYgDRn1/E5xBsgkePCO8UuCF2tGFWY5OoLBTE/",
+	"GmEjmNUoIRG67bfIXdM3LubBfRZ8/RAe3r+t27Z+un44OzGGdt/05DDt6KJyB3Wo2d8tMob8Rh/MlVfP",
+	"NQpzdQi3B9x9aA0s1B0ewhF9Gdg0AWEYfPMnk8dw9MNWyVB0ikELC6mO3TBbfUp1zsT79LaaohpDPnVE",
+	"zhciSzf5poU9d4tX1vgVr7SJap0p45STXqeIP81bTuMu4diWN3sXfkgy4x/J4OToiDRcyWAwu8D+KEJh",
+	"zH6t17endh6pPT0I0BNHQCrseNQcXcbw302ibaxrp5M/MPlGrslK8VtlmO/NA7tMd4m0uO1mFJWmRcHR",
+	"m/Iq4hquKqOVVA6eisGnmyEpmIIEnHaPx5bKcTsbHUEn/j6Hcm+mI6ImRFy3LBJSX6DFl1o6braliyTp",
+	"NpHMRKeL5AD75sxKOp+zgvQmsYJnqp2hM3Q5o3AfAqSNSqvgYo6O3TTBEi9UKceZ+F/nAOOm7QHizdsW",
+	"iKX3RsvKcSbOMRkAe2pE/TXbFeVbK0nvnul2swXLlqyOE0fIsKb6lSv68UlNjSOPft+3fBZqZqWCMto1",
+	"3VI725+K06KjevI+2umLr/c5lG5RGLbkM+yfS3bnnOt7Tl+0GuXx8fFjEqImZCBnM8184GN0dDw9fWxR",
+	"/Sv4a+iNKehegSolOhPqZveQmQWtcQbufpqQA8k1WVFthmPyXEKwLDTV8MbOtlxvrAZ0qwo7AkepYRTU",
+	"XN9hY0ye1HcIkdYVQkKakdvC4HiSiYJu4rSPIaELRgvvLQ6tH48mk8locjiaHL4FN9t0Mvk5EwOXbIep",
+	"la4bIXjR9SPyN6YkwNV1IrvckCXXhl6x4RlhHFtJwK0YVvQKCs1e6pshyH+zlfHdw5Y8VxLrNc9Cl5f1",
+	"gppMYP8ylDvGpVRgK5GltVx3NNz518g2bU6YwmyEi7ysClbApQxrCk3Fmo3YIDMVm4v5QAUXms8Fn/Gc",
+	"YpM1w4he0ZwNa4w6Ov2a/Df/PsKYFMMGoMlojBXDUjURTENYwNe3QrZRya5ZqUnB2IoM4Ogz4c4+XBDi",
+	"UxCHv6uM1b5cve0tCggT9r+YfBqIey6vmRJxoLXdpavhOd8daviSfMDIrukIB3yop/S2rmlthxKg3itE",
+	"DHxKSQgXBDdAL8e3L4+lYO6J/cIFlUBIW03ng5FXTCTvLYltC3GEmMjp9mW2nBdbhJN/7T7DGt00lagP",
+	"xl4GRly4sTO3xA/cPXkIX+eV4mbzxo7qujZAq90nlVlsSTcJIXzdCNZD8y8saAMlb9q4/igTg9GIrjje",
+	"auSaLt5y9RH5Cdvcg0ZUuDZjPV1wz+qx8K4zaiAdXpOTyXG4aCkT8XTRPYKAGrDpppsDW3JyMZM9DZMD",
+	"qrxAC8llu0bFUD59EAS4A4SDFbLNAiwQl1kpBbMMmxtN3rx4A61cK70IzBuvBEOFwmvwaWjWBOp7cM27",
+	"hG9oydLT0S2sBROgIy3dai6ZGNTStdykFlboobXPeh6DpoE1QnSUAolJ8GdeM9JpJrBZlNuv02w0uWQl",
+	"NBmQpAPHcSYy8QzdcPaUL7Z1nL0IzkBNBt5ROHT8F72DoG1scw+OCdRFb2msnBIGkZOLg+vDC4856B4G",
+	"ytLkYleH6tCd+oIMTiaHITWAEvAuYM5Uk0BIgz7c4aTYpiJcFEPRp++qDhSW6TfuFdM1+gP2Ny4nSMH6",
+	"wKKHAnLfltC01BfPD4FY9qHMt3hLZGkWhIkCcyEygVEoHKMmspLnTGC9fbijUa4UZ4aqjeXsoc3CZ3gm",
+	"Ig9JD1Fiksk1Uy4v7HA8GU+gr+SKCbriyTQ5Hk/GxyAgzQL43wHu628QP0epH6AL5tF/ud9bN0YeTSat",
+	"Zsl1t+PmNWyRg+uq/yrKnvoi7N4NtSercYN3Y9hfV8ulhec0+ZFfM2GfHfksY3gT7AINHU5BcaJzkGC4",
+	"W0y6OQC3QrzzdqjJVFabOZpMgsvcFdVYhLJfYbNMcLiX/IpBOkj9nTZ0A1eDQZ9VJY2zX+JOx3aURbWk",
+	"Qp8Bb3G5M/7aKritBXkZYFfzbF7jBu7haKzO8J1vfAHR8Q+8+A66qmKL1A/QIvW7Y//p48ryhQ/UfNfJ",
+	"UjgEk2Ovcw49ONxxOcXCkTnACNKpADRKlmw3Llh4cEAGl50etfl45AfYggzXhwdxC5JejMD4spdS0Axs",
+	"1uhyQAZgLPhegvBI3MU4E9pwaLRalnj2AGsvPYfuTs1amGmfZBr7UyxSWCon3Di+3tPQJCUgaf1iG72U",
+	"F3B1L2OC0FJLohdyjSButaZK3UJD46YUGw1pz5FzCBq6hj6KGuYOzjdKwqo/0WwXu2RLqTa+pNqTS7j0",
+	"Fp/7Dhxfzk5v9mEZk5chzwsqvDNBIwcDU0vXGx7MaHsYzhbpoSBrBvxQN1O5hY46zdr3vm8ybvizhRY8",
+	"9qVo+qEagt00XN9KbPUSec1u0uRkcrht7rCZg3etCxpOjh7f/tK2O4Fv0uR0cnz7+537eIByI76tG65e",
+	"7bfJlWXixgWora7VINpApB2yPVj5RjcrqXs7w/DSAdHdANcpUBUSMf4s0v/wZmav1GRC+5wS0PXcHdFB",
+	"q0SNDN+ARECFpURG174ui7G1/goU3+lhQKgmla5oieIC/ajcJ89OUWFD/xjQvMcRyG/ypZ+MQe8CaCFs",
+	"VWB1DbukVhmytss4E6+cigQJ7Vbdds521y0dqzRBGC3sY5G6POyjJ3DK1o3EHT//XhabPUjptsY2dyK1",
+	"0GznpmkiOnfHQ1O6a+i07do9OM0mHU9uJ6nODaKfzQD2IeDn8UXBJ4en+0zTc6UG8JujfV7u3tlyL7zq",
+	"8Le+PTi6sQZvELtibAXMxTMc5OTj++KlgGxR9tHlphFqGcT2ja5Du3uwVLCadvDU12wpfWAxxHqY62bV",
+	"ifkMKPyDDxYS+UomSj6zxiI8Cb+lRDh9G9Uo4NGyEoWzxWr+BldJUZMJ7LT+0RB7RkVVQvazYnpxBsy4",
+	"Dr9raK3hiy+4IgWbMaVomQkmCj0mr52hGFgitl4HdgifnEXdq49baN0f+9vVku+fhR82Iow9BNOOFUIL",
+	"Az4zrPiDL/7BF7+MLyLuedQq7o8/RtnrO10H0CCWzoErevYTafc+pAkJqikRbM20wYBrmgl37YnJF849",
+	"N+OlYQrLssfkFdWe786tdVvnwVvdEbPGM2GkuwK2L/c93Zb7nrou11Cb5bLTSTxUJw1dis5osI9MYIK6",
+	"i1zi9yWUADlTF5y0OAPXRK7oXytUZ7WhG535GlupLBDsw2FugCxeLwSqNmRvysrglY5uaT5HBH2eM/sV",
+	"XgtF4f1h6BAWcuZT3Oas8j1luibjeUgHC5nVuidaCh79YEUEl4RLV4dQSTJNIEU7Sb27MPSy2I/mmjls",
+	"3TBsYw1RdxLXm9lfxr1lLT2tNnq8R18W1/vUlxKEEQ0ZL97n9LQzdxrXXmViV9scsrNrzvAsE+h2sDSE",
+	"uOy1FE98HrdL6u4h6ANbp/tPL9i2JbrsC4/+HnvoOfd93Ljqv94q7p+3Yc2cK9cOLxMugDc8I3tABXxR",
+	"0J6nvfvvYAOX0izcHSiyLLbDrr/t4BcBsEmGcPLhkmOwg2PiNOyjSfGqeMUKa6iDMjslJTN2qzncnYrZ",
+	"Ks47VV+5CPkea14WOVU79uhnf6XYjH/cQlTSrEZfTkyNvbvishaSBNehwdDS8fHx4zOC5YeZoOQrgjlD",
+	"Vqz8f0ffD7fvy40PHYr6NxXnp0zulJ/SzHO444bDpXH1XhFbSbRkwk0mfGELBPfw/h+FNzdpsqDlbCRX",
+	"TIDvMrcqSF7BvUDwSAgJ6YUVNcEndCu8XPrWLRA7/k0ghuThWrh7bokcwREH4a7lDSYGZAIFVhp/6epK",
+	"/F0ZYDCl2ADJWlYRKWUCuDdbXrKiYAV585cfITEH9MMZXDIMTO/Jm6fn5+5FDcHEUMQCoUE7G6ZhhptA",
+	"66SEFKOJM0Wx1hfcwv4yQ19hHC7Jr28BC4FMf5sSni/oZExvP1erRzmLp/9Q+9ImYkLfo/fxp16/0pwR",
+	"zf/Gtslz8N431hSyc08n8e1QeIMGdj44ndxyP1V3MU96lNJBUEFR75KKRMrloKFVwhPbNoHK4hbI3lud",
+	"ZuM4Tr697TzeP6AJHZVF996H27IwviQu8I+0R+8ppuCg0DSnYnMulKRin8Ye8w2midPYfA1KuArQtbLo",
+	"ZJxgqkEldF/urE+XHVhuZOpk0OGYvAbziONdFJBh7u2W84KEVltQzNjWydO6GycmtfrcWeWM0L6KIBjy",
+	"aDLxhhn8ZDqlNplwF4dQSGLnPZUY1hCF6X1SCSpOVkrQTORUSMFzWkJgmwx8fZoGZwgmfCANEWhrwMU8",
+	"tSpVlJ55lglsiQHXza+VtV/EEETwFdu4PEm7dT+Av3HRLfDMrsODyHVptFu2m8LlQIwZOsAI5vv7+czd",
+	"MXliIQnGK8RjjyYT6B1DuOtm0r5mGlI2OcZhZwY16RAfdgLRLwejPXYqeGMEkVBWAA/HUKu7l4KKCB9M",
+	"5Jh0zVTmvnn9ydGRneTk8NjlLEjf67JpxcYp8l0zto8K60cOXkGnzgSZ3me6OH83Gfj78eDeln2/rSfV",
+	"t0DYlkqBlxq6+B0QPGvzDrOLY1ggLvAmZruUV6Ed6+iJXTPbWpXgXjqo3/AvwFqPdnoaHwAG1p53qvVD",
+	"7em3dkt/e/tLbpK3qMbia3uI5Ki67mlUk3pyuIc4dpz/rZQ/WsT6J/eH76N/ABfYroDg71E6QBQvh6xS",
+	"n1Har480vcuudyH0iO3vkr01ae8H9qWsPd3e6rjbQiptNS0qfM7PippFUOPth64PJGmz0C3ekH2LY38D",
+	"TXw3+3k4lvNZnOPk9pdeSvNcVuJ3kxr0Giq+RFP5jtUmSLlxNvlelFSTzIFrZbg1ov1MgD4WGseEu4Iv",
+	"gsv0opaqrYsOWtfaCklmlcLwZl0/t6QFsxp/s0I0tGUfcTHCbDt3+210bQqPcvHIwIIk7uCOvu9Ld2c9",
+	"WdPNGba7QLODW1sIb/Vx/dLquXGbI+wgHjoTus3jt3XrdIjB4z593lEmQnqfYpqpa4xroaPFr971RJPW",
+	"xlitys2YBOFjpmArWMhBwnZ8C7A7AZceaPVvhxAurzuXqtCZcClKuDoaXeCMN957lhR42AV2gLzo046x",
+	"ceU2FtrjeGlgy++PHd5FR78LJ2w2Tf8d6sNphEgDIdfWNrp0Rvc/RXrBnfn3XjpfdHhNpe9fWnnbLXWe",
+	"OobWZv23ZQfsI3TishS9Xfa89a2I4pA1XdkFjcKFKJQ0b6ECQ0fjjReekd/iMgLG6YUpCouGm+IR5A8o",
+	"7GbpHFsDuJBjwYhUfG4X+UgHd9gwJSUXV6zIBHB3SOcdtO6sIAekcZvGcEzOoyIrF4dHjxOkOIDXHjtX",
+	"FFNyUYPz7+rwAgXYxd/V0QV2rWpdziVn9sfDi1jGQFmUX/4UhWKtqkNSfBO4aeQdg5ZdtCxJ7Vajpu1O",
+	"G2fCVfFZrj/o1q6ltcYwrKNUVGCn0ACdcSaetFKKfYOLXd0xMjHY1vCCdPtdgHCsMwLAz4QXrGzp5oH3",
+	"1DhZdimLjU9+RskMikSjz0UIoHDjQmnb70+r/Z5hp2ues21pdru8V7tvRvl3kM59zWN+z96qBXX35cQI",
+	"chayzhsOnd/Uo9RA2PYy/j2Vhxi3/lAeokxD7/ppXMNEdeMuqvvRJioxEnK9XY94UedkN3QZF5CF/pjQ",
+	"DcZIYpXigb+7INxc8NJRHis180Ug07gC0qdZuwRs0sm/tvIYErDr+qXozv52nVmQrnV9GYZtKs0I1swt",
+	"ZFlguqBosw+7n4FULnwVmcsiE2gsDxv2I9VYXB76wCxcj1hvLMIkcI5Bo+pr6hRbzTvsTowF7mV4vq4E",
+	"MqSXcv2H4flPbXhapBRy/YeZ+YeZGUuKF/SKdYxMz5iN2ni8ubukiHqq9AYFfuTavHXPPCB1RP11ttcB",
+	"gE3ZLHVtG6n/qPLWbkYJZt9HimC30Uh0LqEDTetcDj61d7gzfhP1MmrIgB4W3pOlvQ8rv+X+xYeMo9Tt",
+	"fHZjyBfgwG8b+OiPX3wGyjS7GzT7E/3yHq4ig453fQoB5EYUbFXKzZIJc+Yu8oYEP+dLIqXMwb/ky4Y1",
+	"uVhajqQqcQGpnMq4e3pDr5JP2DfoZnpw8GkhtblJ0uSaKm6ZG2DGIiihLpcwiWvVJpOk74jtS+iHkso0",
+	"WiuVXBuGN2MPRiP8hN5a38Aongp6F9XNut1H6K8C8HwfwNzb1ciYukEMBY7cbWo0bmtLekt8NDC2utdN",
+	"ToWruiBGRgP5I+8OFBqa1Iuyn2ZSEfDXXdLSHp1y3eickIgX6fpa9K/RFzM96lTZk0FLLde+3cMQS2Ls",
+	"gbuLH6lwgV/0JGINuVShy05djJpiL8mdjancukOd1c37m/8XAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -108,9 +108,6 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.latestChangeStmt, err = db.PrepareContext(ctx, LatestChange); err != nil {
 		return nil, fmt.Errorf("error preparing query LatestChange: %w", err)
 	}
-	if q.listAcceptedAfterDeadlineStmt, err = db.PrepareContext(ctx, ListAcceptedAfterDeadline); err != nil {
-		return nil, fmt.Errorf("error preparing query ListAcceptedAfterDeadline: %w", err)
-	}
 	if q.listAttemptsStmt, err = db.PrepareContext(ctx, ListAttempts); err != nil {
 		return nil, fmt.Errorf("error preparing query ListAttempts: %w", err)
 	}
@@ -129,23 +126,8 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listIntentEventsStmt, err = db.PrepareContext(ctx, ListIntentEvents); err != nil {
 		return nil, fmt.Errorf("error preparing query ListIntentEvents: %w", err)
 	}
-	if q.listIntentsStmt, err = db.PrepareContext(ctx, ListIntents); err != nil {
-		return nil, fmt.Errorf("error preparing query ListIntents: %w", err)
-	}
-	if q.listIntentsByStatusStmt, err = db.PrepareContext(ctx, ListIntentsByStatus); err != nil {
-		return nil, fmt.Errorf("error preparing query ListIntentsByStatus: %w", err)
-	}
-	if q.listIntentsByStatusAndTargetStmt, err = db.PrepareContext(ctx, ListIntentsByStatusAndTarget); err != nil {
-		return nil, fmt.Errorf("error preparing query ListIntentsByStatusAndTarget: %w", err)
-	}
-	if q.listIntentsByTargetStmt, err = db.PrepareContext(ctx, ListIntentsByTarget); err != nil {
-		return nil, fmt.Errorf("error preparing query ListIntentsByTarget: %w", err)
-	}
 	if q.listPendingStmt, err = db.PrepareContext(ctx, ListPending); err != nil {
 		return nil, fmt.Errorf("error preparing query ListPending: %w", err)
-	}
-	if q.listPossiblyAcceptedStmt, err = db.PrepareContext(ctx, ListPossiblyAccepted); err != nil {
-		return nil, fmt.Errorf("error preparing query ListPossiblyAccepted: %w", err)
 	}
 	if q.listResubmissionsAsStmt, err = db.PrepareContext(ctx, ListResubmissionsAs); err != nil {
 		return nil, fmt.Errorf("error preparing query ListResubmissionsAs: %w", err)
@@ -331,11 +313,6 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing latestChangeStmt: %w", cerr)
 		}
 	}
-	if q.listAcceptedAfterDeadlineStmt != nil {
-		if cerr := q.listAcceptedAfterDeadlineStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing listAcceptedAfterDeadlineStmt: %w", cerr)
-		}
-	}
 	if q.listAttemptsStmt != nil {
 		if cerr := q.listAttemptsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listAttemptsStmt: %w", cerr)
@@ -366,34 +343,9 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listIntentEventsStmt: %w", cerr)
 		}
 	}
-	if q.listIntentsStmt != nil {
-		if cerr := q.listIntentsStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing listIntentsStmt: %w", cerr)
-		}
-	}
-	if q.listIntentsByStatusStmt != nil {
-		if cerr := q.listIntentsByStatusStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing listIntentsByStatusStmt: %w", cerr)
-		}
-	}
-	if q.listIntentsByStatusAndTargetStmt != nil {
-		if cerr := q.listIntentsByStatusAndTargetStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing listIntentsByStatusAndTargetStmt: %w", cerr)
-		}
-	}
-	if q.listIntentsByTargetStmt != nil {
-		if cerr := q.listIntentsByTargetStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing listIntentsByTargetStmt: %w", cerr)
-		}
-	}
 	if q.listPendingStmt != nil {
 		if cerr := q.listPendingStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listPendingStmt: %w", cerr)
-		}
-	}
-	if q.listPossiblyAcceptedStmt != nil {
-		if cerr := q.listPossiblyAcceptedStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing listPossiblyAcceptedStmt: %w", cerr)
 		}
 	}
 	if q.listResubmissionsAsStmt != nil {
@@ -528,19 +480,13 @@ type Queries struct {
 	intentActionStateStmt            *sql.Stmt
 	intentExistsStmt                 *sql.Stmt
 	latestChangeStmt                 *sql.Stmt
-	listAcceptedAfterDeadlineStmt    *sql.Stmt
 	listAttemptsStmt                 *sql.Stmt
 	listAttemptsOfIntentsStmt        *sql.Stmt
 	listAttemptsOfJSONStmt           *sql.Stmt
 	listChangedStmt                  *sql.Stmt
 	listGatewayPausesStmt            *sql.Stmt
 	listIntentEventsStmt             *sql.Stmt
-	listIntentsStmt                  *sql.Stmt
-	listIntentsByStatusStmt          *sql.Stmt
-	listIntentsByStatusAndTargetStmt *sql.Stmt
-	listIntentsByTargetStmt          *sql.Stmt
 	listPendingStmt                  *sql.Stmt
-	listPossiblyAcceptedStmt         *sql.Stmt
 	listResubmissionsAsStmt          *sql.Stmt
 	listResubmissionsFromStmt        *sql.Stmt
 	markAcceptedAfterDeadlineStmt    *sql.Stmt
@@ -588,19 +534,13 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		intentActionStateStmt:            q.intentActionStateStmt,
 		intentExistsStmt:                 q.intentExistsStmt,
 		latestChangeStmt:                 q.latestChangeStmt,
-		listAcceptedAfterDeadlineStmt:    q.listAcceptedAfterDeadlineStmt,
 		listAttemptsStmt:                 q.listAttemptsStmt,
 		listAttemptsOfIntentsStmt:        q.listAttemptsOfIntentsStmt,
 		listAttemptsOfJSONStmt:           q.listAttemptsOfJSONStmt,
 		listChangedStmt:                  q.listChangedStmt,
 		listGatewayPausesStmt:            q.listGatewayPausesStmt,
 		listIntentEventsStmt:             q.listIntentEventsStmt,
-		listIntentsStmt:                  q.listIntentsStmt,
-		listIntentsByStatusStmt:          q.listIntentsByStatusStmt,
-		listIntentsByStatusAndTargetStmt: q.listIntentsByStatusAndTargetStmt,
-		listIntentsByTargetStmt:          q.listIntentsByTargetStmt,
 		listPendingStmt:                  q.listPendingStmt,
-		listPossiblyAcceptedStmt:         q.listPossiblyAcceptedStmt,
 		listResubmissionsAsStmt:          q.listResubmissionsAsStmt,
 		listResubmissionsFromStmt:        q.listResubmissionsFromStmt,
 		markAcceptedAfterDeadlineStmt:    q.markAcceptedAfterDeadlineStmt,

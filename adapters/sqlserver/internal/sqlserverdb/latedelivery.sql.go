@@ -8,7 +8,6 @@ package sqlserverdb
 import (
 	"context"
 	"database/sql"
-	"time"
 )
 
 const intentFlags = `-- name: IntentFlags :one
@@ -34,96 +33,4 @@ func (q *Queries) IntentFlags(ctx context.Context, intentID string) (IntentFlags
 	var i IntentFlagsRow
 	err := row.Scan(&i.PossiblyAccepted, &i.AcceptedAfterDeadline, &i.AcceptedMessageID)
 	return i, err
-}
-
-const listAcceptedAfterDeadline = `-- name: ListAcceptedAfterDeadline :many
-SELECT intent_id, submission_target, payload, contract, status, created_at,
-       next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
-       final_message_id, exhausted_reason, last_modified_at, not_before
-FROM submission_intents
-WHERE accepted_after_deadline = 1
-  AND (CAST($1 AS varchar(16)) = '' OR status = CAST($1 AS varchar(16)))
-  AND (CAST($2 AS nvarchar(255)) = ''
-       OR submission_target = CAST($2 AS nvarchar(255)))
-  AND (CAST($3 AS bit) = 0 OR possibly_accepted = 1)
-  AND created_at <= CAST($4 AS datetime2(7))
-  AND (created_at < CAST($4 AS datetime2(7))
-       OR intent_id < $5)
-ORDER BY created_at DESC, intent_id DESC
-OFFSET 0 ROWS FETCH NEXT $6 ROWS ONLY
-`
-
-type ListAcceptedAfterDeadlineParams struct {
-	Status               string
-	SubmissionTarget     string
-	PossiblyAcceptedOnly bool
-	BeforeCreatedAt      time.Time
-	BeforeIntentID       string
-	RowLimit             int32
-}
-
-type ListAcceptedAfterDeadlineRow struct {
-	IntentID           string
-	SubmissionTarget   string
-	Payload            []byte
-	Contract           string
-	Status             string
-	CreatedAt          time.Time
-	NextDueAt          sql.NullTime
-	AttemptCount       int32
-	FinalOutcomeStatus sql.NullString
-	FinalOutcomeReason sql.NullString
-	FinalMessageID     sql.NullString
-	ExhaustedReason    sql.NullString
-	LastModifiedAt     time.Time
-	NotBefore          sql.NullTime
-}
-
-// The listing filtered on the acceptance after the deadline, optionally
-// also on status, target (an empty string matches all) and the
-// possibly_accepted flag (0 matches all), newest first on the filtered
-// index.
-func (q *Queries) ListAcceptedAfterDeadline(ctx context.Context, arg ListAcceptedAfterDeadlineParams) ([]ListAcceptedAfterDeadlineRow, error) {
-	rows, err := q.db.QueryContext(ctx, listAcceptedAfterDeadline,
-		arg.Status,
-		arg.SubmissionTarget,
-		arg.PossiblyAcceptedOnly,
-		arg.BeforeCreatedAt,
-		arg.BeforeIntentID,
-		arg.RowLimit,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []ListAcceptedAfterDeadlineRow
-	for rows.Next() {
-		var i ListAcceptedAfterDeadlineRow
-		if err := rows.Scan(
-			&i.IntentID,
-			&i.SubmissionTarget,
-			&i.Payload,
-			&i.Contract,
-			&i.Status,
-			&i.CreatedAt,
-			&i.NextDueAt,
-			&i.AttemptCount,
-			&i.FinalOutcomeStatus,
-			&i.FinalOutcomeReason,
-			&i.FinalMessageID,
-			&i.ExhaustedReason,
-			&i.LastModifiedAt,
-			&i.NotBefore,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }
