@@ -330,7 +330,7 @@ func TestHandWrittenSQLIsTSQL(t *testing.T) {
 		"getAppLockSQL":         {"DeclareVariableStatement", "ExecuteStatement", "SelectStatement"},
 		"releaseAppLockSQL":     {"ExecuteStatement"},
 		"shareLastModifiedSQL":  {"UpdateStatement"},
-		"createIntentSQL":       {"PredicateSetStatement", "DeclareVariableStatement", "IfStatement", "SelectStatement", "SelectStatement", "SelectStatement"},
+		"createIntentSQL":       {"TryCatchStatement", "SelectStatement", "SelectStatement"},
 		"getIntentSQL":          {"SelectStatement", "SelectStatement"},
 		"insertIntentsSQL(1)":   {"InsertStatement", "SelectStatement", "SelectStatement"},
 		"insertIntentsSQL(n)":   {"InsertStatement", "SelectStatement", "SelectStatement"},
