@@ -86,20 +86,22 @@ func TestRoundTripsPerRequest(t *testing.T) {
 
 	var report []string
 	leases0, plain0 := rc.snapshot(poolLeases), rc.snapshot(poolPlain)
-	// measure runs op and checks the round trips it sent on the query pool.
-	measure := func(name string, want int, op func() error) {
+	// measureOn runs op and checks the round trips it sent on pool (any
+	// number when want is negative: reported, not pinned).
+	measureOn := func(pool, name string, want int, op func() error) {
 		t.Helper()
-		before := rc.snapshot(poolQueries)
+		before := rc.snapshot(pool)
 		if err := op(); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		got := rc.since(poolQueries, before)
-		if got.RoundTrips() != want {
+		got := rc.since(pool, before)
+		if want >= 0 && got.RoundTrips() != want {
 			t.Errorf("%s took %d round trips (%v by kind: query, begin, commit, rollback, ping), want %d",
 				name, got.RoundTrips(), got.Requests, want)
 		}
 		report = append(report, fmt.Sprintf("| %s | %d | %d |", name, got.RoundTrips(), statementsIn(t, got.Queries)))
 	}
+	measure := func(name string, want int, op func() error) { t.Helper(); measureOn(poolQueries, name, want, op) }
 	starts := func(ids []string, n int, at time.Time) func() error {
 		return func() error {
 			ps := make([]ports.StartAttemptParams, len(ids))
@@ -194,6 +196,18 @@ func TestRoundTripsPerRequest(t *testing.T) {
 	if got := rc.since(poolLeases, leases0); got.RoundTrips() != 0 || got.Logins != 0 {
 		t.Errorf("the store's operations used the lease pool: %+v", got.Requests)
 	}
+	// The lease's own operations, on its pool: reported, not pinned.
+	measureOn(poolLeases, "lease: Renew", -1, func() error {
+		_, err := db.Leases().Renew(ctx, ports.RenewLeaseParams{Fence: fence, Duration: time.Hour})
+		return err
+	})
+	measureOn(poolLeases, "lease: Acquire by a follower while it is held", -1, func() error {
+		_, acquired, err := db.Leases().Acquire(ctx, ports.AcquireLeaseParams{LeaseName: core.DefaultLeaseName, HolderID: "sm-follower", Duration: time.Hour})
+		if err == nil && acquired {
+			err = fmt.Errorf("a held lease was acquired")
+		}
+		return err
+	})
 	if got := rc.since(poolPlain, plain0); got.RoundTrips() != 0 || got.Logins != 0 {
 		t.Errorf("the store's operations used the migration pool: %+v", got.Requests)
 	}
