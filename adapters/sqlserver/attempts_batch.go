@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/submissionmanager/submission-manager/core"
@@ -14,88 +13,30 @@ import (
 )
 
 // The executor's reservations and results travel as batches. Each request
-// is one T-SQL batch, one round trip: it takes the lease lock in Shared
-// mode and checks the fence once (fence.go), writes every runnable item
-// with set-based statements in one transaction, and answers one verdict per
-// item. The items travel as one JSON parameter (jsontext.go says why, and
-// how its strings survive Babelfish); each carries its position in the
-// batch ("ord"), by which its verdict comes back. The statement text does
-// not depend on the batch's size, so each kind has one plan. Every
-// comparison of intentIds gives both sides the key columns' binary
-// collation, in a select list (where teesql parses COLLATE): a table
-// variable has the database's default collation, which is
-// case-insensitive on Babelfish and on most SQL Server installations, and
-// "a" and "A" are two intents. Babelfish cannot read an UPDATE's FROM
-// tables in its OUTPUT clause, so the updated rows come back by key; and
-// an UPDATE names its target table only as its target, the items in FROM
-// and the match in WHERE (the target repeated in FROM hides FROM's other
-// tables from SET there). Hand-written because sqlc cannot parse OPENJSON's
-// WITH, OUTPUT or THROW; TestHandWrittenSQLIsTSQL parses them.
+// is one call of a stored procedure (migration 00014), one round trip: it
+// takes the lease lock in Shared mode and checks the fence once
+// (fence.go), writes every runnable item with set-based statements in one
+// transaction, and answers one verdict per item. The items travel as one
+// JSON parameter (jsontext.go says why, and how its strings survive
+// Babelfish); each carries its position in the batch ("ord"), by which its
+// verdict comes back. They are procedures, not statements sent as text,
+// because Babelfish parses a request's text at every execution and these
+// texts ran to tens of kilobytes; TestHandWrittenSQLIsTSQL parses the
+// calls, TestMigrationsAreTSQL the procedures.
 
-// batchColumn is one member of a batch item: its name, its T-SQL type, and
-// whether it is a string that jsonText spells.
-type batchColumn struct {
-	name, sqlType string
-	text          bool
-}
-
-// fencedBatch is one kind of fenced batch: its items' columns (ord first)
-// and the statements that follow the fence check; they end with the COMMIT
-// and the SELECT of (ord, verdict). Each statement reads the items as
-// "FROM ITEMS", which becomes the expanded JSON, aliased v, its strings
-// read back and in the binary collation.
+// fencedBatch is one kind of fenced batch: the call of its procedure, $1
+// the items' JSON, then the fence's parameters (lease name, holder, epoch,
+// lease lock resource, lock timeout). The procedure throws 51001 when the
+// lease lock is not granted and 51000 when the fence does not hold;
+// XACT_ABORT then rolls everything back.
 type fencedBatch struct {
-	cols []batchColumn
-	body string
-	// text is sql's, built once.
 	text string
 }
 
-// newFencedBatch builds a batch kind and its text.
-func newFencedBatch(cols []batchColumn, body string) fencedBatch {
-	b := fencedBatch{cols: cols, body: body}
-	b.text = b.sql()
-	return b
-}
-
-// sql is the batch's text: $1 the items' JSON, then the fence's parameters
-// (lease name, holder, epoch, lease lock resource, lock timeout). It throws
-// 51001 when the lease lock is not granted and 51000 when the fence does
-// not hold; XACT_ABORT then rolls everything back.
-func (b fencedBatch) sql() string {
-	var with, keyed, read []string
-	for _, c := range b.cols {
-		jsonType, inner, outer := c.sqlType, "j."+c.name, "k."+c.name
-		if c.text {
-			jsonType = "nvarchar(max)"
-			if c.sqlType == "nvarchar(max)" {
-				inner = longJSONTextSQL("j", c.name)
-			}
-			inner = fmt.Sprintf("%s COLLATE Latin1_General_100_BIN2 AS %s", inner, c.name)
-			outer = fmt.Sprintf("CAST(%s AS %s) AS %s", jsonTextSQL("k."+c.name), c.sqlType, c.name)
-		}
-		with = append(with, fmt.Sprintf("%s %s '$.%s'", c.name, jsonType, c.name))
-		keyed = append(keyed, inner)
-		read = append(read, outer)
-	}
-	with = append(with, "long int '$.long'")
-	items := fmt.Sprintf(`(SELECT %s
-      FROM (SELECT %s
-            FROM OPENJSON(CAST($1 AS nvarchar(max))) WITH (%s) AS j) AS k) AS v`,
-		strings.Join(read, ", "), strings.Join(keyed, ", "), strings.Join(with, ", "))
-	return `SET NOCOUNT ON;
-SET XACT_ABORT ON;
-DECLARE @holder_id varchar(128) = CAST($3 AS varchar(128)), @lease_epoch bigint = CAST($4 AS bigint),
-    @lock_status int, @now datetime2(7);
-BEGIN TRANSACTION;
-EXEC @lock_status = sp_getapplock @Resource = $5, @LockMode = 'Shared', @LockOwner = 'Transaction', @LockTimeout = $6;
-IF @lock_status < 0 THROW 51001, N'the lease lock was not granted', 1;
-IF NOT EXISTS (SELECT 1 FROM submission_manager_leases
-    WHERE lease_name = CAST($2 AS varchar(64)) AND holder_id = @holder_id
-      AND lease_epoch = @lease_epoch AND expires_at > SYSUTCDATETIME())
-    THROW 51000, N'fenced: the lease is not held at this epoch', 1;
-SET @now = SYSUTCDATETIME();
-` + strings.ReplaceAll(b.body, "FROM ITEMS", "FROM "+items)
+// newFencedBatch is the batch kind whose procedure is named procedure.
+func newFencedBatch(procedure string) fencedBatch {
+	return fencedBatch{text: "EXEC " + procedure + ` @items = $1, @lease_name = $2, @holder_id = $3,
+    @lease_epoch = $4, @lock_resource = $5, @lock_timeout = $6`}
 }
 
 // The verdicts a batch answers per item.
@@ -105,91 +46,12 @@ const (
 	verdictNotFound    = 2
 )
 
-// startAttempts reserves attempts. Each item counts its attempt on its
-// intent only while the intent is pending at attempt count number-1, and
-// inserts the attempt row, open and counted as sent: the reservation
-// precedes the gateway call. last_modified_at moves strictly forward, as in
-// every intent update. The statements that match items to the updated rows
-// give both sides the binary collation (small sets, no index needed).
-var startAttempts = newFencedBatch(
-	[]batchColumn{
-		{"ord", "int", false}, {"intent_id", "nvarchar(255)", true}, {"attempt_number", "int", false},
-		{"started_at", "datetime2(7)", false},
-	},
-	`DECLARE @started TABLE (intent_id nvarchar(255) NOT NULL);
-UPDATE submission_intents
-SET attempt_count = submission_intents.attempt_count + 1,
-    last_modified_at = CASE WHEN @now > submission_intents.last_modified_at THEN @now
-                            ELSE DATEADD(nanosecond, 100, submission_intents.last_modified_at) END
-OUTPUT inserted.intent_id INTO @started (intent_id)
-FROM ITEMS
-WHERE submission_intents.intent_id = v.intent_id
-  AND submission_intents.status = 'pending'
-  AND submission_intents.attempt_count = v.attempt_number - 1;
-INSERT INTO submission_attempts (intent_id, attempt_number, holder_id, lease_epoch, started_at, sent)
-SELECT v.intent_id, v.attempt_number, @holder_id, @lease_epoch, v.started_at, 1
-FROM ITEMS
-WHERE v.intent_id IN (SELECT s.intent_id COLLATE Latin1_General_100_BIN2 FROM @started AS s);
-COMMIT TRANSACTION;
-SELECT v.ord,
-       CASE WHEN v.intent_id IN (SELECT s.intent_id COLLATE Latin1_General_100_BIN2 FROM @started AS s) THEN 0
-            WHEN EXISTS (SELECT 1 FROM submission_intents AS t WHERE t.intent_id = v.intent_id) THEN 1
-            ELSE 2 END
-FROM ITEMS;`)
+// startAttempts reserves attempts (dbo.submission_start_attempts).
+var startAttempts = newFencedBatch("dbo.submission_start_attempts")
 
-// finishAttempts closes attempts and applies their decisions. An item
-// applies only while its intent is pending at attempt count number and
-// that attempt is open. The intent row is updated before the attempt row,
-// the order startAttempts uses, so the two never deadlock each other.
-var finishAttempts = newFencedBatch(
-	[]batchColumn{
-		{"ord", "int", false}, {"intent_id", "nvarchar(255)", true}, {"attempt_number", "int", false},
-		{"finished_at", "datetime2(7)", false}, {"outcome_status", "varchar(16)", false},
-		{"outcome_reason", "nvarchar(max)", true}, {"message_id", "nvarchar(max)", true},
-		{"error", "nvarchar(max)", true}, {"sent", "bit", false}, {"status", "varchar(16)", false},
-		{"next_due_at", "datetime2(7)", false}, {"final_outcome_status", "varchar(16)", false},
-		{"final_outcome_reason", "nvarchar(max)", true}, {"final_message_id", "nvarchar(max)", true},
-		{"exhausted_reason", "varchar(32)", false}, {"possibly_accepted", "bit", false},
-		{"accepted_after_deadline", "bit", false}, {"accepted_message_id", "nvarchar(max)", true},
-	},
-	`DECLARE @applied TABLE (intent_id nvarchar(255) NOT NULL);
-UPDATE submission_intents
-SET status = v.status,
-    next_due_at = v.next_due_at,
-    final_outcome_status = v.final_outcome_status,
-    final_outcome_reason = v.final_outcome_reason,
-    final_message_id = v.final_message_id,
-    exhausted_reason = v.exhausted_reason,
-    possibly_accepted = CASE WHEN v.possibly_accepted = 1 THEN 1 ELSE submission_intents.possibly_accepted END,
-    accepted_after_deadline = v.accepted_after_deadline,
-    accepted_message_id = v.accepted_message_id,
-    last_modified_at = CASE WHEN @now > submission_intents.last_modified_at THEN @now
-                            ELSE DATEADD(nanosecond, 100, submission_intents.last_modified_at) END
-OUTPUT inserted.intent_id INTO @applied (intent_id)
-FROM ITEMS
-WHERE submission_intents.intent_id = v.intent_id
-  AND submission_intents.status = 'pending'
-  AND submission_intents.attempt_count = v.attempt_number
-  AND EXISTS (SELECT 1 FROM submission_attempts AS a
-              WHERE a.intent_id = submission_intents.intent_id AND a.attempt_number = v.attempt_number
-                AND a.finished_at IS NULL);
-UPDATE submission_attempts
-SET finished_at = v.finished_at,
-    outcome_status = v.outcome_status,
-    outcome_reason = v.outcome_reason,
-    message_id = v.message_id,
-    error = v.error,
-    sent = v.sent
-FROM ITEMS
-WHERE submission_attempts.intent_id = v.intent_id
-  AND submission_attempts.attempt_number = v.attempt_number
-  AND submission_attempts.intent_id IN (SELECT s.intent_id COLLATE Latin1_General_100_BIN2 FROM @applied AS s);
-COMMIT TRANSACTION;
-SELECT v.ord,
-       CASE WHEN v.intent_id IN (SELECT s.intent_id COLLATE Latin1_General_100_BIN2 FROM @applied AS s) THEN 0
-            WHEN EXISTS (SELECT 1 FROM submission_intents AS t WHERE t.intent_id = v.intent_id) THEN 1
-            ELSE 2 END
-FROM ITEMS;`)
+// finishAttempts closes attempts and applies their decisions
+// (dbo.submission_finish_attempts).
+var finishAttempts = newFencedBatch("dbo.submission_finish_attempts")
 
 // startItem is one reservation in startAttempts' JSON.
 type startItem struct {
@@ -197,10 +59,14 @@ type startItem struct {
 	IntentID      string `json:"intent_id"`
 	AttemptNumber int32  `json:"attempt_number"`
 	StartedAt     string `json:"started_at"`
+	Spelled       int    `json:"spelled,omitempty"`
 }
 
 func startItemOf(ord int, p ports.StartAttemptParams, n int32) any {
-	return startItem{Ord: ord, IntentID: jsonText(p.IntentID), AttemptNumber: n, StartedAt: datetime2JSON(p.StartedAt)}
+	var sp speller
+	it := startItem{Ord: ord, IntentID: sp.text(p.IntentID), AttemptNumber: n, StartedAt: datetime2JSON(p.StartedAt)}
+	it.Spelled = sp.flag()
+	return it
 }
 
 // finishItem is one result in finishAttempts' JSON; an absent member is
@@ -226,6 +92,7 @@ type finishItem struct {
 	// deadline made too late to count (core.Decision).
 	AcceptedAfterDeadline int    `json:"accepted_after_deadline"`
 	AcceptedMessageID     string `json:"accepted_message_id,omitempty"`
+	Spelled               int    `json:"spelled,omitempty"`
 	// Long is the item's position in the batch when one of its texts is
 	// too long for OPENJSON's WITH on Babelfish (jsonTextLong).
 	Long *int `json:"long,omitempty"`
@@ -235,16 +102,18 @@ type finishItem struct {
 // Validate: the attempt's outcome or error, and the decision.
 func finishItemOf(ord, at int, p ports.FinishAttemptParams, n int32) any {
 	d := p.Decision
-	it := finishItem{Ord: ord, IntentID: jsonText(p.IntentID), AttemptNumber: n, FinishedAt: datetime2JSON(p.FinishedAt),
-		Error: jsonText(p.Error), Sent: bit(p.Sent), Status: string(d.Status),
+	var sp speller
+	it := finishItem{Ord: ord, IntentID: sp.text(p.IntentID), AttemptNumber: n, FinishedAt: datetime2JSON(p.FinishedAt),
+		Error: sp.text(p.Error), Sent: bit(p.Sent), Status: string(d.Status),
 		ExhaustedReason: string(d.ExhaustedReason), PossiblyAccepted: bit(d.PossiblyAccepted),
-		AcceptedAfterDeadline: bit(d.AcceptedAfterDeadline), AcceptedMessageID: jsonText(d.AcceptedMessageID)}
+		AcceptedAfterDeadline: bit(d.AcceptedAfterDeadline), AcceptedMessageID: sp.text(d.AcceptedMessageID)}
 	if o := p.Outcome; o != nil {
-		it.OutcomeStatus, it.OutcomeReason, it.MessageID = string(o.Status), jsonText(o.Reason), jsonText(o.MessageID)
+		it.OutcomeStatus, it.OutcomeReason, it.MessageID = string(o.Status), sp.text(o.Reason), sp.text(o.MessageID)
 	}
 	if o := d.FinalOutcome; o != nil {
-		it.FinalOutcomeStatus, it.FinalOutcomeReason, it.FinalMessageID = string(o.Status), jsonText(o.Reason), jsonText(o.MessageID)
+		it.FinalOutcomeStatus, it.FinalOutcomeReason, it.FinalMessageID = string(o.Status), sp.text(o.Reason), sp.text(o.MessageID)
 	}
+	it.Spelled = sp.flag()
 	if !d.NextDueAt.IsZero() {
 		it.NextDueAt = datetime2JSON(d.NextDueAt)
 	}
@@ -371,8 +240,7 @@ func (s *store) runFencedBatch(ctx context.Context, b fencedBatch, f core.Fence,
 		return nil, fmt.Errorf("encode batch: %w", err)
 	}
 	ms := int32(min(s.db.cfg.LeaseLockTimeout.Milliseconds(), math.MaxInt32))
-	res, err := s.db.queries.QueryContext(ctx, b.text, setString(buf.String()), f.LeaseName, f.HolderID, f.Epoch,
-		setString(leaseLockPrefix+f.LeaseName), ms)
+	res, err := s.db.queries.QueryContext(ctx, b.text, setString(buf.String()), f.LeaseName, f.HolderID, f.Epoch, setString(leaseLockPrefix+f.LeaseName), ms)
 	if err != nil {
 		return nil, mapError(err)
 	}

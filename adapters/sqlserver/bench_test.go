@@ -13,6 +13,7 @@ import (
 
 	"github.com/submissionmanager/submission-manager/adapters/sqlserver/sqlservertest"
 	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/ports"
 )
 
 // BenchmarkCreateIntentParallel submits new intents from 64 goroutines
@@ -85,4 +86,121 @@ func countedBenchDB(b *testing.B) (*DB, *requestCounter) {
 		b.Fatalf("migrate up: %v", err)
 	}
 	return db, rc
+}
+
+// BenchmarkCreateIntentsBatch stores new intents in batches of 500 from 8
+// goroutines, as the API's batch endpoint does under bulk load, and
+// reports the throughput and the round trips per batch. `go test -run '^$'
+// -bench CreateIntentsBatch -benchtime 40x ./adapters/sqlserver/`.
+func BenchmarkCreateIntentsBatch(b *testing.B) {
+	const size = 500
+	db, rc := countedBenchDB(b)
+	s := db.Store()
+	ctx := context.Background()
+	created := time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
+	payload := json.RawMessage(`{"to":"+15550100","text":"Your code is 123456. \"Quoted\", é 👋"}`)
+	var next atomic.Int64
+	batch := func() []core.Intent {
+		out := make([]core.Intent, size)
+		for i := range out {
+			out[i] = core.NewIntent(fmt.Sprintf("bulk-%d", next.Add(1)), testContract, payload, created)
+		}
+		return out
+	}
+	if _, err := s.CreateIntents(ctx, batch()); err != nil { // opens a connection, compiles the statement
+		b.Fatal(err)
+	}
+	before := rc.snapshot(poolQueries)
+	b.SetParallelism(8 / max(1, runtime.GOMAXPROCS(0)))
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := s.CreateIntents(ctx, batch()); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	elapsed := time.Since(start)
+	b.StopTimer()
+	got := rc.since(poolQueries, before)
+	b.ReportMetric(float64(b.N*size)/elapsed.Seconds(), "intents/s")
+	b.ReportMetric(float64(got.RoundTrips())/float64(b.N), "roundtrips/batch")
+}
+
+// BenchmarkAttemptBatches runs the executor's fenced writes as it does
+// under a backlog: 4 writers, each reserving a batch of 64 attempts and
+// then recording their results (each intent stays pending, due again), and
+// reports attempts per second. `go test -run '^$' -bench AttemptBatches
+// -benchtime 100x ./adapters/sqlserver/`.
+func BenchmarkAttemptBatches(b *testing.B) {
+	const writers, size = 4, 64
+	db, rc := countedBenchDB(b)
+	s := db.Store()
+	ctx := context.Background()
+	created := time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
+	lease, acquired, err := db.Leases().Acquire(ctx, ports.AcquireLeaseParams{LeaseName: core.DefaultLeaseName, HolderID: "sm-bench", Duration: time.Hour})
+	if err != nil || !acquired {
+		b.Fatalf("acquire: %v %v", acquired, err)
+	}
+	// Each writer owns its intents; attempt numbers grow per round.
+	ids := make([][]string, writers)
+	for w := range ids {
+		var batch []core.Intent
+		for i := range size {
+			id := fmt.Sprintf("w%d-%03d", w, i)
+			ids[w] = append(ids[w], id)
+			batch = append(batch, core.NewIntent(id, testContract, json.RawMessage(`{"to":"+100"}`), created))
+		}
+		if _, err := s.CreateIntents(ctx, batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	round := func(w, n int) error {
+		at := created.Add(time.Duration(n) * time.Second)
+		starts := make([]ports.StartAttemptParams, size)
+		finishes := make([]ports.FinishAttemptParams, size)
+		for i, id := range ids[w] {
+			starts[i] = ports.StartAttemptParams{Fence: lease.Fence(), IntentID: id, Number: n, StartedAt: at}
+			o := core.Outcome{Status: core.OutcomeRejected, Reason: core.ReasonProviderFailure}
+			finishes[i] = ports.FinishAttemptParams{Fence: lease.Fence(), IntentID: id, Number: n, FinishedAt: at, Outcome: &o,
+				Sent: true, Decision: core.Decision{Status: core.StatusPending, NextDueAt: at.Add(time.Second)}}
+		}
+		if err := firstError(s.StartAttempts(ctx, starts)); err != nil {
+			return err
+		}
+		return firstError(s.FinishAttempts(ctx, finishes))
+	}
+	for w := range writers { // opens the connections
+		if err := round(w, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+	before := rc.snapshot(poolQueries)
+	rounds := make([]int, writers)
+	for w := range rounds {
+		rounds[w] = 1
+	}
+	var next atomic.Int64
+	b.ResetTimer()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for next.Add(1) <= int64(b.N) {
+				rounds[w]++
+				if err := round(w, rounds[w]); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	got := rc.since(poolQueries, before)
+	b.ReportMetric(float64(b.N*size)/elapsed.Seconds(), "attempts/s")
+	b.ReportMetric(float64(got.RoundTrips())/float64(b.N), "roundtrips/round")
 }

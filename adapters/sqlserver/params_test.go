@@ -101,7 +101,7 @@ func TestFinishItemOf(t *testing.T) {
 	want := finishItem{Ord: 3, IntentID: "intent-1", AttemptNumber: 2, FinishedAt: "2026-03-14T09:27:00",
 		OutcomeStatus: "rejected", OutcomeReason: core.ReasonInvalidRecipient, MessageID: "m~11", Sent: 1,
 		Status: "rejected", FinalOutcomeStatus: "rejected", FinalOutcomeReason: core.ReasonInvalidRecipient,
-		FinalMessageID: "m~11"}
+		FinalMessageID: "m~11", Spelled: 1}
 	if got != want {
 		t.Errorf("finishItemOf:\n got  %+v\n want %+v", got, want)
 	}

@@ -8,15 +8,16 @@ import (
 	mssql "github.com/microsoft/go-mssqldb"
 )
 
-// Sets (a batch of intents, the intentIds of a page) travel to the server
-// as the parameters of a VALUES table, one row per element, and never as
-// JSON. On Babelfish for PostgreSQL, OPENJSON hands string values back
-// still JSON-escaped (`a\"b` for `a"b`, `\\` for `\`) and gives a varbinary
-// column the base64 text instead of the bytes, so a set read through
-// OPENJSON would store and match other values than were sent. SQL Server's
-// other set transport, table-valued parameters, Babelfish mangles once the
-// parameter spans several TDS packets. Parameters arrive exactly on both
-// servers.
+// The intentIds of a read of many intents (GetIntents, a listing page's
+// attempts, resubmission links) travel to the server as the parameters of
+// a VALUES table, one row per id, and so do a batch insert's payloads
+// (batch.go): parameters arrive exactly on both servers. The executor's
+// batches and the rest of a batch insert travel as JSON instead
+// (jsontext.go), whose strings must be spelled for Babelfish's OPENJSON
+// and which cannot carry bytes there (it neither decodes base64 nor
+// converts hex). SQL Server's other set transport, table-valued
+// parameters, Babelfish mangles once the parameter spans several TDS
+// packets.
 //
 // Every cell is CAST to its column's type, so the VALUES table has exactly
 // the types of the columns it feeds (no type precedence between rows, and
