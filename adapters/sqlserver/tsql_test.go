@@ -413,7 +413,6 @@ func listingShape(before, after *ports.IntentPosition) string {
 	return sql
 }
 
-
 // TestToDriverText checks the placeholder rewrite this file relies on.
 func TestToDriverText(t *testing.T) {
 	got, err := toDriverText("-- name: X :one\nSELECT '$1', \"$2\" FROM t WHERE a = $1 AND b = $12 /* $3 */")
