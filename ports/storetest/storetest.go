@@ -125,6 +125,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"Pauses", testPauses},
 	}
 	cases = append(cases, operatorCases...)
+	cases = append(append(cases, historyCases...), instanceCases...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			c.fn(t, newHarness(t))
