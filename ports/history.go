@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -149,4 +151,53 @@ const UnroutedGateway = "(target not in the registry)"
 // before now, bucketed, as series.
 type HistoryReader interface {
 	History(ctx context.Context, w HistoryWindow) (HistoryView, error)
+}
+
+// HistoryTally gathers counts by bucket and target for a store that reads
+// them in parts (submissions, ends, errors), and hands them back in the
+// order HistoryStore.History promises. The zero value is ready to use.
+type HistoryTally struct {
+	rows  []HistoryRow
+	index map[historyKey]int
+}
+
+type historyKey struct {
+	start  int64
+	target string
+}
+
+// Counts returns the counts of the bucket starting at start (whole
+// seconds) for target, to add to.
+func (t *HistoryTally) Counts(start time.Time, target string) *HistoryCounts {
+	if t.index == nil {
+		t.index = make(map[historyKey]int)
+	}
+	k := historyKey{start.Unix(), target}
+	i, ok := t.index[k]
+	if !ok {
+		i = len(t.rows)
+		t.index[k] = i
+		t.rows = append(t.rows, HistoryRow{Start: time.Unix(k.start, 0).UTC(), SubmissionTarget: target})
+	}
+	return &t.rows[i].Counts
+}
+
+// Rows returns the counts by bucket start, then target.
+func (t *HistoryTally) Rows() []HistoryRow {
+	out := slices.Clone(t.rows)
+	slices.SortFunc(out, func(a, b HistoryRow) int {
+		if c := a.Start.Compare(b.Start); c != 0 {
+			return c
+		}
+		return strings.Compare(a.SubmissionTarget, b.SubmissionTarget)
+	})
+	if out == nil {
+		out = []HistoryRow{}
+	}
+	return out
+}
+
+// Start returns the start of the bucket numbered n from p.From.
+func (p HistoryParams) Start(n int64) time.Time {
+	return p.From.Add(time.Duration(n) * p.Bucket).UTC()
 }

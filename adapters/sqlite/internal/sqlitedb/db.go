@@ -30,6 +30,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.applyDecisionStmt, err = db.PrepareContext(ctx, ApplyDecision); err != nil {
 		return nil, fmt.Errorf("error preparing query ApplyDecision: %w", err)
 	}
+	if q.beatInstanceStmt, err = db.PrepareContext(ctx, BeatInstance); err != nil {
+		return nil, fmt.Errorf("error preparing query BeatInstance: %w", err)
+	}
 	if q.countIntentsByTargetStatusStmt, err = db.PrepareContext(ctx, CountIntentsByTargetStatus); err != nil {
 		return nil, fmt.Errorf("error preparing query CountIntentsByTargetStatus: %w", err)
 	}
@@ -54,6 +57,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.finishAttemptStmt, err = db.PrepareContext(ctx, FinishAttempt); err != nil {
 		return nil, fmt.Errorf("error preparing query FinishAttempt: %w", err)
 	}
+	if q.forgetInstancesStmt, err = db.PrepareContext(ctx, ForgetInstances); err != nil {
+		return nil, fmt.Errorf("error preparing query ForgetInstances: %w", err)
+	}
 	if q.getConsoleSecretStmt, err = db.PrepareContext(ctx, GetConsoleSecret); err != nil {
 		return nil, fmt.Errorf("error preparing query GetConsoleSecret: %w", err)
 	}
@@ -71,6 +77,15 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.getResubmissionOfStmt, err = db.PrepareContext(ctx, GetResubmissionOf); err != nil {
 		return nil, fmt.Errorf("error preparing query GetResubmissionOf: %w", err)
+	}
+	if q.historyAttemptErrorsStmt, err = db.PrepareContext(ctx, HistoryAttemptErrors); err != nil {
+		return nil, fmt.Errorf("error preparing query HistoryAttemptErrors: %w", err)
+	}
+	if q.historyEndedStmt, err = db.PrepareContext(ctx, HistoryEnded); err != nil {
+		return nil, fmt.Errorf("error preparing query HistoryEnded: %w", err)
+	}
+	if q.historySubmittedStmt, err = db.PrepareContext(ctx, HistorySubmitted); err != nil {
+		return nil, fmt.Errorf("error preparing query HistorySubmitted: %w", err)
 	}
 	if q.insertAttemptStmt, err = db.PrepareContext(ctx, InsertAttempt); err != nil {
 		return nil, fmt.Errorf("error preparing query InsertAttempt: %w", err)
@@ -114,6 +129,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listGatewayPausesStmt, err = db.PrepareContext(ctx, ListGatewayPauses); err != nil {
 		return nil, fmt.Errorf("error preparing query ListGatewayPauses: %w", err)
 	}
+	if q.listInstancesStmt, err = db.PrepareContext(ctx, ListInstances); err != nil {
+		return nil, fmt.Errorf("error preparing query ListInstances: %w", err)
+	}
 	if q.listIntentsStmt, err = db.PrepareContext(ctx, ListIntents); err != nil {
 		return nil, fmt.Errorf("error preparing query ListIntents: %w", err)
 	}
@@ -153,6 +171,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.releaseLeaseStmt, err = db.PrepareContext(ctx, ReleaseLease); err != nil {
 		return nil, fmt.Errorf("error preparing query ReleaseLease: %w", err)
 	}
+	if q.removeInstanceStmt, err = db.PrepareContext(ctx, RemoveInstance); err != nil {
+		return nil, fmt.Errorf("error preparing query RemoveInstance: %w", err)
+	}
 	if q.renewLeaseStmt, err = db.PrepareContext(ctx, RenewLease); err != nil {
 		return nil, fmt.Errorf("error preparing query RenewLease: %w", err)
 	}
@@ -161,6 +182,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.startAttemptStmt, err = db.PrepareContext(ctx, StartAttempt); err != nil {
 		return nil, fmt.Errorf("error preparing query StartAttempt: %w", err)
+	}
+	if q.startInstanceStmt, err = db.PrepareContext(ctx, StartInstance); err != nil {
+		return nil, fmt.Errorf("error preparing query StartInstance: %w", err)
 	}
 	if q.takenIntentIDsStmt, err = db.PrepareContext(ctx, TakenIntentIDs); err != nil {
 		return nil, fmt.Errorf("error preparing query TakenIntentIDs: %w", err)
@@ -178,6 +202,11 @@ func (q *Queries) Close() error {
 	if q.applyDecisionStmt != nil {
 		if cerr := q.applyDecisionStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing applyDecisionStmt: %w", cerr)
+		}
+	}
+	if q.beatInstanceStmt != nil {
+		if cerr := q.beatInstanceStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing beatInstanceStmt: %w", cerr)
 		}
 	}
 	if q.countIntentsByTargetStatusStmt != nil {
@@ -220,6 +249,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing finishAttemptStmt: %w", cerr)
 		}
 	}
+	if q.forgetInstancesStmt != nil {
+		if cerr := q.forgetInstancesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing forgetInstancesStmt: %w", cerr)
+		}
+	}
 	if q.getConsoleSecretStmt != nil {
 		if cerr := q.getConsoleSecretStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getConsoleSecretStmt: %w", cerr)
@@ -248,6 +282,21 @@ func (q *Queries) Close() error {
 	if q.getResubmissionOfStmt != nil {
 		if cerr := q.getResubmissionOfStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getResubmissionOfStmt: %w", cerr)
+		}
+	}
+	if q.historyAttemptErrorsStmt != nil {
+		if cerr := q.historyAttemptErrorsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing historyAttemptErrorsStmt: %w", cerr)
+		}
+	}
+	if q.historyEndedStmt != nil {
+		if cerr := q.historyEndedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing historyEndedStmt: %w", cerr)
+		}
+	}
+	if q.historySubmittedStmt != nil {
+		if cerr := q.historySubmittedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing historySubmittedStmt: %w", cerr)
 		}
 	}
 	if q.insertAttemptStmt != nil {
@@ -320,6 +369,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listGatewayPausesStmt: %w", cerr)
 		}
 	}
+	if q.listInstancesStmt != nil {
+		if cerr := q.listInstancesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listInstancesStmt: %w", cerr)
+		}
+	}
 	if q.listIntentsStmt != nil {
 		if cerr := q.listIntentsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listIntentsStmt: %w", cerr)
@@ -385,6 +439,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing releaseLeaseStmt: %w", cerr)
 		}
 	}
+	if q.removeInstanceStmt != nil {
+		if cerr := q.removeInstanceStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing removeInstanceStmt: %w", cerr)
+		}
+	}
 	if q.renewLeaseStmt != nil {
 		if cerr := q.renewLeaseStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing renewLeaseStmt: %w", cerr)
@@ -398,6 +457,11 @@ func (q *Queries) Close() error {
 	if q.startAttemptStmt != nil {
 		if cerr := q.startAttemptStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing startAttemptStmt: %w", cerr)
+		}
+	}
+	if q.startInstanceStmt != nil {
+		if cerr := q.startInstanceStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing startInstanceStmt: %w", cerr)
 		}
 	}
 	if q.takenIntentIDsStmt != nil {
@@ -446,6 +510,7 @@ type Queries struct {
 	tx                               *sql.Tx
 	acquireLeaseStmt                 *sql.Stmt
 	applyDecisionStmt                *sql.Stmt
+	beatInstanceStmt                 *sql.Stmt
 	countIntentsByTargetStatusStmt   *sql.Stmt
 	deleteAllConsoleSessionsStmt     *sql.Stmt
 	deleteConsoleSecretsBeforeStmt   *sql.Stmt
@@ -454,12 +519,16 @@ type Queries struct {
 	deleteGatewayPauseStmt           *sql.Stmt
 	fenceHoldsStmt                   *sql.Stmt
 	finishAttemptStmt                *sql.Stmt
+	forgetInstancesStmt              *sql.Stmt
 	getConsoleSecretStmt             *sql.Stmt
 	getConsoleSessionStmt            *sql.Stmt
 	getGatewayPauseStmt              *sql.Stmt
 	getIntentStmt                    *sql.Stmt
 	getIntentsOfStmt                 *sql.Stmt
 	getResubmissionOfStmt            *sql.Stmt
+	historyAttemptErrorsStmt         *sql.Stmt
+	historyEndedStmt                 *sql.Stmt
+	historySubmittedStmt             *sql.Stmt
 	insertAttemptStmt                *sql.Stmt
 	insertConsoleSecretStmt          *sql.Stmt
 	insertConsoleSessionStmt         *sql.Stmt
@@ -474,6 +543,7 @@ type Queries struct {
 	listAttemptsOfJSONStmt           *sql.Stmt
 	listChangedStmt                  *sql.Stmt
 	listGatewayPausesStmt            *sql.Stmt
+	listInstancesStmt                *sql.Stmt
 	listIntentsStmt                  *sql.Stmt
 	listIntentsByStatusStmt          *sql.Stmt
 	listIntentsByStatusAndTargetStmt *sql.Stmt
@@ -487,9 +557,11 @@ type Queries struct {
 	nextConsoleSecretGenerationStmt  *sql.Stmt
 	readLeaseStmt                    *sql.Stmt
 	releaseLeaseStmt                 *sql.Stmt
+	removeInstanceStmt               *sql.Stmt
 	renewLeaseStmt                   *sql.Stmt
 	rescheduleIntentStmt             *sql.Stmt
 	startAttemptStmt                 *sql.Stmt
+	startInstanceStmt                *sql.Stmt
 	takenIntentIDsStmt               *sql.Stmt
 }
 
@@ -499,6 +571,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		tx:                               tx,
 		acquireLeaseStmt:                 q.acquireLeaseStmt,
 		applyDecisionStmt:                q.applyDecisionStmt,
+		beatInstanceStmt:                 q.beatInstanceStmt,
 		countIntentsByTargetStatusStmt:   q.countIntentsByTargetStatusStmt,
 		deleteAllConsoleSessionsStmt:     q.deleteAllConsoleSessionsStmt,
 		deleteConsoleSecretsBeforeStmt:   q.deleteConsoleSecretsBeforeStmt,
@@ -507,12 +580,16 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		deleteGatewayPauseStmt:           q.deleteGatewayPauseStmt,
 		fenceHoldsStmt:                   q.fenceHoldsStmt,
 		finishAttemptStmt:                q.finishAttemptStmt,
+		forgetInstancesStmt:              q.forgetInstancesStmt,
 		getConsoleSecretStmt:             q.getConsoleSecretStmt,
 		getConsoleSessionStmt:            q.getConsoleSessionStmt,
 		getGatewayPauseStmt:              q.getGatewayPauseStmt,
 		getIntentStmt:                    q.getIntentStmt,
 		getIntentsOfStmt:                 q.getIntentsOfStmt,
 		getResubmissionOfStmt:            q.getResubmissionOfStmt,
+		historyAttemptErrorsStmt:         q.historyAttemptErrorsStmt,
+		historyEndedStmt:                 q.historyEndedStmt,
+		historySubmittedStmt:             q.historySubmittedStmt,
 		insertAttemptStmt:                q.insertAttemptStmt,
 		insertConsoleSecretStmt:          q.insertConsoleSecretStmt,
 		insertConsoleSessionStmt:         q.insertConsoleSessionStmt,
@@ -527,6 +604,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listAttemptsOfJSONStmt:           q.listAttemptsOfJSONStmt,
 		listChangedStmt:                  q.listChangedStmt,
 		listGatewayPausesStmt:            q.listGatewayPausesStmt,
+		listInstancesStmt:                q.listInstancesStmt,
 		listIntentsStmt:                  q.listIntentsStmt,
 		listIntentsByStatusStmt:          q.listIntentsByStatusStmt,
 		listIntentsByStatusAndTargetStmt: q.listIntentsByStatusAndTargetStmt,
@@ -540,9 +618,11 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		nextConsoleSecretGenerationStmt:  q.nextConsoleSecretGenerationStmt,
 		readLeaseStmt:                    q.readLeaseStmt,
 		releaseLeaseStmt:                 q.releaseLeaseStmt,
+		removeInstanceStmt:               q.removeInstanceStmt,
 		renewLeaseStmt:                   q.renewLeaseStmt,
 		rescheduleIntentStmt:             q.rescheduleIntentStmt,
 		startAttemptStmt:                 q.startAttemptStmt,
+		startInstanceStmt:                q.startInstanceStmt,
 		takenIntentIDsStmt:               q.takenIntentIDsStmt,
 	}
 }
