@@ -2,8 +2,6 @@ package memstore
 
 import (
 	"context"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/submissionmanager/submission-manager/core"
@@ -22,21 +20,13 @@ func (s *Store) History(ctx context.Context, p ports.HistoryParams) ([]ports.His
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	type key struct {
-		start  int64
-		target string
-	}
-	counts := map[key]*ports.HistoryCounts{}
+	var tally ports.HistoryTally
 	from, to := p.From, p.To()
 	add := func(at time.Time, target string, f func(c *ports.HistoryCounts)) {
 		if at.Before(from) || !at.Before(to) {
 			return
 		}
-		k := key{p.BucketOf(at).Unix(), target}
-		if counts[k] == nil {
-			counts[k] = &ports.HistoryCounts{}
-		}
-		f(counts[k])
+		f(tally.Counts(p.BucketOf(at), target))
 	}
 	s.mu.Lock()
 	for _, in := range s.intents {
@@ -56,15 +46,5 @@ func (s *Store) History(ctx context.Context, p ports.HistoryParams) ([]ports.His
 		}
 	}
 	s.mu.Unlock()
-	out := make([]ports.HistoryRow, 0, len(counts))
-	for k, c := range counts {
-		out = append(out, ports.HistoryRow{Start: time.Unix(k.start, 0).UTC(), SubmissionTarget: k.target, Counts: *c})
-	}
-	slices.SortFunc(out, func(a, b ports.HistoryRow) int {
-		if c := a.Start.Compare(b.Start); c != 0 {
-			return c
-		}
-		return strings.Compare(a.SubmissionTarget, b.SubmissionTarget)
-	})
-	return out, nil
+	return tally.Rows(), nil
 }
