@@ -83,6 +83,27 @@ func (e GatewayType) Valid() bool {
 	}
 }
 
+// Defines values for InstanceRole.
+const (
+	ApiOnly  InstanceRole = "api-only"
+	Follower InstanceRole = "follower"
+	Leader   InstanceRole = "leader"
+)
+
+// Valid indicates whether the value is a known member of the InstanceRole enum.
+func (e InstanceRole) Valid() bool {
+	switch e {
+	case ApiOnly:
+		return true
+	case Follower:
+		return true
+	case Leader:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for IntentStatus.
 const (
 	IntentStatusAccepted  IntentStatus = "accepted"
@@ -399,6 +420,88 @@ type GatewaySelector struct {
 //
 // Example: sms
 type GatewayType string
+
+// Instance defines model for Instance.
+type Instance struct {
+	// HeartbeatIntervalSeconds How often the instance records itself.
+	//
+	// Example: 10
+	HeartbeatIntervalSeconds float64 `json:"heartbeatIntervalSeconds"`
+
+	// HolderId The instance's name in the lease (--holder-id).
+	//
+	// Example: node-a-4711-9f2c01ab
+	HolderId string `json:"holderId"`
+
+	// HoldsLease Whether the lease is held by this holder id and unexpired now,
+	// read from the lease itself. During a failover it can differ from
+	// role for about a second.
+	//
+	//
+	// Example: true
+	HoldsLease bool `json:"holdsLease"`
+
+	// LastSeenAt The database's time of the instance's latest heartbeat.
+	LastSeenAt time.Time `json:"lastSeenAt"`
+
+	// Role The role the instance reported at its latest heartbeat: leader
+	// (it held the lease), follower (it competes for it), api-only
+	// (--api-only: it never does).
+	//
+	//
+	// Example: leader
+	Role InstanceRole `json:"role"`
+
+	// SecondsSinceSeen How long ago lastSeenAt was, in the database's time.
+	//
+	// Example: 3.5
+	SecondsSinceSeen float64 `json:"secondsSinceSeen"`
+
+	// Stale secondsSinceSeen is over staleAfterSeconds.
+	//
+	// Example: false
+	Stale bool `json:"stale"`
+
+	// StaleAfterSeconds Three heartbeat intervals; unseen for longer, the instance is stale.
+	//
+	// Example: 30
+	StaleAfterSeconds float64 `json:"staleAfterSeconds"`
+
+	// StartedAt The database's time of the process's first heartbeat.
+	StartedAt time.Time `json:"startedAt"`
+
+	// Version The build the instance runs; empty when its build does not say.
+	//
+	// Example: v1.4.0
+	Version string `json:"version"`
+}
+
+// InstanceRole The role the instance reported at its latest heartbeat: leader
+// (it held the lease), follower (it competes for it), api-only
+// (--api-only: it never does).
+//
+// Example: leader
+type InstanceRole string
+
+// InstanceLease The executor's lease as stored; absent when no instance ever led.
+type InstanceLease struct {
+	// ExpiresAt When the lease expires unless renewed, in the database's time.
+	ExpiresAt time.Time `json:"expiresAt"`
+
+	// HolderId Example: node-a-4711-9f2c01ab
+	HolderId string `json:"holderId"`
+
+	// LeaseEpoch Example: 7
+	LeaseEpoch int64 `json:"leaseEpoch"`
+}
+
+// InstanceList Example: {"instances":[{"heartbeatIntervalSeconds":10,"holderId":"node-a-4711-9f2c01ab","holdsLease":true,"lastSeenAt":"2026-02-02T12:00:01.250Z","role":"leader","secondsSinceSeen":3.5,"stale":false,"staleAfterSeconds":30,"startedAt":"2026-02-02T11:58:01.250Z","version":"v1.4.0"}],"lease":{"expiresAt":"2026-02-02T12:00:41.250Z","holderId":"node-a-4711-9f2c01ab","leaseEpoch":7}}
+type InstanceList struct {
+	Instances []Instance `json:"instances"`
+
+	// Lease The executor's lease as stored; absent when no instance ever led.
+	Lease *InstanceLease `json:"lease,omitempty"`
+}
 
 // Intent Example: {"attempts":[{"finishedAt":"2026-02-02T12:00:00.087Z","number":1,"outcome":{"reason":"provider_failure","status":"rejected"},"startedAt":"2026-02-02T12:00:00.012Z"},{"finishedAt":"2026-02-02T12:00:05.151Z","number":2,"outcome":{"status":"accepted"},"startedAt":"2026-02-02T12:00:05.090Z"}],"contract":{"gatewayType":"sms","maxAcceptanceSeconds":30,"mode":"realtime","policy":"deadline","submissionTarget":"sms.realtime","terminalOutcomes":["invalid_request","invalid_recipient","invalid_message"]},"createdAt":"2026-02-02T12:00:00.004Z","finalOutcome":{"status":"accepted"},"intentId":"order-1234-shipping-sms","status":"accepted","submissionTarget":"sms.realtime"}
 type Intent struct {
@@ -868,6 +971,9 @@ type ServerInterface interface {
 	// ResumeGateway Resume a paused gateway by type or URL (operator keys only).
 	// (POST /v1/gateways/resume)
 	ResumeGateway(w http.ResponseWriter, r *http.Request)
+	// ListInstances List the instances that share the database.
+	// (GET /v1/instances)
+	ListInstances(w http.ResponseWriter, r *http.Request)
 	// ListIntents List intents, newest first.
 	// (GET /v1/intents)
 	ListIntents(w http.ResponseWriter, r *http.Request, params ListIntentsParams)
@@ -958,6 +1064,20 @@ func (siw *ServerInterfaceWrapper) ResumeGateway(w http.ResponseWriter, r *http.
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ResumeGateway(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListInstances operation middleware
+func (siw *ServerInterfaceWrapper) ListInstances(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListInstances(w, r)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -1338,6 +1458,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/gateways", wrapper.ListGateways)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/gateways/pause", wrapper.PauseGateway)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/gateways/resume", wrapper.ResumeGateway)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/instances", wrapper.ListInstances)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/healthz", wrapper.Healthz)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/readyz", wrapper.Readyz)
 
@@ -1783,6 +1904,92 @@ type ResumeGateway503ApplicationProblemPlusJSONResponse struct {
 }
 
 func (response ResumeGateway503ApplicationProblemPlusJSONResponse) VisitResumeGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInstancesRequestObject struct {
+}
+
+type ListInstancesResponseObject interface {
+	VisitListInstancesResponse(w http.ResponseWriter) error
+}
+
+type ListInstances200JSONResponse InstanceList
+
+func (response ListInstances200JSONResponse) VisitListInstancesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInstances401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListInstances401ApplicationProblemPlusJSONResponse) VisitListInstancesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInstances429ApplicationProblemPlusJSONResponse struct {
+	AuthenticationThrottledApplicationProblemPlusJSONResponse
+}
+
+func (response ListInstances429ApplicationProblemPlusJSONResponse) VisitListInstancesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInstances501ApplicationProblemPlusJSONResponse Problem
+
+func (response ListInstances501ApplicationProblemPlusJSONResponse) VisitListInstancesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(501)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInstances503ApplicationProblemPlusJSONResponse struct {
+	StoreUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListInstances503ApplicationProblemPlusJSONResponse) VisitListInstancesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -2520,6 +2727,9 @@ type StrictServerInterface interface {
 	// ResumeGateway Resume a paused gateway by type or URL (operator keys only).
 	// (POST /v1/gateways/resume)
 	ResumeGateway(ctx context.Context, request ResumeGatewayRequestObject) (ResumeGatewayResponseObject, error)
+	// ListInstances List the instances that share the database.
+	// (GET /v1/instances)
+	ListInstances(ctx context.Context, request ListInstancesRequestObject) (ListInstancesResponseObject, error)
 	// ListIntents List intents, newest first.
 	// (GET /v1/intents)
 	ListIntents(ctx context.Context, request ListIntentsRequestObject) (ListIntentsResponseObject, error)
@@ -2713,6 +2923,30 @@ func (sh *strictHandler) ResumeGateway(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// ListInstances operation middleware
+func (sh *strictHandler) ListInstances(w http.ResponseWriter, r *http.Request) {
+	var request ListInstancesRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListInstances(ctx, request.(ListInstancesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListInstances")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListInstancesResponseObject); ok {
+		if err := validResponse.VisitListInstancesResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ListIntents operation middleware
 func (sh *strictHandler) ListIntents(w http.ResponseWriter, r *http.Request, params ListIntentsParams) {
 	var request ListIntentsRequestObject
@@ -2887,158 +3121,175 @@ func (sh *strictHandler) GetTarget(w http.ResponseWriter, r *http.Request, submi
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L17c9s2vjD8VTA8ZybSlJJp2W4TefqHm026PqdJs4nzvvO0zIlhEpJQkwAXAG2rGe9nfwY/XAhedEli",
-	"d3v22Z3ZxpJIAvjd7/wUZbysOCNMyWj+KVoRnBMBf74RZEEEYRk5q6qCklx/mROZCVopylk0jy5vMVXf",
-	"v75EtyvCkFoRJIm4IQKtOOO1IDnC6NI8Z470tZdo9BpRCZfqz4iqlGHz+BjhhSICUSVRhqvxKcJXkjBl",
-	"Hk4VwkzeEv3QW6pWvFbwBMqW05RFcSSzFSmx3iO5w2VVkGgewfYOkyiO1LrSX0glKFtG9/f3cVRhgUui",
-	"WqftH/Hty+fou9lxgioPDjlF/uCj1+h2xQt98IyzXI4RltcSKW53i7BMmeScIWxOTZnSZ6ISLSjDRYy4",
-	"sOd+7Z6BRlihkkulb0iZAekTiSaTEt9N9MoxOkqQRFdrlJMFrgs1R5itUYHFEh6krzHLaUCmTAMsXB1L",
-	"DU+pMMvlNGUXK4KueL52mJG4JPoaB2f9nSGMKfpZrYgIgREjzHKEU3ZpEHy74pKgG1zURD+PcYWwhRGr",
-	"yysiEF+4k8YIC4LoknEB+Jcp8/DWcDxF2FEUVkAYeg0i9LEsgKX+hbOMGCqgGmdmr1EcMVxqrFvcfgGN",
-	"CCIrziQBEjmr1YowRTOsaeNiJbhShWGLjANg9Z9AzeaSg0rwq4KU3/wmNS0Fq2oqU5gW0TxSKyoRznNB",
-	"pNRw1SRPcqQ4R6VGas2uGb9l6Jqs5SkSRIk1ogx9K+G0GoeZ3vXBzeGBwa7+QSqsahnNj2fP4khRBSdt",
-	"7x8pfwB/9JVSlZwfHCypWtVX04yXB7K+KqmUlLMSM7wkIvhm4r66KvjVQYkpO8h5Jg9wRadl/h+4td6k",
-	"We8+xMR/CrKI5tF/HDSC6MD8Kg/eGPgZXLT5UtOsIH+viVRPJMoKCnS9HxhRgRUp1qcpU81T0C2WSJBF",
-	"LQMJU3B+TdnSUd81WU/RW0CB4VlgUPhicgZfGNJ7IhsKB97DSNDlSsEDgE4DORvc3hc/76xIqJmiBTCi",
-	"O2OJ1+6cCOsHI7zElE1bZG7xqgljSYSG430cveTiiuY5YQ9BubwiwtATIySXCDP7FRd6UxuJ9ICLnIjJ",
-	"4ezoeCJXtKooW05kKQ8EaQisRcrJUUPKzREeiXYXfoGHIlaNIc3pjlavyfoUELoDgmg0mbjPE02946ne",
-	"03lOyoorwrL1c84WBc3UZ6DzQU5kMHmeI3JHpZKO0nO6AN2gUAPtC62ZVIwqvC44zrXSY1z9QBZcEDjO",
-	"K1wsuChJ/tZw41eTZsPXTrMZTXSDC5qj/3r382uU86wu9QL7CNIkaajPb9at8VhUWLqFJm6hh6LGNlAA",
-	"HPzqN5IpwMZrrl7ymn2tamPcGRwrsH6o9DTz2XKhhYvjBhfnZgF9jgVs+ZFQYbY3YVxNzDoPgYnXHMk6",
-	"WzkocYEUMAog4Y3hlQvOf9JffiUuHOdphQh24hwdJfp/6GqtiER64zhT2gzTzFPQkoKVOvt2dnh8vBeL",
-	"HAYC+k13ucfCiz3XRHE+MQs9FIs4iI24MP4K2LCaccaI3GUgq8HE5mxBl+DtANQAeVaMXdCS8PrBpVlO",
-	"c8O5QtAbAoKXhv7XE23JaOjb5fcScE8b7NndB/c/Cu7smSZumQcVbp8Joym60LZcxhkjGWhjqs1KLkmu",
-	"rW5JWI4CPGgrDtDcHPYL1PAQsq0sSKMNgjCN9M4qwnLKlqeIs2KNCMtJbqWIdp4ZutI7hb0pRfKHtMKe",
-	"Dcpe2MEfIHvNOg9FKIF28ocAj1xjmpHbxsTRnqQ2zTi4v+ZrYPR3igvynuEbTAt8VZAHYHWpH6mxqPcE",
-	"iMTZypCh9jy08yL2YemT0GKGfaI62OgjIQt2PwkXeihs5VjhKyx3gcagBUj/gfFiIhFUohUvcnALpXEu",
-	"A+FMiQQKMlqVLzQplbGNuJR47bYqV1yoYv35eDSbuKrl+tEwCEtMYInHxx0a9Shm7HnQbCVluNCyeg2A",
-	"l3uBvfNbygwGtFBv9LXiaBScduyQ4517FDjnKes691/myituQp9X4P2YFSlb7uG4v2e4Visu6O9fHXUC",
-	"fXZmnwa3zdEPBAsiUFonyVGGK6q9T/hA9jMgDhsqbe30kci0Dtd4CDo9e3NuwkNYtKw63Fb9KNMmBdEq",
-	"gxHH4SB03rNK8IxIqYn4BVNUrR/EGDjP53o/ClPmgsg3VNKrgmiS178IXqBshYW24AV6/80smb3YhjTK",
-	"wA9+SUmRy2j+66doof8MVoziqNQn0Y5H9AWL338Io5Cz0GgwLrhZ8NEsBlhkYhZ5EOIwG9Zn9okDBA4t",
-	"rNRIrE7MQ19jY4+WRmRdVVwokr8iOcUXcPyvIpLn5taJfhRKI0Xu1EFVYMqMqajFrV/zFAHnh0vAo/fy",
-	"705CBvePRKU+BwI8Phqr+9UmsNoElnmMYIi0+ZEuhADBVJrfTaQrZQ7yL1jGwSAw5qFaYYZoTkACoFFg",
-	"O+Qk47kVHWPwIfwZTIpBKVJWqq88fmYhaWkdop+6xIrc4vUUnQOdCZJpez53qiW4BFGZsgwXhSaBBWVU",
-	"rkh+Bnf5LBstiFWRlKFFQZcrNUVn/mqEzeZSpu1lzBCvVcZLYg7o1mmSdKQoJiZ6NYYkF0NECC5SNlIC",
-	"M6nRiRaYFrUgsfPCYsdP9jnjKTqz9yGpsFCULVOWRoamrXczTyNUYnENm7Kb1DhwIX0HlFohRjQW9HlT",
-	"NiqM4l7RCi4suFSOi8kdyWoFi/KqakNUQzE2kX976CcSXQmCr4lAvCKMgJSgZvkKQ0KhJJgBhJ2gSBnO",
-	"MlIBy6Gc4LygjKAVzlGFpST52BgXAb83WIvm0SyZfTtJZpNkdnE4myfJPEmmydPvfoniyGTZovlhHFkM",
-	"6bsFwSBCokrwG5oT8dHCPuDwSJDfSKasOtXg3rba4ewXfV0leEWEoiZHBqhqJ9h6lPHXi4s36CSZzdEP",
-	"OEc/mp/7+be4deLwiVsOrwkO6y3nWBEILAw9WJuRRJwPZLS1ODB0YSioxLnBuqWraYiTSJaT5HBogYJg",
-	"SV5UPFttXEISRPQF4dOBYmDJmuXakwkWOwoOR5n69rhZ11uJDfIDcB3GUUkZLesS/u7fE1DJNiH6s72s",
-	"TRvd0/3/rhIgPJLjwSl6r8+FTGjQ8hLEKxa8KPhtysCDi9HVuikRWHCBGkvLYueJNPfKgivZYZXN5Lof",
-	"fUDe9+81FdrK/tWBNDz1B3+PCZprmGhdoE2gPkjOWpIbrIIn0lhOOFMg4WwgwlmWoDEYruSKK6TwNWEp",
-	"c1UQGp5e9MVIcuP1IkGWVGrnheRUSSvpshVmSy3VpzZNqQWtVlQUhKVeVjBcWHmn91fxgmZrsHmtRqyw",
-	"UBr48JC2SLKsfWHhB1H6Et+declmfZ5ofpTEUclzAkIGFxbwZjGNDSsANZQ7BpR58DS4SxFRUoYLS5Da",
-	"fnUG7ccmIdN8k9GKujSP+c5Zth968qt1ou388GNw6f2mc3dp4Y3N2C6sovGS38Kds2I9N6xRl3WBFb3R",
-	"9knN8hgtBC9NytqQiyYiQcBEiV1883ZFsxUKVEtZS4VWuKoI66APULJVMOgjGS7e4yQlvvtoeV6Gp2kJ",
-	"sZOdSwKNbAf8K33NfUM9O2w/c9X9EGV9asnyNpF1RXqf6nqlQqA9NRMZZSuNCnGR46b2xqlZzfprYzOm",
-	"TPi7wZJTgmojCowyfbfjSy0muwLvi8k/jqgipQwCDsF5zRdYCLzuycQeKOMW51g8ehQNQG9IhL64W+Fa",
-	"KpK/tcZKX7lo6ragEHVBbOS7Ae+pFXzYG6TWzAEyZJrufvXS5qNJ40CIIiTfjzY0FcURZ+SjlsIfNWUV",
-	"RNtGH0JVs+G2HjSdldN24ZyZqf+2FqQGSEWMQ/YSbPBonoCUuiIbbLETrdgEyQhTz3FRyGh+mCTum5fm",
-	"+ObL+3hQZNvv3ovCem7zg4PD2XfTZJpMD+dPk6eJRiUYstF8gQtJ4sjoMZC9mnOusMpWWnqHXNQXr+GB",
-	"95CtL5xairo7/yzRHJ4vZPlNR+1hz519wNgBhw8bM9+YKFSi929/Mi6ABLfYuVRcZKQlDh0szXpXnBcE",
-	"w1k9dD8Nlj0ZTf9E9g0LiQSvTeGT38q0LSs2o+uLxUEA4K4gcCfxQBxi/B66t9jlTyS6oeRWw1pbhc4F",
-	"bhsmPWa6qoVU0XyWdPiqxHfn/vPTffgMK9JisN0s12YBv7WemRhUu4IBQEVWU+VdSyqRqgV4l4tFKM5M",
-	"llILK3PWFS4WH+Hvlqiyv/Ywa0EzSGlY2VIA7eLq62KzPw15CIa0HSIN3r5ObwDeXQNg50nVhyp89CF8",
-	"drLBQjnf+PSLJixh7O2sFoKwbG2OtP0oT4eW89Qx6PWYwi3mEVZodtQyQC8BtxqfRa0Er5er6Q6f5WR/",
-	"f9YQ5fbzN7jUAM4A8hUEQ7Spuh0YQNzNVnjdyh9aB+m+wxHd7fyV35q0jXPksDLRdL0TX/J8mCRj+Nnq",
-	"bZTxWntG/IYI2d9UH0ddHuxu48e2XSDRCGIW0segZDcIJccIl5wtbaB/1xY6stFTfxs8vY1ukYs/Uak6",
-	"loPFq4ndD5sRXiw0/He0j9D6462EDxAwyfWulaiJfYq+a6ODBn97bbWHLdDXYc2im9S6rVgzcXFQP9IW",
-	"XDSBCCge8OFCrZnaVGoO1Nfw7oifd4o3+q6d6rhw9e8eWH69LVRmnj1IZi06MCjeFBcciAn+0w23rXEq",
-	"Y7ndYokWVEhlqi/yXcI5+cJgkt/QFkS8IwXJLDu3N/3iDmeqWLtwWABYCNg04JruitM8GpI6Ng1D+Ery",
-	"olYEaaRpqxhSQ9ouNVURzOZWjU3bhvsmPJf47ifClmplC3NLytznwyEMbIK0O+1GvYkWuKTA71iZaFkl",
-	"iG2t8ZE8qyVCk8xySi1XbRvMfN8j03Of+wuQhn3o5dc/a/B/575Opocnh+G+Zq19+bVNwGqftU+myTMt",
-	"ZD7EURZEXP8VIpEQzNsG9OQYpE6w4kYg+jT+PNpdUN3cufvQPcGBgwjhXqrM5TgHFHKI0W2P8LH2NtR2",
-	"5ogsAPeyqUk/GLVtS93Y1X0fUXsmVxrUbb/FCI3zv0DaxzVTDEuzBqlPZNN40WuwZLgkOeSmN6q/5Nnn",
-	"qb/YFZ4DqbD1zwsQZ10tsTYtCKZrEBK1dVFMQcJ0Kubhey9o9WUftHQpbJFfy9xy8v7DtvJuLK3KRyNf",
-	"Az+OXbum0wPaSKY3RJosiIt9c4Z+fHGBwoLaTw5992ApQoIGtEdQT5syra0LKhVlS708XiNZ4qLoJVgU",
-	"udMA/j+8Fgj4GMxNYGNjoygezaNvDk9OTjSDn3z7nQb53WTJJxYGv0nOpm/x7SsraIJfJ/KaVhMOQMHF",
-	"pOKg4AwMIbwuJb0q1mdOOGxMAUCBlKhJE7twYCvxGq3wDUFOwkAZABYFhao+lyKEllHbMOtS8XOEnYnt",
-	"kvB5LaDqkvlbnzRRA3CtR0Hm8Yn0FQpNDc4Y2lVThm3WrJ2lNM1/WKK8NtUf5KNvdIUCcWREZsrgiSa7",
-	"lqPRwOUue+ZUxPgUZSuSXUOixmRx3M59IaA0Rd0m+YtwqwJ5ikx8KDUlyLdUkg61bPI0gjrwsw0RRZua",
-	"ADoNLjcOUFhc3pYLGzTLP8RgTjx48EvBy+GdhIuFHUN+W3KvLQyt77TdPlL1nbn2K5NGvUiAL60byJ/Y",
-	"7YUKLVCIcaNnhzwHs+sfwL1uW5GujktL3dAoUNXku8URnhxGLREdCpyM50DGRrJslDa7LYbhlWe7V/72",
-	"5Phodthe+Tvz5V4r98MHHhxd4jtEiqPDOEmSUFIHLfZGtrhOTN+ODyGN8WnKCM5WUF6sudxIEYxMGbrB",
-	"jmuq4cwEBW9tQnYvo2ngQRD/pOzc3H64IybgDr6Det4SWRcbYqlWQL/5+V1L5aFbXhe5EfNLegMaQPOt",
-	"IuUcTupkZncKwWiWHCJL7TGaJQkSpCJYjV0Vli1+9I2aPfVoL9hQMgt5VAuBjQ0wLiT1mRWx4bP/bKWu",
-	"zVY2kP9+MtAFvC2A96qvDKVskBU43BkltbftRZ2yI+KE+/bXf1PEToroi0TRALVfc2p+NIkCbxZo1o5d",
-	"5AaGhYAanu4rzPryZldE0+1xM32c/2VYaJlu+ycS0aZhHl2T9RyBxJ+dnDS16xKN3jMKykf/J2VgEssx",
-	"4gv0/uLl5GnsB0PYuve4qYafGHcIcZGyK5pTYao5cDH8fKzIkkOx1/MsRs8XMfqlAEP6lyqGpmDoWHn/",
-	"TZIkSQxF9ckPsS2ut/8+NcZs2IeAaC5RGk3TKNb/TNPI+BppdJBGaAQ6qcJqhSRZlsbEImvodxBE8uJG",
-	"6y1tknLh8shQ6psybXqs3V3g1EDjMm5K10AJmOIL09yToyucXY+n6MwsnzLKJM2Jtus5WxKBaG7n4JC5",
-	"prCMMDUhzCh/yFLprcop+IYTIjNckTxlBYdaaCG4NqAlGl2maZ0/TZLLsT2JMeMV593CwM3WYhBRnJ2c",
-	"dCOKjBu7z0b3NKFP9X8OTImDNs2EJrj/+fV/0rT69Dy7h38W8M8vhfmnuv/wzX9ujv69wUuyxXYLooH/",
-	"74a+Pi+qZXtk9wlqfYgjRu7U81pILqJ5RNb/9dv5b5y++u1s/Zomt6/0/4u/3b36jd+++gu/ffX8+O7V",
-	"b6+S1xe/4HN6S/G782/Py2frX378/9Y/XbxYv/r9b3Txt2ib+fkZknIoVBZud0MlAWc2zyoVqvCyE9R5",
-	"oCPu5/Rsk9zvvMXQyx1wka2IVHY8Sk4yKqHYsVvjZVA+RS9uiHCf0FWtUmZpwM/bshLBMnJDIUEE1MfB",
-	"gxhgO4rf3DbAy43R0OHmrdYDlGleEeTS4G291CekhVtgQzeLb1b6e61B4luWoLSa4bJDDMGeekfymwwd",
-	"3x373UUVzv4JKhF71PHKloJ2iywNz6JbLq7RkhPp4idgt5mv8xp25s0TfUOYngnkmLH2WujdVgUahHO7",
-	"+USsAop0zQ5zhNECZypG5AYXtRZyrrjdyfAnrly2k7T77KRN16wbrqE0FWTtSlUfCV5wERQPd2ItA/vY",
-	"EmRxsB7irA64Pb9tJ5otPsIbXwo8cNgaSmhNJa70/bYmWMm4j9D5aGGGy8Fy0U6VaFAd2j5QcH0PPm9C",
-	"/6Qj7d6+fI6eHZ981/d70aV+0CWU5ih8VRAwyK8py7XdB/UrdphZScorGIoHHcyXzsW5RLiqCBamesGV",
-	"bJvCFwMbRrRtBRUuXS87s4MtKFt6Z8hHbiC2vv/oik2jotzj9MImLv5uIDm1pZ/1MwyD9gyLwC1wB300",
-	"x6xZa+LX6jHuALiHyBpEqEWegSM0CNj2NQNDH2k5Tp4B6sedWtAAi94e8TnsfoyywVKTcPoQ7yoWbSjk",
-	"U0/lfCWxDGTt2tTzecHehr7CnbZJrbdkmK8b8D8bbO7AxufEsjuxiW30wdGC3qHR8WyGWoEBcB1tVmQS",
-	"kLApa2j2t6edGpg9AwQwEBUyXNgr37N8GcJ/O4t2qa5bJ/TI7BukQWtBd+ow1yUNp4y3qbRwtFAwFA/n",
-	"OTVxhTeB1LDldp1qIfDZR5/uxygnArKX3bk2HZNjtxidwJDJTY7N5ySt7zecuSRNDDrY2i2Wb2xtoctP",
-	"tjYQ/L5vlT6U5nMB1fq3eEOJ/nBWrYPVZvEhTA7F7occ/R3qa0OuZP+08GeXdjxwJYK2b46Ojp4hXy+A",
-	"RnyxkERJo7oms6P5yTMtsr6Bv8bOtIeuNmPgmCI9l7a1SVZomR3ZQcC+nIFKVGGpxlP0Upu1KfPNds70",
-	"No2qA33YUHRsd+VPBAEsRTAYXa7zborOmmHNqDOrmXE1sUcYHSUpy/E6TCmNEV4RnLsonh8JM0uSZJIc",
-	"TpLDCwh/zJPkl5SNbN7cVEnYKSUQ3ZRP0O9EcICrnVBwtUYllQpfk/EpItS0mMH4Ua0IGIYm0GYEJ/pv",
-	"Uik3VaCkmeCmLPzUd3/errBKmZlrYKSgsuka02JYaj9qSyPuv0bhSHvBGFZDlGVFDZPDFlzcYhg20B7Q",
-	"AEUmZuiACyBTJumS0QXNsBm+oAiSFc7IuKGo2cm36L/pDwHFxCacC3pVAtmYrUrEiIRwrSujh0xmQW5I",
-	"IVFOSIVGgPqUWdz7SayummD8pyo+GUq7b+6EQoTp/5o6Es/cS35DBAvHrne791sRze0h4K9J7QdWdk85",
-	"mIsGKvyb0vluiBfKSn0k16WrfBjXO6WDEl/fPOWM2Cv2C+PWzECaCJJ/VPyasOiDZrFNoWcfqz7ZvM2O",
-	"K71BObnbHjLc3E+BBe12e5m7Yf3h1ryVe3Af85rGSVYLqtbv9FNtcxiM4Dqr1Wo4HWezPDClyukbmpny",
-	"dVs3C+7SvDVnOmWjyQRX1IyPtsNYdsyYRj+bwZJgEeV2/MDAdKzT5llmqDxWUNkm0XFy5CdapyxcLnhh",
-	"A5AGHLrtdJtRPZQt+MAgNU8qr4y9DiMSWs2QrjQBFLgFhIWVEZs52MO2aoMzogU2VRK9e/UORjzVcuWF",
-	"t5m9bgwKF4yIfRM3JPx8oNjWbkHn58CkB78XU8sU5M+05ZKyUaNdi3WsYWXihfpaJ2PGcABBcC6D8gpT",
-	"z3bqLCMZp8w0kdvzWstGoitSQC8TRz04TlOWshcmKKSxfLlpEtWlD01JNHJhq7GVvyZWBdbGpmDVFEH7",
-	"xYaBazEiEMe/PLg5vHSUY4KVwFkSXW6bXOen1l1qT/vQp2wxAl83ZddkPW4zCGrxh0VObLrh/GhmbCLM",
-	"toBQmG6g1gB32ZA/UP8onKIag/dh6hdzyKuXMMzI9eiMgVn24cwL8zqOQq0QYbnJUafM5ETMMxomK2hG",
-	"mGnr8S/D4JWgRGGx1pLdd3N9gZ8c+OsDTHn25jyKoxsipK2wmibTBObNVIThikbz6GiaTI9AQaoVyL8D",
-	"c67fIa9ptL6HLrhHf7W/d17NMUuSzhC1Zgpae959EG65Hn7nx0CpsJnqB2Wk1bQlu006VtZlqeE5j36i",
-	"N4TpayeuggnuBL9AwuQjMJzwEjSYOW30QT/xACZchifvJj5Ura2ZWZL4AK6tj9UEpb8yQ3Qg/FvQawJp",
-	"+uY7qfBauzBm/pLgyvov4QQ0/ZRVXWImT0G22JoGNyge5iMbWQbU1cbNW3OAB0CNthm+d/11MKvpI82/",
-	"h2lLZnTSRxid9P2R+3RXabnwEavve9njQ3A59sKzb/Wz6LKGhWVzgJGZA0yhz74g22lBw4MCMdjKt6Cb",
-	"8Il7wAZiuDk8CDsdBynCZDudloKZA4tWMxUagbPgZozAJeF0s5RJRWEAU1EY3AOsnfYc25eXNMrM6JLb",
-	"djxFE4XmckSVlesDfZMxAk3rNtuasbaCdyQRwhAuJEdyxW8NiDsd8LHdqO8Pj00/s3QSOYMUlu0bFlgR",
-	"izjXj20K+Fl7jFRJSi5MnT5OmWMX/3Yhc933EGCzfnq73XOKXvv6G31smTIcBBiIKO3MSHCjNTKsLzLA",
-	"QdoN+LHp2dzBR70hjnu/2CPsK97AC476YuP6GTPENO3ZeTamozSImt3H0XFyuGltf5iD953BrcezZ7tv",
-	"2vTypfs4OkmOdt/fm9MNnBvIbRvBced2x6RCC3Fl06Xa1moxrWfSHtseVK6ftuJysAGVFhaI9p0LvV4T",
-	"xg3Fnwb2n3kFljNqUiZdhQPYevZlXN6qNBaZuQMKtIQpU1ayiXVpim3sV+D43oAchCWqZY0Loy5MHJW6",
-	"zpm5MdhMfAx43tEII3fKd3EQgqgyO6TaBBY3cEqsjSHtu0xT9saaSLcro3Xc3Gc7RdE0XIAyWunLAnN5",
-	"PMRPEJRtBgxaef4Dz9d7sNKu/tnPYjXf03vfdhFtuOOxOd32jW960QVgs83HyW6W6r2z54sFwD4M/DJ8",
-	"I9Px4ck+ywyM2gV5M9vn5v4s5weRVYd/9GuagknW5s0C14RUIFycwDGSfPpQshSILaiFuVq3Ui2j0L+R",
-	"TaJxD5EKXtMWmfqWlNyluXyuh9im+V7OZ4ThH3Nhzo1cSVlBF9pZhCvhtxgxa28bMwpkNK9Zbn2xRr7B",
-	"iHmsUmYmMN4ppHGU1wVUpQoiV6fupZVenIua+b45KlBOFkQIXKSMsFxO0VvrKHqRaEYygjiET9ajHrTH",
-	"NbQeTvxtm/zxv0UetjKMAwzTzRVCNyJdKJL/Wy7+Wy5+nVw0tOdIK384+RhUFW8NHcAcKrwEqejET2Dd",
-	"u5QmlEvGiJFbIpVJuIJpJp1gXWr3tSlA1sZhZv5S3L5Uydl++uJTEztNGd5Ql4zO3P3wQkn899pYkFJp",
-	"Q9x2zHChjcxNXtO5r88JX+v7az+GXqwbQ9p75bZ+2L0/Fmpmm9fH+s7M/ciuXVTUz0S29hD02topaO4N",
-	"cBv2MtA4OhBA+brUVnfH0Nttgvo83PyiwMslyVG3U7w1ET5l25rA0dYe8PFpyoznranMUI9T1GhBC0WE",
-	"oya9l+AVwB2w9XrZB8G2qdbj06DRvCRI0t/JJkxBaKK1js3hRvOTJByJa6YQmpm4J8mOobzDmwl40YaA",
-	"KkFuKK+lL/wf2qJhug0k9GD9ASHxJcdPd1Hfh0fU/kGnzeArPjrC8WtCGv9MVfpA4RALhY4mCDSR7+0w",
-	"0yIGNA8s03rxuS3m9NPNYbD4QLLMZElqJofKflylz4jDi8F9HctY28uV1mJmWh9U/6fMv8XNdyBDV8Dm",
-	"19PaehxX9iOs/hwqrYVHzpLk1FbDwE+qV7OaMjtaEaPj5FmrGdGVEk6RfWmmy4eVFRYwDAEC75hxRjNc",
-	"QEwejVyhtwQ7zuSqDA8h6JSjbKn9lrCy5DRlZgwTvEHrVmi9w8YQ+bwma1vioY/uHuCGyNsNnup9+PeI",
-	"mlkR+sj6UGY7EB7XG4aIKGS6kSs6mqIzDUmoGIJQ8ixJELkhDFFDAr0350C1CTUh5IV9Gb4Pbdvxum47",
-	"7oWc2NwxgSCutuzo73bqpZ3ch1lADyrwqewQmKUb73U8m+lFjg+PbLqFu4kbbesjrO7rmx9DXNhccmDf",
-	"TG+E3hd6Z3+a4sH9ZPDgJIM/1gl0XXVbXwrpQo/A8KQrO9Q2iTFtvxXujR8KMznTeyYbCyrtTQfNHe4G",
-	"2Otsq5P0CDDQdphtzXysM/3RHvXT3Td13t0Lt+2hkofeyA4u+R7quPuu5//drvw+9kfv/ZxtA8T8HmQy",
-	"glA/FMS4Yphhe6TtGNuRDvNPna+bWV0b6w1+JF8r2uPNA5f6UwniTh987tKVFVYrb8brD40VH9QetkXo",
-	"sF2/d5fJH2CJbxc/jydyvkhyHO++yb83/09ixr+FYnXWNr5DswmyhbZibC9Oalim84rojTH5C9de6aIG",
-	"2riF99HkEz8hD6PwaVbnSDMCzdlrO6x3OIs7l6nCa1mMTyBIJcysCutjjGBC24ogLuhSb/KJ9J7JOEYF",
-	"ZdckT9kVVysESeFRZ4gZOkCt8WrjKToPSvVgZr/eBLypgN4Q8xpB042Tz9FlA85/iMNLkxu9/IeYXZpO",
-	"XL37ACx8oX88vJyi80YYVkT47c+NW9RITSitaAM3DhwV/wquxsPBquvZTFP2c/OS8VG/AjJGPn083vIS",
-	"8k0pim3m8/YBcX8+afk5Jvz+CYtuG9if2VxeYTs2MKS5U5+xb1mUf6hJ2+Kk7jb+9Hmdz9Y++1isIW21",
-	"TdZ/adNzd5bG2Z6taZRYtkZy7szT9HRo0GUwaGv+RKW68K/LeTR2DjpONmfGQD+2i7+6CvefVfDVD1Sa",
-	"cvGtL1kM8OJ7Mjp4OfjUPeFWtyDo7mmprAGdM5C02Uf37Bgu+pjmedPgsp1CvoIG/lh7etgs/gKSadf7",
-	"tjt2foVXmZge0CH7BUJuOakKvi7hXXXmDZCQFbJ2MSp4BrayK6ST6LLE1wSJml2mDOrkpH8Vp6ne/2Q6",
-	"ae7nBwefVlyq+yiObrCgWrgBZay8YW4TUFFYvZEk0RCK9U3GpuZCtZqNCioVgXQyGk0m5tN46iOApL0U",
-	"dPM0w1TsR+g4AHh+8GAe7PNRqmmZwFDo2G/zmXbNO7nB7faCren+0HaqFfiKBw9yKO8/yJf4N5vSn7TB",
-	"Dr7HFS406oTtz7RKItykrfQe3qNL7z/p1Z2iUacgWroC6HEMG9EIt2NWMbPxBOMVmapKLnzfSVOeFdt3",
-	"hm5r1bL79pUH9x/u/28AAAD//w==",
+	"7L17cxs3lij+VVC9WyWx0qSaeiQ2VflD8dgZ7caOx5Z/v7oJvRbEBklETYADoCUxLs1nv4VzADT6wYds",
+	"KZOdO1M1sUSxG8B5v/E5mcjFUgomjE5Gn5M5ozlT8ONbxaZMMTFhZ8tlwVluP8yZnii+NFyKZJRc3lJu",
+	"vn9zSW7nTBAzZ0QzdcMUmUshS8VyQsklvmdE7Hcvyf4bwjV81f5OuBkLiq9PCZ0apgg3mkzosndK6JVm",
+	"wuDLuSFU6FtmX3rLzVyWBt7AxWwwFkma6MmcLajdI7uji2XBklEC2xtmSZqY1dJ+oI3iYpbc39+nyZIq",
+	"umCmdtr2Ed+9ekG+OzzOyDKAQw9IOPj+G3I7l4U9+ESKXPcI1deaGOl2S6geCy2lIBRPzYWxZ+KaTLmg",
+	"RUqkcud+499B9qkhC6mNfWAsEKR7mvT7C3rXtyun5CgjmlytSM6mtCzMiFCxIgVVM3iR/Q4uZwE5FhZg",
+	"8epUW3hqQ0WuB2NxMWfkSuYrjxlNF8x+x8PZfoaEMSA/mzlTMTBSQkVO6FhcIoJv51IzckOLktn3CWkI",
+	"dTAS5eKKKSKn/qQpoYoRPhNSAf71WAR4WzieEuopihogDLsGU/ZYDsDa/kWKCUMq4BZnuNckTQRdWKw7",
+	"3H4BjSiml1JoBiRyVpo5E4ZPqKWNi7mSxhTIFhMJgLU/AjXjVw6WSl4VbPHNb9rSUrSqpTJDeZGMEjPn",
+	"mtA8V0xrC1dL8iwnRkqysEgtxbWQt4Jcs5U+JYoZtSJckG81nNbicGJ3fXAzPEDs2j9oQ02pk9Hx4fM0",
+	"MdzASev7JyYcIBx9bsxSjw4OZtzMy6vBRC4OdHm14FpzKRZU0BlT0Sd9/9FVIa8OFpSLg1xO9AFd8sEi",
+	"/w9aW69frXcfY+I/FZsmo+Q/DipBdIB/1QdvEX6IizpfWppV7O8l02ZPk0nBga53AyMpqGHF6nQsTPUW",
+	"cks1UWxa6kjCFFJeczHz1HfNVgPyDlCAPAsMCh/0z+ADJL09XVE48B4lis/mBl4AdBrJ2ejxtvh570RC",
+	"KQwvgBH9GRd05c9JqH0xoTPKxaBG5g6vljBmTFk43qfJK6mueJ4z8RiUK5dMIT0JxnJNqHAfSWU3tZZI",
+	"D6TKmeoPD4+O+3rOl0suZn290AeKVQRWI+XsqCLl6ghPRLvTsMBjEavFkOV0T6vXbHUKCN0CQbLf7/vf",
+	"+5Z6ewO7p/OcLZbSMDFZvZBiWvCJeQA6H+VEiMnznLA7ro32lJ7zKegGQypoX1jNZFKypKtC0twqPSHN",
+	"D2wqFYPjvKbFVKoFy98hN341aVZ87TUbaqIbWvCc/Nf7n9+QXE7KhV1gF0GaZRX1hc36NZ6KChd+ob5f",
+	"6LGosQ4UAIe8+o1NDGDjjTSvZCm+VrUJ6Q2OOVg/XAeaebBcqOHiuMLFOS5gzzGFLT8RKnB7fSFNH9d5",
+	"DEy8kUSXk7mHklTEAKMAEt4ir1xI+ZP98Ctx4TnPKkSwE0fkKLP/I1crwzSxG6cTY80wyzwFX3CwUg+/",
+	"PRweH+/EIsNIQL9tLvdUeHHn6hsp+7jQY7GIh9i+VOivgA1rGadH2N0EZDWY2FJM+Qy8HYAaIM+JsQu+",
+	"YLJ8dGmW8xw5Vyl+w0Dw8tj/2rOWjIW+W34nAfeswp7bffT8k+DOnanvl3lU4fZAGA3IhbXlJlIINgFt",
+	"zK1ZKTXLrdWtmchJhAdrxQGaq8N+gRruQraTBeNkjSAcJ3ZnSyZyLmanRIpiRZjIWe6kiHWeBbmyO4W9",
+	"GcPyx7TCnnfKXtjBHyB7cZ3HIpRIO4VDgEduMS3YbWXiWE/SmmYS3F/8GBj9vZGKfRD0hvKCXhXsEVhd",
+	"21daLNo9ASLpZI5kaD0P67yoXVj6JLaYYZ+kjDb6RMiC3ffjhR4LWzk19IrqbaBBtADpPzJeMBLBNZnL",
+	"Ige3UKNzGQlnzjRQEGpVObWktEhdxGVBV36rei6VKVYPxyNu4qrUqyfDICzRhyWeHndkv0UxvcCDuJWx",
+	"oIWV1SsAvN4J7I2/jQViwAr1Sl8bSfaj0/Y8coJzTyLnfCyazv2XufJGYujzCrwfXJGL2Q6O+wdBSzOX",
+	"iv/+1VEn0Gdn7m3w2Ij8wKhiiozLLDua0CW33if8wnYzIIYVldZ2+kRkWsZrPAadnr09x/AQVTWrjtZV",
+	"P5lYk4JZlSGY53AQOh/EUskJ09oS8UthuFk9ijFwno/sfgzlwgeRb7jmVwWzJG//omRBJnOqrAWvyIdv",
+	"DrPDl5uQxgX4wa84K3KdjH79nEztj9GKSZos7Ems45F8weL3H+Mo5GFsNKALjgs+mcUAi/RxkUchDtyw",
+	"PXNIHBBwaGGlSmI1Yh72Oy726GhEl8ulVIblr1nO6QUc/6uI5AU+2revIuPEsDtzsCwoF2gqWnEb1jwl",
+	"wPnxEvDqnfy7k5jBwyvJwp6DAB6fjNXDan1YrQ/LPEUwRLv8SBNCgGCu8e8Y6RoLD/mXYiLBIEDz0Myp",
+	"IDxnIAHIfmQ75Gwicyc6euBDhDNgisEYtliatvL4WcSkZXWIfeuMGnZLVwNyDnSm2MTa87lXLdFXCNdj",
+	"MaFFYUlgygXXc5afwVMhy8YL5lQkF2Ra8NncDMhZ+DahuLmxsPYyFUSWZiIXDA/o16mSdKwo+hi96kGS",
+	"SxCmlFRjsW8UFdqik0wpL0rFUu+FpZ6f3Ht6A3LmniPaUGW4mI3FOEGadt7NaJyQBVXXsCm3SYsDH9L3",
+	"QCkNEcxiwZ53LPYLVNxzvoQvFlIbz8Xsjk1KA4vK5bIOUQvFFCP/7tB7mlwpRq+ZInLJBAMpwXH5JYWE",
+	"woJRARD2gmIs6GTClsByJGc0L7hgZE5zsqRas7yHxkXE7xXWklFymB1+288O+9nhxfBwlGWjLBtkz777",
+	"JUkTzLIlo2GaOAzZpxWjIEKSpZI3PGfqk4N9xOGJYr+xiXHq1IJ702rDw1/s95ZKLpkyHHNkgKp6gq1F",
+	"GX+9uHhLTrLDEfmB5uRH/HM7/5bWThy/ccPhLcFRu+WcGgaBha4XWzOSqfOOjLYVB0gXSEELmiPWHV0N",
+	"YpwketHPhl0LFIxq9nIpJ/O1S2hGmP1C/HagGFiyFLn1ZKLFjqLDcWG+Pa7WDVZihfwIXMM0WXDBF+UC",
+	"fm4/E1HJJiH6s/tanTaap/v/fSVAfCTPgwPywZ6LYGjQ8RLEK6ayKOTtWIAHl5KrVVUiMJWKVJaWw86e",
+	"xmd1IY1usMp6ct2NPiDv+/eSK2tl/+pBGp/6Y3gGg+YWJlYXWBOoDZKzmuQGq2BPo+VEJwYknAtEeMsS",
+	"NIagSz2Xhhh6zcRY+CoIC88g+lKiJXq9RLEZ19Z5YTk32km6yZyKmZXqA5emtILWKioOwtIuqwQtnLyz",
+	"+1vKgk9WYPM6jbikyljgw0vqIsmx9oWDH0TpF/TuLEg25/Mko6MsTRYyZyBkaOEAj4tZbDgBaKHcMKDw",
+	"xYPoKcPUggtaOIK09qs3aD9VCZnqkwlfcp/mwc+8ZfuxJb9qJ9rMDz9GX71fd+4mLbx1GdupUzRB8ju4",
+	"S1GsRsga5aIsqOE31j4pRZ6SqZILTFkjuVgiUgxMlNTHN2/nfDInkWpZlNqQOV0umWigD1CyUTDYIyEX",
+	"73CSBb375Hhex6epCbGTrUsCjWwG/Gv7nfuKerbYfvit+y7K+lyT5XUia4r0NtW1SoVAe1omQmWrUYX4",
+	"yHFVe+PVrGX9FdqMY6HC02DJGcWtEQVGmX3a86UVk02B98XknybcsIWOAg7RefEDqhRdtWRiC5RpjXMc",
+	"HgOKOqDXJUJf3s1pqQ3L3zljpa1cLHU7UKiyYC7yXYH31Ak+GgxSZ+YAGQpLd78GafMJ0zgQoojJ95ML",
+	"TSVpIgX7ZKXwJ0tZBbO20cdY1ax5rAVNb+XUXThvZtqfnQVpAbJk6JC9Ahs8GWUgpa7YGlvsxCo2xSZM",
+	"mBe0KHQyGmaZ/+QVHh8/vE87Rbb77IMqnOc2OjgYHn43yAbZYDh6lj3LLCrBkE1GU1poliaox0D2Ws65",
+	"omYyt9I75qK2eI0PvINsfenVUtLc+YNEc3y+mOXXHbWFPX/2DmMHHD6KZj6aKFyTD+9+QhdAg1vsXSqp",
+	"JqwmDj0scb0rKQtG4awBup87y55Q0+/ptmGhiZIlFj6FrQzqsmI9ur5YHEQAbgoCf5IAxC7Gb6F7g12+",
+	"p8kNZ7cW1tYq9C5w3TBpMdNVqbRJRodZg68W9O48/P5sFz6jhtUYbDvL1VkgbK1lJkbVrmAAcDUpuQmu",
+	"JdfElAq8y+k0FmeYpbTCCs86p8X0E/xcE1Xury3MOtB0Uho1rhTAurj2eynuz0IegiF1h8iCt63TK4A3",
+	"1wDYBVINoYoQfYjfna2xUM7Xvv2iCkugvT0plWJissIjbT7Ks67lAnV0ej1YuCUCwgrLjlYG2CXgUfRZ",
+	"zFzJcjYfbPFZTnb3Z5EoN5+/wqUF8AQgv4RgiDVVNwMDiLvaiixr+UPnIN03OKK5nb/KW0zbeEeOGoym",
+	"252EkudhlvXgz05vk4ksrWckb5jS7U21cdTkweY2fqzbBZrsQ8xChxiUbgahdI/QhRQzF+jftoWGbAzU",
+	"XwdPa6Mb5OJPXJuG5eDwirH7bjMiiIWK/452EVp/vJXwEQImud21USVzb7FPrXXQ4OegrXawBdo6rFp0",
+	"nVp3FWsYFwf1o13BRRWIgOKBEC60mqlOpXigtob3R3zYKd7ap7aq48LXvwdghfU2UBm+u5PManSAKF4X",
+	"F+yICf7TDbeNcSq03G6pJlOutMHqi3ybcM6+MJgUNrQBEe9ZwSaOneubfnlHJ6ZY+XBYBFgI2FTgGmyL",
+	"0zwZkho2jSD0SsuiNIxYpFmrGFJD1i7Fqgjhcqto09bhvg7PC3r3ExMzM3eFuQsu/O/DLgysg7Q/7Vq9",
+	"SaZ0wYHfqcFo2VIx11oTInlOS8QmmeOUUs/rNhh+3iLT85B7+9xAy5xRZa4YNed28RtarI0sWfUqp8ZR",
+	"dZBaGHoFO4QV04b22kmpbw6W+4X2NNRIeXxigHu/38en+zzv1VErZM76tH/83XDYfz49nGRDerUuVK9/",
+	"sm/bJKf9glyTOStyjB+7Qh1rOmMSvxTsbmk5kQh5m44F1P9NlVzEb0A4kb+UCip8wE6QUPdjIFKN5e0u",
+	"GKdkwSACRq9kaaBbyaKnEZ9ZpwMKqs17xsTZGuPVF83sabBNvOEUgdzZUIFKBrubjLJYQ/pwpgYNuUyv",
+	"a4NprjpyunAs9rlBBASA9lIX22eK2L9aecIM0wA1bnopoUvet0p1LPb7ff/LyIIbQzm5ZNpnwxx7BQXn",
+	"X52kiX+yznDhmy0AuBqe9xzCtUx0c1Rh7T46k6TCldUVqafzBorqGZvByU4Mpg3twkVzg5a4gRDh+1Bk",
+	"5ITBbjGF1mNd6FeMVXhFiXdDC31KSqHtHizWLEyYSus0Yr0Gu8CgGWLeDQDr0kkb2MDV2ux5xf0FTGB9",
+	"irXhhquSF3mDEUqhTwlbLM3Kd6Vq9z1LpVhA0AhGJDfDwfEg22oZBDFbbctxaU0IxtCqSZAOik7Xq48u",
+	"cvCU2GWaeA21RhJfRDlzK5ZAlFLtjKl6Jy90hTiAAoMXaG41I4VWUuuNppvLouI3SSkKpjVRTLBblm/i",
+	"0IcniR+ut+oZ4PD8dztkcdcTRvTSNILQRoS1fUcPfXQe11sY1j6ogLDu5LGCRkUXq7UO03k4ODwB8xlV",
+	"UCWi2xIZJKgTj06udUgxK2XWVSsMRyfPoiUDw3uudL6nd3wCzbX3fRxesh0mMfK/u2/Z2hECdnT/goHY",
+	"7cVqtusLEFHtGIXfUDcp+cq0iIhoSAz++mctTdm6r5PB8GQY7+uwtq+wNqZTd1n7ZJA9ty7wxzSZRPUA",
+	"/wp5ckg1bwJ6dgw+cbTiWiCGItNRsr3dr3py+6FbrEaj/PVOnOYr8DoYLcbopleESpA61LZWMDkA7qSc",
+	"WDtVumlLzczqfRtRO5b+VKjbJnDge3+BoiTf6tttOFRI3dNVW3Br/Id1L3OonFwbnMmePyw4k/q2SCAV",
+	"sfp5CuKsGcNYYYMszrSAMsKyKAYgYRr9nPB58FPs1z5a6VK4FpSaI+gF7MdNzYfBhiL7oUOzl/phIj5K",
+	"odiE8RumsUbHV2ZIQX58eUHidq/PHn33EMeE8iGIbUTdXmNhfeWCa8PFDKz6FdELWhSt8h/D7iyA/48s",
+	"FQE+hmAosDGadEYmo+Sb4cnJiWXwk2+/syC/689k38HgNy3F4B29fe0ETfTXvr7my74EoNCiv5TgjCAM",
+	"ofhDa35VrM68cFhboALl+6pkVWbNg21BV2RObxjxEgaKVKkqOPSc+AI2GGjixrn4QtERoT4A7EtEcxcx",
+	"EOHRvSqnBYmf/agubk+H+tmqQrwHw1TGgrqarnoNHY6moJrkJdYms09hDAu0LxIUmWMBb8Tar5zsd3zd",
+	"13Z5FdE7JZM5m1xDGRHWGPmdhzYVjS2HWJpIaK0/bkAweznGBrlbrtmOMZCoS/FMrwsxQeEM0Gn0dYzw",
+	"xK2PdbmwRrP8Q3VWbEYvfqXkYo2LEy0W97OHbemdttAZjnDabhep+h6/+5UlTS0bMDR+dFT3uO3FCi1S",
+	"iGmlZ9cbkD9A8qfpimCXgZW6sVFglv3vpke0P0xqIjoWOBOZAxmjZFkrbbZbDN0rH25f+duT46PDYX3l",
+	"7/DDnVb+2OEYGD+Iq058Q2IkGaZZlsWSOhoAhbLFzwkJw6Ig4dY7HQtGJ3NofrNcjlKEEmySROz4lm+J",
+	"QQ1568oFdzKaOl4E2XkuzvHx4ZaMlT/4Fup5x3RZrIkSOQH99uf3NZVHbmVZ5CjmZ/wGNIDlW8MWIzip",
+	"l5nNGVn7h9mQOGpPyWGWEcWWjJqe7xFwrTlhjEhLPbovrGnogio/B4G17dk+YfrAfq343X+2RqxqK2vI",
+	"fzcZ6MsxHIB36v6JpWxUszLcGoJxj+1Enboh4pT/9Nd/U8RWimiLRFUBtd0RhX/EMpZgFljWDtE/GGUH",
+	"aniwqzBry5tt+Xa/x/X0cf6XbqGFs6D2NOHVOCdyzVYjAhL/8OSk6qzUZP+D4KB87H/GAkxi3SNySj5c",
+	"vOo/S8PYMteVmVa9mn10h4hUY3HFc66w1pgW3e+nhs0ktCK8mKTkxTQlvxRgSP+yTGFkDfRTf/gmy7Is",
+	"hZbP7IfUtX66f5+hMRt3yRKeazJOBuMktf8Mxgn6GuPkYJyQfdBJS2rmRLPZAk0stoJuXMW0LG6s3rIm",
+	"qVS+yhEa0cYCI/LuKXBqYKwOrRorQAlgPglbz3NyRSfXvQE5w+XHggvNc2bteshvEJ67KY1sZClswoTp",
+	"M4HKH2qo7Fb1AHzDPtMTumT5WBQSOvWUktaA1mT/cjwu82dZdtlzJ0Ez3kjZbFtZby1G+e7Dk5NmvltI",
+	"tPtccswS+sD+5wALcK1ppizB/c+v/zMeLz+/mNzDP1P455cC/1nef/zmP7tz0xaCb+mMbbDdomjg/7uh",
+	"r4dFtdwEl12CWh/TRLA786JUWqpklLDVf/12/pvkr387W73h2e1r+//ib3evf5O3r/8ib1+/OL57/dvr",
+	"7M3FL/Sc33L6/vzb88Xz1S8//n+rny5erl7//jc+/Vuyyfx8gKTsCpXF211T5ypdDodqQ5Z01gjqPNIR",
+	"d3N6Nknu98FiaFW2SDWZM23c8L6cTbiGVpxmBwKifEBe3jDlfyNXpRkLRwNhGmw9y11RSBQBDXHwKAZY",
+	"T3lXj3XwcmU0NLh5o/UATURXjPgizbpeahPS1C+wptc6tNL/vbQgCQ310PgnaCOPHu+pdaSwydjx3bLf",
+	"bVTh7Z+oT6ZFHa9do1KzBQh5ltxKdU1mkmkfPwG7DT/OS9hZME9C4YDDeyTH0NqroXdTj1IUzm2mTKmJ",
+	"KNK34o6gvmViUsJuaFFaIedbL70M3/PNXI2SsgcnbZpmXXeHD/Y31PuoQiQYCm2C4mjEWjr2sSHI4mHd",
+	"xVkNcAd+20w0G3yEt6FRreOwJVTbYJ+YDtNgQqrca7IQLZzQRWczU6OHKepdqh8o+n4LPm9j/6Qh7d69",
+	"ekGeH5981/Z7yaV90aUrAbkqGBjk11zk1u6D6mo3anfBFlcwshnm61x6F+eS0OWSUYW1tb6hEMuyETaC",
+	"WdsK6q+bXvbEjV3jYhacoRC5gdj67oPV1g0y9a+zC2Nc/H1HcmrDtJUHGAb1CWuRW+AP+mSOWbVWP6zV",
+	"YtwOcHeRNYhQh7yoYs4NV0AYhkjLcfYcUN9rdCpFWAz2SKiwbMcoKyxVCaeP6bZWpopCPrdUzlcSS0fW",
+	"rk49Dwv28qhKtNppndRaS8b5ug7/s8LmFmw8JJbdiE1sog9JpvyO7B8fHpJaYMDVa0JWpB+RMBbdVvvb",
+	"0U6NzJ4OAuiICiEXtppLHF/G8N/Mok2qa1axPzH7RmnQUvGtOszP8IFTpptUWjz4MhrZTPOcY1zhbSQ1",
+	"XOlOo5YdfPb9z/c9kjMF2cvm1MWGybFdjPZhBPo6x+YhSev7NWdesCoGHW3tluq3rvPF5ydrG4j+vmsP",
+	"KTSOSgW9pLd0TQNpd1atgdVq8S5MdsXuuxz9LeprTa5k97Twg0s7HrkSwdo3R0dHz0moFyD7cjrVzGhU",
+	"Xf3Do9HJcyuyvoGfet60h5kLaOBgJapP27okKwx02XfXVIRyBq7JkmrTG5BX1qwdizAKwpveOEalY0oQ",
+	"tMS5XYUTQQDLMApGl58LMSBn1VUipHGTiJCm746wf5SNRU5XcUqpR+ic0dxH8cLAwsMsy/rZsJ8NLyD8",
+	"McqyX8Zi3+XNsUrCzdCD6KbeI78zJQGubn7W1YosuDb0mvVOCeM4AAGG41tFICiMKKkGxJP/ZkvjZ14t",
+	"+ERJLBU8DbNJbufUjAVO3UIpaFy6BgdgLKwftWFMzL9G4Uh9wRRWI1xMihLm2k6luqUwCqs+PgyKTHAk",
+	"lg8gc6H5TPApn1AcDWYY0Us6Yb2Kog5PviX/zX+IKCbFcC7oVQ1kg1vVRDDt+gewyRMymQW7YYUmOWNL",
+	"sg+oHwuH+3BPgK8m6P2pik+60u7r+/QJE/a/WEcSmHsmb5gS8aVAzdlStYjm5hDw16T2Iyu7pRzwSx01",
+	"xFVjZzPEC01PIZLr01UhjBuc0k6Jbx8eSMHcN3YL45YCIc0Uyz8Zec1E8tGy2LrQc4hVn6zfZsOVXqOc",
+	"/GOPGW5up8CiYRA7mbtx/eHGvJV/cRvz2B9TKm5W7+1b3egCGBB7Vpp5dzrOZXlghqrXN3yCzZWubhbc",
+	"pVHtFpTQ9wOXm7hRgVtuQCE/49hzsIhyNxyrY3brafUuvPKIGqhs0+Q4Owr3rYxFvFx0nRiQBhy67nTj",
+	"IEkuprJjzG8glddor8MAr9qoDl+aAArcAcLBCsVmDvawq9qQglmBzY0m71+/hwGkpZ4H4Y03A6FB4YMR",
+	"aRgxBAm/ECh2tVswl6RjDlnYC9YyRfkza7mMxX6lXYtVamGF8UL7XS9jenAAxSj2HPpwN9SznXrLSEPz",
+	"nYEEI5zXWTaaXDHouDKStOA4GIuxeIlBIYvly3VzUi9DaEqTfR+26jn5i7EqsDbWBasGBDpM1owDTqFp",
+	"ZUUuD26Gl55yMFgJnKXJ5aa5ymGm8qX1tIchZUsJ+Lpjcc1WvTqDkBp/OOSkOKshXBxCMcLsCggV9qrX",
+	"rhfSFfkD9e/HM/5T8D6wfjGHvPoCRm36DvIeMMsunHmBl8UVZk6YyDFHPRaYE8F3VExW8AkT2LwQrmqT",
+	"S8WZoWplJXuYNfAFfnLkr3cw5dnb81o/yHCQDTKYhrhkgi55MkqOBtngCBSkmYP8O8Bz/Q55TdT6Abrg",
+	"Hv3V/b1xcdxhljVG/FYzeuu3MUXhluvuG+k6SoWxDw7KSJeDmuzGdKwuFwsLz1HyE79hwn63H3fQoV+g",
+	"YS4nGE50BhoMT5t8tG88gPnr8cmbiQ9TWmvmMMtCANfVx1qCsh/5Xk1NaMGvGaTpq8+0oSvrwuB0UCWN",
+	"81/i+bz2LfNyQYU+Bdniahr8NUZwewfKMqCuOm7e4QEeATXWZvjeT3+AXqBPPP8eZoFiS9onGOz5/ZH/",
+	"DduKPlHzfSt7PASXYyc8h6Y5hy5nWDg2BxjhLRUcpkAVbDMtWHhwIAZX+RbNutjzL1hDDDfDg3gORydF",
+	"YLbTaymYiDWttfqTfXAW/AQ8+Eo8e3cstOEwHrQoEPeumRu1Z89drVcpM9Qlt/V4iiUKy+WEGyfXO6Z6",
+	"pAQ0rd9sbQLwHG7wZEwQWmhJ9FzeIogb85lSt9EwvSjFaTvaS+QJpLDcVBtFDXOI89OCsIBf1IecLthC",
+	"KqzTp2MROqn93Zf4ve8hwOb89PowkgF5E+pv7LH1WNAowMDUwk00BzfaIsP5Ih0cZN2AH6uJIlv4qDVi",
+	"fOdr5+KpN2t4wVNfiq4fmiE4UsJNW8R5J1HU7D5NjrPhurXDYQ4+NK4VOD58vv2hdVeD3qfJSXa0/fnW",
+	"LTLAuZHcdhEcf25/TK6sEDcuXWptrRrTBiZtse3B0k97WUrd2WPLCwdEdyNYq9dESKT408j+wwtavVEz",
+	"FtpXOICt566KDVYlWmT4BBRoKSxTNrqKdVmKrexX4PjW+EZCNSl1SQtUFxhH5b5zZoQGG8bHgOc9jQh2",
+	"Z0IXB2OEG9whtyawuoFTUmsMWd9lMBZvnYl0O0et428lcTO+seEClNHcfi0yl3td/ARB2Wr8tZPnP8h8",
+	"tQMrbZvu8iBWCxNn7usuogt3PDWnu6lG665hA2zW+TjbzlKtGyW/WADswsCv4vtCj4cnuyzTcREEyJvD",
+	"XR5u3zTyKLJq+EdfIhrds4L3Xl0ztgTh4gUOSvLBY8lSILaoFuZqVUu17Mf+ja4SjTuIVPCaNsjUd2wh",
+	"fZor5HqYG+nUyvnsU/gHv+inS4xFwafWWYRvwt9SIpy9jWYUyGhZitz5YpV8gwuQqBkLnA9+Z4jFUV4W",
+	"UJWqmJ6f+ivVgzhXpQh9c1yRnE2ZUrQYCyZyPSDvnKMYRCIODAdxCL85j7rTHrfQejzxt2ku3f8WeVjL",
+	"MHYwTDNXCN2IfGpY/m+5+G+5+HVyEWnPk1b+ePKxNu1ig6sYzDN3MUs0OEpCvAbGO/UaE82cx2SdRQsl",
+	"Kaxw5AumsLsrDABLcU5PiuOtnKMYLlQoqDbo5fky3chYRFcrlGsWXJuU1GeHweKnEEqOfGg6YzWXlBt3",
+	"gV01vIYqRn4r8xm0leJBGgNrwPcLMPRZpEJOrjXJuaYzxeLXjAVEV9ytEo3hTOHM/sbLK+vXhsFOBsY/",
+	"ySlqCHkrukZBwWQu3/Pso5eaQtGilimxRjD4ZWPh7vpDqz6exTMgZ2Sm6IRNywLeRZTTjRC7AASfWocX",
+	"fyRCQnjDaSk3PIySnPqw0Ewa4y84aDut54ECn1B21wbubAnh1P3WiEa9ZwLE8c/0Wf9gecf9GK0g5Rzm",
+	"5bQC2uDR3emKrXAIwpy6O54CoUaSLRqSU4m20DCxMSoKA6CtNIDjoGUVEYCv1nD8Ltgt0wZrScDr1N5m",
+	"nMGYxdBbYf3eCf5kpLvN2Lu19sunmBYaC7qm5YKc+ee5JnJJ/16iwNKGrrS7Kn8qlfWf1/OWLz0MVfy6",
+	"oxYC8nUhRhACjq41AhKhySiBdoAk9cmA0HS+KwfG9ZLtIovaHqIxAm78uL96fc1eOnriO2LDX5e1b+4Y",
+	"xlZgvlLGm58WdGZVRnMIRu0qtrHYNN+CbBxv0TsdCwwqwmxLoJ4w4W7KC2OVMlKT3YtrFe8AW2tMRyfY",
+	"1pWxfe6MB8wY0fx3tg5TEHWtrePKU5LRSRbfRYPj//EympNsy2043ZuJeDFMJWQ3XJY69DR1bRGZbg0J",
+	"PVrrU0x82fGzbdT38UmVY2gi7LxbsyEcv0bz/TO9hEdSTQ4KDU1QU0WubQ0H4XRoHlgmLi7yderhWjG4",
+	"0aujDgATwKXQXRWNvohx34oFU5Xo9QbkHZTbcRyTD5aytYXd9elhuAJY0E1ZmlbjjrDU0Fc0Kqc/u7oG",
+	"4JWHWXbqCv3gT6ZVjj8W7k4DSo6z57U+a18lPSBvcXmf6l8sqUKDnIIRKwWf0ALSjWTf97BocFExDY88",
+	"RKAJmItZag2YqGjudCxwwhxcXX2rrN4RPTDsr9nKVa/Zo/sX+Nvb3AbBFPYgcmNw7JHtoXA7YfYyJHug",
+	"iIf4esoBObOQhGJIyJIdZhlhN9YRQBJoXVkLhXQcs2NTg15JyNq5e238djAGb5eCJ/rgsFmnlf/urptw",
+	"I/PRN3L0YKJwkZtvNfNztY8PD+0ix8Mj55RIP0yobn3Ehctt86OLC6uvHLyFUUgJCr0vDDz9aeqid5PB",
+	"nUNa/tj4lm8YXucd4QVpLqsCDM+assNskhiD+nXsb8O8q/6Z3TNbWyvuHjqonvAPwF4PN/pDTwADa4e5",
+	"rvOnOtMfHSx8tv0ht8gF3sOCj+2gkqMOnBdR39rxcAd17CT/hZQ/WcL6Xx6l3MX+ACmw3gDBv0dJ2iiL",
+	"CbV+vs6v2x6pO8ZuWs3oc+Pjagzh2lKqH9nXivZ0/Sy59sCVtDHiw4fjYMhHMOPtL5UVH5VV10Vot12/",
+	"cwPdH2CJbxY/TydyvkhyHG9/6I00r2Qp/jQFG++gD0fUje/YbIJCCFcMuxMnVSxzENdt6vXpxgvfOe6j",
+	"Bta4hYtg834Y/klJ/DanczROd/T22hbrHc7iz4UFxjWLcQ+CVArH8DgfYx+GT84ZkYrP7Cb3dPBMeikp",
+	"uLhm+VhcSTMnUO+y35jPSA5IbXJkb0DOoypkuCzPbgKuCOQ3DO/vx0bDfEQuK3D+Qw0vMfB6+Q91eImh",
+	"Zbv7CCxyav84vByQ80oYLiExgdsfoVtUSU2oGqsDN40clXD3deXhUNP0bAZj4crcrTzabxd3pyRUxvQC",
+	"lidU4IijAJ112ddN5vPm2Zd/Pmn5EBN+91xss8P1z2wuz6mbiBrT3GkoRqpZlH+oSVvjpOY2/vQp6wdr",
+	"n10s1pi26ibrv7TpuT0B7W3P2qBdqmvThremoFs6NGqg6rQ1f+LaXIR7ap+MnaNmuvVJf9CP9fxgU+H+",
+	"s/KC7UAldsK0LiGOu4oivIR2swZeDj43T7jRLYgaF2sqq0PndCRtdtE9W+YmP6V5XvXubaaQr6CBP9ae",
+	"7jaLv4Bk6q0M9WbEX+EOUWxv77JfIOSWs2UhVwu4JB5yvJgVcnYxKeQEbGVf9qHJ5YJew51Pl2MBJcBu",
+	"vn5oTPqMTYL3o4ODz3OpzX2SJjdUcSvc8Pa+YJi7BFQSF6ZlWdKFYvsQ2tRSmVofZcG1YZBOJvv9Pv7W",
+	"G4QIIKsvBY2K1Zwo9ys0UwE8PwYwd7YwGlN1g1Go4W53MA6a5p1e43YHwVY1tlk71Ql8I6MXeZS3XxS6",
+	"l6pN2d/wSjIY6FlY1CnXeu6URLxJ18TSvUdfubTXKqkn+41eD+17O3pYCGQR7iZIU+HiCegVYcG4VKGl",
+	"rqo8TXFwxMYuVLfvUFS1LqixpYxhRG7nEltdXEGSDDVB6ViEMqaq3AcL8VuXSIqq2qm2wao24v7j/f8N",
+	"AAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
