@@ -1,27 +1,82 @@
 // The console's only script: confirmation of state-changing forms and an
-// optional auto-refresh of the overview. Loaded from the console itself;
-// the Content-Security-Policy forbids inline script.
+// optional auto-refresh of every list and chart. Loaded from the console
+// itself; the Content-Security-Policy forbids inline script.
+//
+// Auto-refresh is off until an operator turns it on, and remembered in
+// this browser (localStorage) for every page. It fetches the page again
+// every five seconds and swaps in the parts marked data-live (by id), so
+// the page neither flickers nor loses its scroll position or what is typed
+// in its forms; it skips a round while the tab is hidden or a field in a
+// live part has the focus. A session that ended, or an answer that is not
+// the page, stops it with a full reload, which shows why.
 "use strict";
-document.addEventListener("DOMContentLoaded", function () {
-  document.querySelectorAll("form[data-confirm]").forEach(function (form) {
-    form.addEventListener("submit", function (ev) {
-      if (!window.confirm(form.getAttribute("data-confirm"))) {
-        ev.preventDefault();
-      }
-    });
+(function () {
+  var key = "sm-autorefresh";
+  var every = 5000;
+
+  // Delegated, so that forms swapped in by a refresh ask too.
+  document.addEventListener("submit", function (ev) {
+    var form = ev.target;
+    if (form.matches && form.matches("form[data-confirm]") && !window.confirm(form.getAttribute("data-confirm"))) {
+      ev.preventDefault();
+    }
   });
-  var box = document.getElementById("autorefresh");
-  if (box) {
-    box.checked = sessionStorage.getItem("sm-autorefresh") === "1";
+
+  function remembered() {
+    try { return localStorage.getItem(key) === "1"; } catch (e) { return false; }
+  }
+  function remember(on) {
+    try { localStorage.setItem(key, on ? "1" : "0"); } catch (e) { /* private mode: this page only */ }
+  }
+
+  function live() { return document.querySelectorAll("[data-live][id]"); }
+
+  function busy() {
+    var f = document.activeElement;
+    return document.hidden || (f && f.closest && f.closest("[data-live]") && f.matches("input, select, textarea"));
+  }
+
+  function refresh() {
+    return fetch(location.href, { credentials: "same-origin", headers: { "Accept": "text/html" } }).then(function (res) {
+      var type = res.headers.get("Content-Type") || "";
+      if (!res.ok || res.redirected || type.indexOf("text/html") !== 0) {
+        throw new Error("not the page");
+      }
+      return res.text();
+    }).then(function (html) {
+      var next = new DOMParser().parseFromString(html, "text/html");
+      var missing = false;
+      live().forEach(function (part) {
+        var fresh = next.getElementById(part.id);
+        if (!fresh || !fresh.hasAttribute("data-live")) { missing = true; return; }
+        part.replaceWith(document.importNode(fresh, true));
+      });
+      if (missing) { throw new Error("the page changed"); }
+      document.documentElement.setAttribute("data-refreshed", String(Date.now()));
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    var box = document.getElementById("autorefresh");
+    var control = document.getElementById("autorefresh-control");
+    if (!box || !control || live().length === 0) {
+      return;
+    }
+    control.hidden = false;
+    box.checked = remembered();
     var timer = null;
     var arm = function () {
       if (timer) { clearTimeout(timer); timer = null; }
-      if (box.checked) { timer = setTimeout(function () { location.reload(); }, 5000); }
+      if (!box.checked) { return; }
+      timer = setTimeout(function () {
+        if (busy()) { arm(); return; }
+        refresh().then(arm, function () { location.reload(); });
+      }, every);
     };
     box.addEventListener("change", function () {
-      sessionStorage.setItem("sm-autorefresh", box.checked ? "1" : "0");
+      remember(box.checked);
       arm();
     });
     arm();
-  }
-});
+  });
+})();
