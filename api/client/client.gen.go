@@ -415,7 +415,7 @@ type GatewaySelector struct {
 // Example: sms
 type GatewayType string
 
-// Instance defines model for Instance.
+// Instance Example: {"heartbeatIntervalSeconds":10,"holderId":"node-b-812-00c1d2e3","holdsLease":false,"lastSeenAt":"2026-02-02T11:59:02.5Z","role":"follower","secondsSinceSeen":62.25,"stale":true,"staleAfterSeconds":30,"startedAt":"2026-02-02T11:58:02.5Z","version":"v1.4.0"}
 type Instance struct {
 	// HeartbeatIntervalSeconds How often the instance records itself.
 	//
@@ -436,6 +436,8 @@ type Instance struct {
 	HoldsLease bool `json:"holdsLease"`
 
 	// LastSeenAt The database's time of the instance's latest heartbeat.
+	//
+	// Example: 2026-02-02T12:00:01.25Z
 	LastSeenAt time.Time `json:"lastSeenAt"`
 
 	// Role The role the instance reported at its latest heartbeat: leader
@@ -462,6 +464,8 @@ type Instance struct {
 	StaleAfterSeconds float64 `json:"staleAfterSeconds"`
 
 	// StartedAt The database's time of the process's first heartbeat.
+	//
+	// Example: 2026-02-02T11:58:01.25Z
 	StartedAt time.Time `json:"startedAt"`
 
 	// Version The build the instance runs; empty when its build does not say.
@@ -478,8 +482,12 @@ type Instance struct {
 type InstanceRole string
 
 // InstanceLease The executor's lease as stored; absent when no instance ever led.
+//
+// Example: {"expiresAt":"2026-02-02T12:00:41.25Z","holderId":"node-a-4711-9f2c01ab","leaseEpoch":7}
 type InstanceLease struct {
 	// ExpiresAt When the lease expires unless renewed, in the database's time.
+	//
+	// Example: 2026-02-02T12:00:41.25Z
 	ExpiresAt time.Time `json:"expiresAt"`
 
 	// HolderId Example: node-a-4711-9f2c01ab
@@ -494,6 +502,8 @@ type InstanceList struct {
 	Instances []Instance `json:"instances"`
 
 	// Lease The executor's lease as stored; absent when no instance ever led.
+	//
+	// Example: {"expiresAt":"2026-02-02T12:00:41.25Z","holderId":"node-a-4711-9f2c01ab","leaseEpoch":7}
 	Lease *InstanceLease `json:"lease,omitempty"`
 }
 

@@ -997,6 +997,20 @@ export interface components {
             instances: components["schemas"]["Instance"][];
             lease?: components["schemas"]["InstanceLease"];
         };
+        /**
+         * @example {
+         *       "holderId": "node-b-812-00c1d2e3",
+         *       "version": "v1.4.0",
+         *       "role": "follower",
+         *       "holdsLease": false,
+         *       "startedAt": "2026-02-02T11:58:02.5Z",
+         *       "lastSeenAt": "2026-02-02T11:59:02.5Z",
+         *       "secondsSinceSeen": 62.25,
+         *       "heartbeatIntervalSeconds": 10,
+         *       "staleAfterSeconds": 30,
+         *       "stale": true
+         *     }
+         */
         Instance: {
             /**
              * @description The instance's name in the lease (--holder-id).
@@ -1026,11 +1040,13 @@ export interface components {
             /**
              * Format: date-time
              * @description The database's time of the process's first heartbeat.
+             * @example 2026-02-02T11:58:01.25Z
              */
             startedAt: string;
             /**
              * Format: date-time
              * @description The database's time of the instance's latest heartbeat.
+             * @example 2026-02-02T12:00:01.25Z
              */
             lastSeenAt: string;
             /**
@@ -1057,7 +1073,14 @@ export interface components {
              */
             stale: boolean;
         };
-        /** @description The executor's lease as stored; absent when no instance ever led. */
+        /**
+         * @description The executor's lease as stored; absent when no instance ever led.
+         * @example {
+         *       "holderId": "node-a-4711-9f2c01ab",
+         *       "leaseEpoch": 7,
+         *       "expiresAt": "2026-02-02T12:00:41.25Z"
+         *     }
+         */
         InstanceLease: {
             /** @example node-a-4711-9f2c01ab */
             holderId: string;
@@ -1069,6 +1092,7 @@ export interface components {
             /**
              * Format: date-time
              * @description When the lease expires unless renewed, in the database's time.
+             * @example 2026-02-02T12:00:41.25Z
              */
             expiresAt: string;
         };
