@@ -76,11 +76,12 @@ SELECT intent_id, 1, 'holder', 1, created_at, created_at, N'timeout', 1 FROM sub
 		t.Errorf("the plan scans a table")
 	}
 	// Babelfish adds a hash to each index name; PostgreSQL reads an index
-	// as an "Index Scan using" it or a "Bitmap Index Scan on" it, and
-	// prints its range on the next line.
+	// as an "Index Scan using" or "Index Only Scan using" it (on the table
+	// and its alias, if any) or a "Bitmap Index Scan on" it, and prints its
+	// range on the next line.
 	for index, column := range map[string]string{"ix_submission_intents_created": "created_at",
 		"ix_submission_intents_ended": "last_modified_at", "ix_submission_attempts_errors": "finished_at"} {
-		seek := regexp.MustCompile(`(using|on) ` + index + `\S*( on \S+ \S+)?\s*\(cost[^\n]*\n\s*Index Cond: \(\(` + column + ` >= `)
+		seek := regexp.MustCompile(`(using|on) ` + index + `\S*( on \S+( \S+)?)?\s*\(cost[^\n]*\n\s*Index Cond: \(\(` + column + ` >= `)
 		if !seek.MatchString(text) {
 			t.Errorf("the plan does not read a range of %s by %s", index, column)
 		}
