@@ -32,17 +32,28 @@ func TestDeadlinePassedIsStrictlyBefore(t *testing.T) {
 
 func TestDecideDeferral(t *testing.T) {
 	deadline := at(30 * time.Second)
-	if got := DecideDeferral(deadlineContract, policyCreatedAt, deadline.Add(-time.Microsecond)); got.Status != StatusPending ||
+	if got := DecideDeferral(deadlineContract, policyCreatedAt, deadline.Add(-time.Microsecond), policyCreatedAt); got.Status != StatusPending ||
 		!got.NextDueAt.Equal(deadline.Add(-time.Microsecond)) {
 		t.Errorf("a deferral ending before the deadline: %+v, want pending until then", got)
 	}
-	if got := DecideDeferral(deadlineContract, policyCreatedAt, deadline); got.Status != StatusExhausted ||
+	if got := DecideDeferral(deadlineContract, policyCreatedAt, deadline, deadline.Add(-LastTryLead)); got.Status != StatusExhausted ||
 		got.ExhaustedReason != ExhaustedDeadlineExceeded {
 		t.Errorf("a deferral ending at the deadline: %+v, want exhausted by it", got)
 	}
+	// A deferral that would miss the deadline waits for the intent's last
+	// try while that lies ahead, and only then exhausts it.
+	lastTry := deadline.Add(-LastTryLead)
+	if got := DecideDeferral(deadlineContract, policyCreatedAt, deadline.Add(time.Hour), at(10*time.Second)); got.Status != StatusPending ||
+		!got.NextDueAt.Equal(lastTry) {
+		t.Errorf("a deferral past the deadline at +10s: %+v, want pending until the last try %v", got, lastTry)
+	}
+	if got := DecideDeferral(deadlineContract, policyCreatedAt, deadline, lastTry.Add(-time.Microsecond)); got.Status != StatusPending ||
+		!got.NextDueAt.Equal(lastTry) {
+		t.Errorf("a deferral just before the last try: %+v, want pending until it", got)
+	}
 	// A deferral spends no try: no other policy ends an intent by it.
 	for _, c := range []Contract{maxAttemptsContract, oneShotContract} {
-		if got := DecideDeferral(c, policyCreatedAt, at(time.Hour)); got.Status != StatusPending {
+		if got := DecideDeferral(c, policyCreatedAt, at(time.Hour), policyCreatedAt); got.Status != StatusPending {
 			t.Errorf("a deferral under %s: %+v, want pending", c.Policy, got)
 		}
 	}
@@ -63,6 +74,9 @@ func TestDecisionValidate(t *testing.T) {
 		{Status: StatusExhausted, ExhaustedReason: ExhaustedDeadlineExceeded},
 		{Status: StatusExhausted, ExhaustedReason: ExhaustedMaxAttempts, PossiblyAccepted: true},
 		{Status: StatusExhausted, ExhaustedReason: ExhaustedOneShotCompleted},
+		{Status: StatusExhausted, ExhaustedReason: ExhaustedDeadlineExceeded, AcceptedAfterDeadline: true, AcceptedMessageID: "m-1"},
+		{Status: StatusExhausted, ExhaustedReason: ExhaustedDeadlineExceeded, AcceptedAfterDeadline: true},
+		{Status: StatusExhausted, ExhaustedReason: ExhaustedDeadlineExceeded, AcceptedAfterDeadline: true, PossiblyAccepted: true},
 	}
 	for _, d := range good {
 		if err := d.Validate(); err != nil {
@@ -87,6 +101,14 @@ func TestDecisionValidate(t *testing.T) {
 			NextDueAt: due},
 		"exhausted with a final outcome": {Status: StatusExhausted, ExhaustedReason: ExhaustedMaxAttempts,
 			FinalOutcome: rej},
+		// An acceptance after the deadline goes only with the exhaustion
+		// the deadline rule makes of it, and its message id only with it.
+		"accepted after the deadline, by max attempts": {Status: StatusExhausted, ExhaustedReason: ExhaustedMaxAttempts,
+			AcceptedAfterDeadline: true},
+		"accepted after the deadline, yet accepted": {Status: StatusAccepted, FinalOutcome: acc, AcceptedAfterDeadline: true},
+		"accepted after the deadline, yet pending":  {Status: StatusPending, NextDueAt: due, AcceptedAfterDeadline: true},
+		"a message id without a late acceptance": {Status: StatusExhausted, ExhaustedReason: ExhaustedDeadlineExceeded,
+			AcceptedMessageID: "m-1"},
 	}
 	for name, d := range bad {
 		if err := d.Validate(); !errors.Is(err, ErrInvalidDecision) {
@@ -131,10 +153,32 @@ func TestValidateDeferral(t *testing.T) {
 		"pending without a due time": {Status: StatusPending},
 		"exhausted with a due time":  {Status: StatusExhausted, ExhaustedReason: ExhaustedDeadlineExceeded, NextDueAt: at(time.Second)},
 		"pending with an exhaustion": {Status: StatusPending, NextDueAt: at(time.Second), ExhaustedReason: ExhaustedDeadlineExceeded},
-		"no status":                  {},
+		"an acceptance after the deadline": {Status: StatusExhausted, ExhaustedReason: ExhaustedDeadlineExceeded,
+			AcceptedAfterDeadline: true},
+		"no status": {},
 	} {
 		if err := d.ValidateDeferral(); !errors.Is(err, ErrInvalidDecision) {
 			t.Errorf("%s: ValidateDeferral = %v, want ErrInvalidDecision", name, err)
 		}
+	}
+}
+
+func TestLastTryIsTheLeadBeforeTheDeadline(t *testing.T) {
+	deadline := at(30 * time.Second)
+	for _, c := range []struct {
+		at   time.Time
+		want bool
+	}{
+		{deadline.Add(-LastTryLead - time.Microsecond), false},
+		{deadline.Add(-LastTryLead), true},
+		{deadline.Add(-time.Microsecond), true},
+		{deadline, false},
+	} {
+		if got := LastTry(deadlineContract, policyCreatedAt, c.at); got != c.want {
+			t.Errorf("LastTry at deadline%+v = %v, want %v", c.at.Sub(deadline), got, c.want)
+		}
+	}
+	if LastTry(maxAttemptsContract, policyCreatedAt, deadline.Add(-time.Millisecond)) {
+		t.Error("a contract without a deadline has a last try")
 	}
 }

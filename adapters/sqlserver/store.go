@@ -4,11 +4,8 @@ import (
 	"time"
 
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"math"
 
 	"github.com/submissionmanager/submission-manager/adapters/sqlserver/internal/sqlserverdb"
 	"github.com/submissionmanager/submission-manager/core"
@@ -34,46 +31,6 @@ func (s *store) Facts() ports.StoreFacts { return ports.StoreFacts{ChangeLookbac
 
 // maxKeyLen is the nvarchar length of intent_id and submission_target.
 const maxKeyLen = 255
-
-// createAttempts bounds the insert-or-read loop of CreateIntent. A
-// duplicate key is only reported once the winning row is committed and rows
-// are never deleted, so the second round practically never happens.
-const createAttempts = 3
-
-// CreateIntent inserts the intent, and when the primary key says another
-// request (on any instance) created it first, reads that row and returns it
-// for the service to judge. It never reads before writing, so two concurrent
-// creates of one intentId cannot both insert.
-func (s *store) CreateIntent(ctx context.Context, intent core.Intent) (ports.CreateIntentResult, error) {
-	params, err := insertIntentParams(intent)
-	if err != nil {
-		return ports.CreateIntentResult{}, err
-	}
-	for range createAttempts {
-		created, err := s.insertIntent(ctx, params)
-		if err == nil {
-			return ports.CreateIntentResult{Intent: created, Created: true}, nil
-		}
-		if !errors.Is(err, errDuplicateKey) {
-			return ports.CreateIntentResult{}, err
-		}
-		existing, found, err := s.readIntent(ctx, s.db.q, intent.IntentID)
-		if err != nil {
-			return ports.CreateIntentResult{}, err
-		}
-		if !found {
-			continue
-		}
-		if existing.IntentID != intent.IntentID {
-			// SQL Server compares strings as if padded with spaces, so the
-			// key "a " collides with "a". Refusing is the only honest answer.
-			return ports.CreateIntentResult{}, &core.FieldError{Field: "intentId",
-				Message: fmt.Sprintf("collides with the existing intentId %q: SQL Server compares identifiers ignoring trailing spaces", existing.IntentID)}
-		}
-		return ports.CreateIntentResult{Intent: existing, Created: false}, nil
-	}
-	return ports.CreateIntentResult{}, fmt.Errorf("%w: intent %q: duplicate key reported but no row found", core.ErrStoreUnavailable, intent.IntentID)
-}
 
 // insertIntentParams checks what the schema would refuse with a less useful
 // error and builds the insert's parameters.
@@ -110,73 +67,15 @@ func insertIntentParams(intent core.Intent) (sqlserverdb.InsertIntentParams, err
 	}, nil
 }
 
-// insertIntent inserts the row and reads it back in the same transaction,
-// so the caller gets the stored times (datetime2 precision, database-time
-// last_modified_at) and not the ones it passed in.
-func (s *store) insertIntent(ctx context.Context, params sqlserverdb.InsertIntentParams) (core.Intent, error) {
-	var created core.Intent
-	err := s.db.inTx(ctx, sql.LevelReadCommitted, func(q *sqlserverdb.Queries) error {
-		if err := q.InsertIntent(ctx, params); err != nil {
-			return mapError(err)
-		}
-		row, err := q.GetIntent(ctx, params.IntentID)
-		if err != nil {
-			return mapError(err)
-		}
-		created, err = intentFromRow(row)
-		return err
-	})
-	return created, err
-}
-
-// GetIntent returns the intent with its attempts, or core.ErrIntentNotFound.
-func (s *store) GetIntent(ctx context.Context, intentID string) (core.Intent, error) {
-	intent, found, err := s.readIntent(ctx, s.db.q, intentID)
-	if err != nil {
-		return core.Intent{}, err
-	}
-	// The equality check also refuses the row "a" when asked for "a ",
-	// which SQL Server's padded comparison would otherwise return.
-	if !found || intent.IntentID != intentID {
-		return core.Intent{}, core.ErrIntentNotFound
-	}
-	return intent, nil
-}
-
-// readIntent reads the row whose key SQL Server finds equal to intentID,
-// then its attempts.
-func (s *store) readIntent(ctx context.Context, q *sqlserverdb.Queries, intentID string) (core.Intent, bool, error) {
-	row, err := q.GetIntent(ctx, intentID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return core.Intent{}, false, nil
-	}
-	if err != nil {
-		return core.Intent{}, false, mapError(err)
-	}
-	intent, err := intentFromRow(row)
-	if err != nil {
-		return core.Intent{}, false, err
-	}
-	attempts, err := q.ListAttempts(ctx, intentID)
-	if err != nil {
-		return core.Intent{}, false, mapError(err)
-	}
-	intent = withAttempts(intent, attempts)
-	if intent.PossiblyAccepted, err = isPossiblyAccepted(ctx, q, intent); err != nil {
-		return core.Intent{}, false, err
-	}
-	return intent, true, nil
-}
-
-// GetIntents reads the stored intents among intentIDs, then their attempts,
-// each with one round trip whatever the number of intents, as GetIntent
-// reads one. Rows whose key SQL Server only finds equal (trailing spaces)
-// are left out, as GetIntent refuses them.
+// GetIntents reads the stored intents among intentIDs with their attempts
+// and flags, in one round trip per rowsPerRequest(1) intentIds. Rows whose
+// key SQL Server only finds equal (trailing spaces) are left out, as
+// GetIntent refuses them.
 func (s *store) GetIntents(ctx context.Context, intentIDs []string) ([]core.Intent, error) {
 	if len(intentIDs) == 0 {
 		return nil, nil
 	}
-	read, err := s.db.intentsOf(ctx, intentIDs)
+	read, err := s.db.intentsWithDetails(ctx, intentIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -190,96 +89,12 @@ func (s *store) GetIntents(ctx context.Context, intentIDs []string) ([]core.Inte
 			intents = append(intents, intent)
 		}
 	}
-	if err := s.attachDetails(ctx, intents); err != nil {
-		return nil, err
-	}
 	return intents, nil
 }
 
-// ListIntents returns at most p.Limit intents strictly after p.Before, newest
-// first, with their attempts; the service cuts pages.
-func (s *store) ListIntents(ctx context.Context, p ports.ListIntentsParams) ([]core.Intent, error) {
-	if p.Limit < 1 {
-		return nil, fmt.Errorf("sqlserver: list limit %d, want at least 1", p.Limit)
-	}
-	rows, err := s.listIntentRows(ctx, p, int32(min(p.Limit, math.MaxInt32)))
-	if err != nil {
-		return nil, err
-	}
-	intents := make([]core.Intent, 0, len(rows))
-	for _, r := range rows {
-		intent, err := intentFromRow(r)
-		if err != nil {
-			return nil, err
-		}
-		intents = append(intents, intent)
-	}
-	if err := s.attachDetails(ctx, intents); err != nil {
-		return nil, err
-	}
-	return intents, nil
-}
-
-// listIntentRows runs the listing query that matches the filters, so each
-// filter combination seeks its own index instead of sharing one catch-all
-// plan.
-func (s *store) listIntentRows(ctx context.Context, p ports.ListIntentsParams, rowLimit int32) ([]intentRow, error) {
-	before, beforeID := maxDatetime2, ""
-	if p.Before != nil {
-		before, beforeID = dbTime(p.Before.CreatedAt), p.Before.IntentID
-	}
-	q := s.db.q
-	var rows []intentRow
-	switch {
-	case p.PossiblyAccepted:
-		return listPossiblyAccepted(ctx, q, p, sqlserverdb.ListPossiblyAcceptedParams{
-			BeforeCreatedAt: before, BeforeIntentID: beforeID, RowLimit: rowLimit})
-	case p.Status == "" && p.SubmissionTarget == "":
-		got, err := q.ListIntents(ctx, sqlserverdb.ListIntentsParams{
-			BeforeCreatedAt: before, BeforeIntentID: beforeID, RowLimit: rowLimit})
-		if err != nil {
-			return nil, mapError(err)
-		}
-		for _, r := range got {
-			rows = append(rows, intentRow(r))
-		}
-	case p.SubmissionTarget == "":
-		got, err := q.ListIntentsByStatus(ctx, sqlserverdb.ListIntentsByStatusParams{
-			Status: string(p.Status), BeforeCreatedAt: before, BeforeIntentID: beforeID, RowLimit: rowLimit})
-		if err != nil {
-			return nil, mapError(err)
-		}
-		for _, r := range got {
-			rows = append(rows, intentRow(r))
-		}
-	case p.Status == "":
-		got, err := q.ListIntentsByTarget(ctx, sqlserverdb.ListIntentsByTargetParams{
-			SubmissionTarget: p.SubmissionTarget, BeforeCreatedAt: before, BeforeIntentID: beforeID, RowLimit: rowLimit})
-		if err != nil {
-			return nil, mapError(err)
-		}
-		for _, r := range got {
-			rows = append(rows, intentRow(r))
-		}
-	default:
-		got, err := q.ListIntentsByStatusAndTarget(ctx, sqlserverdb.ListIntentsByStatusAndTargetParams{
-			SubmissionTarget: p.SubmissionTarget, Status: string(p.Status),
-			BeforeCreatedAt: before, BeforeIntentID: beforeID, RowLimit: rowLimit})
-		if err != nil {
-			return nil, mapError(err)
-		}
-		for _, r := range got {
-			rows = append(rows, intentRow(r))
-		}
-	}
-	return rows, nil
-}
-
-// attachDetails completes intents read as rows: the attempts of all of them
-// in one round trip, then the possiblyAccepted flag (see
-// attachPossiblyAccepted). Every read of many intents goes through it, so
-// none returns an intent without its flag.
-func (s *store) attachDetails(ctx context.Context, intents []core.Intent) error {
+// attachAttempts sets the attempts of all the intents, read in one round
+// trip per rowsPerRequest(1) intents.
+func (s *store) attachAttempts(ctx context.Context, intents []core.Intent) error {
 	if len(intents) == 0 {
 		return nil
 	}
@@ -294,5 +109,5 @@ func (s *store) attachDetails(ctx context.Context, intents []core.Intent) error 
 	for i := range intents {
 		intents[i] = withAttempts(intents[i], byIntent[intents[i].IntentID])
 	}
-	return s.db.attachPossiblyAccepted(ctx, intents)
+	return nil
 }

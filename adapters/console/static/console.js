@@ -1,14 +1,18 @@
-// The console's only script: confirmation of state-changing forms and an
-// optional auto-refresh of every list and chart. Loaded from the console
-// itself; the Content-Security-Policy forbids inline script.
+// The console's only script: confirmation of state-changing forms, an
+// optional auto-refresh of every list and chart, and the intents list's
+// selection for bulk actions. Loaded from the console itself; the
+// Content-Security-Policy forbids inline script.
 //
 // Auto-refresh is off until an operator turns it on, and remembered in
 // this browser (localStorage) for every page. It fetches the page again
 // every five seconds and swaps in the parts marked data-live (by id), so
 // the page neither flickers nor loses its scroll position or what is typed
-// in its forms; it skips a round while the tab is hidden or a field in a
-// live part has the focus. A session that ended, or an answer that is not
-// the page, stops it with a full reload, which shows why.
+// in its forms; it skips a round while the tab is hidden, a field in a
+// live part has the focus, or rows of a live part are selected (a refresh
+// would move the rows under the selection). A session that ended, an
+// answer that is not the page, or a page whose live parts changed (an
+// intent that ended loses its actions) stops it with a full reload, which
+// shows why.
 "use strict";
 (function () {
   var key = "sm-autorefresh";
@@ -19,6 +23,34 @@
     var form = ev.target;
     if (form.matches && form.matches("form[data-confirm]") && !window.confirm(form.getAttribute("data-confirm"))) {
       ev.preventDefault();
+    }
+  });
+
+  // Selection for bulk actions: "select all" toggles the page's rows, and
+  // the bar counts the selection. Delegated and read afresh each time, so
+  // that rows swapped in by a refresh count too. Without script, rows are
+  // ticked one by one and the server counts.
+  function selectable() { return document.querySelectorAll("#intents input.select"); }
+  function counted() {
+    var all = document.getElementById("select-all");
+    var count = document.getElementById("selected-count");
+    var apply = document.getElementById("bulk-apply");
+    if (!all || !count || !apply) { return; }
+    var rows = selectable();
+    var n = 0;
+    rows.forEach(function (box) { if (box.checked) { n++; } });
+    count.textContent = n === 1 ? "1 selected" : n + " selected";
+    apply.disabled = n === 0;
+    all.checked = n > 0 && n === rows.length;
+  }
+  document.addEventListener("change", function (ev) {
+    var box = ev.target;
+    if (!box.matches) { return; }
+    if (box.matches("#select-all")) {
+      selectable().forEach(function (row) { row.checked = box.checked; });
+      counted();
+    } else if (box.matches("#intents input.select")) {
+      counted();
     }
   });
 
@@ -33,7 +65,9 @@
 
   function busy() {
     var f = document.activeElement;
-    return document.hidden || (f && f.closest && f.closest("[data-live]") && f.matches("input, select, textarea"));
+    return document.hidden ||
+      (f && f.closest && f.closest("[data-live]") && f.matches("input, select, textarea")) ||
+      document.querySelector("[data-live] input.select:checked") !== null;
   }
 
   function refresh() {
@@ -52,11 +86,13 @@
         part.replaceWith(document.importNode(fresh, true));
       });
       if (missing) { throw new Error("the page changed"); }
+      counted();
       document.documentElement.setAttribute("data-refreshed", String(Date.now()));
     });
   }
 
   document.addEventListener("DOMContentLoaded", function () {
+    counted();
     var box = document.getElementById("autorefresh");
     var control = document.getElementById("autorefresh-control");
     if (!box || !control || live().length === 0) {

@@ -25,6 +25,7 @@ import (
 
 // Defines values for ExhaustedReason.
 const (
+	Cancelled          ExhaustedReason = "cancelled"
 	DeadlineExceeded   ExhaustedReason = "deadline_exceeded"
 	MaxAttemptsReached ExhaustedReason = "max_attempts_reached"
 	OneShotCompleted   ExhaustedReason = "one_shot_completed"
@@ -33,6 +34,8 @@ const (
 // Valid indicates whether the value is a known member of the ExhaustedReason enum.
 func (e ExhaustedReason) Valid() bool {
 	switch e {
+	case Cancelled:
+		return true
 	case DeadlineExceeded:
 		return true
 	case MaxAttemptsReached:
@@ -98,6 +101,63 @@ func (e InstanceRole) Valid() bool {
 	case Follower:
 		return true
 	case Leader:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IntentEventAction.
+const (
+	EventActionCancel IntentEventAction = "cancel"
+	EventActionRunNow IntentEventAction = "run_now"
+)
+
+// Valid indicates whether the value is a known member of the IntentEventAction enum.
+func (e IntentEventAction) Valid() bool {
+	switch e {
+	case EventActionCancel:
+		return true
+	case EventActionRunNow:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IntentEventRole.
+const (
+	EventRoleClient   IntentEventRole = "client"
+	EventRoleNone     IntentEventRole = "none"
+	EventRoleOperator IntentEventRole = "operator"
+)
+
+// Valid indicates whether the value is a known member of the IntentEventRole enum.
+func (e IntentEventRole) Valid() bool {
+	switch e {
+	case EventRoleClient:
+		return true
+	case EventRoleNone:
+		return true
+	case EventRoleOperator:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IntentEventSurface.
+const (
+	EventSurfaceAPI     IntentEventSurface = "api"
+	EventSurfaceConsole IntentEventSurface = "console"
+)
+
+// Valid indicates whether the value is a known member of the IntentEventSurface enum.
+func (e IntentEventSurface) Valid() bool {
+	switch e {
+	case EventSurfaceAPI:
+		return true
+	case EventSurfaceConsole:
 		return true
 	default:
 		return false
@@ -293,7 +353,8 @@ type Contract struct {
 	TerminalOutcomes []string `json:"terminalOutcomes"`
 }
 
-// ExhaustedReason Which policy rule ended the intent; never a gateway failure.
+// ExhaustedReason Which policy rule ended the intent (never a gateway failure), or
+// `cancelled`: an operator cancelled it while it was pending.
 //
 // Example: max_attempts_reached
 type ExhaustedReason string
@@ -515,7 +576,24 @@ type InstanceList struct {
 
 // Intent Example: {"attempts":[{"finishedAt":"2026-02-02T12:00:00.087Z","number":1,"outcome":{"reason":"provider_failure","status":"rejected"},"startedAt":"2026-02-02T12:00:00.012Z"},{"finishedAt":"2026-02-02T12:00:05.151Z","number":2,"outcome":{"status":"accepted"},"startedAt":"2026-02-02T12:00:05.090Z"}],"contract":{"gatewayType":"sms","maxAcceptanceSeconds":30,"mode":"realtime","policy":"deadline","submissionTarget":"sms.realtime","terminalOutcomes":["invalid_request","invalid_recipient","invalid_message"]},"createdAt":"2026-02-02T12:00:00.004Z","finalOutcome":{"status":"accepted"},"intentId":"order-1234-shipping-sms","status":"accepted","submissionTarget":"sms.realtime"}
 type Intent struct {
-	Attempts []Attempt `json:"attempts"`
+	// AcceptedAfterDeadline Present and true when the gateway accepted an attempt at or
+	// after the acceptance deadline. The status is the spec's
+	// (exhausted, deadline_exceeded), and this is the fact beside it:
+	// the gateway has the message and may deliver it, so a
+	// resubmission could deliver it twice (it needs
+	// acknowledgeDeliveryRisk). Absent otherwise.
+	//
+	//
+	// Example: true
+	AcceptedAfterDeadline *bool `json:"acceptedAfterDeadline,omitempty"`
+
+	// AcceptedMessageId The gateway's message reference of the acceptance that came
+	// after the deadline, when the gateway gave one; absent otherwise.
+	//
+	//
+	// Example: gw-7f3a9c
+	AcceptedMessageId *string   `json:"acceptedMessageId,omitempty"`
+	Attempts          []Attempt `json:"attempts"`
 
 	// Contract A submission target's contract. An intent carries the snapshot taken
 	// when it was submitted, so later registry edits never change it.
@@ -528,7 +606,14 @@ type Intent struct {
 	// CreatedAt Example: 2026-02-02T12:00:00.004Z
 	CreatedAt time.Time `json:"createdAt"`
 
-	// ExhaustedReason Which policy rule ended the intent; never a gateway failure.
+	// Events The operator's actions on the intent (cancel, run now), oldest
+	// first. Present on GET /v1/intents/{intentId} and on the answers
+	// of the actions, when there is any.
+	Events *[]IntentEvent `json:"events,omitempty"`
+
+	// ExhaustedReason Which policy rule ended the intent (never a gateway failure), or
+	// `cancelled`: an operator cancelled it while it was pending.
+	//
 	//
 	// Example: max_attempts_reached
 	ExhaustedReason *ExhaustedReason `json:"exhaustedReason,omitempty"`
@@ -597,6 +682,11 @@ type Intent struct {
 	SubmissionTarget string `json:"submissionTarget"`
 }
 
+// IntentActionRequest An empty object ({}); the action takes no options, and members are ignored.
+//
+// Example: {}
+type IntentActionRequest = map[string]interface{}
+
 // IntentBatch Example: {"intents":[{"intentId":"otp-7f3a-1","payload":{"text":"Your code is 123456.","to":"+15551234567"},"submissionTarget":"sms.realtime"},{"intentId":"otp-7f3a-2","payload":{"text":"Your code is 654321.","to":"+15557654321"},"submissionTarget":"sms.realtime"}]}
 type IntentBatch struct {
 	// Intents 1 to 1,000 submissions by default (the operator's --max-batch);
@@ -630,6 +720,54 @@ type IntentBatchResults struct {
 	Results []IntentBatchResult `json:"results"`
 }
 
+// IntentEvent One operator action on the intent: who (the surface, the role of
+// the key presented, and on the console the session's tag; never a
+// key), what and when (the database's time).
+//
+// Example: {"action":"cancel","at":"2026-02-02T12:03:10.250Z","number":1,"role":"operator","session":"3f2a9c1b07de","surface":"console"}
+type IntentEvent struct {
+	// Action Example: cancel
+	Action IntentEventAction `json:"action"`
+
+	// At Example: 2026-02-02T12:03:10.250Z
+	At time.Time `json:"at"`
+
+	// Number Counts the intent's events from 1, in order.
+	//
+	// Example: 1
+	Number int `json:"number"`
+
+	// Role The role of the key presented; `none` when the service has no keys.
+	//
+	// Example: operator
+	Role IntentEventRole `json:"role"`
+
+	// Session The console session's tag (the start of its stored digest);
+	// present for console actions only.
+	//
+	//
+	// Example: 3f2a9c1b07de
+	Session *string `json:"session,omitempty"`
+
+	// Surface Where the action came from.
+	//
+	// Example: console
+	Surface IntentEventSurface `json:"surface"`
+}
+
+// IntentEventAction Example: cancel
+type IntentEventAction string
+
+// IntentEventRole The role of the key presented; `none` when the service has no keys.
+//
+// Example: operator
+type IntentEventRole string
+
+// IntentEventSurface Where the action came from.
+//
+// Example: console
+type IntentEventSurface string
+
 // IntentID The client's idempotency key: 1 to 255 characters (Unicode code
 // points) of UTF-8, without control, invisible-format or
 // bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
@@ -646,10 +784,15 @@ type IntentID = string
 type IntentPage struct {
 	Intents []Intent `json:"intents"`
 
-	// NextCursor Absent on the last page.
+	// NextCursor The cursor of the next (older) page; absent on the last page.
 	//
 	// Example: eyJjIjoiMjAyNi0wMi0wMlQxMjowMDowMC4xMjM0NTZaIiwiaSI6Im9yZGVyLTEyMzQifQ
 	NextCursor *string `json:"nextCursor,omitempty"`
+
+	// PrevCursor The cursor of the previous (newer) page; absent on the first page.
+	//
+	// Example: eyJjIjoiMjAyNi0wMi0wMlQxMjowMDowMC4xMjM0NTZaIiwiaSI6Im9yZGVyLTEyMzUiLCJwIjp0cnVlfQ
+	PrevCursor *string `json:"prevCursor,omitempty"`
 }
 
 // IntentStatus An orchestration decision, never a gateway status. Every status but
@@ -744,6 +887,16 @@ type ProblemConflictingFields string
 //
 // Example: {"intentId":"order-1234-shipping-sms-again"}
 type ResubmissionRequest struct {
+	// AcknowledgeDeliveryRisk true confirms that the gateway may already have delivered the
+	// intent's message (it is flagged acceptedAfterDeadline or
+	// possiblyAccepted) and that it is to be sent again all the same.
+	// Without it such an intent is refused with 409 delivery-risk.
+	// Ignored for other intents.
+	//
+	//
+	// Example: false
+	AcknowledgeDeliveryRisk *bool `json:"acknowledgeDeliveryRisk,omitempty"`
+
 	// IntentId The client's idempotency key: 1 to 255 characters (Unicode code
 	// points) of UTF-8, without control, invisible-format or
 	// bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
@@ -838,6 +991,13 @@ type Forbidden = Problem
 // Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
 type IdempotencyConflict = Problem
 
+// IntentActionConflict An RFC 9457 problem document. `type` is stable per kind of error;
+// the members after `instance` appear only for the errors that need
+// them.
+//
+// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+type IntentActionConflict = Problem
+
 // MalformedRequest An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
 // them.
@@ -921,10 +1081,36 @@ type ListIntentsParams struct {
 	// false or absent does not filter on the flag.
 	PossiblyAccepted *bool `form:"possiblyAccepted,omitempty" json:"possiblyAccepted,omitempty"`
 
+	// AcceptedAfterDeadline true lists only intents the gateway accepted at or after their
+	// acceptance deadline (exhausted, yet the gateway has the
+	// message); false or absent does not filter on it. With
+	// possiblyAccepted=true both must hold.
+	AcceptedAfterDeadline *bool `form:"acceptedAfterDeadline,omitempty" json:"acceptedAfterDeadline,omitempty"`
+
+	// IntentIdPrefix Only intents whose intentId starts with this text, compared
+	// exactly: letter case counts and no character is a wildcard.
+	IntentIdPrefix *string `form:"intentIdPrefix,omitempty" json:"intentIdPrefix,omitempty"`
+
+	// CreatedFrom Only intents created at or after this instant (RFC 3339; encode
+	// a + offset as %2B).
+	CreatedFrom *string `form:"createdFrom,omitempty" json:"createdFrom,omitempty"`
+
+	// CreatedBefore Only intents created before this instant. With createdFrom it
+	// must be later: the range is half-open, so consecutive ranges
+	// never share an intent.
+	CreatedBefore *string `form:"createdBefore,omitempty" json:"createdBefore,omitempty"`
+
+	// LastResult Only intents whose latest attempt has this text in its outcome
+	// status, its outcome reason or its error, ignoring letter case
+	// (the embedded SQLite store folds only ASCII letters): a rejection
+	// reason such as invalid_recipient, or a fragment of an error such
+	// as timeout. An intent without attempts never matches.
+	LastResult *string `form:"lastResult,omitempty" json:"lastResult,omitempty"`
+
 	// Limit The page size.
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The nextCursor of the previous page.
+	// Cursor A page's nextCursor (the next page) or prevCursor (the previous page).
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -961,8 +1147,14 @@ type ResumeGatewayJSONRequestBody = GatewaySelector
 // SubmitIntentJSONRequestBody defines body for SubmitIntent for application/json ContentType.
 type SubmitIntentJSONRequestBody = SubmitIntentRequest
 
+// CancelIntentJSONRequestBody defines body for CancelIntent for application/json ContentType.
+type CancelIntentJSONRequestBody = IntentActionRequest
+
 // ResubmitIntentJSONRequestBody defines body for ResubmitIntent for application/json ContentType.
 type ResubmitIntentJSONRequestBody = ResubmissionRequest
+
+// RunIntentNowJSONRequestBody defines body for RunIntentNow for application/json ContentType.
+type RunIntentNowJSONRequestBody = IntentActionRequest
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
@@ -993,9 +1185,15 @@ type ServerInterface interface {
 	// GetIntent Read one intent with its payload and attempts.
 	// (GET /v1/intents/{intentId})
 	GetIntent(w http.ResponseWriter, r *http.Request, intentId string, params GetIntentParams)
+	// CancelIntent Cancel a pending intent (operator keys only).
+	// (POST /v1/intents/{intentId}/cancel)
+	CancelIntent(w http.ResponseWriter, r *http.Request, intentId string)
 	// ResubmitIntent Resubmit an ended intent as a new intent (operator keys only).
 	// (POST /v1/intents/{intentId}/resubmissions)
 	ResubmitIntent(w http.ResponseWriter, r *http.Request, intentId string)
+	// RunIntentNow Make a pending intent's next try due now (operator keys only).
+	// (POST /v1/intents/{intentId}/run-now)
+	RunIntentNow(w http.ResponseWriter, r *http.Request, intentId string)
 	// ListTargets List every submission target's contract.
 	// (GET /v1/targets)
 	ListTargets(w http.ResponseWriter, r *http.Request)
@@ -1145,6 +1343,71 @@ func (siw *ServerInterfaceWrapper) ListIntents(w http.ResponseWriter, r *http.Re
 		return
 	}
 
+	// ------------- Optional query parameter "acceptedAfterDeadline" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "acceptedAfterDeadline", r.URL.Query(), &params.AcceptedAfterDeadline, runtime.BindQueryParameterOptions{Type: "boolean", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "acceptedAfterDeadline"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "acceptedAfterDeadline", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "intentIdPrefix" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "intentIdPrefix", r.URL.Query(), &params.IntentIdPrefix, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "intentIdPrefix"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "intentIdPrefix", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "createdFrom" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "createdFrom", r.URL.Query(), &params.CreatedFrom, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "createdFrom"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "createdFrom", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "createdBefore" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "createdBefore", r.URL.Query(), &params.CreatedBefore, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "createdBefore"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "createdBefore", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "lastResult" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "lastResult", r.URL.Query(), &params.LastResult, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "lastResult"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "lastResult", Err: err})
+		}
+		return
+	}
+
 	// ------------- Optional query parameter "limit" -------------
 
 	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
@@ -1273,6 +1536,32 @@ func (siw *ServerInterfaceWrapper) GetIntent(w http.ResponseWriter, r *http.Requ
 	handler.ServeHTTP(w, r)
 }
 
+// CancelIntent operation middleware
+func (siw *ServerInterfaceWrapper) CancelIntent(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "intentId" -------------
+	var intentId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "intentId", r.PathValue("intentId"), &intentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "intentId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CancelIntent(w, r, intentId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ResubmitIntent operation middleware
 func (siw *ServerInterfaceWrapper) ResubmitIntent(w http.ResponseWriter, r *http.Request) {
 
@@ -1290,6 +1579,32 @@ func (siw *ServerInterfaceWrapper) ResubmitIntent(w http.ResponseWriter, r *http
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ResubmitIntent(w, r, intentId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RunIntentNow operation middleware
+func (siw *ServerInterfaceWrapper) RunIntentNow(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "intentId" -------------
+	var intentId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "intentId", r.PathValue("intentId"), &intentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "intentId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RunIntentNow(w, r, intentId)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -1463,6 +1778,8 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/intents", wrapper.SubmitIntent)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/intents/{intentId}", wrapper.GetIntent)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/intents/{intentId}/resubmissions", wrapper.ResubmitIntent)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/intents/{intentId}/cancel", wrapper.CancelIntent)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/intents/{intentId}/run-now", wrapper.RunIntentNow)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/targets", wrapper.ListTargets)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/targets/{submissionTarget}", wrapper.GetTarget)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/gateways", wrapper.ListGateways)
@@ -1487,6 +1804,8 @@ type AuthenticationThrottledApplicationProblemPlusJSONResponse struct {
 type ForbiddenApplicationProblemPlusJSONResponse Problem
 
 type IdempotencyConflictApplicationProblemPlusJSONResponse Problem
+
+type IntentActionConflictApplicationProblemPlusJSONResponse Problem
 
 type MalformedRequestApplicationProblemPlusJSONResponse Problem
 
@@ -2407,6 +2726,176 @@ func (response GetIntent503ApplicationProblemPlusJSONResponse) VisitGetIntentRes
 	return err
 }
 
+type CancelIntentRequestObject struct {
+	IntentId string `json:"intentId"`
+	Body     *CancelIntentJSONRequestBody
+}
+
+type CancelIntentResponseObject interface {
+	VisitCancelIntentResponse(w http.ResponseWriter) error
+}
+
+type CancelIntent200JSONResponse Intent
+
+func (response CancelIntent200JSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent400ApplicationProblemPlusJSONResponse struct {
+	MalformedRequestApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent400ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent401ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent403ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent404ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent409ApplicationProblemPlusJSONResponse struct {
+	IntentActionConflictApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent409ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent415ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent422ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent429ApplicationProblemPlusJSONResponse struct {
+	AuthenticationThrottledApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent429ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent503ApplicationProblemPlusJSONResponse struct {
+	StoreUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent503ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ResubmitIntentRequestObject struct {
 	IntentId string `json:"intentId"`
 	Body     *ResubmitIntentJSONRequestBody
@@ -2591,6 +3080,176 @@ func (response ResubmitIntent503ApplicationProblemPlusJSONResponse) VisitResubmi
 	return err
 }
 
+type RunIntentNowRequestObject struct {
+	IntentId string `json:"intentId"`
+	Body     *RunIntentNowJSONRequestBody
+}
+
+type RunIntentNowResponseObject interface {
+	VisitRunIntentNowResponse(w http.ResponseWriter) error
+}
+
+type RunIntentNow200JSONResponse Intent
+
+func (response RunIntentNow200JSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow400ApplicationProblemPlusJSONResponse struct {
+	MalformedRequestApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow400ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow401ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow403ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow404ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow409ApplicationProblemPlusJSONResponse struct {
+	IntentActionConflictApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow409ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow415ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow422ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow429ApplicationProblemPlusJSONResponse struct {
+	AuthenticationThrottledApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow429ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow503ApplicationProblemPlusJSONResponse struct {
+	StoreUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow503ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListTargetsRequestObject struct {
 }
 
@@ -2749,9 +3408,15 @@ type StrictServerInterface interface {
 	// GetIntent Read one intent with its payload and attempts.
 	// (GET /v1/intents/{intentId})
 	GetIntent(ctx context.Context, request GetIntentRequestObject) (GetIntentResponseObject, error)
+	// CancelIntent Cancel a pending intent (operator keys only).
+	// (POST /v1/intents/{intentId}/cancel)
+	CancelIntent(ctx context.Context, request CancelIntentRequestObject) (CancelIntentResponseObject, error)
 	// ResubmitIntent Resubmit an ended intent as a new intent (operator keys only).
 	// (POST /v1/intents/{intentId}/resubmissions)
 	ResubmitIntent(ctx context.Context, request ResubmitIntentRequestObject) (ResubmitIntentResponseObject, error)
+	// RunIntentNow Make a pending intent's next try due now (operator keys only).
+	// (POST /v1/intents/{intentId}/run-now)
+	RunIntentNow(ctx context.Context, request RunIntentNowRequestObject) (RunIntentNowResponseObject, error)
 	// ListTargets List every submission target's contract.
 	// (GET /v1/targets)
 	ListTargets(ctx context.Context, request ListTargetsRequestObject) (ListTargetsResponseObject, error)
@@ -3043,6 +3708,39 @@ func (sh *strictHandler) GetIntent(w http.ResponseWriter, r *http.Request, inten
 	}
 }
 
+// CancelIntent operation middleware
+func (sh *strictHandler) CancelIntent(w http.ResponseWriter, r *http.Request, intentId string) {
+	var request CancelIntentRequestObject
+
+	request.IntentId = intentId
+
+	var body CancelIntentJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CancelIntent(ctx, request.(CancelIntentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CancelIntent")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CancelIntentResponseObject); ok {
+		if err := validResponse.VisitCancelIntentResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ResubmitIntent operation middleware
 func (sh *strictHandler) ResubmitIntent(w http.ResponseWriter, r *http.Request, intentId string) {
 	var request ResubmitIntentRequestObject
@@ -3069,6 +3767,39 @@ func (sh *strictHandler) ResubmitIntent(w http.ResponseWriter, r *http.Request, 
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(ResubmitIntentResponseObject); ok {
 		if err := validResponse.VisitResubmitIntentResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RunIntentNow operation middleware
+func (sh *strictHandler) RunIntentNow(w http.ResponseWriter, r *http.Request, intentId string) {
+	var request RunIntentNowRequestObject
+
+	request.IntentId = intentId
+
+	var body RunIntentNowJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RunIntentNow(ctx, request.(RunIntentNowRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RunIntentNow")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RunIntentNowResponseObject); ok {
+		if err := validResponse.VisitRunIntentNowResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -3131,176 +3862,209 @@ func (sh *strictHandler) GetTarget(w http.ResponseWriter, r *http.Request, submi
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L17cxs3lij+VVC9WyWx0qSalJTYVOUPx2NnvBs7Hlv+/eom9FoQGyQRNQEOgJbEuDSf/RbOAdDoBx+y",
-	"pUx27kzVxBLFbgDn/cbnZCqXKymYMDoZf04WjOZMwY9vFZsxxcSUPVutCs5y+2HO9FTxleFSJOPk4oZy",
-	"8/2bC3KzYIKYBSOaqWumyEIKWSqWE0ou8D1jYr97QQ7fEK7hq/Z3ws1EUHx9SujMMEW40WRKV70zQi81",
-	"EwZfzg2hQt8w+9IbbhayNPAGLuaDiUjSRE8XbEntHtktXa4KlowT2N4wS9LErFf2A20UF/Pk7u4uTVZU",
-	"0SUztdO2j/ju5XPy3egkI6sADj0g4eCHb8jNQhb24FMpct0jVF9pYqTbLaF6IrSUglA8NRfGnolrMuOC",
-	"FimRyp37jX8HOaSGLKU29oGJQJAeaNLvL+lt366ckuOMaHK5Jjmb0bIwY0LFmhRUzeFF9ju4nAXkRFiA",
-	"xatTbeGpDRW5HkzE+YKRS5mvPWY0XTL7HQ9n+xkSxoD8bBZMxcBICRU5oRNxgQi+WUjNyDUtSmbfJ6Qh",
-	"1MFIlMtLpoic+ZOmhCpG+FxIBfjXExHgbeF4RqinKGqAMOwaTNljOQBr+xcppgypgFuc4V6TNBF0abHu",
-	"cPsFNKKYXkmhGZDIs9IsmDB8Si1tnC+UNKZAtphKAKz9EagZv3K0UvKyYMtvftOWlqJVLZUZyotknJgF",
-	"14TmuWJaW7hakmc5MVKSpUVqKa6EvBHkiq31GVHMqDXhgnyr4bQWh1O766Pr4RFi1/5BG2pKnYxPRk/T",
-	"xHADJ63vn5hwgHD0hTErPT46mnOzKC8HU7k80uXlkmvNpVhSQedMRZ/0/UeXhbw8WlIujnI51Ud0xQfL",
-	"/D9obb1+td5djIn/VGyWjJP/OKoE0RH+VR+9RfghLup8aWlWsb+XTJsDTaYFB7reD4ykoIYV67OJMNVb",
-	"yA3VRLFZqSMJU0h5xcXcU98VWw/IO0AB8iwwKHzQfwYfIOkd6IrCgfcoUXy+MPACoNNIzkaPt8XPeycS",
-	"SmF4AYzoz7ika39OQu2LCZ1TLgY1Mnd4tYQxZ8rC8S5NXkp1yfOciYegXLliCulJMJZrQoX7SCq7qY1E",
-	"eiRVzlR/ODo+6esFX624mPf1Uh8pVhFYjZSz44qUqyM8Eu3OwgIPRawWQ5bTPa1esfUZIHQHBMlhv+9/",
-	"71vq7Q3snl7lbLmShonp+rkUs4JPzT3Q+SAnQky+ygm75dpoT+k5n4FuMKSC9rnVTCYlK7ouJM2t0hPS",
-	"/MBmUjE4zmtazKRasvwdcuNXk2bF116zoSa6pgXPyX+9//kNyeW0XNoF9hGkWVZRX9isX+OxqHDpF+r7",
-	"hR6KGutAAXDIy9/Y1AA23kjzUpbia1WbkN7gWID1w3WgmXvLhRouTipcvMIF7DlmsOVHQgVury+k6eM6",
-	"D4GJN5LocrrwUJKKGGAUQMJb5JVzKX+yH34lLjznWYUIduKYHGf2f+RybZgmduN0aqwZZpmn4EsOVuro",
-	"29Hw5GQvFhlGAvptc7nHwos7V99I2ceFHopFPMQOpUJ/BWxYyzg9wm6nIKvBxJZixufg7QDUAHlOjJ3z",
-	"JZPlg0uznOfIuUrxawaCl8f+14G1ZCz03fJ7CbgnFfbc7qPnHwV37kx9v8yDCrd7wmhAzq0tN5VCsClo",
-	"Y27NSqlZbq1uzUROIjxYKw7QXB32C9RwF7KdLJgkGwThJLE7WzGRczE/I1IUa8JEznInRazzLMil3Sns",
-	"zRiWP6QV9rRT9sIO/gDZi+s8FKFE2ikcAjxyi2nBbioTx3qS1jST4P7ix8Do741U7IOg15QX9LJgD8Dq",
-	"2r7SYtHuCRBJpwskQ+t5WOdF7cPSp7HFDPskZbTRR0IW7L4fL/RQ2MqpoZdU7wINogVI/4HxgpEIrslC",
-	"Fjm4hRqdy0g4c6aBglCrypklpWXqIi5LuvZb1QupTLG+Px5xE5elXj8aBmGJPizx+Lgjhy2K6QUexK1M",
-	"BC2srF4D4PVeYG/8bSIQA1aoV/raSHIYnbbnkROcexI55xPRdO6/zJU3EkOfl+D94IpczPdw3D8IWpqF",
-	"VPz3r446gT575t4Gj43JD4wqpsikzLLjKV1x633CL2w/A2JYUWltp49EpmW8xkPQ6bO3rzA8RFXNqqN1",
-	"1U+m1qRgVmUI5jkchM4HsVJyyrS2RPxCGG7WD2IMvMrHdj+GcuGDyNdc88uCWZK3f1GyINMFVdaCV+TD",
-	"N6Ns9GIb0rgAP/glZ0Wuk/Gvn5OZ/TFaMUmTpT2JdTySL1j87mMchRzFRgO64Ljgo1kMsEgfF3kQ4sAN",
-	"2zOHxAEBhxZWqiRWI+Zhv+Nij45GdLlaSWVY/prlnJ7D8b+KSJ7jo337KjJJDLs1R6uCcoGmohW3Yc0z",
-	"ApwfLwGv3su/O40ZPLySLO05CODx0Vg9rNaH1fqwzGMEQ7TLjzQhBAjmGv+Oka6J8JB/IaYSDAI0D82C",
-	"CsJzBhKAHEa2Q86mMneiowc+RDgDphiMYcuVaSuPn0VMWlaH2LfOqWE3dD0gr4DOFJtaez73qiX6CuF6",
-	"Iqa0KCwJzLjgesHyZ/BUyLLxgjkVyQWZFXy+MAPyLHybUNzcRFh7mQoiSzOVS4YH9OtUSTpWFH2MXvUg",
-	"ySUIU0qqiTg0igpt0UlmlBelYqn3wlLPT+49vQF55p4j2lBluJhPxCRBmnbezXiSkCVVV7Apt0mLAx/S",
-	"90ApDRHMYsGedyIOC1TcC76CLxZSG8/F7JZNSwOLytWqDlELxRQj/+7QB5pcKkavmCJyxQQDKcFx+RWF",
-	"hMKSUQEQ9oJiIuh0ylbAciRnNC+4YGRBc7KiWrO8h8ZFxO8V1pJxMspG3/azUT8bnQ9H4ywbZ9kge/Ld",
-	"L0maYJYtGQ/TxGHIPq0YBRGSrJS85jlTnxzsIw5PFPuNTY1Tpxbc21Ybjn6x31spuWLKcMyRAarqCbYW",
-	"Zfz1/PwtOc1GY/IDzcmP+Od2/i2tnTh+45bDW4Kjdss5NQwCC10vtmYkU686MtpWHCBdIAUtaY5Yd3Q1",
-	"iHGS6GU/G3YtUDCq2YuVnC42LqEZYfYL8duBYmDJUuTWk4kWO44Ox4X59qRaN1iJFfIjcA3TZMkFX5ZL",
-	"+Ln9TEQl24Toz+5rddponu7/95UA8ZE8Dw7IB3sugqFBx0sQr5jJopA3EwEeXEou11WJwEwqUllaDjsH",
-	"Gp/VhTS6wSqbyXU/+oC8799LrqyV/asHaXzqj+EZDJpbmFhdYE2gNkie1SQ3WAUHGi0nOjUg4VwgwluW",
-	"oDEEXemFNMTQKyYmwldBWHgG0ZcSLdHrJYrNubbOC8u50U7STRdUzK1UH7g0pRW0VlFxEJZ2WSVo4eSd",
-	"3d9KFny6BpvXacQVVcYCH15SF0mOtc8d/CBKv6S3z4Jkcz5PMj7O0mQpcwZChhYO8LiYxYYTgBbKDQMK",
-	"XzyInjJMLbmghSNIa796g/ZTlZCpPpnyFfdpHvzMW7YfW/KrdqLt/PBj9NW7Tedu0sJbl7GdOUUTJL+D",
-	"uxTFeoysUS7Lghp+be2TUuQpmSm5xJQ1koslIsXAREl9fPNmwacLEqmWZakNWdDViokG+gAlWwWDPRJy",
-	"8R4nWdLbT47ndXyamhA73bkk0Mh2wL+237mrqGeH7YffuuuirM81WV4nsqZIb1Ndq1QItKdlIlS2GlWI",
-	"jxxXtTdezVrWX6PNOBEqPA2WnFHcGlFglNmnPV9aMdkUeF9M/mnCDVvqKOAQnRc/oErRdUsmtkCZ1jjH",
-	"4TGgqAN6XSL0xe2Cltqw/J0zVtrKxVK3A4UqC+Yi3xV4z5zgo8EgdWYOkKGwdPdrkDafMI0DIYqYfD+5",
-	"0FSSJlKwT1YKf7KUVTBrG32MVc2Gx1rQ9FZO3YXzZqb92VmQFiArhg7ZS7DBk3EGUuqSbbDFTq1iU2zK",
-	"hHlOi0In42GW+U9e4vHxw7u0U2S7zz6ownlu46Oj4ei7QTbIBsPxk+xJZlEJhmwyntFCszRBPQay13LO",
-	"JTXThZXeMRe1xWt84D1k6wuvlpLmzu8lmuPzxSy/6agt7Pmzdxg74PBRNPPRROGafHj3E7oAGtxi71JJ",
-	"NWU1cehhietdSlkwCmcN0P3cWfaEmv5Atw0LTZQssfApbGVQlxWb0fXF4iACcFMQ+JMEIHYxfgvdW+zy",
-	"A02uObuxsLZWoXeB64ZJi5kuS6VNMh5lDb5a0ttX4fcn+/AZNazGYLtZrs4CYWstMzGqdgUDgKtpyU1w",
-	"LbkmplTgXc5msTjDLKUVVnjWBS1mn+Dnmqhyf21h1oGmk9KocaUA1sW130txfxbyEAypO0QWvG2dXgG8",
-	"uQbALpBqCFWE6EP87myDhfJq49vPq7AE2tvTUikmpms80vajPOlaLlBHp9eDhVsiIKyw7GhlgF0CHkWf",
-	"xSyULOeLwQ6f5XR/fxaJcvv5K1xaAE8B8isIhlhTdTswgLirrciylj90DtJdgyOa2/mrvMG0jXfkqMFo",
-	"ut1JKHkeZlkP/uz0NpnK0npG8pop3d5UG0dNHmxu48e6XaDJIcQsdIhB6WYQSvcIXUoxd4H+XVtoyMZA",
-	"/XXwtDa6RS7+xLVpWA4Orxi77zYjglio+O94H6H1x1sJHyFgkttdG1Uy9xb71EYHDX4O2moPW6Ctw6pF",
-	"N6l1V7GGcXFQP9oVXFSBCCgeCOFCq5nqVIoHamt4f8T7neKtfWqnOi58/XsAVlhvC5XhuzvJrEYHiOJN",
-	"ccGOmOA/3XDbGqdCy+2GajLjShusvsh3CefsC4NJYUNbEPGeFWzq2Lm+6Re3dGqKtQ+HRYCFgE0FrsGu",
-	"OM2jIalh0whCL7UsSsOIRZq1iiE1ZO1SrIoQLreKNm0d7pvwvKS3PzExNwtXmLvkwv8+7MLAJkj7027U",
-	"m2RGlxz4nRqMlq0Uc601IZLntERskjlOKfWiboPh5y0yfRVybzXuWzCqzCWj5pVd+ZoWIaw0zOIgdiJk",
-	"zvqX/SfDUT/LpsN8xI4T/IL+iVFdeRoF1eY9Y6LFvcPx6dNxNhqgjSthsxiTxdAnLvyeQ2yLiWT87Wgw",
-	"OoWYaCXl4BeofqjF/TZlEobj0ydhTaveEfzXw8HJIGtT6GZodFkacmYcgwcBjlFoMMlYMWso8r3sm+15",
-	"A7/QgYZyMU/aGOs/7Pfx6T7Pe3UqB+zR/sl3w2H/6Ww0zYb0clPWwuNzs8ryC3JNFqzIMZTuapasF4H1",
-	"DKVgtysrlIiQN+lEQCnkTMll/AaEE/lLqaDYCUwmCSVQBoL2WOnv4pKWaCAYSC9laaBxy6KnEarapA5j",
-	"wvy8pX7oQIOZ5m3ICOTOnAxUskuCDwej+1jYstggKeDcDTpziXHXNdTc2diZDhNxyA0iKQC9lxLPdsT+",
-	"1YpfZpgGyHLTSwld8b61QSbisN/3v4wtSjDylUumffLQSaNgD0Qc7Z+sy6fwzRYA2hKgi+sKaybTuSQV",
-	"Pq1qTT0vNNBYT3ANTvdiQidymss3N2gZAIi1JZX2C8F0CLM2+hVjFV5RQVzTQp+RUmi7B4s1CxOm0jqN",
-	"WCfLLjBoRuT3A8Cm7NsWVnGlSQfeztmDUVBA349Rghzv2tplyYu8wSyl0GeELVdm7Rt9tfuepWSsyWjE",
-	"d7yK2GVsBXFdbctxck2YxhCtSaIOqk83q6EukvHU2mXteaW/QaKfR2UIVryBSKba2af15mhotHEABSFQ",
-	"NCxYa1ZYca+7zfYTj+OmTdHWSnFm+7uO+G5YZaPB7XLf+E1SioJpTRQT7IblewmKLfu/f/r//mq4ntsP",
-	"z3+3R35+M31GL00jKG6lm3ZUwBMBhgXuZz62Tx7bG6i3N5qPlUrNIgMyaJO28gBh7yS5E8FfZD2GJdv2",
-	"40cH1f2oP/sS8m/Rf4SAPR37YPp3xyc02/cFiKh29MlvqJuUfM1hREQ0pHx//bMWHe3c1+lgeDqM9zWq",
-	"7SusjYnyfdY+HWRPs1+AqqZRpce/QgUEFBFsA3p2ArI1WnEjEEP58DjZ3chZPbn70C1Wo1Flwl6c5msr",
-	"Oxgtxui2V4QanzrUdtamOQDupZxYOwm+bUvNnPldG1F7FnVVqNslcOB7f4FyM9/E3W2/VEg90FXDd2uw",
-	"i/WWc6iJ3ajns6f3C7ulvuEVSEWsf56BOGtGp9bY+ozTSqBAtCyKAUiYRqcufB5cKvu1j1a6FK65qObX",
-	"egH7cVtbaTDlyGHove2lfkyMjz8pNmX8mmmsvvI1N1KQH1+ck7iR77NH3x1EqKEwDKJWUR/fRFjXv+Da",
-	"cDEHB2RN9JIWRauwy7BbC+D/I0tFgI8hzA1sjJalkck4+WZ4enpqGfz02+8syG/7c9l3MPhNSzF4R29e",
-	"O0ET/bWvr/iqLwEotOivJPhNCEMo69GaXxbrZ144bCw9gsYMVbIqZ+rBtqRrsqDXjHgJA+XHVBUcuol8",
-	"aSKMqnGDenwJ8JhQH9r3xb+5C4CI8OhBla2ElN5hVPF4oENldFX734MxORNBXbVevToSh45QTfISq87Z",
-	"pzBgBxpTCYrMiYA3YlVfTg47vu6r9ryK6J2R6YJNr6BADKvH/M5DA5LGZlIsOiW01vk4IJiXnmDr4w3X",
-	"bM+QTtR/+kxviphBSRTQafR1DFjFTa11ubBBs/xDddbiRi9+qeRyg6cVLRZPKgjb0nttoTNy4rTdPlL1",
-	"PX73K4vVWjZgaOnpqNty24sVWqQQ00rPbjYgf4C0XtMVwf4RK3Vjo8Cs+t/Njml/mNREdCxwpjIHMkbJ",
-	"slHa7LYYulce7V7529OT49GwvvJ3+OFeK3/scAyMH7FWJ74hMZIM0yzLYkkdjfZC2eInwIQxYJBK7Z1N",
-	"BKPTBbQ1Wi5HKUIJtr8idnwzv8TYirxxhaB7GU0dL4K6Cy5e4ePDHblIf/Ad1POO6bLYENByAvrtz+9r",
-	"Ko/cyLLIUczP+TVoAMu3hi3HcFIvM5vTzw5H2ZA4ak/JKMuIYitGTc93f7imqzAgpqUe3Rc2tOpB/aaD",
-	"wMbGe58Kv2cnXvzuP1uLXbWVDeS/nwz0hTYOwHv1dcVSNqpGGu4MwbjH9qJO3RBxyn/6678pYidFtEWi",
-	"qoDa7nXDP2KBUjALLGuHCCEMKQQ1PNhXmLXlza5KCr/HzfTx6i/dQgunfB1owqtBXeSKrccEJP7o9LTq",
-	"mdXk8IPgoHzsfyYCTGLdI3JGPpy/7D9Jw0A612+bVl24fXSHiFQTcclzrrCKnBbd76eGzSU0mTyfpuT5",
-	"LCW/FGBI/7JKYRgRdMp/+CbLsiyFZt7sh9Q19bp/n6AxG/c/E55rMkkGkyS1/wwmCfoak+RokpBD0Ekr",
-	"ahZEs/kSTSy2hj5rxbQsrq3esiapVL5+FVoMJwITA+4pcGpgYBKtWmZACWDqC4cK5OSSTq96A/IMl58I",
-	"LjTPmbXrIRVDeO7mb7KxpbApE6bPBCp/qI6zW9UD8A37TE/piuUTUUjowVRKWgNak8OLyaTMn2TZRc+d",
-	"BM14I2WzIWmztRhVMoxOT5uVDEKi3efyeJbQB/Y/R1habU0zZQnuf379n8lk9fn59A7+mcE/vxT4z+ru",
-	"4zf/2V11YCH4ls7ZFtstigb+vxv6ul9Uy83m2Seo9TFNBLs1z0ulpUrGCVv/12+vfpP89W/P1m94dvPa",
-	"/r/42+3r3+TN67/Im9fPT25f//Y6e3P+C33Fbzh9/+rbV8un619+/P/WP52/WL/+/W989rdkm/l5D0nZ",
-	"FSqLt7uhglm6PA/VhqzovBHUeaAj7uf0bJPc74PF0KpZkmq6YNq4sYw5m3INTVbN3hJE+YC8uGbK/0Yu",
-	"SzMRjgbCnN96Qr6ikCgCGuLgUQywnp2vHuvg5cpoaHDzVusB2sMuGfHlt3W91CakmV9gQxd9GJLw99KC",
-	"JIxKgJZOQZuZvGhPrSOFTcaO74797qIKb/9EHVAt6njtWtCazV3Is+RGqisyl0z7+AnYbfhxXsLOgnkS",
-	"UpcO75EcQ2uvht5t3WdROLeZVqUmokjfZD2Gcp2pSQm7pkVphZxvqvUy/MC36TUyxfdO2jTNuu7eLexc",
-	"qXfIhUgw1A0FxdGItXTsY0uQxcO6i7Ma4A78tp1otvgIb0MLYsdhSygMwg5AHeb8hIy912QhWjily842",
-	"tUZ3WtSVVj9Q9P0WfN7G/klD2r17+Zw8PTn9ru33kgv7ogtXrXJZMDDIr7jIrd0HdfNuiPKSLS9hGDdM",
-	"TrrwLs4FoasVowqrpn2rKBbcI2wEs7YVVNY3veypG6jHxTw4QyFyA7H1/UfmbRpR619nF8a4+PuO5NSW",
-	"OTr3MAzqs/Mit8Af9NEcs2qtflirxbgd4O4iaxChDnlRAaAbm4EwDJGWk+wpoL7X6EGLsBjskVA7245R",
-	"VliqEk4f011NahWFfG6pnK8klo6sXZ167hfs5V31vw1Say0Z5+s6/M8KmzuwcZ9YdiM2sY0+JJnxW3J4",
-	"MhqRWmDAlZ9CVqQfkTCWU1f729NOjcyeDgLoiAohF7bahhxfxvDfzqJNqmv2Jzwy+0Zp0FLxnTrMT2eC",
-	"U6bbVFo80jQaxk3znGNc4W0kNVzpTqNLAXz2w893PZIzBdnL5jzNhsmxW4z2Ybj9JsfmPknruw1nXrIq",
-	"Bh1t7Ybqt66nyecnaxuI/r5vdzC0BEsFXcI3dENrcHdWrYHVavEuTHbF7rsc/R3qa0OuZP+08L1LOx64",
-	"EsHaN8fHx09JqBcgh3I208xoVF390fH49KkVWd/ATz1v2sM0DTRwsGjWp21dkhVG9Ry6C0hCOQPXZEW1",
-	"6Q3IS2vWTkQY8uFNbxyQ0zH/CZod3a7CiSCAZRgFo8tP/BiQZ9UlMaRxR4yQpu+OcHicTURO13FKqUfo",
-	"gtHcR/HCKMpRlmX9bNjPhucQ/hhn2S8Tcejy5lgl4aYjQnRTH5DfmZIAVzcZ7XJNllwbesV6Z4RxHG0B",
-	"1x5YRSAoDJ+pRv+T/2Yr46eZLflUSSwVPAtTZ24W1EwEzlNDKWhcugZHmyytH7VlANC/RuFIfcEUViNc",
-	"TIsSJhbPpLqhMOSsPhgOikxw2JkPIHOh+VzwGZ9SHPpmGNErOmW9iqJGp9+S/+Y/RBSTYjgX9KoGssGt",
-	"aiKYdq0O2L4LmcyCXbNCk5yxFTkE1E+Ew324AcJXE/T+VMUnXWn3zRMYCBP2v1hHEph7Lq+ZEvF1T82p",
-	"YbWI5vYQ8Nek9iMru6Uc8EsdNcRVy24zxAvtbCGS69NVIYwbnNJOiW8fHkjB3Df2C+OWAiHNFMs/GXnF",
-	"RPLRstim0HOIVZ9u3mbDld6gnPxjDxlubqfAojEfe5m7cf3h1ryVf3Eb89jKUypu1u/tW91QChj9+6w0",
-	"i+50nMvywHRcr2/4FNtmXd0suEvj2v02oUUJrq1xQyB33G1DfsaB9mAR5W7sWcdU3rPqXXiZFTVQ2abJ",
-	"SXYcbtKZiHi56KI4IA04dN3pxhGhXMxkxwDnQCqv0V6H0Wy1ISy+NAEUuAOEgxWKzRzsYVe1IQWzApsb",
-	"Td6/fg+jZUu9CMIb73xCg8IHI9IwPAoSfiFQ7Gq3YOJMx4S5sBesZYryZ9ZymYjDSrsW69TCCuOF9rte",
-	"xvTgAIpRbKH04W6oZzvzlpGGXkIDCUY4r7NsNLlk0BxmJGnBcTARE/ECg0IWyxebJuBehNCUJoc+bNVz",
-	"8hdjVWBtbApWDQh0oWwY9JxC78yaXBxdDy885WCwEjhLk4ttE7PDtOwL62kPQ8qWEvB1J+KKrXt1BiE1",
-	"/nDISXEKR7gShmKE2RUQKpxCULs4SlfkD9R/GN/ekIL3gfWLOeTVlzBE1c8G6AGz7MOZ53gNYGEWhIkc",
-	"c9QTgTkRfEfFZAWfMoHNC+ESPrlSnBmq1layhykSX+AnR/56B1M+e/uq1g8yHGTYTixXTNAVT8bJ8SAb",
-	"HIOCNAuQf0d4rt8hr4laP0AX3KO/ur83rgQcZVljeHM1fbl+z1YUbrnqvmuwo1QYW/agjHQ1qMluTMfq",
-	"crm08BwnP/FrJux3+3GzH/oFGiauguFE56DB8LTJR/vGI5isH5+8mfgwpbVmRlkWAriuPtYSlP3It5Vq",
-	"Qgt+xSBNX32mDV1bFwbnvippnP8ST162b1mUSyr0GcgWV9PgL6iCe1lQlgF11XHzDg/wAKixNsP3fq4H",
-	"9AJ94vn3MOUV29Y+wcjW74/9b9hW9Ima71vZ4yG4HHvhOfTuOXQ5w8KxOcAI7x/hMN+rYNtpwcKDAzG4",
-	"yrdoismBf8EGYrgeHsUTVjopArOdXkvBrLNZbYgDOQRnwc82hK/EU5UnQhsOg1+LAnHvetNRe/bcpYmV",
-	"MkNdclOPp1iisFxOuHFyvWNeS0pA0/rN1mY7L+BuVsYEoYWWRC/kDYK4MXkrdRsNc6lSnKOkvUSeQgrL",
-	"zStS1DCHOD8HCgv4RX187ZItpcI6fToRoenb32qK3/seAmzOT6+PmRmQN6H+xh5bTwSNAgxMLd2senCj",
-	"LTKcL9LBQdYN+LGaFbODj1rD4/e+UDCeZ7SBFzz1pej6oRmCw0LcHE2cZBNFze7S5CQbblo7HOboQ+PC",
-	"iJPR090Pbbr09S5NTrPj3c+37gcCzo3ktovg+HP7Y3Jlhbhx6VJra9WYNjBpi22PVn6Oz0rqzj5cXjgg",
-	"urveWr0mQiLFn0X2H169642aidC+wgFsPXcJcLAq0SLDJ6BAS2GZstFVrMtSbGW/Ase3BnMSqkmpS1qg",
-	"usA4KvedM2M02DA+BjzvaUSwWxO6OBgj3OAOuTWB1TWcklpjyPoug4l460ykmwVqHX/fjJvejg0XoIwW",
-	"9muRudzr4icIylaDzZ08/0Hm6z1YadfcnnuxWpgldFd3EV2447E53c2r2nTBHmCzzsfZbpZq3RX6xQJg",
-	"HwZ+Gd8EezI83WeZjis+QN6M9nm4fYfMg8iq4R99PWx0gw7eaHbF2AqEixc4KMkHDyVLgdiiWpjLdS3V",
-	"chj7N7pKNO4hUsFr2iJT37Gl9GmukOthblhXK+dzSOEf/KIfcjERBZ9ZZxG+CX9LiXD2NppRIKNlKXLn",
-	"i1XyDa62omYicPL7rSEWR3lZQFWqYnpx5i/LD+JclSL0zXFFcjZjStFiIpjI9YC8c45iEIk4Ch7EIfzm",
-	"POpOe9xC6+HE37aJg/9b5GEtw9jBMM1cIXQj8plh+b/l4r/l4tfJRaQ9T1r5w8nH2rSLLa5iMM/clTvR",
-	"jCsJ8RqYRNVrDGhzHpN1Fi2UpLDCkS+Zwu6uMM8sxXFBKU7ico5iuCqjoNqgl+fLdCNjEV2tUK5ZcG1S",
-	"Uh+FBoufQSg58qHpnNVcUm7c1YTVgBuqGPmtzOfQVooHaQy1Ad8vwNBnkQo5vdIk55rOFYtfMxEQXXH3",
-	"hTTmSIUz+7tML61fG2ZQGZhUJWeoIeSN6JpaBUPEfM+zj15qCkWLWqbEGsHgl02Eu8URrfp4Xs+APCNz",
-	"RadsVhbwLqKcboTYBSD4zDq8+CMREsIbTku5OWeU5NSHhebSGH91RdtpfRUo8BFld23gzo4QTt1vjWjU",
-	"eyZAHP9Mn/UPlnfcT/MKUs5hXs4qoA0e3J2u2AqHICyou70rEGok2aIhOZVoCw0TW6OiMNrbSgM4DlpW",
-	"EQH4ag3H74LdMG2wlgS8Tu1txjlMjQy9FdbvneJPRrp7qr1ba798hmmhiaAbWi7IM/8810Su6N9LFFja",
-	"0LUmrhlQKus/b+YtX3oYqvh1Ry0E5OtCjCAEHF1rBCRCk3EC7QBJ6pMBoel8Xw6M6yXbRRa1PURjBNxg",
-	"eX+p/oa9dPTEd8SGvy5r39wxjK3AfKWMNz8r6NyqjOYQjNolexOxbb4F2Treonc2ERhUhFGdQD1h0N6M",
-	"F8YqZaQmuxfXKt4BttaYjk6wbSpj+9wZD5gzovnvbBOmIOpaW8eVpyTj0yy+ZQgvdsBrhk6zHfccdW8m",
-	"4sUwQJFdc1nq0NPUtUVkug0k9GCtTzHxZSdPdlHfx0dVjqGJsPPW1IZw/BrN98/0Eh5INTkoNDRBTRW5",
-	"tjUchNOheWCZuLjI16mHC+PgrraOOgBMAJdCd1U0+iLGQysWTFWi1xuQd1Bux/ECBLCUrS3sLsYPwxXA",
-	"gm7K0rQad4Slhr6iUTn92dU1AK8cZdmZK/SDP5lWOf5EuNsqKDnJntb6rH2V9IC8xeV9qn+5ogoNcgpG",
-	"rBR8SgtIN5JD38OiwUXFNDzyEIEmYC7mqTVgoqK5s4nACXNwKfmNsnpH9MCwv2JrV71mj+5f4O/lcxsE",
-	"U9iDyI3BsUe2h8LthFHSkOyBIh7i6ykH5JmFJBRDQpZslGWEXVtHAEmgdRkxFNJxzI7NDHolIWvnbizy",
-	"28EYvF0KnuiDw2adVv67u0jEXYaAvpGjBxOFi9x8q7mfmH4yGtlFTobHzimRfphQ3fqIC5fb5kcXF1Zf",
-	"OXoLo5ASFHpfGHj609RF7yeDO4e0/LHxLd8wvMk7wqvvXFYFGJ41ZYfZJjEG9Yv234Z5V/1nds9sY624",
-	"e+ioesI/AHsdbfWHHgEG1g5zXeePdaY/Olj4ZPdDbpFzvGEHH9tDJUcdOM+jvrWT4R7q2En+cyl/soT1",
-	"vzxKuY/9AVJgswGCf4+StFEWE2r9fJ1ftz1Sd4zdtJrx58bH1RjCjaVUP7KvFe3p5lly7YEraWPEhw/H",
-	"wZCPYMbbXyorPiqrrovQbrt+7wa6P8AS3y5+Hk/kfJHkONn90BtpXspS/GkKNt5BH46oG9+x2QSFEK4Y",
-	"di9OqljmKK7b1JvTjee+c9xHDaxxC1f85v0w/JOS+G1O52ic7ujttR3WO5zFnwsLjGsW4wEEqRSO4XE+",
-	"xiEMn1wwIhWf200e6OCZ9FJScHHF8om4lGZBoN7lsDGfkRyR2uTI3oC8iqqQ4RpEuwm4/JFfMwE36mOj",
-	"YT4mFxU4/6GGFxh4vfiHGl1gaNnuPgKLnNk/Di8G5FUlDFeQmMDtj9EtqqQmVI3VgZtGjkq41bzycKhp",
-	"ejaDiXBl7lYeHbaLu1MSKmN6ActTKnDEUYDOpuzrNvN5++zLP5+0vI8Jv38uttnh+mc2lxfUTUSNae4s",
-	"FCPVLMo/1KStcVJzG3/6lPW9tc8+FmtMW3WT9V/a9NydgPa2Z23QLtW1acM7U9AtHRo1UHXamj9xbc7D",
-	"DcSPxs5RM93mpD/ox3p+sKlw/1l5wXagEjthWtdLx11FEV5Cu1kDL0efmyfc6hZEjYs1ldWhczqSNvvo",
-	"nh1zkx/TPK9697ZTyFfQwB9rT3ebxV9AMvVWhnoz4q9wOyy2t3fZLxByy9mqkOslXP8POV7MCjm7mBRy",
-	"CrayL/vQ5GJJr+DqqYuJgBJgN18/NCZ9xibBu/HR0eeF1OYuSZNrqrgVbngZYTDMXQIqiQvTsizpQrF9",
-	"CG1qqUytj7Lg2jBIJ5PDfh9/6w1CBJDVl4JGxWpOlPsVmqkAnh8DmDtbGI2pusEo1HC3OxgHTfNOb3C7",
-	"g2CrGtusneoEvpHRizzK2y8K3UvVpuxveHsaDPQsLOqUaz13SiLepGti6d6jr1w6aJXUk8NGr4f2vR09",
-	"LASyCHcTpKlw8QT0irBgXKrQUldVnqY4OGJrF6rbdyiq2hTU2FHGMCY3C4mtLq4gSYaaoHQiQhlTVe6D",
-	"hfitOzFFVe1U22BVG3H38e7/BgAA//8=",
+	"7H19cxs3kvdXQfHuKZGVIUVSUmJTlT8Ux85qL3a8tnxXTzI+C5wBSURDgDvASOa6tJ/9Ct0ABvNGUbaU",
+	"ze7mqm5jkZwB0Gj0e//wqZfI9UYKJrTqzT71VoymLId/vs7ZguVMJOxss8k4S82HKVNJzjeaS9Gb9S5v",
+	"KNffvrokNysmiF4xolh+zXKykkIWOUsJJZf4nhkxv70k/VeEK/ip+ZtwHQuKr48IXWiWE64VSehmcEro",
+	"XDGh8eVcEyrUDTMvveF6JQsNb+BiOYpFL+qpZMXW1MyRfaTrTcZ6sx5MbzLuRT293ZgPlM65WPZub2+j",
+	"3obmdM10ZbXNJb558Yx8Mz0ek40nhxoRv/D+K3KzkplZeCJFqgaEqitFtLSzJVTFQkkpCMVVc6HNmrgi",
+	"Cy5oFhGZ23W/cu8gfarJWiptHogFkvRAkeFwTT8OzcgRORoTReZbkrIFLTI9I1RsSUbzJbzI/AaHM4SM",
+	"hSFYODpVhp5KU5GqUSwuVozMZbp1O6PompnfODqbz5AxRuQnvWJ5SIyIUJESGotL3OCblVSMXNOsYOZ9",
+	"QmpCLY1EsZ6znMiFW2lEaM4IXwqZw/6rWHh6GzqeEuo4impgDDMGy82yLIGV+UaKhCEXcLNnONde1BN0",
+	"bXbd7u1n8EjO1EYKxYBFzgq9YkLzhBreuFjlUusMj0UigbDmn8DN+JPDTS7nGVt/9asyvBSMarhMU571",
+	"Zj294orQNM2ZUoauhuVZSrSUZG02tRBXQt4IcsW26pTkTOdbwgX5WsFqzR4mZtaH15ND3F3zhdJUF6o3",
+	"O54+jXqaa1hpdf5E+wX4pa+03qjZ4eGS61UxHyVyfaiK+ZorxaVYU0GXLA8+GbqP5pmcH64pF4epTNQh",
+	"3fDROv0PWhlvWI53G+7Ef+Zs0Zv1/uOwFESH+K06fI30w72onkvDszn7a8GUPlAkyTjw9X5kJBnVLNue",
+	"xkKXbyE3VJGcLQoVSJhMyisulo77rth2RN7AFuCZhQMKHwzP4ANkvQNVcjicPUpyvlxpeAHwaSBng8eb",
+	"4uetFQmF0DyDg+jWuKZbt05CzYsJXVIuRhU2t/tqGGPJckPH26j3QuZznqZMPATnyg3LkZ8EY6kiVNiP",
+	"ZG4m1cmkhzJPWT6cTI+Oh2rFNxsulkO1Voc5Kxmswsrjo5KVyyU8Eu8u/AAPxaxmh8xJd7x6xbansKF3",
+	"UJD0h0P399Bw72Bk5nSesvVGaiaS7TMpFhlP9D2280FWhDt5nhL2kSutHKenfAG6QZOS2hdGM+mIbOg2",
+	"kzQ1Sk9I/R1byJzhcuBdZ4l5/Wesp409qSBUa7beaKNxqrqXC7LIzIl0EtVoEKMTF1xwtQKZeE++Tcxv",
+	"swrDhrLXzsQP/GhCFwcacjG0Az0UA1vqragiTKQsJX38ZAh/DYwlE5GFMWcI0sJYBn4LuIqFX7yxcGrT",
+	"HBi5eBv1XtJsIfM1S9+gWP5iGVUKeGfioElyTTOekj+//ekVSWVSrM0A+2jU8bjcVT9ZN8Zj7eraDTR0",
+	"Az3UrlaJAuSQ819ZouFYvpL6hSzEl9o4QobcA3rDCY97H7TKXhyXe4ESBNaxgCk/0lZYphdSD3Gch9iJ",
+	"V5KoIlk5KsmcaJCYsAmvUWheSPmj+fAL98KJYGMZgcMwI0dj839kvtVMETNxmmhjj5vDk/E1B5E5/Xo6",
+	"OT7e64hMAk39uj7cY+2LXddQSznEgR7qiDiK9WWOjis4M+bgDAj7mIDSBl9LigVfgtsLVIPNs2Lsgq+Z",
+	"LB5cmqU8xZOb5/yagQbmoSN+YExaQ307/F4C7km5e3b2wfOPsnd2TUM3zIMKt3vSaEQujFGfSCEYmCOG",
+	"+ZNMKpYaY0ExkZJgH6zaehNYrQ9kv1hZEPc6BGHcMzPbMJFysTwlUmRbq5jtpho1TOZmpjA3rT/HrOk2",
+	"x5+2yl6YwW8ge3GcR7Bt/CK8feOHG6BIFOymtH0FXTMVCyokBEbsi/oh2YY8HWp6xQTYSPCKJdXshm7B",
+	"iaOZYb9tLFb0mpGUZfwaolylxXqgyJopRZcMYy2JcWUzli7Z9/jr7RuurowDGwszfZ0XjPTtm7bDnKsr",
+	"Z1691TJn7wS9pjyj84w9gEBS5pWG18zQwG40WeFhMZa18bXzfQTPSejgwTxJEUz0kVgKZj8MB3oonkqp",
+	"pnOq7iINaIm3cEAfeF8wcMYVWckshSiGwlhIoEI4U8CUqPvRT1pHNkC4pls3VbWSuc62999HnMS8UNtH",
+	"20EYYghDPP7ekX6DY8pjjVOJhT3SQHi1F9lr38UCd8ContKq0JL0g9UO3Ob4WBQJYkmxqMeiPi/ypCVG",
+	"6ufgrOOIXCz3iDO9E7TQK5nzv31xkBS07pl9Gzw2I98xmrOcxMV4fJTQDSdXbAt/sP3MnEnJpZWZPhKb",
+	"FuEYD8GnZ6/PMZpJ84rtSasGCkmM4cOMYhPMnXAQOu/EJpeJUSzzjD0Xmuvtg5gs5+nMzEdTLlzO45or",
+	"Ps+YYXnzTS4zkqxobvyMnLz7ajqePt+1aVyAt/6CsyxVvdkvn3oL889gxF7UsyqyN+t9xuC378Og+TQ0",
+	"bTBQgAM+ml0DgwxxkAdhDpywWbPPc2HgC0YqJVYtRGd+Y0PllkdUsdnIXLP0JUs5vYDlfxGTPMNHh+ZV",
+	"JO5p9lEfbjLKBRq0Rtz6MU8JnPxwCHj1Xl7oSXjA/SvJ2qyDwD4+2lH3ow1htCEM8xghG2XTeXUKwQZz",
+	"hd9jYDYWjvLPRSLBIECbVa+oIDxlIAFIP7AdUpbI1IoOtCD9GjAjhlG8pvL4SYSsZXRIYPWOyDnwWc4S",
+	"43WkTrWEhjFXsUholhkWcDHZM3jKJ4V5xqyK9HHFETnzv3aRR2NXY1C90IlcM1ygG6fMKbMsG2KMbQA5",
+	"WUFYnss8Fn2dU6HMdpIF5VmRs8j5ipE7T/Y9gxE5s88RpWmuuVjGIu4hT1sfbBb3yJrmVyoMj+oVdRko",
+	"R5RCE8HMLpj1xqKfoeJe8Q38MJNKu1PMPrKk0DCo3GyqFDVUjDBRZRd9oMg8Z/SK5URumGAgJTgOv6GQ",
+	"/1ozKoDCTlDEgiYJ28CRIymjacYFIyuakg1ViqUDNC6C817uWm/Wm46nXw/H0+F4ejGZzsbj2Xg8Gj/5",
+	"5ude1MOkcG82iXp2h8zTOaMgQnqbXF7zlOUfLO2DE97L2a8s0VadGnLvGm0y/dn8bpPLDcs1x5QubFU1",
+	"H9zgjD9dXLwmJ+PpjHxHU/IDft1MF0eVFYdv3LF4w3DUTDmlmkH4o+3Fxoxk+XlLAYYRB8gXyEFrmuKu",
+	"W74ahXvSU+vheNI2QMaoYs83Mll1DqEYYeYH4duBY2DIQqTGkwkGOwoWx4X++rgc11uJ5eYH5JpEvTUX",
+	"fF2s4d/NZwIu2SVEf7I/q/JGfXX/4wpXwiW5Mzgi78y6CAYw7VmCqMpCZpm8iQV4cBGZb8uKloXMSWlp",
+	"2d05UPisyqRWtaPSza778QeUKfy14Lmxsn9xJA1X/d4/g6F9QxOjC4wJ1CTJWUVyg1VwoNByookGCWej",
+	"HM6yBI0h6EatpCYQ6YiFK9ox9PSiLyJKotdLcrbkyjgvLOVaWUmXrKhYGqk+sll1I2iNouIgLM2wuaCZ",
+	"lXdmfhuZ8WQLNq/ViBuaQ8IPXlIVSfZoX1j6QS5hTT+eeclmfZ7e7Ggc9dYyZSBkaGYJj4OZ3bAC0FC5",
+	"ZkDhi0fBU5rlay5oZhnS2K/OoP1Qpo3KTxK+4S4ZhZ85y/Z9Q35VVrT7PPwQ/PS2a911XnhtCwwWVtF4",
+	"yW/pLkW2neHRKNZFRjW/NvZJIdKILHK5xgoLH8VKcgYmSuSisDcrnqxIoFrWhdJkRTcbJmrbB1uyUzCY",
+	"JeEp3mMla/rxgz3zKlxNRYid3Dkk8Mhuwr80v7ktuecO2w9/ddvGWZ8qsrzKZHWR3uS6RmUbaE9ziFDZ",
+	"KlQhLr5dloo5NWuO/hZtxljk/mmw5HTOjREFRpl52p1LIybrAu+z2T/qcc3WKgg4BOvFD2ie021DJjZI",
+	"GVVOjt1Hv0Ut1GsToc8/rmihNEvfWGOlqVwMd1tS5EXGbGA5IG8fBR/1Bqk1cyCmFItLzKRnLL2cVQpD",
+	"/OcgY50tDBYcJgQszYVh3V+8wPqA+SqIcoQn4IONbvWinhTsgxHkHwxzZgyTBn44Q4iSCTte0dgcZzRV",
+	"PUJntZp/W4PU0HfD0L97geULszEIvTnrMO1OjJ7MWcKEfkazTPVmk/HYffICqYkf3katGsB+9i7PrCM4",
+	"OzycTL8ZjUfj0WT2ZPxkbDgD7OLebEEzxaIeqkUQ5eYgzqlOVkYZhIeyKa3DBe8hqp87Lderz/xekj5c",
+	"XyhBupba2D239hbbCfxHil4DWjxckXdvfkSPQoGX7Tw0mSesIl0dLXG8uZQZo7BWT91PrUV/aDgcqKad",
+	"okguCyz781MZVUVP93Z9tnQJCFyXK24lnohtcqSx3TvM/ANFrjm7MbQ2RqbzqKt2TuMwzYtc6d5sOq6d",
+	"qzX9eO7/frLPOaOaVQ7Y3UeuegT81BpWZ1DrDfYEz5OCa++pckV0kYOzuliMAtGGqVkjuHCtK5otPsC/",
+	"K6LKftvYWUuaVk6j2tY/GI/Z/C7C+RnKQ2yl6l8Z8jZNhJLg9TGAdp5VfeTDBzPCd487DJ7zzrdflFEO",
+	"NN+TIs+ZSLa4pN1LedI2nOeOVicKtZPwG5aZ42hkgBkCHkUXSK9yWSxXoztcoJP93WNkyt3rL/fSEDgB",
+	"ym8gtmIs393EAOYupyKLSjrS+lu3tRNRn86f5A1mgZxfSDUG581MfMH/ZDwewNfWDCCJLIyjJa9ZrpqT",
+	"au5R/QzWp/FD1cxQpA8hEOVDWqoe01IDQtdSLG3e4K4p1GSj5/4qeRoT3SEXf+RK1ywHu6+YCmg3I7xY",
+	"KM/f0T5C67e3Et5D/CU1s9Z5wexbzFOd/h7822urPWyBpg4rB+1S67ZMD8PsoH6UrTIp4xpYDeqij0Yz",
+	"VbkUF9TU8G6J91vFa/PUneo4c90fnlh+vB1chu9uZbMKH+AWd4UZW0KM/3DDbWfYCy034zcseK40FnOk",
+	"dwnn8WfGpvyEdmzEW5axxB7n6qSff6SJzrYuuhYQFuI/JblGd4V9Hm2TajaNIHSuZFZoRsymGasYMk3G",
+	"LsUiC2FTtWjTVunetc9r+vFHJpZ6ZauR11y4vydtO9BFabfaTr1JFnTN4bxTjcG3Tc5sY5kPDFotEZpk",
+	"9qQUalW1wfDzBpue+1Re5fStGM31nFF9bka+ppmPUk3GYUy8J2TKhvPhk8l0OB4nk3TKjnr4A/Ujo6r0",
+	"NDKq9FvGROP0TmYnT2fj6QhtXAmTxRAvRlJx4LccQmVM9GZfT0fTEwixllIO/oBiikoYsSsxMZmdPPFj",
+	"GvWO5L+ejI5H4yaHdlOjzdKQC20PuBfgGNQGk4xli5oi38u+2Z2GcAMdKKiJc6yNqYP+cIhPD3k6qHI5",
+	"7B4dHn8zmQyfLqbJeELnXUkQt5/dKssNyBVZsSzFyLwtgTJeBJZHFIJ93BihRIS8iWIB9Z+LXK7DNyCd",
+	"yPdFDrVTYDJJqKjSkAPAPhcb5jRMg80Pc1loaFs021OLfHWpw5AxP+0oRzpQYKaV/Sye5Nac9FxylwSf",
+	"jKb3sbBl1iEpYN01PrN5dtszV5/ZzJoOsehzjZvkiT6IiDt2xHxrxC/TTAFluR5EhG740NggsegPh+6P",
+	"mdkSDKSlkqlBNfbl7YHgRLsnq/LJ/7JBgKYEaDt1mTGT6VKScj+Nao3cWahtYzVfNjrZ6xBakVMfvj5B",
+	"cwCAWRtSab8QTIswa25/zli5r6ggrmmmTkkhlJmD2TVDE5ZHVR4xTpYZYFQP8O9HgK5k3o6jYiudDpyd",
+	"s8dBQQF9v4Pi5Xjb1OYFz9LaYSmEOiVsvdFb1+au7O8MJ2OJRy2+41TEXcaWF9fltOxJrgjTkKIVSdTC",
+	"9VG3GmpjGcetbdaeU/odEv0iqGow4g1EMlXWPq1CA0B3kSUoCIGsZsEas8KIe9Vuth+7Pa7bFE2tFCbK",
+	"v2mJ7/pROg1um0rHX5JCZEwpkjPBbli6l6DYMf/7VxPcXw1XSwX889/ske7v5s/gpVFAxZ1804wKOCbA",
+	"sMD9zMfmykN7A/V2p/lYqtRxYEB6bdJUHiDsrSS3IvizrEc/ZNN+fG+puh/3jz+H/Rv8H2zAno69N/3b",
+	"4xOK7fsC3Khm9MlNqJ2VXAljwETUZ5B/+b3WMN05r5PR5GQSzmtamZcfG/Pu+4x9Mho/Hf8MXJUEhSP/",
+	"CgUVUJOwi+jjY5CtwYidRPTVyLPe3d2r5ZN3L7px1NyzIDG+d9TrrHqAmvC8YGV+xZe52ReFxYhUQ/K5",
+	"bCtoqf2DNjmCa/G4MRuWHKhY9JnLjEekkXkeRLZCnfvnFjTRZM4UT43bNcOiETfBlQXOCTug1nTrGqUI",
+	"11BVRI0XFyQEE1kYI8r/iOgbnjDwKgBmIRYdbVSDEbG5KKh0uOGK7enFOVK+xJl2OcplUsItyYPpOGs1",
+	"oDfEXhK6ZuF+OKJGzf1c0mtGpGDeROpaRW95M/xmcUSfJm1qngaFNHtJclcK3CLIQ4mx6xW+JK16Ku8s",
+	"pbQHdC/jh107pKvmxrjiigNFKJS2KCJFpVjD4RrkhbE6bwYRMSpT6ViAVzEi7rxJQX54fkHCBstPTjjc",
+	"AgvbN9voWSz8zsPA5cbmDIvfLG7MnlrVjPTcLLVtP1izbmXX2+plLrdNYbhnHWYpHveZ//n3UCHqYELa",
+	"96w88QeqhBRpQIcJuoZgj+i2pcdP7xfajlwnPYhjsf1pASZDPQK8RUwFxMOCmu4iy0agxWsQAPC5D1uY",
+	"n703Gjyz/YAVqeOMmPe7+tW9u0T6vql/EDkgMicwcpYwfs0UFkzux8BSZFuQuiCdggbhWBjezrjSXCzB",
+	"yd8StaZZ1qjF1OyjIfD/l0VOQFeCoAdVid6blr1Z76vJycmJUaInX39jSP5xuJRDS4NflRSjN/TGitte",
+	"8O1QXfHNUAJRaDbcSIhNIA2hEk8pPs+2Z04Bf4beXINqumYVBcponnFoAHTVxACGZqHgXNX+jFCXPnP1",
+	"+qkNMgr/6EFZEQBp835QpHygfDND2a6DejUW1BbYVguaEdaKKpIW2CjCPnitE6ryWMAbsRA3Jf2Wn7tC",
+	"W2eGDU5JsmLJFdR0VnW37xlUWJSGdeKEVlqonb6NxX0VbtDYfqa6otIguYFPg5+j+RF2y1flQof19ve8",
+	"tXw+ePGLXK47ohnBYCEEip+W2msKrdFJa1HuI1Xf4m+/sL604Wf5LryWUks7vVCpB0ZBYGt0O2kIDBVA",
+	"AjUSbRhDw+dI/9Pt4DTQp1CUbriWoEywoIVrZtwjFYIQVuNGt50T+g5y+fX4A/agGTUQegJ6A4bWcNKr",
+	"6IxQAiYyhXOFoq5T/N3tJrSPPL175K9Pjo+mk+rI3+CHe438viUaoNttrQnRkkyi8Xgcqo4AzRKFXWCO",
+	"IfIl1E8MTmPBaLKC1mgjdlCsUYIt9Lg7DrZEYkBV3oh7WE8tL4JiKy7O8fHJHQUIbuHvd3PPG6aKrCOK",
+	"bTXG65/eVnQwuQGvBvTOkl+DSjKCRLP1DFbqhHgd8LM/HU+IPX4RmY7HJGcbRvXAdZDZxk0PhdXQ1/YH",
+	"He2+UANuKdAJMeLqX+7ZzRu++/fWpltOpYP99xPKrrrOEniv3tBQ7AcliJM74672sb24U9VEXO4+/eUP",
+	"jriTI5oiMS+J2uyXxS+xKtHbKeZo+7QA4PKCXTC6nysYypu7yqfcHLv5Ax3L1jX4/gSrdyv+88yYw7a/",
+	"uMgXNGGYFoQcslyg6XjFtiV8axS6yokUymWbFXM+n6bLU5v7pbG4YtuB8Z0pmu5gtfdbMirNdlWccG/W",
+	"8ziOtCUieDSbjF24PAj62oi/Wz3E/JUNyB8tpvRpMpmPv0kxvAkrR5QCs5622J6rAvc1zm5OeSE+CHlT",
+	"TVv7b6tGmvGHzAuG1zQHlCLzJtg7C7PpHgs+e1OIV+b1t7j8HaGXkBL7uctlr2etDFoWQqsq3BGGabAk",
+	"YwL879l+/0bRO6oWbMSlwnCn5FJIwWqA5jxhFhoKADfCUifza2PNZjbC7FmgXnzuGGPfPXojM/YKX+7/",
+	"fuZG8Z/85Ie7DXiubcnu9FROjj2M2rdM+ohBypdMaWNsbYLGOfeSMjyWbethxRq/N50VdwBaUqS2Zd0K",
+	"j8SIO8MCIcHphqP3AGeneg7sh/sT+S3O5ez1uSOq/eSZe39ndy0FzwVParkoy3TdsvP8+47tga09UISX",
+	"uL6G2WYErOXpyUmJWaJI/53gYLib/4kFxDfUwGzhu4sXwyeRx6+2eCdRiYIyxMMKAf45T3mOXXw0a38/",
+	"1Wwpocn3WRKRZ4uI/JyBaP15EwFkJSAVvftqPB6PIwBTGX8XWVAV+98nNuIf4M8QnioS90ZxLzL/GcU9",
+	"DBzFvcO4R/pgz2+oXhHFlmv0l9kW3LScKZldG5v/hm6N8WobfgDiIRboBdqnIEIFsJq0bFkGAxr1BYI6",
+	"pWROE4j64/Cx4AIyEdTWrhCeWrh+NjPaOUHMW3ScoJ3ATFWNINA3ZCqhG5bGIpOAgZHnckk1U6R/GcdF",
+	"+mQ8vhzYlWBMRktZP0Ldrn9Q+jk9OamXfgqpQ61hjs3I/M8h9qIZPzs3DPe/v/xvHG8+PUtu4T8L+M/P",
+	"Gf5nc/v+q/9sL9M0FHxNl2yH3xukT/99c4X3SwPahs19soDvo55gH/WzIlcy7816bPvnX89/lfzlr2fb",
+	"V3x889L8f/aXjy9/lTcvv5c3L58df3z568vxq4uf6Tm/4fTt+dfn66fbn3/47+2PF8+3L//2F774S2+X",
+	"634PK7Mt1xBOt1XuwXdOLJhfkz6UIQzIhi6DLJatnqFKwxfVWNkD0aEtxp+z6/3nb37NZaFIX7CbrjVg",
+	"AdpjLOId//HZn2/Of92ME/HfWduC7h2peOt9zEbETebJiiltsetTlnAFrf31jmZk9BF5fs1y9xeZFzoW",
+	"lvP9ZSjVus3yXASJcl8uEaSxqlZA+ViLBCvdzJoM2+lvAijBnBHXpVXVxs3js3ADdGA3eWiuvxaGJB6g",
+	"C4BEjIVSZYxgTo0l+UmGpvod872LK5zHHPTdN7jjpQU+qEMKoKQiNzK/IkvJlEsBgKePH6cFzMw7tL7C",
+	"ze57IL0xPlDZ3l2YB0FGsm5aGoewAfo0g6ruREeEXdOsMKLdQbk4zXXgwCFqBYX3ru2pBwLaEQOwwbmK",
+	"y+DlB5SXe3VZSxe0zGNHnsBb0y0nq0Zuf952M82OqNJrD3zRstgiYx53Qnl0SV/Y6fS3T3gltMotgTUQ",
+	"ohEEQAbVBQW/b9DndRjRqkm7Ny+ekafHJ980I6Xk0rzo0hY1zzMGIZwrLlKjFqC90t404/MNUMhx6YJi",
+	"l4RuNozm2FznAEqwLxNpI5ixKKEBsx63SCzYNBdLHz7zsX5ID+8PJ911j4d7nRkYU7tvW2qYdqA33sMc",
+	"quJKB86QW+ijhfLKsYZ+rMbBbSF3G1uDCLWbF/SJWLA2pKGPzR+Pn8LWD2pQBcEueivMt1g102zlLpU1",
+	"E++ju7AMSg751FA5X8gszeKbGvfcL1/J29rEaqzWGDIsOWkNirjdvGM37pOOrUWzd/GHJAv+kfSPp1NS",
+	"CSXbLiVI7A8DFsauu3J+e1rngdnTwgAteQQ8hY2Imj2XIf13H9E619XbWB/5+AahySLnd+owhwkKq4x2",
+	"qbQQ7j/IStM05RhNeR1IDVvhXWtmhUhF/9PtgKQshwKcOrZ8zeS4W4wO4QawtoBya6UjsiZkXDsmCaUv",
+	"AC2cr60060CvJ03w+lg00Ov7iNe5yOhyyVLSWsQKkal6hc7A1oxCTxmUjUpj4GKNjlk0QWgJNClHsfgf",
+	"GwDjuh4B4tVb3og57xWo/FEszrEYALH8Alz/OpJVZ/vU/Svdbju4bM3KPHHADDdUvbZgA66oqbLlwff7",
+	"wvYAVo/MAb7nhnZg9rSX4tTOUTl429lpy6+3BZTuMBg66hn2ryW7d831A5cvGovy6OjoKfFZE9KXi4Vi",
+	"LvExnB7NTp4aVv8K/jVwzhSg5qFJicGE8pItqMwCSM6+vRfT10ByRTZU6cGIvJCQLPNgfs7Z6ar1RhQS",
+	"Oyu/IgiUakbBzHXIfiNyVt5dSmpXlwqph3YJ/aNxLFK6Dcs+BoSuGE1dtNhDzk/H4/FwPBmOJxcQZpuN",
+	"xz/Hom+L7bC00qKgQxRdHZC/sVwCXS0C8nxL1lxpesUGp4RxhLCD2/iM6hUUQCbLG+nIf7GNdqjFa57k",
+	"Ent4Tj265M2K6lggbjLqHW1LKhDCcG081x1An/8a1abVASMYjXCRZEXKUrgM7oYCmHEVABoqUxHU2CUq",
+	"uFB8KfiCJxTBnTUjakMTNig5anryNfkv/l3AMRGmDcCSUZgrhqkqIpiyPciIqwPVRhm7ZpkiKWMb0oet",
+	"j4Xde38xoStBHPyuKlbbavW6odEIE+Z/sfjUH+6lvGa5CBOtdXTgSuR8d6rhS+oBA7+moRzwRy3NfSWW",
+	"Tj2VADgTPmPgSkp8usCHAVolvnl4JAWzv9gvXVAIpLSxdD5oecVE7705Yl0pDp8TOemeZi140aGc3GMP",
+	"mdZolqkE+Ht7ORhh48bO2hL34ubOY499kXO9fWveatHi4IqPs0KvOspNfApfVZL1ADqMDW1g5M0q1656",
+	"7AC4TdWCvd9x5Sr5Ca/XAosotfDGLbdvnJbvwjuWqYZyeEWOx0f+gtdYhMMF95cDa8Ciq2EOvAqAi4Vs",
+	"uajFs8pL9JBstWvQDOXKB0GBW0JYWqHYTMEDsZWVUjAjsLlW5O3Lt3CFRKFWXnjjVcRoUDgLPvIgsWC+",
+	"+9C8LfgGKMgWJGk/FyyADqx0Y7nEol9q12wbGVphhNb81skYdA2ME6KCEkgsgj91lpECkA8NiWxYr7Vs",
+	"FJkzQG3QkjToOIpFLJ5jGM7s8mXXTReXPhioSN8FCgdW/mJ0EKyNrvDgiEB7eMeFLhE0tW/J5eH15NJx",
+	"DoaH4WQpcrnrZhx/K84l6R+PJ740gBKILmDNVPWAkMr5sJsTITyev6CSYkzfdh3kCA9Wuc9YlewP3F+5",
+	"FC0C7wObHlKofVvDZQkOtGsAh2Wfk3mBt9NnekWYSLEWIhaYhcJ3lIcs4wkT2FXs74aXm5wzTfOtkewe",
+	"3u0zIhNBhKTlUGKRSdmoPRmNEedHbpigG96b9Y5G49ERKEi9Avl3iOv6G+TPUet76oJ79Cf7fe2m+ul4",
+	"XLukpbxlpXr9cxDgumq/Ar+lvwixNKD3ZDOqyG5M+6tivTb0nPV+5NdMmN8OQxQO9AsU3KwAhhNdggbD",
+	"1WLRzSGEFcKV11NNujDWzHQ89iFz21RjGMp85PBeFKEZv2JQDlJ+pjTdwpXEcL9DLrX1X8IbVsxbVsWa",
+	"CnUKssXWzrjrcuGWSJRlwF3VvXmDC3iArTE2w7cOcA+y4x94+i3c5oB4Eh/gaoZvj9xf2O//gepvG1UK",
+	"E3A59tpnD6pht8saFvaYA42gnApIk8uM7eYFQw8OzGCr0wN4wQP3gg5muJ4chtCHrRyB+WWnpQCEeFFB",
+	"VyN9cBYchjn8JLw9JRZKc7jgIctw7y1oFGrPgb3Lv1RmyhWZhvEUwxTmlBOurVxvAVKMCGhaN9nKHS4r",
+	"qmLEz6GZkkSt5A2SuAaJG9mJesDYCAFOlZPICSQNLZBoTjWzG+cAWrHrT1SvqViztcy3rqXaozHZPlX7",
+	"u28h8GX99Cr+44i88nVe0OEdCxoEGFi+tndSgRttNsP6Ii0nyLgBP5Qgjneco8YlUXvfcx8CjXacBcd9",
+	"Ebp+aIYgip/Fy0eIySBqdhv1jseTrrH9Yg7f1S6GO54+vfsho/GZ0Ha9F6tcap3h8yfjo7ufb9wDCic3",
+	"kNuqEupVbpk8N0Jc2wS1sbUqh9Yf0saxPdw4gM2NVK0AOTyzRLQ3TzcaVIVEjj8N7D+Fl65YoyYWytWU",
+	"gK2Hu1NalWiR4RNQCJhjK5FWZazLcGxpv8KJb2AYEKpIoQqaobrAOCp3xbMzNNgwPgZn3vEI1De51k/G",
+	"ALsAri4xJnB+DaukxhgyvssoFq+tiQQF7cbctsF2e0sTdmmCMlqZnwXm8qDtPEFQtrzAyMrz72S63eMo",
+	"3QWoea+j5kE+b6suog13PPZJt0CyXdd9w25Wz/H47iP10t3RHzSNfZ4A2OcAv5D5nKcpg3TD8eRkn2Fa",
+	"rvIDeTPd5+HmXZEPIqsm97hN8EFuzwtuysSbi68Y24BwcQIHJfnooWQpMFtQfTTfVlIt/dC/UWVqdw+R",
+	"Cl7TDpn6hq2lSyz6XA+zKLqNnE+fwn/whw59LhYZXxhnEX4J30VEWHsbzSiQ0bIQqfXFSvkGV9hSHQu8",
+	"4emjJmaP0iKD6uecqdUpCOMy/a4AWsM1X/CcpGzB8pxmsWAiVSPyxjqKXiTilU8gDuEv61G32uOGWg8n",
+	"/nZBgf+zyMNKhrHlwNRzhQBhwBeapX/IxT/k4pfJReQ9x1rpw8nHCgzdDlfRm2f2as0AfFZCvAYgYgc1",
+	"5GTrMRln0VBJCiMc+Zrl2IHtgYYjxPGMsNnMdyPaW5oyqjR6ea4wOjAW0dXyBbIZVzoiVYxiGPwUQsmB",
+	"D+3wsZxLyrW9grxEnqQ5I78W6RKwKHAhtd5I8P08DV0WKZPJlSIpV3SZs/A1sYDoir0XsAbw6teM7XOa",
+	"zI1f68FhNUDIygVqCHkj2uBkAd3XAaW46KWiUCaqZESMEazwuix7Wzta9WHb54ickWVOE7YoMngXya1u",
+	"hNgFbPApYoiZfxIhIbxhtZQFIKYkpS4stJRauyvqmk7ruefAR5TdFSTMO0I4Vb814FHnmQBz/CN91t9Y",
+	"3nEHs+ulnN15uSiJNnpwd7o8VoictKK25dEzaiDZAvTKUrT5xpydUVG4c8dIA1gOWlYBA7hqDXveBbth",
+	"SmMtSRQLe5OsTlY287DgmWY5Ik6MyGuqnEm5BLR33+Jj3GJsiImFliixWtt6oq62nsheHAZtp7bxhoSv",
+	"anTYSNF4G6wjFth7Y4sy8PMMuhttFA/yTzgCV0Ru6F8LlJ5K062KHXyAzA0RzI/92EBZvLEZoghQmA5S",
+	"aSVzbafmyt8wnbMwH+FN2xSeH3jwQ98O5GR84eCy2gSLq3T1TSOqpRAEkpU+QOKjrbYTB7LAvVkPuk96",
+	"kcuEeJiefcVPWJ7brDCpzCEAXrLXXWEEtXMuLShCLYHxLytZ+NRW7YjJWhlO3pUr1osSKzeJx2IXIhjZ",
+	"CQg2OI0FRlThAgHgZQ//bQ+f4+2M2qsd28jWADZrJVtXDd++9GiHD8WkoIOo5Hn7jeEhNOiWVctJLdJn",
+	"LGxtwuCU7EEVCLMD8lh99d/CAuZSr+y1sjJLu2nXjqj6RQSsHkPYeZe1xvKE8HBq9lFHcOMBzY1VZf30",
+	"GcmYNktNqPKFeDbw7nu6IDZIbniWJjTfsUY3+uucLfjHjkMl9Wb45YepsnbbN1tjEp8V0Zg1Pzo6enpK",
+	"sLM6FpR8RbAc0qiV/zf9btC9Lvt+AF9rX1RYeje+V+ldtYTrngv29/CXa0VuJcGUCdexcD17ULeAVyrn",
+	"eBm2IiuaLYZywwSY5okxOZICrlqGn/hsN5oTPtx9J71sZeodFDv6TSiGx8NeFuKkJUoEeziMvwJuAtY8",
+	"GQfM6J4o/NC2zLnrRyEWFCG2m3EXgqMUC5DebD1nacpS8vYvP0LNITh1C3CaQOidvX12fm4fVFAn4fvz",
+	"oOrBjIYV5oo06q0iLJRY5BRhDCDjhbMqwRPsxXvhxeq+RsNdUI37CzYZU937auwoG8xp39S2irDwoO9x",
+	"ndSn1pD5khHF/8a69DkkJitz8o0HJ+Pwwm28lBRBXU7Gd1z53ZzMWYtR2vcmKNpdMieBcdmvWJXwi65F",
+	"oLHYQdkHa0GvbMfxk7v24/2jepge8aHFiTqrexhf4j7+I0NtD+TfWSpU3amqP2e77RGCtsV9g2HCCl3X",
+	"XqcE3aiV9Cg9jWI6rKIqhGprC3CdAH0jjXRZ5z4YkTfgHnG83hPCTc5vOU+JRxGEMFTdJo9KoGGs13dt",
+	"Abl1QtuaHeGV0/HYOWbwlW50EcbC3sVKoT+HtzSZGUcUhnf1cmg4GS1BIRIkBU9oBjU7pO9abxXEebGW",
+	"Dc8QAcQWLpaRMamCyvPTWCDajzKy/SY3/osYgAq+YltbAm6W7l5gpbSbIMSTHIksAK1ZslkUTsdflAYV",
+	"Ewhd6poSRuTMUBKcVyg1mY7HAItFuAVqqm0HVqNzLDFZaLSkfemLVYhuOpjINkPBE0OIerIUZDhWkdir",
+	"PjHAaPlBBzkXixO1dPcBHk+nZpDjyZGN7EkH41v1YsPun6Yb23YKy58cvgYQ4h4Kvc/M3vxumov2k8Gt",
+	"aKS/bZLIobt0hRjhYLvSBDjwrC479C6JMcJ7pVJggk+91x5penhm5sw6G67sQ4flE+4BmOt0Z1DxEWhg",
+	"/HlrWj/Wmn7rjNuTux+yg1ygGYuP7aGSg8bhZ0G7/fFkD3VsJf+FlD8axvonT/XtY3+AFOg2QPD7oNIp",
+	"KAWCgnlXLN9uj1SjyxaWFeCv2y8A6KxH/oF9qWiPulHcm+h4UQ2PzeW0AJHNm/Hmj2YMpFcXoR3RkH37",
+	"/n8DS3y3+Hk8kfNZkuP47odeSf1CFuJ3U/X4BppZRdX4Ds0mqCa0PvleJ6k8MocWpbWzWOe5AHvMY2JZ",
+	"tarIpQ+ZXpZatXaHSywu8f0ZSy9nxpBdFDlWbpStwWuaMmPxV5vf/Y0TQy6GWEhsrGDIWYdP+zJj0jck",
+	"CS+nwNj3nNlunxu6PUUkH3Q7uPGF8MIyCwVZjo3LHOLlCB501S4ePy1vhYDyIlynS1zGwlcu50yx/Brz",
+	"WhhocbO3cI/S+BibTbYdEa989Ax8BUM5vOXXk9HvgE3HG/vbMoRtWYGqgFjY6kucnYUu5S6pXIokL8Mu",
+	"Edz2ss06RkzeLhHaEnipcMvvTxzex0a/jySs3gfxO7SHo4CR+kLeGN9obp3uf4rKqXvL771svmDzqkbf",
+	"v7TxtlvrPLMCrS767yp82kfphB13qlv3XDiUtTBlTTdmQkN/1xMl1Qv2wNFReJmPE+R3hIxAcDplisqi",
+	"EqY4gPqBHIF6bWCrD3cNrRiROV+aSR4oHw4bRCTj4oqlsQDpDp0K/dp1POSQVC4KGozIedA/avPwGHGC",
+	"EgeI2iMoTzojlyU5/55PLlGBXf49n15iUVDt3kG5MF9OLkMdAx2fbvozVIqlqQ79PlXiRkF0DNAIaZaR",
+	"MqxGdT2cNoqFbVA2Ur/fbMuNSothUGapqEAQZE+dUSzOat0SDrtnF/BPLPpdWD6kCeUDyrGsCIA4E94d",
+	"1QFUhFdwWV02l+nW9XWgZgZDogLh4xMoXNtUWvfVkGXc06/0hiesq4J4V/Rq96VP/w7auQ0X6/ccrVpR",
+	"exVYyCCnvqGmEtD5TSNKFYatT+Pf03gIeesP4yEoonahn8oNc1RVrtl7GGuiEEMhb7rtiJdlu0nFlrEJ",
+	"WYD+BaArLYkxivuu7NFfyvLKnjyWKeb622Zhc7frILG9JaTRWmL0MVTtlsWt5Y27jRZar13L1llM2xSK",
+	"EWwHXsksxXJBURcfZj19mdv0VeAui1igszyo+I9UIW6Gh7haWfhr5yzCILCP3qJqw6sLveYdfifmAvdy",
+	"PN8UAgXSK3nzh+P5T+14GqYU8uYPN/MPNzPUFC/pFWs4mU4w63zr+Ob+miKAi2pNCvzIlb6wv3nE0xFA",
+	"h3W3OIFPWe2GqDup/6guiGZFCVbfB4ZgE0Mp2BcPrlXbl8NP9RXuzN8EMG0VHdAiwluqtPcR5XdcLfuY",
+	"eZQSqWw3h3wBD/y2iY/2/MVnsEwVuKUKvfbLe7hlEcA82wwCqI1I2SaT2zUTGmFGbIGfjSWRTCYQX3JN",
+	"bopcro1EygtxCaWcubZXkHsYpk8IiXY7Ozz8tJJK3/ai3jXNuRFuwBkrb4TaWsJe2IY7Hvfattg8hHEo",
+	"mesKalzGlWZ46X9/OMS/MFrrsNnCoQCWrbyHwP4J0FFAz/eezK2AbVqX2FcUJHITr21Ut5ZUR37UC7YS",
+	"xiuhwnZdEC2DF7ktb77IYzWVkzJ/LWROIF43p5nZutwCbVolEU7SQva0z9H1aR40AERIv2aWK4dkM8CW",
+	"GLPh9k5bKmziFyOJCI8hcw8gVvbZRwiTuxNzz87bt5B2ZZ/vaNrCiy0B2Me2X0rfARnFwjdtls2NCDvi",
+	"DoNvMBVlb2dlgmUn2O372/8LAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
