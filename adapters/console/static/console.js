@@ -63,11 +63,23 @@
 
   function live() { return document.querySelectorAll("[data-live][id]"); }
 
+  // busy names why a round is skipped ("" when it is not): it is asked
+  // before the fetch and again before the swap, so that a selection made
+  // or a field focused while the page was being fetched is kept. The
+  // reason is left on the document (data-refresh-paused) until the next
+  // swap, for whoever wonders why the page stands still.
   function busy() {
     var f = document.activeElement;
-    return document.hidden ||
-      (f && f.closest && f.closest("[data-live]") && f.matches("input, select, textarea")) ||
-      document.querySelector("[data-live] input.select:checked") !== null;
+    var why = "";
+    if (document.hidden) {
+      why = "hidden";
+    } else if (f && f.closest && f.closest("[data-live]") && f.matches("input, select, textarea")) {
+      why = "focus";
+    } else if (document.querySelector("[data-live] input.select:checked") !== null) {
+      why = "selection";
+    }
+    if (why) { document.documentElement.setAttribute("data-refresh-paused", why); }
+    return why;
   }
 
   function refresh() {
@@ -78,6 +90,7 @@
       }
       return res.text();
     }).then(function (html) {
+      if (busy()) { return; }
       var next = new DOMParser().parseFromString(html, "text/html");
       var missing = false;
       live().forEach(function (part) {
@@ -87,6 +100,7 @@
       });
       if (missing) { throw new Error("the page changed"); }
       counted();
+      document.documentElement.removeAttribute("data-refresh-paused");
       document.documentElement.setAttribute("data-refreshed", String(Date.now()));
     });
   }
