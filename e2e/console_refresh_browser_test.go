@@ -11,14 +11,14 @@ import (
 	"github.com/submissionmanager/submission-manager/api/client"
 )
 
-// TestAutoRefreshKeepsSelectionsAndActionsTrue drives auto-refresh against
+// TestConsoleAutoRefreshKeepsSelectionsAndActionsTrue drives auto-refresh against
 // the intents list's bulk selection and an intent's actions, in a real
 // headless Chromium: rows swapped in by a refresh can be selected (the
 // count follows), a selection holds the list still (a new intent waits
 // until the selection is cleared), and an intent that ends while its page
 // is open reloads the page, which then offers Resubmit instead of Run now
 // and Cancel and lists the cancel.
-func TestAutoRefreshKeepsSelectionsAndActionsTrue(t *testing.T) {
+func TestConsoleAutoRefreshKeepsSelectionsAndActionsTrue(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a browser; not run with -short")
 	}
