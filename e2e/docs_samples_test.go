@@ -192,6 +192,7 @@ func realAnswers(t *testing.T, doc *openapi3.T) map[string][][]string {
 	call("GET", "/v1/intents/never-submitted", "", "")
 	call("GET", "/v1/intents?limit=1", "", "")
 	call("GET", "/v1/intents?limit=50", "", "")
+	call("GET", "/v1/instances", "", "")
 	call("POST", "/v1/intents/batch", js, `{"intents":[`+intent("docs-4", "sms.realtime", order)+","+
 		intent("docs-1", "sms.realtime", order)+`,{"submissionTarget":"sms.realtime","payload":{}}]}`)
 	return seen

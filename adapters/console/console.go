@@ -45,6 +45,12 @@ type Config struct {
 	Gateways ports.GatewayOperator
 	// Activity feeds the overview's rates; nil shows none.
 	Activity *Activity
+	// History feeds the history page's charts from the store; nil shows
+	// that history is not available.
+	History ports.HistoryReader
+	// Instances lists the instances sharing the database; nil shows that
+	// the list is not available.
+	Instances ports.InstanceDirectory
 	// Clock stamps and expires sessions. Required.
 	Clock    ports.Clock
 	HolderID string
@@ -129,6 +135,8 @@ func (c *Console) routes() {
 	mux.HandleFunc("POST /ui/signout", c.operator(c.signOut))
 	mux.HandleFunc("GET /ui/{$}", c.reader(c.overview))
 	mux.HandleFunc("GET /ui/intents", c.reader(c.intents))
+	mux.HandleFunc("GET /ui/history", c.reader(c.history))
+	mux.HandleFunc("GET /ui/instances", c.reader(c.instances))
 	mux.HandleFunc("GET /ui/intents/{id...}", c.reader(c.intent))
 	mux.HandleFunc("GET /ui/payloads/{id...}", c.reader(c.payload))
 	mux.HandleFunc("POST /ui/resubmit", c.operator(c.resubmit))

@@ -27,7 +27,7 @@ type page struct {
 }
 
 // pageNames are the templates, each rendered inside layout.html.
-var pageNames = []string{"overview", "intents", "intent", "bulk", "signin", "error"}
+var pageNames = []string{"overview", "intents", "intent", "bulk", "signin", "error", "history", "instances"}
 
 // whenLayout is how the console writes every time: UTC, to the
 // millisecond.
@@ -59,6 +59,9 @@ var funcs = template.FuncMap{
 	// intentPath is the console path of an intent, percent-encoded so an
 	// intentId is always one path value.
 	"intentPath": func(id string) string { return "/ui/intents/" + url.PathEscape(id) },
+	// add and sub place SVG geometry: the chart's numbers are ints.
+	"add": func(a, b int) int { return a + b },
+	"sub": func(a, b int) int { return a - b },
 	"jsonText": func(v any) string {
 		b, err := json.MarshalIndent(v, "", "  ")
 		if err != nil {

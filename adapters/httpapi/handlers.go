@@ -23,6 +23,7 @@ type handlers struct {
 	service    ports.IntentService
 	operator   ports.OperatorService // nil when the service offers none
 	gateways   ports.GatewayOperator
+	instances  ports.InstanceDirectory // nil answers 501
 	leadership ports.LeadershipReporter
 	holderID   string
 	apiOnly    bool

@@ -140,7 +140,7 @@ func problemFor(err error) problem {
 			"the store cannot be reached; retry later")
 		p.header.Set("Retry-After", "1")
 		return p
-	case errors.Is(err, core.ErrPausesUnavailable):
+	case errors.Is(err, core.ErrPausesUnavailable), errors.Is(err, errInstancesUnavailable):
 		return newProblem(http.StatusNotImplemented, TypeNotAvailable, "Not available", err.Error())
 	case errors.As(err, &throttled):
 		p := newProblem(http.StatusTooManyRequests, TypeAuthThrottled, "Authentication throttled", throttled.Error())

@@ -49,6 +49,7 @@ var routeRoles = map[string]role{
 	"GET /v1/gateways":                          roleClient,
 	"POST /v1/gateways/pause":                   roleOperator,
 	"POST /v1/gateways/resume":                  roleOperator,
+	"GET /v1/instances":                         roleClient,
 	"GET /healthz":                              roleNone,
 	"GET /readyz":                               roleNone,
 }

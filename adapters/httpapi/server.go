@@ -25,6 +25,9 @@ type Config struct {
 	// Gateways serves the operator's /v1/gateways routes; nil answers them
 	// 501 (not available).
 	Gateways ports.GatewayOperator
+	// Instances serves GET /v1/instances; nil answers it 501 (not
+	// available).
+	Instances ports.InstanceDirectory
 	// Leadership tells /readyz whether this instance leads; nil reports a
 	// follower, which is what an instance is until it wins the lease.
 	Leadership ports.LeadershipReporter
@@ -120,6 +123,7 @@ func New(cfg Config) (*Server, error) {
 		service:    cfg.Service,
 		operator:   operator,
 		gateways:   cfg.Gateways,
+		instances:  cfg.Instances,
 		leadership: cfg.Leadership,
 		holderID:   cfg.HolderID,
 		apiOnly:    cfg.APIOnly,

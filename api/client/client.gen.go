@@ -80,6 +80,27 @@ func (e GatewayType) Valid() bool {
 	}
 }
 
+// Defines values for InstanceRole.
+const (
+	ApiOnly  InstanceRole = "api-only"
+	Follower InstanceRole = "follower"
+	Leader   InstanceRole = "leader"
+)
+
+// Valid indicates whether the value is a known member of the InstanceRole enum.
+func (e InstanceRole) Valid() bool {
+	switch e {
+	case ApiOnly:
+		return true
+	case Follower:
+		return true
+	case Leader:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for IntentEventAction.
 const (
 	EventActionCancel IntentEventAction = "cancel"
@@ -454,6 +475,98 @@ type GatewaySelector struct {
 //
 // Example: sms
 type GatewayType string
+
+// Instance Example: {"heartbeatIntervalSeconds":10,"holderId":"node-b-812-00c1d2e3","holdsLease":false,"lastSeenAt":"2026-02-02T11:59:02.5Z","role":"follower","secondsSinceSeen":62.25,"stale":true,"staleAfterSeconds":30,"startedAt":"2026-02-02T11:58:02.5Z","version":"v1.4.0"}
+type Instance struct {
+	// HeartbeatIntervalSeconds How often the instance records itself.
+	//
+	// Example: 10
+	HeartbeatIntervalSeconds float64 `json:"heartbeatIntervalSeconds"`
+
+	// HolderId The instance's name in the lease (--holder-id).
+	//
+	// Example: node-a-4711-9f2c01ab
+	HolderId string `json:"holderId"`
+
+	// HoldsLease Whether the lease is held by this holder id and unexpired now,
+	// read from the lease itself. During a failover it can differ from
+	// role for about a second.
+	//
+	//
+	// Example: true
+	HoldsLease bool `json:"holdsLease"`
+
+	// LastSeenAt The database's time of the instance's latest heartbeat.
+	//
+	// Example: 2026-02-02T12:00:01.25Z
+	LastSeenAt time.Time `json:"lastSeenAt"`
+
+	// Role The role the instance reported at its latest heartbeat: leader
+	// (it held the lease), follower (it competes for it), api-only
+	// (--api-only: it never does).
+	//
+	//
+	// Example: leader
+	Role InstanceRole `json:"role"`
+
+	// SecondsSinceSeen How long ago lastSeenAt was, in the database's time.
+	//
+	// Example: 3.5
+	SecondsSinceSeen float64 `json:"secondsSinceSeen"`
+
+	// Stale secondsSinceSeen is over staleAfterSeconds.
+	//
+	// Example: false
+	Stale bool `json:"stale"`
+
+	// StaleAfterSeconds Three heartbeat intervals; unseen for longer, the instance is stale.
+	//
+	// Example: 30
+	StaleAfterSeconds float64 `json:"staleAfterSeconds"`
+
+	// StartedAt The database's time of the process's first heartbeat.
+	//
+	// Example: 2026-02-02T11:58:01.25Z
+	StartedAt time.Time `json:"startedAt"`
+
+	// Version The build the instance runs; empty when its build does not say.
+	//
+	// Example: v1.4.0
+	Version string `json:"version"`
+}
+
+// InstanceRole The role the instance reported at its latest heartbeat: leader
+// (it held the lease), follower (it competes for it), api-only
+// (--api-only: it never does).
+//
+// Example: leader
+type InstanceRole string
+
+// InstanceLease The executor's lease as stored; absent when no instance ever led.
+//
+// Example: {"expiresAt":"2026-02-02T12:00:41.25Z","holderId":"node-a-4711-9f2c01ab","leaseEpoch":7}
+type InstanceLease struct {
+	// ExpiresAt When the lease expires unless renewed, in the database's time.
+	//
+	// Example: 2026-02-02T12:00:41.25Z
+	ExpiresAt time.Time `json:"expiresAt"`
+
+	// HolderId Example: node-a-4711-9f2c01ab
+	HolderId string `json:"holderId"`
+
+	// LeaseEpoch Example: 7
+	LeaseEpoch int64 `json:"leaseEpoch"`
+}
+
+// InstanceList Example: {"instances":[{"heartbeatIntervalSeconds":10,"holderId":"node-a-4711-9f2c01ab","holdsLease":true,"lastSeenAt":"2026-02-02T12:00:01.250Z","role":"leader","secondsSinceSeen":3.5,"stale":false,"staleAfterSeconds":30,"startedAt":"2026-02-02T11:58:01.250Z","version":"v1.4.0"}],"lease":{"expiresAt":"2026-02-02T12:00:41.250Z","holderId":"node-a-4711-9f2c01ab","leaseEpoch":7}}
+type InstanceList struct {
+	Instances []Instance `json:"instances"`
+
+	// Lease The executor's lease as stored; absent when no instance ever led.
+	//
+	// Example: {"expiresAt":"2026-02-02T12:00:41.25Z","holderId":"node-a-4711-9f2c01ab","leaseEpoch":7}
+	Lease *InstanceLease `json:"lease,omitempty"`
+}
 
 // Intent Example: {"attempts":[{"finishedAt":"2026-02-02T12:00:00.087Z","number":1,"outcome":{"reason":"provider_failure","status":"rejected"},"startedAt":"2026-02-02T12:00:00.012Z"},{"finishedAt":"2026-02-02T12:00:05.151Z","number":2,"outcome":{"status":"accepted"},"startedAt":"2026-02-02T12:00:05.090Z"}],"contract":{"gatewayType":"sms","maxAcceptanceSeconds":30,"mode":"realtime","policy":"deadline","submissionTarget":"sms.realtime","terminalOutcomes":["invalid_request","invalid_recipient","invalid_message"]},"createdAt":"2026-02-02T12:00:00.004Z","finalOutcome":{"status":"accepted"},"intentId":"order-1234-shipping-sms","status":"accepted","submissionTarget":"sms.realtime"}
 type Intent struct {
@@ -1191,6 +1304,21 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/gateways/resume (the `ResumeGateway` operationId).
 	ResumeGateway(ctx context.Context, body ResumeGatewayJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListInstances List the instances that share the database.
+	//
+	// Every instance (leader, follower or API-only) records itself in the
+	// store on a timer: its holder id, build, role and when it was last
+	// seen. Every instance answers the same list, read from the store; an
+	// instance's age and whether it holds the lease are judged in the
+	// database's time, so instances whose clocks disagree are judged
+	// alike. An instance is stale when it has not been seen for three of
+	// its own heartbeat intervals: it stopped without saying so, hangs, or
+	// cannot reach the database. A graceful stop removes its record; a
+	// record nobody refreshes for a day is forgotten.
+	//
+	// Corresponds with GET /v1/instances (the `ListInstances` operationId).
+	ListInstances(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListIntents List intents, newest first.
 	//
 	// Returns one page of intents ordered by creation time, newest first,
@@ -1537,6 +1665,31 @@ func (c *Client) ResumeGatewayWithBody(ctx context.Context, contentType string, 
 // Corresponds with POST /v1/gateways/resume (the `ResumeGateway` operationId).
 func (c *Client) ResumeGateway(ctx context.Context, body ResumeGatewayJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewResumeGatewayRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListInstances List the instances that share the database.
+//
+// Every instance (leader, follower or API-only) records itself in the
+// store on a timer: its holder id, build, role and when it was last
+// seen. Every instance answers the same list, read from the store; an
+// instance's age and whether it holds the lease are judged in the
+// database's time, so instances whose clocks disagree are judged
+// alike. An instance is stale when it has not been seen for three of
+// its own heartbeat intervals: it stopped without saying so, hangs, or
+// cannot reach the database. A graceful stop removes its record; a
+// record nobody refreshes for a day is forgotten.
+//
+// Corresponds with GET /v1/instances (the `ListInstances` operationId).
+func (c *Client) ListInstances(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListInstancesRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -2052,6 +2205,33 @@ func NewResumeGatewayRequestWithBody(server string, contentType string, body io.
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListInstancesRequest constructs an http.Request for the ListInstances method
+func NewListInstancesRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/instances")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -2691,6 +2871,23 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/gateways/resume (the `ResumeGateway` operationId).
 	ResumeGatewayWithResponse(ctx context.Context, body ResumeGatewayJSONRequestBody, reqEditors ...RequestEditorFn) (*ResumeGatewayResponse, error)
 
+	// ListInstancesWithResponse List the instances that share the database.
+	//
+	// Every instance (leader, follower or API-only) records itself in the
+	// store on a timer: its holder id, build, role and when it was last
+	// seen. Every instance answers the same list, read from the store; an
+	// instance's age and whether it holds the lease are judged in the
+	// database's time, so instances whose clocks disagree are judged
+	// alike. An instance is stale when it has not been seen for three of
+	// its own heartbeat intervals: it stopped without saying so, hangs, or
+	// cannot reach the database. A graceful stop removes its record; a
+	// record nobody refreshes for a day is forgotten.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/instances (the `ListInstances` operationId).
+	ListInstancesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListInstancesResponse, error)
+
 	// ListIntentsWithResponse List intents, newest first.
 	//
 	// Returns one page of intents ordered by creation time, newest first,
@@ -3247,6 +3444,82 @@ func (r ResumeGatewayResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ResumeGatewayResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListInstancesResponse429Headers the declared response headers of an HTTP 429 response for ListInstances
+type ListInstancesResponse429Headers struct {
+	RetryAfter *int
+}
+
+type ListInstancesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *InstanceList
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *AuthenticationThrottled
+	// ApplicationproblemJSON501 the response for an HTTP 501 `application/problem+json` response
+	ApplicationproblemJSON501 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *StoreUnavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListInstancesResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListInstancesResponse) GetJSON200() *InstanceList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListInstancesResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ListInstancesResponse) GetApplicationproblemJSON429() *AuthenticationThrottled {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON501 returns the response for an HTTP 501 `application/problem+json` response
+func (r ListInstancesResponse) GetApplicationproblemJSON501() *Problem {
+	return r.ApplicationproblemJSON501
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListInstancesResponse) GetApplicationproblemJSON503() *StoreUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListInstancesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListInstancesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListInstancesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListInstancesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -4258,6 +4531,29 @@ func (c *ClientWithResponses) ResumeGatewayWithResponse(ctx context.Context, bod
 	return ParseResumeGatewayResponse(rsp)
 }
 
+// ListInstancesWithResponse List the instances that share the database.
+//
+// Every instance (leader, follower or API-only) records itself in the
+// store on a timer: its holder id, build, role and when it was last
+// seen. Every instance answers the same list, read from the store; an
+// instance's age and whether it holds the lease are judged in the
+// database's time, so instances whose clocks disagree are judged
+// alike. An instance is stale when it has not been seen for three of
+// its own heartbeat intervals: it stopped without saying so, hangs, or
+// cannot reach the database. A graceful stop removes its record; a
+// record nobody refreshes for a day is forgotten.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/instances (the `ListInstances` operationId).
+func (c *ClientWithResponses) ListInstancesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListInstancesResponse, error) {
+	rsp, err := c.ListInstances(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListInstancesResponse(rsp)
+}
+
 // ListIntentsWithResponse List intents, newest first.
 //
 // Returns one page of intents ordered by creation time, newest first,
@@ -4827,6 +5123,73 @@ func ParseResumeGatewayResponse(rsp *http.Response) (*ResumeGatewayResponse, err
 	switch {
 	case rsp.StatusCode == 429:
 		var headers ResumeGatewayResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListInstancesResponse parses an HTTP response from a ListInstancesWithResponse call
+func ParseListInstancesResponse(rsp *http.Response) (*ListInstancesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListInstancesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest InstanceList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest AuthenticationThrottled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest StoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ListInstancesResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -44,6 +44,8 @@ type Store struct {
 	pauses map[string]core.GatewayPause
 	// console is the console's session secret and sessions (session.go).
 	console sessionState
+	// instances are the instances' heartbeats (instances.go), by holder id.
+	instances map[string]instanceRecord
 	// changed is closed and replaced on every write, so WaitIntent wakes
 	// without polling.
 	changed chan struct{}

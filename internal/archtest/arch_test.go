@@ -90,6 +90,8 @@ var rule = map[string][]string{
 	"app/leader":     {"core", "ports", "app/clockctx"},
 	"app/access":     {"core", "ports"},
 	"app/watch":      {"core", "ports", "app/changes"},
+	"app/history":    {"core", "ports"},
+	"app/instances":  {"core", "ports", "app/clockctx"},
 	"fakes":          {"core", "ports"},
 	"adapters/*":     {"core", "ports", "api", "db"},
 	"api":            {},

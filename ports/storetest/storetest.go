@@ -133,6 +133,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 	}
 	cases = append(cases, operatorCases...)
 	cases = append(cases, interventionCases...)
+	cases = append(append(cases, historyCases...), instanceCases...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			c.fn(t, newHarness(t))

@@ -144,9 +144,14 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 	if err != nil {
 		return nil, err
 	}
+	fl, err := newFleet(db, s.holderID, cfg.APIOnly, leadership, service.Targets, clock, log)
+	if err != nil {
+		return nil, err
+	}
 	api, err := httpapi.New(httpapi.Config{
 		Service:           service,
 		Gateways:          gateways,
+		Instances:         fl.directory,
 		Leadership:        leadership,
 		HolderID:          s.holderID,
 		APIOnly:           cfg.APIOnly,
@@ -169,7 +174,7 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 	ui, err := console.New(console.Config{
 		Service: service, Operator: service, Leadership: leadership, Activity: activity, Clock: clock,
 		HolderID: s.holderID, APIOnly: cfg.APIOnly, OperatorKeys: cfg.OperatorKeys, ClientKeys: cfg.APIKeys, Logger: log,
-		Gateways: gateways,
+		Gateways: gateways, History: fl.history, Instances: fl.directory,
 		Sessions: db.Sessions(), Throttle: throttle, SessionTTL: cfg.Access.SessionTTL,
 	})
 	if err != nil {
@@ -208,9 +213,13 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 
 	watchCtx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
 	s.stopWatch = stopWatch
+	// The heartbeat stops with the watcher, before the store closes, and
+	// removes this instance's record on the way out.
 	go func() {
 		defer close(s.watchDone)
-		_ = s.watcher.Run(watchCtx) // it logs its own read failures
+		runAll(watchCtx, func(ctx context.Context) {
+			_ = s.watcher.Run(ctx) // it logs its own read failures
+		}, fl.beat)
 	}()
 
 	leadCtx, stopLead := context.WithCancel(context.WithoutCancel(ctx))

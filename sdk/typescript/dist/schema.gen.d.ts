@@ -282,6 +282,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/instances": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the instances that share the database.
+         * @description Every instance (leader, follower or API-only) records itself in the
+         *     store on a timer: its holder id, build, role and when it was last
+         *     seen. Every instance answers the same list, read from the store; an
+         *     instance's age and whether it holds the lease are judged in the
+         *     database's time, so instances whose clocks disagree are judged
+         *     alike. An instance is stale when it has not been seen for three of
+         *     its own heartbeat intervals: it stopped without saying so, hangs, or
+         *     cannot reach the database. A graceful stop removes its record; a
+         *     record nobody refreshes for a day is forgotten.
+         */
+        get: operations["listInstances"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -1095,6 +1123,132 @@ export interface components {
             gateways: components["schemas"]["Gateway"][];
             pauses: components["schemas"]["GatewayPause"][];
         };
+        /**
+         * @example {
+         *       "instances": [
+         *         {
+         *           "holderId": "node-a-4711-9f2c01ab",
+         *           "version": "v1.4.0",
+         *           "role": "leader",
+         *           "holdsLease": true,
+         *           "startedAt": "2026-02-02T11:58:01.250Z",
+         *           "lastSeenAt": "2026-02-02T12:00:01.250Z",
+         *           "secondsSinceSeen": 3.5,
+         *           "heartbeatIntervalSeconds": 10,
+         *           "staleAfterSeconds": 30,
+         *           "stale": false
+         *         }
+         *       ],
+         *       "lease": {
+         *         "holderId": "node-a-4711-9f2c01ab",
+         *         "leaseEpoch": 7,
+         *         "expiresAt": "2026-02-02T12:00:41.250Z"
+         *       }
+         *     }
+         */
+        InstanceList: {
+            instances: components["schemas"]["Instance"][];
+            lease?: components["schemas"]["InstanceLease"];
+        };
+        /**
+         * @example {
+         *       "holderId": "node-b-812-00c1d2e3",
+         *       "version": "v1.4.0",
+         *       "role": "follower",
+         *       "holdsLease": false,
+         *       "startedAt": "2026-02-02T11:58:02.5Z",
+         *       "lastSeenAt": "2026-02-02T11:59:02.5Z",
+         *       "secondsSinceSeen": 62.25,
+         *       "heartbeatIntervalSeconds": 10,
+         *       "staleAfterSeconds": 30,
+         *       "stale": true
+         *     }
+         */
+        Instance: {
+            /**
+             * @description The instance's name in the lease (--holder-id).
+             * @example node-a-4711-9f2c01ab
+             */
+            holderId: string;
+            /**
+             * @description The build the instance runs; empty when its build does not say.
+             * @example v1.4.0
+             */
+            version: string;
+            /**
+             * @description The role the instance reported at its latest heartbeat: leader
+             *     (it held the lease), follower (it competes for it), api-only
+             *     (--api-only: it never does).
+             * @example leader
+             * @enum {string}
+             */
+            role: "leader" | "follower" | "api-only";
+            /**
+             * @description Whether the lease is held by this holder id and unexpired now,
+             *     read from the lease itself. During a failover it can differ from
+             *     role for about a second.
+             * @example true
+             */
+            holdsLease: boolean;
+            /**
+             * Format: date-time
+             * @description The database's time of the process's first heartbeat.
+             * @example 2026-02-02T11:58:01.25Z
+             */
+            startedAt: string;
+            /**
+             * Format: date-time
+             * @description The database's time of the instance's latest heartbeat.
+             * @example 2026-02-02T12:00:01.25Z
+             */
+            lastSeenAt: string;
+            /**
+             * Format: double
+             * @description How long ago lastSeenAt was, in the database's time.
+             * @example 3.5
+             */
+            secondsSinceSeen: number;
+            /**
+             * Format: double
+             * @description How often the instance records itself.
+             * @example 10
+             */
+            heartbeatIntervalSeconds: number;
+            /**
+             * Format: double
+             * @description Three heartbeat intervals; unseen for longer, the instance is stale.
+             * @example 30
+             */
+            staleAfterSeconds: number;
+            /**
+             * @description secondsSinceSeen is over staleAfterSeconds.
+             * @example false
+             */
+            stale: boolean;
+        };
+        /**
+         * @description The executor's lease as stored; absent when no instance ever led.
+         * @example {
+         *       "holderId": "node-a-4711-9f2c01ab",
+         *       "leaseEpoch": 7,
+         *       "expiresAt": "2026-02-02T12:00:41.25Z"
+         *     }
+         */
+        InstanceLease: {
+            /** @example node-a-4711-9f2c01ab */
+            holderId: string;
+            /**
+             * Format: int64
+             * @example 7
+             */
+            leaseEpoch: number;
+            /**
+             * Format: date-time
+             * @description When the lease expires unless renewed, in the database's time.
+             * @example 2026-02-02T12:00:41.25Z
+             */
+            expiresAt: string;
+        };
     };
     responses: {
         /** @description The body is not a JSON object. */
@@ -1870,6 +2024,38 @@ export interface operations {
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["AuthenticationThrottled"];
             /** @description The configured store keeps no gateway pauses. */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    listInstances: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The instances, ordered by holder id, and the lease. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InstanceList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["AuthenticationThrottled"];
+            /** @description This build keeps no record of instances. */
             501: {
                 headers: {
                     [name: string]: unknown;

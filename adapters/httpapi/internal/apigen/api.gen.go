@@ -86,6 +86,27 @@ func (e GatewayType) Valid() bool {
 	}
 }
 
+// Defines values for InstanceRole.
+const (
+	ApiOnly  InstanceRole = "api-only"
+	Follower InstanceRole = "follower"
+	Leader   InstanceRole = "leader"
+)
+
+// Valid indicates whether the value is a known member of the InstanceRole enum.
+func (e InstanceRole) Valid() bool {
+	switch e {
+	case ApiOnly:
+		return true
+	case Follower:
+		return true
+	case Leader:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for IntentEventAction.
 const (
 	EventActionCancel IntentEventAction = "cancel"
@@ -460,6 +481,98 @@ type GatewaySelector struct {
 //
 // Example: sms
 type GatewayType string
+
+// Instance Example: {"heartbeatIntervalSeconds":10,"holderId":"node-b-812-00c1d2e3","holdsLease":false,"lastSeenAt":"2026-02-02T11:59:02.5Z","role":"follower","secondsSinceSeen":62.25,"stale":true,"staleAfterSeconds":30,"startedAt":"2026-02-02T11:58:02.5Z","version":"v1.4.0"}
+type Instance struct {
+	// HeartbeatIntervalSeconds How often the instance records itself.
+	//
+	// Example: 10
+	HeartbeatIntervalSeconds float64 `json:"heartbeatIntervalSeconds"`
+
+	// HolderId The instance's name in the lease (--holder-id).
+	//
+	// Example: node-a-4711-9f2c01ab
+	HolderId string `json:"holderId"`
+
+	// HoldsLease Whether the lease is held by this holder id and unexpired now,
+	// read from the lease itself. During a failover it can differ from
+	// role for about a second.
+	//
+	//
+	// Example: true
+	HoldsLease bool `json:"holdsLease"`
+
+	// LastSeenAt The database's time of the instance's latest heartbeat.
+	//
+	// Example: 2026-02-02T12:00:01.25Z
+	LastSeenAt time.Time `json:"lastSeenAt"`
+
+	// Role The role the instance reported at its latest heartbeat: leader
+	// (it held the lease), follower (it competes for it), api-only
+	// (--api-only: it never does).
+	//
+	//
+	// Example: leader
+	Role InstanceRole `json:"role"`
+
+	// SecondsSinceSeen How long ago lastSeenAt was, in the database's time.
+	//
+	// Example: 3.5
+	SecondsSinceSeen float64 `json:"secondsSinceSeen"`
+
+	// Stale secondsSinceSeen is over staleAfterSeconds.
+	//
+	// Example: false
+	Stale bool `json:"stale"`
+
+	// StaleAfterSeconds Three heartbeat intervals; unseen for longer, the instance is stale.
+	//
+	// Example: 30
+	StaleAfterSeconds float64 `json:"staleAfterSeconds"`
+
+	// StartedAt The database's time of the process's first heartbeat.
+	//
+	// Example: 2026-02-02T11:58:01.25Z
+	StartedAt time.Time `json:"startedAt"`
+
+	// Version The build the instance runs; empty when its build does not say.
+	//
+	// Example: v1.4.0
+	Version string `json:"version"`
+}
+
+// InstanceRole The role the instance reported at its latest heartbeat: leader
+// (it held the lease), follower (it competes for it), api-only
+// (--api-only: it never does).
+//
+// Example: leader
+type InstanceRole string
+
+// InstanceLease The executor's lease as stored; absent when no instance ever led.
+//
+// Example: {"expiresAt":"2026-02-02T12:00:41.25Z","holderId":"node-a-4711-9f2c01ab","leaseEpoch":7}
+type InstanceLease struct {
+	// ExpiresAt When the lease expires unless renewed, in the database's time.
+	//
+	// Example: 2026-02-02T12:00:41.25Z
+	ExpiresAt time.Time `json:"expiresAt"`
+
+	// HolderId Example: node-a-4711-9f2c01ab
+	HolderId string `json:"holderId"`
+
+	// LeaseEpoch Example: 7
+	LeaseEpoch int64 `json:"leaseEpoch"`
+}
+
+// InstanceList Example: {"instances":[{"heartbeatIntervalSeconds":10,"holderId":"node-a-4711-9f2c01ab","holdsLease":true,"lastSeenAt":"2026-02-02T12:00:01.250Z","role":"leader","secondsSinceSeen":3.5,"stale":false,"staleAfterSeconds":30,"startedAt":"2026-02-02T11:58:01.250Z","version":"v1.4.0"}],"lease":{"expiresAt":"2026-02-02T12:00:41.250Z","holderId":"node-a-4711-9f2c01ab","leaseEpoch":7}}
+type InstanceList struct {
+	Instances []Instance `json:"instances"`
+
+	// Lease The executor's lease as stored; absent when no instance ever led.
+	//
+	// Example: {"expiresAt":"2026-02-02T12:00:41.25Z","holderId":"node-a-4711-9f2c01ab","leaseEpoch":7}
+	Lease *InstanceLease `json:"lease,omitempty"`
+}
 
 // Intent Example: {"attempts":[{"finishedAt":"2026-02-02T12:00:00.087Z","number":1,"outcome":{"reason":"provider_failure","status":"rejected"},"startedAt":"2026-02-02T12:00:00.012Z"},{"finishedAt":"2026-02-02T12:00:05.151Z","number":2,"outcome":{"status":"accepted"},"startedAt":"2026-02-02T12:00:05.090Z"}],"contract":{"gatewayType":"sms","maxAcceptanceSeconds":30,"mode":"realtime","policy":"deadline","submissionTarget":"sms.realtime","terminalOutcomes":["invalid_request","invalid_recipient","invalid_message"]},"createdAt":"2026-02-02T12:00:00.004Z","finalOutcome":{"status":"accepted"},"intentId":"order-1234-shipping-sms","status":"accepted","submissionTarget":"sms.realtime"}
 type Intent struct {
@@ -1060,6 +1173,9 @@ type ServerInterface interface {
 	// ResumeGateway Resume a paused gateway by type or URL (operator keys only).
 	// (POST /v1/gateways/resume)
 	ResumeGateway(w http.ResponseWriter, r *http.Request)
+	// ListInstances List the instances that share the database.
+	// (GET /v1/instances)
+	ListInstances(w http.ResponseWriter, r *http.Request)
 	// ListIntents List intents, newest first.
 	// (GET /v1/intents)
 	ListIntents(w http.ResponseWriter, r *http.Request, params ListIntentsParams)
@@ -1156,6 +1272,20 @@ func (siw *ServerInterfaceWrapper) ResumeGateway(w http.ResponseWriter, r *http.
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ResumeGateway(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListInstances operation middleware
+func (siw *ServerInterfaceWrapper) ListInstances(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListInstances(w, r)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -1655,6 +1785,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/gateways", wrapper.ListGateways)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/gateways/pause", wrapper.PauseGateway)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/gateways/resume", wrapper.ResumeGateway)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/instances", wrapper.ListInstances)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/healthz", wrapper.Healthz)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/readyz", wrapper.Readyz)
 
@@ -2102,6 +2233,92 @@ type ResumeGateway503ApplicationProblemPlusJSONResponse struct {
 }
 
 func (response ResumeGateway503ApplicationProblemPlusJSONResponse) VisitResumeGatewayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInstancesRequestObject struct {
+}
+
+type ListInstancesResponseObject interface {
+	VisitListInstancesResponse(w http.ResponseWriter) error
+}
+
+type ListInstances200JSONResponse InstanceList
+
+func (response ListInstances200JSONResponse) VisitListInstancesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInstances401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response ListInstances401ApplicationProblemPlusJSONResponse) VisitListInstancesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInstances429ApplicationProblemPlusJSONResponse struct {
+	AuthenticationThrottledApplicationProblemPlusJSONResponse
+}
+
+func (response ListInstances429ApplicationProblemPlusJSONResponse) VisitListInstancesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInstances501ApplicationProblemPlusJSONResponse Problem
+
+func (response ListInstances501ApplicationProblemPlusJSONResponse) VisitListInstancesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(501)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListInstances503ApplicationProblemPlusJSONResponse struct {
+	StoreUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response ListInstances503ApplicationProblemPlusJSONResponse) VisitListInstancesResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -3179,6 +3396,9 @@ type StrictServerInterface interface {
 	// ResumeGateway Resume a paused gateway by type or URL (operator keys only).
 	// (POST /v1/gateways/resume)
 	ResumeGateway(ctx context.Context, request ResumeGatewayRequestObject) (ResumeGatewayResponseObject, error)
+	// ListInstances List the instances that share the database.
+	// (GET /v1/instances)
+	ListInstances(ctx context.Context, request ListInstancesRequestObject) (ListInstancesResponseObject, error)
 	// ListIntents List intents, newest first.
 	// (GET /v1/intents)
 	ListIntents(ctx context.Context, request ListIntentsRequestObject) (ListIntentsResponseObject, error)
@@ -3371,6 +3591,30 @@ func (sh *strictHandler) ResumeGateway(w http.ResponseWriter, r *http.Request) {
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(ResumeGatewayResponseObject); ok {
 		if err := validResponse.VisitResumeGatewayResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListInstances operation middleware
+func (sh *strictHandler) ListInstances(w http.ResponseWriter, r *http.Request) {
+	var request ListInstancesRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListInstances(ctx, request.(ListInstancesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListInstances")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListInstancesResponseObject); ok {
+		if err := validResponse.VisitListInstancesResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -3618,191 +3862,209 @@ func (sh *strictHandler) GetTarget(w http.ResponseWriter, r *http.Request, submi
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L35cxs3ljj+r6B691smK02KupKYqvzgeOysZmPH42O3vkl7LagbJBE1AQ6AFs1xaf72T+E9AI0+SFG2",
-	"lMnMZKomFsluHA/vvvApyeVyJQUTRifTT8mC0YIp+POVYjOmmMjZk9Wq5KywXxZM54qvDJcimSYXa8rN",
-	"dy8vyHrBBDELRjRT10yRhRSyUqwglFzgOFNin70gg5eEa3jUfibcZILi8CmhM8MU4UaTnK6GZ4ReaiYM",
-	"Ds4NoUKvmR10zc1CVgZG4GI+zkSSJjpfsCW1a2Qf6XJVsmSawPIOJ0mamM3KfqGN4mKe3NzcpMmKKrpk",
-	"prHb7hZfP39Kvjk6mZBVAIcek7DxwUuyXsjSbjyXotBDQvWVJka61RKqM6GlFITirrkwdk9ckxkXtEyJ",
-	"VG7fL/0YZEANWUpt7AuZQJA+0mQ0WtKPIztzSo4nRJPLDSnYjFalmRIqNqSkag4D2WdwOgvITFiAxbNT",
-	"beGpDRWFHmfi7YKRS1ls/MloumT2GQ9n+x0ixpj8ZBZMxcBICRUFoZm4wANeL6Rm5JqWFbPjCWkIdTAS",
-	"1fKSKSJnfqcpoYoRPhdSwfnrTAR4WzieEeoxihpADDsHU3ZbDsDa/iJFzhALuD0zXGuSJoIu7am7s/0M",
-	"HFFMr6TQDFDkSWUWTBieU4sbbxdKGlMiWeQSAGv/BGzGRw5WSl6WbPnVr9riUjSrxTJDeZlME7PgmtCi",
-	"UExrC1eL8qwgRkqytIdaiSsh14JcsY0+I4oZtSFckK817NaeYW5XfXB9eICna3/QhppKJ9OTo8dpYriB",
-	"nTbXT0zYQNj6wpiVnh4czLlZVJfjXC4PdHW55FpzKZZU0DlT0Tcj/9VlKS8PlpSLg0Lm+oCu+HhZ/Adt",
-	"zDeq57uJT+I/FZsl0+Q/DmpGdIC/6oNXCD88iyZdWpxV7K8V0+aRJnnJAa/3AyMpqWHl5iwTph6FrKkm",
-	"is0qHXGYUsorLuYe+67YZkxewxEgzQKBwhejJ/AFot4jXWM40B4lis8XBgYAPI34bPR6l/28cSyhEoaX",
-	"QIh+j0u68fsk1A5M6JxyMW6guTtXixhzpiwcb9LkuVSXvCiYuA/MlSumEJ8EY4UmVLivpLKL2oqkB1IV",
-	"TI0Oj45PRnrBVysu5iO91AeK1QjWQOXJcY3K9RYeCHdnYYL7QlZ7QpbSPa5esc0ZHOgtECSD0ch/Hlns",
-	"HY7tms4LtlxJw0S+eSrFrOS5ucNx3suO8CTPC8I+cm20x/SCz0A2GFJD+62VTCYlK7opJS2s0BPSfM9m",
-	"UjHcDoz1JLfDf8Z++tCTCkKNYcuVsRKnKXu5ILPSUqTnqFaCWJk444LrBfDEO+Jtbp8tGwgb8163kjDx",
-	"gzFdnGjExchNdF8I7KC3oJowUbCCDPCbEXwaWk0mJTOrzhCEhdUMwhFwnYmweavhtJY5tHzxJk1e0HIm",
-	"1ZIVr5EtfzGPqhm8V3FQJbmmJS/In9/89JIUMq+WdoJ9JOpkUp9qWKyf46FOdeknGvmJ7utUm0ABcMjL",
-	"X1lugCxfSvNcVuJLdRwhY+wBueGZx50JrXEWJ/VZIAeBfcxgyQ90FA7phTQjnOc+TuKlJLrKFx5KUhED",
-	"HBMO4RUyzbdS/mi//MKz8CzYakZgMEzJ8cT+j1xuDNPELpzmxurjlnhKvuTAMo++Pjo8OdmLRA4jSf2q",
-	"Pd1DnYvb18hIOcKJ7otEPMQGUqHhCsaMJZwhYR9zENpga0kx43MwewFqcHiOjb3lSyare+dmBS+QcpXi",
-	"1wwkMI8N8UdWpbXQd9PvxeC+rU/PrT56/0HOzu1p5Ke5V+Z2RxiNyVur1OdSCAbqiEX+vJSaFVZZ0EwU",
-	"JDoHJ7ZeR1rrPekvjhdkyRZGmCV2ZSsmCi7mZ0SKcuMEsztUK4bJpV0prM2Yz1Frtqvjj3t5L6zgN+C9",
-	"OM8D6DZhE0G/CdMNkSUKtq51X0GXTGeCCgmOETfQIAbbiBcjQ6+YAB0JhphTw9Z0A0YcLS36bTKxoNeM",
-	"FKzk1+DlqjXWR5osmdZ0ztDXkltTtmTFnP0Jn9685vrKGrCZsMs3qmJk4EbajBTXV169emOkYu8Evaa8",
-	"pJcluweGpO2QFtfs1IBuNF8gsVjN2traah/GcxobeLBOUkULfSCUgtWP4onuC6cKaugl1beBBqTEGyDQ",
-	"ez4XdJxxTRayLMCLodEXEokQzjQgJcp+tJOWqXMQLunGL1UvpDLl5u7niIu4rPTmwU4QphjBFA9/dmTQ",
-	"wZiarHEpmXAkDYDXe4G99Vsm8ASs6Km1CiPJINrt0B9O8EWRyJeUibYv6vM8T0aip/4SjHWckYv5Hn6m",
-	"d4JWZiEV/9sXO0lB6j5xo8FrU/I9o4opklWTyXFOV5xcsQ18YPupOYc1ljZW+kBoWsVz3AeePnl1jt5M",
-	"qhq6J20qKCS3ig+zgk0wT+HAdN6JlZK5FSyXJXsmDDebe1FZzoupXY+hXPiYxzXX/LJkFuXtL0qWJF9Q",
-	"Ze0MRd59dTQ5erbr0LgAa/05Z2Whk+kvn5KZ/TOaMUkTJyKTafIZk9+8j53mR7Fqg44CnPDB9BqYZIST",
-	"3Aty4ILtnkOcCx1fMFPNsVouOvuMc5U7HNHVaiWVYcULVnD6Frb/RUjyFF8d2aFIlhj20RysSsoFKrSW",
-	"3YY5zwhQfjwFDL2XFXoaE3gYkiztPgic44ORephtBLONYJqHcNloF85rQwgOmGv8HR2zmfCQfyZyCQoB",
-	"6qxmQQXhBQMOQAaR7lCwXBaOdaAGGfaAETH04nWFx08iRi0rQyKtd0zOAc8Uy63VUXjREivGXGcip2Vp",
-	"UcD7ZJ/AWyEozEvmRGTwK47Jk/C09zxavRqd6pXJ5ZLhBv08dUyZleUIfWxDiMkKwpSSKhMDo6jQ9jjJ",
-	"jPKyUiz1tmLq6cmNMxyTJ+49og1Vhot5JrIEcdrZYNMsIUuqrnTsHjUL6iNQHiiVIYLZU7D7zcSgRMG9",
-	"4Ct4sJTaeCpmH1leGZhUrlZNiFoophiocpt+pMmlYvSKKSJXTDDgEhynX1GIfy0ZFQBhzygyQfOcrYDk",
-	"SMFoUXLByIIWZEW1ZsUQlYuI3utTS6bJ0eTo69HkaDQ5ent4NJ1MppPJePLtNz8naYJB4WR6mCbuhOzb",
-	"ilFgIclKyWteMPXBwT6i8ESxX1lunDi14N412+HRz/a5lZIrpgzHkC4cVTMe3MGM/3r79hU5nRxNyfe0",
-	"ID/gz91wcdrYcTzijs1bhKN2yQU1DNwffQNbNZKp854EDMsOEC8Qg5a0wFN3eDWOzyTRy9HksG+CklHN",
-	"nq1kvtg6hWaE2Qfi0QFjYMpKFNaSiSY7jjbHhfn6pJ43aIn14UfgOkyTJRd8WS3h7+47EZbsYqI/ucea",
-	"uNHe3f/6xJV4S54Gx+Sd3RdBB6ajJfCqzGRZynUmwIJLyeWmzmiZSUVqTcudziON7+pSGt0ile3ouh9+",
-	"QJrCXyuurJb9iwdpvOv34R107VuYWFlgVaAuSJ40ODdoBY80ak40N8DhnJfDa5YgMQRd6YU0BDwdmfBJ",
-	"OxaegfWlREu0eolic66t8cIKbrTjdPmCirnl6mMXVbeM1goqDszSTqsELR2/s+tbyZLnG9B5nURcUQUB",
-	"PxikyZIcab918INYwpJ+fBI4m7N5kunxJE2WsmDAZGjpAI+T2dNwDNBCuaVA4cDj6C3D1JILWjqEtPqr",
-	"V2g/1GGj+pucr7gPRuF3XrN93+FfjR3tpocfokdvtu27jQuvXILBzAmawPkd3KUoN1MkjWpZldTwa6uf",
-	"VKJIyUzJJWZYBC9WrhioKKn3wq4XPF+QSLQsK23Igq5WTLSOD45kJ2OwW0Iq3mMnS/rxg6N5He+mwcRO",
-	"b50ScGQ34F/YZ25q7LlF98Onbvow61ODlzeRrM3Su1jXyWwD6WmJCIWtRhHi/dt1qpgXs5b0N6gzZkKF",
-	"t0GTM4pbJQqUMvu2p0vLJtsM77PRP024YUsdORyi/eIXVCm66fDEDijTBuW4cwxH1AO9Phb67OOCVtqw",
-	"4rVTVrrCxWK3A4WqSuYcyxF4B8j4aFBInZoDPqVMXGAkvWTFxbSRGBK+Bx7rdWHQ4DAg4GAuLOr+EhjW",
-	"B4xXgZcjpoAPzruVpIkU7INl5B8scpYMgwZhOguIGgm3DNE5HK80NS1Cr7Xav51CauG7YmjfPcf0hekE",
-	"mN4l26LanVo5qVjOhHlKy1In08PJxH/zHKGJX96kvRLAffdOlc4QnB4cHB59M56MJ+PD6beTbycWM0Av",
-	"TqYzWmqWJigWgZVbQrykJl9YYRATZZdbxxveg1U/81Iuaa/8Tpw+3l/MQbZttXN6fu89uhPYjxStBtR4",
-	"uCbvXv+IFoUGK9tbaFLlrMFdPSxxvkspS0ZhrwG6n3qT/lBxeKS7eoomSlaY9heWMm6ynu3H9dncJQJw",
-	"m6/4nQQg9vGRznHvUPMfaXLN2drC2iqZ3qJu6jkdYrqslDbJ9GjSoqsl/XgePn+7D51RwxoEdjvJNUkg",
-	"LK2jdUa53qBPcJVX3ARLlWtiKgXG6mw2jlgbhmYt48K9Lmg5+wB/N1iV+7Vzsg40vZhGjct/sBazfS7F",
-	"9VnIg2+laV9Z8HZVhBrg7TkAdgFVg+cjODPisSdbFJ7zraO/rb0cqL7nlVJM5Bvc0u6tfNs3XcCOXiMK",
-	"pZMIB1ZacrQ8wE4Br6IJZBZKVvPF+BYT6HR/8xiRcvf+67O0AM4B8ivwrVjNdzcwALnrpciqEY509tZN",
-	"iyLay/kvucYokLcLqUHnvF1JSPg/nEyG8LNTA0guK2toyWumdHdR3TNq02B7GT801QxNBuAC0cGlpds+",
-	"LT0kdCnF3MUNbltCizcG7G+Cp7PQHXzxR65NS3Nw54qhgH41IrCFmv6O92Fav72W8B78L4VdtVEVc6PY",
-	"t7bae/B3kFZ76AJdGVZPuk2suzQ9dLOD+NEuy6T2a2A2qPc+WsnUxFLcUFfC+y3ebRev7Fu3iuPSV38E",
-	"YIX5dmAZjt2LZg08wCPe5mbscTH+wxW3nW4v1Nys3TDjShtM5ihuY86Tz/RNhQXtOIg3rGS5I+fmop99",
-	"pLkpN967FgEW/D81uMa3uX0e7JBaOo0g9FLLsjKM2EOzWjFEmqxeikkWwoVqUadtwn3bOS/pxx+ZmJuF",
-	"y0ZecuE/H/adwDZI+91ulZtkRpcc6J0adL6tFHOFZcEx6KRErJI5Sqn0oqmD4fcdND0PocTo0Gjw5Pzy",
-	"e40l3Lqu0/Hh6WG8rqPGusLc6P/aZ+7T8eSxZTLv0ySPHLj/Co5N8A3uAvrkBLhONONWIIasgGlyexZ5",
-	"/ebtm+4wDv8uJNH8yUNvq/cRcjNUxWo7J4Sb3EBxUJAacALV6T09MThIVyW4l1C/uWL5I52JAfMeqpR0",
-	"PEDD1GWK8PDejOaGXDLNC0a4maLz1i9w4QpY40zEJd34hEViTQotCc1EnPtoFdiyiB4iZs1zRgbcYLlT",
-	"JrakMw7HxNmE4HFcc81afsRtyoUH5Qtc6ba4WW0c+C2FolavpEfwBh6Y0yWLz8MDNe2e55xeMyupQhXz",
-	"tl0k8/Xom9kxfZz38UYaObT3UpV8SL5H4Ys5xq4hQmioSZW3hjQdge5ls7FrX3HePRjv5LTCBVzM1oZs",
-	"OE19fZGqBBFyPUyJLAumTSZAixkTT29SkB+evSVxovMnzxxuAIXdyE6KZSKcPExcH6xiGIRy9Zt7nQUK",
-	"tmd2q33nwbr+412jtd3NN11muGc8tGaP+6z//E8QqfXlev1nVlP8I12X9nVK+AVdsgLSSbaqmJPHd1Mx",
-	"U1/RAuxYbH6agcrQ1sQ2WNuEdemQW1GV5RikeKsUB74Pyox97L2V4KXLy21wHa9Tvd9VN0K1U6vJIBTX",
-	"DFPfEMAzDGuI8mumMXC5HwJbawy4LnCnKFE/Exa3S64NF3M7Pd0QvaRl2YmJGvbRAvj/l5UiICuB0YOo",
-	"RDvAyGSafHV4enpqhejp199YkH8czeXIweBXLcX4NV07dptEv470FV+NJACFlqOVBCUSYQgRMa35Zbl5",
-	"4gXwZ8jNJYima9YQoIyqkkMiro/qQ1MC15LBZ89MCfVmrM+bKSoFidIivPqo9syB+2oQJQs80iGpqE6b",
-	"Q7maCeoC3c3EAiwvp5oUFSZssQ9B6sSiPBMwIgbECzLoedwHvL0aNjwj+YLlVxBbbcrukLurMTiE+RqE",
-	"NkoZvLzNxF0FblRg8mQLT3ecG/A0ehzVj7hqpckXtmhvf1e9aSzRwM+VXPavJJ4sLkUMy9J7LaFvfq9R",
-	"7sNV3+CzXxjn7XjbQjZsT8jTLS8W6pFSEOkafdZ5XKAdleZ2DF47wsaVkJLBp5vhWSRPITnEYi1BnuCa",
-	"hyyZNY903AykacLfbF3Q9+BTa5qOPhfUioHYEjArULRGh0lDZsQcMJcF0BWyuq3s73YzoX/mo9tn/vr0",
-	"5PjosDnzN/jlXjN3fYYBHO3TOiRGksN0MpnEoiPqKoPMLlLHsAMN+DGHZ5lgNF9AiYJlO8jWKMFSFjwd",
-	"Xz4oBUYC1uIO2lPPQBD04OIcXz+8xRHoN/5+N/a8ZroqtwRQnMR49dObhgwma7BqQO7M+TWIJMtIDFtO",
-	"Yaeeibcb7wyOJofEkV9KjiYTotiKUTP0mZwugTqUpHfktXtgS9o95GI4CGwt9fN+6Dtm1cdj/97S5eul",
-	"bEH//Ziyj3I5AO+Vox2z/SgUeHhraMS9thd26haLU/7bX/7AiFsxossSVQ3Ubt46/ojRwaCnWNJOvbsW",
-	"+mOBXjC+mykY85vbwhh+jdvxAw3L3j2EPCEndxv289Sqwy7Pv1IzmjOsa1WyZETOUHW8Ypu6jVIam8q5",
-	"FFq6NC/NvM1n6PzMZXHSTFyxzdDazhRVd9DaYUJfWGff4EvWTRvHBSfTJPRToT0ewePp4WR8dDppOX3t",
-	"DjDWD7u3Og8uMJkmx7Mj+jg/vJx8U6B7E3aO1UJ2P32+PZ+NEXIN/JpUJT4IuW66t8OvTSXN2kN2gNE1",
-	"VVAtbEeCs3Ptbvxr0XevK/HSDn+D29/heokhsZ+5XOdct9IRZCWMbpYdo5sGUjnJIeB/QPv9E7bxVHoz",
-	"LBDjSAfhzsiFkIK1GgvynLkSbSh8i0MO9mmrzZbOwxxQoJ0E4hFj3zN6LUv2EgcPn5/6WcI3P4XpbiKc",
-	"69uyp54G5ThiNCF1OXgMCj5n2lhlaxUlsPpBavdYuWm7FVv43jVWPAH0xAZd6YhjHrlldxYFYoDTFUfr",
-	"AWinSQfuy/2B/AbX8uTVuQeq++apH39rljsFywUptd6UQ7rtvPP8T1uOB472kSa87q9lkW1KQFs+Oj2t",
-	"awc1GbwTHBR3+59MgH9DD+0Rvnv7fPRtGvrIubrDtK5GHCGxgoP/khdcYTYtLfvHp4bNJSTbP81T8nSW",
-	"kp9LYK0/r1JoHQMVw+++mkwmkxSKGiffp6640f37rfP4R3WghBeaZMk4S1L7zzhL0HGUJQdZQgagz6+o",
-	"WRDN5ku0l9kGzDTFtCyvrc6/phurvLrEOyi1ygRage4t8FBBextalw6AAo3yAourC3JJc/D64/SZ4AIi",
-	"EZSUUsyZIrxwbTPZ1ErnHHtPoeEEaT12qXoMjr4R0zldsSITpYRaNKXknBqmyeAiy6ri28nkYuh2gj4Z",
-	"I2WbhLab/lEI9uj0tB2CFdLEUsOSzdj+5wBzQq2drSzC/d8v/5dlq09P8xv4Zwb//FziP6ub91/95/Zw",
-	"6Ss6Zzvs3ih8+u8bK7xbGNAlTu8TBXyfJoJ9NE8rpaVKpgnb/PnX818lf/Hrk81LPlm/sP8v//Lxxa9y",
-	"/eJPcv3i6cnHF7++mLx8+zM952tO35x/fb58vPn5h//Z/Pj22ebF3/7CZ39Jdpnud9Ay+2IN8XJ7+R78",
-	"5tmCfZoMoOpsSFZ0HkWxhMte0wZ+aPrK7gkOfT5+xa73X799mstKk4Fg6217wISXh9jEO/7j0z+vz39d",
-	"TXLxP2Xfhu7sqXgTbMyOx02qfMG0cT0kC5ZzDSU27coCRPQxeXbNlP9ELiuTCYf5oSlxs3agposoUB7S",
-	"JaIwVlMLqF/r4WC1mdniYTvtTSgOumTEZ0s2pXGXfGZ+gi011KFE/q+VBUkolIeCPquhNBEjWlNnS2GR",
-	"sap+y3pvwwpvMUf1Lx3seOEKkNqlPcipyFqqKzKXTPsQAFj6+HVRwcqCQWtfiDW8iHujf6BxvLtqj6KI",
-	"ZFu1tAZhp/h6SijkHqSEXdOysqzdl1R6yfXIF2m1crvunNvTdgT0V+5goUGzPirwD+hxGcRlK1zQs44d",
-	"cYKgTfdQVgvcgd52I80Or9KrUIDWs9mqZKH+S4cuL2h/CRmCTCHgldMmtkTaQFwVFBUUNTcUPd+Bz6vY",
-	"o9Xidq+fPyWPT06/6XpKyYUd6AIyuA29LBm4cK64KKxYgDRn1/E5xBsgkePCO8UuCF2tGFWY5OoLBTE/",
-	"GmEjmNUoIRG67bfIXdM3LubBfRZ8/RAe3r+t27Z+un44OzGGdt/05DDt6KJyB3Wo2d8tMob8Rh/MlVfP",
-	"NQpzdQi3B9x9aA0s1B0ewhF9Gdg0AWEYfPMnk8dw9MNWyVB0ikELC6mO3TBbfUp1zsT79LaaohpDPnVE",
-	"zhciSzf5poU9d4tX1vgVr7SJap0p45STXqeIP81bTuMu4diWN3sXfkgy4x/J4OToiDRcyWAwu8D+KEJh",
-	"zH6t17endh6pPT0I0BNHQCrseNQcXcbw302ibaxrp5M/MPlGrslK8VtlmO/NA7tMd4m0uO1mFJWmRcHR",
-	"m/Iq4hquKqOVVA6eisGnmyEpmIIEnHaPx5bKcTsbHUEn/j6Hcm+mI6ImRFy3LBJSX6DFl1o6braliyTp",
-	"NpHMRKeL5AD75sxKOp+zgvQmsYJnqp2hM3Q5o3AfAqSNSqvgYo6O3TTBEi9UKceZ+F/nAOOm7QHizdsW",
-	"iKX3RsvKcSbOMRkAe2pE/TXbFeVbK0nvnul2swXLlqyOE0fIsKb6lSv68UlNjSOPft+3fBZqZqWCMto1",
-	"3VI725+K06KjevI+2umLr/c5lG5RGLbkM+yfS3bnnOt7Tl+0GuXx8fFjEqImZCBnM8184GN0dDw9fWxR",
-	"/Sv4a+iNKehegSolOhPqZveQmQWtcQbufpqQA8k1WVFthmPyXEKwLDTV8MbOtlxvrAZ0qwo7AkepYRTU",
-	"XN9hY0ye1HcIkdYVQkKakdvC4HiSiYJu4rSPIaELRgvvLQ6tH48mk8locjiaHL4FN9t0Mvk5EwOXbIep",
-	"la4bIXjR9SPyN6YkwNV1IrvckCXXhl6x4RlhHFtJwK0YVvQKCs1e6pshyH+zlfHdw5Y8VxLrNc9Cl5f1",
-	"gppMYP8ylDvGpVRgK5GltVx3NNz518g2bU6YwmyEi7ysClbApQxrCk3Fmo3YIDMVm4v5QAUXms8Fn/Gc",
-	"YpM1w4he0ZwNa4w6Ov2a/Df/PsKYFMMGoMlojBXDUjURTENYwNe3QrZRya5ZqUnB2IoM4Ogz4c4+XBDi",
-	"UxCHv6uM1b5cve0tCggT9r+YfBqIey6vmRJxoLXdpavhOd8daviSfMDIrukIB3yop/S2rmlthxKg3itE",
-	"DHxKSQgXBDdAL8e3L4+lYO6J/cIFlUBIW03ng5FXTCTvLYltC3GEmMjp9mW2nBdbhJN/7T7DGt00lagP",
-	"xl4GRly4sTO3xA/cPXkIX+eV4mbzxo7qujZAq90nlVlsSTcJIXzdCNZD8y8saAMlb9q4/igTg9GIrjje",
-	"auSaLt5y9RH5Cdvcg0ZUuDZjPV1wz+qx8K4zaiAdXpOTyXG4aCkT8XTRPYKAGrDpppsDW3JyMZM9DZMD",
-	"qrxAC8llu0bFUD59EAS4A4SDFbLNAiwQl1kpBbMMmxtN3rx4A61cK70IzBuvBEOFwmvwaWjWBOp7cM27",
-	"hG9oydLT0S2sBROgIy3dai6ZGNTStdykFlboobXPeh6DpoE1QnSUAolJ8GdeM9JpJrBZlNuv02w0uWQl",
-	"NBmQpAPHcSYy8QzdcPaUL7Z1nL0IzkBNBt5ROHT8F72DoG1scw+OCdRFb2msnBIGkZOLg+vDC4856B4G",
-	"ytLkYleH6tCd+oIMTiaHITWAEvAuYM5Uk0BIgz7c4aTYpiJcFEPRp++qDhSW6TfuFdM1+gP2Ny4nSMH6",
-	"wKKHAnLfltC01BfPD4FY9qHMt3hLZGkWhIkCcyEygVEoHKMmspLnTGC9fbijUa4UZ4aqjeXsoc3CZ3gm",
-	"Ig9JD1Fiksk1Uy4v7HA8GU+gr+SKCbriyTQ5Hk/GxyAgzQL43wHu628QP0epH6AL5tF/ud9bN0YeTSat",
-	"Zsl1t+PmNWyRg+uq/yrKnvoi7N4NtSercYN3Y9hfV8ulhec0+ZFfM2GfHfksY3gT7AINHU5BcaJzkGC4",
-	"W0y6OQC3QrzzdqjJVFabOZpMgsvcFdVYhLJfYbNMcLiX/IpBOkj9nTZ0A1eDQZ9VJY2zX+JOx3aURbWk",
-	"Qp8Bb3G5M/7aKritBXkZYFfzbF7jBu7haKzO8J1vfAHR8Q+8+A66qmKL1A/QIvW7Y//p48ryhQ/UfNfJ",
-	"UjgEk2Ovcw49ONxxOcXCkTnACNKpADRKlmw3Llh4cEAGl50etfl45AfYggzXhwdxC5JejMD4spdS0Axs",
-	"1uhyQAZgLPhegvBI3MU4E9pwaLRalnj2AGsvPYfuTs1amGmfZBr7UyxSWCon3Di+3tPQJCUgaf1iG72U",
-	"F3B1L2OC0FJLohdyjSButaZK3UJD46YUGw1pz5FzCBq6hj6KGuYOzjdKwqo/0WwXu2RLqTa+pNqTS7j0",
-	"Fp/7Dhxfzk5v9mEZk5chzwsqvDNBIwcDU0vXGx7MaHsYzhbpoSBrBvxQN1O5hY46zdr3vm8ybvizhRY8",
-	"9qVo+qEagt00XN9KbPUSec1u0uRkcrht7rCZg3etCxpOjh7f/tK2O4Fv0uR0cnz7+537eIByI76tG65e",
-	"7bfJlWXixgWora7VINpApB2yPVj5RjcrqXs7w/DSAdHdANcpUBUSMf4s0v/wZmav1GRC+5wS0PXcHdFB",
-	"q0SNDN+ARECFpURG174ui7G1/goU3+lhQKgmla5oieIC/ajcJ89OUWFD/xjQvMcRyG/ypZ+MQe8CaCFs",
-	"VWB1DbukVhmytss4E6+cigQJ7Vbdds521y0dqzRBGC3sY5G6POyjJ3DK1o3EHT//XhabPUjptsY2dyK1",
-	"0GznpmkiOnfHQ1O6a+i07do9OM0mHU9uJ6nODaKfzQD2IeDn8UXBJ4en+0zTc6UG8JujfV7u3tlyL7zq",
-	"8Le+PTi6sQZvELtibAXMxTMc5OTj++KlgGxR9tHlphFqGcT2ja5Du3uwVLCadvDU12wpfWAxxHqY62bV",
-	"ifkMKPyDDxYS+UomSj6zxiI8Cb+lRDh9G9Uo4NGyEoWzxWr+BldJUZMJ7LT+0RB7RkVVQvazYnpxBsy4",
-	"Dr9raK3hiy+4IgWbMaVomQkmCj0mr52hGFgitl4HdgifnEXdq49baN0f+9vVku+fhR82Iow9BNOOFUIL",
-	"Az4zrPiDL/7BF7+MLyLuedQq7o8/RtnrO10H0CCWzoErevYTafc+pAkJqikRbM20wYBrmgl37YnJF849",
-	"N+OlYQrLssfkFdWe786tdVvnwVvdEbPGM2GkuwK2L/c93Zb7nrou11Cb5bLTSTxUJw1dis5osI9MYIK6",
-	"i1zi9yWUADlTF5y0OAPXRK7oXytUZ7WhG535GlupLBDsw2FugCxeLwSqNmRvysrglY5uaT5HBH2eM/sV",
-	"XgtF4f1h6BAWcuZT3Oas8j1luibjeUgHC5nVuidaCh79YEUEl4RLV4dQSTJNIEU7Sb27MPSy2I/mmjls",
-	"3TBsYw1RdxLXm9lfxr1lLT2tNnq8R18W1/vUlxKEEQ0ZL97n9LQzdxrXXmViV9scsrNrzvAsE+h2sDSE",
-	"uOy1FE98HrdL6u4h6ANbp/tPL9i2JbrsC4/+HnvoOfd93Ljqv94q7p+3Yc2cK9cOLxMugDc8I3tABXxR",
-	"0J6nvfvvYAOX0izcHSiyLLbDrr/t4BcBsEmGcPLhkmOwg2PiNOyjSfGqeMUKa6iDMjslJTN2qzncnYrZ",
-	"Ks47VV+5CPkea14WOVU79uhnf6XYjH/cQlTSrEZfTkyNvbvishaSBNehwdDS8fHx4zOC5YeZoOQrgjlD",
-	"Vqz8f0ffD7fvy40PHYr6NxXnp0zulJ/SzHO444bDpXH1XhFbSbRkwk0mfGELBPfw/h+FNzdpsqDlbCRX",
-	"TIDvMrcqSF7BvUDwSAgJ6YUVNcEndCu8XPrWLRA7/k0ghuThWrh7bokcwREH4a7lDSYGZAIFVhp/6epK",
-	"/F0ZYDCl2ADJWlYRKWUCuDdbXrKiYAV585cfITEH9MMZXDIMTO/Jm6fn5+5FDcHEUMQCoUE7G6ZhhptA",
-	"66SEFKOJM0Wx1hfcwv4yQ19hHC7Jr28BC4FMf5sSni/oZExvP1erRzmLp/9Q+9ImYkLfo/fxp16/0pwR",
-	"zf/Gtslz8N431hSyc08n8e1QeIMGdj44ndxyP1V3MU96lNJBUEFR75KKRMrloKFVwhPbNoHK4hbI3lud",
-	"ZuM4Tr697TzeP6AJHZVF996H27IwviQu8I+0R+8ppuCg0DSnYnMulKRin8Ye8w2midPYfA1KuArQtbLo",
-	"ZJxgqkEldF/urE+XHVhuZOpk0OGYvAbziONdFJBh7u2W84KEVltQzNjWydO6GycmtfrcWeWM0L6KIBjy",
-	"aDLxhhn8ZDqlNplwF4dQSGLnPZUY1hCF6X1SCSpOVkrQTORUSMFzWkJgmwx8fZoGZwgmfCANEWhrwMU8",
-	"tSpVlJ55lglsiQHXza+VtV/EEETwFdu4PEm7dT+Av3HRLfDMrsODyHVptFu2m8LlQIwZOsAI5vv7+czd",
-	"MXliIQnGK8RjjyYT6B1DuOtm0r5mGlI2OcZhZwY16RAfdgLRLwejPXYqeGMEkVBWAA/HUKu7l4KKCB9M",
-	"5Jh0zVTmvnn9ydGRneTk8NjlLEjf67JpxcYp8l0zto8K60cOXkGnzgSZ3me6OH83Gfj78eDeln2/rSfV",
-	"t0DYlkqBlxq6+B0QPGvzDrOLY1ggLvAmZruUV6Ed6+iJXTPbWpXgXjqo3/AvwFqPdnoaHwAG1p53qvVD",
-	"7em3dkt/e/tLbpK3qMbia3uI5Ki67mlUk3pyuIc4dpz/rZQ/WsT6J/eH76N/ABfYroDg71E6QBQvh6xS",
-	"n1Har480vcuudyH0iO3vkr01ae8H9qWsPd3e6rjbQiptNS0qfM7PippFUOPth64PJGmz0C3ekH2LY38D",
-	"TXw3+3k4lvNZnOPk9pdeSvNcVuJ3kxr0Giq+RFP5jtUmSLlxNvlelFSTzIFrZbg1ov1MgD4WGseEu4Iv",
-	"gsv0opaqrYsOWtfaCklmlcLwZl0/t6QFsxp/s0I0tGUfcTHCbDt3+210bQqPcvHIwIIk7uCOvu9Ld2c9",
-	"WdPNGba7QLODW1sIb/Vx/dLquXGbI+wgHjoTus3jt3XrdIjB4z593lEmQnqfYpqpa4xroaPFr971RJPW",
-	"xlitys2YBOFjpmArWMhBwnZ8C7A7AZceaPVvhxAurzuXqtCZcClKuDoaXeCMN957lhR42AV2gLzo046x",
-	"ceU2FtrjeGlgy++PHd5FR78LJ2w2Tf8d6sNphEgDIdfWNrp0Rvc/RXrBnfn3XjpfdHhNpe9fWnnbLXWe",
-	"OobWZv23ZQfsI3TishS9Xfa89a2I4pA1XdkFjcKFKJQ0b6ECQ0fjjReekd/iMgLG6YUpCouGm+IR5A8o",
-	"7GbpHFsDuJBjwYhUfG4X+UgHd9gwJSUXV6zIBHB3SOcdtO6sIAekcZvGcEzOoyIrF4dHjxOkOIDXHjtX",
-	"FFNyUYPz7+rwAgXYxd/V0QV2rWpdziVn9sfDi1jGQFmUX/4UhWKtqkNSfBO4aeQdg5ZdtCxJ7Vajpu1O",
-	"G2fCVfFZrj/o1q6ltcYwrKNUVGCn0ACdcSaetFKKfYOLXd0xMjHY1vCCdPtdgHCsMwLAz4QXrGzp5oH3",
-	"1DhZdimLjU9+RskMikSjz0UIoHDjQmnb70+r/Z5hp2ues21pdru8V7tvRvl3kM59zWN+z96qBXX35cQI",
-	"chayzhsOnd/Uo9RA2PYy/j2Vhxi3/lAeokxD7/ppXMNEdeMuqvvRJioxEnK9XY94UedkN3QZF5CF/pjQ",
-	"DcZIYpXigb+7INxc8NJRHis180Ug07gC0qdZuwRs0sm/tvIYErDr+qXozv52nVmQrnV9GYZtKs0I1swt",
-	"ZFlguqBosw+7n4FULnwVmcsiE2gsDxv2I9VYXB76wCxcj1hvLMIkcI5Bo+pr6hRbzTvsTowF7mV4vq4E",
-	"MqSXcv2H4flPbXhapBRy/YeZ+YeZGUuKF/SKdYxMz5iN2ni8ubukiHqq9AYFfuTavHXPPCB1RP11ttcB",
-	"gE3ZLHVtG6n/qPLWbkYJZt9HimC30Uh0LqEDTetcDj61d7gzfhP1MmrIgB4W3pOlvQ8rv+X+xYeMo9Tt",
-	"fHZjyBfgwG8b+OiPX3wGyjS7GzT7E/3yHq4ig453fQoB5EYUbFXKzZIJc+Yu8oYEP+dLIqXMwb/ky4Y1",
-	"uVhajqQqcQGpnMq4e3pDr5JP2DfoZnpw8GkhtblJ0uSaKm6ZG2DGIiihLpcwiWvVJpOk74jtS+iHkso0",
-	"WiuVXBuGN2MPRiP8hN5a38Aongp6F9XNut1H6K8C8HwfwNzb1ciYukEMBY7cbWo0bmtLekt8NDC2utdN",
-	"ToWruiBGRgP5I+8OFBqa1Iuyn2ZSEfDXXdLSHp1y3eickIgX6fpa9K/RFzM96lTZk0FLLde+3cMQS2Ls",
-	"gbuLH6lwgV/0JGINuVShy05djJpiL8mdjancukOd1c37m/8XAAD//w==",
+	"7H19cxs3kvdXQfHuKZGVIUVSUmJTlT8Ux85qL3a8tnxXTzI+C5wBSURDgDvASOa6tJ/9Ct0ABvNGUbaU",
+	"ze7mqm5jkZwB0Gj0e//wqZfI9UYKJrTqzT71VoymLId/vs7ZguVMJOxss8k4S82HKVNJzjeaS9Gb9S5v",
+	"KNffvrokNysmiF4xolh+zXKykkIWOUsJJZf4nhkxv70k/VeEK/ip+ZtwHQuKr48IXWiWE64VSehmcEro",
+	"XDGh8eVcEyrUDTMvveF6JQsNb+BiOYpFL+qpZMXW1MyRfaTrTcZ6sx5MbzLuRT293ZgPlM65WPZub2+j",
+	"3obmdM10ZbXNJb558Yx8Mz0ek40nhxoRv/D+K3KzkplZeCJFqgaEqitFtLSzJVTFQkkpCMVVc6HNmrgi",
+	"Cy5oFhGZ23W/cu8gfarJWiptHogFkvRAkeFwTT8OzcgRORoTReZbkrIFLTI9I1RsSUbzJbzI/AaHM4SM",
+	"hSFYODpVhp5KU5GqUSwuVozMZbp1O6PompnfODqbz5AxRuQnvWJ5SIyIUJESGotL3OCblVSMXNOsYOZ9",
+	"QmpCLY1EsZ6znMiFW2lEaM4IXwqZw/6rWHh6GzqeEuo4impgDDMGy82yLIGV+UaKhCEXcLNnONde1BN0",
+	"bXbd7u1n8EjO1EYKxYBFzgq9YkLzhBreuFjlUusMj0UigbDmn8DN+JPDTS7nGVt/9asyvBSMarhMU571",
+	"Zj294orQNM2ZUoauhuVZSrSUZG02tRBXQt4IcsW26pTkTOdbwgX5WsFqzR4mZtaH15ND3F3zhdJUF6o3",
+	"O54+jXqaa1hpdf5E+wX4pa+03qjZ4eGS61UxHyVyfaiK+ZorxaVYU0GXLA8+GbqP5pmcH64pF4epTNQh",
+	"3fDROv0PWhlvWI53G+7Ef+Zs0Zv1/uOwFESH+K06fI30w72onkvDszn7a8GUPlAkyTjw9X5kJBnVLNue",
+	"xkKXbyE3VJGcLQoVSJhMyisulo77rth2RN7AFuCZhQMKHwzP4ANkvQNVcjicPUpyvlxpeAHwaSBng8eb",
+	"4uetFQmF0DyDg+jWuKZbt05CzYsJXVIuRhU2t/tqGGPJckPH26j3QuZznqZMPATnyg3LkZ8EY6kiVNiP",
+	"ZG4m1cmkhzJPWT6cTI+Oh2rFNxsulkO1Voc5Kxmswsrjo5KVyyU8Eu8u/AAPxaxmh8xJd7x6xbansKF3",
+	"UJD0h0P399Bw72Bk5nSesvVGaiaS7TMpFhlP9D2280FWhDt5nhL2kSutHKenfAG6QZOS2hdGM+mIbOg2",
+	"kzQ1Sk9I/R1byJzhcuBdZ4l5/Wesp409qSBUa7beaKNxqrqXC7LIzIl0EtVoEKMTF1xwtQKZeE++Tcxv",
+	"swrDhrLXzsQP/GhCFwcacjG0Az0UA1vqragiTKQsJX38ZAh/DYwlE5GFMWcI0sJYBn4LuIqFX7yxcGrT",
+	"HBi5eBv1XtJsIfM1S9+gWP5iGVUKeGfioElyTTOekj+//ekVSWVSrM0A+2jU8bjcVT9ZN8Zj7eraDTR0",
+	"Az3UrlaJAuSQ819ZouFYvpL6hSzEl9o4QobcA3rDCY97H7TKXhyXe4ESBNaxgCk/0lZYphdSD3Gch9iJ",
+	"V5KoIlk5KsmcaJCYsAmvUWheSPmj+fAL98KJYGMZgcMwI0dj839kvtVMETNxmmhjj5vDk/E1B5E5/Xo6",
+	"OT7e64hMAk39uj7cY+2LXddQSznEgR7qiDiK9WWOjis4M+bgDAj7mIDSBl9LigVfgtsLVIPNs2Lsgq+Z",
+	"LB5cmqU8xZOb5/yagQbmoSN+YExaQ307/F4C7km5e3b2wfOPsnd2TUM3zIMKt3vSaEQujFGfSCEYmCOG",
+	"+ZNMKpYaY0ExkZJgH6zaehNYrQ9kv1hZEPc6BGHcMzPbMJFysTwlUmRbq5jtpho1TOZmpjA3rT/HrOk2",
+	"x5+2yl6YwW8ge3GcR7Bt/CK8feOHG6BIFOymtH0FXTMVCyokBEbsi/oh2YY8HWp6xQTYSPCKJdXshm7B",
+	"iaOZYb9tLFb0mpGUZfwaolylxXqgyJopRZcMYy2JcWUzli7Z9/jr7RuurowDGwszfZ0XjPTtm7bDnKsr",
+	"Z1691TJn7wS9pjyj84w9gEBS5pWG18zQwG40WeFhMZa18bXzfQTPSejgwTxJEUz0kVgKZj8MB3oonkqp",
+	"pnOq7iINaIm3cEAfeF8wcMYVWckshSiGwlhIoEI4U8CUqPvRT1pHNkC4pls3VbWSuc62999HnMS8UNtH",
+	"20EYYghDPP7ekX6DY8pjjVOJhT3SQHi1F9lr38UCd8ContKq0JL0g9UO3Ob4WBQJYkmxqMeiPi/ypCVG",
+	"6ufgrOOIXCz3iDO9E7TQK5nzv31xkBS07pl9Gzw2I98xmrOcxMV4fJTQDSdXbAt/sP3MnEnJpZWZPhKb",
+	"FuEYD8GnZ6/PMZpJ84rtSasGCkmM4cOMYhPMnXAQOu/EJpeJUSzzjD0Xmuvtg5gs5+nMzEdTLlzO45or",
+	"Ps+YYXnzTS4zkqxobvyMnLz7ajqePt+1aVyAt/6CsyxVvdkvn3oL889gxF7UsyqyN+t9xuC378Og+TQ0",
+	"bTBQgAM+ml0DgwxxkAdhDpywWbPPc2HgC0YqJVYtRGd+Y0PllkdUsdnIXLP0JUs5vYDlfxGTPMNHh+ZV",
+	"JO5p9lEfbjLKBRq0Rtz6MU8JnPxwCHj1Xl7oSXjA/SvJ2qyDwD4+2lH3ow1htCEM8xghG2XTeXUKwQZz",
+	"hd9jYDYWjvLPRSLBIECbVa+oIDxlIAFIP7AdUpbI1IoOtCD9GjAjhlG8pvL4SYSsZXRIYPWOyDnwWc4S",
+	"43WkTrWEhjFXsUholhkWcDHZM3jKJ4V5xqyK9HHFETnzv3aRR2NXY1C90IlcM1ygG6fMKbMsG2KMbQA5",
+	"WUFYnss8Fn2dU6HMdpIF5VmRs8j5ipE7T/Y9gxE5s88RpWmuuVjGIu4hT1sfbBb3yJrmVyoMj+oVdRko",
+	"R5RCE8HMLpj1xqKfoeJe8Q38MJNKu1PMPrKk0DCo3GyqFDVUjDBRZRd9oMg8Z/SK5URumGAgJTgOv6GQ",
+	"/1ozKoDCTlDEgiYJ28CRIymjacYFIyuakg1ViqUDNC6C817uWm/Wm46nXw/H0+F4ejGZzsbj2Xg8Gj/5",
+	"5ude1MOkcG82iXp2h8zTOaMgQnqbXF7zlOUfLO2DE97L2a8s0VadGnLvGm0y/dn8bpPLDcs1x5QubFU1",
+	"H9zgjD9dXLwmJ+PpjHxHU/IDft1MF0eVFYdv3LF4w3DUTDmlmkH4o+3Fxoxk+XlLAYYRB8gXyEFrmuKu",
+	"W74ahXvSU+vheNI2QMaoYs83Mll1DqEYYeYH4duBY2DIQqTGkwkGOwoWx4X++rgc11uJ5eYH5JpEvTUX",
+	"fF2s4d/NZwIu2SVEf7I/q/JGfXX/4wpXwiW5Mzgi78y6CAYw7VmCqMpCZpm8iQV4cBGZb8uKloXMSWlp",
+	"2d05UPisyqRWtaPSza778QeUKfy14Lmxsn9xJA1X/d4/g6F9QxOjC4wJ1CTJWUVyg1VwoNByookGCWej",
+	"HM6yBI0h6EatpCYQ6YiFK9ox9PSiLyJKotdLcrbkyjgvLOVaWUmXrKhYGqk+sll1I2iNouIgLM2wuaCZ",
+	"lXdmfhuZ8WQLNq/ViBuaQ8IPXlIVSfZoX1j6QS5hTT+eeclmfZ7e7Ggc9dYyZSBkaGYJj4OZ3bAC0FC5",
+	"ZkDhi0fBU5rlay5oZhnS2K/OoP1Qpo3KTxK+4S4ZhZ85y/Z9Q35VVrT7PPwQ/PS2a911XnhtCwwWVtF4",
+	"yW/pLkW2neHRKNZFRjW/NvZJIdKILHK5xgoLH8VKcgYmSuSisDcrnqxIoFrWhdJkRTcbJmrbB1uyUzCY",
+	"JeEp3mMla/rxgz3zKlxNRYid3Dkk8Mhuwr80v7ktuecO2w9/ddvGWZ8qsrzKZHWR3uS6RmUbaE9ziFDZ",
+	"KlQhLr5dloo5NWuO/hZtxljk/mmw5HTOjREFRpl52p1LIybrAu+z2T/qcc3WKgg4BOvFD2ie021DJjZI",
+	"GVVOjt1Hv0Ut1GsToc8/rmihNEvfWGOlqVwMd1tS5EXGbGA5IG8fBR/1Bqk1cyCmFItLzKRnLL2cVQpD",
+	"/OcgY50tDBYcJgQszYVh3V+8wPqA+SqIcoQn4IONbvWinhTsgxHkHwxzZgyTBn44Q4iSCTte0dgcZzRV",
+	"PUJntZp/W4PU0HfD0L97geULszEIvTnrMO1OjJ7MWcKEfkazTPVmk/HYffICqYkf3katGsB+9i7PrCM4",
+	"OzycTL8ZjUfj0WT2ZPxkbDgD7OLebEEzxaIeqkUQ5eYgzqlOVkYZhIeyKa3DBe8hqp87Lderz/xekj5c",
+	"XyhBupba2D239hbbCfxHil4DWjxckXdvfkSPQoGX7Tw0mSesIl0dLXG8uZQZo7BWT91PrUV/aDgcqKad",
+	"okguCyz781MZVUVP93Z9tnQJCFyXK24lnohtcqSx3TvM/ANFrjm7MbQ2RqbzqKt2TuMwzYtc6d5sOq6d",
+	"qzX9eO7/frLPOaOaVQ7Y3UeuegT81BpWZ1DrDfYEz5OCa++pckV0kYOzuliMAtGGqVkjuHCtK5otPsC/",
+	"K6LKftvYWUuaVk6j2tY/GI/Z/C7C+RnKQ2yl6l8Z8jZNhJLg9TGAdp5VfeTDBzPCd487DJ7zzrdflFEO",
+	"NN+TIs+ZSLa4pN1LedI2nOeOVicKtZPwG5aZ42hkgBkCHkUXSK9yWSxXoztcoJP93WNkyt3rL/fSEDgB",
+	"ym8gtmIs393EAOYupyKLSjrS+lu3tRNRn86f5A1mgZxfSDUG581MfMH/ZDwewNfWDCCJLIyjJa9ZrpqT",
+	"au5R/QzWp/FD1cxQpA8hEOVDWqoe01IDQtdSLG3e4K4p1GSj5/4qeRoT3SEXf+RK1ywHu6+YCmg3I7xY",
+	"KM/f0T5C67e3Et5D/CU1s9Z5wexbzFOd/h7822urPWyBpg4rB+1S67ZMD8PsoH6UrTIp4xpYDeqij0Yz",
+	"VbkUF9TU8G6J91vFa/PUneo4c90fnlh+vB1chu9uZbMKH+AWd4UZW0KM/3DDbWfYCy034zcseK40FnOk",
+	"dwnn8WfGpvyEdmzEW5axxB7n6qSff6SJzrYuuhYQFuI/JblGd4V9Hm2TajaNIHSuZFZoRsymGasYMk3G",
+	"LsUiC2FTtWjTVunetc9r+vFHJpZ6ZauR11y4vydtO9BFabfaTr1JFnTN4bxTjcG3Tc5sY5kPDFotEZpk",
+	"9qQUalW1wfDzBpue+1Re5fStGM31nFF9bka+ppmPUk3GYUy8J2TKhvPhk8l0OB4nk3TKjnr4A/Ujo6r0",
+	"NDKq9FvGROP0TmYnT2fj6QhtXAmTxRAvRlJx4LccQmVM9GZfT0fTEwixllIO/oBiikoYsSsxMZmdPPFj",
+	"GvWO5L+ejI5H4yaHdlOjzdKQC20PuBfgGNQGk4xli5oi38u+2Z2GcAMdKKiJc6yNqYP+cIhPD3k6qHI5",
+	"7B4dHn8zmQyfLqbJeELnXUkQt5/dKssNyBVZsSzFyLwtgTJeBJZHFIJ93BihRIS8iWIB9Z+LXK7DNyCd",
+	"yPdFDrVTYDJJqKjSkAPAPhcb5jRMg80Pc1loaFs021OLfHWpw5AxP+0oRzpQYKaV/Sye5Nac9FxylwSf",
+	"jKb3sbBl1iEpYN01PrN5dtszV5/ZzJoOsehzjZvkiT6IiDt2xHxrxC/TTAFluR5EhG740NggsegPh+6P",
+	"mdkSDKSlkqlBNfbl7YHgRLsnq/LJ/7JBgKYEaDt1mTGT6VKScj+Nao3cWahtYzVfNjrZ6xBakVMfvj5B",
+	"cwCAWRtSab8QTIswa25/zli5r6ggrmmmTkkhlJmD2TVDE5ZHVR4xTpYZYFQP8O9HgK5k3o6jYiudDpyd",
+	"s8dBQQF9v4Pi5Xjb1OYFz9LaYSmEOiVsvdFb1+au7O8MJ2OJRy2+41TEXcaWF9fltOxJrgjTkKIVSdTC",
+	"9VG3GmpjGcetbdaeU/odEv0iqGow4g1EMlXWPq1CA0B3kSUoCIGsZsEas8KIe9Vuth+7Pa7bFE2tFCbK",
+	"v2mJ7/pROg1um0rHX5JCZEwpkjPBbli6l6DYMf/7VxPcXw1XSwX889/ske7v5s/gpVFAxZ1804wKOCbA",
+	"sMD9zMfmykN7A/V2p/lYqtRxYEB6bdJUHiDsrSS3IvizrEc/ZNN+fG+puh/3jz+H/Rv8H2zAno69N/3b",
+	"4xOK7fsC3Khm9MlNqJ2VXAljwETUZ5B/+b3WMN05r5PR5GQSzmtamZcfG/Pu+4x9Mho/Hf8MXJUEhSP/",
+	"CgUVUJOwi+jjY5CtwYidRPTVyLPe3d2r5ZN3L7px1NyzIDG+d9TrrHqAmvC8YGV+xZe52ReFxYhUQ/K5",
+	"bCtoqf2DNjmCa/G4MRuWHKhY9JnLjEekkXkeRLZCnfvnFjTRZM4UT43bNcOiETfBlQXOCTug1nTrGqUI",
+	"11BVRI0XFyQEE1kYI8r/iOgbnjDwKgBmIRYdbVSDEbG5KKh0uOGK7enFOVK+xJl2OcplUsItyYPpOGs1",
+	"oDfEXhK6ZuF+OKJGzf1c0mtGpGDeROpaRW95M/xmcUSfJm1qngaFNHtJclcK3CLIQ4mx6xW+JK16Ku8s",
+	"pbQHdC/jh107pKvmxrjiigNFKJS2KCJFpVjD4RrkhbE6bwYRMSpT6ViAVzEi7rxJQX54fkHCBstPTjjc",
+	"AgvbN9voWSz8zsPA5cbmDIvfLG7MnlrVjPTcLLVtP1izbmXX2+plLrdNYbhnHWYpHveZ//n3UCHqYELa",
+	"96w88QeqhBRpQIcJuoZgj+i2pcdP7xfajlwnPYhjsf1pASZDPQK8RUwFxMOCmu4iy0agxWsQAPC5D1uY",
+	"n703Gjyz/YAVqeOMmPe7+tW9u0T6vql/EDkgMicwcpYwfs0UFkzux8BSZFuQuiCdggbhWBjezrjSXCzB",
+	"yd8StaZZ1qjF1OyjIfD/l0VOQFeCoAdVid6blr1Z76vJycmJUaInX39jSP5xuJRDS4NflRSjN/TGitte",
+	"8O1QXfHNUAJRaDbcSIhNIA2hEk8pPs+2Z04Bf4beXINqumYVBcponnFoAHTVxACGZqHgXNX+jFCXPnP1",
+	"+qkNMgr/6EFZEQBp835QpHygfDND2a6DejUW1BbYVguaEdaKKpIW2CjCPnitE6ryWMAbsRA3Jf2Wn7tC",
+	"W2eGDU5JsmLJFdR0VnW37xlUWJSGdeKEVlqonb6NxX0VbtDYfqa6otIguYFPg5+j+RF2y1flQof19ve8",
+	"tXw+ePGLXK47ohnBYCEEip+W2msKrdFJa1HuI1Xf4m+/sL604Wf5LryWUks7vVCpB0ZBYGt0O2kIDBVA",
+	"AjUSbRhDw+dI/9Pt4DTQp1CUbriWoEywoIVrZtwjFYIQVuNGt50T+g5y+fX4A/agGTUQegJ6A4bWcNKr",
+	"6IxQAiYyhXOFoq5T/N3tJrSPPL175K9Pjo+mk+rI3+CHe438viUaoNttrQnRkkyi8Xgcqo4AzRKFXWCO",
+	"IfIl1E8MTmPBaLKC1mgjdlCsUYIt9Lg7DrZEYkBV3oh7WE8tL4JiKy7O8fHJHQUIbuHvd3PPG6aKrCOK",
+	"bTXG65/eVnQwuQGvBvTOkl+DSjKCRLP1DFbqhHgd8LM/HU+IPX4RmY7HJGcbRvXAdZDZxk0PhdXQ1/YH",
+	"He2+UANuKdAJMeLqX+7ZzRu++/fWpltOpYP99xPKrrrOEniv3tBQ7AcliJM74672sb24U9VEXO4+/eUP",
+	"jriTI5oiMS+J2uyXxS+xKtHbKeZo+7QA4PKCXTC6nysYypu7yqfcHLv5Ax3L1jX4/gSrdyv+88yYw7a/",
+	"uMgXNGGYFoQcslyg6XjFtiV8axS6yokUymWbFXM+n6bLU5v7pbG4YtuB8Z0pmu5gtfdbMirNdlWccG/W",
+	"8ziOtCUieDSbjF24PAj62oi/Wz3E/JUNyB8tpvRpMpmPv0kxvAkrR5QCs5622J6rAvc1zm5OeSE+CHlT",
+	"TVv7b6tGmvGHzAuG1zQHlCLzJtg7C7PpHgs+e1OIV+b1t7j8HaGXkBL7uctlr2etDFoWQqsq3BGGabAk",
+	"YwL879l+/0bRO6oWbMSlwnCn5FJIwWqA5jxhFhoKADfCUifza2PNZjbC7FmgXnzuGGPfPXojM/YKX+7/",
+	"fuZG8Z/85Ie7DXiubcnu9FROjj2M2rdM+ohBypdMaWNsbYLGOfeSMjyWbethxRq/N50VdwBaUqS2Zd0K",
+	"j8SIO8MCIcHphqP3AGeneg7sh/sT+S3O5ez1uSOq/eSZe39ndy0FzwVParkoy3TdsvP8+47tga09UISX",
+	"uL6G2WYErOXpyUmJWaJI/53gYLib/4kFxDfUwGzhu4sXwyeRx6+2eCdRiYIyxMMKAf45T3mOXXw0a38/",
+	"1Wwpocn3WRKRZ4uI/JyBaP15EwFkJSAVvftqPB6PIwBTGX8XWVAV+98nNuIf4M8QnioS90ZxLzL/GcU9",
+	"DBzFvcO4R/pgz2+oXhHFlmv0l9kW3LScKZldG5v/hm6N8WobfgDiIRboBdqnIEIFsJq0bFkGAxr1BYI6",
+	"pWROE4j64/Cx4AIyEdTWrhCeWrh+NjPaOUHMW3ScoJ3ATFWNINA3ZCqhG5bGIpOAgZHnckk1U6R/GcdF",
+	"+mQ8vhzYlWBMRktZP0Ldrn9Q+jk9OamXfgqpQ61hjs3I/M8h9qIZPzs3DPe/v/xvHG8+PUtu4T8L+M/P",
+	"Gf5nc/v+q/9sL9M0FHxNl2yH3xukT/99c4X3SwPahs19soDvo55gH/WzIlcy7816bPvnX89/lfzlr2fb",
+	"V3x889L8f/aXjy9/lTcvv5c3L58df3z568vxq4uf6Tm/4fTt+dfn66fbn3/47+2PF8+3L//2F774S2+X",
+	"634PK7Mt1xBOt1XuwXdOLJhfkz6UIQzIhi6DLJatnqFKwxfVWNkD0aEtxp+z6/3nb37NZaFIX7CbrjVg",
+	"AdpjLOId//HZn2/Of92ME/HfWduC7h2peOt9zEbETebJiiltsetTlnAFrf31jmZk9BF5fs1y9xeZFzoW",
+	"lvP9ZSjVus3yXASJcl8uEaSxqlZA+ViLBCvdzJoM2+lvAijBnBHXpVXVxs3js3ADdGA3eWiuvxaGJB6g",
+	"C4BEjIVSZYxgTo0l+UmGpvod872LK5zHHPTdN7jjpQU+qEMKoKQiNzK/IkvJlEsBgKePH6cFzMw7tL7C",
+	"ze57IL0xPlDZ3l2YB0FGsm5aGoewAfo0g6ruREeEXdOsMKLdQbk4zXXgwCFqBYX3ru2pBwLaEQOwwbmK",
+	"y+DlB5SXe3VZSxe0zGNHnsBb0y0nq0Zuf952M82OqNJrD3zRstgiYx53Qnl0SV/Y6fS3T3gltMotgTUQ",
+	"ohEEQAbVBQW/b9DndRjRqkm7Ny+ekafHJ980I6Xk0rzo0hY1zzMGIZwrLlKjFqC90t404/MNUMhx6YJi",
+	"l4RuNozm2FznAEqwLxNpI5ixKKEBsx63SCzYNBdLHz7zsX5ID+8PJ911j4d7nRkYU7tvW2qYdqA33sMc",
+	"quJKB86QW+ijhfLKsYZ+rMbBbSF3G1uDCLWbF/SJWLA2pKGPzR+Pn8LWD2pQBcEueivMt1g102zlLpU1",
+	"E++ju7AMSg751FA5X8gszeKbGvfcL1/J29rEaqzWGDIsOWkNirjdvGM37pOOrUWzd/GHJAv+kfSPp1NS",
+	"CSXbLiVI7A8DFsauu3J+e1rngdnTwgAteQQ8hY2Imj2XIf13H9E619XbWB/5+AahySLnd+owhwkKq4x2",
+	"qbQQ7j/IStM05RhNeR1IDVvhXWtmhUhF/9PtgKQshwKcOrZ8zeS4W4wO4QawtoBya6UjsiZkXDsmCaUv",
+	"AC2cr60060CvJ03w+lg00Ov7iNe5yOhyyVLSWsQKkal6hc7A1oxCTxmUjUpj4GKNjlk0QWgJNClHsfgf",
+	"GwDjuh4B4tVb3og57xWo/FEszrEYALH8Alz/OpJVZ/vU/Svdbju4bM3KPHHADDdUvbZgA66oqbLlwff7",
+	"wvYAVo/MAb7nhnZg9rSX4tTOUTl429lpy6+3BZTuMBg66hn2ryW7d831A5cvGovy6OjoKfFZE9KXi4Vi",
+	"LvExnB7NTp4aVv8K/jVwzhSg5qFJicGE8pItqMwCSM6+vRfT10ByRTZU6cGIvJCQLPNgfs7Z6ar1RhQS",
+	"Oyu/IgiUakbBzHXIfiNyVt5dSmpXlwqph3YJ/aNxLFK6Dcs+BoSuGE1dtNhDzk/H4/FwPBmOJxcQZpuN",
+	"xz/Hom+L7bC00qKgQxRdHZC/sVwCXS0C8nxL1lxpesUGp4RxhLCD2/iM6hUUQCbLG+nIf7GNdqjFa57k",
+	"Ent4Tj265M2K6lggbjLqHW1LKhDCcG081x1An/8a1abVASMYjXCRZEXKUrgM7oYCmHEVABoqUxHU2CUq",
+	"uFB8KfiCJxTBnTUjakMTNig5anryNfkv/l3AMRGmDcCSUZgrhqkqIpiyPciIqwPVRhm7ZpkiKWMb0oet",
+	"j4Xde38xoStBHPyuKlbbavW6odEIE+Z/sfjUH+6lvGa5CBOtdXTgSuR8d6rhS+oBA7+moRzwRy3NfSWW",
+	"Tj2VADgTPmPgSkp8usCHAVolvnl4JAWzv9gvXVAIpLSxdD5oecVE7705Yl0pDp8TOemeZi140aGc3GMP",
+	"mdZolqkE+Ht7ORhh48bO2hL34ubOY499kXO9fWveatHi4IqPs0KvOspNfApfVZL1ADqMDW1g5M0q1656",
+	"7AC4TdWCvd9x5Sr5Ca/XAosotfDGLbdvnJbvwjuWqYZyeEWOx0f+gtdYhMMF95cDa8Ciq2EOvAqAi4Vs",
+	"uajFs8pL9JBstWvQDOXKB0GBW0JYWqHYTMEDsZWVUjAjsLlW5O3Lt3CFRKFWXnjjVcRoUDgLPvIgsWC+",
+	"+9C8LfgGKMgWJGk/FyyADqx0Y7nEol9q12wbGVphhNb81skYdA2ME6KCEkgsgj91lpECkA8NiWxYr7Vs",
+	"FJkzQG3QkjToOIpFLJ5jGM7s8mXXTReXPhioSN8FCgdW/mJ0EKyNrvDgiEB7eMeFLhE0tW/J5eH15NJx",
+	"DoaH4WQpcrnrZhx/K84l6R+PJ740gBKILmDNVPWAkMr5sJsTITyev6CSYkzfdh3kCA9Wuc9YlewP3F+5",
+	"FC0C7wObHlKofVvDZQkOtGsAh2Wfk3mBt9NnekWYSLEWIhaYhcJ3lIcs4wkT2FXs74aXm5wzTfOtkewe",
+	"3u0zIhNBhKTlUGKRSdmoPRmNEedHbpigG96b9Y5G49ERKEi9Avl3iOv6G+TPUet76oJ79Cf7fe2m+ul4",
+	"XLukpbxlpXr9cxDgumq/Ar+lvwixNKD3ZDOqyG5M+6tivTb0nPV+5NdMmN8OQxQO9AsU3KwAhhNdggbD",
+	"1WLRzSGEFcKV11NNujDWzHQ89iFz21RjGMp85PBeFKEZv2JQDlJ+pjTdwpXEcL9DLrX1X8IbVsxbVsWa",
+	"CnUKssXWzrjrcuGWSJRlwF3VvXmDC3iArTE2w7cOcA+y4x94+i3c5oB4Eh/gaoZvj9xf2O//gepvG1UK",
+	"E3A59tpnD6pht8saFvaYA42gnApIk8uM7eYFQw8OzGCr0wN4wQP3gg5muJ4chtCHrRyB+WWnpQCEeFFB",
+	"VyN9cBYchjn8JLw9JRZKc7jgIctw7y1oFGrPgb3Lv1RmyhWZhvEUwxTmlBOurVxvAVKMCGhaN9nKHS4r",
+	"qmLEz6GZkkSt5A2SuAaJG9mJesDYCAFOlZPICSQNLZBoTjWzG+cAWrHrT1SvqViztcy3rqXaozHZPlX7",
+	"u28h8GX99Cr+44i88nVe0OEdCxoEGFi+tndSgRttNsP6Ii0nyLgBP5Qgjneco8YlUXvfcx8CjXacBcd9",
+	"Ebp+aIYgip/Fy0eIySBqdhv1jseTrrH9Yg7f1S6GO54+vfsho/GZ0Ha9F6tcap3h8yfjo7ufb9wDCic3",
+	"kNuqEupVbpk8N0Jc2wS1sbUqh9Yf0saxPdw4gM2NVK0AOTyzRLQ3TzcaVIVEjj8N7D+Fl65YoyYWytWU",
+	"gK2Hu1NalWiR4RNQCJhjK5FWZazLcGxpv8KJb2AYEKpIoQqaobrAOCp3xbMzNNgwPgZn3vEI1De51k/G",
+	"ALsAri4xJnB+DaukxhgyvssoFq+tiQQF7cbctsF2e0sTdmmCMlqZnwXm8qDtPEFQtrzAyMrz72S63eMo",
+	"3QWoea+j5kE+b6suog13PPZJt0CyXdd9w25Wz/H47iP10t3RHzSNfZ4A2OcAv5D5nKcpg3TD8eRkn2Fa",
+	"rvIDeTPd5+HmXZEPIqsm97hN8EFuzwtuysSbi68Y24BwcQIHJfnooWQpMFtQfTTfVlIt/dC/UWVqdw+R",
+	"Cl7TDpn6hq2lSyz6XA+zKLqNnE+fwn/whw59LhYZXxhnEX4J30VEWHsbzSiQ0bIQqfXFSvkGV9hSHQu8",
+	"4emjJmaP0iKD6uecqdUpCOMy/a4AWsM1X/CcpGzB8pxmsWAiVSPyxjqKXiTilU8gDuEv61G32uOGWg8n",
+	"/nZBgf+zyMNKhrHlwNRzhQBhwBeapX/IxT/k4pfJReQ9x1rpw8nHCgzdDlfRm2f2as0AfFZCvAYgYgc1",
+	"5GTrMRln0VBJCiMc+Zrl2IHtgYYjxPGMsNnMdyPaW5oyqjR6ea4wOjAW0dXyBbIZVzoiVYxiGPwUQsmB",
+	"D+3wsZxLyrW9grxEnqQ5I78W6RKwKHAhtd5I8P08DV0WKZPJlSIpV3SZs/A1sYDoir0XsAbw6teM7XOa",
+	"zI1f68FhNUDIygVqCHkj2uBkAd3XAaW46KWiUCaqZESMEazwuix7Wzta9WHb54ickWVOE7YoMngXya1u",
+	"hNgFbPApYoiZfxIhIbxhtZQFIKYkpS4stJRauyvqmk7ruefAR5TdFSTMO0I4Vb814FHnmQBz/CN91t9Y",
+	"3nEHs+ulnN15uSiJNnpwd7o8VoictKK25dEzaiDZAvTKUrT5xpydUVG4c8dIA1gOWlYBA7hqDXveBbth",
+	"SmMtSRQLe5OsTlY287DgmWY5Ik6MyGuqnEm5BLR33+Jj3GJsiImFliixWtt6oq62nsheHAZtp7bxhoSv",
+	"anTYSNF4G6wjFth7Y4sy8PMMuhttFA/yTzgCV0Ru6F8LlJ5K062KHXyAzA0RzI/92EBZvLEZoghQmA5S",
+	"aSVzbafmyt8wnbMwH+FN2xSeH3jwQ98O5GR84eCy2gSLq3T1TSOqpRAEkpU+QOKjrbYTB7LAvVkPuk96",
+	"kcuEeJiefcVPWJ7brDCpzCEAXrLXXWEEtXMuLShCLYHxLytZ+NRW7YjJWhlO3pUr1osSKzeJx2IXIhjZ",
+	"CQg2OI0FRlThAgHgZQ//bQ+f4+2M2qsd28jWADZrJVtXDd++9GiHD8WkoIOo5Hn7jeEhNOiWVctJLdJn",
+	"LGxtwuCU7EEVCLMD8lh99d/CAuZSr+y1sjJLu2nXjqj6RQSsHkPYeZe1xvKE8HBq9lFHcOMBzY1VZf30",
+	"GcmYNktNqPKFeDbw7nu6IDZIbniWJjTfsUY3+uucLfjHjkMl9Wb45YepsnbbN1tjEp8V0Zg1Pzo6enpK",
+	"sLM6FpR8RbAc0qiV/zf9btC9Lvt+AF9rX1RYeje+V+ldtYTrngv29/CXa0VuJcGUCdexcD17ULeAVyrn",
+	"eBm2IiuaLYZywwSY5okxOZICrlqGn/hsN5oTPtx9J71sZeodFDv6TSiGx8NeFuKkJUoEeziMvwJuAtY8",
+	"GQfM6J4o/NC2zLnrRyEWFCG2m3EXgqMUC5DebD1nacpS8vYvP0LNITh1C3CaQOidvX12fm4fVFAn4fvz",
+	"oOrBjIYV5oo06q0iLJRY5BRhDCDjhbMqwRPsxXvhxeq+RsNdUI37CzYZU937auwoG8xp39S2irDwoO9x",
+	"ndSn1pD5khHF/8a69DkkJitz8o0HJ+Pwwm28lBRBXU7Gd1z53ZzMWYtR2vcmKNpdMieBcdmvWJXwi65F",
+	"oLHYQdkHa0GvbMfxk7v24/2jepge8aHFiTqrexhf4j7+I0NtD+TfWSpU3amqP2e77RGCtsV9g2HCCl3X",
+	"XqcE3aiV9Cg9jWI6rKIqhGprC3CdAH0jjXRZ5z4YkTfgHnG83hPCTc5vOU+JRxGEMFTdJo9KoGGs13dt",
+	"Abl1QtuaHeGV0/HYOWbwlW50EcbC3sVKoT+HtzSZGUcUhnf1cmg4GS1BIRIkBU9oBjU7pO9abxXEebGW",
+	"Dc8QAcQWLpaRMamCyvPTWCDajzKy/SY3/osYgAq+YltbAm6W7l5gpbSbIMSTHIksAK1ZslkUTsdflAYV",
+	"Ewhd6poSRuTMUBKcVyg1mY7HAItFuAVqqm0HVqNzLDFZaLSkfemLVYhuOpjINkPBE0OIerIUZDhWkdir",
+	"PjHAaPlBBzkXixO1dPcBHk+nZpDjyZGN7EkH41v1YsPun6Yb23YKy58cvgYQ4h4Kvc/M3vxumov2k8Gt",
+	"aKS/bZLIobt0hRjhYLvSBDjwrC479C6JMcJ7pVJggk+91x5penhm5sw6G67sQ4flE+4BmOt0Z1DxEWhg",
+	"/HlrWj/Wmn7rjNuTux+yg1ygGYuP7aGSg8bhZ0G7/fFkD3VsJf+FlD8axvonT/XtY3+AFOg2QPD7oNIp",
+	"KAWCgnlXLN9uj1SjyxaWFeCv2y8A6KxH/oF9qWiPulHcm+h4UQ2PzeW0AJHNm/Hmj2YMpFcXoR3RkH37",
+	"/n8DS3y3+Hk8kfNZkuP47odeSf1CFuJ3U/X4BppZRdX4Ds0mqCa0PvleJ6k8MocWpbWzWOe5AHvMY2JZ",
+	"tarIpQ+ZXpZatXaHSywu8f0ZSy9nxpBdFDlWbpStwWuaMmPxV5vf/Y0TQy6GWEhsrGDIWYdP+zJj0jck",
+	"CS+nwNj3nNlunxu6PUUkH3Q7uPGF8MIyCwVZjo3LHOLlCB501S4ePy1vhYDyIlynS1zGwlcu50yx/Brz",
+	"WhhocbO3cI/S+BibTbYdEa989Ax8BUM5vOXXk9HvgE3HG/vbMoRtWYGqgFjY6kucnYUu5S6pXIokL8Mu",
+	"Edz2ss06RkzeLhHaEnipcMvvTxzex0a/jySs3gfxO7SHo4CR+kLeGN9obp3uf4rKqXvL771svmDzqkbf",
+	"v7TxtlvrPLMCrS767yp82kfphB13qlv3XDiUtTBlTTdmQkN/1xMl1Qv2wNFReJmPE+R3hIxAcDplisqi",
+	"EqY4gPqBHIF6bWCrD3cNrRiROV+aSR4oHw4bRCTj4oqlsQDpDp0K/dp1POSQVC4KGozIedA/avPwGHGC",
+	"EgeI2iMoTzojlyU5/55PLlGBXf49n15iUVDt3kG5MF9OLkMdAx2fbvozVIqlqQ79PlXiRkF0DNAIaZaR",
+	"MqxGdT2cNoqFbVA2Ur/fbMuNSothUGapqEAQZE+dUSzOat0SDrtnF/BPLPpdWD6kCeUDyrGsCIA4E94d",
+	"1QFUhFdwWV02l+nW9XWgZgZDogLh4xMoXNtUWvfVkGXc06/0hiesq4J4V/Rq96VP/w7auQ0X6/ccrVpR",
+	"exVYyCCnvqGmEtD5TSNKFYatT+Pf03gIeesP4yEoonahn8oNc1RVrtl7GGuiEEMhb7rtiJdlu0nFlrEJ",
+	"WYD+BaArLYkxivuu7NFfyvLKnjyWKeb622Zhc7frILG9JaTRWmL0MVTtlsWt5Y27jRZar13L1llM2xSK",
+	"EWwHXsksxXJBURcfZj19mdv0VeAui1igszyo+I9UIW6Gh7haWfhr5yzCILCP3qJqw6sLveYdfifmAvdy",
+	"PN8UAgXSK3nzh+P5T+14GqYU8uYPN/MPNzPUFC/pFWs4mU4w63zr+Ob+miKAi2pNCvzIlb6wv3nE0xFA",
+	"h3W3OIFPWe2GqDup/6guiGZFCVbfB4ZgE0Mp2BcPrlXbl8NP9RXuzN8EMG0VHdAiwluqtPcR5XdcLfuY",
+	"eZQSqWw3h3wBD/y2iY/2/MVnsEwVuKUKvfbLe7hlEcA82wwCqI1I2SaT2zUTGmFGbIGfjSWRTCYQX3JN",
+	"bopcro1EygtxCaWcubZXkHsYpk8IiXY7Ozz8tJJK3/ai3jXNuRFuwBkrb4TaWsJe2IY7Hvfattg8hHEo",
+	"mesKalzGlWZ46X9/OMS/MFrrsNnCoQCWrbyHwP4J0FFAz/eezK2AbVqX2FcUJHITr21Ut5ZUR37UC7YS",
+	"xiuhwnZdEC2DF7ktb77IYzWVkzJ/LWROIF43p5nZutwCbVolEU7SQva0z9H1aR40AERIv2aWK4dkM8CW",
+	"GLPh9k5bKmziFyOJCI8hcw8gVvbZRwiTuxNzz87bt5B2ZZ/vaNrCiy0B2Me2X0rfARnFwjdtls2NCDvi",
+	"DoNvMBVlb2dlgmUn2O372/8LAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -30,6 +30,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.applyDecisionStmt, err = db.PrepareContext(ctx, ApplyDecision); err != nil {
 		return nil, fmt.Errorf("error preparing query ApplyDecision: %w", err)
 	}
+	if q.beatInstanceStmt, err = db.PrepareContext(ctx, BeatInstance); err != nil {
+		return nil, fmt.Errorf("error preparing query BeatInstance: %w", err)
+	}
 	if q.cancelIntentStmt, err = db.PrepareContext(ctx, CancelIntent); err != nil {
 		return nil, fmt.Errorf("error preparing query CancelIntent: %w", err)
 	}
@@ -57,6 +60,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.finishAttemptStmt, err = db.PrepareContext(ctx, FinishAttempt); err != nil {
 		return nil, fmt.Errorf("error preparing query FinishAttempt: %w", err)
 	}
+	if q.forgetInstancesStmt, err = db.PrepareContext(ctx, ForgetInstances); err != nil {
+		return nil, fmt.Errorf("error preparing query ForgetInstances: %w", err)
+	}
 	if q.getConsoleSecretStmt, err = db.PrepareContext(ctx, GetConsoleSecret); err != nil {
 		return nil, fmt.Errorf("error preparing query GetConsoleSecret: %w", err)
 	}
@@ -74,6 +80,15 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.getResubmissionOfStmt, err = db.PrepareContext(ctx, GetResubmissionOf); err != nil {
 		return nil, fmt.Errorf("error preparing query GetResubmissionOf: %w", err)
+	}
+	if q.historyAttemptErrorsStmt, err = db.PrepareContext(ctx, HistoryAttemptErrors); err != nil {
+		return nil, fmt.Errorf("error preparing query HistoryAttemptErrors: %w", err)
+	}
+	if q.historyEndedStmt, err = db.PrepareContext(ctx, HistoryEnded); err != nil {
+		return nil, fmt.Errorf("error preparing query HistoryEnded: %w", err)
+	}
+	if q.historySubmittedStmt, err = db.PrepareContext(ctx, HistorySubmitted); err != nil {
+		return nil, fmt.Errorf("error preparing query HistorySubmitted: %w", err)
 	}
 	if q.insertAttemptStmt, err = db.PrepareContext(ctx, InsertAttempt); err != nil {
 		return nil, fmt.Errorf("error preparing query InsertAttempt: %w", err)
@@ -123,6 +138,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listGatewayPausesStmt, err = db.PrepareContext(ctx, ListGatewayPauses); err != nil {
 		return nil, fmt.Errorf("error preparing query ListGatewayPauses: %w", err)
 	}
+	if q.listInstancesStmt, err = db.PrepareContext(ctx, ListInstances); err != nil {
+		return nil, fmt.Errorf("error preparing query ListInstances: %w", err)
+	}
 	if q.listIntentEventsStmt, err = db.PrepareContext(ctx, ListIntentEvents); err != nil {
 		return nil, fmt.Errorf("error preparing query ListIntentEvents: %w", err)
 	}
@@ -153,6 +171,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.releaseLeaseStmt, err = db.PrepareContext(ctx, ReleaseLease); err != nil {
 		return nil, fmt.Errorf("error preparing query ReleaseLease: %w", err)
 	}
+	if q.removeInstanceStmt, err = db.PrepareContext(ctx, RemoveInstance); err != nil {
+		return nil, fmt.Errorf("error preparing query RemoveInstance: %w", err)
+	}
 	if q.renewLeaseStmt, err = db.PrepareContext(ctx, RenewLease); err != nil {
 		return nil, fmt.Errorf("error preparing query RenewLease: %w", err)
 	}
@@ -164,6 +185,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	}
 	if q.startAttemptStmt, err = db.PrepareContext(ctx, StartAttempt); err != nil {
 		return nil, fmt.Errorf("error preparing query StartAttempt: %w", err)
+	}
+	if q.startInstanceStmt, err = db.PrepareContext(ctx, StartInstance); err != nil {
+		return nil, fmt.Errorf("error preparing query StartInstance: %w", err)
 	}
 	if q.takenIntentIDsStmt, err = db.PrepareContext(ctx, TakenIntentIDs); err != nil {
 		return nil, fmt.Errorf("error preparing query TakenIntentIDs: %w", err)
@@ -181,6 +205,11 @@ func (q *Queries) Close() error {
 	if q.applyDecisionStmt != nil {
 		if cerr := q.applyDecisionStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing applyDecisionStmt: %w", cerr)
+		}
+	}
+	if q.beatInstanceStmt != nil {
+		if cerr := q.beatInstanceStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing beatInstanceStmt: %w", cerr)
 		}
 	}
 	if q.cancelIntentStmt != nil {
@@ -228,6 +257,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing finishAttemptStmt: %w", cerr)
 		}
 	}
+	if q.forgetInstancesStmt != nil {
+		if cerr := q.forgetInstancesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing forgetInstancesStmt: %w", cerr)
+		}
+	}
 	if q.getConsoleSecretStmt != nil {
 		if cerr := q.getConsoleSecretStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getConsoleSecretStmt: %w", cerr)
@@ -256,6 +290,21 @@ func (q *Queries) Close() error {
 	if q.getResubmissionOfStmt != nil {
 		if cerr := q.getResubmissionOfStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing getResubmissionOfStmt: %w", cerr)
+		}
+	}
+	if q.historyAttemptErrorsStmt != nil {
+		if cerr := q.historyAttemptErrorsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing historyAttemptErrorsStmt: %w", cerr)
+		}
+	}
+	if q.historyEndedStmt != nil {
+		if cerr := q.historyEndedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing historyEndedStmt: %w", cerr)
+		}
+	}
+	if q.historySubmittedStmt != nil {
+		if cerr := q.historySubmittedStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing historySubmittedStmt: %w", cerr)
 		}
 	}
 	if q.insertAttemptStmt != nil {
@@ -338,6 +387,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listGatewayPausesStmt: %w", cerr)
 		}
 	}
+	if q.listInstancesStmt != nil {
+		if cerr := q.listInstancesStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listInstancesStmt: %w", cerr)
+		}
+	}
 	if q.listIntentEventsStmt != nil {
 		if cerr := q.listIntentEventsStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listIntentEventsStmt: %w", cerr)
@@ -388,6 +442,11 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing releaseLeaseStmt: %w", cerr)
 		}
 	}
+	if q.removeInstanceStmt != nil {
+		if cerr := q.removeInstanceStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing removeInstanceStmt: %w", cerr)
+		}
+	}
 	if q.renewLeaseStmt != nil {
 		if cerr := q.renewLeaseStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing renewLeaseStmt: %w", cerr)
@@ -406,6 +465,11 @@ func (q *Queries) Close() error {
 	if q.startAttemptStmt != nil {
 		if cerr := q.startAttemptStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing startAttemptStmt: %w", cerr)
+		}
+	}
+	if q.startInstanceStmt != nil {
+		if cerr := q.startInstanceStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing startInstanceStmt: %w", cerr)
 		}
 	}
 	if q.takenIntentIDsStmt != nil {
@@ -454,6 +518,7 @@ type Queries struct {
 	tx                               *sql.Tx
 	acquireLeaseStmt                 *sql.Stmt
 	applyDecisionStmt                *sql.Stmt
+	beatInstanceStmt                 *sql.Stmt
 	cancelIntentStmt                 *sql.Stmt
 	countIntentsByTargetStatusStmt   *sql.Stmt
 	deleteAllConsoleSessionsStmt     *sql.Stmt
@@ -463,12 +528,16 @@ type Queries struct {
 	deleteGatewayPauseStmt           *sql.Stmt
 	fenceHoldsStmt                   *sql.Stmt
 	finishAttemptStmt                *sql.Stmt
+	forgetInstancesStmt              *sql.Stmt
 	getConsoleSecretStmt             *sql.Stmt
 	getConsoleSessionStmt            *sql.Stmt
 	getGatewayPauseStmt              *sql.Stmt
 	getIntentStmt                    *sql.Stmt
 	getIntentsOfStmt                 *sql.Stmt
 	getResubmissionOfStmt            *sql.Stmt
+	historyAttemptErrorsStmt         *sql.Stmt
+	historyEndedStmt                 *sql.Stmt
+	historySubmittedStmt             *sql.Stmt
 	insertAttemptStmt                *sql.Stmt
 	insertConsoleSecretStmt          *sql.Stmt
 	insertConsoleSessionStmt         *sql.Stmt
@@ -485,6 +554,7 @@ type Queries struct {
 	listAttemptsOfJSONStmt           *sql.Stmt
 	listChangedStmt                  *sql.Stmt
 	listGatewayPausesStmt            *sql.Stmt
+	listInstancesStmt                *sql.Stmt
 	listIntentEventsStmt             *sql.Stmt
 	listPendingStmt                  *sql.Stmt
 	listResubmissionsAsStmt          *sql.Stmt
@@ -495,10 +565,12 @@ type Queries struct {
 	nextConsoleSecretGenerationStmt  *sql.Stmt
 	readLeaseStmt                    *sql.Stmt
 	releaseLeaseStmt                 *sql.Stmt
+	removeInstanceStmt               *sql.Stmt
 	renewLeaseStmt                   *sql.Stmt
 	rescheduleIntentStmt             *sql.Stmt
 	runIntentNowStmt                 *sql.Stmt
 	startAttemptStmt                 *sql.Stmt
+	startInstanceStmt                *sql.Stmt
 	takenIntentIDsStmt               *sql.Stmt
 }
 
@@ -508,6 +580,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		tx:                               tx,
 		acquireLeaseStmt:                 q.acquireLeaseStmt,
 		applyDecisionStmt:                q.applyDecisionStmt,
+		beatInstanceStmt:                 q.beatInstanceStmt,
 		cancelIntentStmt:                 q.cancelIntentStmt,
 		countIntentsByTargetStatusStmt:   q.countIntentsByTargetStatusStmt,
 		deleteAllConsoleSessionsStmt:     q.deleteAllConsoleSessionsStmt,
@@ -517,12 +590,16 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		deleteGatewayPauseStmt:           q.deleteGatewayPauseStmt,
 		fenceHoldsStmt:                   q.fenceHoldsStmt,
 		finishAttemptStmt:                q.finishAttemptStmt,
+		forgetInstancesStmt:              q.forgetInstancesStmt,
 		getConsoleSecretStmt:             q.getConsoleSecretStmt,
 		getConsoleSessionStmt:            q.getConsoleSessionStmt,
 		getGatewayPauseStmt:              q.getGatewayPauseStmt,
 		getIntentStmt:                    q.getIntentStmt,
 		getIntentsOfStmt:                 q.getIntentsOfStmt,
 		getResubmissionOfStmt:            q.getResubmissionOfStmt,
+		historyAttemptErrorsStmt:         q.historyAttemptErrorsStmt,
+		historyEndedStmt:                 q.historyEndedStmt,
+		historySubmittedStmt:             q.historySubmittedStmt,
 		insertAttemptStmt:                q.insertAttemptStmt,
 		insertConsoleSecretStmt:          q.insertConsoleSecretStmt,
 		insertConsoleSessionStmt:         q.insertConsoleSessionStmt,
@@ -539,6 +616,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listAttemptsOfJSONStmt:           q.listAttemptsOfJSONStmt,
 		listChangedStmt:                  q.listChangedStmt,
 		listGatewayPausesStmt:            q.listGatewayPausesStmt,
+		listInstancesStmt:                q.listInstancesStmt,
 		listIntentEventsStmt:             q.listIntentEventsStmt,
 		listPendingStmt:                  q.listPendingStmt,
 		listResubmissionsAsStmt:          q.listResubmissionsAsStmt,
@@ -549,10 +627,12 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		nextConsoleSecretGenerationStmt:  q.nextConsoleSecretGenerationStmt,
 		readLeaseStmt:                    q.readLeaseStmt,
 		releaseLeaseStmt:                 q.releaseLeaseStmt,
+		removeInstanceStmt:               q.removeInstanceStmt,
 		renewLeaseStmt:                   q.renewLeaseStmt,
 		rescheduleIntentStmt:             q.rescheduleIntentStmt,
 		runIntentNowStmt:                 q.runIntentNowStmt,
 		startAttemptStmt:                 q.startAttemptStmt,
+		startInstanceStmt:                q.startInstanceStmt,
 		takenIntentIDsStmt:               q.takenIntentIDsStmt,
 	}
 }

@@ -40,6 +40,15 @@ type SubmissionGatewayPause struct {
 	PausedAt     int64
 }
 
+type SubmissionInstance struct {
+	HolderID   string
+	Version    string
+	Role       string
+	IntervalMs int64
+	StartedAt  int64
+	LastSeenAt int64
+}
+
 type SubmissionIntent struct {
 	IntentID              string
 	SubmissionTarget      string

@@ -41,6 +41,15 @@ type SubmissionGatewayPause struct {
 	PausedAt     time.Time
 }
 
+type SubmissionInstance struct {
+	HolderID   string
+	Version    string
+	Role       string
+	IntervalMs int32
+	StartedAt  time.Time
+	LastSeenAt time.Time
+}
+
 type SubmissionIntent struct {
 	IntentID              string
 	SubmissionTarget      string
