@@ -63,6 +63,8 @@ type gatewayView struct {
 	// busyUntil is when a gateway that answered busy (429 or 503 with
 	// Retry-After) asked to be called again.
 	busyUntil time.Time
+	// lastTries holds the intents that had their last try.
+	lastTries lastTries
 }
 
 // Gates hold every gateway's breaker, limits and counts for one leadership
@@ -130,14 +132,19 @@ func (g *Gates) view(c core.Contract) *gatewayView {
 // Admit decides whether the due attempt of intent in may call its gateway
 // at now. Call counts the call in flight: the caller must report it with
 // Report exactly once. An open breaker lets an intent's last try through
-// (core.LastTry); a pause never does.
+// (core.LastTry), once per intent; a pause never does.
 func (g *Gates) Admit(in core.Intent, now time.Time) Verdict {
 	c := in.Contract
 	paused := g.paused(c.GatewayURL, c.GatewayType)
 	lastTry := core.LastTry(c, in.DeadlineStart(), now)
 	g.mu.Lock()
 	v := g.view(c)
+	lastTry = lastTry && v.lastTries.left(in.IntentID)
 	out, tr := g.decide(v, in.IntentID, paused, lastTry, now)
+	if lastTry && out.Kind == Call {
+		deadline, _ := c.Deadline(in.DeadlineStart())
+		v.lastTries.take(in.IntentID, deadline, now)
+	}
 	g.mu.Unlock()
 	g.transition(v.url, tr)
 	switch out.Kind {

@@ -65,6 +65,37 @@ func TestOpenBreakerLetsTheLastTryThrough(t *testing.T) {
 	}
 }
 
+// The open breaker lets each intent through for one last try only: when
+// it fails, the intent's retry inside its last second is deferred like any
+// other call (and so ends with deadline_exceeded), while another intent
+// still has its own last try.
+func TestOpenBreakerLetsOneLastTryPerIntent(t *testing.T) {
+	breaker := core.BreakerConfig{Threshold: 1, Window: time.Minute, OpenFor: time.Hour, MaxOpenFor: time.Hour}
+	g := NewGates(Config{Breaker: &breaker}, slog.New(slog.DiscardHandler), ports.NopMetrics{})
+	c := core.Contract{GatewayType: core.GatewaySMS, GatewayURL: "http://sms.test", Policy: core.PolicyDeadline, MaxAcceptanceSeconds: 30}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	a := core.Intent{IntentID: "a", Contract: c, CreatedAt: t0}
+	b := core.Intent{IntentID: "b", Contract: c, CreatedAt: t0}
+	failed := core.AttemptResult{Err: errors.New("HTTP 503")}
+	g.Report(c, g.Admit(a, t0), true, failed, t0) // opens, probe in an hour
+	last := t0.Add(30*time.Second - core.LastTryLead)
+	v := g.Admit(a, last)
+	if v.Kind != Call || !v.lastTry {
+		t.Fatalf("at the last try: %+v, want Call as a last try", v)
+	}
+	g.Report(c, v, true, failed, last)
+	retry := last.Add(100 * time.Millisecond)
+	if v := g.Admit(a, retry); v.Kind != Defer || v.Reason != "breaker_open" {
+		t.Fatalf("a second last try: %+v, want Defer for breaker_open", v)
+	}
+	if d := core.DecideDeferral(c, t0, g.Admit(a, retry).Until, retry); d.Status != core.StatusExhausted {
+		t.Fatalf("the deferred retry decides %+v, want exhausted", d)
+	}
+	if v := g.Admit(b, retry); v.Kind != Call || !v.lastTry {
+		t.Fatalf("another intent's last try: %+v, want Call as a last try", v)
+	}
+}
+
 // A gateway that answers busy with Retry-After is waited for as asked, up
 // to the configured bound, by every intent for it: its breaker hears
 // nothing (the gateway is up), the recheck before a call defers too, and
