@@ -131,6 +131,12 @@ type Intent struct {
 	// the store's resubmission links.
 	ResubmittedFrom string
 	ResubmittedAs   string
+	// TraceParent is the W3C trace context the intent was submitted in
+	// (NormalizeTraceParent's form), or empty. It is opaque to the core:
+	// kept with the intent so that its attempts' spans and gateway calls
+	// join the submitting trace, and never part of an idempotent repeat's
+	// comparison (a retried request carries a new one).
+	TraceParent string
 }
 
 // LastAttempt returns the most recent attempt, if the attempts are loaded.
