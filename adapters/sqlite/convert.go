@@ -69,6 +69,7 @@ func intentFromRow(r sqlitedb.SubmissionIntent) (core.Intent, error) {
 		ExhaustedReason:  core.ExhaustedReason(r.ExhaustedReason.String),
 		LastModifiedAt:   fromNanos(r.LastModifiedAt),
 		PossiblyAccepted: r.PossiblyAccepted != 0,
+		TraceParent:      r.TraceParent.String,
 	}, nil
 }
 

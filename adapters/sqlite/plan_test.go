@@ -49,7 +49,7 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		{"ListIntentsByTarget", sqlitedb.ListIntentsByTarget, []any{"target-3", now, id, int64(51)}, true, "submission_intents_target_created"},
 		{"ListIntentsByStatusAndTarget", sqlitedb.ListIntentsByStatusAndTarget, []any{"pending", "target-3", now, id, int64(51)}, true, ""},
 		{"MaxModifiedAt", sqlitedb.MaxModifiedAt, nil, true, "submission_intents_changed"},
-		{"InsertIntent", sqlitedb.InsertIntent, []any{"new", "t", []byte("{}"), "{}", "sms", "batch", now, now, now, nil}, true, ""},
+		{"InsertIntent", sqlitedb.InsertIntent, []any{"new", "t", []byte("{}"), "{}", "sms", "batch", now, now, now, nil, nil}, true, ""},
 		{"StartAttempt", sqlitedb.StartAttempt, append([]any{now, id, int64(1)}, fence...), true, pk},
 		{"InsertAttempt", sqlitedb.InsertAttempt, []any{id, int64(1), "holder", int64(1), now}, true, ""},
 		{"FinishAttempt", sqlitedb.FinishAttempt, append([]any{now, nil, nil, nil, "err", true, id, int64(1)}, fence...), true, ""},

@@ -23,6 +23,7 @@ var batchColumns = []valuesColumn{
 	{"created_at", "datetime2(7)"},
 	{"next_due_at", "datetime2(7)"},
 	{"not_before", "datetime2(7)"},
+	{"trace_parent", "varchar(55)"},
 }
 
 // insertIntentsSQL inserts up to rows intents in one set-based statement
@@ -42,14 +43,15 @@ func insertIntentsSQL(rows int) string {
 	width := len(batchColumns)
 	return `INSERT INTO submission_intents (
     intent_id, submission_target, payload, contract, gateway_type, mode,
-    status, created_at, next_due_at, attempt_count, last_modified_at, not_before)
+    status, created_at, next_due_at, attempt_count, last_modified_at, not_before, trace_parent)
 OUTPUT inserted.intent_id
 SELECT j.intent_id, j.submission_target, j.payload, j.contract, j.gateway_type, j.mode,
-       'pending', j.created_at, j.next_due_at, 0, SYSUTCDATETIME(), j.not_before
+       'pending', j.created_at, j.next_due_at, 0, SYSUTCDATETIME(), j.not_before, j.trace_parent
 FROM (
     SELECT v.intent_id COLLATE Latin1_General_100_BIN2 AS intent_id,
            v.submission_target COLLATE Latin1_General_100_BIN2 AS submission_target,
-           v.payload, v.contract, v.gateway_type, v.mode, v.created_at, v.next_due_at, v.not_before
+           v.payload, v.contract, v.gateway_type, v.mode, v.created_at, v.next_due_at, v.not_before,
+           v.trace_parent
     FROM ` + valuesTable("v", batchColumns, rows, width) + `
 ) AS j
 WHERE j.intent_id IS NOT NULL
@@ -64,7 +66,7 @@ WHERE ` + inIntentIDs("intent_id", rows, width)
 // are declared nvarchar(max) whatever their length (see setString).
 func batchArgs(p sqlserverdb.InsertIntentParams) []any {
 	return []any{setString(p.IntentID), setString(p.SubmissionTarget), p.Payload, setString(p.Contract),
-		setString(p.GatewayType), setString(p.Mode), p.CreatedAt, p.NextDueAt, p.NotBefore}
+		setString(p.GatewayType), setString(p.Mode), p.CreatedAt, p.NextDueAt, p.NotBefore, p.TraceParent}
 }
 
 // sqlKey is an intentId as SQL Server's equality sees it: trailing spaces
@@ -72,7 +74,7 @@ func batchArgs(p sqlserverdb.InsertIntentParams) []any {
 func sqlKey(id string) string { return strings.TrimRight(id, " ") }
 
 // CreateIntents inserts a batch with set-based statements that also read
-// the batch's rows back (one round trip per rowsPerRequest(9) intents), in
+// the batch's rows back (one round trip per rowsPerRequest(10) intents), in
 // one transaction: one commit for the whole batch, and nothing of it
 // stored when anything fails. Each intentId is sent once
 // (the first occurrence, as SQL Server compares keys); a later occurrence

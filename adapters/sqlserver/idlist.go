@@ -30,14 +30,14 @@ func inIntentIDs(column string, n, width int) string {
 // intentColumns are the columns of intentRow, in its field order.
 const intentColumns = `intent_id, submission_target, payload, contract, status, created_at,
        next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
-       final_message_id, exhausted_reason, last_modified_at, not_before`
+       final_message_id, exhausted_reason, last_modified_at, not_before, trace_parent`
 
 // scanIntentRow reads one row of intentColumns.
 func scanIntentRow(rows *sql.Rows) (intentRow, error) {
 	var r intentRow
 	err := rows.Scan(&r.IntentID, &r.SubmissionTarget, &r.Payload, &r.Contract, &r.Status, &r.CreatedAt,
 		&r.NextDueAt, &r.AttemptCount, &r.FinalOutcomeStatus, &r.FinalOutcomeReason,
-		&r.FinalMessageID, &r.ExhaustedReason, &r.LastModifiedAt, &r.NotBefore)
+		&r.FinalMessageID, &r.ExhaustedReason, &r.LastModifiedAt, &r.NotBefore, &r.TraceParent)
 	return r, err
 }
 

@@ -12,7 +12,7 @@ WHERE intent_id = sqlc.arg(intent_id);
 -- (an empty string matches all), newest first on the filtered index.
 SELECT intent_id, submission_target, payload, contract, status, created_at,
        next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
-       final_message_id, exhausted_reason, last_modified_at, not_before
+       final_message_id, exhausted_reason, last_modified_at, not_before, trace_parent
 FROM submission_intents
 WHERE possibly_accepted = 1
   AND (CAST(sqlc.arg(status) AS varchar(16)) = '' OR status = CAST(sqlc.arg(status) AS varchar(16)))

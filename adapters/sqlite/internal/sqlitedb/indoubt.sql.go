@@ -10,7 +10,7 @@ import (
 )
 
 const ListPossiblyAccepted = `-- name: ListPossiblyAccepted :many
-SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before, possibly_accepted FROM submission_intents INDEXED BY submission_intents_possibly_accepted
+SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before, possibly_accepted, trace_parent FROM submission_intents INDEXED BY submission_intents_possibly_accepted
 WHERE possibly_accepted = 1
   AND (CAST(?1 AS TEXT) = '' OR status = ?1)
   AND (CAST(?2 AS TEXT) = '' OR submission_target = ?2)
@@ -63,6 +63,7 @@ func (q *Queries) ListPossiblyAccepted(ctx context.Context, arg ListPossiblyAcce
 			&i.LastModifiedAt,
 			&i.NotBefore,
 			&i.PossiblyAccepted,
+			&i.TraceParent,
 		); err != nil {
 			return nil, err
 		}

@@ -12,7 +12,7 @@ import (
 )
 
 const GetIntent = `-- name: GetIntent :one
-SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before, possibly_accepted FROM submission_intents WHERE intent_id = ?1
+SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before, possibly_accepted, trace_parent FROM submission_intents WHERE intent_id = ?1
 `
 
 func (q *Queries) GetIntent(ctx context.Context, intentID string) (SubmissionIntent, error) {
@@ -36,12 +36,13 @@ func (q *Queries) GetIntent(ctx context.Context, intentID string) (SubmissionInt
 		&i.LastModifiedAt,
 		&i.NotBefore,
 		&i.PossiblyAccepted,
+		&i.TraceParent,
 	)
 	return i, err
 }
 
 const GetIntentsOf = `-- name: GetIntentsOf :many
-SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before, possibly_accepted FROM submission_intents
+SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before, possibly_accepted, trace_parent FROM submission_intents
 WHERE intent_id IN (SELECT value FROM json_each(CAST(?1 AS TEXT)))
 `
 
@@ -75,6 +76,7 @@ func (q *Queries) GetIntentsOf(ctx context.Context, intentIdsJson string) ([]Sub
 			&i.LastModifiedAt,
 			&i.NotBefore,
 			&i.PossiblyAccepted,
+			&i.TraceParent,
 		); err != nil {
 			return nil, err
 		}
@@ -93,11 +95,11 @@ const InsertIntent = `-- name: InsertIntent :execrows
 
 INSERT INTO submission_intents (
     intent_id, submission_target, payload, contract, gateway_type, mode,
-    status, created_at, next_due_at, attempt_count, last_modified_at, not_before
+    status, created_at, next_due_at, attempt_count, last_modified_at, not_before, trace_parent
 ) VALUES (
     ?1, ?2, ?3, ?4,
     ?5, ?6, 'pending', ?7, ?8, 0,
-    ?9, ?10
+    ?9, ?10, ?11
 )
 ON CONFLICT (intent_id) DO NOTHING
 `
@@ -113,6 +115,7 @@ type InsertIntentParams struct {
 	NextDueAt        sql.NullInt64
 	LastModifiedAt   int64
 	NotBefore        sql.NullInt64
+	TraceParent      sql.NullString
 }
 
 // Intent queries of the embedded SQLite store.
@@ -145,6 +148,7 @@ func (q *Queries) InsertIntent(ctx context.Context, arg InsertIntentParams) (int
 		arg.NextDueAt,
 		arg.LastModifiedAt,
 		arg.NotBefore,
+		arg.TraceParent,
 	)
 	if err != nil {
 		return 0, err
@@ -356,7 +360,7 @@ func (q *Queries) ListChanged(ctx context.Context, arg ListChangedParams) ([]Lis
 
 const ListIntents = `-- name: ListIntents :many
 
-SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before, possibly_accepted FROM submission_intents
+SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before, possibly_accepted, trace_parent FROM submission_intents
 WHERE (created_at, intent_id) < (CAST(?1 AS INTEGER), CAST(?2 AS TEXT))
 ORDER BY created_at DESC, intent_id DESC
 LIMIT ?3
@@ -398,6 +402,7 @@ func (q *Queries) ListIntents(ctx context.Context, arg ListIntentsParams) ([]Sub
 			&i.LastModifiedAt,
 			&i.NotBefore,
 			&i.PossiblyAccepted,
+			&i.TraceParent,
 		); err != nil {
 			return nil, err
 		}
@@ -413,7 +418,7 @@ func (q *Queries) ListIntents(ctx context.Context, arg ListIntentsParams) ([]Sub
 }
 
 const ListIntentsByStatus = `-- name: ListIntentsByStatus :many
-SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before, possibly_accepted FROM submission_intents
+SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before, possibly_accepted, trace_parent FROM submission_intents
 WHERE status = ?1
   AND (created_at, intent_id) < (CAST(?2 AS INTEGER), CAST(?3 AS TEXT))
 ORDER BY created_at DESC, intent_id DESC
@@ -459,6 +464,7 @@ func (q *Queries) ListIntentsByStatus(ctx context.Context, arg ListIntentsByStat
 			&i.LastModifiedAt,
 			&i.NotBefore,
 			&i.PossiblyAccepted,
+			&i.TraceParent,
 		); err != nil {
 			return nil, err
 		}
@@ -474,7 +480,7 @@ func (q *Queries) ListIntentsByStatus(ctx context.Context, arg ListIntentsByStat
 }
 
 const ListIntentsByStatusAndTarget = `-- name: ListIntentsByStatusAndTarget :many
-SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before, possibly_accepted FROM submission_intents
+SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before, possibly_accepted, trace_parent FROM submission_intents
 WHERE status = ?1 AND submission_target = ?2
   AND (created_at, intent_id) < (CAST(?3 AS INTEGER), CAST(?4 AS TEXT))
 ORDER BY created_at DESC, intent_id DESC
@@ -522,6 +528,7 @@ func (q *Queries) ListIntentsByStatusAndTarget(ctx context.Context, arg ListInte
 			&i.LastModifiedAt,
 			&i.NotBefore,
 			&i.PossiblyAccepted,
+			&i.TraceParent,
 		); err != nil {
 			return nil, err
 		}
@@ -537,7 +544,7 @@ func (q *Queries) ListIntentsByStatusAndTarget(ctx context.Context, arg ListInte
 }
 
 const ListIntentsByTarget = `-- name: ListIntentsByTarget :many
-SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before, possibly_accepted FROM submission_intents
+SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before, possibly_accepted, trace_parent FROM submission_intents
 WHERE submission_target = ?1
   AND (created_at, intent_id) < (CAST(?2 AS INTEGER), CAST(?3 AS TEXT))
 ORDER BY created_at DESC, intent_id DESC
@@ -583,6 +590,7 @@ func (q *Queries) ListIntentsByTarget(ctx context.Context, arg ListIntentsByTarg
 			&i.LastModifiedAt,
 			&i.NotBefore,
 			&i.PossiblyAccepted,
+			&i.TraceParent,
 		); err != nil {
 			return nil, err
 		}

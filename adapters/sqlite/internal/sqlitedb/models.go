@@ -58,6 +58,7 @@ type SubmissionIntent struct {
 	LastModifiedAt     int64
 	NotBefore          sql.NullInt64
 	PossiblyAccepted   int64
+	TraceParent        sql.NullString
 }
 
 type SubmissionManagerLease struct {

@@ -31,7 +31,7 @@ func (q *Queries) IsPossiblyAccepted(ctx context.Context, intentID string) (bool
 const listPossiblyAccepted = `-- name: ListPossiblyAccepted :many
 SELECT intent_id, submission_target, payload, contract, status, created_at,
        next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
-       final_message_id, exhausted_reason, last_modified_at, not_before
+       final_message_id, exhausted_reason, last_modified_at, not_before, trace_parent
 FROM submission_intents
 WHERE possibly_accepted = 1
   AND (CAST($1 AS varchar(16)) = '' OR status = CAST($1 AS varchar(16)))
@@ -67,6 +67,7 @@ type ListPossiblyAcceptedRow struct {
 	ExhaustedReason    sql.NullString
 	LastModifiedAt     time.Time
 	NotBefore          sql.NullTime
+	TraceParent        sql.NullString
 }
 
 // The listing filtered on the flag, optionally also on status and target
@@ -101,6 +102,7 @@ func (q *Queries) ListPossiblyAccepted(ctx context.Context, arg ListPossiblyAcce
 			&i.ExhaustedReason,
 			&i.LastModifiedAt,
 			&i.NotBefore,
+			&i.TraceParent,
 		); err != nil {
 			return nil, err
 		}

@@ -14,7 +14,7 @@ import (
 const getIntent = `-- name: GetIntent :one
 SELECT intent_id, submission_target, payload, contract, status, created_at,
        next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
-       final_message_id, exhausted_reason, last_modified_at, not_before
+       final_message_id, exhausted_reason, last_modified_at, not_before, trace_parent
 FROM submission_intents
 WHERE intent_id = $1
 `
@@ -34,6 +34,7 @@ type GetIntentRow struct {
 	ExhaustedReason    sql.NullString
 	LastModifiedAt     time.Time
 	NotBefore          sql.NullTime
+	TraceParent        sql.NullString
 }
 
 func (q *Queries) GetIntent(ctx context.Context, intentID string) (GetIntentRow, error) {
@@ -54,6 +55,7 @@ func (q *Queries) GetIntent(ctx context.Context, intentID string) (GetIntentRow,
 		&i.ExhaustedReason,
 		&i.LastModifiedAt,
 		&i.NotBefore,
+		&i.TraceParent,
 	)
 	return i, err
 }
@@ -61,7 +63,7 @@ func (q *Queries) GetIntent(ctx context.Context, intentID string) (GetIntentRow,
 const insertIntent = `-- name: InsertIntent :exec
 INSERT INTO submission_intents (
     intent_id, submission_target, payload, contract, gateway_type, mode,
-    status, created_at, next_due_at, attempt_count, last_modified_at, not_before
+    status, created_at, next_due_at, attempt_count, last_modified_at, not_before, trace_parent
 ) VALUES (
     $1,
     $2,
@@ -74,7 +76,8 @@ INSERT INTO submission_intents (
     CAST($8 AS datetime2(7)),
     0,
     SYSUTCDATETIME(),
-    CAST($9 AS datetime2(7))
+    CAST($9 AS datetime2(7)),
+    $10
 )
 `
 
@@ -88,6 +91,7 @@ type InsertIntentParams struct {
 	CreatedAt        time.Time
 	NextDueAt        time.Time
 	NotBefore        sql.NullTime
+	TraceParent      sql.NullString
 }
 
 // last_modified_at is SYSUTCDATETIME() in the same statement as the insert
@@ -106,6 +110,7 @@ func (q *Queries) InsertIntent(ctx context.Context, arg InsertIntentParams) erro
 		arg.CreatedAt,
 		arg.NextDueAt,
 		arg.NotBefore,
+		arg.TraceParent,
 	)
 	return err
 }
@@ -218,7 +223,7 @@ func (q *Queries) ListChanged(ctx context.Context, arg ListChangedParams) ([]Lis
 const listIntents = `-- name: ListIntents :many
 SELECT intent_id, submission_target, payload, contract, status, created_at,
        next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
-       final_message_id, exhausted_reason, last_modified_at, not_before
+       final_message_id, exhausted_reason, last_modified_at, not_before, trace_parent
 FROM submission_intents
 WHERE created_at <= CAST($1 AS datetime2(7))
   AND (created_at < CAST($1 AS datetime2(7))
@@ -248,6 +253,7 @@ type ListIntentsRow struct {
 	ExhaustedReason    sql.NullString
 	LastModifiedAt     time.Time
 	NotBefore          sql.NullTime
+	TraceParent        sql.NullString
 }
 
 // This listing and its filtered siblings page newest first with the keyset
@@ -279,6 +285,7 @@ func (q *Queries) ListIntents(ctx context.Context, arg ListIntentsParams) ([]Lis
 			&i.ExhaustedReason,
 			&i.LastModifiedAt,
 			&i.NotBefore,
+			&i.TraceParent,
 		); err != nil {
 			return nil, err
 		}
@@ -296,7 +303,7 @@ func (q *Queries) ListIntents(ctx context.Context, arg ListIntentsParams) ([]Lis
 const listIntentsByStatus = `-- name: ListIntentsByStatus :many
 SELECT intent_id, submission_target, payload, contract, status, created_at,
        next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
-       final_message_id, exhausted_reason, last_modified_at, not_before
+       final_message_id, exhausted_reason, last_modified_at, not_before, trace_parent
 FROM submission_intents
 WHERE status = CAST($1 AS varchar(16))
   AND created_at <= CAST($2 AS datetime2(7))
@@ -328,6 +335,7 @@ type ListIntentsByStatusRow struct {
 	ExhaustedReason    sql.NullString
 	LastModifiedAt     time.Time
 	NotBefore          sql.NullTime
+	TraceParent        sql.NullString
 }
 
 func (q *Queries) ListIntentsByStatus(ctx context.Context, arg ListIntentsByStatusParams) ([]ListIntentsByStatusRow, error) {
@@ -359,6 +367,7 @@ func (q *Queries) ListIntentsByStatus(ctx context.Context, arg ListIntentsByStat
 			&i.ExhaustedReason,
 			&i.LastModifiedAt,
 			&i.NotBefore,
+			&i.TraceParent,
 		); err != nil {
 			return nil, err
 		}
@@ -376,7 +385,7 @@ func (q *Queries) ListIntentsByStatus(ctx context.Context, arg ListIntentsByStat
 const listIntentsByStatusAndTarget = `-- name: ListIntentsByStatusAndTarget :many
 SELECT intent_id, submission_target, payload, contract, status, created_at,
        next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
-       final_message_id, exhausted_reason, last_modified_at, not_before
+       final_message_id, exhausted_reason, last_modified_at, not_before, trace_parent
 FROM submission_intents
 WHERE submission_target = $1
   AND status = CAST($2 AS varchar(16))
@@ -410,6 +419,7 @@ type ListIntentsByStatusAndTargetRow struct {
 	ExhaustedReason    sql.NullString
 	LastModifiedAt     time.Time
 	NotBefore          sql.NullTime
+	TraceParent        sql.NullString
 }
 
 func (q *Queries) ListIntentsByStatusAndTarget(ctx context.Context, arg ListIntentsByStatusAndTargetParams) ([]ListIntentsByStatusAndTargetRow, error) {
@@ -442,6 +452,7 @@ func (q *Queries) ListIntentsByStatusAndTarget(ctx context.Context, arg ListInte
 			&i.ExhaustedReason,
 			&i.LastModifiedAt,
 			&i.NotBefore,
+			&i.TraceParent,
 		); err != nil {
 			return nil, err
 		}
@@ -459,7 +470,7 @@ func (q *Queries) ListIntentsByStatusAndTarget(ctx context.Context, arg ListInte
 const listIntentsByTarget = `-- name: ListIntentsByTarget :many
 SELECT intent_id, submission_target, payload, contract, status, created_at,
        next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
-       final_message_id, exhausted_reason, last_modified_at, not_before
+       final_message_id, exhausted_reason, last_modified_at, not_before, trace_parent
 FROM submission_intents
 WHERE submission_target = $1
   AND created_at <= CAST($2 AS datetime2(7))
@@ -491,6 +502,7 @@ type ListIntentsByTargetRow struct {
 	ExhaustedReason    sql.NullString
 	LastModifiedAt     time.Time
 	NotBefore          sql.NullTime
+	TraceParent        sql.NullString
 }
 
 func (q *Queries) ListIntentsByTarget(ctx context.Context, arg ListIntentsByTargetParams) ([]ListIntentsByTargetRow, error) {
@@ -522,6 +534,7 @@ func (q *Queries) ListIntentsByTarget(ctx context.Context, arg ListIntentsByTarg
 			&i.ExhaustedReason,
 			&i.LastModifiedAt,
 			&i.NotBefore,
+			&i.TraceParent,
 		); err != nil {
 			return nil, err
 		}

@@ -59,6 +59,7 @@ type SubmissionIntent struct {
 	LastModifiedAt     time.Time
 	NotBefore          sql.NullTime
 	PossiblyAccepted   bool
+	TraceParent        sql.NullString
 }
 
 type SubmissionManagerLease struct {
