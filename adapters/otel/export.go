@@ -26,6 +26,10 @@ const (
 	maxQueueSize       = 16384
 	maxExportBatchSize = 2048
 	batchTimeout       = time.Second
+	// maxAttributeLength bounds a string attribute (an intentId is at most
+	// 255 characters; an error message quoting a gateway's answer may be
+	// longer): spans stay small whatever a client or a gateway sent.
+	maxAttributeLength = 1024
 )
 
 // Config says where spans go and which traces are kept.
@@ -105,8 +109,11 @@ func New(ctx context.Context, cfg Config) (*Exporter, error) {
 	otelapi.SetErrorHandler(otelapi.ErrorHandlerFunc(func(err error) {
 		log.Warn("trace_export_failed", "endpoint", endpoint, "error", err.Error())
 	}))
+	limits := sdktrace.NewSpanLimits()
+	limits.AttributeValueLengthLimit = maxAttributeLength
 	provider := sdktrace.NewTracerProvider(
 		sdktrace.WithResource(res),
+		sdktrace.WithSpanLimits(limits),
 		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(cfg.SampleRatio))),
 		sdktrace.WithBatcher(exporter,
 			sdktrace.WithMaxQueueSize(maxQueueSize),

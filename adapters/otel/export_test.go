@@ -2,6 +2,7 @@ package otel_test
 
 import (
 	"encoding/hex"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -122,5 +123,29 @@ func TestConfigValidate(t *testing.T) {
 		if err := cfg.Validate(); err == nil {
 			t.Errorf("%+v accepted", cfg)
 		}
+	}
+}
+
+// TestInvalidUTF8StillExports: what a client or a gateway sent may be any
+// bytes, and OTLP's strings must be UTF-8, or the whole batch of spans
+// fails to encode; such text is exported with its bad bytes replaced.
+func TestInvalidUTF8StillExports(t *testing.T) {
+	col, url := startCollector(t)
+	exp, err := otel.New(t.Context(), otel.Config{Endpoint: url, SampleRatio: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := "order-\xff\xfe"
+	exp.Start(t.Context(), ports.SpanSubmit, ports.SpanSubject{IntentID: bad, SubmissionTarget: bad}).
+		End(ports.SpanEnd{Err: errors.New("gateway answered HTTP 500: " + bad)})
+	exp.Start(t.Context(), ports.SpanSubmit, ports.SpanSubject{IntentID: bad}).
+		End(ports.SpanEnd{Err: errors.New("refused " + bad), Refused: true})
+	if err := exp.Shutdown(t.Context()); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	col.mu.Lock()
+	defer col.mu.Unlock()
+	if len(col.names) != 2 {
+		t.Errorf("the collector got %d spans, want both", len(col.names))
 	}
 }

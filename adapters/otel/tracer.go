@@ -2,6 +2,9 @@ package otel
 
 import (
 	"context"
+	"errors"
+	"strings"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -75,10 +78,10 @@ func (t *Tracer) Start(ctx context.Context, kind ports.SpanKind, subject ports.S
 	}
 	attrs := make([]attribute.KeyValue, 0, 5)
 	if subject.IntentID != "" {
-		attrs = append(attrs, AttrIntentID.String(subject.IntentID))
+		attrs = append(attrs, AttrIntentID.String(text(subject.IntentID)))
 	}
 	if subject.SubmissionTarget != "" {
-		attrs = append(attrs, AttrTarget.String(subject.SubmissionTarget))
+		attrs = append(attrs, AttrTarget.String(text(subject.SubmissionTarget)))
 	}
 	if subject.GatewayType != "" {
 		attrs = append(attrs, AttrGatewayType.String(string(subject.GatewayType)))
@@ -119,10 +122,14 @@ func (r *recorder) End(e ports.SpanEnd) {
 		r.span.SetAttributes(endAttributes(r.kind, e)...)
 		switch {
 		case e.Err != nil && e.Refused:
-			r.span.SetAttributes(AttrRefusal.String(e.Err.Error()))
+			r.span.SetAttributes(AttrRefusal.String(text(e.Err.Error())))
 		case e.Err != nil:
-			r.span.RecordError(e.Err)
-			r.span.SetStatus(codes.Error, e.Err.Error())
+			err := e.Err
+			if msg := err.Error(); !utf8.ValidString(msg) {
+				err = errors.New(text(msg))
+			}
+			r.span.RecordError(err)
+			r.span.SetStatus(codes.Error, err.Error())
 		}
 	}
 	r.span.End()
@@ -153,6 +160,17 @@ func endAttributes(kind ports.SpanKind, e ports.SpanEnd) []attribute.KeyValue {
 		}
 	}
 	return attrs
+}
+
+// text makes s fit to export: OTLP carries strings as protobuf strings,
+// which must be valid UTF-8, or the whole batch of spans fails to encode.
+// What a client sent (an intentId it was refused for) or a gateway
+// answered may be anything.
+func text(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
 // traceParentCarrier hands one traceparent to the propagator.
