@@ -54,16 +54,23 @@ type Config struct {
 // ServiceName is the service.name of every span's resource.
 const ServiceName = "submission-manager"
 
-// Validate checks the configuration; its messages name the field.
+// Validate checks the configuration.
 func (c Config) Validate() error {
-	var errs []error
-	if _, err := tracesURL(c.Endpoint); err != nil {
-		errs = append(errs, err)
+	return errors.Join(CheckEndpoint(c.Endpoint), CheckSampleRatio(c.SampleRatio))
+}
+
+// CheckEndpoint says whether endpoint can be Config.Endpoint.
+func CheckEndpoint(endpoint string) error {
+	_, err := tracesURL(endpoint)
+	return err
+}
+
+// CheckSampleRatio says whether ratio can be Config.SampleRatio.
+func CheckSampleRatio(ratio float64) error {
+	if ratio < 0 || ratio > 1 || ratio != ratio {
+		return fmt.Errorf("the sample ratio must be between 0 and 1, got %v", ratio)
 	}
-	if c.SampleRatio < 0 || c.SampleRatio > 1 || c.SampleRatio != c.SampleRatio {
-		errs = append(errs, fmt.Errorf("the sample ratio must be between 0 and 1, got %v", c.SampleRatio))
-	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // tracesURL is the URL spans are posted to: /v1/traces under the endpoint.
