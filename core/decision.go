@@ -28,8 +28,13 @@ func (r ExhaustedReason) Valid() bool {
 // of the exhausted reasons and nothing else. Each store calls it (through
 // the ports' Validate methods) before it writes a decision. The final
 // outcome itself is trusted as it comes, as every Outcome is: NewOutcome
-// built it. PossiblyAccepted goes with any status.
+// built it. PossiblyAccepted goes with any status; AcceptedAfterDeadline
+// only with exhausted by deadline_exceeded (the one decision that can follow
+// an acceptance without accepting), and AcceptedMessageID only with it.
 func (d Decision) Validate() error {
+	if err := d.validateLateAcceptance(); err != nil {
+		return err
+	}
 	switch d.Status {
 	case StatusPending:
 		if d.NextDueAt.IsZero() {
@@ -61,13 +66,29 @@ func (d Decision) Validate() error {
 	return nil
 }
 
+// validateLateAcceptance is the part of Validate about an acceptance that
+// came at or after the deadline.
+func (d Decision) validateLateAcceptance() error {
+	switch {
+	case d.AcceptedMessageID != "" && !d.AcceptedAfterDeadline:
+		return invalidDecision(d, "has an accepted message id without an acceptance after the deadline")
+	case d.AcceptedAfterDeadline && (d.Status != StatusExhausted || d.ExhaustedReason != ExhaustedDeadlineExceeded):
+		return fmt.Errorf("%w: %s decision (%s) has an acceptance after the deadline, which only %s with %s can have",
+			ErrInvalidDecision, d.Status, d.ExhaustedReason, StatusExhausted, ExhaustedDeadlineExceeded)
+	}
+	return nil
+}
+
 // ValidateDeferral is the rule for the decision of a deferral, an attempt
 // moved without being made (see DecideDeferral): a well-formed decision
 // that is pending, or exhausted by the deadline rule. No other end can
-// come of an attempt that was not made.
+// come of an attempt that was not made, and no acceptance either.
 func (d Decision) ValidateDeferral() error {
 	if err := d.Validate(); err != nil {
 		return err
+	}
+	if d.AcceptedAfterDeadline {
+		return fmt.Errorf("%w: a deferral made no attempt, so nothing was accepted after the deadline", ErrInvalidDecision)
 	}
 	if d.Status == StatusPending ||
 		(d.Status == StatusExhausted && d.ExhaustedReason == ExhaustedDeadlineExceeded) {

@@ -63,6 +63,9 @@ func TestDecisionValidate(t *testing.T) {
 		{Status: StatusExhausted, ExhaustedReason: ExhaustedDeadlineExceeded},
 		{Status: StatusExhausted, ExhaustedReason: ExhaustedMaxAttempts, PossiblyAccepted: true},
 		{Status: StatusExhausted, ExhaustedReason: ExhaustedOneShotCompleted},
+		{Status: StatusExhausted, ExhaustedReason: ExhaustedDeadlineExceeded, AcceptedAfterDeadline: true, AcceptedMessageID: "m-1"},
+		{Status: StatusExhausted, ExhaustedReason: ExhaustedDeadlineExceeded, AcceptedAfterDeadline: true},
+		{Status: StatusExhausted, ExhaustedReason: ExhaustedDeadlineExceeded, AcceptedAfterDeadline: true, PossiblyAccepted: true},
 	}
 	for _, d := range good {
 		if err := d.Validate(); err != nil {
@@ -87,6 +90,14 @@ func TestDecisionValidate(t *testing.T) {
 			NextDueAt: due},
 		"exhausted with a final outcome": {Status: StatusExhausted, ExhaustedReason: ExhaustedMaxAttempts,
 			FinalOutcome: rej},
+		// An acceptance after the deadline goes only with the exhaustion
+		// the deadline rule makes of it, and its message id only with it.
+		"accepted after the deadline, by max attempts": {Status: StatusExhausted, ExhaustedReason: ExhaustedMaxAttempts,
+			AcceptedAfterDeadline: true},
+		"accepted after the deadline, yet accepted": {Status: StatusAccepted, FinalOutcome: acc, AcceptedAfterDeadline: true},
+		"accepted after the deadline, yet pending":  {Status: StatusPending, NextDueAt: due, AcceptedAfterDeadline: true},
+		"a message id without a late acceptance": {Status: StatusExhausted, ExhaustedReason: ExhaustedDeadlineExceeded,
+			AcceptedMessageID: "m-1"},
 	}
 	for name, d := range bad {
 		if err := d.Validate(); !errors.Is(err, ErrInvalidDecision) {
@@ -131,7 +142,9 @@ func TestValidateDeferral(t *testing.T) {
 		"pending without a due time": {Status: StatusPending},
 		"exhausted with a due time":  {Status: StatusExhausted, ExhaustedReason: ExhaustedDeadlineExceeded, NextDueAt: at(time.Second)},
 		"pending with an exhaustion": {Status: StatusPending, NextDueAt: at(time.Second), ExhaustedReason: ExhaustedDeadlineExceeded},
-		"no status":                  {},
+		"an acceptance after the deadline": {Status: StatusExhausted, ExhaustedReason: ExhaustedDeadlineExceeded,
+			AcceptedAfterDeadline: true},
+		"no status": {},
 	} {
 		if err := d.ValidateDeferral(); !errors.Is(err, ErrInvalidDecision) {
 			t.Errorf("%s: ValidateDeferral = %v, want ErrInvalidDecision", name, err)

@@ -121,6 +121,13 @@ type Intent struct {
 	// PossiblyAccepted records that the gateway may have accepted an
 	// earlier attempt whose answer was lost (see core.PossiblyAccepted).
 	PossiblyAccepted bool
+	// AcceptedAfterDeadline records that the gateway accepted an attempt
+	// at or after the acceptance deadline (the intent is exhausted, as the
+	// spec says, yet the gateway has the message); AcceptedMessageID is the
+	// gateway's message reference of that acceptance, when it gave one.
+	// See Decision.AcceptedAfterDeadline.
+	AcceptedAfterDeadline bool
+	AcceptedMessageID     string
 	// LastModifiedAt is the store's change marker, strictly increasing in
 	// commit order (the database's or the store's writer's clock); it is
 	// informational for the core and drives the leader's refresh cursor.
@@ -137,6 +144,10 @@ type Intent struct {
 	// join the submitting trace, and never part of an idempotent repeat's
 	// comparison (a retried request carries a new one).
 	TraceParent string
+	// Events are the operator's actions on the intent (cancel, run now),
+	// oldest first. The application service fills them from the store on
+	// a read of one intent; listings leave them out.
+	Events []IntentEvent
 }
 
 // LastAttempt returns the most recent attempt, if the attempts are loaded.

@@ -21,6 +21,15 @@ type Decision struct {
 	// the gateway may have accepted an earlier attempt whose answer was
 	// lost (see PossiblyAccepted). It never changes the status.
 	PossiblyAccepted bool
+	// AcceptedAfterDeadline records on the intent that the gateway accepted
+	// this attempt at or after the acceptance deadline: the spec exhausts
+	// the intent (deadline_exceeded), yet the gateway took the message and
+	// may deliver it, so resending it could deliver it twice. Set only by
+	// Decide, with that exhausted decision; AcceptedMessageID is the
+	// gateway's message reference of that acceptance (empty when it gave
+	// none). Like PossiblyAccepted it never changes the status.
+	AcceptedAfterDeadline bool
+	AcceptedMessageID     string
 }
 
 // DeadlinePassed is the deadline cut-off, the one home of "strictly
@@ -41,7 +50,9 @@ func DeadlinePassed(c Contract, windowStart, at time.Time) bool {
 // yield the same decision.
 //
 // Accepted ends the intent, except under the deadline policy when the
-// acceptance came at or after the deadline, which exhausts it. A rejection
+// acceptance came at or after the deadline, which exhausts it: the status
+// is the spec's, and the acceptance itself is kept beside it as
+// AcceptedAfterDeadline, since the gateway has the message. A rejection
 // listed in terminalOutcomes rejects it. Everything else (other rejections,
 // invalid answers, transport errors) is non-terminal and retried while the
 // policy allows. An outcome is trusted as given: NewOutcome, where the answer
@@ -52,7 +63,8 @@ func Decide(c Contract, createdAt time.Time, tries int, finishedAt time.Time, r 
 		switch {
 		case o.Status == OutcomeAccepted:
 			if DeadlinePassed(c, createdAt, finishedAt) {
-				return Decision{Status: StatusExhausted, ExhaustedReason: ExhaustedDeadlineExceeded}
+				return Decision{Status: StatusExhausted, ExhaustedReason: ExhaustedDeadlineExceeded,
+					AcceptedAfterDeadline: true, AcceptedMessageID: o.MessageID}
 			}
 			return Decision{Status: StatusAccepted, FinalOutcome: &o}
 		case o.Status == OutcomeRejected && c.IsTerminalReason(o.Reason):

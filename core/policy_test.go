@@ -47,6 +47,10 @@ func TestDecide(t *testing.T) {
 	pending := func(d time.Duration) Decision { return Decision{Status: StatusPending, NextDueAt: at(d)} }
 	exhausted := func(r ExhaustedReason) Decision { return Decision{Status: StatusExhausted, ExhaustedReason: r} }
 	final := func(s IntentStatus, o Outcome) Decision { return Decision{Status: s, FinalOutcome: &o} }
+	lateAcceptance := func(messageID string) Decision {
+		return Decision{Status: StatusExhausted, ExhaustedReason: ExhaustedDeadlineExceeded,
+			AcceptedAfterDeadline: true, AcceptedMessageID: messageID}
+	}
 	acceptedOutcome := Outcome{Status: OutcomeAccepted, MessageID: "m-1"}
 
 	tests := []struct {
@@ -59,8 +63,12 @@ func TestDecide(t *testing.T) {
 	}{
 		// Accepted ends the intent; under deadline only strictly before it.
 		{"deadline: accepted before the deadline", deadlineContract, 4, 30*time.Second - time.Nanosecond, accepted(), final(StatusAccepted, acceptedOutcome)},
-		{"deadline: accepted exactly at the deadline", deadlineContract, 4, 30 * time.Second, accepted(), exhausted(ExhaustedDeadlineExceeded)},
-		{"deadline: accepted after the deadline", deadlineContract, 4, time.Hour, accepted(), exhausted(ExhaustedDeadlineExceeded)},
+		// An acceptance at or after the deadline exhausts, as the spec says,
+		// and the decision keeps the fact and the gateway's message id.
+		{"deadline: accepted exactly at the deadline", deadlineContract, 4, 30 * time.Second, accepted(), lateAcceptance("m-1")},
+		{"deadline: accepted after the deadline", deadlineContract, 4, time.Hour, accepted(), lateAcceptance("m-1")},
+		{"deadline: accepted after the deadline without a message id", deadlineContract, 4, time.Hour,
+			AttemptResult{Outcome: &Outcome{Status: OutcomeAccepted}}, lateAcceptance("")},
 		{"max_attempts: accepted on the last attempt", maxAttemptsContract, 3, time.Hour, accepted(), final(StatusAccepted, acceptedOutcome)},
 		{"max_attempts: accepted on the first attempt", maxAttemptsContract, 1, 0, accepted(), final(StatusAccepted, acceptedOutcome)},
 		{"one_shot: accepted", oneShotContract, 1, time.Hour, accepted(), final(StatusAccepted, acceptedOutcome)},
@@ -150,6 +158,9 @@ func describeDecision(d Decision) string {
 	}
 	if d.ExhaustedReason != "" {
 		b.WriteString(" exhausted=" + string(d.ExhaustedReason))
+	}
+	if d.AcceptedAfterDeadline {
+		b.WriteString(" accepted-after-deadline=" + d.AcceptedMessageID)
 	}
 	if !d.NextDueAt.IsZero() {
 		b.WriteString(" next=+" + d.NextDueAt.Sub(policyCreatedAt).String())

@@ -2,6 +2,7 @@ package core
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +16,33 @@ var ErrIntentNotEnded = errors.New("intent has not ended")
 // ErrResubmissionIDTaken means the intentId chosen for a resubmission already
 // names another intent that is not this intent's resubmission.
 var ErrResubmissionIDTaken = errors.New("resubmission intentId is taken")
+
+// ErrDeliveryRisk means a resubmission was asked, without the operator
+// acknowledging the risk, for an ended intent whose message the gateway may
+// already have (see DeliveryRisk): the resubmission could deliver the same
+// message twice.
+var ErrDeliveryRisk = errors.New("the gateway may already have delivered this intent's message")
+
+// DeliveryRisk reports, with ErrDeliveryRisk wrapped in a sentence saying
+// why, whether the gateway may already have the message of an ended
+// intent: it accepted an attempt at or after the acceptance deadline
+// (AcceptedAfterDeadline), or may have accepted one whose answer was lost
+// (PossiblyAccepted). The statuses do not say it (both may be exhausted);
+// these facts do. Such an intent is never resubmitted in bulk, and on its
+// own only when the operator acknowledges the risk. It is nil otherwise.
+func DeliveryRisk(in Intent) error {
+	switch {
+	case in.AcceptedAfterDeadline && in.AcceptedMessageID != "":
+		return fmt.Errorf("%w: the gateway accepted intent %q after its acceptance deadline (message %s)",
+			ErrDeliveryRisk, in.IntentID, in.AcceptedMessageID)
+	case in.AcceptedAfterDeadline:
+		return fmt.Errorf("%w: the gateway accepted intent %q after its acceptance deadline", ErrDeliveryRisk, in.IntentID)
+	case in.PossiblyAccepted:
+		return fmt.Errorf("%w: the gateway may have accepted an attempt of intent %q whose answer was lost",
+			ErrDeliveryRisk, in.IntentID)
+	}
+	return nil
+}
 
 // resubmissionMark separates an intentId from its resubmission number.
 const resubmissionMark = "~r"

@@ -174,6 +174,21 @@ func realAnswers(t *testing.T, doc *openapi3.T) map[string][][]string {
 		t.Fatalf("a scheduled intent: %d", code)
 	}
 	call("GET", "/v1/intents/docs-6", "", "")
+	// The operator's actions, on intents scheduled an hour ahead (so that
+	// no attempt is in flight): events in the answers, and the conflict.
+	for _, id := range []string{"docs-7", "docs-8"} {
+		if code := call("POST", "/v1/intents", js, `{"intentId":"`+id+`","submissionTarget":"sms.realtime","payload":{},"notBefore":"`+later+`"}`); code != 201 {
+			t.Fatalf("a scheduled intent: %d", code)
+		}
+	}
+	if code := call("POST", "/v1/intents/docs-7/cancel", js, `{}`); code != 200 {
+		t.Fatalf("cancel: %d", code)
+	}
+	if code := call("POST", "/v1/intents/docs-8/run-now", js, `{}`); code != 200 {
+		t.Fatalf("run now: %d", code)
+	}
+	call("GET", "/v1/intents/docs-7", "", "")
+	call("POST", "/v1/intents/docs-1/cancel", js, `{}`)
 	call("GET", "/v1/intents/never-submitted", "", "")
 	call("GET", "/v1/intents?limit=1", "", "")
 	call("GET", "/v1/intents?limit=50", "", "")

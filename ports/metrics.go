@@ -37,6 +37,10 @@ type Metrics interface {
 	// InDoubtLookup counts a gateway lookup of an attempt in doubt by its
 	// answer ("known", "never_received", "unsupported").
 	InDoubtLookup(gatewayType core.GatewayType, answer string)
+	// IntentAcceptedAfterDeadline counts an intent the gateway accepted at
+	// or after its acceptance deadline: exhausted, as the spec says, yet
+	// the gateway has its message (core.Decision.AcceptedAfterDeadline).
+	IntentAcceptedAfterDeadline(submissionTarget string)
 }
 
 // NopMetrics discards every event; it is the default when none is wired.
@@ -54,3 +58,4 @@ func (NopMetrics) Leadership(bool, int64)                                  {}
 func (NopMetrics) FencedWrite()                                            {}
 func (NopMetrics) IntentPossiblyAccepted(string)                           {}
 func (NopMetrics) InDoubtLookup(core.GatewayType, string)                  {}
+func (NopMetrics) IntentAcceptedAfterDeadline(string)                      {}

@@ -19,7 +19,8 @@ type CreateIntentResult struct {
 	Refused error
 }
 
-// ListIntentsParams selects a page of intents, newest first.
+// ListIntentsParams selects a page of intents, newest first. Every filter
+// that is set must hold (they combine with AND); a zero filter selects all.
 type ListIntentsParams struct {
 	// Status filters by status when not empty.
 	Status core.IntentStatus
@@ -28,11 +29,38 @@ type ListIntentsParams struct {
 	// PossiblyAccepted, when true, keeps only intents flagged possibly
 	// accepted (see core.PossiblyAccepted).
 	PossiblyAccepted bool
+	// AcceptedAfterDeadline, when true, keeps only intents the gateway
+	// accepted at or after their acceptance deadline (see
+	// core.Decision.AcceptedAfterDeadline).
+	AcceptedAfterDeadline bool
+	// IntentIDPrefix, when not empty, keeps only intents whose intentId
+	// starts with it, compared exactly (letter case and every character
+	// count), so that a team's naming scheme ("otp-") finds its intents.
+	IntentIDPrefix string
+	// CreatedFrom and CreatedBefore bound CreatedAt to the half-open range
+	// [CreatedFrom, CreatedBefore), so that consecutive ranges never share
+	// an intent; a zero time leaves its side open. A bound beyond what the
+	// store can hold is as good as open on that side.
+	CreatedFrom, CreatedBefore time.Time
+	// LastResult, when not empty, keeps only intents whose latest attempt
+	// (the one numbered AttemptCount) has it in its outcome status, its
+	// outcome reason or its error, ignoring the case of ASCII letters: an
+	// operator searches for a rejection reason or a fragment of an error
+	// text. An intent without attempts has no latest attempt and never
+	// matches. Stores find the latest attempt by its key, never by
+	// scanning an intent's attempts.
+	LastResult string
 	// Limit is the page size (at least 1).
 	Limit int
-	// Before continues a listing: only intents strictly older than this
-	// position in (CreatedAt, IntentID) descending order are returned.
+	// Before continues a listing toward older intents (the next page):
+	// only intents strictly older than this position in (CreatedAt,
+	// IntentID) descending order are returned.
 	Before *IntentPosition
+	// After continues a listing toward newer intents (the previous page):
+	// only intents strictly newer than this position are returned, and of
+	// those the Limit nearest to it, still newest first. At most one of
+	// Before and After is set.
+	After *IntentPosition
 }
 
 // IntentPosition is a position in the newest-first listing order.
@@ -42,10 +70,11 @@ type IntentPosition struct {
 }
 
 // IntentPage is one page of a listing, as the service cuts it. Next is nil
-// on the last page.
+// on the last page and Prev on the first.
 type IntentPage struct {
 	Intents []core.Intent
 	Next    *IntentPosition
+	Prev    *IntentPosition
 }
 
 // ListPendingParams pages through every pending intent by intentId, for a
@@ -154,8 +183,11 @@ type Store interface {
 	// attempts, instead of one GetIntent per attempt.
 	GetIntents(ctx context.Context, intentIDs []string) ([]core.Intent, error)
 	// ListIntents returns at most p.Limit intents (with their attempts) that
-	// match the filters and lie strictly after p.Before, newest first. The
-	// store answers this one query shape; the service decides the page.
+	// match the filters and lie strictly after p.Before (or, with p.After,
+	// the p.Limit nearest strictly before p.After), newest first. The store
+	// answers this one query shape, walking an index in listing order so
+	// that it reads little more than the page; the service decides the
+	// page.
 	ListIntents(ctx context.Context, p ListIntentsParams) ([]core.Intent, error)
 	// ListPending returns a page of pending intents ordered by intentId.
 	ListPending(ctx context.Context, p ListPendingParams) ([]ScheduleRow, error)
@@ -172,7 +204,9 @@ type Store interface {
 	StartAttempt(ctx context.Context, p StartAttemptParams) error
 	// FinishAttempt is a fenced write that closes the attempt and moves the
 	// intent to the decision's status in one transaction. When the decision
-	// says PossiblyAccepted, the same write flags the intent for good.
+	// says PossiblyAccepted, the same write flags the intent for good; when
+	// it says AcceptedAfterDeadline, the same write keeps that fact and
+	// AcceptedMessageID on the intent, and every read returns them.
 	// Parameters that p.Validate refuses are refused with ErrInvalidWrite
 	// before anything is written.
 	FinishAttempt(ctx context.Context, p FinishAttemptParams) error

@@ -3,6 +3,8 @@ package ports
 import (
 	"errors"
 	"fmt"
+
+	"github.com/submissionmanager/submission-manager/core"
 )
 
 // ErrInvalidWrite means a store refused an execution write whose parameters
@@ -27,9 +29,12 @@ func (p StartAttemptParams) Validate() error {
 // Validate is the rule every store applies to a FinishAttempt before it
 // writes: the attempt closes at a finish time, with exactly one of the
 // gateway's outcome and an error text, with an outcome only when it was
-// sent, and the decision is well formed (core.Decision.Validate).
+// sent, and the decision is well formed (core.Decision.Validate). A
+// decision that says the gateway accepted after the deadline closes an
+// attempt the gateway accepted, and names that acceptance's message id.
 func (p FinishAttemptParams) Validate() error {
 	var problem error
+	d := p.Decision
 	switch {
 	case p.FinishedAt.IsZero():
 		problem = errors.New("FinishedAt is required")
@@ -37,6 +42,11 @@ func (p FinishAttemptParams) Validate() error {
 		problem = errors.New("exactly one of Outcome and Error must be set")
 	case p.Outcome != nil && !p.Sent:
 		problem = errors.New("an attempt that was not sent has no outcome")
+	case d.AcceptedAfterDeadline && (p.Outcome == nil || p.Outcome.Status != core.OutcomeAccepted):
+		problem = errors.New("an acceptance after the deadline closes an accepted attempt")
+	case d.AcceptedAfterDeadline && d.AcceptedMessageID != p.Outcome.MessageID:
+		problem = fmt.Errorf("the acceptance after the deadline names message %q, the attempt's outcome %q",
+			d.AcceptedMessageID, p.Outcome.MessageID)
 	default:
 		problem = p.Decision.Validate()
 	}

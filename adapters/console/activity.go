@@ -87,6 +87,9 @@ func (a *Activity) IntentPossiblyAccepted(target string) { a.next.IntentPossibly
 func (a *Activity) InDoubtLookup(gt core.GatewayType, answer string) {
 	a.next.InDoubtLookup(gt, answer)
 }
+func (a *Activity) IntentAcceptedAfterDeadline(target string) {
+	a.next.IntentAcceptedAfterDeadline(target)
+}
 
 // ActivitySnapshot is the window as series, oldest second first.
 type ActivitySnapshot struct {

@@ -132,8 +132,10 @@ func (c *Console) routes() {
 	mux.HandleFunc("GET /ui/intents/{id...}", c.reader(c.intent))
 	mux.HandleFunc("GET /ui/payloads/{id...}", c.reader(c.payload))
 	mux.HandleFunc("POST /ui/resubmit", c.operator(c.resubmit))
+	mux.HandleFunc("POST /ui/cancel", c.operator(c.cancel))
+	mux.HandleFunc("POST /ui/run-now", c.operator(c.runNow))
 	mux.HandleFunc("GET /ui/bulk-resubmit", c.reader(c.bulkConfirm))
-	mux.HandleFunc("POST /ui/bulk-resubmit", c.operator(c.bulkResubmit))
+	mux.HandleFunc("POST /ui/bulk", c.operator(c.bulk))
 	mux.HandleFunc("POST /ui/gateways/{action}", c.operator(c.gatewayAction))
 	mux.HandleFunc("/ui/", func(w http.ResponseWriter, r *http.Request) {
 		c.render(w, r, http.StatusNotFound, "error", page{Title: "Not found", Error: "No console page at this address."})

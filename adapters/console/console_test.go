@@ -185,10 +185,12 @@ func TestBulkResubmissionConfirmsWithACount(t *testing.T) {
 	for i := range console.DefaultBulkLimit + 1 {
 		tooMany.Add("id", fmt.Sprint("x-", i))
 	}
-	if code, _, _ := b.do("POST", "/ui/bulk-resubmit", tooMany); code != http.StatusBadRequest {
+	tooMany.Set("action", "resubmit")
+	tooMany.Set("confirm", "yes")
+	if code, _, _ := b.do("POST", "/ui/bulk", tooMany); code != http.StatusBadRequest {
 		t.Fatalf("bulk beyond the limit: %d, want 400", code)
 	}
-	code, _, page = b.do("POST", "/ui/bulk-resubmit", url.Values{"csrf": {tok}, "id": {"d-2", "d-3", "live"}})
+	code, _, page = b.do("POST", "/ui/bulk", url.Values{"csrf": {tok}, "action": {"resubmit"}, "confirm": {"yes"}, "id": {"d-2", "d-3", "live"}})
 	if code != http.StatusOK || !strings.Contains(page, "Resubmitted 2 of 3 intents") || !strings.Contains(page, "still pending") {
 		t.Fatalf("bulk: %d\n%s", code, page)
 	}

@@ -57,26 +57,18 @@ func (d *desk) GetIntent(ctx context.Context, id string) (core.Intent, error) {
 	if err != nil {
 		return core.Intent{}, err
 	}
-	return linked[0], nil
+	linked[0].Events, err = d.store.IntentEvents(ctx, id)
+	return linked[0], err
 }
 
-// ListIntents asks the store for one row more than the page, to tell
-// whether a next page exists.
+// ListIntents cuts the page as the service does.
 func (d *desk) ListIntents(ctx context.Context, p ports.ListIntentsParams) (ports.IntentPage, error) {
 	if p.Limit < 1 {
 		return ports.IntentPage{}, &core.FieldError{Field: "limit", Message: "must be at least 1"}
 	}
-	size := p.Limit
-	p.Limit++
-	intents, err := d.store.ListIntents(ctx, p)
+	page, err := ports.PageIntents(ctx, d.store.ListIntents, p)
 	if err != nil {
 		return ports.IntentPage{}, err
-	}
-	page := ports.IntentPage{Intents: intents}
-	if len(intents) > size {
-		page.Intents = intents[:size]
-		last := page.Intents[size-1]
-		page.Next = &ports.IntentPosition{CreatedAt: last.CreatedAt, IntentID: last.IntentID}
 	}
 	page.Intents, err = d.withLinks(ctx, page.Intents)
 	return page, err
@@ -98,6 +90,16 @@ func (d *desk) ResubmitIntent(ctx context.Context, p ports.ResubmitIntentParams)
 	}
 	if !original.Status.Terminal() {
 		return ports.SubmitIntentResult{}, fmt.Errorf("%w: %q is %s", core.ErrIntentNotEnded, p.IntentID, original.Status)
+	}
+	if risk := core.DeliveryRisk(original); risk != nil && !p.AcknowledgeDeliveryRisk {
+		// As the service: unless the original has its resubmission already.
+		links, err := d.store.ResubmissionLinks(ctx, []string{original.IntentID})
+		if err != nil {
+			return ports.SubmitIntentResult{}, err
+		}
+		if links[original.IntentID].As == "" {
+			return ports.SubmitIntentResult{}, risk
+		}
 	}
 	newID := cmp.Or(p.NewIntentID, core.DeriveResubmissionID(original.IntentID))
 	if err := core.ValidateIntentID(newID); err != nil {

@@ -13,27 +13,30 @@ import (
 )
 
 type intentsData struct {
-	Status, Target string
-	// PossiblyAccepted narrows the list to intents the gateway may have
-	// accepted although their answer was lost.
-	PossiblyAccepted bool
-	Statuses         []core.IntentStatus
-	Targets          []string
-	Intents          []core.Intent
-	// NextURL continues the listing; FirstURL restarts it.
-	NextURL, FirstURL string
+	listFilter
+	Statuses []core.IntentStatus
+	Targets  []string
+	Rows     []intentRow
+	// NextURL and PrevURL continue the listing toward older and newer
+	// intents; FirstURL restarts it.
+	NextURL, PrevURL, FirstURL string
 	// BulkURL opens the bulk resubmission of this filter; set for ended
 	// statuses only.
-	BulkURL   string
+	BulkURL string
+	// Actions are what a selection of rows offers (bulkActions).
+	Actions   []bulkAction
 	DeadView  bool
 	PageSize  int
 	Continued bool
 }
 
-// intents lists intents newest first with the API's filters, and finds one
-// by intentId.
+// intents lists intents newest first with the API's filters and search,
+// paged both ways. The search box q goes to the intent it names exactly,
+// and otherwise lists the intents whose intentId starts with it.
 func (c *Console) intents(w http.ResponseWriter, r *http.Request, ss session) {
 	q := r.URL.Query()
+	p := page{Title: "Intents", Session: ss}
+	f := filterOf(q)
 	if id := q.Get("q"); id != "" {
 		if _, err := c.cfg.Service.GetIntent(r.Context(), id); err == nil {
 			http.Redirect(w, r, "/ui/intents/"+url.PathEscape(id), http.StatusSeeOther)
@@ -42,31 +45,27 @@ func (c *Console) intents(w http.ResponseWriter, r *http.Request, ss session) {
 			c.failure(w, r, ss, "finding the intent", err)
 			return
 		}
+		p.Notice = "No intent has the intentId " + id + "; these are the intents whose intentId starts with it."
+		f.Prefix = id
 	}
-	d := intentsData{Status: q.Get("status"), Target: q.Get("target"), PossiblyAccepted: q.Get("possiblyAccepted") == "true",
-		Statuses: statuses, PageSize: c.cfg.PageSize}
+	d := intentsData{listFilter: f, Statuses: statuses, PageSize: c.cfg.PageSize, Actions: bulkActions}
 	for _, t := range c.cfg.Service.Targets() {
 		d.Targets = append(d.Targets, t.SubmissionTarget)
 	}
-	p := page{Title: "Intents", Session: ss}
-	if id := q.Get("q"); id != "" {
-		p.Notice = "No intent has the intentId " + id + "."
-	}
-	params := ports.ListIntentsParams{Status: core.IntentStatus(d.Status), SubmissionTarget: d.Target,
-		PossiblyAccepted: d.PossiblyAccepted, Limit: c.cfg.PageSize}
 	// The list pages through the service, never through the HTTP API, with
 	// the same cursors: a refused one is a field error like the service's.
+	params, err := f.params(c.cfg.PageSize)
 	var res ports.IntentPage
-	var err error
-	if s := q.Get(ports.CursorField); s != "" {
-		params.Before, err = ports.DecodeCursor(s)
+	if s := q.Get(ports.CursorField); s != "" && err == nil {
+		var cursor ports.IntentCursor
+		cursor, err = ports.DecodeCursor(s)
+		params = cursor.Continue(params)
 	}
 	if err == nil {
 		res, err = c.cfg.Service.ListIntents(r.Context(), params)
 	}
-	var field *core.FieldError
-	if errors.As(err, &field) {
-		p.Error = field.Field + ": " + field.Message
+	if msg, ok := fieldRefusal(err); ok {
+		p.Error = msg
 		c.render(w, r, http.StatusBadRequest, "intents", withData(p, d))
 		return
 	}
@@ -74,30 +73,26 @@ func (c *Console) intents(w http.ResponseWriter, r *http.Request, ss session) {
 		c.failure(w, r, ss, "listing intents", err)
 		return
 	}
-	d.Intents, d.Continued = res.Intents, params.Before != nil
-	filter := url.Values{}
-	if d.Status != "" {
-		filter.Set("status", d.Status)
-	}
-	if d.Target != "" {
-		filter.Set("target", d.Target)
-	}
-	bulkFilter := filter.Encode() // a bulk resubmission never takes possibly accepted intents
-	if d.PossiblyAccepted {
-		filter.Set("possiblyAccepted", "true")
-	}
+	d.Rows, d.Continued = rowsOf(res.Intents), params.Before != nil || params.After != nil
+	filter := f.values()
 	d.FirstURL = "/ui/intents?" + filter.Encode()
+	pageURL := func(cursor string) string {
+		v := f.values()
+		v.Set(ports.CursorField, cursor)
+		return "/ui/intents?" + v.Encode()
+	}
 	if res.Next != nil {
-		next := url.Values{ports.CursorField: {ports.EncodeCursor(*res.Next)}}
-		for k, v := range filter {
-			next[k] = v
-		}
-		d.NextURL = "/ui/intents?" + next.Encode()
+		d.NextURL = pageURL(ports.EncodeCursor(*res.Next))
 	}
-	if st := core.IntentStatus(d.Status); st.Valid() && st.Terminal() && !d.PossiblyAccepted {
-		d.BulkURL = "/ui/bulk-resubmit?" + bulkFilter
+	if res.Prev != nil {
+		d.PrevURL = pageURL(ports.EncodePrevCursor(*res.Prev))
 	}
-	d.DeadView = d.Status == string(core.StatusExhausted) || d.Status == string(core.StatusRejected)
+	// A bulk resubmission never takes an intent the gateway may already
+	// have delivered, so it is not offered on a list of only those.
+	if st := core.IntentStatus(f.Status); st.Valid() && st.Terminal() && !f.PossiblyAccepted && !f.AcceptedAfterDeadline {
+		d.BulkURL = "/ui/bulk-resubmit?" + filter.Encode()
+	}
+	d.DeadView = f.Status == string(core.StatusExhausted) || f.Status == string(core.StatusRejected)
 	c.render(w, r, http.StatusOK, "intents", withData(p, d))
 }
 
@@ -111,6 +106,13 @@ type intentData struct {
 	Payload  prettyView
 	Contract string
 	Ended    bool
+	// DeliveryRisk says why the gateway may already have delivered the
+	// intent's message (core.DeliveryRisk), empty when it cannot have: the
+	// resubmission form then asks the operator to acknowledge it.
+	DeliveryRisk string
+	// InFlight tells that the intent's latest attempt is open: a cancel
+	// would be refused until it finished.
+	InFlight bool
 	// PayloadURL downloads the payload as stored.
 	PayloadURL string
 	// PayloadBytes is the stored payload's size.
@@ -142,6 +144,12 @@ func (c *Console) intent(w http.ResponseWriter, r *http.Request, ss session) {
 	contract, _ := json.MarshalIndent(in.Contract, "", "  ")
 	d := intentData{Intent: in, Payload: prettyJSON(in.Payload), Contract: string(contract), Ended: in.Status.Terminal(),
 		PayloadURL: "/ui/payloads/" + url.PathEscape(id), PayloadBytes: len(in.Payload)}
+	if risk := core.DeliveryRisk(in); risk != nil {
+		d.DeliveryRisk = risk.Error()
+	}
+	if last, ok := in.LastAttempt(); ok && !last.Finished() {
+		d.InFlight = true
+	}
 	c.render(w, r, http.StatusOK, "intent", page{Title: "Intent " + id, Session: ss, Data: d})
 }
 

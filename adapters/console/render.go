@@ -29,12 +29,16 @@ type page struct {
 // pageNames are the templates, each rendered inside layout.html.
 var pageNames = []string{"overview", "intents", "intent", "bulk", "signin", "error"}
 
+// whenLayout is how the console writes every time: UTC, to the
+// millisecond.
+const whenLayout = "2006-01-02 15:04:05.000Z"
+
 var funcs = template.FuncMap{
 	"when": func(t time.Time) string {
 		if t.IsZero() {
 			return "—"
 		}
-		return t.UTC().Format("2006-01-02 15:04:05.000Z")
+		return t.UTC().Format(whenLayout)
 	},
 	"dur": func(d time.Duration) string {
 		switch {

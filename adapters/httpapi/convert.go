@@ -34,11 +34,37 @@ func intentFromCore(in core.Intent) apigen.Intent {
 	if in.PossiblyAccepted {
 		out.PossiblyAccepted = ptr(true)
 	}
+	if in.AcceptedAfterDeadline {
+		out.AcceptedAfterDeadline = ptr(true)
+		if in.AcceptedMessageID != "" {
+			out.AcceptedMessageId = ptr(in.AcceptedMessageID)
+		}
+	}
 	if in.ResubmittedFrom != "" {
 		out.ResubmittedFrom = ptr(in.ResubmittedFrom)
 	}
 	if in.ResubmittedAs != "" {
 		out.ResubmittedAs = ptr(in.ResubmittedAs)
+	}
+	if len(in.Events) > 0 {
+		events := make([]apigen.IntentEvent, len(in.Events))
+		for i, e := range in.Events {
+			events[i] = eventFromCore(e)
+		}
+		out.Events = &events
+	}
+	return out
+}
+
+// eventFromCore renders an operator's action: who, what, when; the console
+// session only by its tag.
+func eventFromCore(e core.IntentEvent) apigen.IntentEvent {
+	out := apigen.IntentEvent{
+		Number: e.Number, At: e.At.UTC(), Action: apigen.IntentEventAction(e.Action),
+		Surface: apigen.IntentEventSurface(e.Actor.Surface), Role: apigen.IntentEventRole(e.Actor.Role.String()),
+	}
+	if e.Actor.Session != "" {
+		out.Session = ptr(e.Actor.Session)
 	}
 	return out
 }

@@ -81,30 +81,15 @@ func (h *handlers) GetIntent(ctx context.Context, req apigen.GetIntentRequestObj
 	return apigen.GetIntent200JSONResponse{Body: body, Headers: apigen.GetIntent200ResponseHeaders{PreferenceApplied: applied}}, nil
 }
 
-// ListIntents returns a page, newest first, with the cursor of the next one.
+// ListIntents returns a page, newest first, with the cursors of the pages
+// on either side. The service checks the filters.
 func (h *handlers) ListIntents(ctx context.Context, req apigen.ListIntentsRequestObject) (apigen.ListIntentsResponseObject, error) {
-	p := ports.ListIntentsParams{Limit: defaultPageSize}
-	if req.Params.Limit != nil {
-		p.Limit = *req.Params.Limit
+	p, err := listingParams(req.Params)
+	if err != nil {
+		return nil, err
 	}
-	if req.Params.Status != nil {
-		p.Status = core.IntentStatus(*req.Params.Status)
-	}
-	if req.Params.SubmissionTarget != nil {
-		if !utf8.ValidString(*req.Params.SubmissionTarget) {
-			return nil, &core.FieldError{Field: "submissionTarget", Message: "is not valid UTF-8"}
-		}
-		p.SubmissionTarget = *req.Params.SubmissionTarget
-	}
-	if req.Params.PossiblyAccepted != nil {
-		p.PossiblyAccepted = *req.Params.PossiblyAccepted
-	}
-	if req.Params.Cursor != nil {
-		before, err := ports.DecodeCursor(*req.Params.Cursor)
-		if err != nil {
-			return nil, err
-		}
-		p.Before = before
+	if p.SubmissionTarget != "" && !utf8.ValidString(p.SubmissionTarget) {
+		return nil, &core.FieldError{Field: "submissionTarget", Message: "is not valid UTF-8"}
 	}
 	page, err := h.service.ListIntents(ctx, p)
 	if err != nil {
@@ -116,6 +101,9 @@ func (h *handlers) ListIntents(ctx context.Context, req apigen.ListIntentsReques
 	}
 	if page.Next != nil {
 		out.NextCursor = ptr(ports.EncodeCursor(*page.Next))
+	}
+	if page.Prev != nil {
+		out.PrevCursor = ptr(ports.EncodePrevCursor(*page.Prev))
 	}
 	return apigen.ListIntents200JSONResponse(out), nil
 }

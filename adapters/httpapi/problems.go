@@ -45,6 +45,9 @@ const (
 	TypeForbidden               = ProblemTypeBase + "forbidden"
 	TypeIntentNotEnded          = ProblemTypeBase + "intent-not-ended"
 	TypeResubmissionIDTaken     = ProblemTypeBase + "resubmission-id-taken"
+	TypeDeliveryRisk            = ProblemTypeBase + "delivery-risk"
+	TypeIntentEnded             = ProblemTypeBase + "intent-ended"
+	TypeAttemptInFlight         = ProblemTypeBase + "attempt-in-flight"
 	TypeNotAvailable            = ProblemTypeBase + "not-available"
 	TypeAuthThrottled           = ProblemTypeBase + "authentication-throttled"
 )
@@ -109,11 +112,23 @@ func problemFor(err error) problem {
 	case errors.Is(err, core.ErrIntentNotEnded):
 		return newProblem(http.StatusConflict, TypeIntentNotEnded, "Intent not ended",
 			"the intent is pending; only ended intents can be resubmitted")
+	case errors.Is(err, core.ErrDeliveryRisk):
+		p := newProblem(http.StatusConflict, TypeDeliveryRisk, "Delivery risk", err.Error()+
+			"; a resubmission could deliver it twice: check with the gateway, then send acknowledgeDeliveryRisk true to resubmit it all the same")
+		p.body.InvalidFields = &[]apigen.InvalidField{{Field: "acknowledgeDeliveryRisk",
+			Message: "must be true to resubmit an intent whose message the gateway may already have delivered"}}
+		return p
 	case errors.Is(err, core.ErrResubmissionIDTaken):
 		p := newProblem(http.StatusConflict, TypeResubmissionIDTaken, "Resubmission intentId taken",
 			"intentId: names another intent; choose another intentId for the resubmission")
 		p.body.InvalidFields = &[]apigen.InvalidField{{Field: "intentId", Message: "names another intent"}}
 		return p
+	case errors.Is(err, core.ErrAttemptInFlight):
+		return newProblem(http.StatusConflict, TypeAttemptInFlight, "Attempt in flight",
+			"an attempt of the intent is in flight; retry once it finished")
+	case errors.Is(err, core.ErrIntentEnded):
+		return newProblem(http.StatusConflict, TypeIntentEnded, "Intent ended",
+			"the intent has ended; only a pending intent can be cancelled or run now")
 	case errors.Is(err, errForbidden):
 		return newProblem(http.StatusForbidden, TypeForbidden, "Forbidden", "this operation needs an operator key")
 	case errors.Is(err, core.ErrIntentNotFound):
@@ -233,6 +248,10 @@ func schemaMessage(e *openapi3.SchemaError) string {
 		}
 	case "pattern":
 		return "must not contain control characters"
+	case "format":
+		if e.Schema.Format == "date-time" {
+			return dateTimeMessage
+		}
 	case "not":
 		if e.Schema.Not != nil && e.Schema.Not.Value != nil && len(e.Schema.Not.Value.Enum) > 0 {
 			values := make([]string, len(e.Schema.Not.Value.Enum))

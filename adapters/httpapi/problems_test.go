@@ -56,6 +56,8 @@ func TestProblemForMapsEveryError(t *testing.T) {
 			invalidFields: []apigen.InvalidField{{Field: "submissionTarget", Message: "is not in the registry"}}},
 		{name: "conflict", err: conflict, status: 409, typ: TypeIdempotencyConflict},
 		{name: "intent not found", err: core.ErrIntentNotFound, status: 404, typ: TypeIntentNotFound},
+		{name: "attempt in flight", err: fmt.Errorf("cancel: %w", core.ErrAttemptInFlight), status: 409, typ: TypeAttemptInFlight},
+		{name: "intent ended", err: fmt.Errorf("run now: %w", core.ErrIntentEnded), status: 409, typ: TypeIntentEnded},
 		{name: "target not found", err: &targetNotFoundError{target: "x"}, status: 404, typ: TypeTargetNotFound},
 		{name: "store unavailable", err: fmt.Errorf("get: %w", core.ErrStoreUnavailable), status: 503,
 			typ: TypeStoreUnavailable, header: map[string]string{"Retry-After": "1"}},
@@ -235,7 +237,7 @@ func TestProblemTypesAreDocumented(t *testing.T) {
 	for _, typ := range []string{TypeMalformedRequest, TypeUnauthorized, TypeIntentNotFound, TypeTargetNotFound,
 		TypeRouteNotFound, TypeMethodNotAllowed, TypeIdempotencyConflict, TypePayloadTooLarge,
 		TypeUnsupportedMediaType, TypeInvalidField, TypeUnknownSubmissionTarget, TypeStoreUnavailable,
-		TypeInternalError, TypeAuthThrottled} {
+		TypeInternalError, TypeAuthThrottled, TypeIntentEnded, TypeAttemptInFlight} {
 		anchor := strings.TrimPrefix(typ, ProblemTypeBase)
 		if !strings.Contains(doc, "### "+anchor+"\n") {
 			t.Errorf("docs/api.md has no section %q for problem type %s", "### "+anchor, typ)

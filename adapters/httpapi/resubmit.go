@@ -13,7 +13,8 @@ import (
 var errNoOperatorService = errors.New("httpapi: the service offers no operator operations")
 
 // ResubmitIntent answers 201 when this call created the resubmission and
-// 200 when the intent already had one.
+// 200 when the intent already had one. The body's acknowledgeDeliveryRisk
+// goes to the service, which holds the rule (core.DeliveryRisk).
 func (h *handlers) ResubmitIntent(ctx context.Context, req apigen.ResubmitIntentRequestObject) (apigen.ResubmitIntentResponseObject, error) {
 	if h.operator == nil {
 		return nil, errNoOperatorService
@@ -21,6 +22,9 @@ func (h *handlers) ResubmitIntent(ctx context.Context, req apigen.ResubmitIntent
 	p := ports.ResubmitIntentParams{IntentID: req.IntentId}
 	if req.Body != nil && req.Body.IntentId != nil {
 		p.NewIntentID = *req.Body.IntentId
+	}
+	if req.Body != nil && req.Body.AcknowledgeDeliveryRisk != nil {
+		p.AcknowledgeDeliveryRisk = *req.Body.AcknowledgeDeliveryRisk
 	}
 	res, err := h.operator.ResubmitIntent(ctx, p)
 	if err != nil {

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -31,16 +32,18 @@ func (r role) String() string {
 // routeRoles is the one table of who may call what, keyed by the route
 // pattern the mux serves (the OpenAPI path under its method). A client key
 // submits (one intent or a batch) and reads; what acts beyond the caller's
-// own submissions (resubmission, pausing and resuming gateways) needs an
-// operator key. api/openapi.yaml states the same: an open operation has
-// `security: []`, an operator one lists 403, and a test holds every
-// operation of the file to a row here and to its answers.
+// own submissions (resubmission, cancel and run now, pausing and resuming
+// gateways) needs an operator key. api/openapi.yaml states the same: an
+// open operation has `security: []`, an operator one lists 403, and a
+// test holds every operation of the file to a row here and to its answers.
 var routeRoles = map[string]role{
 	"POST /v1/intents":                          roleClient,
 	"POST " + batchPath:                         roleClient,
 	"GET /v1/intents":                           roleClient,
 	"GET /v1/intents/{intentId}":                roleClient,
 	"POST /v1/intents/{intentId}/resubmissions": roleOperator,
+	"POST /v1/intents/{intentId}/cancel":        roleOperator,
+	"POST /v1/intents/{intentId}/run-now":       roleOperator,
 	"GET /v1/targets":                           roleClient,
 	"GET /v1/targets/{submissionTarget}":        roleClient,
 	"GET /v1/gateways":                          roleClient,
@@ -97,7 +100,8 @@ func requireRole(keys core.KeySet, throttle ports.AuthThrottle, log *slog.Logger
 			return
 		}
 		key := bearerKey(r.Header.Get("Authorization"))
-		switch keys.Role(key) {
+		presented := keys.Role(key)
+		switch presented {
 		case core.RoleOperator:
 		case core.RoleClient:
 			if need == roleOperator {
@@ -111,8 +115,19 @@ func requireRole(keys core.KeySet, throttle ports.AuthThrottle, log *slog.Logger
 			writeProblem(log, w, r, errUnauthorized)
 			return
 		}
-		mux.ServeHTTP(w, r)
+		mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyRoleContext{}, presented)))
 	})
+}
+
+// keyRoleContext carries the role of the key a request presented to the
+// handlers, which record it as the actor of an operator's action. A request
+// to an API without keys carries none: its role is core.RoleNone.
+type keyRoleContext struct{}
+
+// keyRole is the role of the key the request presented.
+func keyRole(ctx context.Context) core.Role {
+	r, _ := ctx.Value(keyRoleContext{}).(core.Role)
+	return r
 }
 
 // admitAll is the throttle of an API configured without one.

@@ -54,6 +54,15 @@ func (s answeringService) ResubmitIntent(_ context.Context, p ports.ResubmitInte
 	return ports.SubmitIntentResult{Intent: in, Created: true}, nil
 }
 func (answeringService) CountIntents(context.Context) ([]ports.IntentCount, error) { return nil, nil }
+func (s answeringService) CancelIntent(_ context.Context, p ports.IntentActionParams) (ports.IntentActionResult, error) {
+	in := s.intent(p.IntentID)
+	in.ExhaustedReason = core.ExhaustedCancelled
+	in.Events = []core.IntentEvent{{Number: 1, At: time.Unix(0, 0), Action: core.ActionCancel, Actor: p.Actor}}
+	return ports.IntentActionResult{Intent: in, Applied: true}, nil
+}
+func (s answeringService) RunNow(_ context.Context, p ports.IntentActionParams) (ports.IntentActionResult, error) {
+	return ports.IntentActionResult{Intent: s.intent(p.IntentID)}, nil
+}
 
 func TestRoles(t *testing.T) {
 	type call struct {

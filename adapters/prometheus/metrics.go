@@ -34,6 +34,7 @@ type Metrics struct {
 	leaseEpoch       prometheus.Gauge
 	fencedWrites     prometheus.Counter
 	possiblyAccepted *prometheus.CounterVec
+	lateAcceptances  *prometheus.CounterVec
 	inDoubtLookups   *prometheus.CounterVec
 	httpRequests     *prometheus.CounterVec
 	httpDuration     *prometheus.HistogramVec
@@ -41,7 +42,9 @@ type Metrics struct {
 	auth             authMetrics
 }
 
-var _ ports.Metrics = (*Metrics)(nil)
+var (
+	_ ports.Metrics = (*Metrics)(nil)
+)
 
 // latencyBuckets spans a fast simulator on loopback (sub-millisecond) to a
 // gateway at its 10 s timeout.
@@ -98,6 +101,10 @@ func New() *Metrics {
 			Namespace: namespace, Name: "intents_possibly_accepted_total",
 			Help: "Intents flagged possiblyAccepted: a retry after an attempt in doubt got duplicate_reference, so the gateway may have accepted an earlier attempt whose answer was lost.",
 		}, []string{"submission_target"}),
+		lateAcceptances: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "intents_accepted_after_deadline_total",
+			Help: "Intents the gateway accepted at or after their acceptance deadline: exhausted (deadline_exceeded) as the spec says, yet the gateway has the message; flagged acceptedAfterDeadline and never resubmitted in bulk.",
+		}, []string{"submission_target"}),
 		inDoubtLookups: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "in_doubt_lookups_total",
 			Help: "Gateway lookups of attempts in doubt, by gateway type and answer (known, never_received, unsupported).",
@@ -117,7 +124,7 @@ func New() *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.intentsCreated, m.intentsCompleted, m.attempts, m.attemptLatency, m.firstLateness,
 		m.inFlight, m.scheduleSize, m.leader, m.leaseEpoch, m.fencedWrites,
-		m.possiblyAccepted, m.inDoubtLookups,
+		m.possiblyAccepted, m.lateAcceptances, m.inDoubtLookups,
 		m.httpRequests, m.httpDuration,
 	)
 	m.protection = newProtectionMetrics()
@@ -171,6 +178,11 @@ func (m *Metrics) FencedWrite() { m.fencedWrites.Inc() }
 // IntentPossiblyAccepted implements ports.Metrics.
 func (m *Metrics) IntentPossiblyAccepted(target string) {
 	m.possiblyAccepted.WithLabelValues(target).Inc()
+}
+
+// IntentAcceptedAfterDeadline implements ports.Metrics.
+func (m *Metrics) IntentAcceptedAfterDeadline(target string) {
+	m.lateAcceptances.WithLabelValues(target).Inc()
 }
 
 // InDoubtLookup implements ports.Metrics.

@@ -151,7 +151,13 @@ func finishWrite(p ports.FinishAttemptParams) writeFunc {
 			return fmt.Errorf("closed attempt %d of %q but its intent took %d decisions", p.Number, p.IntentID, n)
 		}
 		if d.PossiblyAccepted {
-			return q.MarkPossiblyAccepted(ctx, p.IntentID)
+			if err := q.MarkPossiblyAccepted(ctx, p.IntentID); err != nil {
+				return err
+			}
+		}
+		if d.AcceptedAfterDeadline {
+			return q.MarkAcceptedAfterDeadline(ctx, sqlitedb.MarkAcceptedAfterDeadlineParams{
+				AcceptedMessageID: nullString(d.AcceptedMessageID), IntentID: p.IntentID})
 		}
 		return nil
 	}

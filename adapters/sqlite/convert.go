@@ -56,20 +56,22 @@ func intentFromRow(r sqlitedb.SubmissionIntent) (core.Intent, error) {
 		return core.Intent{}, fmt.Errorf("intent %q: decoding contract snapshot: %w", r.IntentID, err)
 	}
 	return core.Intent{
-		IntentID:         r.IntentID,
-		SubmissionTarget: r.SubmissionTarget,
-		Payload:          json.RawMessage(r.Payload),
-		CreatedAt:        fromNanos(r.CreatedAt),
-		Status:           core.IntentStatus(r.Status),
-		Contract:         contract,
-		NotBefore:        fromNullNanos(r.NotBefore),
-		NextDueAt:        fromNullNanos(r.NextDueAt),
-		AttemptCount:     int(r.AttemptCount),
-		FinalOutcome:     core.StoredOutcome(r.FinalOutcomeStatus.String, r.FinalOutcomeReason.String, r.FinalMessageID.String),
-		ExhaustedReason:  core.ExhaustedReason(r.ExhaustedReason.String),
-		LastModifiedAt:   fromNanos(r.LastModifiedAt),
-		PossiblyAccepted: r.PossiblyAccepted != 0,
-		TraceParent:      r.TraceParent.String,
+		IntentID:              r.IntentID,
+		SubmissionTarget:      r.SubmissionTarget,
+		Payload:               json.RawMessage(r.Payload),
+		CreatedAt:             fromNanos(r.CreatedAt),
+		Status:                core.IntentStatus(r.Status),
+		Contract:              contract,
+		NotBefore:             fromNullNanos(r.NotBefore),
+		NextDueAt:             fromNullNanos(r.NextDueAt),
+		AttemptCount:          int(r.AttemptCount),
+		FinalOutcome:          core.StoredOutcome(r.FinalOutcomeStatus.String, r.FinalOutcomeReason.String, r.FinalMessageID.String),
+		ExhaustedReason:       core.ExhaustedReason(r.ExhaustedReason.String),
+		LastModifiedAt:        fromNanos(r.LastModifiedAt),
+		PossiblyAccepted:      r.PossiblyAccepted != 0,
+		AcceptedAfterDeadline: r.AcceptedAfterDeadline != 0,
+		AcceptedMessageID:     r.AcceptedMessageID.String,
+		TraceParent:           r.TraceParent.String,
 	}, nil
 }
 

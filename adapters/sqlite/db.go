@@ -143,6 +143,12 @@ func (db *DB) writeSingle(ctx context.Context, op string, fn writeFunc) error {
 // read runs fn in one read transaction, so that everything it reads comes
 // from the same snapshot (an intent and its attempts agree).
 func (db *DB) read(ctx context.Context, op string, fn func(ctx context.Context, q *sqlitedb.Queries) error) error {
+	return db.readTx(ctx, op, func(ctx context.Context, _ *sql.Tx, q *sqlitedb.Queries) error { return fn(ctx, q) })
+}
+
+// readTx is read for an fn that also runs statements sqlc did not write,
+// in the same transaction.
+func (db *DB) readTx(ctx context.Context, op string, fn func(ctx context.Context, tx *sql.Tx, q *sqlitedb.Queries) error) error {
 	// The statements first: preparing them needs a connection of the pool,
 	// which this transaction must not hold while it waits for them.
 	q := db.readQueries(ctx)
@@ -151,7 +157,7 @@ func (db *DB) read(ctx context.Context, op string, fn func(ctx context.Context, 
 		return mapError(op, err)
 	}
 	defer tx.Rollback() //nolint:errcheck // read-only: nothing to undo
-	return mapError(op, fn(ctx, q.WithTx(tx)))
+	return mapError(op, fn(ctx, tx, q.WithTx(tx)))
 }
 
 // readQueries returns the read statements prepared, preparing them once the

@@ -46,6 +46,8 @@ func isVerdict(err error) bool {
 		errors.Is(err, core.ErrIntentNotFound) ||
 		errors.Is(err, core.ErrIntentNotEnded) ||
 		errors.Is(err, core.ErrResubmissionIDTaken) ||
+		errors.Is(err, core.ErrIntentEnded) ||
+		errors.Is(err, core.ErrAttemptInFlight) ||
 		errors.Is(err, core.ErrSessionExists)
 }
 

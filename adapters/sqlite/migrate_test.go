@@ -31,7 +31,7 @@ func TestMigrateUpDownUp(t *testing.T) {
 	}
 	assertApplied(t, db, true)
 	want := []string{"submission_attempts", "submission_console_secrets", "submission_console_sessions",
-		"submission_gateway_pauses", "submission_intents", "submission_manager_leases", "submission_resubmissions"}
+		"submission_gateway_pauses", "submission_intent_events", "submission_intents", "submission_manager_leases", "submission_resubmissions"}
 	if got := tables(t, db); !slices.Equal(got, want) {
 		t.Fatalf("tables after up: %v, want %v", got, want)
 	}

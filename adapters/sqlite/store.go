@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 
 	"github.com/submissionmanager/submission-manager/adapters/sqlite/internal/sqlitedb"
 	"github.com/submissionmanager/submission-manager/core"
@@ -84,56 +83,12 @@ func readIntent(ctx context.Context, q *sqlitedb.Queries, intentID string) (core
 	return in, nil
 }
 
-// ListIntents reads at most p.Limit intents strictly after p.Before, newest
-// first, with their attempts, from one snapshot; the service cuts pages.
+// ListIntents reads at most p.Limit intents that match the filters,
+// strictly after p.Before (or the nearest before p.After), newest first,
+// with their attempts, from one snapshot; the service cuts pages. The
+// query is listing.go's.
 func (s *store) ListIntents(ctx context.Context, p ports.ListIntentsParams) ([]core.Intent, error) {
-	if p.Limit < 1 {
-		return nil, fmt.Errorf("sqlite: list intents: limit %d is below 1", p.Limit)
-	}
-	beforeCreated, beforeID := int64(math.MaxInt64), ""
-	if p.Before != nil {
-		beforeCreated, beforeID = nanos(p.Before.CreatedAt), p.Before.IntentID
-	}
-	var intents []core.Intent
-	err := s.db.read(ctx, "list intents", func(ctx context.Context, q *sqlitedb.Queries) error {
-		rows, err := listIntentRows(ctx, q, p, beforeCreated, beforeID, int64(p.Limit))
-		if err != nil {
-			return err
-		}
-		intents, err = intentsWithAttempts(ctx, q, rows)
-		return err
-	})
-	return intents, err
-}
-
-// listIntentRows picks the listing query whose index serves the filters.
-func listIntentRows(ctx context.Context, q *sqlitedb.Queries, p ports.ListIntentsParams, beforeCreated int64, beforeID string, limit int64) ([]sqlitedb.SubmissionIntent, error) {
-	switch {
-	case p.PossiblyAccepted:
-		return q.ListPossiblyAccepted(ctx, sqlitedb.ListPossiblyAcceptedParams{
-			Status: string(p.Status), SubmissionTarget: p.SubmissionTarget,
-			BeforeCreatedAt: beforeCreated, BeforeIntentID: beforeID, RowLimit: limit,
-		})
-	case p.Status != "" && p.SubmissionTarget != "":
-		return q.ListIntentsByStatusAndTarget(ctx, sqlitedb.ListIntentsByStatusAndTargetParams{
-			Status: string(p.Status), SubmissionTarget: p.SubmissionTarget,
-			BeforeCreatedAt: beforeCreated, BeforeIntentID: beforeID, RowLimit: limit,
-		})
-	case p.Status != "":
-		return q.ListIntentsByStatus(ctx, sqlitedb.ListIntentsByStatusParams{
-			Status:          string(p.Status),
-			BeforeCreatedAt: beforeCreated, BeforeIntentID: beforeID, RowLimit: limit,
-		})
-	case p.SubmissionTarget != "":
-		return q.ListIntentsByTarget(ctx, sqlitedb.ListIntentsByTargetParams{
-			SubmissionTarget: p.SubmissionTarget,
-			BeforeCreatedAt:  beforeCreated, BeforeIntentID: beforeID, RowLimit: limit,
-		})
-	default:
-		return q.ListIntents(ctx, sqlitedb.ListIntentsParams{
-			BeforeCreatedAt: beforeCreated, BeforeIntentID: beforeID, RowLimit: limit,
-		})
-	}
+	return s.listIntents(ctx, p)
 }
 
 // intentsWithAttempts converts a page of rows and attaches every intent's

@@ -1,11 +1,13 @@
 package sqlserver
 
 import (
+	"bytes"
 	"context"
-	"database/sql"
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
@@ -15,66 +17,81 @@ import (
 // is one T-SQL batch, one round trip: it takes the lease lock in Shared
 // mode and checks the fence once (fence.go), writes every runnable item
 // with set-based statements in one transaction, and answers one verdict per
-// item. The items travel as the parameters of a VALUES table (values.go
-// says why not as JSON), copied once into a table variable; each carries
-// its position in the batch ("ord"), by which its verdict comes back. Every
+// item. The items travel as one JSON parameter (jsontext.go says why, and
+// how its strings survive Babelfish); each carries its position in the
+// batch ("ord"), by which its verdict comes back. The statement text does
+// not depend on the batch's size, so each kind has one plan. Every
 // comparison of intentIds gives both sides the key columns' binary
-// collation, in a select list (where teesql parses COLLATE): the table
-// variables have the database's default collation, which is
+// collation, in a select list (where teesql parses COLLATE): a table
+// variable has the database's default collation, which is
 // case-insensitive on Babelfish and on most SQL Server installations, and
 // "a" and "A" are two intents. Babelfish cannot read an UPDATE's FROM
 // tables in its OUTPUT clause, so the updated rows come back by key; and
 // an UPDATE names its target table only as its target, the items in FROM
 // and the match in WHERE (the target repeated in FROM hides FROM's other
-// tables from SET there), with conditions on the items in their derived
-// table. Hand-written because sqlc cannot generate a
-// statement whose parameter count varies, nor parse OUTPUT or THROW;
-// TestHandWrittenSQLIsTSQL parses them.
+// tables from SET there). Hand-written because sqlc cannot parse OPENJSON's
+// WITH, OUTPUT or THROW; TestHandWrittenSQLIsTSQL parses them.
 
-// fenceParams is how many parameters follow a fenced batch's items: the
-// lease name, holder, epoch, lease lock resource and lock timeout.
-const fenceParams = 5
-
-// fencedBatch is one kind of fenced batch: its items' columns (ord first)
-// and the statements that follow the copy of the items into @items; they
-// end with the COMMIT and the SELECT of (ord, verdict).
-type fencedBatch struct {
-	cols []valuesColumn
-	body string
+// batchColumn is one member of a batch item: its name, its T-SQL type, and
+// whether it is a string that jsonText spells.
+type batchColumn struct {
+	name, sqlType string
+	text          bool
 }
 
-// sql is the batch's text for rows rows of items, followed by the fence's
-// parameters. It throws 51001 when the lease lock is not granted and 51000
-// when the fence does not hold; XACT_ABORT then rolls everything back.
-func (b fencedBatch) sql(rows int) string {
-	width := len(b.cols)
-	f := rows*width + 1 // the first fence parameter
-	var decl, names strings.Builder
-	for i, c := range b.cols {
-		if i > 0 {
-			decl.WriteString(", ")
-			names.WriteString(", ")
+// fencedBatch is one kind of fenced batch: its items' columns (ord first)
+// and the statements that follow the fence check; they end with the COMMIT
+// and the SELECT of (ord, verdict). Each statement reads the items as
+// "FROM ITEMS", which becomes the expanded JSON, aliased v, its strings
+// read back and in the binary collation.
+type fencedBatch struct {
+	cols []batchColumn
+	body string
+	// text is sql's, built once.
+	text string
+}
+
+// newFencedBatch builds a batch kind and its text.
+func newFencedBatch(cols []batchColumn, body string) fencedBatch {
+	b := fencedBatch{cols: cols, body: body}
+	b.text = b.sql()
+	return b
+}
+
+// sql is the batch's text: $1 the items' JSON, then the fence's parameters
+// (lease name, holder, epoch, lease lock resource, lock timeout). It throws
+// 51001 when the lease lock is not granted and 51000 when the fence does
+// not hold; XACT_ABORT then rolls everything back.
+func (b fencedBatch) sql() string {
+	var with, keyed, read []string
+	for _, c := range b.cols {
+		jsonType, inner, outer := c.sqlType, "j."+c.name, "k."+c.name
+		if c.text {
+			jsonType = "nvarchar(max)"
+			inner = fmt.Sprintf("j.%s COLLATE Latin1_General_100_BIN2 AS %s", c.name, c.name)
+			outer = fmt.Sprintf("CAST(%s AS %s) AS %s", jsonTextSQL("k."+c.name), c.sqlType, c.name)
 		}
-		fmt.Fprintf(&decl, "%s %s NULL", c.name, c.sqlType)
-		names.WriteString(c.name)
+		with = append(with, fmt.Sprintf("%s %s '$.%s'", c.name, jsonType, c.name))
+		keyed = append(keyed, inner)
+		read = append(read, outer)
 	}
-	return fmt.Sprintf(`SET NOCOUNT ON;
+	items := fmt.Sprintf(`(SELECT %s
+      FROM (SELECT %s
+            FROM OPENJSON(CAST($1 AS nvarchar(max))) WITH (%s) AS j) AS k) AS v`,
+		strings.Join(read, ", "), strings.Join(keyed, ", "), strings.Join(with, ", "))
+	return `SET NOCOUNT ON;
 SET XACT_ABORT ON;
-DECLARE @holder_id varchar(128) = CAST($%[2]d AS varchar(128)), @lease_epoch bigint = CAST($%[3]d AS bigint),
+DECLARE @holder_id varchar(128) = CAST($3 AS varchar(128)), @lease_epoch bigint = CAST($4 AS bigint),
     @lock_status int, @now datetime2(7);
-DECLARE @items TABLE (%[6]s);
-INSERT INTO @items (%[7]s)
-SELECT %[7]s FROM %[8]s
-WHERE v.ord IS NOT NULL;
 BEGIN TRANSACTION;
-EXEC @lock_status = sp_getapplock @Resource = $%[4]d, @LockMode = 'Shared', @LockOwner = 'Transaction', @LockTimeout = $%[5]d;
+EXEC @lock_status = sp_getapplock @Resource = $5, @LockMode = 'Shared', @LockOwner = 'Transaction', @LockTimeout = $6;
 IF @lock_status < 0 THROW 51001, N'the lease lock was not granted', 1;
 IF NOT EXISTS (SELECT 1 FROM submission_manager_leases
-    WHERE lease_name = CAST($%[1]d AS varchar(64)) AND holder_id = @holder_id
+    WHERE lease_name = CAST($2 AS varchar(64)) AND holder_id = @holder_id
       AND lease_epoch = @lease_epoch AND expires_at > SYSUTCDATETIME())
     THROW 51000, N'fenced: the lease is not held at this epoch', 1;
 SET @now = SYSUTCDATETIME();
-%[9]s`, f, f+1, f+2, f+3, f+4, decl.String(), names.String(), valuesTable("v", b.cols, rows, width), b.body)
+` + strings.ReplaceAll(b.body, "FROM ITEMS", "FROM "+items)
 }
 
 // The verdicts a batch answers per item.
@@ -88,116 +105,157 @@ const (
 // intent only while the intent is pending at attempt count number-1, and
 // inserts the attempt row, open and counted as sent: the reservation
 // precedes the gateway call. last_modified_at moves strictly forward, as in
-// every intent update.
-var startAttempts = fencedBatch{
-	cols: []valuesColumn{
-		{"ord", "int"}, {"intent_id", "nvarchar(255)"}, {"attempt_number", "int"}, {"started_at", "datetime2(7)"},
+// every intent update. The statements that match items to the updated rows
+// give both sides the binary collation (small sets, no index needed).
+var startAttempts = newFencedBatch(
+	[]batchColumn{
+		{"ord", "int", false}, {"intent_id", "nvarchar(255)", true}, {"attempt_number", "int", false},
+		{"started_at", "datetime2(7)", false},
 	},
-	body: `DECLARE @started TABLE (intent_id nvarchar(255) NOT NULL);
+	`DECLARE @started TABLE (intent_id nvarchar(255) NOT NULL);
 UPDATE submission_intents
 SET attempt_count = submission_intents.attempt_count + 1,
     last_modified_at = CASE WHEN @now > submission_intents.last_modified_at THEN @now
                             ELSE DATEADD(nanosecond, 100, submission_intents.last_modified_at) END
 OUTPUT inserted.intent_id INTO @started (intent_id)
-FROM (SELECT intent_id COLLATE Latin1_General_100_BIN2 AS intent_id, attempt_number FROM @items) AS i
-WHERE submission_intents.intent_id = i.intent_id
+FROM ITEMS
+WHERE submission_intents.intent_id = v.intent_id
   AND submission_intents.status = 'pending'
-  AND submission_intents.attempt_count = i.attempt_number - 1;
+  AND submission_intents.attempt_count = v.attempt_number - 1;
 INSERT INTO submission_attempts (intent_id, attempt_number, holder_id, lease_epoch, started_at, sent)
-SELECT i.intent_id, i.attempt_number, @holder_id, @lease_epoch, i.started_at, 1
-FROM (SELECT intent_id COLLATE Latin1_General_100_BIN2 AS intent_id, attempt_number, started_at FROM @items) AS i
-WHERE i.intent_id IN (SELECT s.intent_id COLLATE Latin1_General_100_BIN2 FROM @started AS s);
+SELECT v.intent_id, v.attempt_number, @holder_id, @lease_epoch, v.started_at, 1
+FROM ITEMS
+WHERE v.intent_id IN (SELECT s.intent_id COLLATE Latin1_General_100_BIN2 FROM @started AS s);
 COMMIT TRANSACTION;
-SELECT i.ord,
-       CASE WHEN i.intent_id IN (SELECT s.intent_id COLLATE Latin1_General_100_BIN2 FROM @started AS s) THEN 0
-            WHEN EXISTS (SELECT 1 FROM submission_intents AS t WHERE t.intent_id = i.intent_id) THEN 1
+SELECT v.ord,
+       CASE WHEN v.intent_id IN (SELECT s.intent_id COLLATE Latin1_General_100_BIN2 FROM @started AS s) THEN 0
+            WHEN EXISTS (SELECT 1 FROM submission_intents AS t WHERE t.intent_id = v.intent_id) THEN 1
             ELSE 2 END
-FROM (SELECT ord, intent_id COLLATE Latin1_General_100_BIN2 AS intent_id FROM @items) AS i;`,
-}
+FROM ITEMS;`)
 
 // finishAttempts closes attempts and applies their decisions. An item
 // applies only while its intent is pending at attempt count number and
 // that attempt is open. The intent row is updated before the attempt row,
 // the order startAttempts uses, so the two never deadlock each other.
-var finishAttempts = fencedBatch{
-	cols: []valuesColumn{
-		{"ord", "int"}, {"intent_id", "nvarchar(255)"}, {"attempt_number", "int"}, {"finished_at", "datetime2(7)"},
-		{"outcome_status", "varchar(16)"}, {"outcome_reason", "nvarchar(max)"}, {"message_id", "nvarchar(max)"},
-		{"error", "nvarchar(max)"}, {"sent", "bit"}, {"status", "varchar(16)"}, {"next_due_at", "datetime2(7)"},
-		{"final_outcome_status", "varchar(16)"}, {"final_outcome_reason", "nvarchar(max)"},
-		{"final_message_id", "nvarchar(max)"}, {"exhausted_reason", "varchar(32)"}, {"possibly_accepted", "bit"},
+var finishAttempts = newFencedBatch(
+	[]batchColumn{
+		{"ord", "int", false}, {"intent_id", "nvarchar(255)", true}, {"attempt_number", "int", false},
+		{"finished_at", "datetime2(7)", false}, {"outcome_status", "varchar(16)", false},
+		{"outcome_reason", "nvarchar(max)", true}, {"message_id", "nvarchar(max)", true},
+		{"error", "nvarchar(max)", true}, {"sent", "bit", false}, {"status", "varchar(16)", false},
+		{"next_due_at", "datetime2(7)", false}, {"final_outcome_status", "varchar(16)", false},
+		{"final_outcome_reason", "nvarchar(max)", true}, {"final_message_id", "nvarchar(max)", true},
+		{"exhausted_reason", "varchar(32)", false}, {"possibly_accepted", "bit", false},
+		{"accepted_after_deadline", "bit", false}, {"accepted_message_id", "nvarchar(max)", true},
 	},
-	body: `DECLARE @applied TABLE (intent_id nvarchar(255) NOT NULL);
+	`DECLARE @applied TABLE (intent_id nvarchar(255) NOT NULL);
 UPDATE submission_intents
-SET status = i.status,
-    next_due_at = i.next_due_at,
-    final_outcome_status = i.final_outcome_status,
-    final_outcome_reason = i.final_outcome_reason,
-    final_message_id = i.final_message_id,
-    exhausted_reason = i.exhausted_reason,
-    possibly_accepted = CASE WHEN i.possibly_accepted = 1 THEN 1 ELSE submission_intents.possibly_accepted END,
+SET status = v.status,
+    next_due_at = v.next_due_at,
+    final_outcome_status = v.final_outcome_status,
+    final_outcome_reason = v.final_outcome_reason,
+    final_message_id = v.final_message_id,
+    exhausted_reason = v.exhausted_reason,
+    possibly_accepted = CASE WHEN v.possibly_accepted = 1 THEN 1 ELSE submission_intents.possibly_accepted END,
+    accepted_after_deadline = v.accepted_after_deadline,
+    accepted_message_id = v.accepted_message_id,
     last_modified_at = CASE WHEN @now > submission_intents.last_modified_at THEN @now
                             ELSE DATEADD(nanosecond, 100, submission_intents.last_modified_at) END
 OUTPUT inserted.intent_id INTO @applied (intent_id)
-FROM (SELECT o.* FROM (SELECT intent_id COLLATE Latin1_General_100_BIN2 AS intent_id, attempt_number, status,
-                              next_due_at, final_outcome_status, final_outcome_reason, final_message_id,
-                              exhausted_reason, possibly_accepted
-                       FROM @items) AS o
-      WHERE EXISTS (SELECT 1 FROM submission_attempts AS a
-                    WHERE a.intent_id = o.intent_id AND a.attempt_number = o.attempt_number
-                      AND a.finished_at IS NULL)) AS i
-WHERE submission_intents.intent_id = i.intent_id
+FROM ITEMS
+WHERE submission_intents.intent_id = v.intent_id
   AND submission_intents.status = 'pending'
-  AND submission_intents.attempt_count = i.attempt_number;
+  AND submission_intents.attempt_count = v.attempt_number
+  AND EXISTS (SELECT 1 FROM submission_attempts AS a
+              WHERE a.intent_id = submission_intents.intent_id AND a.attempt_number = v.attempt_number
+                AND a.finished_at IS NULL);
 UPDATE submission_attempts
-SET finished_at = i.finished_at,
-    outcome_status = i.outcome_status,
-    outcome_reason = i.outcome_reason,
-    message_id = i.message_id,
-    error = i.error,
-    sent = i.sent
-FROM (SELECT o.* FROM (SELECT intent_id COLLATE Latin1_General_100_BIN2 AS intent_id, attempt_number,
-                              finished_at, outcome_status, outcome_reason, message_id, error, sent
-                       FROM @items) AS o
-      WHERE o.intent_id IN (SELECT s.intent_id COLLATE Latin1_General_100_BIN2 FROM @applied AS s)) AS i
-WHERE submission_attempts.intent_id = i.intent_id AND submission_attempts.attempt_number = i.attempt_number;
+SET finished_at = v.finished_at,
+    outcome_status = v.outcome_status,
+    outcome_reason = v.outcome_reason,
+    message_id = v.message_id,
+    error = v.error,
+    sent = v.sent
+FROM ITEMS
+WHERE submission_attempts.intent_id = v.intent_id
+  AND submission_attempts.attempt_number = v.attempt_number
+  AND submission_attempts.intent_id IN (SELECT s.intent_id COLLATE Latin1_General_100_BIN2 FROM @applied AS s);
 COMMIT TRANSACTION;
-SELECT i.ord,
-       CASE WHEN i.intent_id IN (SELECT s.intent_id COLLATE Latin1_General_100_BIN2 FROM @applied AS s) THEN 0
-            WHEN EXISTS (SELECT 1 FROM submission_intents AS t WHERE t.intent_id = i.intent_id) THEN 1
+SELECT v.ord,
+       CASE WHEN v.intent_id IN (SELECT s.intent_id COLLATE Latin1_General_100_BIN2 FROM @applied AS s) THEN 0
+            WHEN EXISTS (SELECT 1 FROM submission_intents AS t WHERE t.intent_id = v.intent_id) THEN 1
             ELSE 2 END
-FROM (SELECT ord, intent_id COLLATE Latin1_General_100_BIN2 AS intent_id FROM @items) AS i;`,
+FROM ITEMS;`)
+
+// startItem is one reservation in startAttempts' JSON.
+type startItem struct {
+	Ord           int    `json:"ord"`
+	IntentID      string `json:"intent_id"`
+	AttemptNumber int32  `json:"attempt_number"`
+	StartedAt     string `json:"started_at"`
 }
 
-// startArgs are one reservation's parameters, in startAttempts' columns.
-func startArgs(ord int, p ports.StartAttemptParams, n int32) []any {
-	return []any{int32(ord), setString(p.IntentID), n, dbTime(p.StartedAt)}
+func startItemOf(ord int, p ports.StartAttemptParams, n int32) any {
+	return startItem{Ord: ord, IntentID: jsonText(p.IntentID), AttemptNumber: n, StartedAt: datetime2JSON(p.StartedAt)}
 }
 
-// finishArgs are one result's parameters, in finishAttempts' columns, from
-// parameters that passed Validate: the attempt's outcome or error, and the
-// decision. An empty text is NULL.
-func finishArgs(ord int, p ports.FinishAttemptParams, n int32) []any {
-	var outcome, reason, messageID, final, finalReason, finalMessageID string
-	if o := p.Outcome; o != nil {
-		outcome, reason, messageID = string(o.Status), o.Reason, o.MessageID
-	}
+// finishItem is one result in finishAttempts' JSON; an absent member is
+// NULL, and so is an empty text.
+type finishItem struct {
+	Ord                int    `json:"ord"`
+	IntentID           string `json:"intent_id"`
+	AttemptNumber      int32  `json:"attempt_number"`
+	FinishedAt         string `json:"finished_at"`
+	OutcomeStatus      string `json:"outcome_status,omitempty"`
+	OutcomeReason      string `json:"outcome_reason,omitempty"`
+	MessageID          string `json:"message_id,omitempty"`
+	Error              string `json:"error,omitempty"`
+	Sent               int    `json:"sent"`
+	Status             string `json:"status"`
+	NextDueAt          string `json:"next_due_at,omitempty"`
+	FinalOutcomeStatus string `json:"final_outcome_status,omitempty"`
+	FinalOutcomeReason string `json:"final_outcome_reason,omitempty"`
+	FinalMessageID     string `json:"final_message_id,omitempty"`
+	ExhaustedReason    string `json:"exhausted_reason,omitempty"`
+	PossiblyAccepted   int    `json:"possibly_accepted"`
+	// AcceptedAfterDeadline and AcceptedMessageID keep an acceptance the
+	// deadline made too late to count (core.Decision).
+	AcceptedAfterDeadline int    `json:"accepted_after_deadline"`
+	AcceptedMessageID     string `json:"accepted_message_id,omitempty"`
+}
+
+// finishItemOf builds one result's item from parameters that passed
+// Validate: the attempt's outcome or error, and the decision.
+func finishItemOf(ord int, p ports.FinishAttemptParams, n int32) any {
 	d := p.Decision
-	if o := d.FinalOutcome; o != nil {
-		final, finalReason, finalMessageID = string(o.Status), o.Reason, o.MessageID
+	it := finishItem{Ord: ord, IntentID: jsonText(p.IntentID), AttemptNumber: n, FinishedAt: datetime2JSON(p.FinishedAt),
+		Error: jsonText(p.Error), Sent: bit(p.Sent), Status: string(d.Status),
+		ExhaustedReason: string(d.ExhaustedReason), PossiblyAccepted: bit(d.PossiblyAccepted),
+		AcceptedAfterDeadline: bit(d.AcceptedAfterDeadline), AcceptedMessageID: jsonText(d.AcceptedMessageID)}
+	if o := p.Outcome; o != nil {
+		it.OutcomeStatus, it.OutcomeReason, it.MessageID = string(o.Status), jsonText(o.Reason), jsonText(o.MessageID)
 	}
-	return []any{int32(ord), setString(p.IntentID), n, dbTime(p.FinishedAt),
-		nullSetString(outcome), nullSetString(reason), nullSetString(messageID), nullSetString(p.Error), p.Sent,
-		setString(string(d.Status)), nullTime(d.NextDueAt), nullSetString(final), nullSetString(finalReason),
-		nullSetString(finalMessageID), nullSetString(string(d.ExhaustedReason)), d.PossiblyAccepted}
+	if o := d.FinalOutcome; o != nil {
+		it.FinalOutcomeStatus, it.FinalOutcomeReason, it.FinalMessageID = string(o.Status), jsonText(o.Reason), jsonText(o.MessageID)
+	}
+	if !d.NextDueAt.IsZero() {
+		it.NextDueAt = datetime2JSON(d.NextDueAt)
+	}
+	return it
 }
 
-// nullSetString is setString for a nullable column: NULL for "".
-func nullSetString(s string) any {
-	if s == "" {
-		return sql.NullString{}
+// bit is a JSON bit: 1 or 0.
+func bit(b bool) int {
+	if b {
+		return 1
 	}
-	return setString(s)
+	return 0
+}
+
+// datetime2JSON writes a time as OPENJSON converts it to datetime2(7): ISO
+// 8601 in UTC without an offset, to 100 ns.
+func datetime2JSON(t time.Time) string {
+	return t.UTC().Format("2006-01-02T15:04:05.9999999")
 }
 
 // StartAttempt reserves one attempt: a batch of one.
@@ -210,26 +268,25 @@ func (s *store) FinishAttempt(ctx context.Context, p ports.FinishAttemptParams) 
 	return s.FinishAttempts(ctx, []ports.FinishAttemptParams{p})[0]
 }
 
-// StartAttempts reserves a batch of attempts in one fenced round trip (or
-// one per rowsPerRequest items).
+// StartAttempts reserves a batch of attempts in one fenced round trip.
 func (s *store) StartAttempts(ctx context.Context, ps []ports.StartAttemptParams) []error {
 	errs := ports.ValidateStarts(ps)
 	s.writeBatch(ctx, "start attempts", startAttempts, errs, len(ps),
 		func(i int) core.Fence { return ps[i].Fence },
 		func(i int) (string, int) { return ps[i].IntentID, ps[i].Number },
-		func(i int, n int32) []any { return startArgs(i, ps[i], n) },
+		func(i int, n int32) any { return startItemOf(i, ps[i], n) },
 		func(i int) string { return fmt.Sprintf("is not pending at attempt count %d", ps[i].Number-1) })
 	return errs
 }
 
 // FinishAttempts closes a batch of attempts and applies their decisions in
-// one fenced round trip (or one per rowsPerRequest items).
+// one fenced round trip.
 func (s *store) FinishAttempts(ctx context.Context, ps []ports.FinishAttemptParams) []error {
 	errs := ports.ValidateFinishes(ps)
 	s.writeBatch(ctx, "finish attempts", finishAttempts, errs, len(ps),
 		func(i int) core.Fence { return ps[i].Fence },
 		func(i int) (string, int) { return ps[i].IntentID, ps[i].Number },
-		func(i int, n int32) []any { return finishArgs(i, ps[i], n) },
+		func(i int, n int32) any { return finishItemOf(i, ps[i], n) },
 		func(i int) string {
 			return fmt.Sprintf("is not pending at attempt count %d with that attempt open", ps[i].Number)
 		})
@@ -241,11 +298,11 @@ func (s *store) FinishAttempts(ctx context.Context, ps []ports.FinishAttemptPara
 // every item's answer. An item with another fence is refused, as is a
 // number the int column cannot hold.
 func (s *store) writeBatch(ctx context.Context, op string, b fencedBatch, errs []error, n int,
-	fenceOf func(i int) core.Fence, key func(i int) (string, int), args func(i int, number int32) []any,
+	fenceOf func(i int) core.Fence, key func(i int) (string, int), item func(i int, number int32) any,
 	notRunnable func(i int) string) {
 	var (
 		fence core.Fence
-		rows  [][]any
+		items []any
 		ords  []int
 	)
 	for i := range n {
@@ -253,7 +310,7 @@ func (s *store) writeBatch(ctx context.Context, op string, b fencedBatch, errs [
 			errs[i] = fmt.Errorf("sqlserver: %w", errs[i])
 			continue
 		}
-		if len(rows) == 0 {
+		if len(items) == 0 {
 			fence = fenceOf(i)
 		} else if fenceOf(i) != fence {
 			errs[i] = fmt.Errorf("sqlserver: %w: a batch is written under one fence", ports.ErrInvalidWrite)
@@ -265,38 +322,25 @@ func (s *store) writeBatch(ctx context.Context, op string, b fencedBatch, errs [
 			errs[i] = err
 			continue
 		}
-		rows = append(rows, args(i, num))
+		items = append(items, item(i, num))
 		ords = append(ords, i)
 	}
-	if len(rows) == 0 {
+	if len(items) == 0 {
 		return
 	}
-	if err := validateLeaseNames(fence.LeaseName, fence.HolderID); err != nil {
-		for _, i := range ords {
-			errs[i] = err
-		}
-		return
-	}
-	width := len(b.cols)
-	verdicts := make(map[int]int, len(rows))
-	var failed error
-	for _, c := range chunks(len(rows), rowsPerRequest(width+fenceParams)) {
-		err := s.db.retryDeadlocks(ctx, func() error {
-			return s.runFencedBatch(ctx, b, fence, rows[c[0]:c[1]], verdicts)
+	var verdicts map[int]int
+	err := validateLeaseNames(fence.LeaseName, fence.HolderID)
+	if err == nil {
+		err = s.db.retryDeadlocks(ctx, func() (err error) {
+			verdicts, err = s.runFencedBatch(ctx, b, fence, items)
+			return err
 		})
-		if err != nil {
-			failed = fmt.Errorf("sqlserver: %s: %w", op, err)
-			for _, i := range ords[c[0]:c[1]] {
-				errs[i] = failed
-			}
-		}
 	}
 	for _, i := range ords {
-		if errs[i] != nil {
-			continue
-		}
 		id, _ := key(i)
 		switch v, ok := verdicts[i]; {
+		case err != nil:
+			errs[i] = fmt.Errorf("sqlserver: %s: %w", op, err)
 		case !ok:
 			errs[i] = fmt.Errorf("%w: sqlserver: %s: no verdict for intent %q", core.ErrStoreUnavailable, op, id)
 		case v == verdictNotRunnable:
@@ -307,29 +351,29 @@ func (s *store) writeBatch(ctx context.Context, op string, b fencedBatch, errs [
 	}
 }
 
-// runFencedBatch sends one request of b for rows (each row's parameters,
-// its ord first) and records its verdicts by ord.
-func (s *store) runFencedBatch(ctx context.Context, b fencedBatch, f core.Fence, rows [][]any, verdicts map[int]int) error {
-	width := len(b.cols)
-	padded := paddedRows(len(rows), width+fenceParams)
-	args := make([]any, 0, padded*width+fenceParams)
-	for _, r := range rows {
-		args = append(args, r...)
+// runFencedBatch sends one request of b for items and reads its verdicts
+// by ord.
+func (s *store) runFencedBatch(ctx context.Context, b fencedBatch, f core.Fence, items []any) (map[int]int, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(items); err != nil {
+		return nil, fmt.Errorf("encode batch: %w", err)
 	}
-	args = padParams(args, padded, width)
 	ms := int32(min(s.db.cfg.LeaseLockTimeout.Milliseconds(), math.MaxInt32))
-	args = append(args, f.LeaseName, f.HolderID, f.Epoch, setString(leaseLockPrefix+f.LeaseName), ms)
-	res, err := s.db.queries.QueryContext(ctx, b.sql(padded), args...)
+	res, err := s.db.queries.QueryContext(ctx, b.text, setString(buf.String()), f.LeaseName, f.HolderID, f.Epoch,
+		setString(leaseLockPrefix+f.LeaseName), ms)
 	if err != nil {
-		return mapError(err)
+		return nil, mapError(err)
 	}
 	defer res.Close()
+	verdicts := make(map[int]int, len(items))
 	for res.Next() {
 		var ord, v int
 		if err := res.Scan(&ord, &v); err != nil {
-			return mapError(err)
+			return nil, mapError(err)
 		}
 		verdicts[ord] = v
 	}
-	return mapError(res.Err())
+	return verdicts, mapError(res.Err())
 }

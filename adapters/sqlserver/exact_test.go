@@ -16,7 +16,7 @@ import (
 // are not ASCII: each must come back exactly as sent, whichever statement
 // carried it. Babelfish's OPENJSON hands string values back still escaped
 // (`a\"b` for `a"b`), so these catch a set travelling through JSON.
-var awkwardIDs = []string{`quote"d`, `back\slash`, `both\"`, `"`, `\`, "é👋", "<&>"}
+var awkwardIDs = []string{`quote"d`, `back\slash`, `both\"`, `"`, `\`, "é👋", "<&>", "~", "~0~1", "A", "a"}
 
 // awkwardPayload is a payload whose bytes JSON must escape and that holds
 // non-ASCII text: it is stored and read back byte for byte.
@@ -99,6 +99,35 @@ func TestValuesTravelExactly(t *testing.T) {
 	}
 	if want := slices.Sorted(slices.Values(awkwardIDs)); !slices.Equal(slices.Sorted(slices.Values(listed)), want) {
 		t.Errorf("ListIntents listed %q, want %q", listed, want)
+	}
+
+	// The results travel in one batch, with texts JSON would escape.
+	var finishes []ports.FinishAttemptParams
+	for i, id := range awkwardIDs {
+		o := core.Outcome{Status: core.OutcomeRejected, Reason: `reason "` + id + "\"\\\t~0", MessageID: "m~" + id}
+		finishes = append(finishes, ports.FinishAttemptParams{
+			Fence: lease.Fence(), IntentID: id, Number: 1, FinishedAt: created.Add(2 * time.Second), Sent: true,
+			Outcome: &o, Decision: core.Decision{Status: core.StatusPending, NextDueAt: created.Add(time.Duration(i) * time.Second)},
+		})
+		if i%2 == 1 {
+			finishes[i].Outcome, finishes[i].Error = nil, `Post "http://127.0.0.1:9/`+id+"\":\n\\x ~1"
+		}
+	}
+	for i, err := range s.FinishAttempts(ctx, finishes) {
+		if err != nil {
+			t.Fatalf("FinishAttempts item %d (%q): %v", i, awkwardIDs[i], err)
+		}
+	}
+	for _, p := range finishes {
+		in, err := s.GetIntent(ctx, p.IntentID)
+		if err != nil {
+			t.Fatalf("GetIntent(%q): %v", p.IntentID, err)
+		}
+		a := in.Attempts[0]
+		if !in.NextDueAt.Equal(p.Decision.NextDueAt) || a.Error != p.Error || (p.Outcome != nil) != (a.Outcome != nil) ||
+			(p.Outcome != nil && *a.Outcome != *p.Outcome) {
+			t.Errorf("FinishAttempts of %q stored %+v (next due %v), sent %+v", p.IntentID, a, in.NextDueAt, p)
+		}
 	}
 }
 

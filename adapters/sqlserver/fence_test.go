@@ -64,16 +64,21 @@ func openFencedTx(t *testing.T, db *DB, lease core.Lease) (commit func() error) 
 
 // TestTakeoverWaitsForFencedTransactions checks the lease lock on a real
 // server (SQL Server or Babelfish): once a fenced transaction has checked
-// its fence, a takeover of the (meanwhile expired) lease cannot move the
+// its fence, a takeover of the (meanwhile released) lease cannot move the
 // epoch until that transaction has committed, so a fenced write always
 // commits before its successor's epoch begins. The takeover's lock wait is
 // bounded short here, so its refusal shows the wait without timing it.
 func TestTakeoverWaitsForFencedTransactions(t *testing.T) {
 	db, dsn := migratedDB(t, databaseOptions{})
 	leases := db.Leases()
-	old := leasetest.MustAcquire(t, leases, core.DefaultLeaseName, "old-leader", leasetest.ShortLease)
+	// The fenced transaction checks its fence under a long lease, which
+	// then ends by a release while it is open (a short lease could expire
+	// before the check on a slow machine).
+	old := leasetest.MustAcquire(t, leases, core.DefaultLeaseName, "old-leader", leasetest.LongLease)
 	commit := openFencedTx(t, db, old)
-	leasetest.WaitExpired(t, leases, old)
+	if err := leases.Release(t.Context(), old.Fence()); err != nil {
+		t.Fatalf("release while a fenced transaction is open: %v", err)
+	}
 
 	impatient, err := Open(context.Background(), Config{DSN: dsn, LeaseLockTimeout: 200 * time.Millisecond, Logger: testLogger(t)})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 
+	"github.com/submissionmanager/submission-manager/adapters/sqlserver/internal/sqlserverdb"
 	"github.com/submissionmanager/submission-manager/core"
 )
 
@@ -32,12 +33,18 @@ const intentColumns = `intent_id, submission_target, payload, contract, status, 
        next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
        final_message_id, exhausted_reason, last_modified_at, not_before, trace_parent`
 
+// intentRowFields are the scan destinations of intentColumns in r, the one
+// place that pairs the columns with intentRow's fields.
+func intentRowFields(r *intentRow) []any {
+	return []any{&r.IntentID, &r.SubmissionTarget, &r.Payload, &r.Contract, &r.Status, &r.CreatedAt,
+		&r.NextDueAt, &r.AttemptCount, &r.FinalOutcomeStatus, &r.FinalOutcomeReason,
+		&r.FinalMessageID, &r.ExhaustedReason, &r.LastModifiedAt, &r.NotBefore, &r.TraceParent}
+}
+
 // scanIntentRow reads one row of intentColumns.
 func scanIntentRow(rows *sql.Rows) (intentRow, error) {
 	var r intentRow
-	err := rows.Scan(&r.IntentID, &r.SubmissionTarget, &r.Payload, &r.Contract, &r.Status, &r.CreatedAt,
-		&r.NextDueAt, &r.AttemptCount, &r.FinalOutcomeStatus, &r.FinalOutcomeReason,
-		&r.FinalMessageID, &r.ExhaustedReason, &r.LastModifiedAt, &r.NotBefore, &r.TraceParent)
+	err := rows.Scan(intentRowFields(&r)...)
 	return r, err
 }
 
@@ -56,10 +63,12 @@ WHERE ` + inIntentIDs("intent_id", n, 1) + `
 ORDER BY intent_id, attempt_number`
 }
 
-// possiblyAcceptedOfSQL reads which of n listed intents are flagged
-// possibly accepted (migration 00007).
-func possiblyAcceptedOfSQL(n int) string {
-	return "SELECT intent_id FROM submission_intents\nWHERE possibly_accepted = 1\n  AND " + inIntentIDs("intent_id", n, 1)
+// intentFlagsOfSQL reads the facts of those of n listed intents that have
+// any: possibly accepted (migration 00007), accepted after the deadline
+// with its message id (migration 00011).
+func intentFlagsOfSQL(n int) string {
+	return "SELECT intent_id, possibly_accepted, accepted_after_deadline, accepted_message_id FROM submission_intents\n" +
+		"WHERE (possibly_accepted = 1 OR accepted_after_deadline = 1)\n  AND " + inIntentIDs("intent_id", n, 1)
 }
 
 // resubmissionLinksSQL reads the links of n listed intents from either end.
@@ -129,13 +138,14 @@ func (db *DB) attemptsOf(ctx context.Context, ids []string) (map[string][]attemp
 	return out, err
 }
 
-// possiblyAcceptedOf reads which of the intents ids are flagged.
-func (db *DB) possiblyAcceptedOf(ctx context.Context, ids []string) (map[string]bool, error) {
-	out := make(map[string]bool)
-	err := queryIntentIDs(ctx, db.queries, ids, possiblyAcceptedOfSQL, func(rows *sql.Rows) error {
+// intentFlagsOf reads the facts of those of the intents ids that have any.
+func (db *DB) intentFlagsOf(ctx context.Context, ids []string) (map[string]sqlserverdb.IntentFlagsRow, error) {
+	out := make(map[string]sqlserverdb.IntentFlagsRow)
+	err := queryIntentIDs(ctx, db.queries, ids, intentFlagsOfSQL, func(rows *sql.Rows) error {
 		var id string
-		err := rows.Scan(&id)
-		out[id] = true
+		var f sqlserverdb.IntentFlagsRow
+		err := rows.Scan(&id, &f.PossiblyAccepted, &f.AcceptedAfterDeadline, &f.AcceptedMessageID)
+		out[id] = f
 		return err
 	})
 	return out, err

@@ -15,7 +15,7 @@ import (
 
 // schemaTables are the tables the migrations create, in name order.
 var schemaTables = []string{"submission_attempts", "submission_console_secrets", "submission_console_sessions",
-	"submission_gateway_pauses", "submission_intents", "submission_manager_leases", "submission_resubmissions"}
+	"submission_gateway_pauses", "submission_intent_events", "submission_intents", "submission_manager_leases", "submission_resubmissions"}
 
 // tables lists the user tables of the test database, in name order. The
 // rows are read one by one: Babelfish refuses STRING_AGG ... WITHIN GROUP

@@ -89,33 +89,21 @@ func TestInsertIntentParams(t *testing.T) {
 	}
 }
 
-func TestFinishArgs(t *testing.T) {
+func TestFinishItemOf(t *testing.T) {
 	at := time.Date(2026, 3, 14, 9, 27, 0, 0, time.UTC)
-	rejected := &core.Outcome{Status: core.OutcomeRejected, Reason: core.ReasonInvalidRecipient, MessageID: "m-1"}
+	rejected := &core.Outcome{Status: core.OutcomeRejected, Reason: core.ReasonInvalidRecipient, MessageID: `m"1`}
 	p := ports.FinishAttemptParams{IntentID: "intent-1", Number: 2, FinishedAt: at, Outcome: rejected, Sent: true,
 		Decision: core.Decision{Status: core.StatusRejected, FinalOutcome: rejected}}
 	if err := p.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	got := finishArgs(3, p, 2)
-	if len(got) != len(finishAttempts.cols) {
-		t.Fatalf("%d arguments for %d columns", len(got), len(finishAttempts.cols))
-	}
-	byColumn := map[string]any{}
-	for i, c := range finishAttempts.cols {
-		byColumn[c.name] = got[i]
-	}
-	for col, want := range map[string]any{
-		"ord": int32(3), "intent_id": setString("intent-1"), "attempt_number": int32(2), "finished_at": at,
-		"outcome_status": setString("rejected"), "outcome_reason": setString(core.ReasonInvalidRecipient),
-		"message_id": setString("m-1"), "error": sql.NullString{}, "sent": true, "status": setString("rejected"),
-		"next_due_at": sql.NullTime{}, "final_outcome_status": setString("rejected"),
-		"final_outcome_reason": setString(core.ReasonInvalidRecipient), "final_message_id": setString("m-1"),
-		"exhausted_reason": sql.NullString{}, "possibly_accepted": false,
-	} {
-		if byColumn[col] != want {
-			t.Errorf("%s = %#v, want %#v", col, byColumn[col], want)
-		}
+	got := finishItemOf(3, p, 2)
+	want := finishItem{Ord: 3, IntentID: "intent-1", AttemptNumber: 2, FinishedAt: "2026-03-14T09:27:00",
+		OutcomeStatus: "rejected", OutcomeReason: core.ReasonInvalidRecipient, MessageID: "m~11", Sent: 1,
+		Status: "rejected", FinalOutcomeStatus: "rejected", FinalOutcomeReason: core.ReasonInvalidRecipient,
+		FinalMessageID: "m~11"}
+	if got != want {
+		t.Errorf("finishItemOf:\n got  %+v\n want %+v", got, want)
 	}
 }
 

@@ -27,7 +27,7 @@ var reusable struct {
 
 // emptyOrder lists the store's tables children first, so that deleting in
 // this order satisfies the foreign keys SQL Server has.
-var emptyOrder = []string{"submission_resubmissions", "submission_attempts", "submission_intents",
+var emptyOrder = []string{"submission_intent_events", "submission_resubmissions", "submission_attempts", "submission_intents",
 	"submission_manager_leases", "submission_gateway_pauses", "submission_console_sessions", "submission_console_secrets"}
 
 // reusableDatabase returns the DSN of a database that is the test's until

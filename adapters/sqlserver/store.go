@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/submissionmanager/submission-manager/adapters/sqlserver/internal/sqlserverdb"
 	"github.com/submissionmanager/submission-manager/core"
@@ -166,8 +165,8 @@ func (s *store) readIntent(ctx context.Context, q *sqlserverdb.Queries, intentID
 	if err != nil {
 		return core.Intent{}, false, mapError(err)
 	}
-	intent = withAttempts(intent, attempts)
-	if intent.PossiblyAccepted, err = isPossiblyAccepted(ctx, q, intent); err != nil {
+	intent, err = readFlags(ctx, q, withAttempts(intent, attempts))
+	if err != nil {
 		return core.Intent{}, false, err
 	}
 	return intent, true, nil
@@ -201,90 +200,21 @@ func (s *store) GetIntents(ctx context.Context, intentIDs []string) ([]core.Inte
 	return intents, nil
 }
 
-// ListIntents returns at most p.Limit intents strictly after p.Before, newest
-// first, with their attempts; the service cuts pages.
-func (s *store) ListIntents(ctx context.Context, p ports.ListIntentsParams) ([]core.Intent, error) {
-	if p.Limit < 1 {
-		return nil, fmt.Errorf("sqlserver: list limit %d, want at least 1", p.Limit)
-	}
-	rows, err := s.listIntentRows(ctx, p, int32(min(p.Limit, math.MaxInt32)))
-	if err != nil {
-		return nil, err
-	}
-	intents := make([]core.Intent, 0, len(rows))
-	for _, r := range rows {
-		intent, err := intentFromRow(r)
-		if err != nil {
-			return nil, err
-		}
-		intents = append(intents, intent)
-	}
-	if err := s.attachDetails(ctx, intents); err != nil {
-		return nil, err
-	}
-	return intents, nil
-}
-
-// listIntentRows runs the listing query that matches the filters, so each
-// filter combination seeks its own index instead of sharing one catch-all
-// plan.
-func (s *store) listIntentRows(ctx context.Context, p ports.ListIntentsParams, rowLimit int32) ([]intentRow, error) {
-	before, beforeID := maxDatetime2, ""
-	if p.Before != nil {
-		before, beforeID = dbTime(p.Before.CreatedAt), p.Before.IntentID
-	}
-	q := s.db.q
-	var rows []intentRow
-	switch {
-	case p.PossiblyAccepted:
-		return listPossiblyAccepted(ctx, q, p, sqlserverdb.ListPossiblyAcceptedParams{
-			BeforeCreatedAt: before, BeforeIntentID: beforeID, RowLimit: rowLimit})
-	case p.Status == "" && p.SubmissionTarget == "":
-		got, err := q.ListIntents(ctx, sqlserverdb.ListIntentsParams{
-			BeforeCreatedAt: before, BeforeIntentID: beforeID, RowLimit: rowLimit})
-		if err != nil {
-			return nil, mapError(err)
-		}
-		for _, r := range got {
-			rows = append(rows, intentRow(r))
-		}
-	case p.SubmissionTarget == "":
-		got, err := q.ListIntentsByStatus(ctx, sqlserverdb.ListIntentsByStatusParams{
-			Status: string(p.Status), BeforeCreatedAt: before, BeforeIntentID: beforeID, RowLimit: rowLimit})
-		if err != nil {
-			return nil, mapError(err)
-		}
-		for _, r := range got {
-			rows = append(rows, intentRow(r))
-		}
-	case p.Status == "":
-		got, err := q.ListIntentsByTarget(ctx, sqlserverdb.ListIntentsByTargetParams{
-			SubmissionTarget: p.SubmissionTarget, BeforeCreatedAt: before, BeforeIntentID: beforeID, RowLimit: rowLimit})
-		if err != nil {
-			return nil, mapError(err)
-		}
-		for _, r := range got {
-			rows = append(rows, intentRow(r))
-		}
-	default:
-		got, err := q.ListIntentsByStatusAndTarget(ctx, sqlserverdb.ListIntentsByStatusAndTargetParams{
-			SubmissionTarget: p.SubmissionTarget, Status: string(p.Status),
-			BeforeCreatedAt: before, BeforeIntentID: beforeID, RowLimit: rowLimit})
-		if err != nil {
-			return nil, mapError(err)
-		}
-		for _, r := range got {
-			rows = append(rows, intentRow(r))
-		}
-	}
-	return rows, nil
-}
-
 // attachDetails completes intents read as rows: the attempts of all of them
-// in one round trip, then the possiblyAccepted flag (see
-// attachPossiblyAccepted). Every read of many intents goes through it, so
-// none returns an intent without its flag.
+// in one round trip, then the facts kept beside their status (see
+// attachFlags). Every read of many intents goes through it, or reads the
+// facts in its own statement (the listing), so none returns an intent
+// without its facts.
 func (s *store) attachDetails(ctx context.Context, intents []core.Intent) error {
+	if err := s.attachAttempts(ctx, intents); err != nil {
+		return err
+	}
+	return s.db.attachFlags(ctx, intents)
+}
+
+// attachAttempts sets the attempts of all the intents, read in one round
+// trip.
+func (s *store) attachAttempts(ctx context.Context, intents []core.Intent) error {
 	if len(intents) == 0 {
 		return nil
 	}
@@ -299,5 +229,5 @@ func (s *store) attachDetails(ctx context.Context, intents []core.Intent) error 
 	for i := range intents {
 		intents[i] = withAttempts(intents[i], byIntent[intents[i].IntentID])
 	}
-	return s.db.attachPossiblyAccepted(ctx, intents)
+	return nil
 }

@@ -15,11 +15,14 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	tsqlast "github.com/sqlc-dev/teesql/ast"
 	tsql "github.com/sqlc-dev/teesql/parser"
 
+	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/db/migrations"
+	"github.com/submissionmanager/submission-manager/ports"
 )
 
 // No SQL Server runs here, so these tests are the check that the T-SQL the
@@ -335,15 +338,16 @@ func TestHandWrittenSQLIsTSQL(t *testing.T) {
 		"intentsOfSQL(1)":       {"SelectStatement"},
 		"intentsOfSQL(n)":       {"SelectStatement"},
 		"attemptsOfSQL":         {"SelectStatement"},
-		"possiblyAcceptedOf":    {"SelectStatement"},
+		"intentFlagsOf":         {"SelectStatement"},
 		"resubmissionLinks":     {"SelectStatement"},
 		"engineSQL":             {"SelectStatement"},
 		"sharedLeaseLockSQL":    {"DeclareVariableStatement", "ExecuteStatement", "SelectStatement"},
 		"exclusiveLeaseLockSQL": {"DeclareVariableStatement", "ExecuteStatement", "SelectStatement"},
-		"startAttempts(1)":      fencedBatchShape("DeclareTableVariableStatement", "UpdateStatement", "InsertStatement"),
-		"startAttempts(n)":      fencedBatchShape("DeclareTableVariableStatement", "UpdateStatement", "InsertStatement"),
-		"finishAttempts(1)":     fencedBatchShape("DeclareTableVariableStatement", "UpdateStatement", "UpdateStatement"),
-		"finishAttempts(n)":     fencedBatchShape("DeclareTableVariableStatement", "UpdateStatement", "UpdateStatement"),
+		"startAttempts":         fencedBatchShape("DeclareTableVariableStatement", "UpdateStatement", "InsertStatement"),
+		"finishAttempts":        fencedBatchShape("DeclareTableVariableStatement", "UpdateStatement", "UpdateStatement"),
+		"listIntentsSQL(first)": {"SelectStatement"},
+		"listIntentsSQL(next)":  {"SelectStatement"},
+		"listIntentsSQL(prev)":  {"SelectStatement"},
 	}
 	for name, sql := range map[string]string{
 		"getAppLockSQL":         getAppLockSQL,
@@ -354,15 +358,16 @@ func TestHandWrittenSQLIsTSQL(t *testing.T) {
 		"intentsOfSQL(1)":       intentsOfSQL(1),
 		"intentsOfSQL(n)":       intentsOfSQL(most),
 		"attemptsOfSQL":         attemptsOfSQL(3),
-		"possiblyAcceptedOf":    possiblyAcceptedOfSQL(3),
+		"intentFlagsOf":         intentFlagsOfSQL(3),
 		"resubmissionLinks":     resubmissionLinksSQL(3),
 		"engineSQL":             engineSQL,
 		"sharedLeaseLockSQL":    sharedLeaseLockSQL,
 		"exclusiveLeaseLockSQL": exclusiveLeaseLockSQL,
-		"startAttempts(1)":      startAttempts.sql(1),
-		"startAttempts(n)":      startAttempts.sql(paddedRows(1000, len(startAttempts.cols)+fenceParams)),
-		"finishAttempts(1)":     finishAttempts.sql(1),
-		"finishAttempts(n)":     finishAttempts.sql(paddedRows(1000, len(finishAttempts.cols)+fenceParams)),
+		"startAttempts":         startAttempts.text,
+		"finishAttempts":        finishAttempts.text,
+		"listIntentsSQL(first)": listingShape(nil, nil),
+		"listIntentsSQL(next)":  listingShape(&ports.IntentPosition{IntentID: "x"}, nil),
+		"listIntentsSQL(prev)":  listingShape(nil, &ports.IntentPosition{IntentID: "x"}),
 	} {
 		text, err := toDriverText(sql)
 		if err != nil {
@@ -379,13 +384,21 @@ func TestHandWrittenSQLIsTSQL(t *testing.T) {
 	}
 }
 
+// listingShape is the listing with every filter set, continued from
+// before or after when given.
+func listingShape(before, after *ports.IntentPosition) string {
+	sql, _ := listIntentsSQL(ports.ListIntentsParams{Status: core.StatusPending, SubmissionTarget: "t",
+		PossiblyAccepted: true, AcceptedAfterDeadline: true, IntentIDPrefix: "otp-",
+		CreatedFrom: time.Unix(1, 0), CreatedBefore: time.Unix(2, 0), LastResult: "timeout",
+		Limit: 10, Before: before, After: after})
+	return sql
+}
+
 // fencedBatchShape is what a fenced batch (attempts_batch.go) parses as:
-// the settings, the variables and the copy of the items, the lock and the
-// fence check, the statement time, the statements given, the commit and
-// the verdicts' SELECT.
+// the settings and variables, the lock and the fence check, the statement
+// time, the statements given, the commit and the verdicts' SELECT.
 func fencedBatchShape(writes ...string) []string {
 	out := []string{"PredicateSetStatement", "PredicateSetStatement", "DeclareVariableStatement",
-		"DeclareTableVariableStatement", "InsertStatement",
 		"BeginTransactionStatement", "ExecuteStatement", "IfStatement", "IfStatement", "SetVariableStatement"}
 	out = append(out, writes...)
 	return append(out, "CommitTransactionStatement", "SelectStatement")

@@ -19,6 +19,7 @@ import (
 
 // Defines values for ExhaustedReason.
 const (
+	Cancelled          ExhaustedReason = "cancelled"
 	DeadlineExceeded   ExhaustedReason = "deadline_exceeded"
 	MaxAttemptsReached ExhaustedReason = "max_attempts_reached"
 	OneShotCompleted   ExhaustedReason = "one_shot_completed"
@@ -27,6 +28,8 @@ const (
 // Valid indicates whether the value is a known member of the ExhaustedReason enum.
 func (e ExhaustedReason) Valid() bool {
 	switch e {
+	case Cancelled:
+		return true
 	case DeadlineExceeded:
 		return true
 	case MaxAttemptsReached:
@@ -71,6 +74,63 @@ func (e GatewayType) Valid() bool {
 	case Push:
 		return true
 	case Sms:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IntentEventAction.
+const (
+	EventActionCancel IntentEventAction = "cancel"
+	EventActionRunNow IntentEventAction = "run_now"
+)
+
+// Valid indicates whether the value is a known member of the IntentEventAction enum.
+func (e IntentEventAction) Valid() bool {
+	switch e {
+	case EventActionCancel:
+		return true
+	case EventActionRunNow:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IntentEventRole.
+const (
+	EventRoleClient   IntentEventRole = "client"
+	EventRoleNone     IntentEventRole = "none"
+	EventRoleOperator IntentEventRole = "operator"
+)
+
+// Valid indicates whether the value is a known member of the IntentEventRole enum.
+func (e IntentEventRole) Valid() bool {
+	switch e {
+	case EventRoleClient:
+		return true
+	case EventRoleNone:
+		return true
+	case EventRoleOperator:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IntentEventSurface.
+const (
+	EventSurfaceAPI     IntentEventSurface = "api"
+	EventSurfaceConsole IntentEventSurface = "console"
+)
+
+// Valid indicates whether the value is a known member of the IntentEventSurface enum.
+func (e IntentEventSurface) Valid() bool {
+	switch e {
+	case EventSurfaceAPI:
+		return true
+	case EventSurfaceConsole:
 		return true
 	default:
 		return false
@@ -266,7 +326,8 @@ type Contract struct {
 	TerminalOutcomes []string `json:"terminalOutcomes"`
 }
 
-// ExhaustedReason Which policy rule ended the intent; never a gateway failure.
+// ExhaustedReason Which policy rule ended the intent (never a gateway failure), or
+// `cancelled`: an operator cancelled it while it was pending.
 //
 // Example: max_attempts_reached
 type ExhaustedReason string
@@ -396,7 +457,24 @@ type GatewayType string
 
 // Intent Example: {"attempts":[{"finishedAt":"2026-02-02T12:00:00.087Z","number":1,"outcome":{"reason":"provider_failure","status":"rejected"},"startedAt":"2026-02-02T12:00:00.012Z"},{"finishedAt":"2026-02-02T12:00:05.151Z","number":2,"outcome":{"status":"accepted"},"startedAt":"2026-02-02T12:00:05.090Z"}],"contract":{"gatewayType":"sms","maxAcceptanceSeconds":30,"mode":"realtime","policy":"deadline","submissionTarget":"sms.realtime","terminalOutcomes":["invalid_request","invalid_recipient","invalid_message"]},"createdAt":"2026-02-02T12:00:00.004Z","finalOutcome":{"status":"accepted"},"intentId":"order-1234-shipping-sms","status":"accepted","submissionTarget":"sms.realtime"}
 type Intent struct {
-	Attempts []Attempt `json:"attempts"`
+	// AcceptedAfterDeadline Present and true when the gateway accepted an attempt at or
+	// after the acceptance deadline. The status is the spec's
+	// (exhausted, deadline_exceeded), and this is the fact beside it:
+	// the gateway has the message and may deliver it, so a
+	// resubmission could deliver it twice (it needs
+	// acknowledgeDeliveryRisk). Absent otherwise.
+	//
+	//
+	// Example: true
+	AcceptedAfterDeadline *bool `json:"acceptedAfterDeadline,omitempty"`
+
+	// AcceptedMessageId The gateway's message reference of the acceptance that came
+	// after the deadline, when the gateway gave one; absent otherwise.
+	//
+	//
+	// Example: gw-7f3a9c
+	AcceptedMessageId *string   `json:"acceptedMessageId,omitempty"`
+	Attempts          []Attempt `json:"attempts"`
 
 	// Contract A submission target's contract. An intent carries the snapshot taken
 	// when it was submitted, so later registry edits never change it.
@@ -409,7 +487,14 @@ type Intent struct {
 	// CreatedAt Example: 2026-02-02T12:00:00.004Z
 	CreatedAt time.Time `json:"createdAt"`
 
-	// ExhaustedReason Which policy rule ended the intent; never a gateway failure.
+	// Events The operator's actions on the intent (cancel, run now), oldest
+	// first. Present on GET /v1/intents/{intentId} and on the answers
+	// of the actions, when there is any.
+	Events *[]IntentEvent `json:"events,omitempty"`
+
+	// ExhaustedReason Which policy rule ended the intent (never a gateway failure), or
+	// `cancelled`: an operator cancelled it while it was pending.
+	//
 	//
 	// Example: max_attempts_reached
 	ExhaustedReason *ExhaustedReason `json:"exhaustedReason,omitempty"`
@@ -478,6 +563,11 @@ type Intent struct {
 	SubmissionTarget string `json:"submissionTarget"`
 }
 
+// IntentActionRequest An empty object ({}); the action takes no options, and members are ignored.
+//
+// Example: {}
+type IntentActionRequest = map[string]interface{}
+
 // IntentBatch Example: {"intents":[{"intentId":"otp-7f3a-1","payload":{"text":"Your code is 123456.","to":"+15551234567"},"submissionTarget":"sms.realtime"},{"intentId":"otp-7f3a-2","payload":{"text":"Your code is 654321.","to":"+15557654321"},"submissionTarget":"sms.realtime"}]}
 type IntentBatch struct {
 	// Intents 1 to 1,000 submissions by default (the operator's --max-batch);
@@ -511,6 +601,54 @@ type IntentBatchResults struct {
 	Results []IntentBatchResult `json:"results"`
 }
 
+// IntentEvent One operator action on the intent: who (the surface, the role of
+// the key presented, and on the console the session's tag; never a
+// key), what and when (the database's time).
+//
+// Example: {"action":"cancel","at":"2026-02-02T12:03:10.250Z","number":1,"role":"operator","session":"3f2a9c1b07de","surface":"console"}
+type IntentEvent struct {
+	// Action Example: cancel
+	Action IntentEventAction `json:"action"`
+
+	// At Example: 2026-02-02T12:03:10.250Z
+	At time.Time `json:"at"`
+
+	// Number Counts the intent's events from 1, in order.
+	//
+	// Example: 1
+	Number int `json:"number"`
+
+	// Role The role of the key presented; `none` when the service has no keys.
+	//
+	// Example: operator
+	Role IntentEventRole `json:"role"`
+
+	// Session The console session's tag (the start of its stored digest);
+	// present for console actions only.
+	//
+	//
+	// Example: 3f2a9c1b07de
+	Session *string `json:"session,omitempty"`
+
+	// Surface Where the action came from.
+	//
+	// Example: console
+	Surface IntentEventSurface `json:"surface"`
+}
+
+// IntentEventAction Example: cancel
+type IntentEventAction string
+
+// IntentEventRole The role of the key presented; `none` when the service has no keys.
+//
+// Example: operator
+type IntentEventRole string
+
+// IntentEventSurface Where the action came from.
+//
+// Example: console
+type IntentEventSurface string
+
 // IntentID The client's idempotency key: 1 to 255 characters (Unicode code
 // points) of UTF-8, without control, invisible-format or
 // bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
@@ -527,10 +665,15 @@ type IntentID = string
 type IntentPage struct {
 	Intents []Intent `json:"intents"`
 
-	// NextCursor Absent on the last page.
+	// NextCursor The cursor of the next (older) page; absent on the last page.
 	//
 	// Example: eyJjIjoiMjAyNi0wMi0wMlQxMjowMDowMC4xMjM0NTZaIiwiaSI6Im9yZGVyLTEyMzQifQ
 	NextCursor *string `json:"nextCursor,omitempty"`
+
+	// PrevCursor The cursor of the previous (newer) page; absent on the first page.
+	//
+	// Example: eyJjIjoiMjAyNi0wMi0wMlQxMjowMDowMC4xMjM0NTZaIiwiaSI6Im9yZGVyLTEyMzUiLCJwIjp0cnVlfQ
+	PrevCursor *string `json:"prevCursor,omitempty"`
 }
 
 // IntentStatus An orchestration decision, never a gateway status. Every status but
@@ -625,6 +768,16 @@ type ProblemConflictingFields string
 //
 // Example: {"intentId":"order-1234-shipping-sms-again"}
 type ResubmissionRequest struct {
+	// AcknowledgeDeliveryRisk true confirms that the gateway may already have delivered the
+	// intent's message (it is flagged acceptedAfterDeadline or
+	// possiblyAccepted) and that it is to be sent again all the same.
+	// Without it such an intent is refused with 409 delivery-risk.
+	// Ignored for other intents.
+	//
+	//
+	// Example: false
+	AcknowledgeDeliveryRisk *bool `json:"acknowledgeDeliveryRisk,omitempty"`
+
 	// IntentId The client's idempotency key: 1 to 255 characters (Unicode code
 	// points) of UTF-8, without control, invisible-format or
 	// bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
@@ -722,6 +875,13 @@ type Forbidden = Problem
 // Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
 type IdempotencyConflict = Problem
 
+// IntentActionConflict An RFC 9457 problem document. `type` is stable per kind of error;
+// the members after `instance` appear only for the errors that need
+// them.
+//
+// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+type IntentActionConflict = Problem
+
 // MalformedRequest An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
 // them.
@@ -805,10 +965,36 @@ type ListIntentsParams struct {
 	// false or absent does not filter on the flag.
 	PossiblyAccepted *bool `form:"possiblyAccepted,omitempty" json:"possiblyAccepted,omitempty"`
 
+	// AcceptedAfterDeadline true lists only intents the gateway accepted at or after their
+	// acceptance deadline (exhausted, yet the gateway has the
+	// message); false or absent does not filter on it. With
+	// possiblyAccepted=true both must hold.
+	AcceptedAfterDeadline *bool `form:"acceptedAfterDeadline,omitempty" json:"acceptedAfterDeadline,omitempty"`
+
+	// IntentIdPrefix Only intents whose intentId starts with this text, compared
+	// exactly: letter case counts and no character is a wildcard.
+	IntentIdPrefix *string `form:"intentIdPrefix,omitempty" json:"intentIdPrefix,omitempty"`
+
+	// CreatedFrom Only intents created at or after this instant (RFC 3339; encode
+	// a + offset as %2B).
+	CreatedFrom *string `form:"createdFrom,omitempty" json:"createdFrom,omitempty"`
+
+	// CreatedBefore Only intents created before this instant. With createdFrom it
+	// must be later: the range is half-open, so consecutive ranges
+	// never share an intent.
+	CreatedBefore *string `form:"createdBefore,omitempty" json:"createdBefore,omitempty"`
+
+	// LastResult Only intents whose latest attempt has this text in its outcome
+	// status, its outcome reason or its error, ignoring letter case
+	// (the embedded SQLite store folds only ASCII letters): a rejection
+	// reason such as invalid_recipient, or a fragment of an error such
+	// as timeout. An intent without attempts never matches.
+	LastResult *string `form:"lastResult,omitempty" json:"lastResult,omitempty"`
+
 	// Limit The page size.
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The nextCursor of the previous page.
+	// Cursor A page's nextCursor (the next page) or prevCursor (the previous page).
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -862,8 +1048,14 @@ type SubmitIntentJSONRequestBody = SubmitIntentRequest
 // SubmitIntentBatchJSONRequestBody defines body for SubmitIntentBatch for application/json ContentType.
 type SubmitIntentBatchJSONRequestBody = IntentBatch
 
+// CancelIntentJSONRequestBody defines body for CancelIntent for application/json ContentType.
+type CancelIntentJSONRequestBody = IntentActionRequest
+
 // ResubmitIntentJSONRequestBody defines body for ResubmitIntent for application/json ContentType.
 type ResubmitIntentJSONRequestBody = ResubmissionRequest
+
+// RunIntentNowJSONRequestBody defines body for RunIntentNow for application/json ContentType.
+type RunIntentNowJSONRequestBody = IntentActionRequest
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -1018,9 +1210,13 @@ type ClientInterface interface {
 
 	// ListIntents List intents, newest first.
 	//
-	// Returns one page of intents ordered by creation time, newest first.
-	// Pass the page's nextCursor as cursor to read the next page; it is
-	// absent on the last page. A cursor is opaque and stays valid forever.
+	// Returns one page of intents ordered by creation time, newest first,
+	// that match every filter given. Pass the page's nextCursor as cursor
+	// to read the next (older) page, absent on the last page, or its
+	// prevCursor to read the previous (newer) one, absent on the first
+	// page; repeat the filters with it. A cursor is opaque and stays
+	// valid forever. A previous page that would come out short (newer
+	// intents are fewer than a page) is the first page, read full.
 	//
 	// Corresponds with GET /v1/intents (the `ListIntents` operationId).
 	ListIntents(ctx context.Context, params *ListIntentsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1120,6 +1316,38 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/intents/{intentId} (the `GetIntent` operationId).
 	GetIntent(ctx context.Context, intentId string, params *GetIntentParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// CancelIntentWithBody Cancel a pending intent (operator keys only).
+	//
+	// Ends a pending intent as `exhausted` with the exhaustedReason
+	// `cancelled`: no further attempt is made. Refused with 409
+	// attempt-in-flight while an attempt is in flight (its gateway call
+	// may be under way; retry once it finished), and with 409
+	// intent-ended when the intent ended otherwise. The cancel and the
+	// leader's reservation of an attempt never both apply. Idempotent:
+	// cancelling a cancelled intent answers 200 with it and records
+	// nothing. The action is recorded in the intent's `events`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/intents/{intentId}/cancel (the `CancelIntent` operationId).
+	CancelIntentWithBody(ctx context.Context, intentId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CancelIntent Cancel a pending intent (operator keys only).
+	//
+	// Ends a pending intent as `exhausted` with the exhaustedReason
+	// `cancelled`: no further attempt is made. Refused with 409
+	// attempt-in-flight while an attempt is in flight (its gateway call
+	// may be under way; retry once it finished), and with 409
+	// intent-ended when the intent ended otherwise. The cancel and the
+	// leader's reservation of an attempt never both apply. Idempotent:
+	// cancelling a cancelled intent answers 200 with it and records
+	// nothing. The action is recorded in the intent's `events`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/intents/{intentId}/cancel (the `CancelIntent` operationId).
+	CancelIntent(ctx context.Context, intentId string, body CancelIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ResubmitIntentWithBody Resubmit an ended intent as a new intent (operator keys only).
 	//
 	// Terminal intents are append-only, so a resubmission creates a new
@@ -1130,6 +1358,11 @@ type ClientInterface interface {
 	// resubmission of `~r1`. Idempotent per original: once an intent has
 	// a resubmission, repeating the call returns that intent with 200.
 	// Only ended (accepted, rejected, exhausted) intents can be resubmitted.
+	// An intent whose message the gateway may already have
+	// (acceptedAfterDeadline or possiblyAccepted) is resubmitted only with
+	// acknowledgeDeliveryRisk true in the body, and answers 409
+	// delivery-risk without it: the resubmission could deliver the same
+	// message twice.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1146,11 +1379,46 @@ type ClientInterface interface {
 	// resubmission of `~r1`. Idempotent per original: once an intent has
 	// a resubmission, repeating the call returns that intent with 200.
 	// Only ended (accepted, rejected, exhausted) intents can be resubmitted.
+	// An intent whose message the gateway may already have
+	// (acceptedAfterDeadline or possiblyAccepted) is resubmitted only with
+	// acknowledgeDeliveryRisk true in the body, and answers 409
+	// delivery-risk without it: the resubmission could deliver the same
+	// message twice.
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v1/intents/{intentId}/resubmissions (the `ResubmitIntent` operationId).
 	ResubmitIntent(ctx context.Context, intentId string, body ResubmitIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RunIntentNowWithBody Make a pending intent's next try due now (operator keys only).
+	//
+	// Moves the pending intent's next due time to now (database time).
+	// Nothing else changes: the leader schedules it at its next schedule
+	// refresh, and the gateway's circuit breaker, the call limits and a
+	// pause still hold it. An intent already due (or with an attempt in
+	// flight) answers 200 as it is, and nothing is recorded. An ended
+	// intent is refused with 409 intent-ended. The action is recorded in
+	// the intent's `events`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/intents/{intentId}/run-now (the `RunIntentNow` operationId).
+	RunIntentNowWithBody(ctx context.Context, intentId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RunIntentNow Make a pending intent's next try due now (operator keys only).
+	//
+	// Moves the pending intent's next due time to now (database time).
+	// Nothing else changes: the leader schedules it at its next schedule
+	// refresh, and the gateway's circuit breaker, the call limits and a
+	// pause still hold it. An intent already due (or with an attempt in
+	// flight) answers 200 as it is, and nothing is recorded. An ended
+	// intent is refused with 409 intent-ended. The action is recorded in
+	// the intent's `events`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/intents/{intentId}/run-now (the `RunIntentNow` operationId).
+	RunIntentNow(ctx context.Context, intentId string, body RunIntentNowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListTargets List every submission target's contract.
 	//
@@ -1312,9 +1580,13 @@ func (c *Client) ResumeGateway(ctx context.Context, body ResumeGatewayJSONReques
 
 // ListIntents List intents, newest first.
 //
-// Returns one page of intents ordered by creation time, newest first.
-// Pass the page's nextCursor as cursor to read the next page; it is
-// absent on the last page. A cursor is opaque and stays valid forever.
+// Returns one page of intents ordered by creation time, newest first,
+// that match every filter given. Pass the page's nextCursor as cursor
+// to read the next (older) page, absent on the last page, or its
+// prevCursor to read the previous (newer) one, absent on the first
+// page; repeat the filters with it. A cursor is opaque and stays
+// valid forever. A previous page that would come out short (newer
+// intents are fewer than a page) is the first page, read full.
 //
 // Corresponds with GET /v1/intents (the `ListIntents` operationId).
 func (c *Client) ListIntents(ctx context.Context, params *ListIntentsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1474,6 +1746,58 @@ func (c *Client) GetIntent(ctx context.Context, intentId string, params *GetInte
 	return c.Client.Do(req)
 }
 
+// CancelIntentWithBody Cancel a pending intent (operator keys only).
+//
+// Ends a pending intent as `exhausted` with the exhaustedReason
+// `cancelled`: no further attempt is made. Refused with 409
+// attempt-in-flight while an attempt is in flight (its gateway call
+// may be under way; retry once it finished), and with 409
+// intent-ended when the intent ended otherwise. The cancel and the
+// leader's reservation of an attempt never both apply. Idempotent:
+// cancelling a cancelled intent answers 200 with it and records
+// nothing. The action is recorded in the intent's `events`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/intents/{intentId}/cancel (the `CancelIntent` operationId).
+func (c *Client) CancelIntentWithBody(ctx context.Context, intentId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelIntentRequestWithBody(c.Server, intentId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CancelIntent Cancel a pending intent (operator keys only).
+//
+// Ends a pending intent as `exhausted` with the exhaustedReason
+// `cancelled`: no further attempt is made. Refused with 409
+// attempt-in-flight while an attempt is in flight (its gateway call
+// may be under way; retry once it finished), and with 409
+// intent-ended when the intent ended otherwise. The cancel and the
+// leader's reservation of an attempt never both apply. Idempotent:
+// cancelling a cancelled intent answers 200 with it and records
+// nothing. The action is recorded in the intent's `events`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/intents/{intentId}/cancel (the `CancelIntent` operationId).
+func (c *Client) CancelIntent(ctx context.Context, intentId string, body CancelIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelIntentRequest(c.Server, intentId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ResubmitIntentWithBody Resubmit an ended intent as a new intent (operator keys only).
 //
 // Terminal intents are append-only, so a resubmission creates a new
@@ -1484,6 +1808,11 @@ func (c *Client) GetIntent(ctx context.Context, intentId string, params *GetInte
 // resubmission of `~r1`. Idempotent per original: once an intent has
 // a resubmission, repeating the call returns that intent with 200.
 // Only ended (accepted, rejected, exhausted) intents can be resubmitted.
+// An intent whose message the gateway may already have
+// (acceptedAfterDeadline or possiblyAccepted) is resubmitted only with
+// acknowledgeDeliveryRisk true in the body, and answers 409
+// delivery-risk without it: the resubmission could deliver the same
+// message twice.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1510,12 +1839,67 @@ func (c *Client) ResubmitIntentWithBody(ctx context.Context, intentId string, co
 // resubmission of `~r1`. Idempotent per original: once an intent has
 // a resubmission, repeating the call returns that intent with 200.
 // Only ended (accepted, rejected, exhausted) intents can be resubmitted.
+// An intent whose message the gateway may already have
+// (acceptedAfterDeadline or possiblyAccepted) is resubmitted only with
+// acknowledgeDeliveryRisk true in the body, and answers 409
+// delivery-risk without it: the resubmission could deliver the same
+// message twice.
 //
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /v1/intents/{intentId}/resubmissions (the `ResubmitIntent` operationId).
 func (c *Client) ResubmitIntent(ctx context.Context, intentId string, body ResubmitIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewResubmitIntentRequest(c.Server, intentId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RunIntentNowWithBody Make a pending intent's next try due now (operator keys only).
+//
+// Moves the pending intent's next due time to now (database time).
+// Nothing else changes: the leader schedules it at its next schedule
+// refresh, and the gateway's circuit breaker, the call limits and a
+// pause still hold it. An intent already due (or with an attempt in
+// flight) answers 200 as it is, and nothing is recorded. An ended
+// intent is refused with 409 intent-ended. The action is recorded in
+// the intent's `events`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/intents/{intentId}/run-now (the `RunIntentNow` operationId).
+func (c *Client) RunIntentNowWithBody(ctx context.Context, intentId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRunIntentNowRequestWithBody(c.Server, intentId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RunIntentNow Make a pending intent's next try due now (operator keys only).
+//
+// Moves the pending intent's next due time to now (database time).
+// Nothing else changes: the leader schedules it at its next schedule
+// refresh, and the gateway's circuit breaker, the call limits and a
+// pause still hold it. An intent already due (or with an attempt in
+// flight) answers 200 as it is, and nothing is recorded. An ended
+// intent is refused with 409 intent-ended. The action is recorded in
+// the intent's `events`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/intents/{intentId}/run-now (the `RunIntentNow` operationId).
+func (c *Client) RunIntentNow(ctx context.Context, intentId string, body RunIntentNowJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRunIntentNowRequest(c.Server, intentId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1781,6 +2165,66 @@ func NewListIntentsRequest(server string, params *ListIntentsParams) (*http.Requ
 
 		}
 
+		if params.AcceptedAfterDeadline != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "acceptedAfterDeadline", *params.AcceptedAfterDeadline, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.IntentIdPrefix != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "intentIdPrefix", *params.IntentIdPrefix, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdFrom", *params.CreatedFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedBefore != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdBefore", *params.CreatedBefore, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.LastResult != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "lastResult", *params.LastResult, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if params.Limit != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
@@ -1974,6 +2418,53 @@ func NewGetIntentRequest(server string, intentId string, params *GetIntentParams
 	return req, nil
 }
 
+// NewCancelIntentRequest calls the generic CancelIntent builder with application/json body
+func NewCancelIntentRequest(server string, intentId string, body CancelIntentJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCancelIntentRequestWithBody(server, intentId, "application/json", bodyReader)
+}
+
+// NewCancelIntentRequestWithBody constructs an http.Request for the CancelIntent method, with any body, and a specified content type
+func NewCancelIntentRequestWithBody(server string, intentId string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "intentId", intentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/intents/%s/cancel", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewResubmitIntentRequest calls the generic ResubmitIntent builder with application/json body
 func NewResubmitIntentRequest(server string, intentId string, body ResubmitIntentJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -2002,6 +2493,53 @@ func NewResubmitIntentRequestWithBody(server string, intentId string, contentTyp
 	}
 
 	operationPath := fmt.Sprintf("/v1/intents/%s/resubmissions", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewRunIntentNowRequest calls the generic RunIntentNow builder with application/json body
+func NewRunIntentNowRequest(server string, intentId string, body RunIntentNowJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRunIntentNowRequestWithBody(server, intentId, "application/json", bodyReader)
+}
+
+// NewRunIntentNowRequestWithBody constructs an http.Request for the RunIntentNow method, with any body, and a specified content type
+func NewRunIntentNowRequestWithBody(server string, intentId string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "intentId", intentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/intents/%s/run-now", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -2211,9 +2749,13 @@ type ClientWithResponsesInterface interface {
 
 	// ListIntentsWithResponse List intents, newest first.
 	//
-	// Returns one page of intents ordered by creation time, newest first.
-	// Pass the page's nextCursor as cursor to read the next page; it is
-	// absent on the last page. A cursor is opaque and stays valid forever.
+	// Returns one page of intents ordered by creation time, newest first,
+	// that match every filter given. Pass the page's nextCursor as cursor
+	// to read the next (older) page, absent on the last page, or its
+	// prevCursor to read the previous (newer) one, absent on the first
+	// page; repeat the filters with it. A cursor is opaque and stays
+	// valid forever. A previous page that would come out short (newer
+	// intents are fewer than a page) is the first page, read full.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -2317,6 +2859,38 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/intents/{intentId} (the `GetIntent` operationId).
 	GetIntentWithResponse(ctx context.Context, intentId string, params *GetIntentParams, reqEditors ...RequestEditorFn) (*GetIntentResponse, error)
 
+	// CancelIntentWithBodyWithResponse Cancel a pending intent (operator keys only).
+	//
+	// Ends a pending intent as `exhausted` with the exhaustedReason
+	// `cancelled`: no further attempt is made. Refused with 409
+	// attempt-in-flight while an attempt is in flight (its gateway call
+	// may be under way; retry once it finished), and with 409
+	// intent-ended when the intent ended otherwise. The cancel and the
+	// leader's reservation of an attempt never both apply. Idempotent:
+	// cancelling a cancelled intent answers 200 with it and records
+	// nothing. The action is recorded in the intent's `events`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/intents/{intentId}/cancel (the `CancelIntent` operationId).
+	CancelIntentWithBodyWithResponse(ctx context.Context, intentId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CancelIntentResponse, error)
+
+	// CancelIntentWithResponse Cancel a pending intent (operator keys only).
+	//
+	// Ends a pending intent as `exhausted` with the exhaustedReason
+	// `cancelled`: no further attempt is made. Refused with 409
+	// attempt-in-flight while an attempt is in flight (its gateway call
+	// may be under way; retry once it finished), and with 409
+	// intent-ended when the intent ended otherwise. The cancel and the
+	// leader's reservation of an attempt never both apply. Idempotent:
+	// cancelling a cancelled intent answers 200 with it and records
+	// nothing. The action is recorded in the intent's `events`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/intents/{intentId}/cancel (the `CancelIntent` operationId).
+	CancelIntentWithResponse(ctx context.Context, intentId string, body CancelIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*CancelIntentResponse, error)
+
 	// ResubmitIntentWithBodyWithResponse Resubmit an ended intent as a new intent (operator keys only).
 	//
 	// Terminal intents are append-only, so a resubmission creates a new
@@ -2327,6 +2901,11 @@ type ClientWithResponsesInterface interface {
 	// resubmission of `~r1`. Idempotent per original: once an intent has
 	// a resubmission, repeating the call returns that intent with 200.
 	// Only ended (accepted, rejected, exhausted) intents can be resubmitted.
+	// An intent whose message the gateway may already have
+	// (acceptedAfterDeadline or possiblyAccepted) is resubmitted only with
+	// acknowledgeDeliveryRisk true in the body, and answers 409
+	// delivery-risk without it: the resubmission could deliver the same
+	// message twice.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2343,11 +2922,46 @@ type ClientWithResponsesInterface interface {
 	// resubmission of `~r1`. Idempotent per original: once an intent has
 	// a resubmission, repeating the call returns that intent with 200.
 	// Only ended (accepted, rejected, exhausted) intents can be resubmitted.
+	// An intent whose message the gateway may already have
+	// (acceptedAfterDeadline or possiblyAccepted) is resubmitted only with
+	// acknowledgeDeliveryRisk true in the body, and answers 409
+	// delivery-risk without it: the resubmission could deliver the same
+	// message twice.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/intents/{intentId}/resubmissions (the `ResubmitIntent` operationId).
 	ResubmitIntentWithResponse(ctx context.Context, intentId string, body ResubmitIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*ResubmitIntentResponse, error)
+
+	// RunIntentNowWithBodyWithResponse Make a pending intent's next try due now (operator keys only).
+	//
+	// Moves the pending intent's next due time to now (database time).
+	// Nothing else changes: the leader schedules it at its next schedule
+	// refresh, and the gateway's circuit breaker, the call limits and a
+	// pause still hold it. An intent already due (or with an attempt in
+	// flight) answers 200 as it is, and nothing is recorded. An ended
+	// intent is refused with 409 intent-ended. The action is recorded in
+	// the intent's `events`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/intents/{intentId}/run-now (the `RunIntentNow` operationId).
+	RunIntentNowWithBodyWithResponse(ctx context.Context, intentId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RunIntentNowResponse, error)
+
+	// RunIntentNowWithResponse Make a pending intent's next try due now (operator keys only).
+	//
+	// Moves the pending intent's next due time to now (database time).
+	// Nothing else changes: the leader schedules it at its next schedule
+	// refresh, and the gateway's circuit breaker, the call limits and a
+	// pause still hold it. An intent already due (or with an attempt in
+	// flight) answers 200 as it is, and nothing is recorded. An ended
+	// intent is refused with 409 intent-ended. The action is recorded in
+	// the intent's `events`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/intents/{intentId}/run-now (the `RunIntentNow` operationId).
+	RunIntentNowWithResponse(ctx context.Context, intentId string, body RunIntentNowJSONRequestBody, reqEditors ...RequestEditorFn) (*RunIntentNowResponse, error)
 
 	// ListTargetsWithResponse List every submission target's contract.
 	//
@@ -3118,6 +3732,117 @@ func (r GetIntentResponse) ContentType() string {
 	return ""
 }
 
+// CancelIntentResponse429Headers the declared response headers of an HTTP 429 response for CancelIntent
+type CancelIntentResponse429Headers struct {
+	RetryAfter *int
+}
+
+type CancelIntentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Intent
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *MalformedRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *IntentActionConflict
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *AuthenticationThrottled
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *StoreUnavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CancelIntentResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CancelIntentResponse) GetJSON200() *Intent {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r CancelIntentResponse) GetApplicationproblemJSON400() *MalformedRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CancelIntentResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CancelIntentResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r CancelIntentResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CancelIntentResponse) GetApplicationproblemJSON409() *IntentActionConflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r CancelIntentResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CancelIntentResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r CancelIntentResponse) GetApplicationproblemJSON429() *AuthenticationThrottled {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CancelIntentResponse) GetApplicationproblemJSON503() *StoreUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CancelIntentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CancelIntentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CancelIntentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CancelIntentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ResubmitIntentResponse429Headers the declared response headers of an HTTP 429 response for ResubmitIntent
 type ResubmitIntentResponse429Headers struct {
 	RetryAfter *int
@@ -3230,6 +3955,117 @@ func (r ResubmitIntentResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ResubmitIntentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RunIntentNowResponse429Headers the declared response headers of an HTTP 429 response for RunIntentNow
+type RunIntentNowResponse429Headers struct {
+	RetryAfter *int
+}
+
+type RunIntentNowResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Intent
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *MalformedRequest
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Forbidden
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *NotFound
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *IntentActionConflict
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *UnsupportedMediaType
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *UnprocessableEntity
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *AuthenticationThrottled
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *StoreUnavailable
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RunIntentNowResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RunIntentNowResponse) GetJSON200() *Intent {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r RunIntentNowResponse) GetApplicationproblemJSON400() *MalformedRequest {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RunIntentNowResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r RunIntentNowResponse) GetApplicationproblemJSON403() *Forbidden {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RunIntentNowResponse) GetApplicationproblemJSON404() *NotFound {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r RunIntentNowResponse) GetApplicationproblemJSON409() *IntentActionConflict {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r RunIntentNowResponse) GetApplicationproblemJSON415() *UnsupportedMediaType {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r RunIntentNowResponse) GetApplicationproblemJSON422() *UnprocessableEntity {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r RunIntentNowResponse) GetApplicationproblemJSON429() *AuthenticationThrottled {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r RunIntentNowResponse) GetApplicationproblemJSON503() *StoreUnavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RunIntentNowResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RunIntentNowResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RunIntentNowResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RunIntentNowResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -3494,9 +4330,13 @@ func (c *ClientWithResponses) ResumeGatewayWithResponse(ctx context.Context, bod
 
 // ListIntentsWithResponse List intents, newest first.
 //
-// Returns one page of intents ordered by creation time, newest first.
-// Pass the page's nextCursor as cursor to read the next page; it is
-// absent on the last page. A cursor is opaque and stays valid forever.
+// Returns one page of intents ordered by creation time, newest first,
+// that match every filter given. Pass the page's nextCursor as cursor
+// to read the next (older) page, absent on the last page, or its
+// prevCursor to read the previous (newer) one, absent on the first
+// page; repeat the filters with it. A cursor is opaque and stays
+// valid forever. A previous page that would come out short (newer
+// intents are fewer than a page) is the first page, read full.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -3636,6 +4476,50 @@ func (c *ClientWithResponses) GetIntentWithResponse(ctx context.Context, intentI
 	return ParseGetIntentResponse(rsp)
 }
 
+// CancelIntentWithBodyWithResponse Cancel a pending intent (operator keys only).
+//
+// Ends a pending intent as `exhausted` with the exhaustedReason
+// `cancelled`: no further attempt is made. Refused with 409
+// attempt-in-flight while an attempt is in flight (its gateway call
+// may be under way; retry once it finished), and with 409
+// intent-ended when the intent ended otherwise. The cancel and the
+// leader's reservation of an attempt never both apply. Idempotent:
+// cancelling a cancelled intent answers 200 with it and records
+// nothing. The action is recorded in the intent's `events`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/intents/{intentId}/cancel (the `CancelIntent` operationId).
+func (c *ClientWithResponses) CancelIntentWithBodyWithResponse(ctx context.Context, intentId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CancelIntentResponse, error) {
+	rsp, err := c.CancelIntentWithBody(ctx, intentId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelIntentResponse(rsp)
+}
+
+// CancelIntentWithResponse Cancel a pending intent (operator keys only).
+//
+// Ends a pending intent as `exhausted` with the exhaustedReason
+// `cancelled`: no further attempt is made. Refused with 409
+// attempt-in-flight while an attempt is in flight (its gateway call
+// may be under way; retry once it finished), and with 409
+// intent-ended when the intent ended otherwise. The cancel and the
+// leader's reservation of an attempt never both apply. Idempotent:
+// cancelling a cancelled intent answers 200 with it and records
+// nothing. The action is recorded in the intent's `events`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/intents/{intentId}/cancel (the `CancelIntent` operationId).
+func (c *ClientWithResponses) CancelIntentWithResponse(ctx context.Context, intentId string, body CancelIntentJSONRequestBody, reqEditors ...RequestEditorFn) (*CancelIntentResponse, error) {
+	rsp, err := c.CancelIntent(ctx, intentId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelIntentResponse(rsp)
+}
+
 // ResubmitIntentWithBodyWithResponse Resubmit an ended intent as a new intent (operator keys only).
 //
 // Terminal intents are append-only, so a resubmission creates a new
@@ -3646,6 +4530,11 @@ func (c *ClientWithResponses) GetIntentWithResponse(ctx context.Context, intentI
 // resubmission of `~r1`. Idempotent per original: once an intent has
 // a resubmission, repeating the call returns that intent with 200.
 // Only ended (accepted, rejected, exhausted) intents can be resubmitted.
+// An intent whose message the gateway may already have
+// (acceptedAfterDeadline or possiblyAccepted) is resubmitted only with
+// acknowledgeDeliveryRisk true in the body, and answers 409
+// delivery-risk without it: the resubmission could deliver the same
+// message twice.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -3668,6 +4557,11 @@ func (c *ClientWithResponses) ResubmitIntentWithBodyWithResponse(ctx context.Con
 // resubmission of `~r1`. Idempotent per original: once an intent has
 // a resubmission, repeating the call returns that intent with 200.
 // Only ended (accepted, rejected, exhausted) intents can be resubmitted.
+// An intent whose message the gateway may already have
+// (acceptedAfterDeadline or possiblyAccepted) is resubmitted only with
+// acknowledgeDeliveryRisk true in the body, and answers 409
+// delivery-risk without it: the resubmission could deliver the same
+// message twice.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -3678,6 +4572,48 @@ func (c *ClientWithResponses) ResubmitIntentWithResponse(ctx context.Context, in
 		return nil, err
 	}
 	return ParseResubmitIntentResponse(rsp)
+}
+
+// RunIntentNowWithBodyWithResponse Make a pending intent's next try due now (operator keys only).
+//
+// Moves the pending intent's next due time to now (database time).
+// Nothing else changes: the leader schedules it at its next schedule
+// refresh, and the gateway's circuit breaker, the call limits and a
+// pause still hold it. An intent already due (or with an attempt in
+// flight) answers 200 as it is, and nothing is recorded. An ended
+// intent is refused with 409 intent-ended. The action is recorded in
+// the intent's `events`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/intents/{intentId}/run-now (the `RunIntentNow` operationId).
+func (c *ClientWithResponses) RunIntentNowWithBodyWithResponse(ctx context.Context, intentId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RunIntentNowResponse, error) {
+	rsp, err := c.RunIntentNowWithBody(ctx, intentId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRunIntentNowResponse(rsp)
+}
+
+// RunIntentNowWithResponse Make a pending intent's next try due now (operator keys only).
+//
+// Moves the pending intent's next due time to now (database time).
+// Nothing else changes: the leader schedules it at its next schedule
+// refresh, and the gateway's circuit breaker, the call limits and a
+// pause still hold it. An intent already due (or with an attempt in
+// flight) answers 200 as it is, and nothing is recorded. An ended
+// intent is refused with 409 intent-ended. The action is recorded in
+// the intent's `events`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/intents/{intentId}/run-now (the `RunIntentNow` operationId).
+func (c *ClientWithResponses) RunIntentNowWithResponse(ctx context.Context, intentId string, body RunIntentNowJSONRequestBody, reqEditors ...RequestEditorFn) (*RunIntentNowResponse, error) {
+	rsp, err := c.RunIntentNow(ctx, intentId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRunIntentNowResponse(rsp)
 }
 
 // ListTargetsWithResponse List every submission target's contract.
@@ -4376,6 +5312,108 @@ func ParseGetIntentResponse(rsp *http.Response) (*GetIntentResponse, error) {
 	return response, nil
 }
 
+// ParseCancelIntentResponse parses an HTTP response from a CancelIntentWithResponse call
+func ParseCancelIntentResponse(rsp *http.Response) (*CancelIntentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CancelIntentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Intent
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest MalformedRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IntentActionConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest AuthenticationThrottled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest StoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers CancelIntentResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseResubmitIntentResponse parses an HTTP response from a ResubmitIntentWithResponse call
 func ParseResubmitIntentResponse(rsp *http.Response) (*ResubmitIntentResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -4472,6 +5510,108 @@ func ParseResubmitIntentResponse(rsp *http.Response) (*ResubmitIntentResponse, e
 	switch {
 	case rsp.StatusCode == 429:
 		var headers ResubmitIntentResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRunIntentNowResponse parses an HTTP response from a RunIntentNowWithResponse call
+func ParseRunIntentNowResponse(rsp *http.Response) (*RunIntentNowResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RunIntentNowResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Intent
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest MalformedRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest IntentActionConflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest UnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest UnprocessableEntity
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest AuthenticationThrottled
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest StoreUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers RunIntentNowResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

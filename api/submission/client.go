@@ -172,6 +172,19 @@ type Filter struct {
 	SubmissionTarget string
 	// PossiblyAccepted true selects only intents flagged possiblyAccepted.
 	PossiblyAccepted bool
+	// AcceptedAfterDeadline true selects only intents the gateway accepted
+	// after their acceptance deadline (flagged acceptedAfterDeadline).
+	AcceptedAfterDeadline bool
+	// IntentIDPrefix selects the intents whose intentId starts with it,
+	// exactly: letter case counts and no character is a wildcard.
+	IntentIDPrefix string
+	// CreatedFrom and CreatedBefore select the intents created in
+	// [CreatedFrom, CreatedBefore); a zero time leaves its side open.
+	CreatedFrom, CreatedBefore time.Time
+	// LastResult selects the intents whose latest attempt has it in its
+	// outcome status, outcome reason or error, ignoring letter case
+	// ("invalid_recipient", "timeout").
+	LastResult string
 	// PageSize is how many intents one request fetches, 1 to 500; zero
 	// leaves it to the service (50).
 	PageSize int
@@ -216,6 +229,23 @@ func (c *Client) ListPage(ctx context.Context, f Filter, cursor string) (page []
 	}
 	if f.PossiblyAccepted {
 		params.PossiblyAccepted = &f.PossiblyAccepted
+	}
+	if f.AcceptedAfterDeadline {
+		params.AcceptedAfterDeadline = &f.AcceptedAfterDeadline
+	}
+	if f.IntentIDPrefix != "" {
+		params.IntentIdPrefix = &f.IntentIDPrefix
+	}
+	if f.LastResult != "" {
+		params.LastResult = &f.LastResult
+	}
+	if !f.CreatedFrom.IsZero() {
+		from := f.CreatedFrom.UTC().Format(time.RFC3339Nano)
+		params.CreatedFrom = &from
+	}
+	if !f.CreatedBefore.IsZero() {
+		before := f.CreatedBefore.UTC().Format(time.RFC3339Nano)
+		params.CreatedBefore = &before
 	}
 	if f.PageSize != 0 {
 		params.Limit = &f.PageSize

@@ -55,6 +55,10 @@ func (s *countingStore) StartAttempt(ctx context.Context, p ports.StartAttemptPa
 	return s.Store.StartAttempt(ctx, p)
 }
 
+func (s *countingStore) StartAttempts(ctx context.Context, ps []ports.StartAttemptParams) []error {
+	return startEach(ctx, ps, s.StartAttempt)
+}
+
 func (s *countingStore) readsOf(id string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -298,6 +298,10 @@ func (s leaderFlipStore) StartAttempt(ctx context.Context, p ports.StartAttemptP
 	return err
 }
 
+func (s leaderFlipStore) StartAttempts(ctx context.Context, ps []ports.StartAttemptParams) []error {
+	return startEach(ctx, ps, s.StartAttempt)
+}
+
 func TestLeadershipLostAfterReservationMakesNoGatewayCall(t *testing.T) {
 	h := newHarness(t)
 	fs := leaderFlipStore{Store: h.mem, h: h}

@@ -22,6 +22,8 @@ type recordingMetrics struct {
 	// possiblyAccepted and lookups record the in-doubt events.
 	possiblyAccepted []string
 	lookups          []string
+	// lateAcceptances records the intents accepted after their deadline.
+	lateAcceptances []string
 	// protection records the gateway protection's events (protect_test.go).
 	protection []string
 	// changed is closed and replaced on every event, for await.
@@ -92,6 +94,10 @@ func (m *recordingMetrics) FencedWrite() {
 
 func (m *recordingMetrics) IntentPossiblyAccepted(target string) {
 	m.record(func() { m.possiblyAccepted = append(m.possiblyAccepted, target) })
+}
+
+func (m *recordingMetrics) IntentAcceptedAfterDeadline(target string) {
+	m.record(func() { m.lateAcceptances = append(m.lateAcceptances, target) })
 }
 
 func (m *recordingMetrics) InDoubtLookup(gt core.GatewayType, answer string) {

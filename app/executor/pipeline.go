@@ -158,13 +158,14 @@ func (t *term) load(ctx context.Context, entry core.ScheduleEntry, cached *core.
 // reserve records the attempt's start in the store, fenced, before any call:
 // a crash during the call then leaves an open attempt for the next leader
 // to close instead of a silent resend. The attempt's StartedAt is its
-// reservation's time.
+// reservation's time. The write goes with the other workers' of the moment
+// (writes.go).
 func (t *term) reserve(ctx context.Context, in core.Intent, fromCache bool) (a core.Attempt, res result, ok, stale bool) {
 	if t.slots.stopped() {
 		return a, result{intentID: in.IntentID}, false, false // draining or lost: nothing new is reserved
 	}
 	a = core.Attempt{Number: in.AttemptCount + 1, StartedAt: t.cfg.Clock.Now()}
-	err := t.cfg.Store.StartAttempt(ctx, ports.StartAttemptParams{
+	err := t.writes.starts.do(ports.StartAttemptParams{
 		Fence: t.fence, IntentID: in.IntentID, Number: a.Number, StartedAt: a.StartedAt,
 	})
 	res, stale, ok = t.written(ctx, "start attempt", in, a.Number, err, fromCache)

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/submissionmanager/submission-manager/app/clockctx"
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
 )
@@ -37,10 +36,10 @@ const (
 )
 
 // record writes the attempt's result and its decision in one fenced
-// FinishAttempt and tells the scheduler what follows. The write outlives
-// the term's cancellation for up to FinishTimeout, so a result the gateway
-// gave is recorded even at shutdown, yet still only while this term's lease
-// holds.
+// FinishAttempt, with the other workers' of the moment (writes.go), and
+// tells the scheduler what follows. The write outlives the term's
+// cancellation for up to FinishTimeout, so a result the gateway gave is
+// recorded even at shutdown, yet still only while this term's lease holds.
 func (t *term) record(ctx context.Context, in core.Intent, a core.Attempt, e ended, d core.Decision, finishedAt time.Time) result {
 	p := ports.FinishAttemptParams{
 		Fence: t.fence, IntentID: in.IntentID, Number: a.Number, FinishedAt: finishedAt,
@@ -52,17 +51,19 @@ func (t *term) record(ctx context.Context, in core.Intent, a core.Attempt, e end
 			p.Error = "attempt failed without an error message"
 		}
 	}
-	outlives := context.WithoutCancel(ctx)
-	writeCtx, cancel := clockctx.WithTimeout(outlives, t.cfg.Clock, t.cfg.FinishTimeout)
-	err := t.cfg.Store.FinishAttempt(writeCtx, p)
-	cancel()
-	res, _, ok := t.written(outlives, "finish attempt", in, a.Number, err, false)
+	err := t.writes.finishes.do(p)
+	res, _, ok := t.written(context.WithoutCancel(ctx), "finish attempt", in, a.Number, err, false)
 	if !ok {
 		return res
 	}
 	if d.PossiblyAccepted && !in.PossiblyAccepted {
 		t.cfg.Metrics.IntentPossiblyAccepted(in.SubmissionTarget)
 		t.log.Warn("intent_possibly_accepted", "intent_id", in.IntentID, "attempt", a.Number)
+	}
+	if d.AcceptedAfterDeadline {
+		t.cfg.Metrics.IntentAcceptedAfterDeadline(in.SubmissionTarget)
+		t.log.Warn("intent_accepted_after_deadline", "intent_id", in.IntentID, "attempt", a.Number,
+			"message_id", d.AcceptedMessageID)
 	}
 	label := resultLabel(e.result)
 	if e.reach == called && !e.calledAt.IsZero() {

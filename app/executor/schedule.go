@@ -93,6 +93,12 @@ func (t *term) noteRow(r ports.ScheduleRow) {
 		t.taken(r.IntentID)
 		return
 	}
+	if k, ok := t.known[r.IntentID]; ok && !k.NextDueAt.Equal(r.NextDueAt) {
+		// The store's due time wins over the cached one: an operator's
+		// run now (or another instance's write) moved it.
+		k.NextDueAt = r.NextDueAt
+		t.known[r.IntentID] = k
+	}
 	t.schedule.Upsert(core.ScheduleEntry{IntentID: r.IntentID, DueAt: r.NextDueAt, Mode: r.Mode})
 }
 

@@ -31,6 +31,10 @@ func (s *blockingFinish) FinishAttempt(ctx context.Context, p ports.FinishAttemp
 	return s.Store.FinishAttempt(ctx, p)
 }
 
+func (s *blockingFinish) FinishAttempts(ctx context.Context, ps []ports.FinishAttemptParams) []error {
+	return finishEach(ctx, ps, s.FinishAttempt)
+}
+
 // TestResultWritesHoldNoGatewaySlot pins that MaxInFlight bounds gateway
 // calls, not result writes: with one slot, the next due intent is called
 // while the previous attempt's result is still being written, so a slow

@@ -86,6 +86,9 @@ type term struct {
 	jobs chan func()
 	// stopWork cancels the context of every worker of this term.
 	stopWork context.CancelFunc
+	// writes batch the workers' fenced reservations and results
+	// (writes.go).
+	writes writers
 	// lost is the first sign that leadership is gone; once set, nothing new
 	// is dispatched and run returns it.
 	lost error
@@ -161,6 +164,8 @@ func (t *term) run(ctx context.Context) error {
 		t.stepDown(errNotLeader("after the schedule rebuild"), "")
 		return t.lost
 	}
+	t.writes = newWriters(workCtx, t.cfg)
+	stopWrites := t.writes.start()
 	t.log.Info("executor_started", "schedule_size", t.schedule.Len())
 	t.nextRefresh = t.cfg.Clock.Now().Add(t.cfg.RefreshInterval)
 	for t.lost == nil {
@@ -197,6 +202,7 @@ func (t *term) run(ctx context.Context) error {
 	}
 	close(t.jobs)
 	t.workers.Wait()
+	stopWrites()
 	t.report()
 	t.cfg.Metrics.ScheduleSize(0)
 	if t.lost != nil {

@@ -15,6 +15,10 @@ var _ ports.OperatorService = (*Service)(nil)
 // original. It is idempotent per original: once an original has a
 // resubmission, every later call returns that one (Created=false), whatever
 // new intentId it asks for, so a retried or doubled click never sends twice.
+// An original whose message the gateway may already have (core.DeliveryRisk)
+// is resubmitted only when p acknowledges that risk; without it the call is
+// refused with core.ErrDeliveryRisk, unless the original already has its
+// resubmission, which is returned as always, since that sends nothing.
 func (s *Service) ResubmitIntent(ctx context.Context, p ports.ResubmitIntentParams) (ports.SubmitIntentResult, error) {
 	original, err := s.cfg.Store.GetIntent(ctx, p.IntentID)
 	if err != nil {
@@ -22,6 +26,9 @@ func (s *Service) ResubmitIntent(ctx context.Context, p ports.ResubmitIntentPara
 	}
 	if !original.Status.Terminal() {
 		return ports.SubmitIntentResult{}, fmt.Errorf("%w: %q is %s", core.ErrIntentNotEnded, p.IntentID, original.Status)
+	}
+	if err := s.unacknowledgedRisk(ctx, original, p.AcknowledgeDeliveryRisk); err != nil {
+		return ports.SubmitIntentResult{}, err
 	}
 	newID := p.NewIntentID
 	if newID == "" {
@@ -49,6 +56,24 @@ func (s *Service) ResubmitIntent(ctx context.Context, p ports.ResubmitIntentPara
 		return ports.SubmitIntentResult{}, err
 	}
 	return ports.SubmitIntentResult{Intent: intents[0], Created: res.Created}, nil
+}
+
+// unacknowledgedRisk refuses the resubmission of an original whose message
+// the gateway may already have, when the risk was not acknowledged and the
+// original has no resubmission yet.
+func (s *Service) unacknowledgedRisk(ctx context.Context, original core.Intent, acknowledged bool) error {
+	risk := core.DeliveryRisk(original)
+	if risk == nil || acknowledged {
+		return nil
+	}
+	links, err := s.cfg.Store.ResubmissionLinks(ctx, []string{original.IntentID})
+	if err != nil {
+		return err
+	}
+	if links[original.IntentID].As != "" {
+		return nil
+	}
+	return risk
 }
 
 // CountIntents returns the number of intents per target and status.

@@ -221,7 +221,8 @@ func (s *Service) repeatOr(ctx context.Context, intentID string, sub core.Submis
 	return ports.SubmitIntentResult{Intent: existing}, nil
 }
 
-// GetIntent returns one intent with its attempts, or core.ErrIntentNotFound.
+// GetIntent returns one intent with its attempts, its resubmission links
+// and its operator events, or core.ErrIntentNotFound.
 func (s *Service) GetIntent(ctx context.Context, intentID string) (core.Intent, error) {
 	in, err := s.cfg.Store.GetIntent(ctx, intentID)
 	if err != nil {
@@ -231,36 +232,7 @@ func (s *Service) GetIntent(ctx context.Context, intentID string) (core.Intent, 
 	if err != nil {
 		return core.Intent{}, err
 	}
-	return linked[0], nil
-}
-
-// ListIntents returns a page of intents, newest first, after checking the
-// filters so a typo is a field error rather than an empty page.
-func (s *Service) ListIntents(ctx context.Context, p ports.ListIntentsParams) (ports.IntentPage, error) {
-	if p.Limit < 1 {
-		return ports.IntentPage{}, &core.FieldError{Field: "limit", Message: "must be at least 1"}
-	}
-	if p.Status != "" && !p.Status.Valid() {
-		return ports.IntentPage{}, &core.FieldError{Field: "status", Message: fmt.Sprintf("%q is not an intent status", p.Status)}
-	}
-	// The store answers one query shape; asking for one row more than the
-	// page tells whether a next page exists without a count.
-	pageSize := p.Limit
-	p.Limit++
-	intents, err := s.cfg.Store.ListIntents(ctx, p)
-	if err != nil {
-		return ports.IntentPage{}, err
-	}
-	page := ports.IntentPage{Intents: intents}
-	if len(intents) > pageSize {
-		page.Intents = intents[:pageSize]
-		last := page.Intents[pageSize-1]
-		page.Next = &ports.IntentPosition{CreatedAt: last.CreatedAt, IntentID: last.IntentID}
-	}
-	if page.Intents, err = s.withLinks(ctx, page.Intents); err != nil {
-		return ports.IntentPage{}, err
-	}
-	return page, nil
+	return s.withEvents(ctx, linked[0])
 }
 
 // Targets returns every contract of the registry, ordered by target.

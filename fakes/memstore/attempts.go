@@ -79,6 +79,7 @@ func (s *Store) FinishAttempt(ctx context.Context, p ports.FinishAttemptParams) 
 	in.FinalOutcome = cloneOutcome(d.FinalOutcome)
 	in.ExhaustedReason = d.ExhaustedReason
 	in.PossiblyAccepted = in.PossiblyAccepted || d.PossiblyAccepted
+	in.AcceptedAfterDeadline, in.AcceptedMessageID = d.AcceptedAfterDeadline, d.AcceptedMessageID
 	in.LastModifiedAt = now
 	s.signal()
 	return nil

@@ -64,6 +64,7 @@ func reopen(s *Store) *Store {
 	}
 	next.leases = maps.Clone(s.leases)
 	next.pauses = maps.Clone(s.pauses)
+	next.events = maps.Clone(s.events)
 	next.console = sessionState{secret: cloneSecret(s.console.secret), sessions: maps.Clone(s.console.sessions)}
 	return next
 }

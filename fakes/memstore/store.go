@@ -37,6 +37,9 @@ type Store struct {
 	leases  map[string]core.Lease
 	// links maps an intentId to its resubmission links (resubmit.go).
 	links map[string]ports.ResubmissionLinks
+	// events are the operator's actions on intents (intervention.go), by
+	// intentId, oldest first.
+	events map[string][]core.IntentEvent
 	// pauses are the operator's gateway pauses (pause.go), by pauseKey.
 	pauses map[string]core.GatewayPause
 	// console is the console's session secret and sessions (session.go).
@@ -125,7 +128,8 @@ func (s *Store) GetIntents(ctx context.Context, intentIDs []string) ([]core.Inte
 }
 
 // ListIntents returns at most p.Limit intents newest first by (CreatedAt,
-// IntentID), strictly after p.Before when set; the service cuts the pages.
+// IntentID) that match the filters, strictly after p.Before, or the
+// p.Limit nearest strictly before p.After; the service cuts the pages.
 func (s *Store) ListIntents(ctx context.Context, p ports.ListIntentsParams) ([]core.Intent, error) {
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
@@ -137,19 +141,9 @@ func (s *Store) ListIntents(ctx context.Context, p ports.ListIntentsParams) ([]c
 	defer s.mu.Unlock()
 	var match []*core.Intent
 	for _, in := range s.intents {
-		if p.Status != "" && in.Status != p.Status {
-			continue
+		if listed(in, p) {
+			match = append(match, in)
 		}
-		if p.SubmissionTarget != "" && in.SubmissionTarget != p.SubmissionTarget {
-			continue
-		}
-		if p.PossiblyAccepted && !in.PossiblyAccepted {
-			continue
-		}
-		if p.Before != nil && !olderThan(in, *p.Before) {
-			continue
-		}
-		match = append(match, in)
 	}
 	slices.SortFunc(match, func(a, b *core.Intent) int {
 		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
@@ -157,11 +151,66 @@ func (s *Store) ListIntents(ctx context.Context, p ports.ListIntentsParams) ([]c
 		}
 		return strings.Compare(b.IntentID, a.IntentID)
 	})
+	if p.After != nil {
+		// The nearest to After are the oldest of the newer ones.
+		match = match[max(0, len(match)-p.Limit):]
+	}
 	var intents []core.Intent
 	for _, in := range match[:min(len(match), p.Limit)] {
 		intents = append(intents, cloneIntent(in))
 	}
 	return intents, nil
+}
+
+// listed reports whether in matches the listing's filters and lies on the
+// side of its position that p asks for.
+func listed(in *core.Intent, p ports.ListIntentsParams) bool {
+	switch {
+	case p.Status != "" && in.Status != p.Status,
+		p.SubmissionTarget != "" && in.SubmissionTarget != p.SubmissionTarget,
+		p.PossiblyAccepted && !in.PossiblyAccepted,
+		p.AcceptedAfterDeadline && !in.AcceptedAfterDeadline,
+		!strings.HasPrefix(in.IntentID, p.IntentIDPrefix),
+		!p.CreatedFrom.IsZero() && in.CreatedAt.Before(p.CreatedFrom),
+		!p.CreatedBefore.IsZero() && !in.CreatedAt.Before(p.CreatedBefore),
+		p.LastResult != "" && !lastResultHas(in, p.LastResult),
+		p.Before != nil && !olderThan(in, *p.Before),
+		p.After != nil && !newerThan(in, *p.After):
+		return false
+	}
+	return true
+}
+
+// lastResultHas reports whether the latest attempt's outcome status,
+// outcome reason or error contains fragment, ignoring the case of ASCII
+// letters only, as the SQL stores' lower() does.
+func lastResultHas(in *core.Intent, fragment string) bool {
+	last, ok := in.LastAttempt()
+	if !ok || last.Number != in.AttemptCount {
+		return false
+	}
+	fragment = asciiLower(fragment)
+	texts := []string{last.Error}
+	if last.Outcome != nil {
+		texts = append(texts, string(last.Outcome.Status), last.Outcome.Reason)
+	}
+	for _, text := range texts {
+		if strings.Contains(asciiLower(text), fragment) {
+			return true
+		}
+	}
+	return false
+}
+
+// asciiLower lowers ASCII letters and leaves every other byte as it is.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // olderThan reports whether in comes strictly after pos in newest-first order.
@@ -170,6 +219,15 @@ func olderThan(in *core.Intent, pos ports.IntentPosition) bool {
 		return c < 0
 	}
 	return in.IntentID < pos.IntentID
+}
+
+// newerThan reports whether in comes strictly before pos in newest-first
+// order.
+func newerThan(in *core.Intent, pos ports.IntentPosition) bool {
+	if c := in.CreatedAt.Compare(pos.CreatedAt); c != 0 {
+		return c > 0
+	}
+	return in.IntentID > pos.IntentID
 }
 
 // ListPending returns pending intents with an intentId after p.AfterIntentID,

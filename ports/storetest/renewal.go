@@ -17,16 +17,18 @@ import (
 const (
 	renewalLease   = 3 * time.Second
 	renewalWriters = 128
-	renewals       = 8
+	rounds         = 4
 )
 
 // testRenewalUnderFencedWrites holds every store to the property the leader
 // lives by: renewing the lease never waits behind fenced writes. In each
 // round, 128 writers each make a fenced StartAttempt and FinishAttempt at
-// once, and the holder renews its short lease while their transactions are
-// under way, the renewal bounded by half the lease. A renewal queued behind
-// the writers' transactions would let the lease run out: the renewal then
-// fails, or a writer is fenced.
+// once, and the holder renews its short lease again and again while their
+// transactions are under way, each renewal bounded by half the lease. A
+// renewal queued behind the writers' transactions would outlive its bound
+// or let the lease run out: the renewal then fails, or a writer is fenced.
+// However slow the machine makes a round, renewals that never wait keep the
+// lease.
 func testRenewalUnderFencedWrites(t *testing.T, h Harness) {
 	ctx := t.Context()
 	ids := make([]string, renewalWriters)
@@ -44,30 +46,46 @@ func testRenewalUnderFencedWrites(t *testing.T, h Harness) {
 		t.Fatal(err)
 	}
 	// A clock that moves with every statement passes two statements per
-	// writer and one per renewal in every round.
+	// writer in every round, and one per renewal.
 	d := renewalLease + 4*renewalWriters*h.StatementTime
 	f := leasetest.MustAcquire(t, h.Leases, core.DefaultLeaseName, "storetest-leader", d).Fence()
-	for round := 2; round <= renewals+1; round++ {
-		var wg sync.WaitGroup
-		errs := make(chan error, renewalWriters)
-		for _, id := range ids {
-			wg.Go(func() {
-				if err := fencedRound(ctx, h.Store, f, id, round); err != nil {
-					errs <- fmt.Errorf("writer %s: %w", id, err)
-				}
-			})
+	for round := 2; round <= rounds+1; round++ {
+		done := make(chan error, 1)
+		go func() { done <- writeRound(ctx, h.Store, f, ids, round) }()
+		renewals, roundErr, renewErr := renewWhile(ctx, h, f, d, done)
+		if renewErr != nil {
+			t.Fatalf("renewal %d of round %d, under %d fenced writers: %v", renewals+1, round, renewalWriters, renewErr)
+		}
+		if roundErr != nil {
+			t.Fatalf("round %d, after %d renewals: a fenced write failed while the lease should hold: %v", round, renewals, roundErr)
+		}
+	}
+}
+
+// renewWhile renews the lease for d, again and again, each renewal bounded
+// by half the lease, until the round's writers report on done, and returns
+// how many renewals it made, the round's error and the first renewal's
+// error. On a store whose clock moves with every statement it stops
+// renewing after renewalWriters renewals, so that its renewals cannot
+// outrun the lease themselves, and waits for the round.
+func renewWhile(ctx context.Context, h Harness, f core.Fence, d time.Duration, done <-chan error) (int, error, error) {
+	n := 0
+	for {
+		select {
+		case err := <-done:
+			return n, err, nil
+		default:
+		}
+		if h.StatementTime > 0 && n >= renewalWriters {
+			return n, <-done, nil
 		}
 		rctx, cancel := context.WithTimeout(ctx, renewalLease/2)
 		_, err := h.Leases.Renew(rctx, ports.RenewLeaseParams{Fence: f, Duration: d})
 		cancel()
-		wg.Wait()
-		close(errs)
 		if err != nil {
-			t.Fatalf("renewal in round %d, under %d fenced writers: %v", round, renewalWriters, err)
+			return n, <-done, err
 		}
-		for err := range errs {
-			t.Fatalf("round %d: a fenced write failed while the lease should hold: %v", round, err)
-		}
+		n++
 	}
 }
 

@@ -35,7 +35,11 @@
 //     through every read and a restart; the store keeps no schedule of its
 //     own: the first attempt's due time is NextDueAt.
 //   - ListIntents answers one query shape (at most Limit intents strictly
-//     after Before, newest first); the service cuts the pages.
+//     after Before, or the Limit nearest strictly before After, newest
+//     first, that match every filter set); the service cuts the pages. An
+//     intentId prefix is taken literally (no character is a wildcard), the
+//     latest attempt's text is searched ignoring the case of ASCII letters,
+//     and a creation bound beyond what the store holds is an open side.
 //   - CreateResubmission writes the new intent and its link together or not
 //     at all, and is idempotent per original, also under concurrent calls
 //     naming different new intentIds; GetIntent does not fill the links
@@ -120,14 +124,18 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"ListChangedSharedTimestamp", testListChangedSharedTimestamp},
 		{"ListIntentsNewestFirst", testListIntents},
 		{"ListIntentsFilters", testListIntentsFilters},
+		{"ListIntentsSearch", testListIntentsSearch},
+		{"ListIntentsAfterSharedTimes", testListIntentsAfterSharedTimes},
 		{"RestartKeepsEverything", testRestart},
 		{"PossiblyAccepted", testPossiblyAccepted},
+		{"AcceptedAfterDeadline", testAcceptedAfterDeadline},
 		{"NotBeforeStoredAndScheduled", testNotBefore},
 		{"TraceParentRoundTrip", testTraceParent},
 		{"Reschedule", testReschedule},
 		{"Pauses", testPauses},
 	}
 	cases = append(cases, operatorCases...)
+	cases = append(cases, interventionCases...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			c.fn(t, newHarness(t))

@@ -31,8 +31,9 @@ func traced(id string, c core.Contract, createdAt int, tp string) core.Intent {
 func testTraceParent(t *testing.T, h Harness) {
 	ctx := t.Context()
 	c := smsContract("sms.traced")
-	want := map[string]string{"tp-one": traceA, "tp-none": "", "tp-batch-1": traceB, "tp-batch-2": "", "tp-batch-3": traceC}
-	for _, in := range []core.Intent{traced("tp-one", c, 0, traceA), traced("tp-none", c, 1, "")} {
+	want := map[string]string{"tp-one": traceA, "tp-none": "", "tp-batch-1": traceB, "tp-batch-2": "", "tp-batch-3": traceC,
+		"tp-late": traceC}
+	for _, in := range []core.Intent{traced("tp-one", c, 0, traceA), traced("tp-none", c, 1, ""), traced("tp-late", c, 7, traceC)} {
 		if got := mustCreate(t, h.Store, in); got.TraceParent != in.TraceParent {
 			t.Errorf("CreateIntent(%s) returned TraceParent %q, want %q", in.IntentID, got.TraceParent, in.TraceParent)
 		}
@@ -66,8 +67,9 @@ func testTraceParent(t *testing.T, h Harness) {
 	}
 
 	// Attempts change the intent row, not its trace context: tp-one is
-	// retried twice, the second time possibly accepted, and tp-batch-1
-	// ends, so every listing filter below has a traced intent to show.
+	// retried twice, the second time possibly accepted, tp-batch-1 ends
+	// and tp-late is accepted after its deadline, so every listing filter
+	// below has a traced intent to show.
 	f := leader(t, h)
 	dup := core.Outcome{Status: core.OutcomeRejected, Reason: core.ReasonDuplicateReference}
 	complete(t, h.Store, retryAfter(f, "tp-one", 1, at(10), at(20)))
@@ -75,6 +77,7 @@ func testTraceParent(t *testing.T, h Harness) {
 	flagged.Error, flagged.Outcome, flagged.Decision.PossiblyAccepted = "", &dup, true
 	complete(t, h.Store, flagged)
 	complete(t, h.Store, accept(f, "tp-batch-1", 1, at(50)))
+	complete(t, h.Store, lateAcceptance(f, "tp-late", 1, "gw-msg-late"))
 
 	check := func(h Harness, when string) {
 		t.Helper()
@@ -83,7 +86,7 @@ func testTraceParent(t *testing.T, h Harness) {
 				t.Errorf("%s: GetIntent(%s).TraceParent = %q, want %q", when, id, got, tp)
 			}
 		}
-		many, err := h.Store.GetIntents(ctx, []string{"tp-one", "tp-none", "tp-batch-1", "tp-batch-2", "tp-batch-3"})
+		many, err := h.Store.GetIntents(ctx, []string{"tp-one", "tp-none", "tp-batch-1", "tp-batch-2", "tp-batch-3", "tp-late"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,6 +104,11 @@ func testTraceParent(t *testing.T, h Harness) {
 			{SubmissionTarget: c.SubmissionTarget},
 			{Status: core.StatusAccepted, SubmissionTarget: c.SubmissionTarget},
 			{PossiblyAccepted: true},
+			{AcceptedAfterDeadline: true},
+			{IntentIDPrefix: "tp-batch"},
+			{CreatedFrom: at(2), CreatedBefore: at(5)},
+			{LastResult: "accepted"},
+			{After: &ports.IntentPosition{CreatedAt: at(-1)}},
 		} {
 			p.Limit = 10
 			listed, err := h.Store.ListIntents(ctx, p)

@@ -1,5 +1,5 @@
-// The console's only script: confirmation of state-changing forms and an
-// optional auto-refresh of the overview. Loaded from the console itself;
+// The console's only script: confirmation of state-changing forms, an
+// optional auto-refresh of the overview, and the intents list's selection. Loaded from the console itself;
 // the Content-Security-Policy forbids inline script.
 "use strict";
 document.addEventListener("DOMContentLoaded", function () {
@@ -23,5 +23,27 @@ document.addEventListener("DOMContentLoaded", function () {
       arm();
     });
     arm();
+  }
+  // Selection for bulk actions: "select all" toggles the page's rows, and
+  // the bar counts the selection. Without script, rows are ticked one by
+  // one and the server counts.
+  var all = document.getElementById("select-all");
+  var rows = document.querySelectorAll("#intents input.select");
+  var count = document.getElementById("selected-count");
+  var apply = document.getElementById("bulk-apply");
+  if (all && count && apply) {
+    var update = function () {
+      var n = 0;
+      rows.forEach(function (box) { if (box.checked) { n++; } });
+      count.textContent = n === 1 ? "1 selected" : n + " selected";
+      apply.disabled = n === 0;
+      all.checked = n > 0 && n === rows.length;
+    };
+    all.addEventListener("change", function () {
+      rows.forEach(function (box) { box.checked = all.checked; });
+      update();
+    });
+    rows.forEach(function (box) { box.addEventListener("change", update); });
+    update();
   }
 });

@@ -9,15 +9,18 @@ import (
 	"github.com/submissionmanager/submission-manager/api/client"
 )
 
-const intentsUsage = `usage: submission-manager intents <list|get|resubmit> [flags] [intentId...]
+const intentsUsage = `usage: submission-manager intents <list|get|resubmit|cancel|run-now> [flags] [intentId...]
 
   list [--status S] [--target T] [--limit N] [--cursor C]   intents, newest first
   get ID                                                    one intent: payload, contract, attempts
-  resubmit ID... [--new-id NEW]                             resubmit ended intents
+  resubmit ID... [--new-id NEW] [--acknowledge-delivery-risk]
+                                                            resubmit ended intents
   resubmit --status S [--target T] [--max N] [--yes]        resubmit ended intents in bulk
+  cancel ID...                                              cancel pending intents
+  run-now ID...                                             make pending intents due now
 
 Every subcommand takes --url (SUBMISSION_URL, default http://127.0.0.1:8000),
---api-key (SUBMISSION_API_KEY; an operator key to resubmit) and --json.
+--api-key (SUBMISSION_API_KEY; an operator key to resubmit, cancel or run now) and --json.
 Run "submission-manager intents <subcommand> -h" for its flags.
 `
 
@@ -27,14 +30,15 @@ var statusChoices = []string{
 	string(client.IntentStatusRejected), string(client.IntentStatusExhausted),
 }
 
-// runIntents dispatches `intents list|get|resubmit` over the Go client.
+// runIntents dispatches `intents list|get|resubmit|cancel|run-now` over the
+// Go client.
 func runIntents(ctx context.Context, args []string, env LookupEnv, stdout, stderr io.Writer) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") || args[0] == "help" {
 		fmt.Fprint(stderr, intentsUsage)
 		if len(args) > 0 && isHelp(args[0]) {
 			return nil
 		}
-		return &usageError{msg: "intents needs a subcommand: list, get or resubmit"}
+		return &usageError{msg: "intents needs a subcommand: list, get, resubmit, cancel or run-now"}
 	}
 	sub, rest := args[0], args[1:]
 	switch sub {
@@ -44,8 +48,12 @@ func runIntents(ctx context.Context, args []string, env LookupEnv, stdout, stder
 		return runIntentsGet(ctx, rest, env, stdout, stderr)
 	case "resubmit":
 		return runIntentsResubmit(ctx, rest, env, stdout, stderr)
+	case "cancel":
+		return runIntentsAct(ctx, cancelAction, rest, env, stdout, stderr)
+	case "run-now":
+		return runIntentsAct(ctx, runNowAction, rest, env, stdout, stderr)
 	}
-	return &usageError{msg: fmt.Sprintf("unknown intents subcommand %q: want list, get or resubmit", sub)}
+	return &usageError{msg: fmt.Sprintf("unknown intents subcommand %q: want list, get, resubmit, cancel or run-now", sub)}
 }
 
 // isHelp reports whether arg asks for the usage.
@@ -61,6 +69,7 @@ func runIntentsList(ctx context.Context, args []string, env LookupEnv, stdout, s
 	c.fs.Var(status, "status", "only intents in this status: "+strings.Join(statusChoices, ", "))
 	target := c.fs.String("target", "", "only intents of this submission target")
 	possibly := c.fs.Bool("possibly-accepted", false, "only intents flagged possiblyAccepted")
+	late := c.fs.Bool("accepted-after-deadline", false, "only intents the gateway accepted after their deadline (flagged acceptedAfterDeadline)")
 	limit := c.fs.Int("limit", 50, "how many intents to print")
 	cursor := c.fs.String("cursor", "", "start after the intents printed before (the cursor a previous list printed)")
 	positional, err := c.parse(args, env)
@@ -73,7 +82,8 @@ func runIntentsList(ctx context.Context, args []string, env LookupEnv, stdout, s
 	if *limit < 1 {
 		return &usageError{msg: fmt.Sprintf("--limit must be at least 1, got %d", *limit)}
 	}
-	return c.list(ctx, listQuery{status: status.value, target: *target, possiblyAccepted: *possibly, limit: *limit, cursor: *cursor})
+	return c.list(ctx, listQuery{status: status.value, target: *target, possiblyAccepted: *possibly,
+		acceptedAfterDeadline: *late, limit: *limit, cursor: *cursor})
 }
 
 // runIntentsGet runs `intents get ID`.
@@ -100,6 +110,9 @@ func runIntentsResubmit(ctx context.Context, args []string, env LookupEnv, stdou
 	target := c.fs.String("target", "", "bulk: only intents of this submission target")
 	maxBulk := c.fs.Int("max", 100, "bulk: resubmit at most this many intents")
 	yes := c.fs.Bool("yes", false, "bulk: act without asking (the count is printed first)")
+	acknowledge := c.fs.Bool("acknowledge-delivery-risk", false,
+		"resubmit the named intents even if the gateway may already have delivered their message\n"+
+			"(acceptedAfterDeadline or possiblyAccepted): it may then be delivered twice; never in bulk")
 	positional, err := c.parse(args, env)
 	if err != nil {
 		return err
@@ -109,6 +122,8 @@ func runIntentsResubmit(ctx context.Context, args []string, env LookupEnv, stdou
 		return &usageError{msg: fmt.Sprintf("--max must be at least 1, got %d", *maxBulk)}
 	case status.value != "" && len(positional) > 0:
 		return &usageError{msg: "intents resubmit takes either intentIds or --status, not both"}
+	case status.value != "" && *acknowledge:
+		return &usageError{msg: "--acknowledge-delivery-risk is for intents named by id, after checking each with the gateway; a bulk resubmission never takes them"}
 	case status.value != "":
 		return c.bulk(ctx, status.value, *target, *maxBulk, *yes)
 	case len(positional) == 0:
@@ -116,5 +131,5 @@ func runIntentsResubmit(ctx context.Context, args []string, env LookupEnv, stdou
 	case *newID != "" && len(positional) > 1:
 		return &usageError{msg: "--new-id names one resubmission; give one intentId with it"}
 	}
-	return c.resubmit(ctx, positional, *newID)
+	return c.resubmit(ctx, positional, *newID, *acknowledge)
 }

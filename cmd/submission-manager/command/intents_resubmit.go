@@ -18,10 +18,15 @@ type resubmitted struct {
 	Error         string `json:"error,omitempty"`
 }
 
-func resubmitOne(ctx context.Context, sm *submission.Client, id, newID string) resubmitted {
+// resubmitOne resubmits one intent; acknowledge confirms the delivery risk
+// of an intent the gateway may already have delivered (never in bulk).
+func resubmitOne(ctx context.Context, sm *submission.Client, id, newID string, acknowledge bool) resubmitted {
 	body := client.ResubmissionRequest{}
 	if newID != "" {
 		body.IntentId = &newID
+	}
+	if acknowledge {
+		body.AcknowledgeDeliveryRisk = &acknowledge
 	}
 	res, err := sm.API().ResubmitIntentWithResponse(ctx, id, body)
 	switch {
@@ -32,23 +37,30 @@ func resubmitOne(ctx context.Context, sm *submission.Client, id, newID string) r
 	case res.JSON200 != nil:
 		return resubmitted{IntentID: id, ResubmittedAs: res.JSON200.IntentId}
 	}
-	return resubmitted{IntentID: id, Error: explained("resubmitting "+id, submission.ProblemOf(res.HTTPResponse, res.Body)).Error()}
+	problem := submission.ProblemOf(res.HTTPResponse, res.Body)
+	if submission.IsProblem(problem, submission.TypeDeliveryRisk) {
+		return resubmitted{IntentID: id, Error: fmt.Sprintf("resubmitting %s: %v (check with the gateway; to send it again all the same, "+
+			"rerun with --acknowledge-delivery-risk)", id, problem)}
+	}
+	return resubmitted{IntentID: id, Error: explained("resubmitting "+id, problem).Error()}
 }
 
-// resubmit resubmits the named intents.
-func (c *clientCmd) resubmit(ctx context.Context, ids []string, newID string) error {
+// resubmit resubmits the named intents; acknowledge confirms the delivery
+// risk of those the gateway may already have delivered.
+func (c *clientCmd) resubmit(ctx context.Context, ids []string, newID string, acknowledge bool) error {
 	sm, err := c.client()
 	if err != nil {
 		return err
 	}
-	return c.report(c.each(ctx, sm, ids, newID, false))
+	return c.report(c.each(ctx, sm, ids, newID, acknowledge, false))
 }
 
 // bulk resubmits ended intents of a filter that have no resubmission yet,
 // after printing how many; without --yes it stops there. It never takes an
-// intent flagged possiblyAccepted: the gateway may have accepted it, so
-// resubmitting it in bulk could deliver its message twice (resubmit such an
-// intent by its id, after checking with the gateway).
+// intent flagged possiblyAccepted or acceptedAfterDeadline: the gateway may
+// have its message, so resubmitting it in bulk could deliver it twice
+// (resubmit such an intent by its id with --acknowledge-delivery-risk,
+// after checking with the gateway); the service would refuse it anyway.
 func (c *clientCmd) bulk(ctx context.Context, status, target string, limit int, yes bool) error {
 	sm, err := c.client()
 	if err != nil {
@@ -61,9 +73,10 @@ func (c *clientCmd) bulk(ctx context.Context, status, target string, limit int, 
 			return explained("listing intents", err)
 		}
 		switch {
-		case in.PossiblyAccepted != nil && *in.PossiblyAccepted:
+		case in.ResubmittedAs != nil:
+		case (in.PossiblyAccepted != nil && *in.PossiblyAccepted) || acceptedAfterDeadline(in):
 			doubtful++
-		case in.ResubmittedAs == nil:
+		default:
 			ids = append(ids, in.IntentId)
 		}
 		if len(ids) == limit {
@@ -72,20 +85,21 @@ func (c *clientCmd) bulk(ctx context.Context, status, target string, limit int, 
 	}
 	fmt.Fprintf(c.stderr, "%d %s intent(s) without a resubmission (at most --max %d)\n", len(ids), status, limit)
 	if doubtful > 0 {
-		fmt.Fprintf(c.stderr, "%d possibly accepted intent(s) left out: the gateway may have accepted them; check with it and resubmit them by id\n", doubtful)
+		fmt.Fprintf(c.stderr, "%d intent(s) the gateway may already have delivered left out (acceptedAfterDeadline or possiblyAccepted): "+
+			"check with it and resubmit them by id with --acknowledge-delivery-risk\n", doubtful)
 	}
 	if !yes {
 		fmt.Fprintln(c.stderr, "nothing resubmitted: rerun with --yes to resubmit them")
 		return &silentError{code: ExitError}
 	}
-	return c.report(c.each(ctx, sm, ids, "", true))
+	return c.report(c.each(ctx, sm, ids, "", false, true))
 }
 
 // each resubmits ids in order, drawing a progress bar on stderr in bulk.
-func (c *clientCmd) each(ctx context.Context, sm *submission.Client, ids []string, newID string, progress bool) []resubmitted {
+func (c *clientCmd) each(ctx context.Context, sm *submission.Client, ids []string, newID string, acknowledge, progress bool) []resubmitted {
 	out := make([]resubmitted, 0, len(ids))
 	for i, id := range ids {
-		out = append(out, resubmitOne(ctx, sm, id, newID))
+		out = append(out, resubmitOne(ctx, sm, id, newID, acknowledge))
 		if progress {
 			fmt.Fprintf(c.stderr, "\r%s %d/%d", progressBar(i+1, len(ids), 30), i+1, len(ids))
 		}

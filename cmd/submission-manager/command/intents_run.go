@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -15,10 +16,10 @@ import (
 
 // listQuery is what `intents list` asks for.
 type listQuery struct {
-	status, target   string
-	possiblyAccepted bool
-	limit            int
-	cursor           string
+	status, target                          string
+	possiblyAccepted, acceptedAfterDeadline bool
+	limit                                   int
+	cursor                                  string
 }
 
 // maxPage is the largest page the API serves.
@@ -39,7 +40,8 @@ func (c *clientCmd) list(ctx context.Context, q listQuery) error {
 	if err != nil {
 		return err
 	}
-	f := submission.Filter{Status: client.IntentStatus(q.status), SubmissionTarget: q.target, PossiblyAccepted: q.possiblyAccepted}
+	f := submission.Filter{Status: client.IntentStatus(q.status), SubmissionTarget: q.target,
+		PossiblyAccepted: q.possiblyAccepted, AcceptedAfterDeadline: q.acceptedAfterDeadline}
 	out, cursor := listed{Intents: []client.Intent{}}, q.cursor
 	for len(out.Intents) < q.limit {
 		f.PageSize = min(q.limit-len(out.Intents), maxPage)
@@ -60,7 +62,7 @@ func (c *clientCmd) list(ctx context.Context, q listQuery) error {
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "INTENT ID\tTARGET\tSTATUS\tCREATED\tATTEMPTS\tOUTCOME\tLINK")
 	for _, in := range out.Intents {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", in.IntentId, in.SubmissionTarget, in.Status,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", in.IntentId, in.SubmissionTarget, statusText(in),
 			in.CreatedAt.UTC().Format(time.RFC3339), len(in.Attempts), outcomeText(in), linkText(in))
 	}
 	if err := tw.Flush(); err != nil {
@@ -98,6 +100,14 @@ func (c *clientCmd) get(ctx context.Context, id string) error {
 	if in.PossiblyAccepted != nil && *in.PossiblyAccepted {
 		fmt.Fprintln(tw, "possibly accepted\tyes: the gateway may have accepted an attempt whose answer was lost; check with it before resending")
 	}
+	if acceptedAfterDeadline(in) {
+		message := ""
+		if in.AcceptedMessageId != nil {
+			message = " (message " + *in.AcceptedMessageId + ")"
+		}
+		fmt.Fprintf(tw, "accepted after deadline\tyes%s: the gateway accepted an attempt after the acceptance deadline and may deliver it; "+
+			"resending could deliver it twice\n", message)
+	}
 	if l := linkText(in); l != "" {
 		fmt.Fprintf(tw, "link\t%s\n", l)
 	}
@@ -132,6 +142,26 @@ func (c *clientCmd) get(ctx context.Context, id string) error {
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", a.Number, holder, epoch, a.StartedAt.UTC().Format(time.RFC3339Nano), took, result)
 	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return printEvents(c.stdout, in)
+}
+
+// printEvents prints the intent's operator actions, when it has any.
+func printEvents(w io.Writer, in client.Intent) error {
+	if in.Events == nil || len(*in.Events) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nOPERATOR ACTION\tAT\tTHROUGH\tROLE\tSESSION")
+	for _, e := range *in.Events {
+		session := "-"
+		if e.Session != nil {
+			session = *e.Session
+		}
+		fmt.Fprintf(tw, "%d %s\t%s\t%s\t%s\t%s\n", e.Number, e.Action, e.At.UTC().Format(time.RFC3339Nano), e.Surface, e.Role, session)
+	}
 	return tw.Flush()
 }
 
@@ -163,6 +193,25 @@ func indentedJSON(raw json.RawMessage) string {
 		return "  " + string(raw)
 	}
 	return "  " + b.String()
+}
+
+// statusText is the status, marked when the gateway may already have the
+// intent's message (the facts beside the status).
+func statusText(in client.Intent) string {
+	s := string(in.Status)
+	if acceptedAfterDeadline(in) {
+		s += " (accepted after deadline)"
+	}
+	if in.PossiblyAccepted != nil && *in.PossiblyAccepted {
+		s += " (possibly accepted)"
+	}
+	return s
+}
+
+// acceptedAfterDeadline reports whether the gateway accepted the intent
+// after its deadline.
+func acceptedAfterDeadline(in client.Intent) bool {
+	return in.AcceptedAfterDeadline != nil && *in.AcceptedAfterDeadline
 }
 
 func outcomeText(in client.Intent) string {

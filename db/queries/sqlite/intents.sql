@@ -76,33 +76,5 @@ SELECT last_modified_at, intent_id FROM submission_intents
 ORDER BY last_modified_at DESC, intent_id DESC
 LIMIT 1;
 
--- The four listings below are one query with its filters spelled out, so that
--- each can walk its own index newest first instead of testing optional
--- filters row by row. The first page passes (max int64, '') as the position.
-
--- name: ListIntents :many
-SELECT * FROM submission_intents
-WHERE (created_at, intent_id) < (CAST(sqlc.arg(before_created_at) AS INTEGER), CAST(sqlc.arg(before_intent_id) AS TEXT))
-ORDER BY created_at DESC, intent_id DESC
-LIMIT sqlc.arg(row_limit);
-
--- name: ListIntentsByStatus :many
-SELECT * FROM submission_intents
-WHERE status = sqlc.arg(status)
-  AND (created_at, intent_id) < (CAST(sqlc.arg(before_created_at) AS INTEGER), CAST(sqlc.arg(before_intent_id) AS TEXT))
-ORDER BY created_at DESC, intent_id DESC
-LIMIT sqlc.arg(row_limit);
-
--- name: ListIntentsByTarget :many
-SELECT * FROM submission_intents
-WHERE submission_target = sqlc.arg(submission_target)
-  AND (created_at, intent_id) < (CAST(sqlc.arg(before_created_at) AS INTEGER), CAST(sqlc.arg(before_intent_id) AS TEXT))
-ORDER BY created_at DESC, intent_id DESC
-LIMIT sqlc.arg(row_limit);
-
--- name: ListIntentsByStatusAndTarget :many
-SELECT * FROM submission_intents
-WHERE status = sqlc.arg(status) AND submission_target = sqlc.arg(submission_target)
-  AND (created_at, intent_id) < (CAST(sqlc.arg(before_created_at) AS INTEGER), CAST(sqlc.arg(before_intent_id) AS TEXT))
-ORDER BY created_at DESC, intent_id DESC
-LIMIT sqlc.arg(row_limit);
+-- The intents listing (ListIntents) is written by adapters/sqlite/listing.go:
+-- its filters combine freely and it pages both ways.

@@ -30,58 +30,8 @@ SELECT intent_id, submission_target, payload, contract, status, created_at,
 FROM submission_intents
 WHERE intent_id = sqlc.arg(intent_id);
 
--- name: ListIntents :many
--- This listing and its filtered siblings page newest first with the keyset
--- condition (created_at, intent_id) < (before_created_at, before_intent_id),
--- written as "created_at <= t AND (created_at < t OR intent_id < id)" so the
--- first conjunct is a seek range. A first page passes the largest datetime2
--- as before_created_at.
-SELECT intent_id, submission_target, payload, contract, status, created_at,
-       next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
-       final_message_id, exhausted_reason, last_modified_at, not_before, trace_parent
-FROM submission_intents
-WHERE created_at <= CAST(sqlc.arg(before_created_at) AS datetime2(7))
-  AND (created_at < CAST(sqlc.arg(before_created_at) AS datetime2(7))
-       OR intent_id < sqlc.arg(before_intent_id))
-ORDER BY created_at DESC, intent_id DESC
-OFFSET 0 ROWS FETCH NEXT sqlc.arg(row_limit) ROWS ONLY;
-
--- name: ListIntentsByStatus :many
-SELECT intent_id, submission_target, payload, contract, status, created_at,
-       next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
-       final_message_id, exhausted_reason, last_modified_at, not_before, trace_parent
-FROM submission_intents
-WHERE status = CAST(sqlc.arg(status) AS varchar(16))
-  AND created_at <= CAST(sqlc.arg(before_created_at) AS datetime2(7))
-  AND (created_at < CAST(sqlc.arg(before_created_at) AS datetime2(7))
-       OR intent_id < sqlc.arg(before_intent_id))
-ORDER BY created_at DESC, intent_id DESC
-OFFSET 0 ROWS FETCH NEXT sqlc.arg(row_limit) ROWS ONLY;
-
--- name: ListIntentsByTarget :many
-SELECT intent_id, submission_target, payload, contract, status, created_at,
-       next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
-       final_message_id, exhausted_reason, last_modified_at, not_before, trace_parent
-FROM submission_intents
-WHERE submission_target = sqlc.arg(submission_target)
-  AND created_at <= CAST(sqlc.arg(before_created_at) AS datetime2(7))
-  AND (created_at < CAST(sqlc.arg(before_created_at) AS datetime2(7))
-       OR intent_id < sqlc.arg(before_intent_id))
-ORDER BY created_at DESC, intent_id DESC
-OFFSET 0 ROWS FETCH NEXT sqlc.arg(row_limit) ROWS ONLY;
-
--- name: ListIntentsByStatusAndTarget :many
-SELECT intent_id, submission_target, payload, contract, status, created_at,
-       next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
-       final_message_id, exhausted_reason, last_modified_at, not_before, trace_parent
-FROM submission_intents
-WHERE submission_target = sqlc.arg(submission_target)
-  AND status = CAST(sqlc.arg(status) AS varchar(16))
-  AND created_at <= CAST(sqlc.arg(before_created_at) AS datetime2(7))
-  AND (created_at < CAST(sqlc.arg(before_created_at) AS datetime2(7))
-       OR intent_id < sqlc.arg(before_intent_id))
-ORDER BY created_at DESC, intent_id DESC
-OFFSET 0 ROWS FETCH NEXT sqlc.arg(row_limit) ROWS ONLY;
+-- The intents listing (ListIntents) is written by adapters/sqlserver/listing.go:
+-- its filters combine freely and it pages both ways.
 
 -- name: ListPending :many
 -- The literal 'pending' (not a parameter) lets the optimizer match the

@@ -23,6 +23,16 @@ export interface ListOptions {
     submissionTarget?: string;
     /** true lists only intents flagged possiblyAccepted. */
     possiblyAccepted?: boolean;
+    /** true lists only intents the gateway accepted after their deadline (acceptedAfterDeadline). */
+    acceptedAfterDeadline?: boolean;
+    /** Only intents whose intentId starts with this text, exactly (case counts, no wildcards). */
+    intentIdPrefix?: string;
+    /** Only intents created at or after this instant (a Date, or RFC 3339 text). */
+    createdFrom?: Date | string;
+    /** Only intents created before this instant; later than createdFrom. */
+    createdBefore?: Date | string;
+    /** Only intents whose latest attempt has this text in its outcome or error, ignoring case. */
+    lastResult?: string;
     /** Intents fetched per request, 1 to 500 (the service's default is 50). */
     pageSize?: number;
     signal?: AbortSignal;

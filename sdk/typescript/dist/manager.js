@@ -113,11 +113,12 @@ export class SubmissionManager {
      * page as the loop asks for more; break out of the loop to stop early.
      */
     async *list(options = {}) {
-        const { pageSize, signal, ...filters } = options;
+        const { pageSize, signal, createdFrom, createdBefore, ...filters } = options;
+        const range = { createdFrom: instant(createdFrom), createdBefore: instant(createdBefore) };
         let cursor;
         do {
             const { data, error, response } = await this.api.GET("/v1/intents", {
-                params: { query: { ...filters, ...(pageSize === undefined ? {} : { limit: pageSize }), cursor } },
+                params: { query: { ...filters, ...range, ...(pageSize === undefined ? {} : { limit: pageSize }), cursor } },
                 signal,
             });
             if (data === undefined)
@@ -126,6 +127,10 @@ export class SubmissionManager {
             cursor = data.nextCursor;
         } while (cursor !== undefined);
     }
+}
+/** instant writes a Date as the RFC 3339 text the API reads; text passes as given. */
+function instant(t) {
+    return t instanceof Date ? t.toISOString() : t;
 }
 /** sleep resolves after ms, or rejects when signal aborts first. */
 function sleep(ms, signal) {

@@ -20,6 +20,9 @@ export declare const ProblemKinds: {
     readonly Forbidden: "forbidden";
     readonly IntentNotEnded: "intent-not-ended";
     readonly ResubmissionIdTaken: "resubmission-id-taken";
+    readonly DeliveryRisk: "delivery-risk";
+    readonly IntentEnded: "intent-ended";
+    readonly AttemptInFlight: "attempt-in-flight";
     readonly IntentNotFound: "intent-not-found";
     readonly TargetNotFound: "target-not-found";
     readonly RouteNotFound: "route-not-found";

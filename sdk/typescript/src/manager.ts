@@ -27,6 +27,16 @@ export interface ListOptions {
   submissionTarget?: string;
   /** true lists only intents flagged possiblyAccepted. */
   possiblyAccepted?: boolean;
+  /** true lists only intents the gateway accepted after their deadline (acceptedAfterDeadline). */
+  acceptedAfterDeadline?: boolean;
+  /** Only intents whose intentId starts with this text, exactly (case counts, no wildcards). */
+  intentIdPrefix?: string;
+  /** Only intents created at or after this instant (a Date, or RFC 3339 text). */
+  createdFrom?: Date | string;
+  /** Only intents created before this instant; later than createdFrom. */
+  createdBefore?: Date | string;
+  /** Only intents whose latest attempt has this text in its outcome or error, ignoring case. */
+  lastResult?: string;
   /** Intents fetched per request, 1 to 500 (the service's default is 50). */
   pageSize?: number;
   signal?: AbortSignal;
@@ -138,11 +148,12 @@ export class SubmissionManager {
    * page as the loop asks for more; break out of the loop to stop early.
    */
   async *list(options: ListOptions = {}): AsyncGenerator<Intent, void, undefined> {
-    const { pageSize, signal, ...filters } = options;
+    const { pageSize, signal, createdFrom, createdBefore, ...filters } = options;
+    const range = { createdFrom: instant(createdFrom), createdBefore: instant(createdBefore) };
     let cursor: string | undefined;
     do {
       const { data, error, response } = await this.api.GET("/v1/intents", {
-        params: { query: { ...filters, ...(pageSize === undefined ? {} : { limit: pageSize }), cursor } },
+        params: { query: { ...filters, ...range, ...(pageSize === undefined ? {} : { limit: pageSize }), cursor } },
         signal,
       });
       if (data === undefined) throw problemOf(error, response);
@@ -150,6 +161,11 @@ export class SubmissionManager {
       cursor = data.nextCursor;
     } while (cursor !== undefined);
   }
+}
+
+/** instant writes a Date as the RFC 3339 text the API reads; text passes as given. */
+function instant(t: Date | string | undefined): string | undefined {
+  return t instanceof Date ? t.toISOString() : t;
 }
 
 /** sleep resolves after ms, or rejects when signal aborts first. */

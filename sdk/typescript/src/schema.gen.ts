@@ -13,9 +13,13 @@ export interface paths {
         };
         /**
          * List intents, newest first.
-         * @description Returns one page of intents ordered by creation time, newest first.
-         *     Pass the page's nextCursor as cursor to read the next page; it is
-         *     absent on the last page. A cursor is opaque and stays valid forever.
+         * @description Returns one page of intents ordered by creation time, newest first,
+         *     that match every filter given. Pass the page's nextCursor as cursor
+         *     to read the next (older) page, absent on the last page, or its
+         *     prevCursor to read the previous (newer) one, absent on the first
+         *     page; repeat the filters with it. A cursor is opaque and stays
+         *     valid forever. A previous page that would come out short (newer
+         *     intents are fewer than a page) is the first page, read full.
          */
         get: operations["listIntents"];
         put?: never;
@@ -76,8 +80,66 @@ export interface paths {
          *     resubmission of `~r1`. Idempotent per original: once an intent has
          *     a resubmission, repeating the call returns that intent with 200.
          *     Only ended (accepted, rejected, exhausted) intents can be resubmitted.
+         *     An intent whose message the gateway may already have
+         *     (acceptedAfterDeadline or possiblyAccepted) is resubmitted only with
+         *     acknowledgeDeliveryRisk true in the body, and answers 409
+         *     delivery-risk without it: the resubmission could deliver the same
+         *     message twice.
          */
         post: operations["resubmitIntent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/intents/{intentId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a pending intent (operator keys only).
+         * @description Ends a pending intent as `exhausted` with the exhaustedReason
+         *     `cancelled`: no further attempt is made. Refused with 409
+         *     attempt-in-flight while an attempt is in flight (its gateway call
+         *     may be under way; retry once it finished), and with 409
+         *     intent-ended when the intent ended otherwise. The cancel and the
+         *     leader's reservation of an attempt never both apply. Idempotent:
+         *     cancelling a cancelled intent answers 200 with it and records
+         *     nothing. The action is recorded in the intent's `events`.
+         */
+        post: operations["cancelIntent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/intents/{intentId}/run-now": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a pending intent's next try due now (operator keys only).
+         * @description Moves the pending intent's next due time to now (database time).
+         *     Nothing else changes: the leader schedules it at its next schedule
+         *     refresh, and the gateway's circuit breaker, the call limits and a
+         *     pause still hold it. An intent already due (or with an attempt in
+         *     flight) answers 200 as it is, and nothing is recorded. An ended
+         *     intent is refused with 409 intent-ended. The action is recorded in
+         *     the intent's `events`.
+         */
+        post: operations["runIntentNow"];
         delete?: never;
         options?: never;
         head?: never;
@@ -495,11 +557,60 @@ export interface components {
             leaseEpoch?: number;
         };
         /**
-         * @description Which policy rule ended the intent; never a gateway failure.
+         * @description Which policy rule ended the intent (never a gateway failure), or
+         *     `cancelled`: an operator cancelled it while it was pending.
          * @example max_attempts_reached
          * @enum {string}
          */
-        ExhaustedReason: "deadline_exceeded" | "max_attempts_reached" | "one_shot_completed";
+        ExhaustedReason: "deadline_exceeded" | "max_attempts_reached" | "one_shot_completed" | "cancelled";
+        /**
+         * @description One operator action on the intent: who (the surface, the role of
+         *     the key presented, and on the console the session's tag; never a
+         *     key), what and when (the database's time).
+         * @example {
+         *       "number": 1,
+         *       "at": "2026-02-02T12:03:10.250Z",
+         *       "action": "cancel",
+         *       "surface": "console",
+         *       "role": "operator",
+         *       "session": "3f2a9c1b07de"
+         *     }
+         */
+        IntentEvent: {
+            /**
+             * @description Counts the intent's events from 1, in order.
+             * @example 1
+             */
+            number: number;
+            /**
+             * Format: date-time
+             * @example 2026-02-02T12:03:10.250Z
+             */
+            at: string;
+            /**
+             * @example cancel
+             * @enum {string}
+             */
+            action: "cancel" | "run_now";
+            /**
+             * @description Where the action came from.
+             * @example console
+             * @enum {string}
+             */
+            surface: "api" | "console";
+            /**
+             * @description The role of the key presented; `none` when the service has no keys.
+             * @example operator
+             * @enum {string}
+             */
+            role: "none" | "client" | "operator";
+            /**
+             * @description The console session's tag (the start of its stored digest);
+             *     present for console actions only.
+             * @example 3f2a9c1b07de
+             */
+            session?: string;
+        };
         /**
          * @example {
          *       "intentId": "order-1234-shipping-sms",
@@ -584,6 +695,22 @@ export interface components {
              */
             possiblyAccepted?: boolean;
             /**
+             * @description Present and true when the gateway accepted an attempt at or
+             *     after the acceptance deadline. The status is the spec's
+             *     (exhausted, deadline_exceeded), and this is the fact beside it:
+             *     the gateway has the message and may deliver it, so a
+             *     resubmission could deliver it twice (it needs
+             *     acknowledgeDeliveryRisk). Absent otherwise.
+             * @example true
+             */
+            acceptedAfterDeadline?: boolean;
+            /**
+             * @description The gateway's message reference of the acceptance that came
+             *     after the deadline, when the gateway gave one; absent otherwise.
+             * @example gw-7f3a9c
+             */
+            acceptedMessageId?: string;
+            /**
              * @description The ended intent this intent resubmits.
              * @example order-1234-shipping-sms
              */
@@ -593,6 +720,12 @@ export interface components {
              * @example order-1234-shipping-sms~r1
              */
             resubmittedAs?: string;
+            /**
+             * @description The operator's actions on the intent (cancel, run now), oldest
+             *     first. Present on GET /v1/intents/{intentId} and on the answers
+             *     of the actions, when there is any.
+             */
+            events?: components["schemas"]["IntentEvent"][];
         };
         /**
          * @example {
@@ -623,11 +756,21 @@ export interface components {
         IntentPage: {
             intents: components["schemas"]["Intent"][];
             /**
-             * @description Absent on the last page.
+             * @description The cursor of the next (older) page; absent on the last page.
              * @example eyJjIjoiMjAyNi0wMi0wMlQxMjowMDowMC4xMjM0NTZaIiwiaSI6Im9yZGVyLTEyMzQifQ
              */
             nextCursor?: string;
+            /**
+             * @description The cursor of the previous (newer) page; absent on the first page.
+             * @example eyJjIjoiMjAyNi0wMi0wMlQxMjowMDowMC4xMjM0NTZaIiwiaSI6Im9yZGVyLTEyMzUiLCJwIjp0cnVlfQ
+             */
+            prevCursor?: string;
         };
+        /**
+         * @description An empty object ({}); the action takes no options, and members are ignored.
+         * @example {}
+         */
+        IntentActionRequest: Record<string, never>;
         /**
          * @description Empty ({}) derives the new intentId.
          * @example {
@@ -636,6 +779,16 @@ export interface components {
          */
         ResubmissionRequest: {
             intentId?: components["schemas"]["IntentID"];
+            /**
+             * @description true confirms that the gateway may already have delivered the
+             *     intent's message (it is flagged acceptedAfterDeadline or
+             *     possiblyAccepted) and that it is to be sent again all the same.
+             *     Without it such an intent is refused with 409 delivery-risk.
+             *     Ignored for other intents.
+             * @default false
+             * @example false
+             */
+            acknowledgeDeliveryRisk: boolean;
         };
         /**
          * @example {
@@ -1030,7 +1183,12 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The intent has not ended, or the new intentId names another intent. */
+        /**
+         * @description The intent has not ended (intent-not-ended), the new intentId names
+         *     another intent (resubmission-id-taken), or the gateway may already
+         *     have delivered the intent's message and acknowledgeDeliveryRisk was
+         *     not true (delivery-risk).
+         */
         ResubmissionConflict: {
             headers: {
                 [name: string]: unknown;
@@ -1043,6 +1201,27 @@ export interface components {
                  *       "status": 409,
                  *       "detail": "intent \"order-1234-shipping-sms\" is pending; only ended intents can be resubmitted",
                  *       "instance": "/v1/intents/order-1234-shipping-sms/resubmissions"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The intent has ended (intent-ended), or, for a cancel, an attempt is
+         *     in flight (attempt-in-flight).
+         */
+        IntentActionConflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#attempt-in-flight",
+                 *       "title": "Attempt in flight",
+                 *       "status": 409,
+                 *       "detail": "an attempt of the intent is in flight; retry once it finished",
+                 *       "instance": "/v1/intents/order-1234-shipping-sms/cancel"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -1255,9 +1434,40 @@ export interface operations {
                  *     false or absent does not filter on the flag.
                  */
                 possiblyAccepted?: boolean;
+                /**
+                 * @description true lists only intents the gateway accepted at or after their
+                 *     acceptance deadline (exhausted, yet the gateway has the
+                 *     message); false or absent does not filter on it. With
+                 *     possiblyAccepted=true both must hold.
+                 */
+                acceptedAfterDeadline?: boolean;
+                /**
+                 * @description Only intents whose intentId starts with this text, compared
+                 *     exactly: letter case counts and no character is a wildcard.
+                 */
+                intentIdPrefix?: string;
+                /**
+                 * @description Only intents created at or after this instant (RFC 3339; encode
+                 *     a + offset as %2B).
+                 */
+                createdFrom?: string;
+                /**
+                 * @description Only intents created before this instant. With createdFrom it
+                 *     must be later: the range is half-open, so consecutive ranges
+                 *     never share an intent.
+                 */
+                createdBefore?: string;
+                /**
+                 * @description Only intents whose latest attempt has this text in its outcome
+                 *     status, its outcome reason or its error, ignoring letter case
+                 *     (the embedded SQLite store folds only ASCII letters): a rejection
+                 *     reason such as invalid_recipient, or a fragment of an error such
+                 *     as timeout. An intent without attempts never matches.
+                 */
+                lastResult?: string;
                 /** @description The page size. */
                 limit?: number;
-                /** @description The nextCursor of the previous page. */
+                /** @description A page's nextCursor (the next page) or prevCursor (the previous page). */
                 cursor?: string;
             };
             header?: never;
@@ -1439,6 +1649,78 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["ResubmissionConflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["AuthenticationThrottled"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    cancelIntent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The pending intent, percent-encoded in the path. */
+                intentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["IntentActionRequest"];
+            };
+        };
+        responses: {
+            /** @description The intent, cancelled (now or before). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Intent"];
+                };
+            };
+            400: components["responses"]["MalformedRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IntentActionConflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["AuthenticationThrottled"];
+            503: components["responses"]["StoreUnavailable"];
+        };
+    };
+    runIntentNow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The pending intent, percent-encoded in the path. */
+                intentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["IntentActionRequest"];
+            };
+        };
+        responses: {
+            /** @description The intent, due now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Intent"];
+                };
+            };
+            400: components["responses"]["MalformedRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IntentActionConflict"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["AuthenticationThrottled"];

@@ -115,6 +115,25 @@ describe("SubmissionManager against the service", () => {
     const bad = await rejection(sm.list({ pageSize: 0 }).next());
     assert.ok(isProblem(bad, "invalid-field"), String(bad));
   });
+
+  test("list searches by intentId prefix, creation range and latest outcome", async () => {
+    const start = new Date();
+    for (const intentId of ["s-otp-1", "s-order-1", "s-otp-2"]) {
+      await sm.submit({ intentId, submissionTarget: "push.oneshot", payload: { token: intentId } });
+      await sm.waitForFinal(intentId, { timeoutMs: 20_000 });
+    }
+    const found = async (options: Parameters<SubmissionManager["list"]>[0]) => {
+      const ids: string[] = [];
+      for await (const intent of sm.list({ ...options, pageSize: 1 })) ids.push(intent.intentId);
+      return ids;
+    };
+    assert.deepEqual(await found({ intentIdPrefix: "s-otp-" }), ["s-otp-2", "s-otp-1"]);
+    assert.deepEqual(await found({ intentIdPrefix: "s-", createdFrom: start, lastResult: "ACCEPTED" }), ["s-otp-2", "s-order-1", "s-otp-1"]);
+    assert.deepEqual(await found({ intentIdPrefix: "s-", createdBefore: start }), []);
+    const reversed = await rejection(sm.list({ createdFrom: start, createdBefore: start }).next());
+    assert.ok(isProblem(reversed, "invalid-field"), String(reversed));
+    assert.equal((reversed as ProblemError).problem.invalidFields?.[0]?.field, "createdBefore");
+  });
 });
 
 /** A server whose answers a test scripts, recording the requests. */

@@ -25,6 +25,7 @@ import (
 
 // Defines values for ExhaustedReason.
 const (
+	Cancelled          ExhaustedReason = "cancelled"
 	DeadlineExceeded   ExhaustedReason = "deadline_exceeded"
 	MaxAttemptsReached ExhaustedReason = "max_attempts_reached"
 	OneShotCompleted   ExhaustedReason = "one_shot_completed"
@@ -33,6 +34,8 @@ const (
 // Valid indicates whether the value is a known member of the ExhaustedReason enum.
 func (e ExhaustedReason) Valid() bool {
 	switch e {
+	case Cancelled:
+		return true
 	case DeadlineExceeded:
 		return true
 	case MaxAttemptsReached:
@@ -77,6 +80,63 @@ func (e GatewayType) Valid() bool {
 	case Push:
 		return true
 	case Sms:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IntentEventAction.
+const (
+	EventActionCancel IntentEventAction = "cancel"
+	EventActionRunNow IntentEventAction = "run_now"
+)
+
+// Valid indicates whether the value is a known member of the IntentEventAction enum.
+func (e IntentEventAction) Valid() bool {
+	switch e {
+	case EventActionCancel:
+		return true
+	case EventActionRunNow:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IntentEventRole.
+const (
+	EventRoleClient   IntentEventRole = "client"
+	EventRoleNone     IntentEventRole = "none"
+	EventRoleOperator IntentEventRole = "operator"
+)
+
+// Valid indicates whether the value is a known member of the IntentEventRole enum.
+func (e IntentEventRole) Valid() bool {
+	switch e {
+	case EventRoleClient:
+		return true
+	case EventRoleNone:
+		return true
+	case EventRoleOperator:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for IntentEventSurface.
+const (
+	EventSurfaceAPI     IntentEventSurface = "api"
+	EventSurfaceConsole IntentEventSurface = "console"
+)
+
+// Valid indicates whether the value is a known member of the IntentEventSurface enum.
+func (e IntentEventSurface) Valid() bool {
+	switch e {
+	case EventSurfaceAPI:
+		return true
+	case EventSurfaceConsole:
 		return true
 	default:
 		return false
@@ -272,7 +332,8 @@ type Contract struct {
 	TerminalOutcomes []string `json:"terminalOutcomes"`
 }
 
-// ExhaustedReason Which policy rule ended the intent; never a gateway failure.
+// ExhaustedReason Which policy rule ended the intent (never a gateway failure), or
+// `cancelled`: an operator cancelled it while it was pending.
 //
 // Example: max_attempts_reached
 type ExhaustedReason string
@@ -402,7 +463,24 @@ type GatewayType string
 
 // Intent Example: {"attempts":[{"finishedAt":"2026-02-02T12:00:00.087Z","number":1,"outcome":{"reason":"provider_failure","status":"rejected"},"startedAt":"2026-02-02T12:00:00.012Z"},{"finishedAt":"2026-02-02T12:00:05.151Z","number":2,"outcome":{"status":"accepted"},"startedAt":"2026-02-02T12:00:05.090Z"}],"contract":{"gatewayType":"sms","maxAcceptanceSeconds":30,"mode":"realtime","policy":"deadline","submissionTarget":"sms.realtime","terminalOutcomes":["invalid_request","invalid_recipient","invalid_message"]},"createdAt":"2026-02-02T12:00:00.004Z","finalOutcome":{"status":"accepted"},"intentId":"order-1234-shipping-sms","status":"accepted","submissionTarget":"sms.realtime"}
 type Intent struct {
-	Attempts []Attempt `json:"attempts"`
+	// AcceptedAfterDeadline Present and true when the gateway accepted an attempt at or
+	// after the acceptance deadline. The status is the spec's
+	// (exhausted, deadline_exceeded), and this is the fact beside it:
+	// the gateway has the message and may deliver it, so a
+	// resubmission could deliver it twice (it needs
+	// acknowledgeDeliveryRisk). Absent otherwise.
+	//
+	//
+	// Example: true
+	AcceptedAfterDeadline *bool `json:"acceptedAfterDeadline,omitempty"`
+
+	// AcceptedMessageId The gateway's message reference of the acceptance that came
+	// after the deadline, when the gateway gave one; absent otherwise.
+	//
+	//
+	// Example: gw-7f3a9c
+	AcceptedMessageId *string   `json:"acceptedMessageId,omitempty"`
+	Attempts          []Attempt `json:"attempts"`
 
 	// Contract A submission target's contract. An intent carries the snapshot taken
 	// when it was submitted, so later registry edits never change it.
@@ -415,7 +493,14 @@ type Intent struct {
 	// CreatedAt Example: 2026-02-02T12:00:00.004Z
 	CreatedAt time.Time `json:"createdAt"`
 
-	// ExhaustedReason Which policy rule ended the intent; never a gateway failure.
+	// Events The operator's actions on the intent (cancel, run now), oldest
+	// first. Present on GET /v1/intents/{intentId} and on the answers
+	// of the actions, when there is any.
+	Events *[]IntentEvent `json:"events,omitempty"`
+
+	// ExhaustedReason Which policy rule ended the intent (never a gateway failure), or
+	// `cancelled`: an operator cancelled it while it was pending.
+	//
 	//
 	// Example: max_attempts_reached
 	ExhaustedReason *ExhaustedReason `json:"exhaustedReason,omitempty"`
@@ -484,6 +569,11 @@ type Intent struct {
 	SubmissionTarget string `json:"submissionTarget"`
 }
 
+// IntentActionRequest An empty object ({}); the action takes no options, and members are ignored.
+//
+// Example: {}
+type IntentActionRequest = map[string]interface{}
+
 // IntentBatch Example: {"intents":[{"intentId":"otp-7f3a-1","payload":{"text":"Your code is 123456.","to":"+15551234567"},"submissionTarget":"sms.realtime"},{"intentId":"otp-7f3a-2","payload":{"text":"Your code is 654321.","to":"+15557654321"},"submissionTarget":"sms.realtime"}]}
 type IntentBatch struct {
 	// Intents 1 to 1,000 submissions by default (the operator's --max-batch);
@@ -517,6 +607,54 @@ type IntentBatchResults struct {
 	Results []IntentBatchResult `json:"results"`
 }
 
+// IntentEvent One operator action on the intent: who (the surface, the role of
+// the key presented, and on the console the session's tag; never a
+// key), what and when (the database's time).
+//
+// Example: {"action":"cancel","at":"2026-02-02T12:03:10.250Z","number":1,"role":"operator","session":"3f2a9c1b07de","surface":"console"}
+type IntentEvent struct {
+	// Action Example: cancel
+	Action IntentEventAction `json:"action"`
+
+	// At Example: 2026-02-02T12:03:10.250Z
+	At time.Time `json:"at"`
+
+	// Number Counts the intent's events from 1, in order.
+	//
+	// Example: 1
+	Number int `json:"number"`
+
+	// Role The role of the key presented; `none` when the service has no keys.
+	//
+	// Example: operator
+	Role IntentEventRole `json:"role"`
+
+	// Session The console session's tag (the start of its stored digest);
+	// present for console actions only.
+	//
+	//
+	// Example: 3f2a9c1b07de
+	Session *string `json:"session,omitempty"`
+
+	// Surface Where the action came from.
+	//
+	// Example: console
+	Surface IntentEventSurface `json:"surface"`
+}
+
+// IntentEventAction Example: cancel
+type IntentEventAction string
+
+// IntentEventRole The role of the key presented; `none` when the service has no keys.
+//
+// Example: operator
+type IntentEventRole string
+
+// IntentEventSurface Where the action came from.
+//
+// Example: console
+type IntentEventSurface string
+
 // IntentID The client's idempotency key: 1 to 255 characters (Unicode code
 // points) of UTF-8, without control, invisible-format or
 // bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
@@ -533,10 +671,15 @@ type IntentID = string
 type IntentPage struct {
 	Intents []Intent `json:"intents"`
 
-	// NextCursor Absent on the last page.
+	// NextCursor The cursor of the next (older) page; absent on the last page.
 	//
 	// Example: eyJjIjoiMjAyNi0wMi0wMlQxMjowMDowMC4xMjM0NTZaIiwiaSI6Im9yZGVyLTEyMzQifQ
 	NextCursor *string `json:"nextCursor,omitempty"`
+
+	// PrevCursor The cursor of the previous (newer) page; absent on the first page.
+	//
+	// Example: eyJjIjoiMjAyNi0wMi0wMlQxMjowMDowMC4xMjM0NTZaIiwiaSI6Im9yZGVyLTEyMzUiLCJwIjp0cnVlfQ
+	PrevCursor *string `json:"prevCursor,omitempty"`
 }
 
 // IntentStatus An orchestration decision, never a gateway status. Every status but
@@ -631,6 +774,16 @@ type ProblemConflictingFields string
 //
 // Example: {"intentId":"order-1234-shipping-sms-again"}
 type ResubmissionRequest struct {
+	// AcknowledgeDeliveryRisk true confirms that the gateway may already have delivered the
+	// intent's message (it is flagged acceptedAfterDeadline or
+	// possiblyAccepted) and that it is to be sent again all the same.
+	// Without it such an intent is refused with 409 delivery-risk.
+	// Ignored for other intents.
+	//
+	//
+	// Example: false
+	AcknowledgeDeliveryRisk *bool `json:"acknowledgeDeliveryRisk,omitempty"`
+
 	// IntentId The client's idempotency key: 1 to 255 characters (Unicode code
 	// points) of UTF-8, without control, invisible-format or
 	// bidirectional characters (Unicode categories Cc, Cf, Zl and Zp, such
@@ -728,6 +881,13 @@ type Forbidden = Problem
 // Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
 type IdempotencyConflict = Problem
 
+// IntentActionConflict An RFC 9457 problem document. `type` is stable per kind of error;
+// the members after `instance` appear only for the errors that need
+// them.
+//
+// Example: {"conflictingFields":["payload"],"detail":"intent \"order-1234-shipping-sms\" exists with a different payload","existingStatus":"accepted","instance":"/v1/intents","intentId":"order-1234-shipping-sms","status":409,"title":"Idempotency conflict","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#idempotency-conflict"}
+type IntentActionConflict = Problem
+
 // MalformedRequest An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
 // them.
@@ -811,10 +971,36 @@ type ListIntentsParams struct {
 	// false or absent does not filter on the flag.
 	PossiblyAccepted *bool `form:"possiblyAccepted,omitempty" json:"possiblyAccepted,omitempty"`
 
+	// AcceptedAfterDeadline true lists only intents the gateway accepted at or after their
+	// acceptance deadline (exhausted, yet the gateway has the
+	// message); false or absent does not filter on it. With
+	// possiblyAccepted=true both must hold.
+	AcceptedAfterDeadline *bool `form:"acceptedAfterDeadline,omitempty" json:"acceptedAfterDeadline,omitempty"`
+
+	// IntentIdPrefix Only intents whose intentId starts with this text, compared
+	// exactly: letter case counts and no character is a wildcard.
+	IntentIdPrefix *string `form:"intentIdPrefix,omitempty" json:"intentIdPrefix,omitempty"`
+
+	// CreatedFrom Only intents created at or after this instant (RFC 3339; encode
+	// a + offset as %2B).
+	CreatedFrom *string `form:"createdFrom,omitempty" json:"createdFrom,omitempty"`
+
+	// CreatedBefore Only intents created before this instant. With createdFrom it
+	// must be later: the range is half-open, so consecutive ranges
+	// never share an intent.
+	CreatedBefore *string `form:"createdBefore,omitempty" json:"createdBefore,omitempty"`
+
+	// LastResult Only intents whose latest attempt has this text in its outcome
+	// status, its outcome reason or its error, ignoring letter case
+	// (the embedded SQLite store folds only ASCII letters): a rejection
+	// reason such as invalid_recipient, or a fragment of an error such
+	// as timeout. An intent without attempts never matches.
+	LastResult *string `form:"lastResult,omitempty" json:"lastResult,omitempty"`
+
 	// Limit The page size.
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor The nextCursor of the previous page.
+	// Cursor A page's nextCursor (the next page) or prevCursor (the previous page).
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -865,8 +1051,14 @@ type ResumeGatewayJSONRequestBody = GatewaySelector
 // SubmitIntentJSONRequestBody defines body for SubmitIntent for application/json ContentType.
 type SubmitIntentJSONRequestBody = SubmitIntentRequest
 
+// CancelIntentJSONRequestBody defines body for CancelIntent for application/json ContentType.
+type CancelIntentJSONRequestBody = IntentActionRequest
+
 // ResubmitIntentJSONRequestBody defines body for ResubmitIntent for application/json ContentType.
 type ResubmitIntentJSONRequestBody = ResubmissionRequest
+
+// RunIntentNowJSONRequestBody defines body for RunIntentNow for application/json ContentType.
+type RunIntentNowJSONRequestBody = IntentActionRequest
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
@@ -894,9 +1086,15 @@ type ServerInterface interface {
 	// GetIntent Read one intent with its payload and attempts.
 	// (GET /v1/intents/{intentId})
 	GetIntent(w http.ResponseWriter, r *http.Request, intentId string, params GetIntentParams)
+	// CancelIntent Cancel a pending intent (operator keys only).
+	// (POST /v1/intents/{intentId}/cancel)
+	CancelIntent(w http.ResponseWriter, r *http.Request, intentId string)
 	// ResubmitIntent Resubmit an ended intent as a new intent (operator keys only).
 	// (POST /v1/intents/{intentId}/resubmissions)
 	ResubmitIntent(w http.ResponseWriter, r *http.Request, intentId string)
+	// RunIntentNow Make a pending intent's next try due now (operator keys only).
+	// (POST /v1/intents/{intentId}/run-now)
+	RunIntentNow(w http.ResponseWriter, r *http.Request, intentId string)
 	// ListTargets List every submission target's contract.
 	// (GET /v1/targets)
 	ListTargets(w http.ResponseWriter, r *http.Request)
@@ -1028,6 +1226,71 @@ func (siw *ServerInterfaceWrapper) ListIntents(w http.ResponseWriter, r *http.Re
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "possiblyAccepted"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "possiblyAccepted", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "acceptedAfterDeadline" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "acceptedAfterDeadline", r.URL.Query(), &params.AcceptedAfterDeadline, runtime.BindQueryParameterOptions{Type: "boolean", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "acceptedAfterDeadline"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "acceptedAfterDeadline", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "intentIdPrefix" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "intentIdPrefix", r.URL.Query(), &params.IntentIdPrefix, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "intentIdPrefix"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "intentIdPrefix", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "createdFrom" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "createdFrom", r.URL.Query(), &params.CreatedFrom, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "createdFrom"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "createdFrom", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "createdBefore" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "createdBefore", r.URL.Query(), &params.CreatedBefore, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "createdBefore"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "createdBefore", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "lastResult" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "lastResult", r.URL.Query(), &params.LastResult, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "lastResult"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "lastResult", Err: err})
 		}
 		return
 	}
@@ -1179,6 +1442,32 @@ func (siw *ServerInterfaceWrapper) GetIntent(w http.ResponseWriter, r *http.Requ
 	handler.ServeHTTP(w, r)
 }
 
+// CancelIntent operation middleware
+func (siw *ServerInterfaceWrapper) CancelIntent(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "intentId" -------------
+	var intentId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "intentId", r.PathValue("intentId"), &intentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "intentId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CancelIntent(w, r, intentId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ResubmitIntent operation middleware
 func (siw *ServerInterfaceWrapper) ResubmitIntent(w http.ResponseWriter, r *http.Request) {
 
@@ -1196,6 +1485,32 @@ func (siw *ServerInterfaceWrapper) ResubmitIntent(w http.ResponseWriter, r *http
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ResubmitIntent(w, r, intentId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RunIntentNow operation middleware
+func (siw *ServerInterfaceWrapper) RunIntentNow(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "intentId" -------------
+	var intentId string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "intentId", r.PathValue("intentId"), &intentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "intentId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RunIntentNow(w, r, intentId)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -1369,6 +1684,8 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/intents", wrapper.SubmitIntent)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/intents/{intentId}", wrapper.GetIntent)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/intents/{intentId}/resubmissions", wrapper.ResubmitIntent)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/intents/{intentId}/cancel", wrapper.CancelIntent)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/intents/{intentId}/run-now", wrapper.RunIntentNow)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/targets", wrapper.ListTargets)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/targets/{submissionTarget}", wrapper.GetTarget)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/v1/gateways", wrapper.ListGateways)
@@ -1392,6 +1709,8 @@ type AuthenticationThrottledApplicationProblemPlusJSONResponse struct {
 type ForbiddenApplicationProblemPlusJSONResponse Problem
 
 type IdempotencyConflictApplicationProblemPlusJSONResponse Problem
+
+type IntentActionConflictApplicationProblemPlusJSONResponse Problem
 
 type MalformedRequestApplicationProblemPlusJSONResponse Problem
 
@@ -2226,6 +2545,176 @@ func (response GetIntent503ApplicationProblemPlusJSONResponse) VisitGetIntentRes
 	return err
 }
 
+type CancelIntentRequestObject struct {
+	IntentId string `json:"intentId"`
+	Body     *CancelIntentJSONRequestBody
+}
+
+type CancelIntentResponseObject interface {
+	VisitCancelIntentResponse(w http.ResponseWriter) error
+}
+
+type CancelIntent200JSONResponse Intent
+
+func (response CancelIntent200JSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent400ApplicationProblemPlusJSONResponse struct {
+	MalformedRequestApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent400ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent401ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent403ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent404ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent409ApplicationProblemPlusJSONResponse struct {
+	IntentActionConflictApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent409ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent415ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent422ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent429ApplicationProblemPlusJSONResponse struct {
+	AuthenticationThrottledApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent429ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelIntent503ApplicationProblemPlusJSONResponse struct {
+	StoreUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response CancelIntent503ApplicationProblemPlusJSONResponse) VisitCancelIntentResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ResubmitIntentRequestObject struct {
 	IntentId string `json:"intentId"`
 	Body     *ResubmitIntentJSONRequestBody
@@ -2410,6 +2899,176 @@ func (response ResubmitIntent503ApplicationProblemPlusJSONResponse) VisitResubmi
 	return err
 }
 
+type RunIntentNowRequestObject struct {
+	IntentId string `json:"intentId"`
+	Body     *RunIntentNowJSONRequestBody
+}
+
+type RunIntentNowResponseObject interface {
+	VisitRunIntentNowResponse(w http.ResponseWriter) error
+}
+
+type RunIntentNow200JSONResponse Intent
+
+func (response RunIntentNow200JSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow400ApplicationProblemPlusJSONResponse struct {
+	MalformedRequestApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow400ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow401ApplicationProblemPlusJSONResponse struct {
+	UnauthorizedApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow401ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow403ApplicationProblemPlusJSONResponse struct {
+	ForbiddenApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow403ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow404ApplicationProblemPlusJSONResponse struct {
+	NotFoundApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow404ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow409ApplicationProblemPlusJSONResponse struct {
+	IntentActionConflictApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow409ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow415ApplicationProblemPlusJSONResponse struct {
+	UnsupportedMediaTypeApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow415ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow422ApplicationProblemPlusJSONResponse struct {
+	UnprocessableEntityApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow422ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(422)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow429ApplicationProblemPlusJSONResponse struct {
+	AuthenticationThrottledApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow429ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RunIntentNow503ApplicationProblemPlusJSONResponse struct {
+	StoreUnavailableApplicationProblemPlusJSONResponse
+}
+
+func (response RunIntentNow503ApplicationProblemPlusJSONResponse) VisitRunIntentNowResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListTargetsRequestObject struct {
 }
 
@@ -2565,9 +3224,15 @@ type StrictServerInterface interface {
 	// GetIntent Read one intent with its payload and attempts.
 	// (GET /v1/intents/{intentId})
 	GetIntent(ctx context.Context, request GetIntentRequestObject) (GetIntentResponseObject, error)
+	// CancelIntent Cancel a pending intent (operator keys only).
+	// (POST /v1/intents/{intentId}/cancel)
+	CancelIntent(ctx context.Context, request CancelIntentRequestObject) (CancelIntentResponseObject, error)
 	// ResubmitIntent Resubmit an ended intent as a new intent (operator keys only).
 	// (POST /v1/intents/{intentId}/resubmissions)
 	ResubmitIntent(ctx context.Context, request ResubmitIntentRequestObject) (ResubmitIntentResponseObject, error)
+	// RunIntentNow Make a pending intent's next try due now (operator keys only).
+	// (POST /v1/intents/{intentId}/run-now)
+	RunIntentNow(ctx context.Context, request RunIntentNowRequestObject) (RunIntentNowResponseObject, error)
 	// ListTargets List every submission target's contract.
 	// (GET /v1/targets)
 	ListTargets(ctx context.Context, request ListTargetsRequestObject) (ListTargetsResponseObject, error)
@@ -2835,6 +3500,39 @@ func (sh *strictHandler) GetIntent(w http.ResponseWriter, r *http.Request, inten
 	}
 }
 
+// CancelIntent operation middleware
+func (sh *strictHandler) CancelIntent(w http.ResponseWriter, r *http.Request, intentId string) {
+	var request CancelIntentRequestObject
+
+	request.IntentId = intentId
+
+	var body CancelIntentJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CancelIntent(ctx, request.(CancelIntentRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CancelIntent")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CancelIntentResponseObject); ok {
+		if err := validResponse.VisitCancelIntentResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ResubmitIntent operation middleware
 func (sh *strictHandler) ResubmitIntent(w http.ResponseWriter, r *http.Request, intentId string) {
 	var request ResubmitIntentRequestObject
@@ -2861,6 +3559,39 @@ func (sh *strictHandler) ResubmitIntent(w http.ResponseWriter, r *http.Request, 
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(ResubmitIntentResponseObject); ok {
 		if err := validResponse.VisitResubmitIntentResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RunIntentNow operation middleware
+func (sh *strictHandler) RunIntentNow(w http.ResponseWriter, r *http.Request, intentId string) {
+	var request RunIntentNowRequestObject
+
+	request.IntentId = intentId
+
+	var body RunIntentNowJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RunIntentNow(ctx, request.(RunIntentNowRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RunIntentNow")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RunIntentNowResponseObject); ok {
+		if err := validResponse.VisitRunIntentNowResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -2923,164 +3654,198 @@ func (sh *strictHandler) GetTarget(w http.ResponseWriter, r *http.Request, submi
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H35cxs3mui/gurdKpOVJtWiJB9U5QfFa2e0GzseW35bL2mvBXaDJKIm0AOgJTEuzd/+Ch+ORh88ZEuZ",
-	"7LyZqolFshvHd+G78SXK+KrkjDAlo+mXaElwTgT8+U6QORGEZeSsLAtKcv1lTmQmaKkoZ9E0urzBVH3/",
-	"9hLdLAlDakmQJOKaCLTkjFeC5AijSzPOFOlnL9HgLaISHtWfEVUpw2b4GOG5IgJRJVGGy+EpwjNJmDKD",
-	"U4UwkzdED3pD1ZJXCkagbDFOWRRHMluSFdZrJLd4VRYkmkawvMMkiiO1LvUXUgnKFtHd3V0clVjgFVGN",
-	"3Xa3+P71S/Rscpyg0oNDjpHf+OAtulnyQm884yyXQ4TllUSK29UiLFMmOWcIm11TpvSeqERzynARIy7s",
-	"vt+6MdAAK7TiUukXUmZA+kSi0WiFb0d65hgdJUii2RrlZI6rQk0RZmtUYLGAgfQzZjoNyJRpgIWzY6nh",
-	"KRVmuRyn7GJJ0Izna4cZiVdEP+PgrL8zhDFGP6slESEwYoRZjnDKLg2Cb5ZcEnSNi4ro8RhXCFsYsWo1",
-	"IwLxudtpjLAgiC4YF4B/mTIPbw3HU4QdRWEFhKHnIEJvywJY6l84y4ihAqpxZtYaxRHDK411i9v70kgc",
-	"XQickXdYEKa6lKGh9t9HLxE8hF5ypsitQkp/KuEVvVENOvjKALaaraiUlDNEZcpWONcoQYOlUqWcHhzc",
-	"3NyMb47GXCwOLt4fwHujzAx8MByjixqDV4SUMmWaFDT4yTURa7TAitzgNcpwUbjJ7fMZFoISQDsgXyJ+",
-	"w1IWrtZALUaSw4t2sCcS3XBxheSS30i9WL8PpXnPDnGKDIkJnFG2QJyhwWjEVVGOCMtLTpkaxl4+0Iw8",
-	"kUiWmEm7ypTZZQ7MyPAsQwRnS4SVIqtSPZFIEP021uCPm3vFLE+ZILIq1BBIKlvSIheE6fGpQorzMTqz",
-	"RKmWWNWUeY0LmjcAYVgSCfK3ikhlNrbiAl5kiDMS67cDorVsWpKMzmkG6wPqneqpmUYNynAliYRR55XE",
-	"xRidK1QWeK2XgUosFKIsZTQnq5IrwrL1FB4uiV4rQ5hx4DtDSoKoSrCGPHEcbneCLNXoFdxgLWuEVA5t",
-	"JEeUjdG7nz9coIPrwwMzhDyYYZUtNRxxLi3UYjTnwlIXVWQ1NiuQCivP3VekVFuYL4DsBg5MktHxbP5i",
-	"Mj86efZsdnSc46f4KCMvJi/yhCTk+NnR01GSzJOnzzBOZvhFMpk9GyWH/VJdEFlyJgkI9bNK05GySLlY",
-	"Cq5UYQ4yAJBhazh/zCMHpeCzgqy++01qHg9WqblfYVroHS2pRDjPBZFSS0J9SJFcgwuttBiu2BXjNwxd",
-	"kbU81cjSwGPoqQQQaamb6VUHoNeAUVhVMpoeT17EkaIKINNcP1J+A37rTnIsqFpWs3HGVwe1kFlhhhdE",
-	"BN+M3Fezgs8OVpiyg5xn8gCXdLzK/w035hvV892FmPt3QebRNPq3g1p1ODC/yoN3Bn4GF115aZnqiURZ",
-	"QeEk2g+MqMCKFOvTlKl6FKBsYKhAJyg4v9IiyJ4XV2Q9Ru8BBeaUBR6BL0Zn8IWhVy2Q3JkEvISRoIul",
-	"ggGAuAPNKHi9eyx8sId4xRQtgEXdHld47faJsB4Y4QWmbNxgC4tXTRgLIjQc7+LoNRczmueEPQTl8pII",
-	"Q0+MkFwiLdTgKy70ojYS6QEXORGjw8nR8UguaVlSthjJlTzQgtcRWIOUk6OalOstPBLtzv0ED0WsGkOa",
-	"0x2tXpH1KSB0BwTh7LOfR5p6h2O9pvNauL/kbF7QTN0DnQ+yI4PJ8xyRWyqVdJSe0zlocypQUC60Lqli",
-	"VOJ1wXGuz0TG1Q9kzgWB7bzBxZyLFcnfG278ZtKs+drposEJjf7zw89vUc6zamUOkt2CNElq6vOLdXM8",
-	"FhWu3EQjN9FDUWMTKAAOPvuNZAqw8Zar17xi33q0Me4UiiXoNVrRsTRzb7nQwMVxjYtzM4HexxyW/Eio",
-	"MMsbMa5GZp6HwMRbjmSVLR2UuEAKGAWQ8M7wygXnP+kvvxEXjvP0gQiW3RQdJfp/aLZWRCK9cJwprYNq",
-	"5inoioJeO3k6OTw+3otFDgMB/a493WPhxe5rpDgfmYkeikUcxAZcGA8DWJ2acYaI3GYgq8Eo5mxOF+Cf",
-	"AKgB8qwYu6ArwqsHl2Y5zQ3nCkGvCQheGnpMwLzR0LfT7yXgntfYs6sP3n8U3Nk9jdw0Dyrc7gkjsIdT",
-	"lnHGSKaMTY2ygkuSn4KtyHIU4EFrcYDmerNfcQz3IdvKgjTaIAjTSK+sJCynbHGKOCvWiLAczDBAKsow",
-	"QzO9Um+hPaQW9qJX9sIK/gDZa+Z5KEIJTie/CTDYNaYZualVHG1+Sm84m6+B0T8oLshHhq8xLfCsIA/A",
-	"6lIPqbGo1wSIxNnSkKG2PLTxIvZh6ZNQY4Z1oipY6CMhC1Y/Cid6KGzlWOEZlrtAY9ACpP/AeDG+QyrR",
-	"khc5mIXSGJeBcKZEAgWZU9U4pFax9ZGu8NotVS65UMX6/ng0i5hVcv1oGIQpRjDF4+MODToUM/Q8aJaS",
-	"MlxoWb0GwMu9wN76LWUGA1qo1+e14mgQ7HbokOONexQY5ylrG/dfZ8orboIVM7B+zIyULfYw3D8yXKkl",
-	"F/T3b/Y6wXl2ZkeD16boB4IFESitkuQowyXV1id8IPspEIc1lTZW+khkWoVzPASdnr07N+4h8PnWVIKb",
-	"R7/3fjPOiONwEDofWSl4RqTURPyKKarWD6IMnOdTcMFi6t2011TSWUE0yetfBC9QtsRCa/ACffxukkxe",
-	"bUMaZWAHv6akyGU0/fVLNNd/BjNGcbTSO9GGR/QVk999Cr2Qk1BpMCa4mfDRNAaYZGQmeRDiMAvWe/ah",
-	"PvDcm5lqidXyeehnrO/R0oisypILRfI3JKf4Arb/TUTy0rw60kOhNIL4TllgyoyqqMWtn/MUAeeHU8DQ",
-	"e9l3JyGD+yHRSu8DAR4fjdX9bCOYbQTTPIYzRNqIZhtCgGAqze/G05UyB/lXLOOgENi4yhIzRHMCEgAN",
-	"At0hJxnPregYgg3h92BCDCY81T08fmaNeJ9qRNUg/kO1PZNpfT53R0vwCEQIM1wUmgTmlFG5JPkZvOXj",
-	"4rQg9oikDM0LuliqMTrzT7vYWcq0vowZ4pXK+IqYDbp56rA6KYqR8V4NIQbGEBGCi5QNlMBManSiOaZF",
-	"JUjsrLDY8ZMdZzhGZ/Y9JBUWJkiYRoamrXUzTSO0wuIKFmUXaeJyxqXvgFK5+Jneb8oGhTm4l7SEBwsu",
-	"leNickuySsGkvCybENVQjI3nv45qzgTBV0QgXhJGQErYWFmJIaCwIpgBhJ2gSBnOMlICy6Gc4LygjKAl",
-	"zlGJpST50CgXAb/XWIum0SSZPB0lk1EyuTicTJNkmiTj5PmzX6I4MnHxaHoYRxZD+m1BMIiQqBT8muZE",
-	"fLawDzg8EuQ3kil7nGpwb5vtcPKLfq4UvCRCURMjA1Q1A3IdyvjLxcU7dJJMpugHnKMfzc/d+Fvc2HE4",
-	"4pbNa4LDesk5VgQcC30DazWSiPO8Pwxv6MJQEATVIexi6Goc4iSSq97IYRwVBEvyquTZcuMUkiCiHwhH",
-	"B4qBKSuWa0smmOwo2Bxl6ulxPa/XEmvkB+A6jKMVZXRVreDv7jsBlWwToj/bx5q00d7df7vcnXBLjgfH",
-	"6KPeFzKuQctL4K+Y86LgNykDCy5Gs3Wd1DPnAtWalsXOE2nelQVXssUqm8l1P/qAuO/fKiq0lv2rA2m4",
-	"60/+HeM01zDRZ4FWgbogOWtIbtAKnkijOeFMgYRr5VXAicFwKZdcIYWvCEuZy1vS8PSiD/IrAGZIkAWV",
-	"2nghOVXSZQosMVtoqT62YUotaPVBRUFY6mkFw4WVd3p9JS9otgad156IkE8AmQ8dkWRZ+8LCD7z0K3x7",
-	"5iWbtXmi6VESRyueExAyuLCAN5NpbFgBqKHcUqDMwOPgLUXEijJcWILU+qtTaD/XAZn6m4yW1IV5zHdO",
-	"s/3UkV+NHW3nhx+DR+827btNC+9sxHZuDxov+S3cOSvWU8Ma1aoqsKLXWj+pWB6jueArE7I25KKJSBCb",
-	"wWL9mzdLmi1RcLSsKqnQEpclYS30AUq2Cga9JcPFe+xkhW8/W56X4W4aQuxk55RAI9sB/0Y/c1dTzw7d",
-	"zzx110dZXxqyvElkbZHepbpOch+cnpqJzGErzRHiPMd1tpw7ZjXrr43OmDLh3wZNTgmqlShQyvTbji+1",
-	"mGwLvK8m/ziiiqxk4HAI9mu+wELgdUcmdkAZNzjH4tGjqAd6fSL01e0SV1KR/L1VVrqHi6ZuCwpRFcR6",
-	"vmvwnlrBh71CatUcIEOm6e5XL20+mzAOuChC8v1sXVNRHHFGPmsp/FlTVkG0bvQpPGo2vNaBptNymiac",
-	"UzP131aD1AApiTHIXoMOHk0TkFIzskEXO9EHmyAZYeolLgoZTQ+TxH3z2mzffHkX94ps+91HUVjLbXpw",
-	"cDh5Nk7Gyfhw+jx5nmhUgiIbTee4kCSOzDkGsldzDmR7aekdclFXvIYb3kO2vnLHUtRe+b1Ec7i/kOU3",
-	"bbWDPbf3HmUHDD5s1HyjolCJPr7/yZgAEsxiZ1JxkZGGOHSwNPPNOC8Ihr166H7pTXsyJ/0T2VUsJBK8",
-	"MolPfinjpqzYjK6vFgcBgNuCwO3EA7GP8Tvo3qKXP5HompIbDWutFToTuKmYdJhpVgmpoukkafHVCt+e",
-	"+8/P9+EzrEiDwXazXJMF/NI6amKQnw4KABVZRZU3LalEqhJgXc7noTgzUUotrMxel7iYf4a/G6LK/trB",
-	"rAVNL6VhZVMBtImrn4vN+jTkwRnSNIg0eLtneg3w9hwAO0+q3lXhvQ/h2MkGDeV84+gXjbzjjLOsEoKw",
-	"bG22tH0rz/um89TRa/WYxC3mEVZodoTkaK3f6VeNzaKWgleL5XiHzXKyvz1riHL7/mtcagBnAPkSnCFa",
-	"Vd0ODCDueim8asQPrYF01+KI9nL+wm9M2MYZclgZb7peiS9SOEySIfxsz22U8UpbRvyaCNldVBdHbR5s",
-	"L+PHpl4g0QB8FtL7oGTbCSWHCK84W1hH/64ltGSjp/4meDoL3SIXf6JStTQHi1fju+9XI7xYqPnvaB+h",
-	"9cdrCZ/AYZLrVStRETuKfmujgQZ/+9NqD12ge4bVk2461m3GmvGLw/EjbcJF7YiA5AHvLtQnU5NKzYa6",
-	"J7zb4v128U6/tfM4LlzSvAeWn28LlZmxe8msQQcGxZv8gj0+wX+44rbVT2U0t6CsQXFB8l3COflKZ5Jf",
-	"0BZEfCAFySw7Nxf96hZnqlg7d1gAWHDY1OAa7/LTPBqSWjoNQ3gmeVEpgjTStFYMoSGtl5qsCGZjq0an",
-	"bcJ9E55X+PYnwhZqaRNzV5S5z4d9GNgEabfbjecmmuMVBX6HyhlFRCmILYbznjx7SoQqmeWUSi6bOpj5",
-	"vkOm5z72FyANe9fLr39W5//OdZ2MD08Ow3VNGuvycxuH1T5zn4yTF1rIfIqjLPC4/jN4IsGZtw3oyTFI",
-	"nWDGjUD0YfxptDuhun5z96Y7ggMHHsK9jjIX4+w5kEOMbhvC+9qbUNsZI7IA3EunJl1n1LYltX1Xd11E",
-	"7RlcqVG3/RUjNM7/A8I+rpiiX5rVSH0i68KLTkk0wyuSQ2x64/GXvLjf8Re7xHMgFbb+eQ7irH1KrE0J",
-	"gimphEBtVRRjkDCtjHn43gta/dgnLV0Km+TXULecvP+0Lb0bS3vko4HPgR+6Qkx/DmglmV5Dyes4Zc73",
-	"zRn68VWz7PGLQ98daIq2ABaHxTAyZfq0LqhUlC309HiN5AoXRSfAositBvD/5ZVAwMegbgIbGx1F8Wga",
-	"fXd4cnKiGfzk6TMN8tvRgo8sDH6TnI3f45s3VtAEv47kFS1HHICCixEU1jodHNzrUtJZsT5zwmFjCAAS",
-	"pERFat+FA9sKr9ESXxPkJAykAWBRUMjqcyFCKPK2Je4uFD9F2KnYLgifVwKyLpl/9Ylslu4OgsjjE+kz",
-	"FOocnGFsynuxjZo1o5Sm+A9LlFcm+4N89qXppmDaiMyUwYgmupajQc/jLnrmjojhKcqWJLuCQI2J4riV",
-	"+0RAaZK6TfAX4UYG8hgZ/1BqUpBvqCQtatlkaQR54GcbPIo2NAF0GjxuDKAwubwpFzacLH8XvTHxYODX",
-	"gq/6VxJOFlYM+WXJvZbQN7877faRqh/Ms98YNOp4AnxqXU/8xC4vPNCCAzGuz9k+y8Gs+gcwr5tapMvj",
-	"0lI3VApUOXo2P8Kjw6ghokOBk/EcyNhIlo3SZrfG0D/zZPfMT0+OjyaHzZmfmS/3mrnrPvDgaBPfIVIc",
-	"HcZJkoSSOmiKYWSLq8T0DTTApTE8TRm0F6DScLmRIhiZNHSDHVdUw5nrmGDr3PdRmnoGAv8nZefm9cMd",
-	"PgG38R3U8x7aHvTzphXQ7Up/dMOrIjdifkGv4QTQfKvIago7dTKz3TdkMEkOkaX2GE2SxLYoGLosLJv8",
-	"6As1O8ejfWBDyizEUS0ENhbAOJfUPTNiw7H/bKmu9VI2kP9+MtA5vC2A98qvDKVsEBU43Oklta/tRZ2y",
-	"JeKE+/bXf1HEToroikRRA7Wbc2p+NIGCut+HIqvYd2/BK2J00/G+wqwrb3Z5NN0aN9PH+X/0Cy1Tbf9E",
-	"oqAbCroi6ykCiT85Oalz1yUafGQUDh/9n5SBSiyHiM/Rx4vXo+exbwxh897jOht+ZMwhxEXKZjSnwmRz",
-	"4KJ/fKzIgkOy18ssRi/nMfoFOs+gX8oYioKhYuXjd0mSJDEk1Sc/xDa53v773CizYR0CorlEaTROo1j/",
-	"M04jY2uk0UEaoQGcSSVWSyTJYmVULLKGegdBJC+u9bmlVVIuXBwZUn1TplWPtXsLjBooXMZ16hocAib5",
-	"whT35GiGs6vhGJ2Z6VNGmaQ50Xo9ZwsiEM1t5yoy1RSWEaZGhJnDH6JUeqlyDLbhiMgMlyRPWcEhF1oI",
-	"rhVoiQaXaVrlz5Pkcmh3YtR4xXk7MXCzthh4FCcnJ22PIuNG77PePU3oY/2fA5PioFUzoQnuf379nzQt",
-	"v7zM7uCfOfzzS2H+Ke8+fffvm71/7/CCbNHdAm/g/7+ur/t5tWyN7D5OrU9xxMitelkJyUU0jcj6P387",
-	"/43TN7+drd/S5OaN/n/x19s3v/GbN//Bb968PL5989ub5O3FL/ic3lD84fzp+erF+pcf/8/6p4tX6ze/",
-	"/5XO/xptUz/vISn7XGXhcjdkEnBm46xSoRIvWk6dB9rifkbPNsn9wWsMndgBF9mSSGXbo+QkoxKSHds5",
-	"XgblY/QKWkuZT2hWqZRZGvAd8qxEsIxcU0jgAfV+8MAH2PTi16/18HKtNLS4eav2AGmaM4JcGLx5LnUJ",
-	"ae4m2FDN4ouV/lZpkPiSJUitZnjVIoZgTZ0t+UWGhu+O9e6iCqf/BJmIHep4Y1NB20mWhmdNH7kFJ9L5",
-	"T0BvM1/nFazMqyf6hTA8E8gxo+010LstCzRw57bjiVgFFOmKHaYIoznOVIzINS4qLeRccruT4U9cumwr",
-	"aHfvoE1brevPoTQZZM1MVe8JnnMRJA+3fC0969jiZHGw7uOsFrg9v20nmi02wjufCtyz2aogPhNX+npb",
-	"46xk3HvovLcww6vedNFWlmiQHdrcUPB8Bz7vQvukJe3ev36JXhyfPOvavehSD3QJqTkKzwoCCvkVZbnW",
-	"+yB/xTYzW5HVDNpYQgXzpTNxLhEuS4KFyV5wKdsm8cXAhhGtW0GGS9vKzmxjC8oW3hjynhvwre/fumJT",
-	"qyg3nJ7Y+MU/9ASnttSz3kMxaPawCMwCt9FHM8zquUZ+rg7j9oC7j6xBhFrkGThCgYAtXzMw9J6W4+QF",
-	"oH7YygUNsOj1ER/D7vooayzVAadP8a5k0ZpCvnSOnG8klp6oXZN67ufsrekrXGmT1DpThvG6HvuzxuYO",
-	"bNzHl93yTWyjD47m9BYNjicT1HAMgOlooyKjgIRNWkO9vj311EDt6SGAHq+Q4cJO+p7lyxD+21m0TXXt",
-	"PKFHZt8gDFoJuvMMc1XSsMt425EWthYKmuLhPKfGr/AukBo23a6VLQQ2++DL3RDlRED0st3XpqVy7Baj",
-	"I2gyucmwuU/Q+m7Dnlek9kEHS7vB8p3NLXTxycYCgt/3zdKH1HwuIFv/Bm9I0e+PqrWwWk/eh8k+332f",
-	"ob/j+NoQK9k/LHzv1I4HzkTQ+s3R0dEL5PMF0IDP55IoaY6u0eRoevJCi6zv4K+hU+2hqs0oOCZJz4Vt",
-	"bZAVSmYHtnW3T2egEpVYquEYvdZqbcp8sZ1TvU2hak8dNiQd21X5HYEDSxEMSpervBujs7q9Omp1V2dc",
-	"jewWBkdJynK8DkNKQ4SXBOfOi+dbwkySJBklh6Pk8ALcH9Mk+SVlAxs3N1kStksJeDflE/Q7ERzgajsU",
-	"zNZoRaXCV2R4igg1JWbQflQfBAxDEWjdghP9FymV6yqwopngJi381Fd/3iyxSpnpa2CkoHIdpcEWXGk7",
-	"aksh7j9H4khzwhhmQ5RlRQWdw+Zc3GBoNtBs0ABJJqbpgHMgUybpgkGLb9N8QREkS5yRYU1Rk5On6L/o",
-	"DwHFxMadC+eqBLIxS5WIEQnuWpdGD5HMglyTQqKckBINAPUps7j3nVhdNsHwT5V80hd231wJhQjT/zV5",
-	"JJ65F/yaNBubt6v3Gx7N7S7gbwntB1p253AwD/Vk+Nep820XL6SVek+uC1d5N643Snslvn55zBmxT+zn",
-	"xq2YgTQRJP+s+BVh0SfNYptcz95XfbJ5mS1TesPh5F57SHdzNwQWlNvtpe6G+Ydb41Zu4C7mNY2TrBJU",
-	"rT/oUW1xGLTgOqvUsj8cZ6M80KUquADBNAUwebNgLk0bfaZTNhiNcElN+2jbjGVHj2n0s2ksCRpRbtsP",
-	"9HTHOq3HMk3lsYLMNomOkyPf0Tpl4XTBFStAGrDpptFtWvVQNuc9jdQ8qbwx+jq0SGgUQ7rUBDjALSAs",
-	"rIzYzEEftlkbnBEtsKmS6MObD9DiqZJLL7xN73WjUDhnROyLuCHg5x3FNncLKj97Oj34tZhcpiB+pjWX",
-	"lA3q07VYxxpWxl+on3UyZggbcPcquPQKk8926jQjGafMFJHb/VrNRqIZKaCWiaMOHMcpS9kr4xTSWL7c",
-	"1Inq0rumJBo4t9XQyl/jqwJtY5Ozaoyg/GJDw7XYXhFxeXB9eOkoxzgrgbMkutzWuc53rbvUlvahD9li",
-	"BLZuyq7IethkENTgD4uc2FTD+dbM2HiYY3c/CFQDNRq4y5r8gfoHYRfVGKwPk7+YQ1x9Bc2MXI3OEJhl",
-	"H868MBfoFGqJ3H0oMmUmJmLGqJmsoBlhpqzHX1/DS0GJwmKtJbuv5voKOzmw13uY8uzdeRRH10RIm2E1",
-	"TsYJ9JspCcMljabR0TgZH8EBqZYg/w7Mvn6HuKY59T10wTz6i/29dTXHJElaTdTqLmjNfveBu+Wq/86P",
-	"nlRh09UP0kjLcUN2m3CsrFYrDc9p9BO9Jkw/O3IZTPAm2AUSOh+B4oQXcIKZ3Uaf9IgH0OEy3Hk78GGu",
-	"aZkkiXfg2vxYTVD6K9NEB9y/Bb0iEKavv5MKr7UJY/ovCa6s/RJ2QNOjLKsVZvIUZIvNaXCN4qE/spFl",
-	"QF1N3Lw3G3gA1Gid4XtXXwe9mj7T/HvotmRaJ32G1knfH7lPt6WWC5+x+r4TPT4Ek2MvPPtSP4suq1hY",
-	"NgcYmT7AFOrsC7KdFjQ8KBCDzXwLqgmfuAE2EMP14UFY6dhLEa8a1zRBz4F5o5gKDcBYcD1G4JGwu1nK",
-	"pKLQgKkoDO4B1u70HNrLS+rDzJwlN01/iiYKzeWIKivXe+omY3P9kltso8faEm41I4QhXEju7oZSsl0B",
-	"H9uF+vrw2NQzSyeRMwhh2bphgRWxiHP12CaBnzXbSK3IiguTp49T5tjF3wdmnvseHGzWTm+We47RW59/",
-	"o7ctU4YDBwMRK9szEsxojQxri/RwkDYDfqxrNnfwUaeJ494Xe4R1xRt4wVFfbEw/o4aYoj3bz8ZUlAZe",
-	"s7s4Ok4ON83tN3PwsdW49XjyYvdLmy5fuoujk+Ro9/udPt3AuYHcth4ct2+3TSq0EFc2XApXVYVM65m0",
-	"w7YHpaunLbnsLUClhQWivXOhU2vCuKH400D/M5fWOaUGLgozGQ6g69nr87xWaTQy8wYkaAmTpqxk7evS",
-	"FFvrr8DxnQY5CEtUyQoX5rgwflTqKmemRmEz/jHgeUcjjNwqX8VBCHI3zFGtAotr2CXWypC2XcYpe2dV",
-	"pBt7q5rr+2y7KJqCCziMlvqxQF0e9vETOGXrBoNWnv/A8/UerLSrfvZerOZreu+aJqJ1dzw2p9u68U0X",
-	"XQA2m3yc7Gapzp09Xy0A9mHg1+GNTMeHJ/tM09NqF+TNZJ+Xu72cH0RWHf7R1zQFnazNzQJw26MWLk7g",
-	"GEk+fihZCsQW5MLM1o1QyyC0b2QdaNxDpILVtEWmvicr7sJcPtZDbNF8J+YzwPCPeTDnRq6krKBzbSzC",
-	"k/BbjJjVt40aBTKaVyy3tlgt38yNmCplpgPjrUIaR3lVQFaqIHJ56q6Z9eJcVMzXzVGBcjInQuAiZYTl",
-	"cozeW0PRi0TTkhHEIXyyFnWvPq6h9XDib1vnj/8t8rARYexhmHasEKoR6VyR/F9y8V9y8dvkoqE9R1r5",
-	"w8nHIKt4q+sA+lDhBUhFJ34C7d6FNCFdMkaM3BCpTMAVVDPpBOtCm691ArJWDjPzl+L2UiWn++mHT43v",
-	"NGV4Q14yOnPvw4WS+G+V0SCl0oq4rZjhQiuZm6ymc5+fE17E/WvXh16sa0XaW+U2f9hdOgs5s/Wds74y",
-	"cz+yayYVdSORjTUEtba2C5q7AW7DWnoKR3scKN8W2mqvGGq7jVOfh4ufF3ixIDlqV4o3OsKnbFsRONpa",
-	"Az48TZmxvDWVGepxBzWa00IR4ahJryW4N7gFtk4tey/YNuV6fOlVmhcESfo72YQpcE005rEx3Gh6koQt",
-	"cU0XQtMT9yTZ0ZS3fzEBL1oXUCnINeWV9In/fUs0TLeBhB6sPiAkvuT4+S7q+/SIp39QadN7xUdLOH6L",
-	"S+MfeZQ+kDvEQqF1EgQnka/tMN0iek4emKZ7tTiuu5tDY/GeYJmJklRM9qX9uEyfAYer/H0ey1Dry6U+",
-	"xUy3Psj+d9fBn+f+XnNTFbD5elqbj+PSfsIb0tuptTDkJElObTYM/KQ6Oasps60VMTpOXjSKEV0q4RjZ",
-	"SzNdPGxVYgHNEMDxjhlnNMMF+OTRwCV6S9DjTKzK8BCCSjnKFtpuCTNLTlNm2jDBDVo3Qp87bAiezyuy",
-	"tikecP+/HcA1kbcLPNXr8PeIml4Rest6U2Y54B7XCwaPKES6kUs6GqMzDUnIGAJX8iRJELkmDFFDAp2b",
-	"cyDbhBoX8lyZSzO8a9u213XLcRdyYvPGCJy4WrOjv9uul7ZzH2YBPYSX99smMAvX3ut4MtGTHB8e2XAL",
-	"dx03mtpHmN3XVT/6uLB+5OAd9AuBdKUdT14InJF35uJ7IyO/0pj70+Qa7ieyexsf/LE2oyvC23qHpPNU",
-	"gnwgbVGjtgmYcfMSuXe+h8zoTK+ZbMy/tC8d1G+4F2Ctk6021SPAQKtttpLzsfb0Rxvgz3e/1LrqF17b",
-	"4wTvu8AdLPg9Tu/21dD/uy3/fdSVznWeTX3F/B4EPoLIAOTPuNyZfvWlaUfbDhDTL62v69ZeG9MTfiQP",
-	"cBJs4q9uE4O4VTafu+hmidXSa/36Q630B6mKTRHabwbsXZTyByju28XP44mcr5Icx7tf8tfs/0m0/veQ",
-	"286aunqoZUFw0SaY7cVJNcu0bpTe6MK/cNWYzsmgdWG4viYf+YZ6GIWj2TNHmo5pTr3boezDXty+TNJe",
-	"Q8F8Aj4tYVpbWJNkAA3dlgRxQRd6kU+kN2SGMSoouyJ5ymZcLRHEkAetnmfoADW6sQ3H6DzI7IMW/3oR",
-	"cLEBvSbm1kFTvJNP0WUNzr+Lw0sTSr38u5hcmsJdvfoALHyufzy8HKPzWhiWRPjlT40VVUtNyMRoAjcO",
-	"7Bp/Y1dtEGHVNoTGKfu5vpN80E2YjJGPNg+33Fm+KaKxTdve3k/uzyct76PC7x/faFeN/ZnV5SW2XQZD",
-	"mjv1Af6GRvmHqrQNTmov408fBrr36bOPxhrSVlNl/adWPXcHdZzu2WheiWWjg+fOsE7nDA2KEnp1zZ+o",
-	"VBf+dp1HY+egQGVzIA3Ox2auWPvA/Uflh3X9mia7fOudjAFefAlHCy8HX9o73GoWBMVAjSOr58zpifHs",
-	"c/bs6EX6mOp5XQ+znUK+gQb+WH26Xy3+CpJppgc3C3x+hZtPTMlon/4CLreclAVfr+BqO3NhJASRrF6M",
-	"Cp6Bruzy7iS6XOErgkTFLlMGaXXS39xpkv2/mMKbu+nBwZcll+ouiqNrLKgWbkAZS6+Y23hVFCZ7JEnU",
-	"h2L9ktGpuVCN2qSCSkUg+owGo5H5NBx7DyBpTgXFP3XvFfsRChQAnp88mHvLgpSqKyww5EV2q4LGbfVO",
-	"bjC7vWCri0W0nmoFvuLBQA7l3YF8RUC9KP1JK+xge8xwoVEnbDmnPSTCRdrE8P41umyAJ500VTRo5U9L",
-	"ly89jGEhGuG2Kytm1p9grCKThMmFL1Ops7lie8Xotsouu26fqHD36e7/BQAA//8=",
+	"7L37chs3ljj8KijufmWy0qRatzimKn8oHjur3djx2PJOfUl7LbAbJBE1AQ4Aiua4NM/+K5wDoNEXUlQs",
+	"ZTIz2aqdWM1uXA7O/YbPvVwullIwYXRv/Lk3Z7RgCv75RrEpU0zk7Hy5LDkr7MOC6VzxpeFS9Ma9qzXl",
+	"5tvXV2Q9Z4KYOSOaqRumyFwKuVKsIJRc4ThjYt+9Iv3XhGt41f5NuMkExeETQqeGKcKNJjldDs4InWgm",
+	"DA7ODaFCr5kddM3NXK4MjMDFbJSJXtLT+ZwtqF0j+0QXy5L1xj1Y3mHaS3pms7QPtFFczHq3t7dJb0kV",
+	"XTBT2217i29fPidPj05Ssgzg0CMSNt5/TdZzWdqN51IUekCovtbESLdaQnUmtJSCUNw1F8buiWsy5YKW",
+	"CZHK7fu1H4P0qSELqY39IBMI0ieaDIcL+mloZ07IcUo0mWxIwaZ0VZoxoWJDSqpmMJB9B6ezgMyEBVg8",
+	"O9UWntpQUehRJi7njExksfEno+mC2Xc8nO0zRIwR+dHMmYqBkRAqCkIzcYUHvJ5LzcgNLVfMjiekIdTB",
+	"SKwWE6aInPqdJoQqRvhMSAXnrzMR4G3heEaoxyhqADHsHEzZbTkAa/uLFDlDLOD2zHCtvaQn6MKeujvb",
+	"++JI0rtUNGdvqGLCtDHDQu0vx88JvESeS2HYJ0OM/WsJn9iNWtDBIwTsarLgWnMpCNeZWNDCHgnpz41Z",
+	"6vHBwXq9Hq2PR1LNDi7fHsB3wxwHPhiMyGV1gteMLXUmLCpY8LMbpjZkRg1b0w3JaVn6yd37OVWKMzh2",
+	"OHxN5FpkIl4tQi0hWsKHbrAnmqyluiZ6LtfaLjbsw1jac0OcEUQxRXMuZkQK0h8OpSmXQyaKpeTCDJLA",
+	"H3jOnmiil1Rot8pMuGX2cWR4VxBG8zmhxrDF0jzRRDH7NbXgT+p7paLIhGJ6VZoBoFQ+52WhmLDjc0OM",
+	"lCNy7pDSzKmpMPOGlryoAQJJkij21xXTBje2kAo+FEQKltivI6R1ZLpkOZ/yHNYH2Du2Uwt7NCSnK800",
+	"jDpdaVqOyIUhy5Ju7DLIkipDuMgEL9hiKQ0T+WYMLy+ZXasgVEigO0QlxcxKiRo/8RTudkIc1tgVrKnl",
+	"NUobf2ysIFyMyJsf312Sg5vDAxxCH0yoyecWjrTQDmoJmUrlsIsbthjhCrShJlD3NVuaHcQXQXYLBabp",
+	"8GQyfXY0PT59+nRyfFLQr+lxzp4dPStSlrKTp8dfD9N0mn79lNJ0Qp+lR5Onw/Swm6srppdSaAZM/Xxl",
+	"8ci4Q7mcK2lMiYIMAIRkDfIHXzlYKjkp2eKrX7Sl8WiVlvoN5aXd0ZxrQotCMa0tJ7RCihUWXGRh2fBK",
+	"XAu5FuSabfSZPSwLPEG+1gAiy3Vzu+oI9BYwhpqV7o1Pjp4lPcMNQKa+fmLCBsLWPeeYcTNfTUa5XBxU",
+	"TGZBBZ0xFT0Z+keTUk4OFpSLg0Lm+oAu+WhR/AetzTes5ruNT+4/FZv2xr3/OKhUhwP8VR+8QfjhWbT5",
+	"pSOqJ5rkJQdJtB8YSUkNKzdnmTDVKIDZQFCRTlBKeW1ZkJMX12wzIm/hCFDKAo3Ag+E5PEB8tQzJyySg",
+	"JUoUn80NDADIHWlG0edtsfDOCfGVMLwEEvV7XNCN3yehdmBCZ5SLUY0s3LlaxJgxZeF4m/ReSjXhRcHE",
+	"Q2CuXDKF+CQYKzSxTA0eSWUXtRVJD6QqmBoeHh2fDPWcL5dczIZ6oQ8s4/UIVkPl9LhC5WoLj4S70zDB",
+	"QyGrPSFL6R5Xr9nmDA70DgiC7HN/Dy32DkZ2TRcVc38uxbTkubnHcT7IjvAkLwrCPnFttMf0gk9BmzOR",
+	"gnJpdUmTkCXdlJIWViYKab5jU6kYbgfGOs/t8L9iP13oSYWX9g3thYPmMS0tRXqOanU+K6WmXHA9B554",
+	"T7zN7btlDWFj3utWEiZ+NKaLEw25GLqJHgqBHfTmVBMmClaQPj4Zwl8Dq+iggKcEYWGVyXAEVkMNm7c2",
+	"SWOZA8sXb5PeK1pOpVqw4i2y5S/mURWD90ZJpKqR/37342tSyHy1QI3ibomaptWphsX6OR7rVBd+oqGf",
+	"6KFOtQ4UAIec/MJyA2T5WpqXciW+VMcRMsYekBueedyb0GpncVKdBXIQ2McUlvxIR+GQXkgzxHke4iRe",
+	"S6JX+dxDSSpigGPCIbxBpnkp5Q/24ReehWfBVjMCE39MjlP7f2SyMUwTu3CaG2uMWOIp+YIDyzz6+ujw",
+	"5GQvEjmMJPWb5nSPdS5uX0Mj5RAneigS8RDrS4WuJnA/WMIZEPYpB6EN3hEppnwGjiqAGhyeY2OXfMHk",
+	"6sG5WcELpFyl+A0DCcxj1xnYuRb6bvq9GNw31em51UffP8rZuT0N/TQPytzuCSNwjGQil0IwUEcs8uel",
+	"1Kw4A6eBKEh0Dk5svY201gfSXxwvyHpbGGHWsytbMlFwMTsjUpQbJ5jdoVoxTCZ2pcFUf0h1/Fkn74UV",
+	"/Aa8F+d5BN0mbCLoN2E653USbF3pvoIumM6Ed6l4z1MMtiEvhoZeMwE6UuwOAyOOlhb9NpmY0xtGClby",
+	"G/BLVxrrE00WTGs6Y+gdza0pW7Jixv6Eb2/ecn1tDdhM2OUbtWKk70baDBXX1169emekYu8FvaG8pJOS",
+	"PQBD0nZIi2t2akA3ms+RWKxmbW1ttQ/jOY0NPFgnWUULfSSUgtUP44keCqcKauiE6rtAA1LiHRDoA58L",
+	"urq5JnNZFuDF0OgLiUQIZxqQEmU/2kmLxLn0F3Tjl6rnUplyc/9zxEVMVnrzaCcIUwxhisc/O9JvYUxF",
+	"1riUTDiSBsDrvcDe+C0TeAJW9FRahZGkH+124A8n+KJI5EvKRNMX9es8T0ZibG0CxjrOyMVsDz/Te0FX",
+	"Zi4V/9sXO0lB6p670eCzMfmOUcUUyVZpepzTJSfXbAN/sP3UnMMKS2srfSQ0XcVzPASenr+5QG8mhCgq",
+	"LKF1BSUEa4QUzFM4MJ33YqlkbgXLpGQvhOFm8yAqy0UxhogB5SGqcMM1n5TMorz9RcmS5HOqrJ2hyPuv",
+	"jtKjF7sOjQuw1l9yVha6N/75c29q/xnN2Et6TkT2xr1fMfnth9hpfhSrNugowAkfTa+BSYY4yYMgBy7Y",
+	"7jlEptHxBTNVHKvhorPvOFe5wxG9Wi6lMqx4xQpOL2H7X4Qkz/HToR2KZD0IRy5LygUqtJbdhjnPCFB+",
+	"PAUMvZcVehoTeBiSLOw+CJzjo5F6mG0Isw1hmsdw2WgXgG9CCA6Ya/wdHbOZ8JB/IXIJCoELA86pILxg",
+	"wAFIP9IdCpbLwrEO1CDDHjAihl68tvD4UdTC06YWBIZwJbdWV26tjsKLllgx5joTOS1LiwLeJ3sOX4U0",
+	"Dl4yJyKDX3FEzsPb3vNo9Wp0qq9MLhcMN+jnqbJAWFkO0cc2gJCtIEwpqTLRN4oKbY+TTCkvV4ol3lZM",
+	"PD25cQYjcu6+I9pQhTHtrIc47WywcdYjC6qudewehTAyRqA8UFY+3Gv3m4l+iYJ7zpfwYim18VTMPrF8",
+	"ZWBSuVzWIWqhmGCgqgrCTxSj10wRuWSCAZdwod0lhfjXglEBEPaMIhM0z9kSSI4UjBYlF4zMaUGWVGtW",
+	"DFC5iOi9OrXeuHeUHn09TI+G6dHl4dE4TcdpOkq/efpTL+lhGkdvfJj03AnZrxWjwEJ6SyVveMHURwf7",
+	"iMJ7iv3CcuPEqQX3rtkOj36y7y2VXDJlOIZ04ajq8eMWZvzX5eUbcpoejcl3tCDf48/tcHFS23E84o7N",
+	"W4SjdskFNQzcH10DWzWSqYuiO2sE8QIxCHJAIEqIeDWKz6SnF52B7qRXMqrZi6XM51un0Iww+0I8OmAM",
+	"TLkShbVkosmOo81xYb4+qeYNWmJ1+BG4DpPeggu+WC3g3+1vIizZxUR/dK/VcaO5u7/4VLN4S54GR+S9",
+	"3RdBB6ajJfCqTGVZynUmwIJLyGRT5aBNpSKVpuVO54nGb3UpjW6QynZ03Q8/IE3hryuurJb9swdpvOsP",
+	"4Rt07VuYWFlgVaA2SM5rnBu0gicaNSeaG+BwjTQgkBiCLvVcGgKejkz4NDsLz8D6IB0IYEYUm3FtjRdW",
+	"cKN9Ysucipnl6iMXVbeM1goqDszSTqsELR2/s+tbypLnG9B5nUSE9BdI1GmxJEfalw5+EEtY0E/ngbM5",
+	"m6c3Pk6T3kIWDJgMLR3gcTJ7Go4BWig3FCgceBR9ZZhacEFLh5BWf/UK7ccqbFQ9yfmS+2AUPvOa7YcW",
+	"/6rtaDc9fB+9ertt301ceOMSDKZO0ATO7+AuRbkZI2msFquSGn5j9ZOVKBIyVXKBGRbBi5Ur5hKunBd2",
+	"Pef5nESiZbHShszpcslE4/jgSHYyBrslpOI9drKgnz46mtfxbmpM7PTOKQFHdgP+lX3ntsKeO3Q/fOu2",
+	"C7M+13h5HcmaLL2Nda1cVJCelohQ2GoUId6/XSV3ejFrSX+DOmMmVPgaNDmjuFWiQCmzX3u6tGyyyfB+",
+	"NfonPW7YQkcOh2i/+IAqRTctntgCZVKjHHeO4Yg6oNfFQl98mtOVNqx465SVtnCx2O1AoVYlc47lCLx9",
+	"ZHw0KKROzQGfUiauMJJesuJqXEsMCc+Bx3pdGDQ4DAg4mAuLuj8HhvUR41Xg5Ygp4KPzbvWSnhTso2Xk",
+	"Hy1ylgyDBmE6C4gKCbcM0TocrzTVLUKvtdp/O4XUwnfJ0L57iekL4xSY3oRtUe1OrZxULGfCPKdlqXvj",
+	"wzT1T14iNPHhbdIpAdyz96p0huD44ODw6OkoHaWjw/E36TepxQzQi3vjKS01S3ooFoGVW0KEXEcrDGKi",
+	"bHPreMN7sOoXXsr1miu/F6eP9xdzkG1bbZ2e33uH7gT2I0WrATUersn7tz+gRaHByvYWmlQ5q3FXD0uc",
+	"byJlySjsNUD3c2fSHyoOT3RbT9FEyRWm/YWljOqsZ/tx/WruEgG4yVf8TgIQu/hI67h3qPlPNLnhbG1h",
+	"bZVMb1HX9ZwWMU1WSpve+Cht0NWCfroIf3+zD51Rw2oEdjfJ1UkgLK2ldUbVGaBPcJWvuAmWKtfErBQY",
+	"q9PpKGJtGJq1jAv3Oqfl9CP8u8aq3K+tk3Wg6cQ0alz+g7WY7XsJrs9CHnwrdfvKgretIlQAb84BsAuo",
+	"GjwfwZkRj51uUXguto5+Wcu6z6XIV0oxkW9wS7u38k3XdAE7Oo0olE4iHFhpyRFKA6y6aD9FE8jMlVzN",
+	"5qM7TKDT/c1jRMrd+6/O0gI4B8gvwbdiNd/dwADkrpYiV7VwpLO3bhsU0VzOf8k1RoG8XUgNOuftSkKJ",
+	"zmGaDuBnpwaQXK6soSVvmNLtRbXPqEmDzWV8X1czNOmDC0QHl5Zu+rT0gNCFFDMXN7hrCQ3eGLC/Dp7W",
+	"QnfwxR+4Ng3NwZ0rhgK61YjAFir6O96Haf32WsIH8L8UdtVGrZgbxX611d6DfwdptYcu0JZh1aTbxLpL",
+	"00M3O4gf7bJMKr8GZoN676OVTHUsxQ21Jbzf4v128cZ+dac4Ln3JSABWmG8HluHYnWhWwwM84m1uxg4X",
+	"4z9ccdvp9kLNLSrqMVKx4i7mnP5K31RY0I6DeMdKljtyri/6xSeam3LjvWsRYMH/U4FrdJfb59EOqaHT",
+	"CEInWpYrw4g9NKsVQ6TJ6qWYZCFcqBZ12jrct53zgn76gYmZmbts5AUX/u/DrhPYBmm/261yk0zpggO9",
+	"Q92YYWqpmCsFDY5BJyVilcxRykrP6zoYPm+h6UUIJUaHRoMn5+ffayzhznWdjg5PD+N1HdXWFeZG/9c+",
+	"c5+O0meWyXxIennkwP1XcGyCb3AX0NMT4DrRjFuBGLICxr27s8irL+/edItx+G8hieZPHnpbvY+Qm6FW",
+	"rLJzQrjJDRQHBakBJ1CV3tMRg8M6XtxLqLhesvyJzkSfeQ9VQloeoEHiMkV4+G5Kc0MmTPOCEW7G6Lz1",
+	"C5y7kvM4E3FBNz5hkViTQktCsXQ2GOa5XJVF9BIxa54z0odiVlboTGxJZxyMiLMJweO45po1/IjblAsP",
+	"yle40m1xs8o48FsKZeheSY/gDTwwpwsWn4cHatI+zxm9YVZShb4D23bRm62HT6fH9FnexRtp5NDeS1Xy",
+	"IfkOhS/mGLuGCKGhOlXeGdJ0BLqXzcZufI+I9sF4J6cVLuBitjZkzWnq64vUShAh14OEyLJg2mQCtJgR",
+	"8fQmBfn+Rb0u+bNnDreAwm5kJ8UyEU4eJq4OVjEMQrn6zb3OAgXbC7vVrvNgbf/xrtGa7ubbNjPcMx5a",
+	"scd91n/xJ4jU+nK97jOrKP6Jrkr7Wk03BF2wAtJJtqqY6bP7qZiJr2gBdiw2P05BZWhqYhusbcKifcit",
+	"WJXlCKR4oxQHngdlxr72wUrw0uXl1riO16k+7Kobodqp1aQfimsGvtQ/MAxriPIbaKowysR+CGytMddi",
+	"gcbllpCQXpCSa8PFzE5PN0QvaFm2YqKGfbIA/v/lShGQlcDoQVSiHWBkb9z76vD09NQK0dOvn1qQfxrO",
+	"5NDB4BctxegtXTt224t+HeprvhxKAAoth9C6wdu5EBHTmk/KzbkXwL9Cbi5ANN2wmgBlVJUcEnF9VB/a",
+	"iLgmKj57ZkyoN2N93kyxUpAoLcKnT3S9OUQ/ShZ4okNSUZU2h3I1E9QFuuuJBVheTjUpVpiwxT4GqROL",
+	"8kzAiBgQL0i/43Uf8PZq2OCM5HOWX0NstS67Q+6uxuAQ5msQWitl8PI2E/cVuFGByfkWnu44N+Bp9Dqq",
+	"H3HVSp0vbNHe/q4601iigV8queheSTxZXIoYlqX3WkLX/F6j3IervsN3vzDO2/K2hWzYjpCnW14s1COl",
+	"INI1uqzzuEA7Ks1tGbx2hI0rISX9z7eDs0ieQnIINClBnuDa/SyYNY903L6nbsLfbl3Qd+BTq5uOPhfU",
+	"ioHYEjBLULSGh72azIg5YC4LoCtkdVvZ391mQvfMR3fP/PXpyfHRYX3mp/hwr5nbPsMAjuZpHRIjyWGS",
+	"pmksOqI+UMjsInUMe0aBH3NwlgnoqMM1sh1ka5RgKQueji8flMI3CbqH9tQxEAQ9uLjAzw/vcAT6jX/Y",
+	"jT1vodNPN7NwEqPZ3IaswaoBuTPjNyCSLCMxbDGGnXom3myV1T9KD4kjv4QcpanryjPwmZwugTqUpLfk",
+	"tXthS9o95GI4CGwt9fN+6Htm1cdj/97S5aulbEH//Ziyj3I5AO+Vox2z/SgUeHhnaMR9thd26gaLU/7p",
+	"z39gxJ0Y0WaJqgJqO28df8ToYNXiyrBFEhqW0QVDZXl0P1Mw5jd3hTH8GrfjBxqWnXsIeUJO7tbs57FV",
+	"h12e/0pNac6wrlXJkhE5RdXxmm2qNkpJbCrnUmjp0rw08zafobMzl8VJM3HNNgNrO1NU3UFrhwl9YZ39",
+	"gi9YO20cF9wb90I/FdrhETweH6ajo9O04fS1O8BYP+ze6jy4wN64dzw9os/yw0n6tED3Juwcq4Xsfrp8",
+	"ez4bI+Qa+DWplfgo5Lru3g6/1pU0aw/ZAYY3VEG1sB0Jzs61u/GfRc/ersRrO/wtbn+H6yWGxH7mcpVz",
+	"3UhHkCthdL3sGN00kMpJDgH/A9rvn7CNp9KZYYEYR1oId0auhBSs0QqU58yVaEPhWxxysG9bbbZ0HuaA",
+	"As0kEI8Y+57RW1my1zh4+Pu5nyU8+TFMdxvhXNeWPfXUKMcRowmpy8FjUPAZ08YqW8sogdUPUrnHyk3T",
+	"rdjA97ax4gmgIzboSkcc88gtu7MoEAOcLjlaD0A7dTpwD/cH8jtcy/mbCw9U9+S5H39rljsFywUptdqU",
+	"Q7rtvPPiT1uOB472iSZR80SLbGMC2vLR6WlVO6hJ/73goLjb/8kE+Df0wB7h+8uXw2+S0EfO1R0mVTXi",
+	"EIkVHPwTXnCF2bS07B6fGjaTkGz/PE/I82lCfoJGleSnZQKtY6Bi+P1XaZqmCRQ1pt8lrrjR/fcb5/GP",
+	"6kAJLzTJeqOsl9j/jLIeOo6y3kHWI33Q55fUzIlmswXay2wDZppiWpY3Vudf041VXl3iHZRaZQKtQPcV",
+	"eKigvQ2tSgdAgUZ5gcXVBZnQHLz+OH0muIBIBCWlFDOmCC9co1s2ttI5x95TaDhBWo9dqh6Bo2/IdE6X",
+	"rMhEKaEWTSk5o4Zp0r/KslXxTZpeDdxO0CdjpGyS0HbTPwrBHp2eNkOwQppYaliyGdn/OcCcUGtnK4tw",
+	"//fz/2XZ8vPz/Bb+M4X//FTif5a3H776z+3h0jd0xnbYvVH49N83Vni/MKBLnN4nCvgh6Qn2yTxfKS1V",
+	"b9xjm//+5eIXyV/9cr55zdP1K/v/5Z8/vfpFrl/9Sa5fPT/59OqXV+nry5/oBV9z+u7i64vFs81P3//v",
+	"5ofLF5tXf/szn/65t8t0v4eW2RVriJfbyffgN88W7NukD1VnA7KksyiKJVz2mjbwQ91X9kBw6PLxK3az",
+	"//rt21yuNOkLtt62B0x4eYxNvOc/PP/v9cUvyzQX/1t2bejenop3wcZsedykyudMG9dDsmA511Bi06ws",
+	"QEQfkRfQf9dFjCcrkwmH+aGNeL12oKKLKFAe0iWiMFZdC6g+6+BglZnZ4GE77U0oDpow4rMl69K4TT5T",
+	"P8GWGupQIv/XlQVJKJSHgj6rodQRI1pTa0thkbGqfsd678IKbzFH9S8t7HjlCpCapT3IqbDZ9kwy7UMA",
+	"YOnj42IFKwsGrf0g1vAi7o3+gdrx7qo9iiKSTdXSGoSt4usxoZB7kBB2Q8uVZe2+pNJLrie+SKuR23Xv",
+	"3J6mI6C7cgcLDer1UYF/QI/LIC4b4YKOdeyIEwRtuoOyGuAO9LYbaXZ4ld6EArSOza5KFuq/dOjygvaX",
+	"kCHIFAJeOa1jS6QNxFVBUUFRfUPR+y34vIk9Wg1u9/blc/Ls5PRp21NKruxAV5DBbeikZODCueaisGIB",
+	"0pxdx+cQb4BEjivvFLsidLlkVGGSqy8UxPxohI1gVqOEROim3yJ3Td+4mAX3WfD1Q3h4/7Zu2/rp+uHs",
+	"xBjafdeRw7Sji8o91KF6f7fIGPIbfTRXXjXXMMzVItwOcHehNbBQd3gIR/RlYNMEhGHwzZ+kz+DoB42S",
+	"oegUgxYWUh3bYbbqlKqciQ/JXTVFFYZ8bomcL0SWdvJNA3vuF6+s8CteaR3VWlPGKSedThF/mnecxn3C",
+	"sQ1v9i78kGTKP5H+ydERqbmSwWB2gf1hhMKY/Vqtb0/tPFJ7OhCgI46AVNjyqDm6jOG/m0SbWNdMJ39k",
+	"8o1ckyvF75RhvjcP7DLZJdLitptRVJoWBUdvypuIa7iqjEZSOXgq+p9vB6RgChJwmj0eGyrH3Wx0CJ34",
+	"uxzKnZmOiJoQcd2ySEh9gRZfauG42ZYukqTdRNJfhxIlOvaxb860pLMZK0hnEit4ppoZOgOXMwr3IUDa",
+	"qLQKLubo2E0TLPFClXKUib84Bxg3TQ8Qr9+2QCy911pWjjJxgckA2FMj6q/ZrCjfWkl6/0y32y1YtmBV",
+	"nDhChjXVb1zRj09qqh159Pu+5bNQMysVlNGu6Zba2e5UnAYdVZN30U5XfL3LoXSHwrAln2H/XLJ751w/",
+	"cPqi1SiPj4+fkRA1IX05nWrmAx/Do+Px6TOL6l/BvwbemILuFahSojOhanYPmVnQGqfvbpQKOZBckyXV",
+	"ZjAiLyUEy0JTDW/sbMv1xmpAt6qwI3CUGkZBzfUdNkbkvLr1izQu/RLSDN0W+sdpJgq6idM+BoTOGS28",
+	"tzi0fjxK03SYHg7Tw0tws43T9KdM9F2yHaZWum6E4EXXT8jfmJIAV9eJbLIhC64NvWaDM8I4tpKAWzGs",
+	"6BUUmr1UN0OQ/2FL47uHLXiuJNZrnoUuL+s5NZnA/mUod4y/6Ais74W1XHc03PnXyDatT5jAbISLvFwV",
+	"rIBLGdYUmorVG7FBZio2F/OBCi40nwm4eQqbrBlG9JLmbFBh1NHp1+R/+HcRxiQYNgBNRmOsGJaqiWAa",
+	"wgK+vhWyjUp2w0pNCsaWpA9Hnwl39uGCEJ+COPhdZax25eptb1FAmLD/i8mngbhn8obV79tqdumqec53",
+	"hxq+JB8wsmtawgFf6ii9rWpam6EEqPcKEQOfUhLCBcEN0Mnx7ccjKZh7Y79wwUogpK2m89HIayZ6HyyJ",
+	"bQtxhJjI6fZlNpwXW4ST/+whwxrtNJWoD8ZeBkZcuLEzt8QP3D55CF/nK8XN5p0d1XVtgFa75ysz35Ju",
+	"EkL4uhash+ZfWNAGSt64dv1RJvrDIV1yvNXINV284+oj8iO2uQeNqHBtxjq64J5VY+FdZ9RAOrwmJ+lx",
+	"uGgpE/F00c2fgBqw6bqbA1tycjGVHQ2TA6q8QgvJZbvG1zS69EEQ4A4QDlbINguwQFxmpRTMMmxuNHn3",
+	"6h20cl3peWDeeCUYKhReg09CsyZQ34Nr3iV8Q0uWjo5uYS2YAB1p6VZzyUS/kq7lJrGwQg+tfdfzGDQN",
+	"/HV/PgUSk+DPvGakk0xgsyi3X6fZaDJhJTQZkKQFx1EmMvEC3XD2lK+2dZy9Cs5ATfreUThw/Be9g6Bt",
+	"bHMPjgjURW9prJy4mwuvDm4OrzzmoHsYKEuTq10dqkN36ivSP0kPQ2oAJeBdwJypOoGQGn24w0mwTUW4",
+	"KIaiTz/x11ZCmX7tXjFdoT9gf+1yggSsDyx6KCD3bQFNS33x/ACIZR/KvMR7XUszJ/6aTp0JjELhGBWR",
+	"lTxnAuvtw62qcqk4M1RtLGcPbRZ+hWci8pB0ECUmmdww5fLCDkfpKIW+kksm6JL3xr3jUTo6BgFp5sD/",
+	"DnBff4P4OUr9AF0wj/7L/d64MfIoTRvNkqtux/Vr2CIH13X3VZQd9UXYvRtqT5ajGu/GsL9eLRYWnuPe",
+	"D/yGCfvu0GcZw5dgF2jocAqKE52BBMPdYtLNAbgV4p03Q014e+hRmgaXuSuqsQhlH2GzTHC4l/yaQTpI",
+	"9UwbuoGrwaDPqpLG2S9xp2M7yny1oEKfAW9xuTP+2iq4rQV5GWBX/Wze4gYe4GiszvCtb3wB0fGPvPgW",
+	"uqpii9SP0CL122P/16el5Qsfqfm2laVwCCbHXuccenC443KKhSNzgBGkUwFolCzZblyw8OCADC47PWrz",
+	"8cQPsAUZbg4P4hYknRjxonZ7MDQDm9a6HJA+GAu+lyC8EncxzoQ2HBqtliWePcDaS8+Bu1OzEmbaJ5nG",
+	"/hSLFJbKCTeOr3c0NEnwVmC/2Fov5Tlcts2YILTU0l9ZbHSzNVXiFhoaNyXYaEh7jpxD0NA19FHUMHdw",
+	"vlESVv2JervYBVtItfEl1Z5cwjXV+N634Phydnq9D8uIvA55XlDhnQkaORiYWrje8GBG28NwtkgHBVkz",
+	"4PuqmcoddNRq1r73fZNxw58ttOCxL0HTD9UQ7Kbh+lZiq5fIa3ab9E7Sw21zh80cvG9c0HBy9Ozuj7bd",
+	"CXyb9E7T47u/b93HA5Qb8W1dc/Vqv02uLBM3LkANNyjHRBuItEW2B0vf6GYpdWdnGF46ILob4FoFqkIi",
+	"xp9F+h/epe6VGri/GnNKQNdzt7oHrRI1MvwCEgEVlhIZXfm6LMZW+itQfKuHAaGarPSKligu0I/KffLs",
+	"GBU29I8BzXscgfwmX/rJGPEXn4OXWt3ALqlVhqztMsrEG6cird1l397Z7rqlY5UmCKO5fS1Slwdd9ARO",
+	"2aqRuOPn38liswcp3dXY5l6kFprt3NZNROfueGxKdw2dtl27B6dZp+P0bpJq3SD6qxnAPgT8Mr4o+OTw",
+	"dJ9pOq7UAH5ztM/H7TtbHoRXHf7WtwdHN9bgDWLXjC2BuXiGg5x89FC8FJAtyj6abGqhln5s3+gqtLsH",
+	"SwWraQdPfcsW0gcWQ6yHuW5WrZhPn8J/8MVCIl/JRMmn1liEN+G3hAinb6MaBTxarkThbLGKv8FVUtRk",
+	"AjutfzLEnlGxKiH7WTE9PwNmXIXfNbTW8MUXXJGCTZlStMwEE4UekbfOUAwsEVuvAzuEv5xF3amPW2g9",
+	"HPvb1ZLvn4Uf1iKMHQTTjBVCCwM+Naz4gy/+wRe/jC8i7nnUKh6OP0bZ6ztdB9Agls6AK3r2E2n3PqQJ",
+	"CaoJEWzNtMGAa5IJd+2JyefOPTflpWEKy7JH5A3Vnu/OrHVb5cFb3RGzxjNhpLsCtiv3PdmW+564LtdQ",
+	"m+Wy00k8VCsNXYrWaLCPTGCCuotc4vMSSoCcqQtOWpyBayKX9K8rVGe1oRud+RpbqSwQ7MthboAsXi8E",
+	"qjZkb8qVwSsd3dJ8jgj6PKf2EV4LReH7QegQFnLmE9zmdOV7yrRNxouQDhYyq3VHtBQ8+sGKCC4Jl64O",
+	"oZLeuAcp2r3EuwtDL4v9aK6ew9YOw9bWEHUncb2Z/WXcW9bS0Wqjw3v0ZXG9z10pQRjRkPHifU5PM3On",
+	"du1VJna1zSE7u+YMzjKBbgdLQ4jLXkvxxOdxu6TuHoIusLW6/3SCbVuiy77w6O6xh55z38eNq+7rreL+",
+	"eRtWz7ly7fAy4QJ4gzOyB1TAFwXteZq7/xY2MJFm7u5AkWWxHXbdbQe/CIB1MoSTD5ccgx0cE6dhn0yC",
+	"V8UrVlhDHZTZMSmZsVvN4e5UzFZx3qnqykXI91jzssip2rFHP/sbxab80xaikmY5/HJiqu3dFZc1kCS4",
+	"Dg2Glo6Pj5+dESw/zAQlXxHMGbJi5f87+m6wfV9ufOhQ1L2pOD8lvVd+Sj3P4Z4bDpfGVXtFbCXRkgk3",
+	"mfCFLRDcw/t/FN7cpMmcltOhXDIBvsvcqiD5Cu4FgldCSEjPragJPqE74eXSt+6A2PFvAjEkD9fC3XNL",
+	"5AiOOAh3LW8wMSATKLCS+KGrK/F3ZYDBlGADJGtZRaSUCeDebDFhRcEK8u7PP0BiDuiHU7hkGJje+bvn",
+	"FxfuQw3BxFDEAqFBOxumYYabQKukhASjiVNFsdYX3ML+MkNfYRwuya9uAQuBTH+bEp4v6GRMbz9Xq0c5",
+	"i6f7ULvSJmJC36P38edOv9KMEc3/xrbJc/De19YUsnNP0/h2KLxBAzsfnKZ33E/VXsx5h1LaDyoo6l1S",
+	"kUi57Ne0Snhj2yZQWdwC2Qer06wdx8k3d53Hh0c0oaOy6M77cBsWxpfEBf6R9ugDxRQcFOrmVGzOhZJU",
+	"7NPYYb7BNHEam69BCVcBulYWrYwTTDVYCd2VO+vTZfuWG5kqGXQwIm/BPOJ4FwVkmHu75aIgodUWFDM2",
+	"dfKk6saJSa0+d1Y5I7SrIgiGPEpTb5jBT6ZVapMJd3EIhSR23lGJYQ1RmN4nlaDiZKUEzUROhRQ8pyUE",
+	"tknf16dpcIZgwgfSEIG2BlzMEqtSRemZZ5nAlhhw3fxaWftFDEAEX7ONy5O0W/cD+BsX3QLP7Do8iFyX",
+	"RrtluylcDsSYoQOMYL6/n8/cHZFzC0kwXiEee5Sm0DuGcNfNpHnNNKRscozDTg1q0iE+7ASiXw5Ge+xU",
+	"8MUQIqGsAB6OoVZ3LwUVET6YyDHpmqnMfPP6k6MjO8nJ4bHLWZC+12Xdio1T5NtmbBcVVq8cvIFOnZDz",
+	"e8ebl4rm7A1VULv/4Qs8or+bhP39WHZnh7/f1vHqOyZsy7zAOxBduA/4A2uyGrOLwVggzvHiZruUN6F7",
+	"6/DcrpltLWJwHx1UX/gPYK1HOx2TjwADa/47Tfyx9vRbe7G/ufsjN8klar342R4SPCrGex6VsJ4c7iG9",
+	"naC4lPIHi1j/5O7zfdQV4ALb9RX8PcoeiMLrkITqE1C71Ze6M9q1OoSWst1Ntbfm+H3PHkASbKOvdsep",
+	"pNHjqPApQktq5kHrt3+0XSa9Jgvd4jzZt5b2N1Dcd7Ofx2M5v4pznNz90WtpXsqV+N1kEr2FAjFR19Vj",
+	"LQsydJwJvxclVSRz4Dofbg2AvxCgvoU+M+Fq4avgYb2qpGrjXoTGLbhCkulKYTS0Krdb0IJZA6FeUBq6",
+	"uA+5GGJynrssN7plhUepe6RvQRI3fEdX+cRdcU/WdHOG3THQSuHWdMJLgFx7tWpu3OYQG46HRoZu8/i0",
+	"6rQOIXvcp09TykTIBlRMM3WDYTD0y/jVuxZq0poky2W5GZEgfMwYTAsLOcjvji8Ndifgsgmtuu4QwqWB",
+	"51IVOhMuowlXR6P7nvGCfM+SAg+7woaRV13KNPa53MZCO/w0NWz5/bHD++jo9+GE9R7rv0N9OIkQqS/k",
+	"2ppSE2ej/1NkI9ybf++l80WHV1f6/qWVt91S57ljaE3Wf1cywT5CJ65i0dtlz6XvXBRHuOnSLmgY7k+h",
+	"pH5pFRg6Gi/I8Iz8Dg8TME4vTFFY1LwaTyDdQGHzS+cH68P9HXNGpOIzu8gnOnjPBgkpubhmRSaAu0P2",
+	"b79xxQU5ILXLNwYjchHVZLmwPTqoICMCnPzY6KIYk6sKnH9Xh1cowK7+ro6usMlV4y4vObU/Hl7FMgaq",
+	"qPzyxygUK1UdcujrwE0iZxp0+KJlSSovHDVN79soE67oz3L9frvULak0hkEV1KICG4sG6Iwycd7IQPb9",
+	"MHY108hEf1t/DNJujwHCsUogALcU3seypfkHXmvjZNlEFhufK42SGRSJWluMEG/hxkXetl+3VrlJw07X",
+	"PGfbsvJ2Obt2X6Ty7yCdu3rN/J69VXPqrteJEeQsJKnXHDq/qUephrDNZfx7Kg8xbv2hPESJid71U7u1",
+	"iera1VUPo02sxFDI9XY94lWVwl3TZVz8FtppQvMYI4lVivv+qoNw0cFrR3ms1MzXjIzjgkmfle3ytUkr",
+	"XdvKY8jXrsqdoiv+m2VpQbpW5WgY5VlpRrDEbi7LArMLRZN92P30pXLRrshcFplAY3lQsx+pxlr00DZm",
+	"7lrKemMRJoFzDBpVVw+o2GreYXdi6HAvw/PtSiBDei3Xfxie/9SGp0VKIdd/mJl/mJmxpHhFr1nLyPSM",
+	"2aiNx5v7S4qoBUtnUOAHrs2le+cRqSNqx7O9bABsynplbNNI/UdVw7YTUDBZP1IE231JonMJDWsa53Lw",
+	"ubnDnfGbqPVRTQZ0sPCOpO59WPkd1zU+Zhyl6v6zG0O+AAd+28BHd/ziV6BMvRlCvZ3Rzx/g5jJokNel",
+	"EEBuRMGWpdwsmDBn7t5vyAd0viRSyhz8S77KWJOrheVIaiWuIPNTGXetb2ht8hnbDN2ODw4+z6U2t72k",
+	"d0MVt8wNMGMelFCXetiLS9vStNd1xPYj9ENJZWqdmEquDcOLtPvDIf6F3lrf7yieClodVb293Z/QjgXg",
+	"+SGAubMJkjFVPxkKHLndA2nU1Jb0lvhoYGxVa5ycClekQYyMBvJH3h4o9D+pFmX/mkpFwF83oaU9OuWa",
+	"1zkhES/StcHoXqOvfXrSKson/YZarn13iAFW0NgDd/dEUuECv+hJxJJzqUJTnqp2NcHWkzv7WLl1h7Ks",
+	"2w+3/y8AAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

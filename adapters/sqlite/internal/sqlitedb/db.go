@@ -30,6 +30,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.applyDecisionStmt, err = db.PrepareContext(ctx, ApplyDecision); err != nil {
 		return nil, fmt.Errorf("error preparing query ApplyDecision: %w", err)
 	}
+	if q.cancelIntentStmt, err = db.PrepareContext(ctx, CancelIntent); err != nil {
+		return nil, fmt.Errorf("error preparing query CancelIntent: %w", err)
+	}
 	if q.countIntentsByTargetStatusStmt, err = db.PrepareContext(ctx, CountIntentsByTargetStatus); err != nil {
 		return nil, fmt.Errorf("error preparing query CountIntentsByTargetStatus: %w", err)
 	}
@@ -90,8 +93,14 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.insertIntentStmt, err = db.PrepareContext(ctx, InsertIntent); err != nil {
 		return nil, fmt.Errorf("error preparing query InsertIntent: %w", err)
 	}
+	if q.insertIntentEventStmt, err = db.PrepareContext(ctx, InsertIntentEvent); err != nil {
+		return nil, fmt.Errorf("error preparing query InsertIntentEvent: %w", err)
+	}
 	if q.insertResubmissionStmt, err = db.PrepareContext(ctx, InsertResubmission); err != nil {
 		return nil, fmt.Errorf("error preparing query InsertResubmission: %w", err)
+	}
+	if q.intentActionStateStmt, err = db.PrepareContext(ctx, IntentActionState); err != nil {
+		return nil, fmt.Errorf("error preparing query IntentActionState: %w", err)
 	}
 	if q.intentExistsStmt, err = db.PrepareContext(ctx, IntentExists); err != nil {
 		return nil, fmt.Errorf("error preparing query IntentExists: %w", err)
@@ -114,29 +123,20 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.listGatewayPausesStmt, err = db.PrepareContext(ctx, ListGatewayPauses); err != nil {
 		return nil, fmt.Errorf("error preparing query ListGatewayPauses: %w", err)
 	}
-	if q.listIntentsStmt, err = db.PrepareContext(ctx, ListIntents); err != nil {
-		return nil, fmt.Errorf("error preparing query ListIntents: %w", err)
-	}
-	if q.listIntentsByStatusStmt, err = db.PrepareContext(ctx, ListIntentsByStatus); err != nil {
-		return nil, fmt.Errorf("error preparing query ListIntentsByStatus: %w", err)
-	}
-	if q.listIntentsByStatusAndTargetStmt, err = db.PrepareContext(ctx, ListIntentsByStatusAndTarget); err != nil {
-		return nil, fmt.Errorf("error preparing query ListIntentsByStatusAndTarget: %w", err)
-	}
-	if q.listIntentsByTargetStmt, err = db.PrepareContext(ctx, ListIntentsByTarget); err != nil {
-		return nil, fmt.Errorf("error preparing query ListIntentsByTarget: %w", err)
+	if q.listIntentEventsStmt, err = db.PrepareContext(ctx, ListIntentEvents); err != nil {
+		return nil, fmt.Errorf("error preparing query ListIntentEvents: %w", err)
 	}
 	if q.listPendingStmt, err = db.PrepareContext(ctx, ListPending); err != nil {
 		return nil, fmt.Errorf("error preparing query ListPending: %w", err)
-	}
-	if q.listPossiblyAcceptedStmt, err = db.PrepareContext(ctx, ListPossiblyAccepted); err != nil {
-		return nil, fmt.Errorf("error preparing query ListPossiblyAccepted: %w", err)
 	}
 	if q.listResubmissionsAsStmt, err = db.PrepareContext(ctx, ListResubmissionsAs); err != nil {
 		return nil, fmt.Errorf("error preparing query ListResubmissionsAs: %w", err)
 	}
 	if q.listResubmissionsFromStmt, err = db.PrepareContext(ctx, ListResubmissionsFrom); err != nil {
 		return nil, fmt.Errorf("error preparing query ListResubmissionsFrom: %w", err)
+	}
+	if q.markAcceptedAfterDeadlineStmt, err = db.PrepareContext(ctx, MarkAcceptedAfterDeadline); err != nil {
+		return nil, fmt.Errorf("error preparing query MarkAcceptedAfterDeadline: %w", err)
 	}
 	if q.markPossiblyAcceptedStmt, err = db.PrepareContext(ctx, MarkPossiblyAccepted); err != nil {
 		return nil, fmt.Errorf("error preparing query MarkPossiblyAccepted: %w", err)
@@ -159,6 +159,9 @@ func Prepare(ctx context.Context, db DBTX) (*Queries, error) {
 	if q.rescheduleIntentStmt, err = db.PrepareContext(ctx, RescheduleIntent); err != nil {
 		return nil, fmt.Errorf("error preparing query RescheduleIntent: %w", err)
 	}
+	if q.runIntentNowStmt, err = db.PrepareContext(ctx, RunIntentNow); err != nil {
+		return nil, fmt.Errorf("error preparing query RunIntentNow: %w", err)
+	}
 	if q.startAttemptStmt, err = db.PrepareContext(ctx, StartAttempt); err != nil {
 		return nil, fmt.Errorf("error preparing query StartAttempt: %w", err)
 	}
@@ -178,6 +181,11 @@ func (q *Queries) Close() error {
 	if q.applyDecisionStmt != nil {
 		if cerr := q.applyDecisionStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing applyDecisionStmt: %w", cerr)
+		}
+	}
+	if q.cancelIntentStmt != nil {
+		if cerr := q.cancelIntentStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing cancelIntentStmt: %w", cerr)
 		}
 	}
 	if q.countIntentsByTargetStatusStmt != nil {
@@ -280,9 +288,19 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing insertIntentStmt: %w", cerr)
 		}
 	}
+	if q.insertIntentEventStmt != nil {
+		if cerr := q.insertIntentEventStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing insertIntentEventStmt: %w", cerr)
+		}
+	}
 	if q.insertResubmissionStmt != nil {
 		if cerr := q.insertResubmissionStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing insertResubmissionStmt: %w", cerr)
+		}
+	}
+	if q.intentActionStateStmt != nil {
+		if cerr := q.intentActionStateStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing intentActionStateStmt: %w", cerr)
 		}
 	}
 	if q.intentExistsStmt != nil {
@@ -320,34 +338,14 @@ func (q *Queries) Close() error {
 			err = fmt.Errorf("error closing listGatewayPausesStmt: %w", cerr)
 		}
 	}
-	if q.listIntentsStmt != nil {
-		if cerr := q.listIntentsStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing listIntentsStmt: %w", cerr)
-		}
-	}
-	if q.listIntentsByStatusStmt != nil {
-		if cerr := q.listIntentsByStatusStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing listIntentsByStatusStmt: %w", cerr)
-		}
-	}
-	if q.listIntentsByStatusAndTargetStmt != nil {
-		if cerr := q.listIntentsByStatusAndTargetStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing listIntentsByStatusAndTargetStmt: %w", cerr)
-		}
-	}
-	if q.listIntentsByTargetStmt != nil {
-		if cerr := q.listIntentsByTargetStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing listIntentsByTargetStmt: %w", cerr)
+	if q.listIntentEventsStmt != nil {
+		if cerr := q.listIntentEventsStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing listIntentEventsStmt: %w", cerr)
 		}
 	}
 	if q.listPendingStmt != nil {
 		if cerr := q.listPendingStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listPendingStmt: %w", cerr)
-		}
-	}
-	if q.listPossiblyAcceptedStmt != nil {
-		if cerr := q.listPossiblyAcceptedStmt.Close(); cerr != nil {
-			err = fmt.Errorf("error closing listPossiblyAcceptedStmt: %w", cerr)
 		}
 	}
 	if q.listResubmissionsAsStmt != nil {
@@ -358,6 +356,11 @@ func (q *Queries) Close() error {
 	if q.listResubmissionsFromStmt != nil {
 		if cerr := q.listResubmissionsFromStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing listResubmissionsFromStmt: %w", cerr)
+		}
+	}
+	if q.markAcceptedAfterDeadlineStmt != nil {
+		if cerr := q.markAcceptedAfterDeadlineStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing markAcceptedAfterDeadlineStmt: %w", cerr)
 		}
 	}
 	if q.markPossiblyAcceptedStmt != nil {
@@ -393,6 +396,11 @@ func (q *Queries) Close() error {
 	if q.rescheduleIntentStmt != nil {
 		if cerr := q.rescheduleIntentStmt.Close(); cerr != nil {
 			err = fmt.Errorf("error closing rescheduleIntentStmt: %w", cerr)
+		}
+	}
+	if q.runIntentNowStmt != nil {
+		if cerr := q.runIntentNowStmt.Close(); cerr != nil {
+			err = fmt.Errorf("error closing runIntentNowStmt: %w", cerr)
 		}
 	}
 	if q.startAttemptStmt != nil {
@@ -446,6 +454,7 @@ type Queries struct {
 	tx                               *sql.Tx
 	acquireLeaseStmt                 *sql.Stmt
 	applyDecisionStmt                *sql.Stmt
+	cancelIntentStmt                 *sql.Stmt
 	countIntentsByTargetStatusStmt   *sql.Stmt
 	deleteAllConsoleSessionsStmt     *sql.Stmt
 	deleteConsoleSecretsBeforeStmt   *sql.Stmt
@@ -466,7 +475,9 @@ type Queries struct {
 	insertFirstConsoleSecretStmt     *sql.Stmt
 	insertGatewayPauseStmt           *sql.Stmt
 	insertIntentStmt                 *sql.Stmt
+	insertIntentEventStmt            *sql.Stmt
 	insertResubmissionStmt           *sql.Stmt
+	intentActionStateStmt            *sql.Stmt
 	intentExistsStmt                 *sql.Stmt
 	latestChangeStmt                 *sql.Stmt
 	listAttemptsStmt                 *sql.Stmt
@@ -474,14 +485,11 @@ type Queries struct {
 	listAttemptsOfJSONStmt           *sql.Stmt
 	listChangedStmt                  *sql.Stmt
 	listGatewayPausesStmt            *sql.Stmt
-	listIntentsStmt                  *sql.Stmt
-	listIntentsByStatusStmt          *sql.Stmt
-	listIntentsByStatusAndTargetStmt *sql.Stmt
-	listIntentsByTargetStmt          *sql.Stmt
+	listIntentEventsStmt             *sql.Stmt
 	listPendingStmt                  *sql.Stmt
-	listPossiblyAcceptedStmt         *sql.Stmt
 	listResubmissionsAsStmt          *sql.Stmt
 	listResubmissionsFromStmt        *sql.Stmt
+	markAcceptedAfterDeadlineStmt    *sql.Stmt
 	markPossiblyAcceptedStmt         *sql.Stmt
 	maxModifiedAtStmt                *sql.Stmt
 	nextConsoleSecretGenerationStmt  *sql.Stmt
@@ -489,6 +497,7 @@ type Queries struct {
 	releaseLeaseStmt                 *sql.Stmt
 	renewLeaseStmt                   *sql.Stmt
 	rescheduleIntentStmt             *sql.Stmt
+	runIntentNowStmt                 *sql.Stmt
 	startAttemptStmt                 *sql.Stmt
 	takenIntentIDsStmt               *sql.Stmt
 }
@@ -499,6 +508,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		tx:                               tx,
 		acquireLeaseStmt:                 q.acquireLeaseStmt,
 		applyDecisionStmt:                q.applyDecisionStmt,
+		cancelIntentStmt:                 q.cancelIntentStmt,
 		countIntentsByTargetStatusStmt:   q.countIntentsByTargetStatusStmt,
 		deleteAllConsoleSessionsStmt:     q.deleteAllConsoleSessionsStmt,
 		deleteConsoleSecretsBeforeStmt:   q.deleteConsoleSecretsBeforeStmt,
@@ -519,7 +529,9 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		insertFirstConsoleSecretStmt:     q.insertFirstConsoleSecretStmt,
 		insertGatewayPauseStmt:           q.insertGatewayPauseStmt,
 		insertIntentStmt:                 q.insertIntentStmt,
+		insertIntentEventStmt:            q.insertIntentEventStmt,
 		insertResubmissionStmt:           q.insertResubmissionStmt,
+		intentActionStateStmt:            q.intentActionStateStmt,
 		intentExistsStmt:                 q.intentExistsStmt,
 		latestChangeStmt:                 q.latestChangeStmt,
 		listAttemptsStmt:                 q.listAttemptsStmt,
@@ -527,14 +539,11 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		listAttemptsOfJSONStmt:           q.listAttemptsOfJSONStmt,
 		listChangedStmt:                  q.listChangedStmt,
 		listGatewayPausesStmt:            q.listGatewayPausesStmt,
-		listIntentsStmt:                  q.listIntentsStmt,
-		listIntentsByStatusStmt:          q.listIntentsByStatusStmt,
-		listIntentsByStatusAndTargetStmt: q.listIntentsByStatusAndTargetStmt,
-		listIntentsByTargetStmt:          q.listIntentsByTargetStmt,
+		listIntentEventsStmt:             q.listIntentEventsStmt,
 		listPendingStmt:                  q.listPendingStmt,
-		listPossiblyAcceptedStmt:         q.listPossiblyAcceptedStmt,
 		listResubmissionsAsStmt:          q.listResubmissionsAsStmt,
 		listResubmissionsFromStmt:        q.listResubmissionsFromStmt,
+		markAcceptedAfterDeadlineStmt:    q.markAcceptedAfterDeadlineStmt,
 		markPossiblyAcceptedStmt:         q.markPossiblyAcceptedStmt,
 		maxModifiedAtStmt:                q.maxModifiedAtStmt,
 		nextConsoleSecretGenerationStmt:  q.nextConsoleSecretGenerationStmt,
@@ -542,6 +551,7 @@ func (q *Queries) WithTx(tx *sql.Tx) *Queries {
 		releaseLeaseStmt:                 q.releaseLeaseStmt,
 		renewLeaseStmt:                   q.renewLeaseStmt,
 		rescheduleIntentStmt:             q.rescheduleIntentStmt,
+		runIntentNowStmt:                 q.runIntentNowStmt,
 		startAttemptStmt:                 q.startAttemptStmt,
 		takenIntentIDsStmt:               q.takenIntentIDsStmt,
 	}

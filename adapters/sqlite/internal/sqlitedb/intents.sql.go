@@ -12,7 +12,7 @@ import (
 )
 
 const GetIntent = `-- name: GetIntent :one
-SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before, possibly_accepted, trace_parent FROM submission_intents WHERE intent_id = ?1
+SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before, possibly_accepted, accepted_after_deadline, accepted_message_id, trace_parent FROM submission_intents WHERE intent_id = ?1
 `
 
 func (q *Queries) GetIntent(ctx context.Context, intentID string) (SubmissionIntent, error) {
@@ -36,13 +36,15 @@ func (q *Queries) GetIntent(ctx context.Context, intentID string) (SubmissionInt
 		&i.LastModifiedAt,
 		&i.NotBefore,
 		&i.PossiblyAccepted,
+		&i.AcceptedAfterDeadline,
+		&i.AcceptedMessageID,
 		&i.TraceParent,
 	)
 	return i, err
 }
 
 const GetIntentsOf = `-- name: GetIntentsOf :many
-SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before, possibly_accepted, trace_parent FROM submission_intents
+SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before, possibly_accepted, accepted_after_deadline, accepted_message_id, trace_parent FROM submission_intents
 WHERE intent_id IN (SELECT value FROM json_each(CAST(?1 AS TEXT)))
 `
 
@@ -76,6 +78,8 @@ func (q *Queries) GetIntentsOf(ctx context.Context, intentIdsJson string) ([]Sub
 			&i.LastModifiedAt,
 			&i.NotBefore,
 			&i.PossiblyAccepted,
+			&i.AcceptedAfterDeadline,
+			&i.AcceptedMessageID,
 			&i.TraceParent,
 		); err != nil {
 			return nil, err
@@ -344,253 +348,6 @@ func (q *Queries) ListChanged(ctx context.Context, arg ListChangedParams) ([]Lis
 			&i.Mode,
 			&i.NextDueAt,
 			&i.LastModifiedAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const ListIntents = `-- name: ListIntents :many
-
-SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before, possibly_accepted, trace_parent FROM submission_intents
-WHERE (created_at, intent_id) < (CAST(?1 AS INTEGER), CAST(?2 AS TEXT))
-ORDER BY created_at DESC, intent_id DESC
-LIMIT ?3
-`
-
-type ListIntentsParams struct {
-	BeforeCreatedAt int64
-	BeforeIntentID  string
-	RowLimit        int64
-}
-
-// The four listings below are one query with its filters spelled out, so that
-// each can walk its own index newest first instead of testing optional
-// filters row by row. The first page passes (max int64, ”) as the position.
-func (q *Queries) ListIntents(ctx context.Context, arg ListIntentsParams) ([]SubmissionIntent, error) {
-	rows, err := q.query(ctx, q.listIntentsStmt, ListIntents, arg.BeforeCreatedAt, arg.BeforeIntentID, arg.RowLimit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []SubmissionIntent
-	for rows.Next() {
-		var i SubmissionIntent
-		if err := rows.Scan(
-			&i.IntentID,
-			&i.SubmissionTarget,
-			&i.Payload,
-			&i.Contract,
-			&i.GatewayType,
-			&i.Mode,
-			&i.Status,
-			&i.CreatedAt,
-			&i.NextDueAt,
-			&i.AttemptCount,
-			&i.FinalOutcomeStatus,
-			&i.FinalOutcomeReason,
-			&i.FinalMessageID,
-			&i.ExhaustedReason,
-			&i.LastModifiedAt,
-			&i.NotBefore,
-			&i.PossiblyAccepted,
-			&i.TraceParent,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const ListIntentsByStatus = `-- name: ListIntentsByStatus :many
-SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before, possibly_accepted, trace_parent FROM submission_intents
-WHERE status = ?1
-  AND (created_at, intent_id) < (CAST(?2 AS INTEGER), CAST(?3 AS TEXT))
-ORDER BY created_at DESC, intent_id DESC
-LIMIT ?4
-`
-
-type ListIntentsByStatusParams struct {
-	Status          string
-	BeforeCreatedAt int64
-	BeforeIntentID  string
-	RowLimit        int64
-}
-
-func (q *Queries) ListIntentsByStatus(ctx context.Context, arg ListIntentsByStatusParams) ([]SubmissionIntent, error) {
-	rows, err := q.query(ctx, q.listIntentsByStatusStmt, ListIntentsByStatus,
-		arg.Status,
-		arg.BeforeCreatedAt,
-		arg.BeforeIntentID,
-		arg.RowLimit,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []SubmissionIntent
-	for rows.Next() {
-		var i SubmissionIntent
-		if err := rows.Scan(
-			&i.IntentID,
-			&i.SubmissionTarget,
-			&i.Payload,
-			&i.Contract,
-			&i.GatewayType,
-			&i.Mode,
-			&i.Status,
-			&i.CreatedAt,
-			&i.NextDueAt,
-			&i.AttemptCount,
-			&i.FinalOutcomeStatus,
-			&i.FinalOutcomeReason,
-			&i.FinalMessageID,
-			&i.ExhaustedReason,
-			&i.LastModifiedAt,
-			&i.NotBefore,
-			&i.PossiblyAccepted,
-			&i.TraceParent,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const ListIntentsByStatusAndTarget = `-- name: ListIntentsByStatusAndTarget :many
-SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before, possibly_accepted, trace_parent FROM submission_intents
-WHERE status = ?1 AND submission_target = ?2
-  AND (created_at, intent_id) < (CAST(?3 AS INTEGER), CAST(?4 AS TEXT))
-ORDER BY created_at DESC, intent_id DESC
-LIMIT ?5
-`
-
-type ListIntentsByStatusAndTargetParams struct {
-	Status           string
-	SubmissionTarget string
-	BeforeCreatedAt  int64
-	BeforeIntentID   string
-	RowLimit         int64
-}
-
-func (q *Queries) ListIntentsByStatusAndTarget(ctx context.Context, arg ListIntentsByStatusAndTargetParams) ([]SubmissionIntent, error) {
-	rows, err := q.query(ctx, q.listIntentsByStatusAndTargetStmt, ListIntentsByStatusAndTarget,
-		arg.Status,
-		arg.SubmissionTarget,
-		arg.BeforeCreatedAt,
-		arg.BeforeIntentID,
-		arg.RowLimit,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []SubmissionIntent
-	for rows.Next() {
-		var i SubmissionIntent
-		if err := rows.Scan(
-			&i.IntentID,
-			&i.SubmissionTarget,
-			&i.Payload,
-			&i.Contract,
-			&i.GatewayType,
-			&i.Mode,
-			&i.Status,
-			&i.CreatedAt,
-			&i.NextDueAt,
-			&i.AttemptCount,
-			&i.FinalOutcomeStatus,
-			&i.FinalOutcomeReason,
-			&i.FinalMessageID,
-			&i.ExhaustedReason,
-			&i.LastModifiedAt,
-			&i.NotBefore,
-			&i.PossiblyAccepted,
-			&i.TraceParent,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const ListIntentsByTarget = `-- name: ListIntentsByTarget :many
-SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before, possibly_accepted, trace_parent FROM submission_intents
-WHERE submission_target = ?1
-  AND (created_at, intent_id) < (CAST(?2 AS INTEGER), CAST(?3 AS TEXT))
-ORDER BY created_at DESC, intent_id DESC
-LIMIT ?4
-`
-
-type ListIntentsByTargetParams struct {
-	SubmissionTarget string
-	BeforeCreatedAt  int64
-	BeforeIntentID   string
-	RowLimit         int64
-}
-
-func (q *Queries) ListIntentsByTarget(ctx context.Context, arg ListIntentsByTargetParams) ([]SubmissionIntent, error) {
-	rows, err := q.query(ctx, q.listIntentsByTargetStmt, ListIntentsByTarget,
-		arg.SubmissionTarget,
-		arg.BeforeCreatedAt,
-		arg.BeforeIntentID,
-		arg.RowLimit,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []SubmissionIntent
-	for rows.Next() {
-		var i SubmissionIntent
-		if err := rows.Scan(
-			&i.IntentID,
-			&i.SubmissionTarget,
-			&i.Payload,
-			&i.Contract,
-			&i.GatewayType,
-			&i.Mode,
-			&i.Status,
-			&i.CreatedAt,
-			&i.NextDueAt,
-			&i.AttemptCount,
-			&i.FinalOutcomeStatus,
-			&i.FinalOutcomeReason,
-			&i.FinalMessageID,
-			&i.ExhaustedReason,
-			&i.LastModifiedAt,
-			&i.NotBefore,
-			&i.PossiblyAccepted,
-			&i.TraceParent,
 		); err != nil {
 			return nil, err
 		}

@@ -41,24 +41,36 @@ type SubmissionGatewayPause struct {
 }
 
 type SubmissionIntent struct {
-	IntentID           string
-	SubmissionTarget   string
-	Payload            []byte
-	Contract           string
-	GatewayType        string
-	Mode               string
-	Status             string
-	CreatedAt          int64
-	NextDueAt          sql.NullInt64
-	AttemptCount       int64
-	FinalOutcomeStatus sql.NullString
-	FinalOutcomeReason sql.NullString
-	FinalMessageID     sql.NullString
-	ExhaustedReason    sql.NullString
-	LastModifiedAt     int64
-	NotBefore          sql.NullInt64
-	PossiblyAccepted   int64
-	TraceParent        sql.NullString
+	IntentID              string
+	SubmissionTarget      string
+	Payload               []byte
+	Contract              string
+	GatewayType           string
+	Mode                  string
+	Status                string
+	CreatedAt             int64
+	NextDueAt             sql.NullInt64
+	AttemptCount          int64
+	FinalOutcomeStatus    sql.NullString
+	FinalOutcomeReason    sql.NullString
+	FinalMessageID        sql.NullString
+	ExhaustedReason       sql.NullString
+	LastModifiedAt        int64
+	NotBefore             sql.NullInt64
+	PossiblyAccepted      int64
+	AcceptedAfterDeadline int64
+	AcceptedMessageID     sql.NullString
+	TraceParent           sql.NullString
+}
+
+type SubmissionIntentEvent struct {
+	IntentID    string
+	EventNumber int64
+	OccurredAt  int64
+	Action      string
+	Surface     string
+	Role        string
+	SessionTag  sql.NullString
 }
 
 type SubmissionManagerLease struct {

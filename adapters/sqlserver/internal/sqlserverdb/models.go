@@ -42,24 +42,36 @@ type SubmissionGatewayPause struct {
 }
 
 type SubmissionIntent struct {
-	IntentID           string
-	SubmissionTarget   string
-	Payload            []byte
-	Contract           string
-	GatewayType        string
-	Mode               string
-	Status             string
-	CreatedAt          time.Time
-	NextDueAt          sql.NullTime
-	AttemptCount       int32
-	FinalOutcomeStatus sql.NullString
-	FinalOutcomeReason sql.NullString
-	FinalMessageID     sql.NullString
-	ExhaustedReason    sql.NullString
-	LastModifiedAt     time.Time
-	NotBefore          sql.NullTime
-	PossiblyAccepted   bool
-	TraceParent        sql.NullString
+	IntentID              string
+	SubmissionTarget      string
+	Payload               []byte
+	Contract              string
+	GatewayType           string
+	Mode                  string
+	Status                string
+	CreatedAt             time.Time
+	NextDueAt             sql.NullTime
+	AttemptCount          int32
+	FinalOutcomeStatus    sql.NullString
+	FinalOutcomeReason    sql.NullString
+	FinalMessageID        sql.NullString
+	ExhaustedReason       sql.NullString
+	LastModifiedAt        time.Time
+	NotBefore             sql.NullTime
+	PossiblyAccepted      bool
+	AcceptedAfterDeadline bool
+	AcceptedMessageID     sql.NullString
+	TraceParent           sql.NullString
+}
+
+type SubmissionIntentEvent struct {
+	IntentID    string
+	EventNumber int32
+	OccurredAt  time.Time
+	Action      string
+	Surface     string
+	Role        string
+	SessionTag  sql.NullString
 }
 
 type SubmissionManagerLease struct {
