@@ -166,6 +166,19 @@ func (b *Breaker) open(now time.Time, from BreakerState, failures int) *BreakerT
 	return &BreakerTransition{From: from, To: BreakerOpen, ProbeAt: b.probeAt, Failures: failures}
 }
 
+// RecordLastTry takes the result of an intent's last try, a call the
+// breaker let through while open (LastTry): a success closes it, since the
+// gateway answered; a failure changes nothing, the breaker being open
+// already.
+func (b *Breaker) RecordLastTry(failure bool) *BreakerTransition {
+	if failure || b.state == BreakerClosed {
+		return nil
+	}
+	from := b.state
+	b.state, b.failures, b.interval = BreakerClosed, 0, b.cfg.OpenFor
+	return &BreakerTransition{From: from, To: BreakerClosed}
+}
+
 // Abandon tells a half-open breaker that its probe never reached the gateway
 // (the call was not made after all): the next call may probe instead.
 func (b *Breaker) Abandon(probe bool) {

@@ -188,3 +188,23 @@ func TestTokenBucketReservationsQueueAtTheRate(t *testing.T) {
 		t.Error("zero burst accepted")
 	}
 }
+
+// An intent's last try goes through an open breaker (the gates let it);
+// its success closes the breaker, its failure leaves it open as it was.
+func TestBreakerLastTryClosesOnSuccessOnly(t *testing.T) {
+	b := testBreaker()
+	for i := range 3 {
+		b.Record(t0.Add(time.Duration(i)*time.Second), true, false)
+	}
+	probeAt := b.ProbeAt()
+	if tr := b.RecordLastTry(true); tr != nil || b.State() != BreakerOpen || !b.ProbeAt().Equal(probeAt) {
+		t.Fatalf("a failed last try: %+v, state %s, probe at %v (was %v)", tr, b.State(), b.ProbeAt(), probeAt)
+	}
+	tr := b.RecordLastTry(false)
+	if tr == nil || tr.From != BreakerOpen || tr.To != BreakerClosed || b.State() != BreakerClosed {
+		t.Fatalf("a successful last try: %+v, state %s", tr, b.State())
+	}
+	if tr := b.RecordLastTry(false); tr != nil {
+		t.Fatalf("a last try on a closed breaker: %+v", tr)
+	}
+}

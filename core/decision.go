@@ -98,13 +98,42 @@ func (d Decision) ValidateDeferral() error {
 		ErrInvalidDecision, ExhaustedDeadlineExceeded, d.Status, d.ExhaustedReason)
 }
 
-// DecideDeferral is the decision for an attempt moved to until without
-// being made (its gateway's breaker is open, or the gateway is paused):
-// pending until then, or exhausted with deadline_exceeded when until is not
-// strictly before the deadline of a window that opened at windowStart (see
-// DeadlinePassed). It spends no try, so no other policy can end the intent.
-func DecideDeferral(c Contract, windowStart, until time.Time) Decision {
-	return dueUnlessDeadline(c, windowStart, until)
+// LastTryLead is how long before its deadline an intent that gateway
+// protection keeps deferring gets its last try: an open breaker lets the
+// attempts of that last second through (LastTry), so an outage that ends
+// before then costs no intent. A second leaves a loaded leader time to
+// dispatch and reserve the attempt, which must start strictly before the
+// deadline, and a gateway time to answer before it.
+const LastTryLead = time.Second
+
+// DecideDeferral is the decision, at now, for an attempt moved to until
+// without being made (its gateway's breaker is open, or the gateway is
+// paused). It spends no try, so only the deadline can end the intent, and
+// only when no try can start strictly before it any more: an intent
+// deferred to until strictly before the deadline of a window that opened
+// at windowStart (see DeadlinePassed) is pending until then; one whose
+// until would miss the deadline is pending until its last try (LastTryLead
+// before the deadline) while that is still ahead; otherwise it is
+// exhausted with deadline_exceeded.
+func DecideDeferral(c Contract, windowStart, until, now time.Time) Decision {
+	if !DeadlinePassed(c, windowStart, until) {
+		return Decision{Status: StatusPending, NextDueAt: until}
+	}
+	deadline, _ := c.Deadline(windowStart)
+	if last := deadline.Add(-LastTryLead); now.Before(last) {
+		return Decision{Status: StatusPending, NextDueAt: last}
+	}
+	return Decision{Status: StatusExhausted, ExhaustedReason: ExhaustedDeadlineExceeded}
+}
+
+// LastTry reports whether an attempt due at now is its intent's last try:
+// the contract has a deadline (of a window that opened at windowStart) and
+// now lies in the LastTryLead before it. The gateway protection's circuit
+// breaker lets such an attempt through even while open: deferring it again
+// would end the intent without a try the gateway may well have taken.
+func LastTry(c Contract, windowStart, now time.Time) bool {
+	deadline, ok := c.Deadline(windowStart)
+	return ok && now.Before(deadline) && !now.Before(deadline.Add(-LastTryLead))
 }
 
 func invalidDecision(d Decision, problem string) error {

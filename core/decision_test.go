@@ -32,17 +32,28 @@ func TestDeadlinePassedIsStrictlyBefore(t *testing.T) {
 
 func TestDecideDeferral(t *testing.T) {
 	deadline := at(30 * time.Second)
-	if got := DecideDeferral(deadlineContract, policyCreatedAt, deadline.Add(-time.Microsecond)); got.Status != StatusPending ||
+	if got := DecideDeferral(deadlineContract, policyCreatedAt, deadline.Add(-time.Microsecond), policyCreatedAt); got.Status != StatusPending ||
 		!got.NextDueAt.Equal(deadline.Add(-time.Microsecond)) {
 		t.Errorf("a deferral ending before the deadline: %+v, want pending until then", got)
 	}
-	if got := DecideDeferral(deadlineContract, policyCreatedAt, deadline); got.Status != StatusExhausted ||
+	if got := DecideDeferral(deadlineContract, policyCreatedAt, deadline, deadline.Add(-LastTryLead)); got.Status != StatusExhausted ||
 		got.ExhaustedReason != ExhaustedDeadlineExceeded {
 		t.Errorf("a deferral ending at the deadline: %+v, want exhausted by it", got)
 	}
+	// A deferral that would miss the deadline waits for the intent's last
+	// try while that lies ahead, and only then exhausts it.
+	lastTry := deadline.Add(-LastTryLead)
+	if got := DecideDeferral(deadlineContract, policyCreatedAt, deadline.Add(time.Hour), at(10*time.Second)); got.Status != StatusPending ||
+		!got.NextDueAt.Equal(lastTry) {
+		t.Errorf("a deferral past the deadline at +10s: %+v, want pending until the last try %v", got, lastTry)
+	}
+	if got := DecideDeferral(deadlineContract, policyCreatedAt, deadline, lastTry.Add(-time.Microsecond)); got.Status != StatusPending ||
+		!got.NextDueAt.Equal(lastTry) {
+		t.Errorf("a deferral just before the last try: %+v, want pending until it", got)
+	}
 	// A deferral spends no try: no other policy ends an intent by it.
 	for _, c := range []Contract{maxAttemptsContract, oneShotContract} {
-		if got := DecideDeferral(c, policyCreatedAt, at(time.Hour)); got.Status != StatusPending {
+		if got := DecideDeferral(c, policyCreatedAt, at(time.Hour), policyCreatedAt); got.Status != StatusPending {
 			t.Errorf("a deferral under %s: %+v, want pending", c.Policy, got)
 		}
 	}
@@ -149,5 +160,25 @@ func TestValidateDeferral(t *testing.T) {
 		if err := d.ValidateDeferral(); !errors.Is(err, ErrInvalidDecision) {
 			t.Errorf("%s: ValidateDeferral = %v, want ErrInvalidDecision", name, err)
 		}
+	}
+}
+
+func TestLastTryIsTheLeadBeforeTheDeadline(t *testing.T) {
+	deadline := at(30 * time.Second)
+	for _, c := range []struct {
+		at   time.Time
+		want bool
+	}{
+		{deadline.Add(-LastTryLead - time.Microsecond), false},
+		{deadline.Add(-LastTryLead), true},
+		{deadline.Add(-time.Microsecond), true},
+		{deadline, false},
+	} {
+		if got := LastTry(deadlineContract, policyCreatedAt, c.at); got != c.want {
+			t.Errorf("LastTry at deadline%+v = %v, want %v", c.at.Sub(deadline), got, c.want)
+		}
+	}
+	if LastTry(maxAttemptsContract, policyCreatedAt, deadline.Add(-time.Millisecond)) {
+		t.Error("a contract without a deadline has a last try")
 	}
 }

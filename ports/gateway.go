@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/submissionmanager/submission-manager/core"
 )
@@ -44,3 +45,23 @@ type Gateway interface {
 // was never made or could not connect, or the gateway (or a proxy with no
 // gateway to send it to) answered another status.
 var ErrAnswerLost = errors.New("the gateway's answer was lost: it may have acted on the submission")
+
+// GatewayBusy is implemented by a Gateway's error when the gateway answered
+// that it did not take the submission and asked to be called again later:
+// HTTP 429 Too Many Requests or 503 Service Unavailable with a Retry-After
+// header. The gateway did not act on the submission, so the attempt was no
+// try; the gateway protection waits as asked before calling it again.
+type GatewayBusy interface {
+	// RetryAfter is how long the gateway asked callers to wait.
+	RetryAfter() time.Duration
+}
+
+// RetryAfter returns how long the gateway asked to wait, when err (or an
+// error it wraps) says the gateway was busy.
+func RetryAfter(err error) (time.Duration, bool) {
+	var busy GatewayBusy
+	if errors.As(err, &busy) {
+		return busy.RetryAfter(), true
+	}
+	return 0, false
+}

@@ -11,8 +11,8 @@ type ProtectionMetrics interface {
 	// and sets its state gauge to to.
 	BreakerTransition(gatewayURL string, from, to core.BreakerState)
 	// AttemptDeferred counts a due attempt that was not made because the
-	// gateway's breaker was open or the gateway paused ("breaker_open",
-	// "paused"); no try was spent.
+	// gateway's breaker was open, the gateway paused or it asked to wait
+	// ("breaker_open", "paused", "retry_after"); no try was spent.
 	AttemptDeferred(gatewayURL, reason string)
 	// CallLimited counts a due attempt held back by a per-gateway limit
 	// ("max_in_flight", "rate") or a half-open breaker's probe ("probing").

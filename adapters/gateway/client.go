@@ -10,9 +10,11 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/submissionmanager/submission-manager/api/gatewayapi"
 	"github.com/submissionmanager/submission-manager/core"
@@ -222,14 +224,46 @@ func (c *Client) callError(parent, attemptCtx context.Context, err error) *Error
 }
 
 // statusError reports a non-200 answer with the start of its body, which is
-// often the only clue to what went wrong upstream.
-func (c *Client) statusError(resp *http.Response) *Error {
+// often the only clue to what went wrong upstream. A 429 or 503 whose
+// Retry-After header names a wait is also a ports.GatewayBusy: the gateway
+// took nothing and asked to be called again later.
+func (c *Client) statusError(resp *http.Response) error {
 	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
 	text := strings.TrimSpace(strings.ToValidUTF8(string(snippet), "?"))
+	var e *Error
 	if text == "" {
-		return c.errorf(KindHTTPStatus, resp.StatusCode, nil, "gateway answered HTTP %d", resp.StatusCode)
+		e = c.errorf(KindHTTPStatus, resp.StatusCode, nil, "gateway answered HTTP %d", resp.StatusCode)
+	} else {
+		e = c.errorf(KindHTTPStatus, resp.StatusCode, nil, "gateway answered HTTP %d: %s", resp.StatusCode, text)
 	}
-	return c.errorf(KindHTTPStatus, resp.StatusCode, nil, "gateway answered HTTP %d: %s", resp.StatusCode, text)
+	if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable {
+		return e
+	}
+	wait, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now())
+	if !ok {
+		return e
+	}
+	e.retryAfter = wait
+	e.msg += fmt.Sprintf(" (Retry-After: %s)", wait)
+	return busy{e: e}
+}
+
+// retryAfter reads a Retry-After header (RFC 9110, section 10.2.3): a
+// number of seconds, or an HTTP date, taken relative to now (a date in the
+// past asks for no wait). Anything else names no wait.
+func retryAfter(header string, now time.Time) (time.Duration, bool) {
+	header = strings.TrimSpace(header)
+	if header == "" {
+		return 0, false
+	}
+	if secs, err := strconv.ParseUint(header, 10, 32); err == nil {
+		return time.Duration(secs) * time.Second, true
+	}
+	at, err := http.ParseTime(header)
+	if err != nil {
+		return 0, false
+	}
+	return max(at.Sub(now), 0), true
 }
 
 func (c *Client) errorf(kind Kind, status int, cause error, format string, args ...any) *Error {

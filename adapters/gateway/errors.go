@@ -3,6 +3,7 @@ package gateway
 import (
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
@@ -72,7 +73,21 @@ type Error struct {
 	// unconnected says the call ended before it had a connection (waiting
 	// for one, or dialing), so the gateway cannot have received it.
 	unconnected bool
+	// retryAfter is the wait a 429 or 503 answer asked for in its
+	// Retry-After header; zero when it named none.
+	retryAfter time.Duration
 }
+
+// busy is an *Error that asked to be called again later (ports.GatewayBusy).
+type busy struct{ e *Error }
+
+func (b busy) Error() string { return b.e.Error() }
+
+// RetryAfter implements ports.GatewayBusy.
+func (b busy) RetryAfter() time.Duration { return b.e.retryAfter }
+
+// Unwrap makes the busy answer's *Error, its kind and sentinels, reachable.
+func (b busy) Unwrap() error { return b.e }
 
 func (e *Error) Error() string { return e.msg }
 

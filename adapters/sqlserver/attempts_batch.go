@@ -68,13 +68,17 @@ func (b fencedBatch) sql() string {
 		jsonType, inner, outer := c.sqlType, "j."+c.name, "k."+c.name
 		if c.text {
 			jsonType = "nvarchar(max)"
-			inner = fmt.Sprintf("j.%s COLLATE Latin1_General_100_BIN2 AS %s", c.name, c.name)
+			if c.sqlType == "nvarchar(max)" {
+				inner = longJSONTextSQL("j", c.name)
+			}
+			inner = fmt.Sprintf("%s COLLATE Latin1_General_100_BIN2 AS %s", inner, c.name)
 			outer = fmt.Sprintf("CAST(%s AS %s) AS %s", jsonTextSQL("k."+c.name), c.sqlType, c.name)
 		}
 		with = append(with, fmt.Sprintf("%s %s '$.%s'", c.name, jsonType, c.name))
 		keyed = append(keyed, inner)
 		read = append(read, outer)
 	}
+	with = append(with, "long int '$.long'")
 	items := fmt.Sprintf(`(SELECT %s
       FROM (SELECT %s
             FROM OPENJSON(CAST($1 AS nvarchar(max))) WITH (%s) AS j) AS k) AS v`,
@@ -222,11 +226,14 @@ type finishItem struct {
 	// deadline made too late to count (core.Decision).
 	AcceptedAfterDeadline int    `json:"accepted_after_deadline"`
 	AcceptedMessageID     string `json:"accepted_message_id,omitempty"`
+	// Long is the item's position in the batch when one of its texts is
+	// too long for OPENJSON's WITH on Babelfish (jsonTextLong).
+	Long *int `json:"long,omitempty"`
 }
 
 // finishItemOf builds one result's item from parameters that passed
 // Validate: the attempt's outcome or error, and the decision.
-func finishItemOf(ord int, p ports.FinishAttemptParams, n int32) any {
+func finishItemOf(ord, at int, p ports.FinishAttemptParams, n int32) any {
 	d := p.Decision
 	it := finishItem{Ord: ord, IntentID: jsonText(p.IntentID), AttemptNumber: n, FinishedAt: datetime2JSON(p.FinishedAt),
 		Error: jsonText(p.Error), Sent: bit(p.Sent), Status: string(d.Status),
@@ -240,6 +247,9 @@ func finishItemOf(ord int, p ports.FinishAttemptParams, n int32) any {
 	}
 	if !d.NextDueAt.IsZero() {
 		it.NextDueAt = datetime2JSON(d.NextDueAt)
+	}
+	if jsonTextLong(it.OutcomeReason, it.MessageID, it.Error, it.FinalOutcomeReason, it.FinalMessageID, it.AcceptedMessageID) {
+		it.Long = &at
 	}
 	return it
 }
@@ -274,7 +284,7 @@ func (s *store) StartAttempts(ctx context.Context, ps []ports.StartAttemptParams
 	s.writeBatch(ctx, "start attempts", startAttempts, errs, len(ps),
 		func(i int) core.Fence { return ps[i].Fence },
 		func(i int) (string, int) { return ps[i].IntentID, ps[i].Number },
-		func(i int, n int32) any { return startItemOf(i, ps[i], n) },
+		func(i, _ int, n int32) any { return startItemOf(i, ps[i], n) },
 		func(i int) string { return fmt.Sprintf("is not pending at attempt count %d", ps[i].Number-1) })
 	return errs
 }
@@ -286,7 +296,7 @@ func (s *store) FinishAttempts(ctx context.Context, ps []ports.FinishAttemptPara
 	s.writeBatch(ctx, "finish attempts", finishAttempts, errs, len(ps),
 		func(i int) core.Fence { return ps[i].Fence },
 		func(i int) (string, int) { return ps[i].IntentID, ps[i].Number },
-		func(i int, n int32) any { return finishItemOf(i, ps[i], n) },
+		func(i, at int, n int32) any { return finishItemOf(i, at, ps[i], n) },
 		func(i int) string {
 			return fmt.Sprintf("is not pending at attempt count %d with that attempt open", ps[i].Number)
 		})
@@ -298,7 +308,7 @@ func (s *store) FinishAttempts(ctx context.Context, ps []ports.FinishAttemptPara
 // every item's answer. An item with another fence is refused, as is a
 // number the int column cannot hold.
 func (s *store) writeBatch(ctx context.Context, op string, b fencedBatch, errs []error, n int,
-	fenceOf func(i int) core.Fence, key func(i int) (string, int), item func(i int, number int32) any,
+	fenceOf func(i int) core.Fence, key func(i int) (string, int), item func(i, at int, number int32) any,
 	notRunnable func(i int) string) {
 	var (
 		fence core.Fence
@@ -322,7 +332,7 @@ func (s *store) writeBatch(ctx context.Context, op string, b fencedBatch, errs [
 			errs[i] = err
 			continue
 		}
-		items = append(items, item(i, num))
+		items = append(items, item(i, len(items), num))
 		ords = append(ords, i)
 	}
 	if len(items) == 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -111,6 +112,10 @@ func TestValuesTravelExactly(t *testing.T) {
 		})
 		if i%2 == 1 {
 			finishes[i].Outcome, finishes[i].Error = nil, `Post "http://127.0.0.1:9/`+id+"\":\n\\x ~1"
+		}
+		if i%3 == 2 {
+			// Longer than Babelfish's OPENJSON WITH reads (jsonTextLong).
+			finishes[i].Outcome, finishes[i].Error = nil, strings.Repeat("☃ \"~\n", 1500)+id
 		}
 	}
 	for i, err := range s.FinishAttempts(ctx, finishes) {

@@ -3,6 +3,7 @@ package sqlserver
 import (
 	"fmt"
 	"strings"
+	"unicode/utf16"
 )
 
 // The executor's batches travel as one JSON parameter, expanded by
@@ -60,4 +61,43 @@ func jsonTextSQL(col string) string {
 	}
 	out = fmt.Sprintf(`REPLACE(REPLACE(REPLACE(%s, N'~1', N'"'), N'~2', N'\'), N'~0', N'~')`, out)
 	return fmt.Sprintf("CASE WHEN CHARINDEX(N'~', %s) = 0 THEN %s ELSE %s END", col, col, out)
+}
+
+// Babelfish's OPENJSON reads a WITH column of nvarchar(max) as
+// nvarchar(4000), cutting longer strings short without an error, where SQL
+// Server reads them whole. Its default schema (key, value) reads values
+// whole on both servers. So an item with a longer text says so: its "long"
+// member is its position in the batch, and the statement reads each of its
+// nvarchar(max) texts through the default schema instead (two more
+// OPENJSON scans of the batch, for the rare item that needs them).
+
+// jsonTextMax is the longest text, in UTF-16 code units, that Babelfish's
+// OPENJSON WITH reads whole.
+const jsonTextMax = 4000
+
+// jsonTextLong reports whether any of the spelled texts is longer than
+// jsonTextMax.
+func jsonTextLong(texts ...string) bool {
+	for _, s := range texts {
+		if len(s) <= jsonTextMax { // bytes bound code units from above
+			continue
+		}
+		units := 0
+		for _, r := range s {
+			units += max(utf16.RuneLen(r), 1)
+		}
+		if units > jsonTextMax {
+			return true
+		}
+	}
+	return false
+}
+
+// longJSONTextSQL is the T-SQL expression that reads column name of the
+// OPENJSON row alias whole: from the WITH column unless the item is long,
+// else from the item's members by the default schema.
+func longJSONTextSQL(alias, name string) string {
+	return fmt.Sprintf(`CASE WHEN %[1]s.long IS NULL THEN %[1]s.%[2]s
+                 ELSE (SELECT m.value FROM OPENJSON(CAST($1 AS nvarchar(max))) AS e CROSS APPLY OPENJSON(e.value) AS m
+                       WHERE e.[key] = CAST(%[1]s.long AS nvarchar(10)) AND m.[key] = N'%[2]s') END`, alias, name)
 }

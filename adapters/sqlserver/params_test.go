@@ -97,13 +97,25 @@ func TestFinishItemOf(t *testing.T) {
 	if err := p.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	got := finishItemOf(3, p, 2)
+	got := finishItemOf(3, 1, p, 2)
 	want := finishItem{Ord: 3, IntentID: "intent-1", AttemptNumber: 2, FinishedAt: "2026-03-14T09:27:00",
 		OutcomeStatus: "rejected", OutcomeReason: core.ReasonInvalidRecipient, MessageID: "m~11", Sent: 1,
 		Status: "rejected", FinalOutcomeStatus: "rejected", FinalOutcomeReason: core.ReasonInvalidRecipient,
 		FinalMessageID: "m~11"}
 	if got != want {
 		t.Errorf("finishItemOf:\n got  %+v\n want %+v", got, want)
+	}
+	// A text of more than 4000 UTF-16 code units marks the item long, by its
+	// position in the batch; one of 4000 (two units per emoji) does not.
+	for _, c := range []struct {
+		error string
+		long  bool
+	}{{strings.Repeat("👋", 2000), false}, {strings.Repeat("👋", 2000) + "x", true}} {
+		p.Error = c.error
+		it := finishItemOf(3, 1, p, 2).(finishItem)
+		if (it.Long != nil) != c.long || (c.long && *it.Long != 1) {
+			t.Errorf("error of %d bytes: long = %v, want %v at position 1", len(c.error), it.Long, c.long)
+		}
 	}
 }
 

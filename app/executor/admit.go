@@ -29,7 +29,7 @@ func (t *term) admit(ctx context.Context, in core.Intent, fromCache bool, s *slo
 		// cached state sends the worker through again, to be judged afresh.
 		v, s.admitted = *s.admitted, nil
 	} else {
-		v = t.gates.Admit(in.IntentID, in.Contract, now)
+		v = t.gates.Admit(in, now)
 	}
 	switch v.Kind {
 	case protection.Call:
@@ -70,13 +70,13 @@ func (t *term) deferAttempt(ctx context.Context, in core.Intent, until time.Time
 		t.cfg.Metrics.IntentCompleted(in.SubmissionTarget, d.Status, string(d.ExhaustedReason))
 		return res, false
 	}
-	return t.held(in, until), false
+	return t.held(in, d.NextDueAt), false
 }
 
 // deferral is the decision for an attempt moved to until without being
 // made: the contract's deferral rule (core.DecideDeferral).
 func (t *term) deferral(in core.Intent, until time.Time) core.Decision {
-	return core.DecideDeferral(in.Contract, in.DeadlineStart(), until)
+	return core.DecideDeferral(in.Contract, in.DeadlineStart(), until, t.cfg.Clock.Now())
 }
 
 // held keeps an intent in the leader's schedule at due without any write.

@@ -51,7 +51,7 @@ func (t *term) dispatch(workCtx context.Context) {
 			// reserving ahead run side by side, and the half-open breaker's
 			// one probe, a rate token or a gateway's in-flight room must
 			// still go to the earliest due attempt (admit.go).
-			vd := t.gates.Admit(cached.IntentID, cached.Contract, now)
+			vd := t.gates.Admit(*cached, now)
 			s.admitted = &vd
 		}
 		t.spawn(func() { t.done <- t.attempt(workCtx, entry, cached, s) })

@@ -3,6 +3,7 @@ package executor_test
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/submissionmanager/submission-manager/app/protection"
 	"github.com/submissionmanager/submission-manager/core"
@@ -23,18 +24,28 @@ func TestPausedGatewayGetsNoCallsUntilResumed(t *testing.T) {
 	h.startLead() // reads the pause before anything runs
 	mark, _ := h.metrics.inFlightReports()
 	h.submit("b-1", smsMaxAttempts, `{}`)
-	h.submit("d-1", smsDeadline, `{}`) // 30 s deadline: waits 5 s at a time, then exhausts
+	h.submit("d-1", smsDeadline, `{}`) // 30 s deadline: waits 5 s at a time, then its last try, then exhausts
 	h.submit("p-1", pushBatch, `{}`)
 	h.waitStatus("p-1", core.StatusAccepted) // push is not paused
 	h.waitIntent("b-1", "deferred", func(in core.Intent) bool { return in.NextDueAt.Equal(t0.Add(protection.DefaultPauseRecheck)) })
 	// Each deferral must have reached the scheduler before the clock moves,
 	// not only the store: one taken in during the move is due a move late.
 	h.awaitIdle(mark, t0.Add(protection.DefaultPauseRecheck))
-	for range 5 {
+	for range 4 {
 		mark, _ = h.metrics.inFlightReports()
 		h.settle(protection.DefaultPauseRecheck)
 		h.awaitIdle(mark, h.clock.Now().Add(protection.DefaultPauseRecheck))
 	}
+	// At 25 s the next recheck would miss the deadline: d-1 waits for its
+	// last try, a second before the deadline, instead of ending now.
+	mark, _ = h.metrics.inFlightReports()
+	h.settle(protection.DefaultPauseRecheck)
+	lastTry := t0.Add(30*time.Second - core.LastTryLead)
+	h.waitIntent("d-1", "waiting for its last try", func(in core.Intent) bool { return in.NextDueAt.Equal(lastTry) })
+	h.awaitIdle(mark, lastTry)
+	// The pause holds at the last try too: no try can start before the
+	// deadline any more, and d-1 ends without a call.
+	h.settle(lastTry.Sub(h.clock.Now()))
 	d := h.waitStatus("d-1", core.StatusExhausted)
 	if d.ExhaustedReason != core.ExhaustedDeadlineExceeded || d.AttemptCount != 0 {
 		t.Fatalf("deadline intent under a pause: %+v", d)
@@ -45,17 +56,15 @@ func TestPausedGatewayGetsNoCallsUntilResumed(t *testing.T) {
 	if n := len(h.gw.CallsFor("b-1")) + len(h.gw.CallsFor("d-1")); n != 0 {
 		t.Fatalf("%d calls to the paused gateway", n)
 	}
-	// The last settle's deferral of b-1 is made by a worker after the
-	// scheduler armed its timers: wait for its write, or it could read the
-	// pause after the resume below and defer past the final settle.
-	now := h.clock.Now()
-	h.waitIntent("b-1", "deferred at the last settle", func(in core.Intent) bool {
-		return in.NextDueAt.Equal(now.Add(protection.DefaultPauseRecheck))
+	// b-1 was deferred at 25 s to 30 s; it must not read the pause after
+	// the resume below.
+	h.waitIntent("b-1", "deferred to 30 s", func(in core.Intent) bool {
+		return in.NextDueAt.Equal(t0.Add(30 * time.Second))
 	})
 	if ok, err := h.mem.ResumeGateway(h.ctx, core.GatewaySMS, ""); err != nil || !ok {
 		t.Fatal(ok, err)
 	}
-	h.settle(protection.DefaultPauseRecheck)
+	h.settle(t0.Add(30 * time.Second).Sub(h.clock.Now()))
 	if b := h.waitStatus("b-1", core.StatusAccepted); b.AttemptCount != 1 {
 		t.Fatalf("after resume: %+v", b)
 	}

@@ -225,6 +225,13 @@ func (t *term) call(ctx context.Context, in core.Intent, a core.Attempt, vd *pro
 		*reported = true
 		t.gates.Report(in.Contract, *vd, ctx.Err() == nil, e.result, t.cfg.Clock.Now())
 	}
+	if until, busy := t.busyUntil(in, e.result); busy {
+		// The gateway took nothing and asked for time (429 or 503 with
+		// Retry-After): no try was spent, and the intent waits as asked, as
+		// a deferral, with every other call to that gateway.
+		e.reach, e.given = notSent, ptrTo(t.deferral(in, until))
+		return e
+	}
 	if errors.Is(e.result.Err, ports.ErrAnswerLost) {
 		// Asked with the slot still held, as a lookup after a crash is: it
 		// is a call to the same gateway.
@@ -232,6 +239,24 @@ func (t *term) call(ctx context.Context, in core.Intent, a core.Attempt, vd *pro
 	}
 	return e
 }
+
+// busyUntil says whether the gateway answered r busy, and until when the
+// gateway protection (which heard the answer) holds it: only with the
+// protection on is the wait honoured; without it the answer is an error
+// like any other.
+func (t *term) busyUntil(in core.Intent, r core.AttemptResult) (time.Time, bool) {
+	if _, busy := ports.RetryAfter(r.Err); !busy || !t.gates.Active() {
+		return time.Time{}, false
+	}
+	now := t.cfg.Clock.Now()
+	if until, ok := t.gates.BusyUntil(in.Contract.GatewayURL, now); ok {
+		return until, true
+	}
+	return now, true // it asked for no wait: due again at once
+}
+
+// ptrTo returns a pointer to a copy of v.
+func ptrTo[T any](v T) *T { return &v }
 
 // notCalled is the end of a reserved attempt that never reached the
 // gateway, with the decision it gets instead of the policy's.

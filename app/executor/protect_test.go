@@ -133,15 +133,17 @@ func mustGet(h *harness, id string) core.Intent {
 	return in
 }
 
-// A failed probe re-opens the breaker for longer; a deferral that would not
-// end strictly before a deadline intent's deadline exhausts it with
-// deadline_exceeded, and nothing is attempted after the deadline.
-func TestDeferralPastTheDeadlineExhaustsAndAFailedProbeReopensLonger(t *testing.T) {
+// A failed probe reopens the breaker for longer; a deadline intent whose
+// retry would then miss its deadline is not exhausted at once but deferred
+// to its last try, a second before the deadline, which the open breaker
+// lets through: when the gateway is still down then, the intent ends by
+// its deadline after that try, and no other call goes to the open gateway.
+func TestDeferralPastTheDeadlineWaitsForTheLastTryAndAFailedProbeReopensLonger(t *testing.T) {
 	h := newHarness(t, withMaxInFlight(1), withProtection(protection.Config{Breaker: testBreaker()}))
 	deadlineB := deadlineOnB()
 	h.on("b-1", gatewayDown, accepted)
 	h.on("b-2", gatewayDown, accepted)
-	h.on("d-1", gatewayDown) // the realtime intent is first at the probe time: the probe fails
+	h.on("d-1", gatewayDown, gatewayDown) // the probe fails, and so does the last try
 	h.startLead()
 	h.submit("b-1", smsMaxAttempts, `{}`)
 	h.waitAttempts("b-1", 1)
@@ -167,12 +169,23 @@ func TestDeferralPastTheDeadlineExhaustsAndAFailedProbeReopensLonger(t *testing.
 	h.awaitIdle(mark, t0.Add(15*time.Second)) // d-1's retry; b-1 and b-2 deferred to t0+30s
 	mark, _ = h.metrics.inFlightReports()
 	h.settle(5 * time.Second) // t0+15s: d-1's retry would wait for t0+30s, its deadline
-	d := h.waitStatus("d-1", core.StatusExhausted)
+	lastTry := t0.Add(30*time.Second - core.LastTryLead)
+	d := h.waitIntent("d-1", "deferred to its last try", func(in core.Intent) bool {
+		return in.Status.Terminal() || in.NextDueAt.Equal(lastTry)
+	})
+	if d.Status != core.StatusPending || d.AttemptCount != 1 {
+		t.Fatalf("d-1 at t0+15s: %s (%s) with %d attempts; want pending until its last try at %s",
+			d.Status, d.ExhaustedReason, d.AttemptCount, lastTry.Sub(t0))
+	}
+	h.awaitIdle(mark, lastTry)
+	mark, _ = h.metrics.inFlightReports()
+	h.settle(lastTry.Sub(h.clock.Now())) // the open breaker lets the last try through; it fails
+	d = h.waitStatus("d-1", core.StatusExhausted)
 	if d.ExhaustedReason != core.ExhaustedDeadlineExceeded {
 		t.Fatalf("d-1: %+v", d)
 	}
-	if len(d.Attempts) != 1 || len(h.gw.CallsFor("d-1")) != 1 {
-		t.Fatalf("d-1 has %d attempts and %d calls: %+v", len(d.Attempts), len(h.gw.CallsFor("d-1")), d)
+	if calls := h.gw.CallsFor("d-1"); len(d.Attempts) != 2 || len(calls) != 2 || !calls[1].At.Equal(lastTry) {
+		t.Fatalf("d-1 has %d attempts and calls %+v; want the probe and the last try at %s", len(d.Attempts), calls, lastTry.Sub(t0))
 	}
 	h.awaitIdle(mark, t0.Add(30*time.Second))
 	h.clock.AdvanceTo(t0.Add(30 * time.Second))
@@ -184,8 +197,9 @@ func TestDeferralPastTheDeadlineExhaustsAndAFailedProbeReopensLonger(t *testing.
 		}
 	}
 	for _, c := range h.gw.Calls() {
-		if c.At.After(t0.Add(10*time.Second)) && c.At.Before(t0.Add(30*time.Second)) {
-			t.Fatalf("a call at %s while the breaker was open", c.At.Sub(t0))
+		if c.At.After(t0.Add(10*time.Second)) && c.At.Before(t0.Add(30*time.Second)) &&
+			!(c.Params.Reference == "d-1" && c.At.Equal(lastTry)) {
+			t.Fatalf("a call of %s at %s while the breaker was open", c.Params.Reference, c.At.Sub(t0))
 		}
 	}
 }

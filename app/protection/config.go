@@ -41,12 +41,20 @@ type Config struct {
 	// PauseRecheck is how far a paused gateway's due attempts are deferred
 	// before the executor looks again; zero means DefaultPauseRecheck.
 	PauseRecheck time.Duration
+	// MaxRetryAfter bounds the wait a busy gateway may ask for with
+	// Retry-After (ports.GatewayBusy); zero means DefaultMaxRetryAfter.
+	MaxRetryAfter time.Duration
 }
 
 // DefaultPauseRecheck is how long an attempt for a paused gateway waits
 // before it is looked at again: short enough that a resume takes effect
 // within seconds, long enough that a paused backlog costs few writes.
 const DefaultPauseRecheck = 5 * time.Second
+
+// DefaultMaxRetryAfter bounds a busy gateway's Retry-After unless the
+// operator sets another bound: a gateway asking for an hour must not stall
+// its intents that long on its word alone.
+const DefaultMaxRetryAfter = time.Minute
 
 // GatewayLimit bounds the calls to one gateway URL, or to every URL of one
 // gateway type. Work over a limit waits in the leader's schedule: it is
@@ -82,6 +90,9 @@ func (p Config) Validate() error {
 	}
 	if p.PauseRecheck < 0 {
 		errs = append(errs, fmt.Errorf("pause recheck must not be negative, got %s", p.PauseRecheck))
+	}
+	if p.MaxRetryAfter < 0 {
+		errs = append(errs, fmt.Errorf("max retry-after must not be negative, got %s", p.MaxRetryAfter))
 	}
 	seen := map[string]bool{}
 	for i, l := range p.Limits {

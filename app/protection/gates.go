@@ -38,10 +38,11 @@ type Verdict struct {
 	Kind  Kind
 	Until time.Time
 	// Reason names why the attempt is held back ("paused",
-	// "breaker_open", "max_in_flight", "probing", "rate").
+	// "breaker_open", "retry_after", "max_in_flight", "probing", "rate").
 	Reason string
-	// probe marks the half-open breaker's one call.
-	probe bool
+	// probe marks the half-open breaker's one call, lastTry an intent's
+	// last try, which an open breaker lets through (core.LastTry).
+	probe, lastTry bool
 }
 
 // gatewayView is the gates' view of one gateway URL.
@@ -59,6 +60,9 @@ type gatewayView struct {
 	recent     [recentCalls]bool
 	recentN    int
 	recentNext int
+	// busyUntil is when a gateway that answered busy (429 or 503 with
+	// Retry-After) asked to be called again.
+	busyUntil time.Time
 }
 
 // Gates hold every gateway's breaker, limits and counts for one leadership
@@ -123,14 +127,17 @@ func (g *Gates) view(c core.Contract) *gatewayView {
 	return v
 }
 
-// Admit decides whether the due attempt of intentID may call its gateway at
-// now. Call counts the call in flight: the caller must report it with
-// Report exactly once.
-func (g *Gates) Admit(intentID string, c core.Contract, now time.Time) Verdict {
+// Admit decides whether the due attempt of intent in may call its gateway
+// at now. Call counts the call in flight: the caller must report it with
+// Report exactly once. An open breaker lets an intent's last try through
+// (core.LastTry); a pause never does.
+func (g *Gates) Admit(in core.Intent, now time.Time) Verdict {
+	c := in.Contract
 	paused := g.paused(c.GatewayURL, c.GatewayType)
+	lastTry := core.LastTry(c, in.DeadlineStart(), now)
 	g.mu.Lock()
 	v := g.view(c)
-	out, tr := g.decide(v, intentID, paused, now)
+	out, tr := g.decide(v, in.IntentID, paused, lastTry, now)
 	g.mu.Unlock()
 	g.transition(v.url, tr)
 	switch out.Kind {
@@ -146,14 +153,14 @@ func (g *Gates) Admit(intentID string, c core.Contract, now time.Time) Verdict {
 	return out
 }
 
-// decide is admit's arithmetic, under mu. A prepaid rate token is kept
-// until a call is actually made, and is spent no earlier than the time it
-// was reserved for: an intent judged again before then (a refresh put it
-// back at its stored due time) waits for that time again instead of
-// calling ahead of the rate.
-func (g *Gates) decide(v *gatewayView, intentID string, paused bool, now time.Time) (Verdict, *core.BreakerTransition) {
+func (g *Gates) decide(v *gatewayView, intentID string, paused, lastTry bool, now time.Time) (Verdict, *core.BreakerTransition) {
 	if paused {
 		return Verdict{Kind: Defer, Until: g.pausedUntil(now), Reason: "paused"}, nil
+	}
+	if now.Before(v.busyUntil) && !lastTry {
+		// A last try is made even so: deferred, it would end without one,
+		// and a busy answer costs the intent nothing.
+		return Verdict{Kind: Defer, Until: v.busyUntil, Reason: "retry_after"}, nil
 	}
 	if v.limit.MaxInFlight > 0 && v.inFlight >= v.limit.MaxInFlight {
 		return Verdict{Kind: WaitFree, Reason: "max_in_flight"}, nil
@@ -163,13 +170,17 @@ func (g *Gates) decide(v *gatewayView, intentID string, paused bool, now time.Ti
 	if v.breaker != nil {
 		var a core.Admission
 		a, tr = v.breaker.Admit(now)
-		switch a {
-		case core.DenyOpen:
-			return Verdict{Kind: Defer, Until: v.breaker.ProbeAt(), Reason: "breaker_open"}, tr
-		case core.DenyProbing:
-			return Verdict{Kind: WaitFree, Reason: "probing"}, tr
-		case core.AdmitProbe:
+		switch {
+		case a == core.AdmitProbe:
 			probe = true
+		case a == core.Admit:
+		case lastTry:
+			// Deferred again, the intent would end without a try: the
+			// breaker lets its last try through.
+		case a == core.DenyOpen:
+			return Verdict{Kind: Defer, Until: v.breaker.ProbeAt(), Reason: "breaker_open"}, tr
+		default: // core.DenyProbing
+			return Verdict{Kind: WaitFree, Reason: "probing"}, tr
 		}
 	}
 	if v.bucket != nil {
@@ -190,7 +201,7 @@ func (g *Gates) decide(v *gatewayView, intentID string, paused bool, now time.Ti
 		}
 	}
 	v.inFlight++
-	return Verdict{Kind: Call, probe: probe}, tr
+	return Verdict{Kind: Call, probe: probe, lastTry: lastTry && !probe}, tr
 }
 
 // pausedUntil is when an attempt for a paused gateway is looked at again.
@@ -203,7 +214,7 @@ func (g *Gates) pausedUntil(now time.Time) time.Time {
 // gateway was paused or its breaker opened since, it answers Defer with the
 // time to move the attempt to, and counts the deferral; otherwise it
 // returns the verdict it was given. A half-open probe is never taken back:
-// it is the one call the breaker let through.
+// it is the one call the breaker let through; nor is a last try.
 func (g *Gates) Recheck(c core.Contract, vd Verdict, now time.Time) Verdict {
 	out, deferred := g.recheck(c, vd, now)
 	if deferred && g.metrics != nil {
@@ -216,13 +227,18 @@ func (g *Gates) recheck(c core.Contract, vd Verdict, now time.Time) (Verdict, bo
 	if g.paused(c.GatewayURL, c.GatewayType) {
 		return Verdict{Kind: Defer, Until: g.pausedUntil(now), Reason: "paused"}, true
 	}
-	if vd.probe {
+	if vd.probe || vd.lastTry {
 		return vd, false
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	v := g.views[c.GatewayURL]
-	if v == nil || v.breaker == nil || v.breaker.State() != core.BreakerOpen {
+	switch {
+	case v == nil:
+		return vd, false
+	case now.Before(v.busyUntil):
+		return Verdict{Kind: Defer, Until: v.busyUntil, Reason: "retry_after"}, true
+	case v.breaker == nil || v.breaker.State() != core.BreakerOpen:
 		return vd, false
 	}
 	return Verdict{Kind: Defer, Until: v.breaker.ProbeAt(), Reason: "breaker_open"}, true
@@ -233,20 +249,53 @@ func (g *Gates) recheck(c core.Contract, vd Verdict, now time.Time) (Verdict, bo
 // was cut short by the executor stopping); r is its result when called.
 func (g *Gates) Report(c core.Contract, vd Verdict, called bool, r core.AttemptResult, now time.Time) {
 	failure := core.IsGatewayFailure(r, g.p.FailureReasons)
+	wait, busy := ports.RetryAfter(r.Err)
 	g.mu.Lock()
 	v := g.view(c)
 	v.inFlight--
 	var tr *core.BreakerTransition
-	if called {
+	switch {
+	case called && busy:
+		// The gateway is up and asked for time: it waits, and its breaker
+		// hears nothing (a probe's turn passes to the next call).
+		v.busyUntil = later(v.busyUntil, now.Add(min(wait, cmp.Or(g.p.MaxRetryAfter, DefaultMaxRetryAfter))))
+		if v.breaker != nil {
+			v.breaker.Abandon(vd.probe)
+		}
+	case called:
 		v.recent[v.recentNext] = failure
 		v.recentNext = (v.recentNext + 1) % recentCalls
 		v.recentN = min(v.recentN+1, recentCalls)
-		if v.breaker != nil {
+		switch {
+		case v.breaker == nil:
+		case vd.lastTry:
+			tr = v.breaker.RecordLastTry(failure)
+		default:
 			tr = v.breaker.Record(now, failure, vd.probe)
 		}
-	} else if v.breaker != nil {
+	case v.breaker != nil:
 		v.breaker.Abandon(vd.probe)
 	}
 	g.mu.Unlock()
 	g.transition(v.url, tr)
+}
+
+// BusyUntil returns when a gateway that answered busy asked to be called
+// again, if that is after now: the executor moves the busy attempt there,
+// as a deferral.
+func (g *Gates) BusyUntil(url string, now time.Time) (time.Time, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if v, ok := g.views[url]; ok && now.Before(v.busyUntil) {
+		return v.busyUntil, true
+	}
+	return time.Time{}, false
+}
+
+// later returns the later of two times.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

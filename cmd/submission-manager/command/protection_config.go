@@ -29,12 +29,15 @@ type ProtectionConfig struct {
 	BreakerFailureReasons []string
 	// Limits are the --gateway-limit rules.
 	Limits []protection.GatewayLimit
+	// MaxRetryAfter bounds the wait a busy gateway asks for with
+	// Retry-After (--gateway-max-retry-after).
+	MaxRetryAfter time.Duration
 }
 
 // DefaultProtectionConfig has the breaker on with its defaults, no retry
 // rule beyond --retry-delay, and no limit.
 func DefaultProtectionConfig() ProtectionConfig {
-	return ProtectionConfig{Breaker: true, BreakerSettings: core.DefaultBreakerConfig()}
+	return ProtectionConfig{Breaker: true, BreakerSettings: core.DefaultBreakerConfig(), MaxRetryAfter: protection.DefaultMaxRetryAfter}
 }
 
 // addProtectionFlags registers the protection flags on fs over c.
@@ -50,6 +53,8 @@ func addProtectionFlags(fs *flag.FlagSet, c *ProtectionConfig) {
 	fs.Var((*listFlag)(&c.BreakerFailureReasons), "breaker-failure-reasons", "comma-separated rejection reasons the breaker counts as gateway failures (e.g. provider_failure); none by default")
 	fs.Var(&limitFlag{limits: &c.Limits}, "gateway-limit",
 		"per-gateway limit by URL or type, repeatable or ';'-separated: sms=max-in-flight=8,rate=100,burst=20")
+	fs.DurationVar(&c.MaxRetryAfter, "gateway-max-retry-after", c.MaxRetryAfter,
+		"bound on the wait a busy gateway asks for (429 or 503 with Retry-After), which spends no try")
 }
 
 // Validate checks the protection settings; every message names its flag.
@@ -81,6 +86,9 @@ func (c ProtectionConfig) Validate() error {
 			errs = append(errs, fmt.Errorf("--breaker-failure-reasons: %q is not a rejection reason of any gateway type", r))
 		}
 	}
+	if c.MaxRetryAfter <= 0 {
+		errs = append(errs, fmt.Errorf("--gateway-max-retry-after must be positive, got %s", c.MaxRetryAfter))
+	}
 	if err := (protection.Config{Limits: c.Limits}).Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("--gateway-limit: %w", err))
 	}
@@ -92,7 +100,8 @@ func (c ProtectionConfig) Validate() error {
 func (c ProtectionConfig) executorProtection(retryDelay time.Duration, pauses ports.PauseStore) protection.Config {
 	rules := append([]core.RetryRule{{Policy: core.FixedDelay(retryDelay)}}, c.Retry...)
 	table := core.NewRetryTable(rules...)
-	p := protection.Config{Retry: &table, FailureReasons: c.BreakerFailureReasons, Limits: c.Limits, Pauses: pauses}
+	p := protection.Config{Retry: &table, FailureReasons: c.BreakerFailureReasons, Limits: c.Limits, Pauses: pauses,
+		MaxRetryAfter: c.MaxRetryAfter}
 	if c.Breaker {
 		b := c.BreakerSettings
 		p.Breaker = &b

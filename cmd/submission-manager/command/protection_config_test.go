@@ -88,6 +88,8 @@ func TestBadProtectionValuesNameTheFlag(t *testing.T) {
 		{"limit key", []string{"--gateway-limit", "fax=rate=1"}, nil, []string{"-gateway-limit", "fax"}},
 		{"limit param", []string{"--gateway-limit", "sms=speed=1"}, nil, []string{"-gateway-limit", "speed"}},
 		{"limit nothing", []string{"--gateway-limit", "sms=max-in-flight=0"}, nil, []string{"--gateway-limit", "limits nothing"}},
+		{"zero retry-after", []string{"--gateway-max-retry-after", "0s"}, nil, []string{"--gateway-max-retry-after"}},
+		{"retry-after env", nil, map[string]string{"SUBMISSION_GATEWAY_MAX_RETRY_AFTER": "-1s"}, []string{"--gateway-max-retry-after"}},
 		{"limit twice", []string{"--gateway-limit", "sms=rate=1", "--gateway-limit", "sms=rate=2"}, nil, []string{"--gateway-limit", "twice"}},
 	}
 	for _, tc := range cases {
