@@ -8,7 +8,7 @@ SDK_TS   := sdk/typescript
 # from a directory builds nothing).
 GENERATED := api adapters db $(SDK_TS)/src/schema.gen.ts $(SDK_TS)/dist $(SDK_TS)/vendor
 
-.PHONY: all build run test test-sqlserver test-short test-ts generate lint-api verify bench bench-river fuzz soak clean
+.PHONY: all build run test test-sqlserver test-short test-ts generate lint-api verify bench bench-river bench-sqlserver fuzz soak clean
 
 all: build
 
@@ -41,7 +41,9 @@ test-sqlserver:
 	SUBMISSION_TEST_SQLSERVER_DSN='$(SQLSERVER_DSN)' SUBMISSION_TEST_SQLSERVER_REQUIRED=1 \
 		$(GO) run ./internal/testreport -go $(GO) -count=1 -timeout 20m ./adapters/sqlserver/... && \
 	SUBMISSION_TEST_SQLSERVER_DSN='$(SQLSERVER_DSN)' SUBMISSION_TEST_SQLSERVER_REQUIRED=1 \
-		$(GO) run ./internal/testreport -go $(GO) -count=1 -timeout 20m -run '^TestStores$$/^sqlserver$$' ./e2e/
+		$(GO) run ./internal/testreport -go $(GO) -count=1 -timeout 20m -run '^TestStores$$/^sqlserver$$' ./e2e/ && \
+	SUBMISSION_TEST_SQLSERVER_DSN='$(SQLSERVER_DSN)' SUBMISSION_TEST_SQLSERVER_REQUIRED=1 \
+		$(GO) run ./internal/testreport -go $(GO) -count=1 -timeout 20m -run '^TestHASQLServerFailoverBehindHAProxy$$' ./e2e/
 
 # The TypeScript SDK's tests build and start the real service and simulator.
 test-ts: $(SDK_TS)/node_modules/.package-lock.json
@@ -88,6 +90,13 @@ soak:
 # River beside SubmissionManager on the same work (also part of `make bench`).
 bench-river:
 	./scripts/bench-river.sh
+
+# The `make bench` phases on SQL Server (the Babelfish server of
+# ../shared/babelfish, started if needed) beside River on its PostgreSQL
+# port, into their own section of docs/benchmarks.md. BENCH_SMOKE=1 runs it
+# in minutes with tiny counts and writes a temporary file instead.
+bench-sqlserver:
+	./scripts/bench-sqlserver.sh
 
 # Each fuzz target searches for FUZZTIME (their seed corpora already run in
 # `make test`); the default keeps the whole run near five minutes.

@@ -9,9 +9,17 @@
 # read), OVER_RATE (default 8000 intents/s, the sustained-execution target),
 # ABOVE_RATE (default 8400 intents/s, 5 % above it, where the throughput
 # target is read), EXEC_SECONDS (default 20), BASE_PORT (default 18000; uses
-# BASE_PORT..BASE_PORT+3).
+# BASE_PORT..BASE_PORT+3), OUT (default docs/benchmarks.md). BENCH_SMOKE=1
+# proves the script end to end in about a minute: tiny counts, no Go
+# benchmarks, the report written to a temporary file unless OUT is set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ -n "${BENCH_SMOKE:-}" ]; then
+	export INTAKE_COUNT=${INTAKE_COUNT:-300} BATCH_COUNT=${BATCH_COUNT:-1000} EXEC_SECONDS=${EXEC_SECONDS:-2}
+	export EXEC_RATE=${EXEC_RATE:-100} OVER_RATE=${OVER_RATE:-150} ABOVE_RATE=${ABOVE_RATE:-200}
+	export RUNS=${RUNS:-1} INTAKE=${INTAKE:-300} BACKLOG=${BACKLOG:-300} MIXED=${MIXED:-300}
+	OUT=${OUT:-$(mktemp /tmp/benchmarks-smoke.XXXXXX.md)}
+fi
 
 BENCHTIME=${BENCHTIME:-1s}
 INTAKE_COUNT=${INTAKE_COUNT:-100000}
@@ -22,48 +30,41 @@ ABOVE_RATE=${ABOVE_RATE:-8400}
 EXEC_SECONDS=${EXEC_SECONDS:-20}
 BASE_PORT=${BASE_PORT:-18000}
 API_PORT=$BASE_PORT SMS_PORT=$((BASE_PORT + 1)) PUSH_PORT=$((BASE_PORT + 2)) API2_PORT=$((BASE_PORT + 3))
-OUT=docs/benchmarks.md
-
-work=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-log() { printf '== %s\n' "$*" >&2; }
-
-log "building binaries"
-go build -o "$work/bin/" ./cmd/...
-bin=$work/bin
+OUT=${OUT:-docs/benchmarks.md}
+STORE=sqlite
+# shellcheck source=scripts/bench-lib.sh
+. scripts/bench-lib.sh
+bench_setup
 
 # ---------------------------------------------------------------- Go benchmarks
 gobench_cmd="go test -run '^\$' -bench . -benchmem -benchtime=$BENCHTIME ./core/ ./app/executor/ ./app/watch/ ./adapters/sqlite/"
-log "$gobench_cmd"
-eval "$gobench_cmd" | tee "$work/gobench.txt" >&2
 rebuild_cmd="go test -run '^\$' -bench Rebuild1M -benchtime 1x ./e2e/"
-log "$rebuild_cmd"
-eval "$rebuild_cmd" | tee -a "$work/gobench.txt" >&2
 wait_cmd="go test -run '^\$' -bench 'WaitWakeLatency|Waiters10k' -benchtime 1x ./e2e/"
-log "$wait_cmd"
-eval "$wait_cmd" | tee -a "$work/gobench.txt" >&2
 bodymem_cmd="go test -run '^\$' -bench BodyMemory -benchtime 1x ./adapters/httpapi/"
-log "$bodymem_cmd"
-eval "$bodymem_cmd" | tee -a "$work/gobench.txt" >&2
-# The protection's overhead is a few hundred nanoseconds in an attempt of
-# about eight microseconds, and single runs of either half vary by +-7 %
-# here: the target is read from the median of PROTECT_PAIRS runs, each
-# running off and on back to back.
 PROTECT_PAIRS=${PROTECT_PAIRS:-7}
-go test -c -o "$work/executor.test" ./app/executor/
 protect_cmd="executor.test -test.run '^\$' -test.bench ProtectionOverhead -test.benchtime=$BENCHTIME, $PROTECT_PAIRS times"
-log "$protect_cmd"
-for _ in $(seq 1 "$PROTECT_PAIRS"); do
-	"$work/executor.test" -test.run '^$' -test.bench ProtectionOverhead -test.benchtime="$BENCHTIME" |
-		awk '$1 ~ /ProtectionOverhead\/off/ { off = $3 } $1 ~ /ProtectionOverhead\/on/ { on = $3 } END { if (off > 0 && on > 0) printf "%.1f\n", (on / off - 1) * 100 }'
-done | sort -g >"$work/protect.txt"
+: >"$work/gobench.txt"
+: >"$work/protect.txt"
+if [ -z "${BENCH_SMOKE:-}" ]; then
+	log "$gobench_cmd"
+	eval "$gobench_cmd" | tee "$work/gobench.txt" >&2
+	log "$rebuild_cmd"
+	eval "$rebuild_cmd" | tee -a "$work/gobench.txt" >&2
+	log "$wait_cmd"
+	eval "$wait_cmd" | tee -a "$work/gobench.txt" >&2
+	log "$bodymem_cmd"
+	eval "$bodymem_cmd" | tee -a "$work/gobench.txt" >&2
+	# The protection's overhead is a few hundred nanoseconds in an attempt of
+	# about eight microseconds, and single runs of either half vary by +-7 %
+	# here: the target is read from the median of PROTECT_PAIRS runs, each
+	# running off and on back to back.
+	go test -c -o "$work/executor.test" ./app/executor/
+	log "$protect_cmd"
+	for _ in $(seq 1 "$PROTECT_PAIRS"); do
+		"$work/executor.test" -test.run '^$' -test.bench ProtectionOverhead -test.benchtime="$BENCHTIME" |
+			awk '$1 ~ /ProtectionOverhead\/off/ { off = $3 } $1 ~ /ProtectionOverhead\/on/ { on = $3 } END { if (off > 0 && on > 0) printf "%.1f\n", (on / off - 1) * 100 }'
+	done | sort -g >"$work/protect.txt"
+fi
 protect_pct=$(sed -n "$(((PROTECT_PAIRS + 1) / 2))p" "$work/protect.txt")
 
 # ------------------------------------------------------------- end to end
@@ -71,97 +72,27 @@ protect_pct=$(sed -n "$(((PROTECT_PAIRS + 1) / 2))p" "$work/protect.txt")
 # that its writeback does not share the fsyncs measured next.
 sync
 sleep 5
-cat >"$work/registry.json" <<JSON
-{"targets": [
-  {"submissionTarget": "sms.realtime", "gatewayType": "sms", "gatewayUrl": "http://127.0.0.1:$SMS_PORT",
-   "mode": "realtime", "policy": "deadline", "maxAcceptanceSeconds": 30,
-   "terminalOutcomes": ["invalid_request", "invalid_recipient", "invalid_message"]}
-]}
-JSON
-
-wait_ready() { # url, wanted body substring
-	for _ in $(seq 1 200); do
-		if curl -fsS "$1/readyz" 2>/dev/null | grep -q "$2"; then return 0; fi
-		sleep 0.1
-	done
-	echo "service at $1 never reported '$2'" >&2
-	return 1
-}
-
-sim_cmd="gateway-sim --sms-listen 127.0.0.1:$SMS_PORT --push-listen 127.0.0.1:$PUSH_PORT --latency 5ms"
+write_registry "$work/registry.json" "$SMS_PORT"
 # --max-in-flight 256: each attempt waits for two group commits (its fenced
 # reservation and its result) around the 5 ms gateway call, so 4,000
 # attempts/s need more calls in flight than the default 64.
-serve_flags="--database sqlite:$work/bench.db --registry $work/registry.json --max-in-flight 256 --lease-duration 5s --renew-interval 1s --acquire-interval 1s --log-level warn"
-serve_cmd="submission-manager serve --listen 127.0.0.1:$API_PORT $serve_flags"
+serve_flags="--registry $work/registry.json --max-in-flight 256 --lease-duration 5s --renew-interval 1s --acquire-interval 1s --log-level warn"
+serve_cmd="submission-manager serve --listen 127.0.0.1:$API_PORT --database sqlite:$work/benchN.db $serve_flags"
+start_sim "$SMS_PORT" "$PUSH_PORT"
 
-log "$sim_cmd"
-"$bin"/gateway-sim --sms-listen "127.0.0.1:$SMS_PORT" --push-listen "127.0.0.1:$PUSH_PORT" --latency 5ms 2>"$work/sim.log" &
-pids+=($!)
-
-# fresh_service [extra flags...]: a new instance on a new database file, so
-# that every phase starts from the same state; sets leader_pid.
-fresh_service() {
-	if [ -n "${leader_pid:-}" ]; then
-		kill "$leader_pid" 2>/dev/null || true
-		wait "$leader_pid" 2>/dev/null || true
-	fi
-	rm -f "$work"/bench.db*
-	# shellcheck disable=SC2086
-	"$bin"/submission-manager serve --listen "127.0.0.1:$API_PORT" $serve_flags "$@" 2>>"$work/serve1.log" &
-	leader_pid=$!
-	pids+=($leader_pid)
-}
-
-# Durable intake alone: an API-only instance (--api-only) takes the
-# intents and executes none, so the figure is what the API and the store
-# accept, as River's insert benchmarks measure an insert-only client.
-intake_cmd="loadgen --url http://127.0.0.1:$API_PORT --count $INTAKE_COUNT --concurrency 64 --wait=false"
-# Three runs, each on a fresh instance and file; the report takes the run
-# with the median throughput (and that run's latency) and lists all three,
-# because one run on a shared VM moves with its neighbours.
-for n in 1 2 3; do
-	log "submission-manager serve --api-only ...; $intake_cmd (run $n of 3)"
-	fresh_service --api-only
-	wait_ready "http://127.0.0.1:$API_PORT" "mode=follower"
-	"$bin"/loadgen --url "http://127.0.0.1:$API_PORT" --count "$INTAKE_COUNT" --concurrency 64 --wait=false --run-id "intake$n" >"$work/intake$n.md"
-	cat "$work/intake$n.md" >&2
-done
-
-# Durable batch intake: the same API-only instance, batches of 100 from 16
-# clients through POST /v1/intents/batch; three runs, the median reported.
-batch_cmd="loadgen --url http://127.0.0.1:$API_PORT --count $BATCH_COUNT --batch 100 --concurrency 16 --wait=false"
-for n in 1 2 3; do
-	log "submission-manager serve --api-only ...; $batch_cmd (run $n of 3)"
-	fresh_service --api-only
-	wait_ready "http://127.0.0.1:$API_PORT" "mode=follower"
-	"$bin"/loadgen --url "http://127.0.0.1:$API_PORT" --count "$BATCH_COUNT" --batch 100 --concurrency 16 --wait=false --run-id "batch$n" >"$work/batch$n.md"
-	cat "$work/batch$n.md" >&2
-done
+# Durable intake alone, three runs, each on a fresh instance and file; the
+# report takes the run with the median throughput (and that run's latency)
+# and lists all three, because one run on a shared VM moves with its
+# neighbours. Then batches of 100 from 16 clients, three runs likewise.
+intake_runs 3
+batch_runs 3
 
 # The same load against a leader that executes every intent it takes in,
 # on the same two cores: intake and execution share the CPU and the writer.
-mixed_cmd="loadgen --url http://127.0.0.1:$API_PORT --count $INTAKE_COUNT --concurrency 64"
-log "$serve_cmd; $mixed_cmd"
-fresh_service
-wait_ready "http://127.0.0.1:$API_PORT" "mode=leader"
-"$bin"/loadgen --url "http://127.0.0.1:$API_PORT" --count "$INTAKE_COUNT" --concurrency 64 --run-id mixed >"$work/mixed.md"
-cat "$work/mixed.md" >&2
+mixed_run
 
 # Execution at the target rate (lateness is read here), then offered above
 # it, so that the throughput figure is the service's and not the offer's.
-# paced_run RATE NAME: a fresh leader, loadgen at RATE intents/s for
-# EXEC_SECONDS; the report goes to $work/NAME.md, the command to ${NAME}_cmd.
-paced_run() {
-	local count=$(($1 * EXEC_SECONDS))
-	local cmd="loadgen --url http://127.0.0.1:$API_PORT --count $count --concurrency 64 --rate $1"
-	printf -v "${2}_cmd" '%s' "$cmd"
-	log "$cmd"
-	fresh_service
-	wait_ready "http://127.0.0.1:$API_PORT" "mode=leader"
-	"$bin"/loadgen --url "http://127.0.0.1:$API_PORT" --count "$count" --concurrency 64 --rate "$1" --run-id "$2" >"$work/$2.md"
-	cat "$work/$2.md" >&2
-}
 paced_run "$EXEC_RATE" exec
 paced_run "$OVER_RATE" over
 # An offer caps what it measures: at exactly the target the figure cannot
@@ -169,38 +100,7 @@ paced_run "$OVER_RATE" over
 paced_run "$ABOVE_RATE" above
 
 # ------------------------------------------------------------------- failover
-# A follower on the same database; SIGKILL the leader, submit through the
-# follower, and time until that intent's first attempt has started.
-"$bin"/submission-manager serve --listen "127.0.0.1:$API2_PORT" $serve_flags 2>"$work/serve2.log" &
-follower_pid=$!
-pids+=($follower_pid)
-wait_ready "http://127.0.0.1:$API2_PORT" "mode=follower"
-
-first_attempt_after() { # base url, intent id -> seconds from $t0 to an attempt being visible
-	curl -fsS -o /dev/null -H 'Content-Type: application/json' \
-		-d "{\"intentId\":\"$2\",\"submissionTarget\":\"sms.realtime\",\"payload\":{\"to\":\"+15550100\"}}" "$1/v1/intents"
-	for _ in $(seq 1 600); do
-		if curl -fsS "$1/v1/intents/$2" | grep -q '"startedAt"'; then
-			awk -v now="$(date +%s.%N)" -v t0="$t0" 'BEGIN { printf "%.2f\n", now - t0 }'
-			return 0
-		fi
-		sleep 0.02
-	done
-	echo "never"
-}
-
-log "failover: SIGKILL of the leader"
-t0=$(date +%s.%N)
-kill -9 "$leader_pid"
-kill_secs=$(first_attempt_after "http://127.0.0.1:$API2_PORT" "failover-kill")
-
-log "failover: graceful shutdown (SIGTERM) of the new leader"
-"$bin"/submission-manager serve --listen "127.0.0.1:$API_PORT" $serve_flags 2>"$work/serve3.log" &
-pids+=($!)
-wait_ready "http://127.0.0.1:$API_PORT" "mode=follower"
-t0=$(date +%s.%N)
-kill -TERM "$follower_pid"
-term_secs=$(first_attempt_after "http://127.0.0.1:$API_PORT" "failover-term")
+failover_runs
 
 # ------------------------------------------------------------ against River
 # The same work through River on PostgreSQL, in this run, for the ratios.
@@ -208,24 +108,20 @@ log "scripts/bench-river.sh"
 scripts/bench-river.sh "$work/river.md"
 
 # ---------------------------------------------------------------- the report
-# `make soak` owns its own section of the report: keep it as it stands.
+# `make soak` and `make bench-sqlserver` own their sections of the report:
+# keep them as they stand.
 soak_section=$(sed -n '/<!-- soak:begin/,/<!-- soak:end -->/p' "$OUT" 2>/dev/null || true)
-# field FILE LABEL N: the N-th number in the value column of a loadgen row.
-field() { awk -F'|' -v label="$2" -v n="$3" 'index($2, label) { split($3, v, /[^0-9.]+/); k = 0
-	for (i = 1; i in v; i++) if (v[i] != "") { k++; if (k == n) { print v[i]; exit } } }' "$1"; }
+sqlserver_section=$(sed -n '/<!-- sqlserver:begin/,/<!-- sqlserver:end -->/p' "$OUT" 2>/dev/null || true)
 # metric NAME UNIT: a custom benchmark metric from the Go benchmark output.
 metric() { awk -v name="$1" -v unit="$2" '$1 ~ name { for (i = 3; i < NF; i++) if ($(i+1) == unit) { print $i; exit } }' "$work/gobench.txt"; }
-verdict() { awk -v got="$1" -v want="$3" -v op="$2" 'BEGIN { if (got == "" || got == "never") { print "no"; exit }
-	ok = (op == ">=") ? (got + 0 >= want + 0) : (got + 0 <= want + 0); print (ok ? "yes" : "**no**") }'; }
-row() { echo "| $1 | $2 $3 | $4 | $(verdict "$4" "$2" "$3") |"; }
 # nsop NAME: a Go benchmark's ns/op.
 nsop() { awk -v name="$1" '$1 ~ name { print $3; exit }' "$work/gobench.txt"; }
 # deviation_pct GOT WANT: how far GOT is from WANT, in percent.
 deviation_pct() { awk -v got="$1" -v want="$2" 'BEGIN { if (got != "") { d = (got - want) / want * 100; if (d < 0) d = -d; printf "%.1f", d } }'; }
 # The intake run with the median throughput.
-median_intake=$(for n in 1 2 3; do echo "$(field "$work/intake$n.md" "intake throughput" 1) $n"; done | sort -n | sed -n 2p | cut -d' ' -f2)
+median_intake=$(median_run intake 3)
 cp "$work/intake$median_intake.md" "$work/intake.md"
-median_batch=$(for n in 1 2 3; do echo "$(field "$work/batch$n.md" "intake throughput" 1) $n"; done | sort -n | sed -n 2p | cut -d' ' -f2)
+median_batch=$(median_run batch 3)
 cp "$work/batch$median_batch.md" "$work/batch.md"
 {
 	echo "# Benchmarks"
@@ -381,6 +277,10 @@ cp "$work/batch$median_batch.md" "$work/batch.md"
 	awk '/^Benchmark/ { name=$1; iters=$2; nsop=$3; rest=""; for (i=5; i<=NF; i+=2) rest = rest $i " " $(i+1) "; "; printf "| %s | %s | %s | %s |\n", name, iters, nsop, rest }' "$work/gobench.txt"
 	echo
 	cat "$work/river.md"
+	if [ -n "$sqlserver_section" ]; then
+		echo
+		printf '%s\n' "$sqlserver_section"
+	fi
 	if [ -n "$soak_section" ]; then
 		echo
 		printf '%s\n' "$soak_section"

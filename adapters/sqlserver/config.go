@@ -1,6 +1,7 @@
 package sqlserver
 
 import (
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -39,6 +40,27 @@ type Config struct {
 	LeaseLockTimeout time.Duration
 	// Logger receives migration and lease diagnostics (default slog.Default()).
 	Logger *slog.Logger
+
+	// wrapConnector, when set, wraps the connector of each pool (named by
+	// the pool constants below) before the pool is opened: the tests count
+	// the requests and logins each pool sends through it. Production
+	// leaves it nil and talks to the driver directly, at no cost.
+	wrapConnector func(pool string, c driver.Connector) driver.Connector
+}
+
+// The adapter's connection pools, as wrapConnector names them.
+const (
+	poolQueries = "queries"
+	poolLeases  = "leases"
+	poolPlain   = "plain"
+)
+
+// connector returns c as the pool named pool opens it.
+func (cfg Config) connector(pool string, c driver.Connector) driver.Connector {
+	if cfg.wrapConnector == nil {
+		return c
+	}
+	return cfg.wrapConnector(pool, c)
 }
 
 // Defaults applied by Open for unset fields.

@@ -40,14 +40,14 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	queries := sql.OpenDB(conns.queries)
+	queries := sql.OpenDB(cfg.connector(poolQueries, conns.queries))
 	queries.SetMaxOpenConns(cfg.MaxOpenConns)
 	queries.SetMaxIdleConns(cfg.MaxIdleConns)
 	queries.SetConnMaxLifetime(cfg.ConnMaxLifetime)
 
 	// goose holds one connection for the session lock and may open a
 	// second one while it runs; nothing else uses this pool.
-	plain := sql.OpenDB(conns.plain)
+	plain := sql.OpenDB(cfg.connector(poolPlain, conns.plain))
 	plain.SetMaxOpenConns(2)
 	plain.SetMaxIdleConns(0)
 	plain.SetConnMaxLifetime(cfg.ConnMaxLifetime)

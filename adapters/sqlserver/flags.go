@@ -11,10 +11,10 @@ import (
 
 // The facts kept beside an intent's status that the gateway may have its
 // message: possiblyAccepted (migration 00007), and an acceptance after the
-// deadline with its message id (migration 00011). They are read with their
-// own query so that the listing queries stay as they are, and only for
-// intents that can have them, so reads of the others (the executor's
-// pending intents, most listings) cost no round trip.
+// deadline with its message id (migration 00011). The reads of intents
+// read them with the row (detailedIntentColumns); the reads inside a
+// transaction, written by sqlc, read them with their own query, and only
+// for intents that can have them.
 
 // mayHaveFlags reports whether an intent, as its row reads, can carry a
 // fact: a possibly accepted intent has at least two attempts (an attempt
@@ -33,30 +33,8 @@ func withFlags(in core.Intent, f sqlserverdb.IntentFlagsRow) core.Intent {
 	return in
 }
 
-// attachFlags sets the facts on those of the intents the store keeps any
-// for, in one round trip for all of them.
-func (db *DB) attachFlags(ctx context.Context, intents []core.Intent) error {
-	var ids []string
-	for _, in := range intents {
-		if mayHaveFlags(in) {
-			ids = append(ids, in.IntentID)
-		}
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	flags, err := db.intentFlagsOf(ctx, ids)
-	if err != nil {
-		return err
-	}
-	for i := range intents {
-		intents[i] = withFlags(intents[i], flags[intents[i].IntentID])
-	}
-	return nil
-}
-
-// readFlags is attachFlags for one intent, read through q (which may be a
-// transaction's).
+// readFlags reads the facts of one intent read without them, through q (a
+// transaction's, in a resubmission or an intervention).
 func readFlags(ctx context.Context, q *sqlserverdb.Queries, in core.Intent) (core.Intent, error) {
 	if !mayHaveFlags(in) {
 		return in, nil

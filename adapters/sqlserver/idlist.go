@@ -4,16 +4,17 @@ import (
 	"context"
 	"database/sql"
 
-	"github.com/submissionmanager/submission-manager/adapters/sqlserver/internal/sqlserverdb"
 	"github.com/submissionmanager/submission-manager/core"
 )
 
 // The reads of many intents at once (GetIntents, the attempts and flags of
-// a listing page, resubmission links, a batch's read-back) name their
-// intentIds as a VALUES table of parameters (see values.go), split into
-// requests of at most rowsPerRequest(1) ids. sqlc cannot generate a
-// statement whose parameter count varies, so these are written here;
-// TestHandWrittenSQLIsTSQL parses each of them.
+// a listing page, resubmission links) name their intentIds as a VALUES
+// table of parameters (see values.go), split into requests of at most
+// rowsPerRequest(1) ids. sqlc cannot generate a statement whose parameter
+// count varies, so these are written here; TestHandWrittenSQLIsTSQL parses
+// each of them. A statement that needs the list twice names the same
+// parameters twice rather than copying them into a table variable, which
+// Babelfish keeps as a temporary table written for every request.
 
 // intentIDColumn is the one column of an intentId list.
 var intentIDColumn = []valuesColumn{{"intent_id", "nvarchar(255)"}}
@@ -28,47 +29,17 @@ func inIntentIDs(column string, n, width int) string {
 		valuesTable("ids", intentIDColumn, n, width) + ")"
 }
 
-// intentColumns are the columns of intentRow, in its field order.
-const intentColumns = `intent_id, submission_target, payload, contract, status, created_at,
-       next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
-       final_message_id, exhausted_reason, last_modified_at, not_before, trace_parent`
-
-// intentRowFields are the scan destinations of intentColumns in r, the one
-// place that pairs the columns with intentRow's fields.
-func intentRowFields(r *intentRow) []any {
-	return []any{&r.IntentID, &r.SubmissionTarget, &r.Payload, &r.Contract, &r.Status, &r.CreatedAt,
-		&r.NextDueAt, &r.AttemptCount, &r.FinalOutcomeStatus, &r.FinalOutcomeReason,
-		&r.FinalMessageID, &r.ExhaustedReason, &r.LastModifiedAt, &r.NotBefore, &r.TraceParent}
+// intentsWithDetailsSQL reads the intents among n listed intentIds with
+// their flags, then their attempts: readDetailedIntents' two result sets.
+func intentsWithDetailsSQL(n int) string {
+	return "SELECT " + detailedIntentColumns + "\nFROM submission_intents\nWHERE " + inIntentIDs("intent_id", n, 1) + ";\n" +
+		attemptsOfSQL(inIntentIDs("intent_id", n, 1))
 }
 
-// scanIntentRow reads one row of intentColumns.
-func scanIntentRow(rows *sql.Rows) (intentRow, error) {
-	var r intentRow
-	err := rows.Scan(intentRowFields(&r)...)
-	return r, err
-}
-
-// intentsOfSQL reads the intents among n listed intentIds.
-func intentsOfSQL(n int) string {
-	return "SELECT " + intentColumns + "\nFROM submission_intents\nWHERE " + inIntentIDs("intent_id", n, 1)
-}
-
-// attemptsOfSQL reads the attempts of n listed intents, each intent's in
-// order.
-func attemptsOfSQL(n int) string {
-	return `SELECT intent_id, attempt_number, started_at, finished_at, outcome_status,
-       outcome_reason, message_id, error, sent, holder_id, lease_epoch
-FROM submission_attempts
-WHERE ` + inIntentIDs("intent_id", n, 1) + `
-ORDER BY intent_id, attempt_number`
-}
-
-// intentFlagsOfSQL reads the facts of those of n listed intents that have
-// any: possibly accepted (migration 00007), accepted after the deadline
-// with its message id (migration 00011).
-func intentFlagsOfSQL(n int) string {
-	return "SELECT intent_id, possibly_accepted, accepted_after_deadline, accepted_message_id FROM submission_intents\n" +
-		"WHERE (possibly_accepted = 1 OR accepted_after_deadline = 1)\n  AND " + inIntentIDs("intent_id", n, 1)
+// attemptsOfIDsSQL reads the attempts of n listed intents whose rows the
+// caller has (a listing page, which reads the flags itself).
+func attemptsOfIDsSQL(n int) string {
+	return attemptsOfSQL(inIntentIDs("intent_id", n, 1))
 }
 
 // resubmissionLinksSQL reads the links of n listed intents from either end.
@@ -77,10 +48,10 @@ func resubmissionLinksSQL(n int) string {
 		inIntentIDs("intent_id", n, 1) + "\n   OR " + inIntentIDs("resubmitted_as", n, 1)
 }
 
-// queryIntentIDs runs the statement sqlFor writes once per request's worth
-// of intentIds (padded with NULLs, which match nothing) and hands every
-// row to scan.
-func queryIntentIDs(ctx context.Context, db *sql.DB, ids []string, sqlFor func(n int) string, scan func(*sql.Rows) error) error {
+// queryIntentIDs runs the statements sqlFor writes once per request's worth
+// of intentIds (padded with NULLs, which match nothing) and hands each
+// request's result sets to read.
+func queryIntentIDs(ctx context.Context, db *sql.DB, ids []string, sqlFor func(n int) string, read func(*sql.Rows) error) error {
 	for _, c := range chunks(len(ids), rowsPerRequest(1)) {
 		n := paddedRows(c[1]-c[0], 1)
 		args := make([]any, 0, n)
@@ -91,32 +62,39 @@ func queryIntentIDs(ctx context.Context, db *sql.DB, ids []string, sqlFor func(n
 		if err != nil {
 			return mapError(err)
 		}
-		for rows.Next() {
-			if err := scan(rows); err != nil {
-				rows.Close()
-				return mapError(err)
-			}
+		err = read(rows)
+		if cerr := rows.Close(); err == nil {
+			err = cerr
 		}
-		if err := rows.Close(); err != nil {
-			return mapError(err)
+		if err == nil {
+			err = rows.Err()
 		}
-		if err := rows.Err(); err != nil {
+		if err != nil {
 			return mapError(err)
 		}
 	}
 	return nil
 }
 
-// intentsOf reads the stored intents among ids (without attempts).
-func (db *DB) intentsOf(ctx context.Context, ids []string) ([]core.Intent, error) {
-	var out []core.Intent
-	err := queryIntentIDs(ctx, db.queries, ids, intentsOfSQL, func(rows *sql.Rows) error {
-		r, err := scanIntentRow(rows)
-		if err != nil {
-			return err
+// eachRow reads one result set with scan.
+func eachRow(scan func(*sql.Rows) error) func(*sql.Rows) error {
+	return func(rows *sql.Rows) error {
+		for rows.Next() {
+			if err := scan(rows); err != nil {
+				return err
+			}
 		}
-		in, err := intentFromRow(r)
-		out = append(out, in)
+		return rows.Err()
+	}
+}
+
+// intentsWithDetails reads the stored intents among ids with their
+// attempts and flags: one round trip per rowsPerRequest(1) ids.
+func (db *DB) intentsWithDetails(ctx context.Context, ids []string) ([]core.Intent, error) {
+	var out []core.Intent
+	err := queryIntentIDs(ctx, db.queries, ids, intentsWithDetailsSQL, func(rows *sql.Rows) error {
+		got, err := readDetailedIntents(rows)
+		out = append(out, got...)
 		return err
 	})
 	return out, err
@@ -124,42 +102,22 @@ func (db *DB) intentsOf(ctx context.Context, ids []string) ([]core.Intent, error
 
 // attemptsOf reads the attempts of the intents ids, by intentId.
 func (db *DB) attemptsOf(ctx context.Context, ids []string) (map[string][]attemptRow, error) {
-	out := make(map[string][]attemptRow, len(ids))
-	err := queryIntentIDs(ctx, db.queries, ids, attemptsOfSQL, func(rows *sql.Rows) error {
-		var id string
-		var r attemptRow
-		if err := rows.Scan(&id, &r.AttemptNumber, &r.StartedAt, &r.FinishedAt, &r.OutcomeStatus,
-			&r.OutcomeReason, &r.MessageID, &r.Error, &r.Sent, &r.HolderID, &r.LeaseEpoch); err != nil {
-			return err
-		}
-		out[id] = append(out[id], r)
-		return nil
+	byIntent := make(map[string][]attemptRow, len(ids))
+	err := queryIntentIDs(ctx, db.queries, ids, attemptsOfIDsSQL, func(rows *sql.Rows) error {
+		return readAttempts(rows, byIntent)
 	})
-	return out, err
-}
-
-// intentFlagsOf reads the facts of those of the intents ids that have any.
-func (db *DB) intentFlagsOf(ctx context.Context, ids []string) (map[string]sqlserverdb.IntentFlagsRow, error) {
-	out := make(map[string]sqlserverdb.IntentFlagsRow)
-	err := queryIntentIDs(ctx, db.queries, ids, intentFlagsOfSQL, func(rows *sql.Rows) error {
-		var id string
-		var f sqlserverdb.IntentFlagsRow
-		err := rows.Scan(&id, &f.PossiblyAccepted, &f.AcceptedAfterDeadline, &f.AcceptedMessageID)
-		out[id] = f
-		return err
-	})
-	return out, err
+	return byIntent, err
 }
 
 // resubmissionLinksOf reads the links (original, resubmission) touching
 // the intents ids.
 func (db *DB) resubmissionLinksOf(ctx context.Context, ids []string) ([][2]string, error) {
 	var out [][2]string
-	err := queryIntentIDs(ctx, db.queries, ids, resubmissionLinksSQL, func(rows *sql.Rows) error {
+	err := queryIntentIDs(ctx, db.queries, ids, resubmissionLinksSQL, eachRow(func(rows *sql.Rows) error {
 		var link [2]string
 		err := rows.Scan(&link[0], &link[1])
 		out = append(out, link)
 		return err
-	})
+	}))
 	return out, err
 }

@@ -17,7 +17,7 @@ const leaseConns = 2
 
 // openLeasePool opens the lease operations' pool on the queries' connector.
 func openLeasePool(conns connectors, cfg Config) *sql.DB {
-	leases := sql.OpenDB(conns.queries)
+	leases := sql.OpenDB(cfg.connector(poolLeases, conns.queries))
 	leases.SetMaxOpenConns(leaseConns)
 	leases.SetMaxIdleConns(leaseConns)
 	leases.SetConnMaxLifetime(cfg.ConnMaxLifetime)

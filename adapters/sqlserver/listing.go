@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/submissionmanager/submission-manager/adapters/sqlserver/internal/sqlserverdb"
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
 )
@@ -31,18 +30,6 @@ import (
 // the same as no bound, and the driver cannot send it.
 var minDatetime2 = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// listedColumns are intentColumns and the facts kept beside the status
-// (flags.go), which the listing reads in its own statement: a listing
-// filtered on a fact holds nothing but intents that have it, and reading
-// them here saves attachFlags' round trip.
-const listedColumns = intentColumns + `, possibly_accepted, accepted_after_deadline, accepted_message_id`
-
-// listedRow is one row of listedColumns.
-type listedRow struct {
-	intentRow
-	flags sqlserverdb.IntentFlagsRow
-}
-
 // listIntentsSQL writes the listing for p and its arguments. The rows come
 // in index order from the position: newest first, or oldest first after
 // p.After. Under the row goal of FETCH NEXT, the optimizer walks an index
@@ -64,7 +51,7 @@ func listIntentsSQL(p ports.ListIntentsParams) (string, []any) {
 		b.WriteString(keyword + sql)
 		keyword = "\n  AND "
 	}
-	b.WriteString("SELECT " + listedColumns + "\nFROM submission_intents")
+	b.WriteString("SELECT " + detailedIntentColumns + "\nFROM submission_intents")
 	// The facts are literals, as the filtered indexes' WHERE clauses are,
 	// so that the optimizer can match those indexes; a parameter would not.
 	if p.AcceptedAfterDeadline {
@@ -145,7 +132,7 @@ func clampedTime(t time.Time) time.Time {
 // listIntentRows runs the listing and returns its rows newest first. A
 // target longer than the column matches nothing and is not sent, as the
 // parameter's cast would cut it to another target.
-func (s *store) listIntentRows(ctx context.Context, p ports.ListIntentsParams) ([]listedRow, error) {
+func (s *store) listIntentRows(ctx context.Context, p ports.ListIntentsParams) ([]detailedRow, error) {
 	if nvarcharLen(p.SubmissionTarget) > maxKeyLen {
 		return nil, nil
 	}
@@ -155,12 +142,10 @@ func (s *store) listIntentRows(ctx context.Context, p ports.ListIntentsParams) (
 		return nil, mapError(err)
 	}
 	defer rows.Close()
-	var out []listedRow
+	var out []detailedRow
 	for rows.Next() {
-		var l listedRow
-		fields := append(intentRowFields(&l.intentRow),
-			&l.flags.PossiblyAccepted, &l.flags.AcceptedAfterDeadline, &l.flags.AcceptedMessageID)
-		if err := rows.Scan(fields...); err != nil {
+		var l detailedRow
+		if err := rows.Scan(detailedRowFields(&l)...); err != nil {
 			return nil, mapError(err)
 		}
 		out = append(out, l)
@@ -187,11 +172,11 @@ func (s *store) ListIntents(ctx context.Context, p ports.ListIntentsParams) ([]c
 	}
 	intents := make([]core.Intent, 0, len(rows))
 	for _, r := range rows {
-		intent, err := intentFromRow(r.intentRow)
+		intent, err := r.intent()
 		if err != nil {
 			return nil, err
 		}
-		intents = append(intents, withFlags(intent, r.flags))
+		intents = append(intents, intent)
 	}
 	if err := s.attachAttempts(ctx, intents); err != nil {
 		return nil, err

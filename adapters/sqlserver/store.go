@@ -6,7 +6,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/submissionmanager/submission-manager/adapters/sqlserver/internal/sqlserverdb"
@@ -33,46 +32,6 @@ func (s *store) Facts() ports.StoreFacts { return ports.StoreFacts{ChangeLookbac
 
 // maxKeyLen is the nvarchar length of intent_id and submission_target.
 const maxKeyLen = 255
-
-// createAttempts bounds the insert-or-read loop of CreateIntent. A
-// duplicate key is only reported once the winning row is committed and rows
-// are never deleted, so the second round practically never happens.
-const createAttempts = 3
-
-// CreateIntent inserts the intent, and when the primary key says another
-// request (on any instance) created it first, reads that row and returns it
-// for the service to judge. It never reads before writing, so two concurrent
-// creates of one intentId cannot both insert.
-func (s *store) CreateIntent(ctx context.Context, intent core.Intent) (ports.CreateIntentResult, error) {
-	params, err := insertIntentParams(intent)
-	if err != nil {
-		return ports.CreateIntentResult{}, err
-	}
-	for range createAttempts {
-		created, err := s.insertIntent(ctx, params)
-		if err == nil {
-			return ports.CreateIntentResult{Intent: created, Created: true}, nil
-		}
-		if !errors.Is(err, errDuplicateKey) {
-			return ports.CreateIntentResult{}, err
-		}
-		existing, found, err := s.readIntent(ctx, s.db.q, intent.IntentID)
-		if err != nil {
-			return ports.CreateIntentResult{}, err
-		}
-		if !found {
-			continue
-		}
-		if existing.IntentID != intent.IntentID {
-			// SQL Server compares strings as if padded with spaces, so the
-			// key "a " collides with "a". Refusing is the only honest answer.
-			return ports.CreateIntentResult{}, &core.FieldError{Field: "intentId",
-				Message: fmt.Sprintf("collides with the existing intentId %q: SQL Server compares identifiers ignoring trailing spaces", existing.IntentID)}
-		}
-		return ports.CreateIntentResult{Intent: existing, Created: false}, nil
-	}
-	return ports.CreateIntentResult{}, fmt.Errorf("%w: intent %q: duplicate key reported but no row found", core.ErrStoreUnavailable, intent.IntentID)
-}
 
 // insertIntentParams checks what the schema would refuse with a less useful
 // error and builds the insert's parameters.
@@ -114,73 +73,15 @@ func insertIntentParams(intent core.Intent) (sqlserverdb.InsertIntentParams, err
 	}, nil
 }
 
-// insertIntent inserts the row and reads it back in the same transaction,
-// so the caller gets the stored times (datetime2 precision, database-time
-// last_modified_at) and not the ones it passed in.
-func (s *store) insertIntent(ctx context.Context, params sqlserverdb.InsertIntentParams) (core.Intent, error) {
-	var created core.Intent
-	err := s.db.inTx(ctx, sql.LevelReadCommitted, func(q *sqlserverdb.Queries) error {
-		if err := q.InsertIntent(ctx, params); err != nil {
-			return mapError(err)
-		}
-		row, err := q.GetIntent(ctx, params.IntentID)
-		if err != nil {
-			return mapError(err)
-		}
-		created, err = intentFromRow(row)
-		return err
-	})
-	return created, err
-}
-
-// GetIntent returns the intent with its attempts, or core.ErrIntentNotFound.
-func (s *store) GetIntent(ctx context.Context, intentID string) (core.Intent, error) {
-	intent, found, err := s.readIntent(ctx, s.db.q, intentID)
-	if err != nil {
-		return core.Intent{}, err
-	}
-	// The equality check also refuses the row "a" when asked for "a ",
-	// which SQL Server's padded comparison would otherwise return.
-	if !found || intent.IntentID != intentID {
-		return core.Intent{}, core.ErrIntentNotFound
-	}
-	return intent, nil
-}
-
-// readIntent reads the row whose key SQL Server finds equal to intentID,
-// then its attempts.
-func (s *store) readIntent(ctx context.Context, q *sqlserverdb.Queries, intentID string) (core.Intent, bool, error) {
-	row, err := q.GetIntent(ctx, intentID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return core.Intent{}, false, nil
-	}
-	if err != nil {
-		return core.Intent{}, false, mapError(err)
-	}
-	intent, err := intentFromRow(row)
-	if err != nil {
-		return core.Intent{}, false, err
-	}
-	attempts, err := q.ListAttempts(ctx, intentID)
-	if err != nil {
-		return core.Intent{}, false, mapError(err)
-	}
-	intent, err = readFlags(ctx, q, withAttempts(intent, attempts))
-	if err != nil {
-		return core.Intent{}, false, err
-	}
-	return intent, true, nil
-}
-
-// GetIntents reads the stored intents among intentIDs, then their attempts,
-// each with one round trip whatever the number of intents, as GetIntent
-// reads one. Rows whose key SQL Server only finds equal (trailing spaces)
-// are left out, as GetIntent refuses them.
+// GetIntents reads the stored intents among intentIDs with their attempts
+// and flags, in one round trip per rowsPerRequest(1) intentIds. Rows whose
+// key SQL Server only finds equal (trailing spaces) are left out, as
+// GetIntent refuses them.
 func (s *store) GetIntents(ctx context.Context, intentIDs []string) ([]core.Intent, error) {
 	if len(intentIDs) == 0 {
 		return nil, nil
 	}
-	read, err := s.db.intentsOf(ctx, intentIDs)
+	read, err := s.db.intentsWithDetails(ctx, intentIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -194,26 +95,11 @@ func (s *store) GetIntents(ctx context.Context, intentIDs []string) ([]core.Inte
 			intents = append(intents, intent)
 		}
 	}
-	if err := s.attachDetails(ctx, intents); err != nil {
-		return nil, err
-	}
 	return intents, nil
 }
 
-// attachDetails completes intents read as rows: the attempts of all of them
-// in one round trip, then the facts kept beside their status (see
-// attachFlags). Every read of many intents goes through it, or reads the
-// facts in its own statement (the listing), so none returns an intent
-// without its facts.
-func (s *store) attachDetails(ctx context.Context, intents []core.Intent) error {
-	if err := s.attachAttempts(ctx, intents); err != nil {
-		return err
-	}
-	return s.db.attachFlags(ctx, intents)
-}
-
 // attachAttempts sets the attempts of all the intents, read in one round
-// trip.
+// trip per rowsPerRequest(1) intents.
 func (s *store) attachAttempts(ctx context.Context, intents []core.Intent) error {
 	if len(intents) == 0 {
 		return nil

@@ -36,9 +36,10 @@ func TestRequestsStayUnderTheParameterLimit(t *testing.T) {
 		width int
 		sql   func(int) string
 	}{
-		"insertIntentsSQL":  {len(batchColumns), insertIntentsSQL},
-		"intentsOfSQL":      {1, intentsOfSQL},
-		"resubmissionLinks": {1, resubmissionLinksSQL},
+		"insertIntentsSQL":   {len(batchColumns), insertIntentsSQL},
+		"intentsWithDetails": {1, intentsWithDetailsSQL},
+		"attemptsOfIDsSQL":   {1, attemptsOfIDsSQL},
+		"resubmissionLinks":  {1, resubmissionLinksSQL},
 	} {
 		var shapes []int
 		for n := 1; n <= rowsPerRequest(c.width); n++ {

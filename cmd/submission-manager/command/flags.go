@@ -7,6 +7,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // EnvPrefix starts the environment variable of every flag: --max-in-flight
@@ -155,4 +156,32 @@ func (c *choiceFlag) Set(s string) error {
 		}
 	}
 	return fmt.Errorf("must be one of %s", strings.Join(c.choices, ", "))
+}
+
+// instantFlag is a point in time given as RFC 3339 or as a Go duration
+// meaning that long before now ("90m" is an hour and a half ago), which is
+// what an operator searching recent intents types.
+type instantFlag struct {
+	value time.Time
+	now   func() time.Time
+}
+
+func (f *instantFlag) String() string {
+	if f.value.IsZero() {
+		return ""
+	}
+	return f.value.Format(time.RFC3339Nano)
+}
+
+func (f *instantFlag) Set(s string) error {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		f.value = t
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return fmt.Errorf("want an RFC 3339 time (2026-02-02T15:04:05Z) or how long ago (90m, 24h)")
+	}
+	f.value = f.now().Add(-d)
+	return nil
 }

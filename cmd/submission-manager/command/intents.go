@@ -5,13 +5,16 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/submissionmanager/submission-manager/api/client"
+	"github.com/submissionmanager/submission-manager/api/submission"
 )
 
 const intentsUsage = `usage: submission-manager intents <list|get|resubmit|cancel|run-now> [flags] [intentId...]
 
-  list [--status S] [--target T] [--limit N] [--cursor C]   intents, newest first
+  list [--status S] [--target T] [--id-prefix P] [--created-from T] [--created-before T]
+       [--last-result R] [--limit N] [--cursor C]          intents, newest first
   get ID                                                    one intent: payload, contract, attempts
   resubmit ID... [--new-id NEW] [--acknowledge-delivery-risk]
                                                             resubmit ended intents
@@ -70,6 +73,11 @@ func runIntentsList(ctx context.Context, args []string, env LookupEnv, stdout, s
 	target := c.fs.String("target", "", "only intents of this submission target")
 	possibly := c.fs.Bool("possibly-accepted", false, "only intents flagged possiblyAccepted")
 	late := c.fs.Bool("accepted-after-deadline", false, "only intents the gateway accepted after their deadline (flagged acceptedAfterDeadline)")
+	prefix := c.fs.String("id-prefix", "", "only intents whose intentId starts with this text (letter case counts, no wildcards)")
+	from, before := &instantFlag{now: time.Now}, &instantFlag{now: time.Now}
+	c.fs.Var(from, "created-from", "only intents created at or after this time: RFC 3339, or how long ago (24h)")
+	c.fs.Var(before, "created-before", "only intents created before this time: RFC 3339, or how long ago (1h)")
+	lastResult := c.fs.String("last-result", "", "only intents whose latest attempt has this text in its outcome or error,\nignoring case (invalid_recipient, timeout)")
 	limit := c.fs.Int("limit", 50, "how many intents to print")
 	cursor := c.fs.String("cursor", "", "start after the intents printed before (the cursor a previous list printed)")
 	positional, err := c.parse(args, env)
@@ -79,11 +87,16 @@ func runIntentsList(ctx context.Context, args []string, env LookupEnv, stdout, s
 	if len(positional) > 0 {
 		return &usageError{msg: "intents list takes no intentId; use intents get ID"}
 	}
-	if *limit < 1 {
+	switch {
+	case *limit < 1:
 		return &usageError{msg: fmt.Sprintf("--limit must be at least 1, got %d", *limit)}
+	case !from.value.IsZero() && !before.value.IsZero() && !before.value.After(from.value):
+		return &usageError{msg: fmt.Sprintf("--created-before (%s) must be later than --created-from (%s)", before, from)}
 	}
-	return c.list(ctx, listQuery{status: status.value, target: *target, possiblyAccepted: *possibly,
-		acceptedAfterDeadline: *late, limit: *limit, cursor: *cursor})
+	f := submission.Filter{Status: client.IntentStatus(status.value), SubmissionTarget: *target,
+		PossiblyAccepted: *possibly, AcceptedAfterDeadline: *late, IntentIDPrefix: *prefix,
+		CreatedFrom: from.value, CreatedBefore: before.value, LastResult: *lastResult}
+	return c.list(ctx, listQuery{filter: f, limit: *limit, cursor: *cursor})
 }
 
 // runIntentsGet runs `intents get ID`.

@@ -42,6 +42,8 @@ func testIntentsListAndGet(t *testing.T, url string) {
 		t.Fatalf("two pages listed %v, want %v once each", ids, want)
 	}
 
+	testIntentsSearch(t, flags)
+
 	code, out, errOut = run(t, nil, append([]string{"intents", "get", "ok-1"}, flags...)...)
 	for _, want := range []string{"payload\n  {\n    \"token\": \"t\"\n  }", "contract", "push realtime, one_shot, terminal outcomes: none", "LEADER"} {
 		if code != ExitOK || !strings.Contains(out, want) {
@@ -60,6 +62,38 @@ func testIntentsListAndGet(t *testing.T, url string) {
 	code, _, errOut = run(t, nil, "intents", "list", "--url", url)
 	if code != ExitError || !strings.Contains(errOut, "401") || !strings.Contains(errOut, "--api-key") || !strings.Contains(errOut, APIKeyEnv) {
 		t.Fatalf("list without a key: %d %s", code, errOut)
+	}
+}
+
+// testIntentsSearch runs list's search flags over the five intents: dead-1
+// and dead-2 were rejected with provider_failure, ok-1 accepted.
+func testIntentsSearch(t *testing.T, flags []string) {
+	t.Helper()
+	for _, tc := range []struct {
+		search []string
+		want   []string
+	}{
+		{[]string{"--id-prefix", "dead-1"}, []string{"dead-1", "dead-1~r1"}},
+		{[]string{"--id-prefix", "DEAD"}, nil},
+		{[]string{"--last-result", "PROVIDER_failure"}, []string{"dead-1", "dead-2"}},
+		{[]string{"--last-result", "provider_failure", "--id-prefix", "dead-2"}, []string{"dead-2"}},
+		{[]string{"--created-from", "1h", "--id-prefix", "ok"}, []string{"ok-1"}},
+		{[]string{"--created-before", "2000-01-01T00:00:00Z"}, nil},
+		{[]string{"--created-from", "2000-01-01T00:00:00Z", "--created-before", "2100-01-01T00:00:00+02:00", "--status", "accepted", "--id-prefix", "ok"}, []string{"ok-1"}},
+	} {
+		code, out, errOut := run(t, nil, append(append([]string{"intents", "list", "--json"}, tc.search...), flags...)...)
+		var page listed
+		if code != ExitOK || json.Unmarshal([]byte(out), &page) != nil {
+			t.Fatalf("list %q: %d\n%s%s", tc.search, code, out, errOut)
+		}
+		var ids []string
+		for _, in := range page.Intents {
+			ids = append(ids, in.IntentId)
+		}
+		slices.Sort(ids)
+		if !slices.Equal(ids, tc.want) {
+			t.Errorf("list %q found %q, want %q", tc.search, ids, tc.want)
+		}
 	}
 }
 
@@ -82,6 +116,8 @@ func TestClientCommandsNameWhatIsWrong(t *testing.T) {
 		{[]string{"intents", "list", "--status", "done"}, []string{`invalid value "done" for --status`, "must be one of pending"}},
 		{[]string{"intents", "list", "--limit", "0"}, []string{"--limit must be at least 1"}},
 		{[]string{"intents", "list", "--limit", "many"}, []string{`invalid value "many" for --limit`}},
+		{[]string{"intents", "list", "--created-from", "yesterday"}, []string{`invalid value "yesterday" for --created-from`, "RFC 3339"}},
+		{[]string{"intents", "list", "--created-from", "1h", "--created-before", "2h"}, []string{"--created-before", "must be later than --created-from"}},
 		{[]string{"intents", "list", "--url", "127.0.0.1:8000"}, []string{"--url", "SUBMISSION_URL", "http://"}},
 		{[]string{"intents", "get", "x", "--wait"}, []string{"flag provided but not defined: --wait"}},
 		{[]string{"intents", "resubmit", "--status", "pending"}, []string{"--status", "must be one of accepted"}},
@@ -106,7 +142,7 @@ func TestClientCommandsShareOneFlagStyle(t *testing.T) {
 		args         []string
 		want, absent []string
 	}{
-		{[]string{"intents", "list", "-h"}, []string{"--status", "--cursor", "--limit (default 50)"}, []string{"--new-id", "--yes", "SUBMISSION_STATUS"}},
+		{[]string{"intents", "list", "-h"}, []string{"--status", "--cursor", "--limit (default 50)", "--id-prefix", "--created-from", "--created-before", "--last-result"}, []string{"--new-id", "--yes", "SUBMISSION_STATUS"}},
 		{[]string{"intents", "get", "--help"}, nil, []string{"--status", "--limit"}},
 		{[]string{"intents", "resubmit", "-h"}, []string{"--new-id", "--yes\n", "--max (default 100)"}, []string{"SUBMISSION_YES", "--cursor"}},
 		{[]string{"gateways", "list", "-h"}, nil, []string{"--status"}},

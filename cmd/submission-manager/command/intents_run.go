@@ -16,10 +16,9 @@ import (
 
 // listQuery is what `intents list` asks for.
 type listQuery struct {
-	status, target                          string
-	possiblyAccepted, acceptedAfterDeadline bool
-	limit                                   int
-	cursor                                  string
+	filter submission.Filter
+	limit  int
+	cursor string
 }
 
 // maxPage is the largest page the API serves.
@@ -40,8 +39,7 @@ func (c *clientCmd) list(ctx context.Context, q listQuery) error {
 	if err != nil {
 		return err
 	}
-	f := submission.Filter{Status: client.IntentStatus(q.status), SubmissionTarget: q.target,
-		PossiblyAccepted: q.possiblyAccepted, AcceptedAfterDeadline: q.acceptedAfterDeadline}
+	f := q.filter
 	out, cursor := listed{Intents: []client.Intent{}}, q.cursor
 	for len(out.Intents) < q.limit {
 		f.PageSize = min(q.limit-len(out.Intents), maxPage)
@@ -69,7 +67,7 @@ func (c *clientCmd) list(ctx context.Context, q listQuery) error {
 		return err
 	}
 	if out.NextCursor != nil {
-		fmt.Fprintf(c.stderr, "more intents match: add --cursor %s for the next ones, or raise --limit (%d)\n", *out.NextCursor, q.limit)
+		fmt.Fprintf(c.stderr, "more intents match: repeat the command with --cursor %s for the next ones, or raise --limit (%d)\n", *out.NextCursor, q.limit)
 	}
 	return nil
 }

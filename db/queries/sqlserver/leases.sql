@@ -31,15 +31,8 @@ SELECT CAST(sqlc.arg(lease_name) AS varchar(64)),
        DATEADD(millisecond, CAST(sqlc.arg(duration_ms) AS int), clock.now)
 FROM (SELECT SYSUTCDATETIME() AS now) AS clock;
 
--- name: RenewLease :execrows
-UPDATE submission_manager_leases
-SET renewed_at = clock.now,
-    expires_at = DATEADD(millisecond, CAST(sqlc.arg(duration_ms) AS int), clock.now)
-FROM (SELECT SYSUTCDATETIME() AS now) AS clock
-WHERE lease_name = CAST(sqlc.arg(lease_name) AS varchar(64))
-  AND holder_id = CAST(sqlc.arg(holder_id) AS varchar(128))
-  AND lease_epoch = CAST(sqlc.arg(lease_epoch) AS bigint)
-  AND expires_at > clock.now;
+-- RenewLease is written in adapters/sqlserver/lease.go (renewLeaseSQL): it
+-- answers the renewed row through OUTPUT, which sqlc cannot parse.
 
 -- name: ReleaseLease :execrows
 -- Expiring the lease now lets the next acquire (expires_at <= now) win.

@@ -100,6 +100,7 @@ func (q *Queries) ReadLease(ctx context.Context, leaseName string) (SubmissionMa
 }
 
 const releaseLease = `-- name: ReleaseLease :execrows
+
 UPDATE submission_manager_leases
 SET expires_at = clock.now
 FROM (SELECT SYSUTCDATETIME() AS now) AS clock
@@ -115,40 +116,11 @@ type ReleaseLeaseParams struct {
 	LeaseEpoch int64
 }
 
+// RenewLease is written in adapters/sqlserver/lease.go (renewLeaseSQL): it
+// answers the renewed row through OUTPUT, which sqlc cannot parse.
 // Expiring the lease now lets the next acquire (expires_at <= now) win.
 func (q *Queries) ReleaseLease(ctx context.Context, arg ReleaseLeaseParams) (int64, error) {
 	result, err := q.db.ExecContext(ctx, releaseLease, arg.LeaseName, arg.HolderID, arg.LeaseEpoch)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected()
-}
-
-const renewLease = `-- name: RenewLease :execrows
-UPDATE submission_manager_leases
-SET renewed_at = clock.now,
-    expires_at = DATEADD(millisecond, CAST($1 AS int), clock.now)
-FROM (SELECT SYSUTCDATETIME() AS now) AS clock
-WHERE lease_name = CAST($2 AS varchar(64))
-  AND holder_id = CAST($3 AS varchar(128))
-  AND lease_epoch = CAST($4 AS bigint)
-  AND expires_at > clock.now
-`
-
-type RenewLeaseParams struct {
-	DurationMs int32
-	LeaseName  string
-	HolderID   string
-	LeaseEpoch int64
-}
-
-func (q *Queries) RenewLease(ctx context.Context, arg RenewLeaseParams) (int64, error) {
-	result, err := q.db.ExecContext(ctx, renewLease,
-		arg.DurationMs,
-		arg.LeaseName,
-		arg.HolderID,
-		arg.LeaseEpoch,
-	)
 	if err != nil {
 		return 0, err
 	}

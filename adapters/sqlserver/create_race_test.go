@@ -1,0 +1,90 @@
+package sqlserver
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/ports"
+)
+
+// TestCreateIntentWhileAnotherSessionInsertsIt plays the race CreateIntent
+// must win in one request: another session has inserted the same intentId
+// and not committed yet when CreateIntent's batch arrives. Under SQL
+// Server's locking READ COMMITTED the NOT EXISTS waits for that row and
+// finds it; under row versioning (READ_COMMITTED_SNAPSHOT, Babelfish's
+// PostgreSQL) NOT EXISTS does not see it, the insert waits on the key and
+// fails with 2627 once the other session commits, and the batch's CATCH
+// takes that as the other session's win. Either way CreateIntent answers
+// the winner's row with Created=false and no error. The test commits only
+// once the server shows CreateIntent's session blocked by the inserting
+// one (sys.sysprocesses, on both servers; SQL Server needs VIEW SERVER
+// STATE to show other sessions).
+func TestCreateIntentWhileAnotherSessionInsertsIt(t *testing.T) {
+	db, _ := migratedDB(t, databaseOptions{})
+	s := db.Store()
+	ctx := context.Background()
+	created := time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
+	winner := core.NewIntent("raced", testContract, json.RawMessage(`{"to":"+100"}`), created)
+	params, err := insertIntentParams(winner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := db.queries.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	var spid int
+	if err := tx.QueryRowContext(ctx, "SELECT @@SPID").Scan(&spid); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.q.WithTx(tx).InsertIntent(ctx, params); err != nil {
+		t.Fatal(err)
+	}
+
+	type answer struct {
+		res ports.CreateIntentResult
+		err error
+	}
+	done := make(chan answer, 1)
+	loser := core.NewIntent("raced", testContract, json.RawMessage(`{"to":"+200"}`), created.Add(time.Second))
+	go func() {
+		res, err := s.CreateIntent(ctx, loser)
+		done <- answer{res, err}
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var blocked int
+		err := db.queries.QueryRowContext(ctx, "SELECT COUNT(*) FROM sys.sysprocesses WHERE CAST(blocked AS int) = $1", spid).Scan(&blocked)
+		if err != nil {
+			t.Fatalf("reading sys.sysprocesses: %v", err)
+		}
+		if blocked > 0 {
+			break
+		}
+		select {
+		case a := <-done:
+			t.Fatalf("CreateIntent answered (created=%v, err=%v) while the other session's insert was uncommitted", a.res.Created, a.err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no session shown blocked by session %d within 30s (on SQL Server the login needs VIEW SERVER STATE)", spid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	a := <-done
+	if a.err != nil {
+		t.Fatalf("CreateIntent after losing the race: %v", a.err)
+	}
+	if a.res.Created || string(a.res.Intent.Payload) != `{"to":"+100"}` || !a.res.Intent.CreatedAt.Equal(created) {
+		t.Fatalf("CreateIntent after losing the race: created=%v payload %s created at %s; want the winner's row, not created",
+			a.res.Created, a.res.Intent.Payload, a.res.Intent.CreatedAt)
+	}
+}

@@ -1,0 +1,186 @@
+# shellcheck shell=bash
+# The end-to-end phases the benchmarks share, sourced by bench-lib.sh (which
+# says what the store and the processes are).
+
+# ------------------------------------------------------------------- phases
+# They use API_PORT, API2_PORT, serve_flags (every serve flag but the
+# database's and --listen), INTAKE_COUNT, BATCH_COUNT and EXEC_SECONDS.
+
+# fresh_service [extra flags...]: stops the previous service (leader_pid)
+# and starts one on a new database, so that every phase starts from the
+# same state; sets leader_pid. Its log is $work/serve1.log.
+fresh_service() {
+	stop_leader
+	db_seq=$((${db_seq:-0} + 1))
+	new_database "bench$db_seq"
+	# shellcheck disable=SC2086
+	"$bin"/submission-manager serve --listen "127.0.0.1:$API_PORT" $database_flags $serve_flags "$@" 2>>"$work/serve1.log" &
+	leader_pid=$!
+	pids+=($leader_pid)
+}
+
+# stop_leader stops the service fresh_service or failover_runs left running.
+stop_leader() {
+	if [ -n "${leader_pid:-}" ]; then
+		kill "$leader_pid" 2>/dev/null || true
+		wait "$leader_pid" 2>/dev/null || true
+		leader_pid=
+	fi
+}
+
+# warm_up: on a store across the network, 640 intents from 64 clients
+# before an intake phase's clock starts, so that the figures are those of
+# a warm pool rather than of its logins (each costs a Babelfish server
+# about a quarter of a second of CPU, and the pool opens twenty).
+warm_up() {
+	if [ "$STORE" = sqlserver ]; then
+		"$bin"/loadgen --url "http://127.0.0.1:$API_PORT" --count 640 --concurrency 64 --wait=false --run-id "warm$1" >/dev/null
+	fi
+}
+
+# intake_runs N: durable intake alone, N times, each on a fresh API-only
+# instance (--api-only takes the intents and executes none, so the figure
+# is what the API and the store accept, as River's insert benchmarks
+# measure an insert-only client); reports in $work/intake1.md..; sets
+# intake_cmd.
+intake_runs() {
+	intake_cmd="loadgen --url http://127.0.0.1:$API_PORT --count $INTAKE_COUNT --concurrency 64 --wait=false"
+	for n in $(seq 1 "$1"); do
+		log "submission-manager serve --api-only ...; $intake_cmd (run $n of $1)"
+		fresh_service --api-only
+		wait_ready "http://127.0.0.1:$API_PORT" "mode=follower"
+		warm_up "intake$n"
+		"$bin"/loadgen --url "http://127.0.0.1:$API_PORT" --count "$INTAKE_COUNT" --concurrency 64 --wait=false --run-id "intake$n" >"$work/intake$n.md"
+		cat "$work/intake$n.md" >&2
+	done
+}
+
+# batch_runs N: the same with batches of 100 from 16 clients through
+# POST /v1/intents/batch; reports in $work/batch1.md..; sets batch_cmd.
+batch_runs() {
+	batch_cmd="loadgen --url http://127.0.0.1:$API_PORT --count $BATCH_COUNT --batch 100 --concurrency 16 --wait=false"
+	for n in $(seq 1 "$1"); do
+		log "submission-manager serve --api-only ...; $batch_cmd (run $n of $1)"
+		fresh_service --api-only
+		wait_ready "http://127.0.0.1:$API_PORT" "mode=follower"
+		warm_up "batch$n"
+		"$bin"/loadgen --url "http://127.0.0.1:$API_PORT" --count "$BATCH_COUNT" --batch 100 --concurrency 16 --wait=false --run-id "batch$n" >"$work/batch$n.md"
+		cat "$work/batch$n.md" >&2
+	done
+}
+
+# mixed_run: the intake load against a leader that executes every intent
+# it takes in; report in $work/mixed.md; sets mixed_cmd.
+mixed_run() {
+	mixed_cmd="loadgen --url http://127.0.0.1:$API_PORT --count $INTAKE_COUNT --concurrency 64"
+	log "submission-manager serve ...; $mixed_cmd"
+	fresh_service
+	wait_ready "http://127.0.0.1:$API_PORT" "mode=leader"
+	"$bin"/loadgen --url "http://127.0.0.1:$API_PORT" --count "$INTAKE_COUNT" --concurrency 64 --run-id mixed >"$work/mixed.md"
+	cat "$work/mixed.md" >&2
+}
+
+# paced_run RATE NAME [SECONDS [extra serve flags...]]: a fresh leader,
+# loadgen at RATE intents/s for SECONDS (default EXEC_SECONDS), open loop;
+# the report goes to $work/NAME.md, the command to ${NAME}_cmd, the
+# service's log lines of the run to $work/NAME.log.
+paced_run() {
+	local rate=$1 name=$2 seconds=${3:-$EXEC_SECONDS}
+	shift $(($# < 3 ? $# : 3))
+	local count=$((rate * seconds))
+	local cmd="loadgen --url http://127.0.0.1:$API_PORT --count $count --concurrency 64 --rate $rate"
+	printf -v "${name}_cmd" '%s' "$cmd"
+	log "$cmd ${*:+(serve $*)}"
+	local from
+	from=$(wc -l <"$work/serve1.log" 2>/dev/null || echo 0)
+	fresh_service "$@"
+	wait_ready "http://127.0.0.1:$API_PORT" "mode=leader"
+	"$bin"/loadgen --url "http://127.0.0.1:$API_PORT" --count "$count" --concurrency 64 --rate "$rate" \
+		--wait-timeout "$((seconds + 300))s" --run-id "$name" >"$work/$name.md"
+	cat "$work/$name.md" >&2
+	tail -n +"$((from + 1))" "$work/serve1.log" >"$work/$name.log"
+}
+
+# failover_runs: a follower on the leader's database; SIGKILL the leader,
+# submit through the follower, and time until that intent's first attempt
+# has started; then the same after a graceful shutdown (SIGTERM) of the new
+# leader. Sets kill_secs and term_secs.
+failover_runs() {
+	# shellcheck disable=SC2086
+	"$bin"/submission-manager serve --listen "127.0.0.1:$API2_PORT" $database_flags $serve_flags 2>"$work/serve2.log" &
+	local follower_pid=$!
+	pids+=($follower_pid)
+	wait_ready "http://127.0.0.1:$API2_PORT" "mode=follower"
+
+	log "failover: SIGKILL of the leader"
+	t0=$(date +%s.%N)
+	kill -9 "$leader_pid"
+	kill_secs=$(first_attempt_after "http://127.0.0.1:$API2_PORT" "failover-kill-$$")
+
+	log "failover: graceful shutdown (SIGTERM) of the new leader"
+	# shellcheck disable=SC2086
+	"$bin"/submission-manager serve --listen "127.0.0.1:$API_PORT" $database_flags $serve_flags 2>"$work/serve3.log" &
+	leader_pid=$!
+	pids+=($leader_pid)
+	wait_ready "http://127.0.0.1:$API_PORT" "mode=follower"
+	t0=$(date +%s.%N)
+	kill -TERM "$follower_pid"
+	term_secs=$(first_attempt_after "http://127.0.0.1:$API_PORT" "failover-term-$$")
+}
+
+first_attempt_after() { # base url, intent id -> seconds from $t0 to an attempt being visible
+	curl -fsS -o /dev/null -H 'Content-Type: application/json' \
+		-d "{\"intentId\":\"$2\",\"submissionTarget\":\"sms.realtime\",\"payload\":{\"to\":\"+15550100\"}}" "$1/v1/intents"
+	for _ in $(seq 1 1500); do
+		if curl -fsS "$1/v1/intents/$2" | grep -q '"startedAt"'; then
+			awk -v now="$(date +%s.%N)" -v t0="$t0" 'BEGIN { printf "%.2f\n", now - t0 }'
+			return 0
+		fi
+		sleep 0.02
+	done
+	echo "never"
+}
+
+# backlog_run NAME [extra serve flags...]: an API-only instance takes
+# BACKLOG intents; then a leader starts on the same database and executes
+# them, timed from its start until no intent is pending (loadgen
+# --await-drain polls every 20 ms over one kept-alive connection), as
+# River's backlog phase is timed from its client's start. Prints the
+# executed attempts/s, the cores the service and the simulator used
+# meanwhile, and the CPU milliseconds per executed attempt of the service
+# and of the database server (0 for SQLite, which runs in the service).
+# Call it with stdout redirected, not in $(...) or <(...): a subshell would
+# forget the database it makes, which the cleanup then leaves behind.
+backlog_run() {
+	local name=$1
+	shift
+	db_seq=$((${db_seq:-0} + 1))
+	new_database "backlog$db_seq"
+	# shellcheck disable=SC2086
+	"$bin"/submission-manager serve --listen "127.0.0.1:$API_PORT" $database_flags $serve_flags --api-only "$@" 2>>"$work/serve1.log" &
+	local pid=$!
+	pids+=($pid)
+	wait_ready "http://127.0.0.1:$API_PORT" "mode=follower"
+	"$bin"/loadgen --url "http://127.0.0.1:$API_PORT" --concurrency 64 --count "$BACKLOG" --wait=false --run-id "$name" >/dev/null
+	kill -TERM "$pid"
+	wait "$pid" 2>/dev/null || true
+	local t0 t1 sim0 sim1 svc1 db0 db1
+	t0=$(date +%s.%N)
+	sim0=$(cpu_ticks "$sim_pid")
+	db0=$(db_server_ticks)
+	# Not wait_ready: its loop of curl processes would run beside the
+	# drain. loadgen waits for the service to answer.
+	# shellcheck disable=SC2086
+	"$bin"/submission-manager serve --listen "127.0.0.1:$API_PORT" $database_flags $serve_flags "$@" 2>>"$work/serve1.log" &
+	pid=$!
+	pids+=($pid)
+	"$bin"/loadgen --url "http://127.0.0.1:$API_PORT" --concurrency 64 --await-drain --wait-timeout 30m >/dev/null
+	t1=$(date +%s.%N)
+	sim1=$(cpu_ticks "$sim_pid")
+	svc1=$(cpu_ticks "$pid")
+	db1=$(db_server_ticks)
+	kill -TERM "$pid"
+	wait "$pid" 2>/dev/null || true
+	awk -v n="$BACKLOG" -v a="$t0" -v b="$t1" -v sim="$((sim1 - sim0))" -v svc="$svc1" -v db="$((db1 - db0))" -v hz="$(getconf CLK_TCK)" \
+		'BEGIN { d = b - a; printf "%.0f %.2f %.2f %.3f %.3f\n", n / d, svc / hz / d, sim / hz / d, svc / hz * 1000 / n, db / hz * 1000 / n }'
+}
