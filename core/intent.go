@@ -138,6 +138,12 @@ type Intent struct {
 	// the store's resubmission links.
 	ResubmittedFrom string
 	ResubmittedAs   string
+	// TraceParent is the W3C trace context the intent was submitted in
+	// (NormalizeTraceParent's form), or empty. It is opaque to the core:
+	// kept with the intent so that its attempts' spans and gateway calls
+	// join the submitting trace, and never part of an idempotent repeat's
+	// comparison (a retried request carries a new one).
+	TraceParent string
 	// Events are the operator's actions on the intent (cancel, run now),
 	// oldest first. The application service fills them from the store on
 	// a read of one intent; listings leave them out.

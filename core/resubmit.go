@@ -69,5 +69,8 @@ func DeriveResubmissionID(intentID string) string {
 func NewResubmission(original Intent, newID string, current Contract, now time.Time) Intent {
 	in := NewIntent(newID, current, original.Payload, now)
 	in.ResubmittedFrom = original.IntentID
+	// The same message sent again belongs to the trace it was first
+	// submitted in.
+	in.TraceParent = original.TraceParent
 	return in
 }

@@ -18,6 +18,11 @@ type SubmitParams struct {
 	// can refuse a second submission of one intent with duplicate_reference.
 	Reference string
 	Payload   json.RawMessage
+	// TraceParent, when not empty, is the W3C traceparent the call carries,
+	// so that the gateway sees the trace the intent was submitted in: the
+	// gateway call span's own (Span.TraceParent), or the intent's as it
+	// was kept when tracing is off.
+	TraceParent string
 }
 
 // Gateway submits one attempt to a gateway and reads its answer. It returns a

@@ -11,6 +11,9 @@ type LookupParams struct {
 	GatewayType core.GatewayType
 	GatewayURL  string
 	Reference   string
+	// TraceParent, when not empty, is the W3C traceparent the lookup
+	// carries, as SubmitParams.TraceParent.
+	TraceParent string
 }
 
 // LookupResult is a gateway's statement about a reference. Outcome is set

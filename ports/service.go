@@ -16,6 +16,12 @@ type SubmitIntentParams struct {
 	Payload json.RawMessage
 	// NotBefore, when not zero, is the earliest time of the first attempt.
 	NotBefore time.Time
+	// TraceParent is the W3C traceparent the submission came with, as
+	// received; the service keeps it with the intent when it is valid and
+	// ignores it otherwise (core.NormalizeTraceParent). It is never part
+	// of an idempotent repeat's comparison. Every item of a batch carries
+	// the batch request's.
+	TraceParent string
 	// Refused, set only on an item of SubmitIntents, is the driving
 	// adapter's refusal of an item it could not read (not an object, a
 	// field of the wrong JSON type). The service answers the item with it

@@ -170,6 +170,7 @@ func (c *Client) newRequest(ctx context.Context, p ports.SubmitParams) (*http.Re
 		return nil, c.errorf(KindNotSent, 0, err, "gateway call not sent: %v", err)
 	}
 	req.Header = maps.Clone(c.submitHeaders)
+	withTraceParent(req.Header, p.TraceParent)
 	return req, nil
 }
 

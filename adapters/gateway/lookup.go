@@ -43,6 +43,7 @@ func (c *Client) Lookup(ctx context.Context, p ports.LookupParams) (ports.Lookup
 		return unsupported, fmt.Errorf("lookup not sent: %w", err)
 	}
 	req.Header = maps.Clone(c.lookupHeaders)
+	withTraceParent(req.Header, p.TraceParent)
 	callCtx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 	resp, err := c.send(req.WithContext(callCtx))

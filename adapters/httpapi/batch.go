@@ -61,10 +61,12 @@ func (h *batchHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	params := make([]ports.SubmitIntentParams, len(items))
+	traceParent := r.Header.Get(traceParentHeader) // one line at most (oneTraceParent)
 	for i, raw := range items {
 		if params[i], err = h.bind(raw); err != nil {
 			params[i] = ports.SubmitIntentParams{Refused: err}
 		}
+		params[i].TraceParent = traceParent
 	}
 	answers, err := h.service.SubmitIntents(r.Context(), params)
 	if err != nil {

@@ -45,6 +45,7 @@ func (h *handlers) SubmitIntent(ctx context.Context, req apigen.SubmitIntentRequ
 		SubmissionTarget: req.Body.SubmissionTarget,
 		Payload:          req.Body.Payload,
 		NotBefore:        deref(req.Body.NotBefore),
+		TraceParent:      deref(req.Params.Traceparent),
 	})
 	if err != nil {
 		return nil, err

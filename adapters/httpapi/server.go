@@ -150,7 +150,7 @@ func New(cfg Config) (*Server, error) {
 	mux.Handle("POST "+batchPath, readJSONBody(bodyGate{limit: batchBodyLimit(cfg.MaxPayloadBytes, cfg.MaxBatch),
 		slots: newBodySlots(batchBodySlots(cfg.MaxBodiesInFlight)), budget: budget, batch: true}, log)(batch))
 	mux.Handle(notFoundPattern, notFound(mux, log))
-	return &Server{mux: mux, handler: joinPreferLines(requireRole(core.NewKeySet(cfg.APIKeys, cfg.OperatorKeys), throttle, log, mux))}, nil
+	return &Server{mux: mux, handler: oneTraceParent(joinPreferLines(requireRole(core.NewKeySet(cfg.APIKeys, cfg.OperatorKeys), throttle, log, mux)))}, nil
 }
 
 // Mux returns the router, to mount operator endpoints on and to label

@@ -108,15 +108,15 @@ func (r rowInserts) close() error {
 	return errors.Join(errs...)
 }
 
-// rowInsertSQL inserts n intents with one statement (10 parameters a row).
+// rowInsertSQL inserts n intents with one statement (11 parameters a row).
 func rowInsertSQL(n int) string {
 	var q strings.Builder
-	q.WriteString(`INSERT INTO submission_intents (intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, last_modified_at, not_before) VALUES `)
+	q.WriteString(`INSERT INTO submission_intents (intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, last_modified_at, not_before, trace_parent) VALUES `)
 	for k := range n {
 		if k > 0 {
 			q.WriteByte(',')
 		}
-		q.WriteString(`(?,?,?,?,?,?,'pending',?,?,0,?,?)`)
+		q.WriteString(`(?,?,?,?,?,?,'pending',?,?,0,?,?,?)`)
 	}
 	return q.String()
 }
@@ -153,7 +153,7 @@ func (t *writeTx) insertStmt(ctx context.Context, n int) (*sql.Stmt, error) {
 // Hand-written because sqlc cannot generate a VALUES list of variable
 // length.
 func insertIntentRows(ctx context.Context, q *writeTx, rows []sqlitedb.InsertIntentParams, which []int) error {
-	args := make([]any, 0, 10*rowInsertSizes[0])
+	args := make([]any, 0, 11*rowInsertSizes[0])
 	for _, size := range rowInsertSizes {
 		for len(which) >= size {
 			st, err := q.insertStmt(ctx, size)
@@ -164,7 +164,7 @@ func insertIntentRows(ctx context.Context, q *writeTx, rows []sqlitedb.InsertInt
 			for _, i := range which[:size] {
 				r := rows[i]
 				args = append(args, r.IntentID, r.SubmissionTarget, r.Payload, r.Contract, r.GatewayType, r.Mode,
-					r.CreatedAt, r.NextDueAt, r.LastModifiedAt, r.NotBefore)
+					r.CreatedAt, r.NextDueAt, r.LastModifiedAt, r.NotBefore, r.TraceParent)
 			}
 			if _, err := st.ExecContext(ctx, args...); err != nil {
 				return err
@@ -182,6 +182,7 @@ func createdIntent(intent core.Intent, row sqlitedb.InsertIntentParams) core.Int
 	created.CreatedAt = fromNanos(row.CreatedAt)
 	created.NextDueAt = fromNullNanos(row.NextDueAt)
 	created.NotBefore = fromNullNanos(row.NotBefore)
+	created.TraceParent = row.TraceParent.String
 	created.Status = core.StatusPending
 	created.Contract = intent.Contract.Clone()
 	created.AttemptCount = 0

@@ -71,6 +71,7 @@ func intentFromRow(r sqlitedb.SubmissionIntent) (core.Intent, error) {
 		PossiblyAccepted:      r.PossiblyAccepted != 0,
 		AcceptedAfterDeadline: r.AcceptedAfterDeadline != 0,
 		AcceptedMessageID:     r.AcceptedMessageID.String,
+		TraceParent:           r.TraceParent.String,
 	}, nil
 }
 

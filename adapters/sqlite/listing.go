@@ -27,7 +27,7 @@ import (
 const listIntentColumns = `intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at,
        next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id,
        exhausted_reason, last_modified_at, not_before, possibly_accepted, accepted_after_deadline,
-       accepted_message_id`
+       accepted_message_id, trace_parent`
 
 // listingIndex is the index whose order walks the listing, newest first
 // (or backwards, oldest first), with its leading filter as an equality so
@@ -134,7 +134,7 @@ func listIntentRows(ctx context.Context, tx *sql.Tx, p ports.ListIntentsParams) 
 		if err := rows.Scan(&r.IntentID, &r.SubmissionTarget, &r.Payload, &r.Contract, &r.GatewayType, &r.Mode,
 			&r.Status, &r.CreatedAt, &r.NextDueAt, &r.AttemptCount, &r.FinalOutcomeStatus, &r.FinalOutcomeReason,
 			&r.FinalMessageID, &r.ExhaustedReason, &r.LastModifiedAt, &r.NotBefore, &r.PossiblyAccepted,
-			&r.AcceptedAfterDeadline, &r.AcceptedMessageID); err != nil {
+			&r.AcceptedAfterDeadline, &r.AcceptedMessageID, &r.TraceParent); err != nil {
 			return nil, err
 		}
 		out = append(out, r)

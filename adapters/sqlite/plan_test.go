@@ -46,7 +46,7 @@ func TestQueryPlansUseIndexes(t *testing.T) {
 		{"LatestChange", sqlitedb.LatestChange, nil, false, "submission_intents_changed"},
 		{"MaxModifiedAt", sqlitedb.MaxModifiedAt, nil, true, "submission_intents_changed"},
 		{"MarkAcceptedAfterDeadline", sqlitedb.MarkAcceptedAfterDeadline, []any{"msg-1", id}, true, pk},
-		{"InsertIntent", sqlitedb.InsertIntent, []any{"new", "t", []byte("{}"), "{}", "sms", "batch", now, now, now, nil}, true, ""},
+		{"InsertIntent", sqlitedb.InsertIntent, []any{"new", "t", []byte("{}"), "{}", "sms", "batch", now, now, now, nil, nil}, true, ""},
 		{"StartAttempt", sqlitedb.StartAttempt, append([]any{now, id, int64(1)}, fence...), true, pk},
 		{"InsertAttempt", sqlitedb.InsertAttempt, []any{id, int64(1), "holder", int64(1), now}, true, ""},
 		{"FinishAttempt", sqlitedb.FinishAttempt, append([]any{now, nil, nil, nil, "err", true, id, int64(1)}, fence...), true, ""},

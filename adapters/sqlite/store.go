@@ -137,6 +137,7 @@ func insertIntentParams(intent core.Intent) (sqlitedb.InsertIntentParams, error)
 		CreatedAt:        nanos(intent.CreatedAt),
 		NextDueAt:        nullNanos(intent.NextDueAt),
 		NotBefore:        nullNanos(intent.NotBefore),
+		TraceParent:      nullString(intent.TraceParent),
 	}, nil
 }
 

@@ -21,6 +21,7 @@ var insertColumns = []batchColumn{
 	{"ord", "int", false}, {"intent_id", "nvarchar(255)", true}, {"submission_target", "nvarchar(255)", true},
 	{"contract", "int", false}, {"gateway_type", "varchar(16)", false}, {"mode", "varchar(16)", false},
 	{"created_at", "datetime2(7)", false}, {"next_due_at", "datetime2(7)", false}, {"not_before", "datetime2(7)", false},
+	{"trace_parent", "varchar(55)", false},
 }
 
 // insertBatch is insertIntentsSQL's JSON: the distinct contracts, spelled
@@ -41,6 +42,7 @@ type insertItem struct {
 	CreatedAt        string `json:"created_at"`
 	NextDueAt        string `json:"next_due_at"`
 	NotBefore        string `json:"not_before,omitempty"`
+	TraceParent      string `json:"trace_parent,omitempty"`
 	Spelled          int    `json:"spelled,omitempty"`
 }
 
@@ -53,6 +55,10 @@ func insertItemOf(ord, contract int, p sqlserverdb.InsertIntentParams) insertIte
 		CreatedAt: datetime2JSON(p.CreatedAt), NextDueAt: datetime2JSON(p.NextDueAt)}
 	if p.NotBefore.Valid {
 		it.NotBefore = datetime2JSON(p.NotBefore.Time)
+	}
+	if p.TraceParent.Valid {
+		// Printable ASCII (core.NormalizeTraceParent): never spelled.
+		it.TraceParent = p.TraceParent.String
 	}
 	it.Spelled = sp.flag()
 	return it
@@ -103,10 +109,10 @@ func insertIntentsSQL(rows int) string {
 	ids := "SELECT i.intent_id FROM " + jsonItemsSQL(items, insertColumns[:2]) + " AS i"
 	return `INSERT INTO submission_intents (
     intent_id, submission_target, payload, contract, gateway_type, mode,
-    status, created_at, next_due_at, attempt_count, last_modified_at, not_before)
+    status, created_at, next_due_at, attempt_count, last_modified_at, not_before, trace_parent)
 OUTPUT inserted.intent_id
 SELECT v.intent_id, v.submission_target, p.payload, c.contract, v.gateway_type, v.mode,
-       'pending', v.created_at, v.next_due_at, 0, SYSUTCDATETIME(), v.not_before
+       'pending', v.created_at, v.next_due_at, 0, SYSUTCDATETIME(), v.not_before, v.trace_parent
 FROM ` + jsonItemsSQL(items, insertColumns) + ` AS v
 JOIN ` + insertContractsSQL + ` AS c ON c.number = v.contract
 JOIN (VALUES ` + payloads.String() + `) AS p (ord, payload) ON p.ord = v.ord

@@ -79,6 +79,7 @@ func intentFromRow(r intentRow) (core.Intent, error) {
 		FinalOutcome:     core.StoredOutcome(r.FinalOutcomeStatus.String, r.FinalOutcomeReason.String, r.FinalMessageID.String),
 		ExhaustedReason:  core.ExhaustedReason(r.ExhaustedReason.String),
 		LastModifiedAt:   r.LastModifiedAt.UTC(),
+		TraceParent:      r.TraceParent.String,
 	}, nil
 }
 

@@ -19,14 +19,14 @@ import (
 // intentColumns are the columns of intentRow, in its field order.
 const intentColumns = `intent_id, submission_target, payload, contract, status, created_at,
        next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
-       final_message_id, exhausted_reason, last_modified_at, not_before`
+       final_message_id, exhausted_reason, last_modified_at, not_before, trace_parent`
 
 // intentRowFields are the scan destinations of intentColumns in r, the one
 // place that pairs the columns with intentRow's fields.
 func intentRowFields(r *intentRow) []any {
 	return []any{&r.IntentID, &r.SubmissionTarget, &r.Payload, &r.Contract, &r.Status, &r.CreatedAt,
 		&r.NextDueAt, &r.AttemptCount, &r.FinalOutcomeStatus, &r.FinalOutcomeReason,
-		&r.FinalMessageID, &r.ExhaustedReason, &r.LastModifiedAt, &r.NotBefore}
+		&r.FinalMessageID, &r.ExhaustedReason, &r.LastModifiedAt, &r.NotBefore, &r.TraceParent}
 }
 
 // detailedIntentColumns are intentColumns and the facts (flags.go), which

@@ -35,17 +35,19 @@ import (
 // clients). $1 (the intentId, sent as nvarchar(max) so that the
 // statement's declaration never varies with its length) is cast to the
 // key column's type wherever it meets the key, whose binary collation
-// wins. Hand-written because sqlc parses neither TRY/CATCH nor OUTPUT nor
+// wins; the traceparent ($10) travels the same way, empty for none, which
+// the insert stores as NULL. Hand-written because sqlc parses neither TRY/CATCH nor OUTPUT nor
 // several statements; TestHandWrittenSQLIsTSQL parses it, and
 // TestCreateIntentWhileAnotherSessionInsertsIt plays the race.
 var createIntentSQL = `BEGIN TRY
     INSERT INTO submission_intents (
         intent_id, submission_target, payload, contract, gateway_type, mode,
-        status, created_at, next_due_at, attempt_count, last_modified_at, not_before)
+        status, created_at, next_due_at, attempt_count, last_modified_at, not_before, trace_parent)
     OUTPUT inserted.intent_id
     SELECT CAST($1 AS nvarchar(255)), CAST($2 AS nvarchar(255)), $3, CAST($4 AS nvarchar(max)),
         CAST($5 AS varchar(16)), CAST($6 AS varchar(16)), 'pending',
-        CAST($7 AS datetime2(7)), CAST($8 AS datetime2(7)), 0, SYSUTCDATETIME(), CAST($9 AS datetime2(7))
+        CAST($7 AS datetime2(7)), CAST($8 AS datetime2(7)), 0, SYSUTCDATETIME(), CAST($9 AS datetime2(7)),
+        NULLIF(CAST($10 AS varchar(55)), '')
     WHERE NOT EXISTS (SELECT 1 FROM submission_intents AS s WHERE s.intent_id = CAST($1 AS nvarchar(255)));
 END TRY
 BEGIN CATCH
@@ -98,7 +100,7 @@ func (s *store) CreateIntent(ctx context.Context, intent core.Intent) (ports.Cre
 func (s *store) createIntent(ctx context.Context, p sqlserverdb.InsertIntentParams) (created bool, stored core.Intent, found bool, err error) {
 	rows, err := s.db.queries.QueryContext(ctx, createIntentSQL,
 		setString(p.IntentID), setString(p.SubmissionTarget), p.Payload, setString(p.Contract),
-		setString(p.GatewayType), setString(p.Mode), p.CreatedAt, p.NextDueAt, p.NotBefore)
+		setString(p.GatewayType), setString(p.Mode), p.CreatedAt, p.NextDueAt, p.NotBefore, setString(p.TraceParent.String))
 	if err != nil {
 		return false, core.Intent{}, false, mapError(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 
@@ -46,6 +47,10 @@ func insertIntentParams(intent core.Intent) (sqlserverdb.InsertIntentParams, err
 		return sqlserverdb.InsertIntentParams{}, &core.FieldError{Field: "payload", Message: "is required"}
 	case intent.NextDueAt.IsZero():
 		return sqlserverdb.InsertIntentParams{}, fmt.Errorf("sqlserver: create intent %q: a pending intent needs NextDueAt", intent.IntentID)
+	case len(intent.TraceParent) > core.TraceParentLength:
+		// The column holds the version-00 form the service keeps
+		// (core.NormalizeTraceParent); anything longer is a caller's bug.
+		return sqlserverdb.InsertIntentParams{}, fmt.Errorf("sqlserver: create intent %q: TraceParent %q is not a version-00 traceparent", intent.IntentID, intent.TraceParent)
 	case intent.Status != core.StatusPending || intent.AttemptCount != 0 || intent.CreatedAt.IsZero():
 		return sqlserverdb.InsertIntentParams{}, fmt.Errorf("sqlserver: CreateIntent needs a new pending intent (status %q, %d attempts, created %v)",
 			intent.Status, intent.AttemptCount, intent.CreatedAt)
@@ -64,6 +69,7 @@ func insertIntentParams(intent core.Intent) (sqlserverdb.InsertIntentParams, err
 		CreatedAt:        dbTime(intent.CreatedAt),
 		NextDueAt:        dbTime(intent.NextDueAt),
 		NotBefore:        nullTime(intent.NotBefore),
+		TraceParent:      sql.NullString{String: intent.TraceParent, Valid: intent.TraceParent != ""},
 	}, nil
 }
 

@@ -964,6 +964,9 @@ type TargetList struct {
 // Prefer Example: wait=10
 type Prefer = string
 
+// TraceParent Example: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+type TraceParent = string
+
 // AuthenticationThrottled An RFC 9457 problem document. `type` is stable per kind of error;
 // the members after `instance` appear only for the errors that need
 // them.
@@ -1118,6 +1121,20 @@ type SubmitIntentParams struct {
 	// `wait` whose value is not a whole number of seconds, are ignored, as
 	// RFC 7240 asks; a server at its waiter cap answers at once.
 	Prefer *Prefer `json:"Prefer,omitempty"`
+
+	// Traceparent The W3C Trace Context traceparent of the trace the submission is
+	// made in (https://www.w3.org/TR/trace-context/). The intent keeps
+	// it, and every gateway call of the intent carries it as its own
+	// traceparent header, so the gateway's work shows in the submitting
+	// trace; with tracing on (--otlp-endpoint), the service's spans of the
+	// intent (submit, then each attempt's reservation, gateway call and
+	// result) are children of it too. A value that is not a valid
+	// traceparent, or a request with more than one, is ignored, as the
+	// specification asks: it never causes a refusal. It plays no part in
+	// idempotency: a repeat in another trace returns the intent with the
+	// trace context it was first submitted in. POST /v1/intents/batch
+	// reads it too, for every item. tracestate is not kept.
+	Traceparent *TraceParent `json:"traceparent,omitempty"`
 }
 
 // GetIntentParams defines parameters for GetIntent.
@@ -1384,6 +1401,13 @@ type ClientInterface interface {
 	// limit; then, or when the store cannot be reached (503), nothing of
 	// the batch is stored.
 	//
+	// A `traceparent` header applies to every item, as described for
+	// POST /v1/intents: the batch is one submission span, and each intent
+	// it creates keeps that trace context. (It is described here rather
+	// than listed as a parameter, so that the generated clients' batch
+	// methods keep their signatures; send it with a request editor or
+	// the client's headers.)
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/intents/batch (the `SubmitIntentBatch` operationId).
@@ -1402,6 +1426,13 @@ type ClientInterface interface {
 	// operator's cap (1,000 by default, --max-batch), or exceeds the body
 	// limit; then, or when the store cannot be reached (503), nothing of
 	// the batch is stored.
+	//
+	// A `traceparent` header applies to every item, as described for
+	// POST /v1/intents: the batch is one submission span, and each intent
+	// it creates keeps that trace context. (It is described here rather
+	// than listed as a parameter, so that the generated clients' batch
+	// methods keep their signatures; send it with a request editor or
+	// the client's headers.)
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1795,6 +1826,13 @@ func (c *Client) SubmitIntent(ctx context.Context, params *SubmitIntentParams, b
 // limit; then, or when the store cannot be reached (503), nothing of
 // the batch is stored.
 //
+// A `traceparent` header applies to every item, as described for
+// POST /v1/intents: the batch is one submission span, and each intent
+// it creates keeps that trace context. (It is described here rather
+// than listed as a parameter, so that the generated clients' batch
+// methods keep their signatures; send it with a request editor or
+// the client's headers.)
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/intents/batch (the `SubmitIntentBatch` operationId).
@@ -1823,6 +1861,13 @@ func (c *Client) SubmitIntentBatchWithBody(ctx context.Context, contentType stri
 // operator's cap (1,000 by default, --max-batch), or exceeds the body
 // limit; then, or when the store cannot be reached (503), nothing of
 // the batch is stored.
+//
+// A `traceparent` header applies to every item, as described for
+// POST /v1/intents: the batch is one submission span, and each intent
+// it creates keeps that trace context. (It is described here rather
+// than listed as a parameter, so that the generated clients' batch
+// methods keep their signatures; send it with a request editor or
+// the client's headers.)
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2448,6 +2493,17 @@ func NewSubmitIntentRequestWithBody(server string, params *SubmitIntentParams, c
 			req.Header.Set("Prefer", headerParam0)
 		}
 
+		if params.Traceparent != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "traceparent", *params.Traceparent, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("traceparent", headerParam1)
+		}
+
 	}
 
 	return req, nil
@@ -2955,6 +3011,13 @@ type ClientWithResponsesInterface interface {
 	// limit; then, or when the store cannot be reached (503), nothing of
 	// the batch is stored.
 	//
+	// A `traceparent` header applies to every item, as described for
+	// POST /v1/intents: the batch is one submission span, and each intent
+	// it creates keeps that trace context. (It is described here rather
+	// than listed as a parameter, so that the generated clients' batch
+	// methods keep their signatures; send it with a request editor or
+	// the client's headers.)
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/intents/batch (the `SubmitIntentBatch` operationId).
@@ -2973,6 +3036,13 @@ type ClientWithResponsesInterface interface {
 	// operator's cap (1,000 by default, --max-batch), or exceeds the body
 	// limit; then, or when the store cannot be reached (503), nothing of
 	// the batch is stored.
+	//
+	// A `traceparent` header applies to every item, as described for
+	// POST /v1/intents: the batch is one submission span, and each intent
+	// it creates keeps that trace context. (It is described here rather
+	// than listed as a parameter, so that the generated clients' batch
+	// methods keep their signatures; send it with a request editor or
+	// the client's headers.)
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4639,6 +4709,13 @@ func (c *ClientWithResponses) SubmitIntentWithResponse(ctx context.Context, para
 // limit; then, or when the store cannot be reached (503), nothing of
 // the batch is stored.
 //
+// A `traceparent` header applies to every item, as described for
+// POST /v1/intents: the batch is one submission span, and each intent
+// it creates keeps that trace context. (It is described here rather
+// than listed as a parameter, so that the generated clients' batch
+// methods keep their signatures; send it with a request editor or
+// the client's headers.)
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/intents/batch (the `SubmitIntentBatch` operationId).
@@ -4663,6 +4740,13 @@ func (c *ClientWithResponses) SubmitIntentBatchWithBodyWithResponse(ctx context.
 // operator's cap (1,000 by default, --max-batch), or exceeds the body
 // limit; then, or when the store cannot be reached (503), nothing of
 // the batch is stored.
+//
+// A `traceparent` header applies to every item, as described for
+// POST /v1/intents: the batch is one submission span, and each intent
+// it creates keeps that trace context. (It is described here rather
+// than listed as a parameter, so that the generated clients' batch
+// methods keep their signatures; send it with a request editor or
+// the client's headers.)
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

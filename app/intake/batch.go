@@ -18,7 +18,18 @@ import (
 // Every store read happens before the one write and the write either
 // stores every new intent of the batch or none, so the batch's own error
 // (the store failing) always means that nothing of it was stored.
+//
+// The batch has one span (trace.go), and every intent it creates keeps the
+// span's trace context.
 func (s *Service) SubmitIntents(ctx context.Context, items []ports.SubmitIntentParams) ([]ports.SubmitIntentsItem, error) {
+	span, parent := s.startBatch(ctx, items)
+	out, err := s.submitIntents(ctx, items, batchTrace{parent: parent, span: span.TraceParent()})
+	span.End(batchEnd(out, err))
+	return out, err
+}
+
+// submitIntents is SubmitIntents within its span.
+func (s *Service) submitIntents(ctx context.Context, items []ports.SubmitIntentParams, trace batchTrace) ([]ports.SubmitIntentsItem, error) {
 	switch {
 	case len(items) == 0:
 		return nil, &core.FieldError{Field: "intents", Message: "must hold at least one intent"}
@@ -45,6 +56,7 @@ func (s *Service) SubmitIntents(ctx context.Context, items []ports.SubmitIntentP
 			out[i].Err = err
 			continue
 		}
+		sub.intent.TraceParent = trace.of(p)
 		subs[i] = sub
 		if sub.refusal != nil {
 			refused = append(refused, i)

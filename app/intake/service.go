@@ -45,6 +45,9 @@ type ServiceConfig struct {
 	// MaxBatch caps the intents of one batch submission; 0 means
 	// ports.DefaultMaxBatch.
 	MaxBatch int
+	// Tracer makes each submission's span (trace.go); nil means
+	// ports.NopTracer, which keeps the traceparent a submission came with.
+	Tracer ports.Tracer
 }
 
 // Service implements ports.IntentService: it is what the HTTP API calls.
@@ -82,6 +85,7 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	cfg.MaxNotBefore = cmp.Or(cfg.MaxNotBefore, core.DefaultMaxNotBefore)
 	cfg.MaxBatch = cmp.Or(cfg.MaxBatch, ports.DefaultMaxBatch)
 	cfg.Metrics = cmp.Or[ports.Metrics](cfg.Metrics, ports.NopMetrics{})
+	cfg.Tracer = cmp.Or[ports.Tracer](cfg.Tracer, ports.NopTracer{})
 	return &Service{cfg: cfg}, nil
 }
 
@@ -89,12 +93,23 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 // stores the intent with its first attempt due at once (or at notBefore). A
 // repeat of an existing intent (same target, same payload in canonical form,
 // same notBefore) returns it with Created=false and starts nothing; any other
-// reuse of the intentId is a *core.IdempotencyConflictError.
+// reuse of the intentId is a *core.IdempotencyConflictError. The intent
+// keeps the trace context of the submission's span (trace.go).
 func (s *Service) SubmitIntent(ctx context.Context, p ports.SubmitIntentParams) (ports.SubmitIntentResult, error) {
+	span := s.startSubmit(ctx, p)
+	res, err := s.submitIntent(ctx, p, span.TraceParent())
+	span.End(submitEnd(res, err))
+	return res, err
+}
+
+// submitIntent is SubmitIntent within its span; traceParent is what the
+// new intent keeps.
+func (s *Service) submitIntent(ctx context.Context, p ports.SubmitIntentParams, traceParent string) (ports.SubmitIntentResult, error) {
 	sub, err := s.prepare(p)
 	if err != nil {
 		return ports.SubmitIntentResult{}, err
 	}
+	sub.intent.TraceParent = traceParent
 	if sub.refusal != nil {
 		return s.repeatOr(ctx, p.IntentID, sub.submission, sub.refusal)
 	}

@@ -173,6 +173,9 @@ func assertIntent(t testing.TB, got, want core.Intent) {
 	if got.ExhaustedReason != want.ExhaustedReason {
 		diff("ExhaustedReason", got.ExhaustedReason, want.ExhaustedReason)
 	}
+	if got.TraceParent != want.TraceParent {
+		diff("TraceParent", got.TraceParent, want.TraceParent)
+	}
 	if !want.LastModifiedAt.IsZero() && !got.LastModifiedAt.Equal(want.LastModifiedAt) {
 		diff("LastModifiedAt", got.LastModifiedAt, want.LastModifiedAt)
 	}

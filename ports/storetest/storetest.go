@@ -29,6 +29,8 @@
 //     attempt number, attempt already closed) with core.ErrIntentNotRunnable.
 //   - CreateIntent under a taken intentId returns the stored intent,
 //     unjudged: the service decides whether it is a repeat.
+//   - An intent's TraceParent (empty when none) is stored with it, read
+//     back by every read of intents and never replaced by a repeat's.
 //   - An intent's NotBefore (zero when none) round-trips like every time,
 //     through every read and a restart; the store keeps no schedule of its
 //     own: the first attempt's due time is NextDueAt.
@@ -128,6 +130,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"PossiblyAccepted", testPossiblyAccepted},
 		{"AcceptedAfterDeadline", testAcceptedAfterDeadline},
 		{"NotBeforeStoredAndScheduled", testNotBefore},
+		{"TraceParentRoundTrip", testTraceParent},
 		{"Reschedule", testReschedule},
 		{"Pauses", testPauses},
 	}

@@ -36,7 +36,9 @@ type Server struct {
 	url      string
 	db       database
 	gateways []*gateway.Client
-	http     *http.Server
+	// tracing is the instance's tracer; its exporter is flushed at exit.
+	tracing tracing
+	http    *http.Server
 	// pprof serves profiling on its own listener; nil without --pprof.
 	pprof    *http.Server
 	pprofURL string
@@ -93,6 +95,9 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 		s.holderID = defaultHolderID()
 	}
 
+	if s.tracing, err = cfg.Tracing.newTracing(ctx, s.holderID, log); err != nil {
+		return nil, err
+	}
 	clock := sysclock.New()
 	metrics := prometheus.New()
 	warnWeakKeys(cfg, log)
@@ -127,6 +132,7 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 		Notifier:        notifier,
 		MaxNotBefore:    cfg.MaxNotBefore,
 		MaxBatch:        cfg.MaxBatch,
+		Tracer:          s.tracing.tracer,
 	})
 	if err != nil {
 		return nil, err
@@ -236,7 +242,8 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 	}
 	log.Info("submission-manager serving", "url", s.url, "holder_id", s.holderID,
 		"database", dbSpec.String(), "registry", cfg.Registry, "targets", registry.Len(),
-		"api_only", cfg.APIOnly, "api_keys", len(cfg.APIKeys) > 0, "operator_keys", len(cfg.OperatorKeys) > 0, "pprof", s.pprofURL)
+		"api_only", cfg.APIOnly, "api_keys", len(cfg.APIKeys) > 0, "operator_keys", len(cfg.OperatorKeys) > 0, "pprof", s.pprofURL,
+		"otlp_endpoint", cfg.Tracing.OTLPEndpoint)
 	return s, nil
 }
 

@@ -121,6 +121,8 @@ type ServeConfig struct {
 	// Access is the console's sessions and the throttle of unknown keys
 	// (access_config.go).
 	Access AccessConfig
+	// Tracing is OpenTelemetry tracing, off by default (tracing_config.go).
+	Tracing TracingConfig
 }
 
 // AsManyAsMaxInFlight, as --reserve-ahead, reserves as many attempts ahead
@@ -168,6 +170,7 @@ func DefaultServeConfig() ServeConfig {
 		LogFormat:               "text",
 		Protection:              DefaultProtectionConfig(),
 		Access:                  DefaultAccessConfig(),
+		Tracing:                 DefaultTracingConfig(),
 	}
 }
 
@@ -209,6 +212,7 @@ func parseServeConfig(args []string, env LookupEnv, stderr io.Writer) (ServeConf
 	fs.Var(format, "log-format", "text or json")
 	addProtectionFlags(fs, &cfg.Protection)
 	addAccessFlags(fs, &cfg.Access)
+	addTracingFlags(fs, &cfg.Tracing)
 	if err := parseFlags(fs, args, env); err != nil {
 		return ServeConfig{}, err
 	}
@@ -302,6 +306,9 @@ func (c ServeConfig) Validate() error {
 		errs = append(errs, err)
 	}
 	if err := c.Access.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Tracing.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

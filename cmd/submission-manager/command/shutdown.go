@@ -66,10 +66,11 @@ func (s *Server) shutdown(ctx context.Context) error {
 	return err
 }
 
-// closeResources releases what Start opened.
+// closeResources releases what Start opened. The spans still queued are
+// exported last, so that they include the drain's.
 func (s *Server) closeResources() error {
 	for _, g := range s.gateways {
 		g.Close()
 	}
-	return s.db.Close()
+	return errors.Join(s.db.Close(), s.tracing.close())
 }

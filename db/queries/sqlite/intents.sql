@@ -18,11 +18,11 @@
 -- knows the stamp it passed.
 INSERT INTO submission_intents (
     intent_id, submission_target, payload, contract, gateway_type, mode,
-    status, created_at, next_due_at, attempt_count, last_modified_at, not_before
+    status, created_at, next_due_at, attempt_count, last_modified_at, not_before, trace_parent
 ) VALUES (
     sqlc.arg(intent_id), sqlc.arg(submission_target), sqlc.arg(payload), sqlc.arg(contract),
     sqlc.arg(gateway_type), sqlc.arg(mode), 'pending', sqlc.arg(created_at), sqlc.arg(next_due_at), 0,
-    sqlc.arg(last_modified_at), sqlc.narg(not_before)
+    sqlc.arg(last_modified_at), sqlc.narg(not_before), sqlc.narg(trace_parent)
 )
 ON CONFLICT (intent_id) DO NOTHING;
 

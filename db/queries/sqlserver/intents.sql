@@ -6,7 +6,7 @@
 -- precedence would convert the column (a scan) instead of the parameter.
 INSERT INTO submission_intents (
     intent_id, submission_target, payload, contract, gateway_type, mode,
-    status, created_at, next_due_at, attempt_count, last_modified_at, not_before
+    status, created_at, next_due_at, attempt_count, last_modified_at, not_before, trace_parent
 ) VALUES (
     sqlc.arg(intent_id),
     sqlc.arg(submission_target),
@@ -19,13 +19,14 @@ INSERT INTO submission_intents (
     CAST(sqlc.arg(next_due_at) AS datetime2(7)),
     0,
     SYSUTCDATETIME(),
-    CAST(sqlc.narg(not_before) AS datetime2(7))
+    CAST(sqlc.narg(not_before) AS datetime2(7)),
+    sqlc.narg(trace_parent)
 );
 
 -- name: GetIntent :one
 SELECT intent_id, submission_target, payload, contract, status, created_at,
        next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
-       final_message_id, exhausted_reason, last_modified_at, not_before
+       final_message_id, exhausted_reason, last_modified_at, not_before, trace_parent
 FROM submission_intents
 WHERE intent_id = sqlc.arg(intent_id);
 

@@ -167,6 +167,13 @@ export interface paths {
          *     operator's cap (1,000 by default, --max-batch), or exceeds the body
          *     limit; then, or when the store cannot be reached (503), nothing of
          *     the batch is stored.
+         *
+         *     A `traceparent` header applies to every item, as described for
+         *     POST /v1/intents: the batch is one submission span, and each intent
+         *     it creates keeps that trace context. (It is described here rather
+         *     than listed as a parameter, so that the generated clients' batch
+         *     methods keep their signatures; send it with a request editor or
+         *     the client's headers.)
          */
         post: operations["submitIntentBatch"];
         delete?: never;
@@ -1539,6 +1546,21 @@ export interface components {
          *     RFC 7240 asks; a server at its waiter cap answers at once.
          */
         Prefer: string;
+        /**
+         * @description The W3C Trace Context traceparent of the trace the submission is
+         *     made in (https://www.w3.org/TR/trace-context/). The intent keeps
+         *     it, and every gateway call of the intent carries it as its own
+         *     traceparent header, so the gateway's work shows in the submitting
+         *     trace; with tracing on (--otlp-endpoint), the service's spans of the
+         *     intent (submit, then each attempt's reservation, gateway call and
+         *     result) are children of it too. A value that is not a valid
+         *     traceparent, or a request with more than one, is ignored, as the
+         *     specification asks: it never causes a refusal. It plays no part in
+         *     idempotency: a repeat in another trace returns the intent with the
+         *     trace context it was first submitted in. POST /v1/intents/batch
+         *     reads it too, for every item. tracestate is not kept.
+         */
+        TraceParent: string;
     };
     requestBodies: never;
     headers: {
@@ -1636,6 +1658,21 @@ export interface operations {
                  *     RFC 7240 asks; a server at its waiter cap answers at once.
                  */
                 Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description The W3C Trace Context traceparent of the trace the submission is
+                 *     made in (https://www.w3.org/TR/trace-context/). The intent keeps
+                 *     it, and every gateway call of the intent carries it as its own
+                 *     traceparent header, so the gateway's work shows in the submitting
+                 *     trace; with tracing on (--otlp-endpoint), the service's spans of the
+                 *     intent (submit, then each attempt's reservation, gateway call and
+                 *     result) are children of it too. A value that is not a valid
+                 *     traceparent, or a request with more than one, is ignored, as the
+                 *     specification asks: it never causes a refusal. It plays no part in
+                 *     idempotency: a repeat in another trace returns the intent with the
+                 *     trace context it was first submitted in. POST /v1/intents/batch
+                 *     reads it too, for every item. tracestate is not kept.
+                 */
+                traceparent?: components["parameters"]["TraceParent"];
             };
             path?: never;
             cookie?: never;

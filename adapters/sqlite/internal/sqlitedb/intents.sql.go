@@ -12,7 +12,7 @@ import (
 )
 
 const GetIntent = `-- name: GetIntent :one
-SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before, possibly_accepted, accepted_after_deadline, accepted_message_id FROM submission_intents WHERE intent_id = ?1
+SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before, possibly_accepted, accepted_after_deadline, accepted_message_id, trace_parent FROM submission_intents WHERE intent_id = ?1
 `
 
 func (q *Queries) GetIntent(ctx context.Context, intentID string) (SubmissionIntent, error) {
@@ -38,12 +38,13 @@ func (q *Queries) GetIntent(ctx context.Context, intentID string) (SubmissionInt
 		&i.PossiblyAccepted,
 		&i.AcceptedAfterDeadline,
 		&i.AcceptedMessageID,
+		&i.TraceParent,
 	)
 	return i, err
 }
 
 const GetIntentsOf = `-- name: GetIntentsOf :many
-SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before, possibly_accepted, accepted_after_deadline, accepted_message_id FROM submission_intents
+SELECT intent_id, submission_target, payload, contract, gateway_type, mode, status, created_at, next_due_at, attempt_count, final_outcome_status, final_outcome_reason, final_message_id, exhausted_reason, last_modified_at, not_before, possibly_accepted, accepted_after_deadline, accepted_message_id, trace_parent FROM submission_intents
 WHERE intent_id IN (SELECT value FROM json_each(CAST(?1 AS TEXT)))
 `
 
@@ -79,6 +80,7 @@ func (q *Queries) GetIntentsOf(ctx context.Context, intentIdsJson string) ([]Sub
 			&i.PossiblyAccepted,
 			&i.AcceptedAfterDeadline,
 			&i.AcceptedMessageID,
+			&i.TraceParent,
 		); err != nil {
 			return nil, err
 		}
@@ -97,11 +99,11 @@ const InsertIntent = `-- name: InsertIntent :execrows
 
 INSERT INTO submission_intents (
     intent_id, submission_target, payload, contract, gateway_type, mode,
-    status, created_at, next_due_at, attempt_count, last_modified_at, not_before
+    status, created_at, next_due_at, attempt_count, last_modified_at, not_before, trace_parent
 ) VALUES (
     ?1, ?2, ?3, ?4,
     ?5, ?6, 'pending', ?7, ?8, 0,
-    ?9, ?10
+    ?9, ?10, ?11
 )
 ON CONFLICT (intent_id) DO NOTHING
 `
@@ -117,6 +119,7 @@ type InsertIntentParams struct {
 	NextDueAt        sql.NullInt64
 	LastModifiedAt   int64
 	NotBefore        sql.NullInt64
+	TraceParent      sql.NullString
 }
 
 // Intent queries of the embedded SQLite store.
@@ -149,6 +152,7 @@ func (q *Queries) InsertIntent(ctx context.Context, arg InsertIntentParams) (int
 		arg.NextDueAt,
 		arg.LastModifiedAt,
 		arg.NotBefore,
+		arg.TraceParent,
 	)
 	if err != nil {
 		return 0, err

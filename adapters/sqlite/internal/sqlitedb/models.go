@@ -69,6 +69,7 @@ type SubmissionIntent struct {
 	PossiblyAccepted      int64
 	AcceptedAfterDeadline int64
 	AcceptedMessageID     sql.NullString
+	TraceParent           sql.NullString
 }
 
 type SubmissionIntentEvent struct {

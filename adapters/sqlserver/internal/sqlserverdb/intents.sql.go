@@ -14,7 +14,7 @@ import (
 const getIntent = `-- name: GetIntent :one
 SELECT intent_id, submission_target, payload, contract, status, created_at,
        next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
-       final_message_id, exhausted_reason, last_modified_at, not_before
+       final_message_id, exhausted_reason, last_modified_at, not_before, trace_parent
 FROM submission_intents
 WHERE intent_id = $1
 `
@@ -34,6 +34,7 @@ type GetIntentRow struct {
 	ExhaustedReason    sql.NullString
 	LastModifiedAt     time.Time
 	NotBefore          sql.NullTime
+	TraceParent        sql.NullString
 }
 
 func (q *Queries) GetIntent(ctx context.Context, intentID string) (GetIntentRow, error) {
@@ -54,6 +55,7 @@ func (q *Queries) GetIntent(ctx context.Context, intentID string) (GetIntentRow,
 		&i.ExhaustedReason,
 		&i.LastModifiedAt,
 		&i.NotBefore,
+		&i.TraceParent,
 	)
 	return i, err
 }
@@ -61,7 +63,7 @@ func (q *Queries) GetIntent(ctx context.Context, intentID string) (GetIntentRow,
 const insertIntent = `-- name: InsertIntent :exec
 INSERT INTO submission_intents (
     intent_id, submission_target, payload, contract, gateway_type, mode,
-    status, created_at, next_due_at, attempt_count, last_modified_at, not_before
+    status, created_at, next_due_at, attempt_count, last_modified_at, not_before, trace_parent
 ) VALUES (
     $1,
     $2,
@@ -74,7 +76,8 @@ INSERT INTO submission_intents (
     CAST($8 AS datetime2(7)),
     0,
     SYSUTCDATETIME(),
-    CAST($9 AS datetime2(7))
+    CAST($9 AS datetime2(7)),
+    $10
 )
 `
 
@@ -88,6 +91,7 @@ type InsertIntentParams struct {
 	CreatedAt        time.Time
 	NextDueAt        time.Time
 	NotBefore        sql.NullTime
+	TraceParent      sql.NullString
 }
 
 // last_modified_at is SYSUTCDATETIME() in the same statement as the insert
@@ -106,6 +110,7 @@ func (q *Queries) InsertIntent(ctx context.Context, arg InsertIntentParams) erro
 		arg.CreatedAt,
 		arg.NextDueAt,
 		arg.NotBefore,
+		arg.TraceParent,
 	)
 	return err
 }

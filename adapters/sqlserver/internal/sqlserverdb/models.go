@@ -70,6 +70,7 @@ type SubmissionIntent struct {
 	PossiblyAccepted      bool
 	AcceptedAfterDeadline bool
 	AcceptedMessageID     sql.NullString
+	TraceParent           sql.NullString
 }
 
 type SubmissionIntentEvent struct {
