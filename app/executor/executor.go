@@ -106,6 +106,11 @@ type Config struct {
 	Logger *slog.Logger
 	// Metrics receives attempt events; nil means none.
 	Metrics ports.Metrics
+	// Tracer makes each attempt's spans (reservation, gateway call,
+	// result) under the trace context its intent keeps; nil means
+	// ports.NopTracer, which still sends the intent's traceparent to the
+	// gateway.
+	Tracer ports.Tracer
 	// Protection is the gateway protection: retry policies, breakers,
 	// limits and pauses (app/protection). The zero value protects nothing.
 	Protection protection.Config
@@ -173,6 +178,7 @@ func New(cfg Config) (*Executor, error) {
 	cfg.FinishTimeout = cmp.Or(cfg.FinishTimeout, DefaultFinishTimeout)
 	cfg.DrainTimeout = cmp.Or(cfg.DrainTimeout, DefaultDrainTimeout)
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
+	cfg.Tracer = cmp.Or[ports.Tracer](cfg.Tracer, ports.NopTracer{})
 	cfg.Metrics = cmp.Or[ports.Metrics](cfg.Metrics, ports.NopMetrics{})
 	return &Executor{cfg: cfg, log: cfg.Logger, notify: make(chan core.Intent, notifyBuffer)}, nil
 }

@@ -100,7 +100,9 @@ func (t *term) lookup(ctx context.Context, in core.Intent, a core.Attempt) ports
 	if !ok {
 		return ports.LookupResult{Answer: core.LookupUnsupported}
 	}
-	res, err := lk.Lookup(ctx, ports.LookupParams{GatewayType: gt, GatewayURL: in.Contract.GatewayURL, Reference: in.IntentID})
+	res, err := lk.Lookup(ctx, ports.LookupParams{
+		GatewayType: gt, GatewayURL: in.Contract.GatewayURL, Reference: in.IntentID, TraceParent: in.TraceParent,
+	})
 	if err != nil {
 		t.log.Debug("in_doubt_lookup_failed", "intent_id", in.IntentID, "attempt", a.Number, "error", err.Error())
 		res = ports.LookupResult{Answer: core.LookupUnsupported}

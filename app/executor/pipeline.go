@@ -165,9 +165,11 @@ func (t *term) reserve(ctx context.Context, in core.Intent, fromCache bool) (a c
 		return a, result{intentID: in.IntentID}, false, false // draining or lost: nothing new is reserved
 	}
 	a = core.Attempt{Number: in.AttemptCount + 1, StartedAt: t.cfg.Clock.Now()}
+	span := t.cfg.Tracer.Start(ctx, ports.SpanReservation, ports.AttemptSubject(in, a.Number))
 	err := t.writes.starts.do(ports.StartAttemptParams{
 		Fence: t.fence, IntentID: in.IntentID, Number: a.Number, StartedAt: a.StartedAt,
 	})
+	span.End(ports.SpanEnd{Err: err})
 	res, stale, ok = t.written(ctx, "start attempt", in, a.Number, err, fromCache)
 	return a, res, ok, stale
 }
@@ -217,7 +219,9 @@ func (t *term) call(ctx context.Context, in core.Intent, a core.Attempt, vd *pro
 			"gateway_type", in.Contract.GatewayType, "gateway_url", in.Contract.GatewayURL)
 	}
 	e := ended{reach: called, calledAt: t.cfg.Clock.Now()}
-	e.result = t.submit(ctx, in)
+	span := t.cfg.Tracer.Start(ctx, ports.SpanGatewayCall, ports.AttemptSubject(in, a.Number))
+	e.result = t.submit(ctx, in, span.TraceParent())
+	span.End(ports.SpanEnd{Outcome: e.result.Outcome, Err: e.result.Err})
 	if vd != nil {
 		// Reported at once, so the breaker sees a failure before the write
 		// that records it. A call cut short by the executor stopping says
@@ -272,9 +276,10 @@ func dueAtOnce(a core.Attempt) core.Decision {
 }
 
 // submit calls the gateway named by the intent's contract snapshot, never by
-// the registry. The outcome is trusted as given: the gateway adapter built it
-// with core.NewOutcome and returned an error for any invalid answer.
-func (t *term) submit(ctx context.Context, in core.Intent) core.AttemptResult {
+// the registry, under traceParent (the gateway call span's trace context).
+// The outcome is trusted as given: the gateway adapter built it with
+// core.NewOutcome and returned an error for any invalid answer.
+func (t *term) submit(ctx context.Context, in core.Intent, traceParent string) core.AttemptResult {
 	gw, ok := t.cfg.Gateways[in.Contract.GatewayType]
 	if !ok {
 		return core.AttemptResult{Err: fmt.Errorf("no gateway configured for gateway type %q", in.Contract.GatewayType)}
@@ -284,6 +289,7 @@ func (t *term) submit(ctx context.Context, in core.Intent) core.AttemptResult {
 		GatewayURL:  in.Contract.GatewayURL,
 		Reference:   in.IntentID,
 		Payload:     in.Payload,
+		TraceParent: traceParent,
 	})
 	if err != nil {
 		return core.AttemptResult{Err: err}

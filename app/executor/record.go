@@ -51,7 +51,9 @@ func (t *term) record(ctx context.Context, in core.Intent, a core.Attempt, e end
 			p.Error = "attempt failed without an error message"
 		}
 	}
+	span := t.cfg.Tracer.Start(ctx, ports.SpanResult, ports.AttemptSubject(in, a.Number))
 	err := t.writes.finishes.do(p)
+	span.End(ports.SpanEnd{Err: err, Status: d.Status, ExhaustedReason: d.ExhaustedReason})
 	res, _, ok := t.written(context.WithoutCancel(ctx), "finish attempt", in, a.Number, err, false)
 	if !ok {
 		return res

@@ -2,7 +2,6 @@ package intake_test
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"testing"
 
@@ -10,63 +9,27 @@ import (
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/fakes/clocktest"
 	"github.com/submissionmanager/submission-manager/fakes/memstore"
+	"github.com/submissionmanager/submission-manager/fakes/tracefake"
 	"github.com/submissionmanager/submission-manager/ports"
 )
 
 // clientTrace is the traceparent a client sends with its request.
 const clientTrace = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 
-// spanLog is a ports.Tracer that records every span: its kind, subject
-// and end. Each span's own trace context has its parent's trace-id (or a
-// fixed new one) and a span id counting from 1.
-type spanLog struct {
-	mu    sync.Mutex
-	spans []*loggedSpan
-}
-
-type loggedSpan struct {
-	log     *spanLog
-	kind    ports.SpanKind
-	subject ports.SpanSubject
-	own     string
-	ends    []ports.SpanEnd
-}
-
-func (l *spanLog) Start(_ context.Context, kind ports.SpanKind, subject ports.SpanSubject) ports.Span {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	traceID := "11111111111111111111111111111111"
-	if subject.TraceParent != "" {
-		traceID = subject.TraceParent[3:35]
-	}
-	s := &loggedSpan{log: l, kind: kind, subject: subject, own: fmt.Sprintf("00-%s-%016x-01", traceID, len(l.spans)+1)}
-	l.spans = append(l.spans, s)
-	return ports.NewSpan(s)
-}
-
-func (s *loggedSpan) TraceParent() string { return s.own }
-
-func (s *loggedSpan) End(e ports.SpanEnd) {
-	s.log.mu.Lock()
-	defer s.log.mu.Unlock()
-	s.ends = append(s.ends, e)
-}
-
-// only returns the one span logged, failing otherwise, and checks it was
-// ended exactly once.
-func (l *spanLog) only(t *testing.T) (*loggedSpan, ports.SpanEnd) {
+// only returns the one span tracer recorded, failing otherwise, checks it
+// was ended exactly once, and forgets it.
+func only(t *testing.T, tracer *tracefake.Tracer) (*tracefake.Span, ports.SpanEnd) {
 	t.Helper()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(l.spans) != 1 {
-		t.Fatalf("%d spans, want 1", len(l.spans))
+	spans := tracer.Spans()
+	tracer.Reset()
+	if len(spans) != 1 {
+		t.Fatalf("%d spans, want 1", len(spans))
 	}
-	s := l.spans[0]
-	l.spans = nil
-	if len(s.ends) != 1 {
-		t.Fatalf("the span was ended %d times, want once", len(s.ends))
+	ends := spans[0].Ends()
+	if len(ends) != 1 {
+		t.Fatalf("the span was ended %d times, want once", len(ends))
 	}
-	return s, s.ends[0]
+	return spans[0], ends[0]
 }
 
 func newTracedService(t *testing.T, tracer ports.Tracer) (*intake.Service, *memstore.Store, *tracedNotifications) {
@@ -148,7 +111,7 @@ func TestUntracedServiceKeepsTheClientsTraceParent(t *testing.T) {
 // executor learns; a refusal ends the span as an answer, a store failure
 // as a failure.
 func TestSubmitSpan(t *testing.T) {
-	spans := &spanLog{}
+	spans := &tracefake.Tracer{}
 	svc, store, n := newTracedService(t, spans)
 	ctx := t.Context()
 
@@ -156,13 +119,13 @@ func TestSubmitSpan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	span, end := spans.only(t)
-	if span.kind != ports.SpanSubmit || span.subject.TraceParent != clientTrace || span.subject.IntentID != "a" || span.subject.SubmissionTarget != "sms.realtime" {
-		t.Errorf("span %v %+v, want a submit span under the client's traceparent", span.kind, span.subject)
+	span, end := only(t, spans)
+	if span.Kind != ports.SpanSubmit || span.Subject.TraceParent != clientTrace || span.Subject.IntentID != "a" || span.Subject.SubmissionTarget != "sms.realtime" {
+		t.Errorf("span %v %+v, want a submit span under the client's traceparent", span.Kind, span.Subject)
 	}
 	stored, _ := store.GetIntent(ctx, "a")
-	if res.Intent.TraceParent != span.own || stored.TraceParent != span.own || n.of("a") != span.own {
-		t.Errorf("the intent keeps %q (stored %q, notified %q), want the submit span's %q", res.Intent.TraceParent, stored.TraceParent, n.of("a"), span.own)
+	if res.Intent.TraceParent != span.Own || stored.TraceParent != span.Own || n.of("a") != span.Own {
+		t.Errorf("the intent keeps %q (stored %q, notified %q), want the submit span's %q", res.Intent.TraceParent, stored.TraceParent, n.of("a"), span.Own)
 	}
 	if end.Err != nil || end.Created != 1 || end.Status != core.StatusPending {
 		t.Errorf("span end %+v, want one created pending intent", end)
@@ -171,14 +134,14 @@ func TestSubmitSpan(t *testing.T) {
 	if _, err := svc.SubmitIntent(ctx, traced("b", "no.such.target", clientTrace)); err == nil {
 		t.Fatal("an unknown target was accepted")
 	}
-	if _, end := spans.only(t); end.Err == nil || !end.Refused || end.Created != 0 {
+	if _, end := only(t, spans); end.Err == nil || !end.Refused || end.Created != 0 {
 		t.Errorf("refused submission's span end %+v, want the refusal marked as one", end)
 	}
 
 	if _, err := svc.SubmitIntent(ctx, traced("a", "sms.realtime", "")); err != nil {
 		t.Fatal(err)
 	}
-	if _, end := spans.only(t); end.Err != nil || end.Created != 0 {
+	if _, end := only(t, spans); end.Err != nil || end.Created != 0 {
 		t.Errorf("repeat's span end %+v, want nothing created", end)
 	}
 
@@ -188,7 +151,7 @@ func TestSubmitSpan(t *testing.T) {
 	if _, err := failing.SubmitIntent(cancelled, traced("c", "sms.realtime", "")); err == nil {
 		t.Fatal("a submission with a cancelled context was stored")
 	}
-	if _, end := spans.only(t); end.Err == nil || end.Refused {
+	if _, end := only(t, spans); end.Err == nil || end.Refused {
 		t.Errorf("failed submission's span end %+v, want a failure", end)
 	}
 }
@@ -197,7 +160,7 @@ func TestSubmitSpan(t *testing.T) {
 // every intent it creates keeps that span's context; its end counts what
 // was created and refused.
 func TestBatchSpan(t *testing.T) {
-	spans := &spanLog{}
+	spans := &tracefake.Tracer{}
 	svc, store, _ := newTracedService(t, spans)
 	ctx := t.Context()
 	out, err := svc.SubmitIntents(ctx, []ports.SubmitIntentParams{
@@ -208,17 +171,17 @@ func TestBatchSpan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	span, end := spans.only(t)
-	if span.kind != ports.SpanSubmit || span.subject.TraceParent != clientTrace || span.subject.Items != 3 {
-		t.Errorf("batch span %v %+v, want one submit span of 3 items under the client's traceparent", span.kind, span.subject)
+	span, end := only(t, spans)
+	if span.Kind != ports.SpanSubmit || span.Subject.TraceParent != clientTrace || span.Subject.Items != 3 {
+		t.Errorf("batch span %v %+v, want one submit span of 3 items under the client's traceparent", span.Kind, span.Subject)
 	}
 	if end.Created != 2 || end.RefusedItems != 1 || end.Err != nil {
 		t.Errorf("batch span end %+v, want 2 created and 1 refused", end)
 	}
 	for i, id := range []string{"b-1", "b-2"} {
 		stored, _ := store.GetIntent(ctx, id)
-		if out[i].Result.Intent.TraceParent != span.own || stored.TraceParent != span.own {
-			t.Errorf("%s keeps %q (stored %q), want the batch span's %q", id, out[i].Result.Intent.TraceParent, stored.TraceParent, span.own)
+		if out[i].Result.Intent.TraceParent != span.Own || stored.TraceParent != span.Own {
+			t.Errorf("%s keeps %q (stored %q), want the batch span's %q", id, out[i].Result.Intent.TraceParent, stored.TraceParent, span.Own)
 		}
 	}
 }

@@ -338,6 +338,7 @@ func TestTestDoublesAreTheFakesSuitesAndSimulator(t *testing.T) {
 	for path, want := range map[string]bool{
 		"fakes/memstore":           true,
 		"fakes/gatewayfake":        true,
+		"fakes/tracefake":          true,
 		"ports/storetest":          true,
 		"ports/gatewaytest":        true,
 		"adapters/gatewaysim":      true,

@@ -52,6 +52,7 @@ func (s *Server) newExecution(cfg ServeConfig, clock ports.Clock, metrics ports.
 		DrainTimeout: min(cfg.GatewayTimeout, cfg.ShutdownTimeout/2),
 		Logger:       log,
 		Metrics:      metrics,
+		Tracer:       s.tracing.tracer,
 		Protection:   cfg.Protection.executorProtection(cfg.RetryDelay, s.db.Store()),
 	})
 	if err != nil {
