@@ -8,7 +8,7 @@ SDK_TS   := sdk/typescript
 # from a directory builds nothing).
 GENERATED := api adapters db $(SDK_TS)/src/schema.gen.ts $(SDK_TS)/dist $(SDK_TS)/vendor
 
-.PHONY: all build run test test-sqlserver test-short test-ts generate lint-api verify bench bench-river bench-sqlserver fuzz soak clean
+.PHONY: all build run test test-sqlserver test-short test-ts generate lint-api verify bench bench-river bench-paired bench-sqlserver fuzz soak clean
 
 all: build
 
@@ -90,6 +90,12 @@ soak:
 # River beside SubmissionManager on the same work (also part of `make bench`).
 bench-river:
 	./scripts/bench-river.sh
+
+# Two builds of the service compared in pairs of back-to-back runs (intake
+# and a backlog executed, on SQLite): BASE=rev (default HEAD~1), PAIRS=5.
+# For changes that should cost nothing; prints a table of medians and ratios.
+bench-paired:
+	./scripts/bench-paired.sh
 
 # The `make bench` phases on SQL Server (the Babelfish server of
 # ../shared/babelfish, started if needed) beside River on its PostgreSQL
