@@ -7,7 +7,8 @@
 # alternating order, and the median of their ratios, do not.
 #
 # Knobs (environment): BASE (the git revision to compare with, default
-# HEAD~1), PAIRS (default 5), INTAKE_COUNT (single submissions per intake
+# HEAD~1), HEAD_REV (the revision compared with it, default the working
+# tree), PAIRS (default 5), INTAKE_COUNT (single submissions per intake
 # run, default 20000), BACKLOG (intents per backlog run, default 20000),
 # BASE_PORT (default 18100). The table goes to stdout; OUT appends it to a
 # file as well.
@@ -24,21 +25,32 @@ STORE=sqlite
 . scripts/bench-lib.sh
 bench_setup
 head_bin=$bin
+worktrees=()
+bench_cleanup_extra() { for w in "${worktrees[@]:-}"; do [ -n "$w" ] && git worktree remove --force "$w"; done; }
+# build_rev REV DIR: the service of revision REV into DIR, driven by this
+# tree's load generator, so that only the service differs between builds.
+build_rev() {
+	log "building $1"
+	git worktree add --detach -q "$work/src-$1" "$1"
+	worktrees+=("$work/src-$1")
+	(cd "$work/src-$1" && go build -o "$2/" ./cmd/submission-manager)
+	cp "$head_bin/loadgen" "$2/"
+}
 base_rev=$(git rev-parse --short "$BASE")
-head_rev=$(git rev-parse --short HEAD)
-[ -z "$(git status --porcelain --untracked-files=no)" ] || head_rev="$head_rev+changes"
-log "building $base_rev"
-git worktree add --detach -q "$work/base" "$BASE"
-bench_cleanup_extra() { git worktree remove --force "$work/base"; }
-(cd "$work/base" && go build -o "$work/base-bin/" ./cmd/submission-manager)
+build_rev "$base_rev" "$work/base-bin"
 base_bin=$work/base-bin
-# Both builds are driven by this tree's load generator, so that only the
-# service differs.
-cp "$head_bin/loadgen" "$base_bin/"
+if [ -n "${HEAD_REV:-}" ]; then
+	head_rev=$(git rev-parse --short "$HEAD_REV")
+	build_rev "$head_rev" "$work/head-bin"
+	head_bin=$work/head-bin
+else
+	head_rev=$(git rev-parse --short HEAD)
+	[ -z "$(git status --porcelain --untracked-files=no)" ] || head_rev="$head_rev+changes"
+fi
 
 write_registry "$work/registry.json" "$SMS_PORT"
 serve_flags="--registry $work/registry.json --max-in-flight 256 --lease-duration 5s --renew-interval 1s --acquire-interval 1s --log-level warn"
-bin=$head_bin
+bin=$work/bin
 start_sim "$SMS_PORT" "$PUSH_PORT"
 
 # one_run N BUILD: one intake run and one backlog run of BUILD (base or
@@ -67,7 +79,7 @@ done
 median() { awk -v c="$1" '{ print $c }' "$2" | sort -g | sed -n "$(((PAIRS + 1) / 2))p"; }
 ratio_median() { paste -d' ' "$work/head.txt" "$work/base.txt" | awk -v c="$1" '{ printf "%.3f\n", $c / $(c + 3) }' | sort -g | sed -n "$(((PAIRS + 1) / 2))p"; }
 {
-	echo "Paired runs (\`BASE=$BASE PAIRS=$PAIRS make bench-paired\`, $(date -u +%Y-%m-%d)): $base_rev against $head_rev on $(store_label),"
+	echo "Paired runs (\`BASE=$BASE${HEAD_REV:+ HEAD_REV=$HEAD_REV} PAIRS=$PAIRS make bench-paired\`, $(date -u +%Y-%m-%d)): $base_rev against $head_rev on $(store_label),"
 	echo "$(nproc) cores, $INTAKE_COUNT single submissions from 64 clients to an API-only instance, then a backlog of"
 	echo "$BACKLOG executed by a leader (gateway simulator at 5 ms, --max-in-flight 256); each pair runs both builds"
 	echo "back to back, alternating which goes first. Medians of $PAIRS pairs; the ratio is the median of the pairs' ratios."
