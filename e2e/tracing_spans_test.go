@@ -42,6 +42,30 @@ func hasIntentSpans(id string, attempts int) func([]exportedSpan) bool {
 	}
 }
 
+// hasAttemptSpans reports whether spans hold the first attempt's spans of
+// every intent of ids.
+func hasAttemptSpans(spans []exportedSpan, ids ...string) bool {
+	for _, id := range ids {
+		for _, name := range attemptSpanNames {
+			if len(spansOf(spans, id, name, 1)) == 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// spansNamed returns the spans named name.
+func spansNamed(spans []exportedSpan, name string) []exportedSpan {
+	var out []exportedSpan
+	for _, s := range spans {
+		if s.name == name {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
 // spansOf returns the spans named name about intent id and, for an
 // attempt's spans, its attempt number n (0 for a submit span).
 func spansOf(spans []exportedSpan, id, name string, n int) []exportedSpan {

@@ -3,10 +3,13 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	tracev1 "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/submissionmanager/submission-manager/adapters/gatewaysim"
 	"github.com/submissionmanager/submission-manager/api/client"
@@ -83,17 +86,22 @@ func TestTracingStartsATraceForAnUntracedSubmission(t *testing.T) {
 }
 
 // TestTracingOffPassesTheClientsTraceParent: without --otlp-endpoint the
-// gateway receives the client's traceparent exactly as sent, and none for
-// a submission that came without one.
+// gateway receives the client's traceparent exactly as sent (a later
+// version's as version 00, docs/api.md), and none for a submission that
+// came without one.
 func TestTracingOffPassesTheClientsTraceParent(t *testing.T) {
 	svc, sim := startStandard(t)
 	sent := traceParent(clientTraceID, clientSpanID, "01")
 	submitTraced(t, svc.api, "off-traced", sent)
+	submitTraced(t, svc.api, "off-later-version", "01"+sent[2:]+"-future")
 	submitTraced(t, svc.api, "off-untraced", "")
-	waitAccepted(t, svc.api, "off-traced")
-	waitAccepted(t, svc.api, "off-untraced")
-	if got := sim.Reference("off-traced").LastTraceParent; got != sent {
-		t.Errorf("the gateway received traceparent %q, want the client's %q as sent", got, sent)
+	for _, id := range []string{"off-traced", "off-later-version", "off-untraced"} {
+		waitAccepted(t, svc.api, id)
+	}
+	for _, id := range []string{"off-traced", "off-later-version"} {
+		if got := sim.Reference(id).LastTraceParent; got != sent {
+			t.Errorf("%s: the gateway received traceparent %q, want the client's %q", id, got, sent)
+		}
 	}
 	if rs := sim.Reference("off-untraced"); rs.Submissions != 1 || rs.LastTraceParent != "" {
 		t.Errorf("an untraced submission reached the gateway as %+v, want one call without traceparent", rs)
@@ -184,5 +192,54 @@ func waitAccepted(t *testing.T, c *client.ClientWithResponses, id string) {
 	t.Helper()
 	if in := waitTerminal(t, c, id); in.Status != client.IntentStatusAccepted {
 		t.Fatalf("intent %q ended %s, want accepted", id, in.Status)
+	}
+}
+
+// TestTracingABatchIsOneSubmitSpan: a batch sent in a client's trace is
+// one submit span, a child of the client's span, counting its items; each
+// intent of it keeps that span's context, so its attempt's spans are the
+// batch span's children and its gateway is called under its own gateway
+// call span.
+func TestTracingABatchIsOneSubmitSpan(t *testing.T) {
+	col := startCollector(t)
+	svc, sim := startTraced(t, col.url)
+	ids := []string{"batch-traced-1", "batch-traced-2"}
+	body := `{"intents":[` +
+		`{"intentId":"` + ids[0] + `","submissionTarget":"sms.realtime","payload":{"text":"a"}},` +
+		`{"intentId":"` + ids[1] + `","submissionTarget":"sms.realtime","payload":{"text":"b"}}]}`
+	tp := traceParent(clientTraceID, clientSpanID, "01")
+	res, err := svc.api.SubmitIntentBatchWithBodyWithResponse(context.Background(), "application/json", strings.NewReader(body),
+		func(_ context.Context, req *http.Request) error { req.Header.Set("traceparent", tp); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode() != 200 {
+		t.Fatalf("batch: %d %s, want 200", res.StatusCode(), res.Body)
+	}
+	for _, id := range ids {
+		waitAccepted(t, svc.api, id)
+	}
+
+	spans := col.waitFor(t, clientTraceID, "the batch span and both intents' attempt spans", func(spans []exportedSpan) bool {
+		return len(spansNamed(spans, spanSubmit)) > 0 && hasAttemptSpans(spans, ids...)
+	})
+	batch := spansNamed(spans, spanSubmit)
+	if len(batch) != 1 {
+		t.Fatalf("%d submit spans, want the batch's one: %s", len(batch), describeSpans(spans))
+	}
+	checkSpan(t, batch[0], tracev1.Span_SPAN_KIND_SERVER, map[string]string{"submission.batch.items": "2", "submission.created": "2"})
+	if batch[0].parentID != clientSpanID {
+		t.Errorf("the batch span's parent is %q, want the client's span %q", batch[0].parentID, clientSpanID)
+	}
+	for _, id := range ids {
+		for _, name := range attemptSpanNames {
+			got := spansOf(spans, id, name, 1)
+			if len(got) != 1 || got[0].parentID != batch[0].spanID {
+				t.Errorf("intent %q: %s spans %s, want one under the batch span %s", id, name, describeSpans(got), batch[0].spanID)
+			}
+		}
+		if call := spansOf(spans, id, spanGatewayCall, 1); len(call) == 1 {
+			checkGatewayTraceParent(t, sim, id, clientTraceID, call[0].spanID, "01")
+		}
 	}
 }
