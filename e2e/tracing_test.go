@@ -243,3 +243,47 @@ func TestTracingABatchIsOneSubmitSpan(t *testing.T) {
 		}
 	}
 }
+
+// TestTracingAResubmissionStaysInTheOriginalsTrace: an operator's
+// resubmission of an ended intent is executed in the trace the original
+// was submitted in: its attempt's spans are children of the original's
+// submit span, and its gateway is called under its own gateway call span.
+func TestTracingAResubmissionStaysInTheOriginalsTrace(t *testing.T) {
+	col := startCollector(t)
+	svc, sim := startTraced(t, col.url)
+	const original = "resubmitted-order"
+	script(t, sim, original, gatewaysim.Rejected("invalid_recipient"))
+	submitTraced(t, svc.api, original, traceParent(clientTraceID, clientSpanID, "01"))
+	if in := waitTerminal(t, svc.api, original); in.Status != client.IntentStatusRejected {
+		t.Fatalf("the original ended %s, want rejected", in.Status)
+	}
+	res, err := svc.api.ResubmitIntentWithResponse(context.Background(), original, client.ResubmissionRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.JSON201 == nil {
+		t.Fatalf("resubmitting: %d %s, want 201", res.StatusCode(), res.Body)
+	}
+	again := res.JSON201.IntentId
+	waitAccepted(t, svc.api, again)
+
+	spans := col.waitFor(t, clientTraceID, "the original's submit span and the resubmission's attempt spans", func(spans []exportedSpan) bool {
+		return len(spansOf(spans, original, spanSubmit, 0)) > 0 && hasAttemptSpans(spans, again)
+	})
+	submit := spansOf(spans, original, spanSubmit, 0)
+	if len(submit) != 1 {
+		t.Fatalf("%d submit spans of the original, want one: %s", len(submit), describeSpans(spans))
+	}
+	if got := spansOf(spans, again, spanSubmit, 0); len(got) != 0 {
+		t.Errorf("the resubmission has submit spans of its own: %s", describeSpans(got))
+	}
+	for _, name := range attemptSpanNames {
+		got := spansOf(spans, again, name, 1)
+		if len(got) != 1 || got[0].parentID != submit[0].spanID {
+			t.Errorf("the resubmission's %s spans %s, want one under the original's submit span %s", name, describeSpans(got), submit[0].spanID)
+		}
+	}
+	if call := spansOf(spans, again, spanGatewayCall, 1); len(call) == 1 {
+		checkGatewayTraceParent(t, sim, again, clientTraceID, call[0].spanID, "01")
+	}
+}
