@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -89,12 +90,13 @@ func (g *gateway) Submit(w http.ResponseWriter, r *http.Request) {
 		g.write(w, r, answer{fault: fault})
 		return
 	}
+	traceParent := strings.Join(r.Header.Values("traceparent"), ",")
 	var a answer
 	if ok {
 		accept, reason := g.behaviour.draw()
-		a = g.state.decide(req.Reference, req.Payload, g.currentMode(), accept, reason, g.nextMessageID)
+		a = g.state.decide(req.Reference, req.Payload, traceParent, g.currentMode(), accept, reason, g.nextMessageID)
 	} else {
-		a = g.state.malformed(req.Reference)
+		a = g.state.malformed(req.Reference, traceParent)
 	}
 	if !g.wait(r, g.behaviour.delay()) {
 		return
@@ -279,12 +281,13 @@ func toAPIStats(s Stats) gatewayapi.Stats {
 	}
 	for ref, rs := range s.References {
 		out.References[ref] = gatewayapi.ReferenceStats{
-			Submissions: rs.Submissions,
-			Accepted:    rs.Accepted,
-			Rejected:    rs.Rejected,
-			Duplicates:  rs.Duplicates,
-			Faults:      rs.Faults,
-			LastPayload: rs.LastPayload,
+			Submissions:     rs.Submissions,
+			Accepted:        rs.Accepted,
+			Rejected:        rs.Rejected,
+			Duplicates:      rs.Duplicates,
+			Faults:          rs.Faults,
+			LastPayload:     rs.LastPayload,
+			LastTraceParent: rs.LastTraceParent,
 		}
 	}
 	return out

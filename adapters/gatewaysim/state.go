@@ -44,6 +44,11 @@ type ReferenceStats struct {
 	// LastPayload is the payload of the latest submission, byte for byte
 	// as received, so tests can check that payloads travel verbatim.
 	LastPayload json.RawMessage
+	// LastTraceParent is the traceparent header of the latest submission
+	// as received (several lines joined with commas, as HTTP combines
+	// them), empty when it carried none: it shows in which trace, and
+	// under which span, the caller made the call.
+	LastTraceParent string
 }
 
 // reference is the gateway's memory of one reference.
@@ -171,13 +176,15 @@ type answer struct {
 // decide records one submission of ref and decides its answer atomically
 // with the reference's memory, so two concurrent submissions of one
 // reference can never both be accepted. accept and reason are the
-// pre-drawn unscripted outcome; mode is the gateway's current mode.
-func (r *registry) decide(ref string, payload json.RawMessage, mode Mode, accept bool, reason string, messageID func() string) answer {
+// pre-drawn unscripted outcome; mode is the gateway's current mode;
+// traceParent is the submission's traceparent header, kept as received.
+func (r *registry) decide(ref string, payload json.RawMessage, traceParent string, mode Mode, accept bool, reason string, messageID func() string) answer {
 	var a answer
 	r.totals.total.Add(1)
 	r.with(ref, func(st *reference) {
 		st.Submissions++
 		st.LastPayload = payload
+		st.LastTraceParent = traceParent
 		if len(st.script) > 0 {
 			step := st.script[0]
 			st.script = st.script[1:]
@@ -246,12 +253,13 @@ func (r *registry) outageFault() {
 
 // malformed records a submission the gateway could not read; it is rejected
 // with invalid_request and, when it named a reference, counted under it.
-func (r *registry) malformed(ref string) answer {
+func (r *registry) malformed(ref, traceParent string) answer {
 	r.totals.total.Add(1)
 	r.totals.rejected.Add(1)
 	if ref != "" {
 		r.with(ref, func(st *reference) {
 			st.Submissions++
+			st.LastTraceParent = traceParent
 			st.Rejected++
 		})
 	}
@@ -286,6 +294,9 @@ func (s *Stats) merge(o Stats) {
 		cur.Faults += rs.Faults
 		if rs.LastPayload != nil {
 			cur.LastPayload = rs.LastPayload
+		}
+		if rs.LastTraceParent != "" {
+			cur.LastTraceParent = rs.LastTraceParent
 		}
 		s.References[ref] = cur
 	}

@@ -118,6 +118,12 @@ type ReferenceStats struct {
 	// LastPayload The payload of the latest submission, byte for byte.
 	LastPayload rawjson.RawMessage `json:"lastPayload,omitempty"`
 
+	// LastTraceParent The traceparent header of the latest submission, as received
+	// (several header lines joined with commas); absent when it
+	// carried none. It shows the trace, and the span, the caller made
+	// the call in.
+	LastTraceParent string `json:"lastTraceParent,omitempty"`
+
 	// Rejected Rejected answers, duplicates included.
 	Rejected int `json:"rejected"`
 
@@ -349,6 +355,9 @@ type ClientInterface interface {
 	// failover. The payload is the intent's payload, forwarded byte for
 	// byte. SubmissionManager never retries a call on its own; the
 	// execution engine owns attempts.
+	// A W3C `traceparent` header, when present, names the trace the call
+	// is made in (the trace the intent was submitted in); a gateway may
+	// ignore it.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -363,6 +372,9 @@ type ClientInterface interface {
 	// failover. The payload is the intent's payload, forwarded byte for
 	// byte. SubmissionManager never retries a call on its own; the
 	// execution engine owns attempts.
+	// A W3C `traceparent` header, when present, names the trace the call
+	// is made in (the trace the intent was submitted in); a gateway may
+	// ignore it.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -552,6 +564,9 @@ func (c *Client) GetStats(ctx context.Context, params *GetStatsParams, reqEditor
 // failover. The payload is the intent's payload, forwarded byte for
 // byte. SubmissionManager never retries a call on its own; the
 // execution engine owns attempts.
+// A W3C `traceparent` header, when present, names the trace the call
+// is made in (the trace the intent was submitted in); a gateway may
+// ignore it.
 //
 // Takes any type of body and a specified content type.
 //
@@ -576,6 +591,9 @@ func (c *Client) SubmitWithBody(ctx context.Context, contentType string, body io
 // failover. The payload is the intent's payload, forwarded byte for
 // byte. SubmissionManager never retries a call on its own; the
 // execution engine owns attempts.
+// A W3C `traceparent` header, when present, names the trace the call
+// is made in (the trace the intent was submitted in); a gateway may
+// ignore it.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1034,6 +1052,9 @@ type ClientWithResponsesInterface interface {
 	// failover. The payload is the intent's payload, forwarded byte for
 	// byte. SubmissionManager never retries a call on its own; the
 	// execution engine owns attempts.
+	// A W3C `traceparent` header, when present, names the trace the call
+	// is made in (the trace the intent was submitted in); a gateway may
+	// ignore it.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -1048,6 +1069,9 @@ type ClientWithResponsesInterface interface {
 	// failover. The payload is the intent's payload, forwarded byte for
 	// byte. SubmissionManager never retries a call on its own; the
 	// execution engine owns attempts.
+	// A W3C `traceparent` header, when present, names the trace the call
+	// is made in (the trace the intent was submitted in); a gateway may
+	// ignore it.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -1491,6 +1515,9 @@ func (c *ClientWithResponses) GetStatsWithResponse(ctx context.Context, params *
 // failover. The payload is the intent's payload, forwarded byte for
 // byte. SubmissionManager never retries a call on its own; the
 // execution engine owns attempts.
+// A W3C `traceparent` header, when present, names the trace the call
+// is made in (the trace the intent was submitted in); a gateway may
+// ignore it.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -1511,6 +1538,9 @@ func (c *ClientWithResponses) SubmitWithBodyWithResponse(ctx context.Context, co
 // failover. The payload is the intent's payload, forwarded byte for
 // byte. SubmissionManager never retries a call on its own; the
 // execution engine owns attempts.
+// A W3C `traceparent` header, when present, names the trace the call
+// is made in (the trace the intent was submitted in); a gateway may
+// ignore it.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
