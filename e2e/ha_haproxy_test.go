@@ -275,8 +275,11 @@ func (c *mpCluster) pauseLeader(name string, epoch int64) (time.Time, string, in
 		// A leader catching up on a backlog (as after the failover before)
 		// writes back to back and is nearly always inside a transaction.
 		c.waitBacklogBelow(50)
-		stoppedAt := time.Now()
+		// The stop is complete, every thread stopped, only when signal
+		// returns: an attempt reserved while the signal was on its way
+		// was reserved by a running leader.
 		c.instances[name].proc.signal(t, syscall.SIGSTOP)
+		stoppedAt := time.Now()
 		if c.writeLocked() {
 			t.Logf("try %d: %s was stopped inside a write transaction and holds SQLite's write lock; resuming it at once", try, name)
 			c.instances[name].proc.signal(t, syscall.SIGCONT)
