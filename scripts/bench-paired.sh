@@ -54,20 +54,25 @@ bin=$work/bin
 start_sim "$SMS_PORT" "$PUSH_PORT"
 
 # one_run N BUILD: one intake run and one backlog run of BUILD (base or
-# head), appended to $work/BUILD.txt as "intake/s attempts/s svc-ms/attempt".
+# head), appended to $work/BUILD.txt as "intake/s attempts/s ms/attempt
+# ms/intent" (the service's CPU per executed attempt and per intent taken
+# in: on a busy machine these move far less than the rates do).
 one_run() {
 	local n=$1 build=$2
 	if [ "$build" = base ]; then bin=$base_bin; else bin=$head_bin; fi
 	fresh_service --api-only
 	wait_ready "http://127.0.0.1:$API_PORT" "mode=follower"
+	local cpu0 cpu1 intake intakems
+	cpu0=$(cpu_ticks "$leader_pid")
 	"$bin"/loadgen --url "http://127.0.0.1:$API_PORT" --count "$INTAKE_COUNT" --concurrency 64 --wait=false --run-id "$build$n" >"$work/intake.md"
+	cpu1=$(cpu_ticks "$leader_pid")
 	stop_leader
-	local intake
 	intake=$(field "$work/intake.md" "intake throughput" 1)
+	intakems=$(awk -v t="$((cpu1 - cpu0))" -v hz="$(getconf CLK_TCK)" -v n="$INTAKE_COUNT" 'BEGIN { printf "%.3f", t / hz * 1000 / n }')
 	backlog_run "backlog-$build$n" >"$work/backlog.txt"
 	read -r attempts _ _ svcms _ <"$work/backlog.txt"
-	echo "$intake $attempts $svcms" >>"$work/$build.txt"
-	log "pair $n, $build ($([ "$build" = base ] && echo "$base_rev" || echo "$head_rev")): intake $intake/s, backlog $attempts attempts/s, $svcms ms CPU per attempt"
+	echo "$intake $attempts $svcms $intakems" >>"$work/$build.txt"
+	log "pair $n, $build ($([ "$build" = base ] && echo "$base_rev" || echo "$head_rev")): intake $intake/s ($intakems ms CPU per intent), backlog $attempts attempts/s ($svcms ms CPU per attempt)"
 }
 : >"$work/base.txt"
 : >"$work/head.txt"
@@ -77,7 +82,7 @@ done
 
 # median COLUMN FILE; ratio_median COLUMN: the median of head/base per pair.
 median() { awk -v c="$1" '{ print $c }' "$2" | sort -g | sed -n "$(((PAIRS + 1) / 2))p"; }
-ratio_median() { paste -d' ' "$work/head.txt" "$work/base.txt" | awk -v c="$1" '{ printf "%.3f\n", $c / $(c + 3) }' | sort -g | sed -n "$(((PAIRS + 1) / 2))p"; }
+ratio_median() { paste -d' ' "$work/head.txt" "$work/base.txt" | awk -v c="$1" '{ printf "%.3f\n", $c / $(c + 4) }' | sort -g | sed -n "$(((PAIRS + 1) / 2))p"; }
 {
 	echo "Paired runs (\`BASE=$BASE${HEAD_REV:+ HEAD_REV=$HEAD_REV} PAIRS=$PAIRS make bench-paired\`, $(date -u +%Y-%m-%d)): $base_rev against $head_rev on $(store_label),"
 	echo "$(nproc) cores, $INTAKE_COUNT single submissions from 64 clients to an API-only instance, then a backlog of"
@@ -87,6 +92,7 @@ ratio_median() { paste -d' ' "$work/head.txt" "$work/base.txt" | awk -v c="$1" '
 	echo "| figure | $base_rev | $head_rev | $head_rev / $base_rev |"
 	echo "| --- | --- | --- | --- |"
 	echo "| durable intake, intents/s | $(median 1 "$work/base.txt") | $(median 1 "$work/head.txt") | $(ratio_median 1) |"
+	echo "| service CPU per intent taken in, ms | $(median 4 "$work/base.txt") | $(median 4 "$work/head.txt") | $(ratio_median 4) |"
 	echo "| backlog executed, attempts/s | $(median 2 "$work/base.txt") | $(median 2 "$work/head.txt") | $(ratio_median 2) |"
 	echo "| service CPU per executed attempt, ms | $(median 3 "$work/base.txt") | $(median 3 "$work/head.txt") | $(ratio_median 3) |"
 } | tee -a "${OUT:-/dev/null}"
