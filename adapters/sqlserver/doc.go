@@ -7,8 +7,9 @@
 // generates are rewritten to @pN by go-mssqldb's query-text processing
 // connector at run time. goose uses a second, plain handle because its own
 // queries already use @pN. It also runs on Babelfish for PostgreSQL, which
-// Open detects and where fenced writes lock the lease row instead of
-// relying on REPEATABLE READ (fence.go). docs/sqlserver.md explains the
-// dialect rules and the isolation and locking choices of both engines; this
-// package's tests parse every migration and generated query as T-SQL.
+// Open detects. Fenced writes hold the lease's application lock in Shared
+// mode and takeovers in Exclusive mode, while renewals take none, on both
+// engines (fence.go). docs/sqlserver.md explains the dialect rules and the
+// isolation and locking choices; this package's tests parse every
+// migration, hand-written statement and generated query as T-SQL.
 package sqlserver

@@ -25,8 +25,8 @@ var awkwardPayload = json.RawMessage(`{"text":"say \"hi\" \\ \u00e9 👋","n":1}
 
 // TestValuesTravelExactly stores and reads back intents with awkward ids,
 // targets, payloads and contracts through every path that carries many
-// intents at once (the batch insert, GetIntents, listing with attempts,
-// resubmission links), and checks each value against what was sent.
+// intents at once (the batch insert, GetIntents, listing with attempts),
+// and checks each value against what was sent.
 func TestValuesTravelExactly(t *testing.T) {
 	db, _ := migratedDB(t, databaseOptions{})
 	s := db.Store()

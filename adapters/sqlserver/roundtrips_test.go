@@ -69,8 +69,8 @@ func statementsIn(t testing.TB, queries []string) int {
 // the hot paths costs on SQL Server, counted at the driver: one per
 // CreateIntent, new or repeated (the repeat answered with its attempts and
 // flag), one per GetIntent, one per batch of intents up to
-// rowsPerRequest(9), one per GetIntents, and one per StartAttempts or
-// FinishAttempts batch of any size up to its chunk limit. The lease and
+// rowsPerRequest(1), one per GetIntents, and one per StartAttempts or
+// FinishAttempts batch of any size (one procedure call each). The lease and
 // migration pools send nothing meanwhile. docs/sqlserver.md reports the
 // table this test logs.
 func TestRoundTripsPerRequest(t *testing.T) {
