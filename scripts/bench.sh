@@ -108,10 +108,12 @@ log "scripts/bench-river.sh"
 scripts/bench-river.sh "$work/river.md"
 
 # ---------------------------------------------------------------- the report
-# `make soak` and `make bench-sqlserver` own their sections of the report:
-# keep them as they stand.
+# `make soak` and `make bench-sqlserver` own their sections of the report,
+# and the paired comparisons of `make bench-paired` are kept with what they
+# compared: keep them as they stand.
 soak_section=$(sed -n '/<!-- soak:begin/,/<!-- soak:end -->/p' "$OUT" 2>/dev/null || true)
 sqlserver_section=$(sed -n '/<!-- sqlserver:begin/,/<!-- sqlserver:end -->/p' "$OUT" 2>/dev/null || true)
+paired_section=$(sed -n '/<!-- paired:begin/,/<!-- paired:end -->/p' "$OUT" 2>/dev/null || true)
 # metric NAME UNIT: a custom benchmark metric from the Go benchmark output.
 metric() { awk -v name="$1" -v unit="$2" '$1 ~ name { for (i = 3; i < NF; i++) if ($(i+1) == unit) { print $i; exit } }' "$work/gobench.txt"; }
 # nsop NAME: a Go benchmark's ns/op.
@@ -277,6 +279,10 @@ cp "$work/batch$median_batch.md" "$work/batch.md"
 	awk '/^Benchmark/ { name=$1; iters=$2; nsop=$3; rest=""; for (i=5; i<=NF; i+=2) rest = rest $i " " $(i+1) "; "; printf "| %s | %s | %s | %s |\n", name, iters, nsop, rest }' "$work/gobench.txt"
 	echo
 	cat "$work/river.md"
+	if [ -n "$paired_section" ]; then
+		echo
+		printf '%s\n' "$paired_section"
+	fi
 	if [ -n "$sqlserver_section" ]; then
 		echo
 		printf '%s\n' "$sqlserver_section"
