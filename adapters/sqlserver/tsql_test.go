@@ -340,16 +340,17 @@ func routinesOnly(stmts []tsqlast.Statement) bool {
 
 // TestHandWrittenSQLIsTSQL parses the statements written outside sqlc: the
 // migration lock (plain connection, named parameters), the test hook that
-// shares a change timestamp, and the set statements whose VALUES tables
-// vary in size (processing connector, $N), at their smallest and largest.
+// shares a change timestamp, the calls of stored procedures, and the set
+// statements whose VALUES tables vary in size (processing connector, $N),
+// at their smallest and largest.
 func TestHandWrittenSQLIsTSQL(t *testing.T) {
 	most, mostRows := rowsPerRequest(1), rowsPerRequest(1)
 	want := map[string][]string{
 		"getAppLockSQL":         {"DeclareVariableStatement", "ExecuteStatement", "SelectStatement"},
 		"releaseAppLockSQL":     {"ExecuteStatement"},
 		"shareLastModifiedSQL":  {"UpdateStatement"},
-		"createIntentSQL":       {"TryCatchStatement", "SelectStatement", "SelectStatement"},
-		"getIntentSQL":          {"SelectStatement", "SelectStatement"},
+		"createIntentSQL":       {"ExecuteStatement"},
+		"getIntentSQL":          {"ExecuteStatement"},
 		"insertIntentsSQL(1)":   {"InsertStatement", "SelectStatement", "SelectStatement"},
 		"insertIntentsSQL(n)":   {"InsertStatement", "SelectStatement", "SelectStatement"},
 		"intentsWithDetails(1)": {"SelectStatement", "SelectStatement"},
