@@ -48,6 +48,16 @@ func benchCreate(b *testing.B, idOf func(int64) string) {
 		})
 	}
 	warm.Wait()
+	parallel64(b, rc, "intents/s", func(i int64) error {
+		_, err := s.CreateIntent(ctx, core.NewIntent(idOf(i), testContract, json.RawMessage(`{"to":"+100"}`), created))
+		return err
+	})
+}
+
+// parallel64 runs op b.N times from 64 goroutines, op's argument counting
+// from 1, and reports the operations per second (as unit) with the round
+// trips and statements each cost, counted at the driver.
+func parallel64(b *testing.B, rc *requestCounter, unit string, op func(i int64) error) {
 	before := rc.snapshot(poolQueries)
 	var next atomic.Int64
 	b.SetParallelism(64 / max(1, runtime.GOMAXPROCS(0))) // 64 goroutines in all
@@ -55,8 +65,7 @@ func benchCreate(b *testing.B, idOf func(int64) string) {
 	start := time.Now()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			id := idOf(next.Add(1))
-			if _, err := s.CreateIntent(ctx, core.NewIntent(id, testContract, json.RawMessage(`{"to":"+100"}`), created)); err != nil {
+			if err := op(next.Add(1)); err != nil {
 				b.Error(err)
 				return
 			}
@@ -65,7 +74,7 @@ func benchCreate(b *testing.B, idOf func(int64) string) {
 	elapsed := time.Since(start)
 	b.StopTimer()
 	got := rc.since(poolQueries, before)
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "intents/s")
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), unit)
 	b.ReportMetric(float64(got.RoundTrips())/float64(b.N), "roundtrips/op")
 	b.ReportMetric(float64(statementsIn(b, got.Queries))/float64(b.N), "statements/op")
 	b.ReportMetric(float64(got.Logins), "logins")

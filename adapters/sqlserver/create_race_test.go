@@ -19,12 +19,14 @@ import (
 // PostgreSQL) NOT EXISTS does not see it, the insert waits on the key and
 // fails with 2627 once the other session commits, and the batch's CATCH
 // takes that as the other session's win. Either way CreateIntent answers
-// the winner's row with Created=false and no error. The test commits only
+// the winner's row with Created=false and no error, from its one call of
+// the procedure: the read after the CATCH is a statement of its own, which
+// sees the row committed meanwhile. The test commits only
 // once the server shows CreateIntent's session blocked by the inserting
 // one (sys.sysprocesses, on both servers; SQL Server needs VIEW SERVER
 // STATE to show other sessions).
 func TestCreateIntentWhileAnotherSessionInsertsIt(t *testing.T) {
-	db, _ := migratedDB(t, databaseOptions{})
+	db, rc := countedDB(t, Config{})
 	s := db.Store()
 	ctx := context.Background()
 	created := time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
@@ -50,6 +52,7 @@ func TestCreateIntentWhileAnotherSessionInsertsIt(t *testing.T) {
 		res ports.CreateIntentResult
 		err error
 	}
+	before := rc.snapshot(poolQueries)
 	done := make(chan answer, 1)
 	loser := core.NewIntent("raced", testContract, json.RawMessage(`{"to":"+200"}`), created.Add(time.Second))
 	go func() {
@@ -86,5 +89,14 @@ func TestCreateIntentWhileAnotherSessionInsertsIt(t *testing.T) {
 	if a.res.Created || string(a.res.Intent.Payload) != `{"to":"+100"}` || !a.res.Intent.CreatedAt.Equal(created) {
 		t.Fatalf("CreateIntent after losing the race: created=%v payload %s created at %s; want the winner's row, not created",
 			a.res.Created, a.res.Intent.Payload, a.res.Intent.CreatedAt)
+	}
+	calls := 0
+	for _, q := range rc.since(poolQueries, before).Queries {
+		if q == createIntentSQL {
+			calls++
+		}
+	}
+	if calls != 1 {
+		t.Fatalf("CreateIntent called its procedure %d times, want once: the read after the lost insert did not see the winner's row", calls)
 	}
 }

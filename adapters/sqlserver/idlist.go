@@ -1,20 +1,29 @@
 package sqlserver
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
+	"fmt"
 
 	"github.com/submissionmanager/submission-manager/core"
 )
 
-// The reads of many intents at once (GetIntents, the attempts and flags of
-// a listing page, resubmission links) name their intentIds as a VALUES
-// table of parameters (see values.go), split into requests of at most
-// rowsPerRequest(1) ids. sqlc cannot generate a statement whose parameter
-// count varies, so these are written here; TestHandWrittenSQLIsTSQL parses
-// each of them. A statement that needs the list twice names the same
-// parameters twice rather than copying them into a table variable, which
-// Babelfish keeps as a temporary table written for every request.
+// The reads of many intents at once name their intentIds in one of two
+// ways. GetIntents and a listing page's attempts, the executor's and the
+// console's hot reads, call a stored procedure (migration 00015) with the
+// ids as one JSON array of strings spelled by jsonText (jsontext.go says
+// why): one request of a few bytes per id whatever their number, where a
+// VALUES table of parameters made Babelfish parse tens of kilobytes of
+// text and bind a parameter per id at every call. The resubmission links,
+// read once per resubmission, still name them as a VALUES table of
+// parameters (see values.go), split into requests of at most
+// rowsPerRequest(1) ids; sqlc cannot generate a statement whose parameter
+// count varies, so it is written here and TestHandWrittenSQLIsTSQL parses
+// it. A statement that needs the list twice names the same parameters
+// twice rather than copying them into a table variable, which Babelfish
+// keeps as a temporary table written for every request.
 
 // intentIDColumn is the one column of an intentId list.
 var intentIDColumn = []valuesColumn{{"intent_id", "nvarchar(255)"}}
@@ -29,17 +38,52 @@ func inIntentIDs(column string, n, width int) string {
 		valuesTable("ids", intentIDColumn, n, width) + ")"
 }
 
-// intentsWithDetailsSQL reads the intents among n listed intentIds with
-// their flags, then their attempts: readDetailedIntents' two result sets.
-func intentsWithDetailsSQL(n int) string {
-	return "SELECT " + detailedIntentColumns + "\nFROM submission_intents\nWHERE " + inIntentIDs("intent_id", n, 1) + ";\n" +
-		attemptsOfSQL(inIntentIDs("intent_id", n, 1))
+// getIntentsSQL calls dbo.submission_get_intents, which reads the intents
+// among the JSON array of intentIds $1 with their facts, then their
+// attempts: readDetailedIntents' two result sets.
+const getIntentsSQL = `EXEC dbo.submission_get_intents @ids = $1`
+
+// attemptsOfIDsSQL calls dbo.submission_attempts_of, which reads the
+// attempts of the intents among the JSON array of intentIds $1 (a listing
+// page's, whose rows and facts the caller has).
+const attemptsOfIDsSQL = `EXEC dbo.submission_attempts_of @ids = $1`
+
+// intentIDsJSON is the JSON array of ids that submission_intent_ids reads:
+// each spelled by jsonText, so that Babelfish's OPENJSON hands it back
+// unescaped, and read back by the database function only when spelled.
+func intentIDsJSON(ids []string) (string, error) {
+	spelled := make([]string, len(ids))
+	for i, id := range ids {
+		spelled[i] = jsonText(id)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(spelled); err != nil {
+		return "", fmt.Errorf("sqlserver: encode intentIds: %w", err)
+	}
+	return buf.String(), nil
 }
 
-// attemptsOfIDsSQL reads the attempts of n listed intents whose rows the
-// caller has (a listing page, which reads the flags itself).
-func attemptsOfIDsSQL(n int) string {
-	return attemptsOfSQL(inIntentIDs("intent_id", n, 1))
+// queryIDsJSON runs query (a call taking the ids' JSON as $1) once for all
+// of ids and hands its result sets to read.
+func queryIDsJSON(ctx context.Context, db *sql.DB, ids []string, query string, read func(*sql.Rows) error) error {
+	list, err := intentIDsJSON(ids)
+	if err != nil {
+		return err
+	}
+	rows, err := db.QueryContext(ctx, query, setString(list))
+	if err != nil {
+		return mapError(err)
+	}
+	err = read(rows)
+	if cerr := rows.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = rows.Err()
+	}
+	return mapError(err)
 }
 
 // resubmissionLinksSQL reads the links of n listed intents from either end.
@@ -89,10 +133,10 @@ func eachRow(scan func(*sql.Rows) error) func(*sql.Rows) error {
 }
 
 // intentsWithDetails reads the stored intents among ids with their
-// attempts and flags: one round trip per rowsPerRequest(1) ids.
+// attempts and flags in one round trip.
 func (db *DB) intentsWithDetails(ctx context.Context, ids []string) ([]core.Intent, error) {
 	var out []core.Intent
-	err := queryIntentIDs(ctx, db.queries, ids, intentsWithDetailsSQL, func(rows *sql.Rows) error {
+	err := queryIDsJSON(ctx, db.queries, ids, getIntentsSQL, func(rows *sql.Rows) error {
 		got, err := readDetailedIntents(rows)
 		out = append(out, got...)
 		return err
@@ -100,10 +144,11 @@ func (db *DB) intentsWithDetails(ctx context.Context, ids []string) ([]core.Inte
 	return out, err
 }
 
-// attemptsOf reads the attempts of the intents ids, by intentId.
+// attemptsOf reads the attempts of the intents ids, by intentId, in one
+// round trip.
 func (db *DB) attemptsOf(ctx context.Context, ids []string) (map[string][]attemptRow, error) {
 	byIntent := make(map[string][]attemptRow, len(ids))
-	err := queryIntentIDs(ctx, db.queries, ids, attemptsOfIDsSQL, func(rows *sql.Rows) error {
+	err := queryIDsJSON(ctx, db.queries, ids, attemptsOfIDsSQL, func(rows *sql.Rows) error {
 		return readAttempts(rows, byIntent)
 	})
 	return byIntent, err

@@ -17,13 +17,33 @@ import (
 var schemaTables = []string{"submission_attempts", "submission_console_secrets", "submission_console_sessions",
 	"submission_gateway_pauses", "submission_instances", "submission_intent_events", "submission_intents", "submission_manager_leases", "submission_resubmissions"}
 
-// tables lists the user tables of the test database, in name order. The
-// rows are read one by one: Babelfish refuses STRING_AGG ... WITHIN GROUP
-// (with the misleading "The string_agg function requires 2 arguments").
+// schemaRoutines are the procedures and functions the migrations create,
+// in name order.
+var schemaRoutines = []string{"submission_attempts_of", "submission_create_intent", "submission_finish_attempts",
+	"submission_finish_items", "submission_get_intent", "submission_get_intents", "submission_intent_ids",
+	"submission_json_text", "submission_start_attempts", "submission_start_items"}
+
+// tables lists the user tables of the test database, in name order.
 func tables(t *testing.T, db *DB) []string {
 	t.Helper()
-	rows, err := db.plain.QueryContext(context.Background(),
-		`SELECT name FROM sys.tables WHERE name LIKE 'submission%' ORDER BY name`)
+	return namesOf(t, db, `SELECT name FROM sys.tables WHERE name LIKE 'submission%' ORDER BY name`)
+}
+
+// routines lists the procedures and functions of the test database, in
+// name order.
+func routines(t *testing.T, db *DB) []string {
+	t.Helper()
+	return namesOf(t, db, `SELECT name FROM sys.objects
+WHERE type IN ('P', 'FN', 'IF', 'TF') AND name LIKE 'submission%' ORDER BY name`)
+}
+
+// namesOf runs query, which selects one column of names, on the plain
+// pool. The rows are read one by one: Babelfish refuses STRING_AGG ...
+// WITHIN GROUP (with the misleading "The string_agg function requires 2
+// arguments").
+func namesOf(t *testing.T, db *DB, query string) []string {
+	t.Helper()
+	rows, err := db.plain.QueryContext(context.Background(), query)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,6 +96,9 @@ func TestMigrateUpDownUp(t *testing.T) {
 	if got := tables(t, db); !slices.Equal(got, want) {
 		t.Fatalf("after up: tables %v, want %v", got, want)
 	}
+	if got := routines(t, db); !slices.Equal(got, schemaRoutines) {
+		t.Fatalf("after up: procedures and functions %v, want %v", got, schemaRoutines)
+	}
 	assertStatus(t, db, true)
 	if err := db.Migrate(ctx, "up"); err != nil {
 		t.Fatalf("up with nothing pending: %v", err)
@@ -94,6 +117,9 @@ func TestMigrateUpDownUp(t *testing.T) {
 	if got := tables(t, db); len(got) != 0 {
 		t.Fatalf("after down: tables %v remain", got)
 	}
+	if got := routines(t, db); len(got) != 0 {
+		t.Fatalf("after down: procedures and functions %v remain", got)
+	}
 	assertStatus(t, db, false)
 	if err := db.Migrate(ctx, "down"); err == nil {
 		t.Fatal("down with nothing applied succeeded")
@@ -103,6 +129,9 @@ func TestMigrateUpDownUp(t *testing.T) {
 	}
 	if got := tables(t, db); !slices.Equal(got, want) {
 		t.Fatalf("after up again: tables %v, want %v", got, want)
+	}
+	if got := routines(t, db); !slices.Equal(got, schemaRoutines) {
+		t.Fatalf("after up again: procedures and functions %v, want %v", got, schemaRoutines)
 	}
 	if err := db.Migrate(ctx, "status"); err != nil {
 		t.Fatalf("status: %v", err)

@@ -74,9 +74,8 @@ func insertIntentParams(intent core.Intent) (sqlserverdb.InsertIntentParams, err
 }
 
 // GetIntents reads the stored intents among intentIDs with their attempts
-// and flags, in one round trip per rowsPerRequest(1) intentIds. Rows whose
-// key SQL Server only finds equal (trailing spaces) are left out, as
-// GetIntent refuses them.
+// and flags, in one round trip. Rows whose key SQL Server only finds
+// equal (trailing spaces) are left out, as GetIntent refuses them.
 func (s *store) GetIntents(ctx context.Context, intentIDs []string) ([]core.Intent, error) {
 	if len(intentIDs) == 0 {
 		return nil, nil
@@ -99,7 +98,7 @@ func (s *store) GetIntents(ctx context.Context, intentIDs []string) ([]core.Inte
 }
 
 // attachAttempts sets the attempts of all the intents, read in one round
-// trip per rowsPerRequest(1) intents.
+// trip.
 func (s *store) attachAttempts(ctx context.Context, intents []core.Intent) error {
 	if len(intents) == 0 {
 		return nil

@@ -340,21 +340,21 @@ func routinesOnly(stmts []tsqlast.Statement) bool {
 
 // TestHandWrittenSQLIsTSQL parses the statements written outside sqlc: the
 // migration lock (plain connection, named parameters), the test hook that
-// shares a change timestamp, and the set statements whose VALUES tables
-// vary in size (processing connector, $N), at their smallest and largest.
+// shares a change timestamp, the calls of stored procedures, and the set
+// statements whose VALUES tables vary in size (processing connector, $N),
+// at their smallest and largest.
 func TestHandWrittenSQLIsTSQL(t *testing.T) {
-	most, mostRows := rowsPerRequest(1), rowsPerRequest(1)
+	mostRows := rowsPerRequest(1)
 	want := map[string][]string{
 		"getAppLockSQL":         {"DeclareVariableStatement", "ExecuteStatement", "SelectStatement"},
 		"releaseAppLockSQL":     {"ExecuteStatement"},
 		"shareLastModifiedSQL":  {"UpdateStatement"},
-		"createIntentSQL":       {"TryCatchStatement", "SelectStatement", "SelectStatement"},
-		"getIntentSQL":          {"SelectStatement", "SelectStatement"},
+		"createIntentSQL":       {"ExecuteStatement"},
+		"getIntentSQL":          {"ExecuteStatement"},
 		"insertIntentsSQL(1)":   {"InsertStatement", "SelectStatement", "SelectStatement"},
 		"insertIntentsSQL(n)":   {"InsertStatement", "SelectStatement", "SelectStatement"},
-		"intentsWithDetails(1)": {"SelectStatement", "SelectStatement"},
-		"intentsWithDetails(n)": {"SelectStatement", "SelectStatement"},
-		"attemptsOfIDsSQL":      {"SelectStatement"},
+		"getIntentsSQL":         {"ExecuteStatement"},
+		"attemptsOfIDsSQL":      {"ExecuteStatement"},
 		"resubmissionLinks":     {"SelectStatement"},
 		"engineSQL":             {"SelectStatement"},
 		"sharedLeaseLockSQL":    {"DeclareVariableStatement", "ExecuteStatement", "SelectStatement"},
@@ -374,9 +374,8 @@ func TestHandWrittenSQLIsTSQL(t *testing.T) {
 		"getIntentSQL":          getIntentSQL,
 		"insertIntentsSQL(1)":   insertIntentsSQL(1),
 		"insertIntentsSQL(n)":   insertIntentsSQL(mostRows),
-		"intentsWithDetails(1)": intentsWithDetailsSQL(1),
-		"intentsWithDetails(n)": intentsWithDetailsSQL(most),
-		"attemptsOfIDsSQL":      attemptsOfIDsSQL(3),
+		"getIntentsSQL":         getIntentsSQL,
+		"attemptsOfIDsSQL":      attemptsOfIDsSQL,
 		"resubmissionLinks":     resubmissionLinksSQL(3),
 		"engineSQL":             engineSQL,
 		"sharedLeaseLockSQL":    sharedLeaseLockSQL,

@@ -8,11 +8,11 @@ import (
 	mssql "github.com/microsoft/go-mssqldb"
 )
 
-// The intentIds of a read of many intents (GetIntents, a listing page's
-// attempts, resubmission links) travel to the server as the parameters of
-// a VALUES table, one row per id, and so do a batch insert's payloads
-// (batch.go): parameters arrive exactly on both servers. The executor's
-// batches and the rest of a batch insert travel as JSON instead
+// The intentIds of a read of resubmission links travel to the server as
+// the parameters of a VALUES table, one row per id, and so do a batch
+// insert's payloads (batch.go): parameters arrive exactly on both servers.
+// The executor's batches, the rest of a batch insert and the intentIds of
+// the hot reads of many intents (idlist.go) travel as JSON instead
 // (jsontext.go), whose strings must be spelled for Babelfish's OPENJSON
 // and which cannot carry bytes there (it neither decodes base64 nor
 // converts hex). SQL Server's other set transport, table-valued

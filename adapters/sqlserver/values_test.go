@@ -39,10 +39,8 @@ func TestRequestsStayUnderTheParameterLimit(t *testing.T) {
 		// batch insert).
 		extra int
 	}{
-		"insertIntentsSQL":   {1, insertIntentsSQL, 1},
-		"intentsWithDetails": {1, intentsWithDetailsSQL, 0},
-		"attemptsOfIDsSQL":   {1, attemptsOfIDsSQL, 0},
-		"resubmissionLinks":  {1, resubmissionLinksSQL, 0},
+		"insertIntentsSQL":  {1, insertIntentsSQL, 1},
+		"resubmissionLinks": {1, resubmissionLinksSQL, 0},
 	} {
 		var shapes []int
 		for n := 1; n <= rowsPerRequest(c.width); n++ {
