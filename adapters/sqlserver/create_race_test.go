@@ -13,11 +13,11 @@ import (
 
 // TestCreateIntentWhileAnotherSessionInsertsIt plays the race CreateIntent
 // must win in one request: another session has inserted the same intentId
-// and not committed yet when CreateIntent's batch arrives. Under SQL
+// and not committed yet when CreateIntent's call arrives. Under SQL
 // Server's locking READ COMMITTED the NOT EXISTS waits for that row and
 // finds it; under row versioning (READ_COMMITTED_SNAPSHOT, Babelfish's
 // PostgreSQL) NOT EXISTS does not see it, the insert waits on the key and
-// fails with 2627 once the other session commits, and the batch's CATCH
+// fails with 2627 once the other session commits, and the procedure's CATCH
 // takes that as the other session's win. Either way CreateIntent answers
 // the winner's row with Created=false and no error, from its one call of
 // the procedure: the read after the CATCH is a statement of its own, which

@@ -17,7 +17,8 @@ import (
 // why): one request of a few bytes per id whatever their number, where a
 // VALUES table of parameters made Babelfish parse tens of kilobytes of
 // text and bind a parameter per id at every call. The resubmission links,
-// read once per resubmission, still name them as a VALUES table of
+// which the service reads beside a single intent, a listing page and a
+// resubmission, still name them as a VALUES table of
 // parameters (see values.go), split into requests of at most
 // rowsPerRequest(1) ids; sqlc cannot generate a statement whose parameter
 // count varies, so it is written here and TestHandWrittenSQLIsTSQL parses
