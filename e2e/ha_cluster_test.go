@@ -34,6 +34,10 @@ const (
 	// haWait bounds every poll of the HA tests; it is a safety net, not a
 	// timing assertion.
 	haWait = 30 * time.Second
+	// haStartWait bounds a process's start until it answers: a first
+	// instance with --migrate on a new T-SQL database creates every table
+	// and procedure, which a loaded machine can stretch past haWait.
+	haStartWait = 2 * time.Minute
 )
 
 // haTargets are the contracts of the HA tests: a realtime SMS target with a

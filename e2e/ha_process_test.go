@@ -262,7 +262,7 @@ func haGet(url string) (int, string, error) {
 // haWaitHTTP polls url until it answers 200.
 func haWaitHTTP(t *testing.T, p *haProcess, url string) {
 	t.Helper()
-	deadline := time.Now().Add(haWait)
+	deadline := time.Now().Add(haStartWait)
 	for {
 		code, _, err := haGet(url)
 		if err == nil && code == http.StatusOK {
@@ -272,7 +272,7 @@ func haWaitHTTP(t *testing.T, p *haProcess, url string) {
 			t.Fatalf("%s exited (%v) before %s answered:\n%s", p.name, p.err, url, haTail(p.logPath, 30))
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: %s did not answer 200 within %s (last: %d %v)", p.name, url, haWait, code, err)
+			t.Fatalf("%s: %s did not answer 200 within %s (last: %d %v)", p.name, url, haStartWait, code, err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
