@@ -46,10 +46,11 @@ BEGIN
     -- when the lease lock is not granted and 51000 when the fence does not
     -- hold; XACT_ABORT then rolls everything back.
     --
-    -- The items this call counted are those whose intent is now pending at
-    -- count number without an attempt row of that number: every other
-    -- writer of a count inserts its attempt row in the same transaction,
-    -- and the counted rows stay locked until the commit. @reserved holds
+    -- The items this call counted are those of a number of 1 or more
+    -- whose intent is now pending at count number without an attempt row
+    -- of that number: every other writer of a count inserts its attempt
+    -- row in the same transaction, and the counted rows stay locked until
+    -- the commit. @reserved holds
     -- their positions as ",0,3,", not a table variable (see above).
     SET NOCOUNT ON;
     SET XACT_ABORT ON;
@@ -78,6 +79,7 @@ BEGIN
     SELECT @reserved = N',' + STRING_AGG(CAST(v.ord AS nvarchar(max)), N',') + N','
     FROM dbo.submission_start_items(@items) AS v
     WHERE v.ord BETWEEN 0 AND 2147483647
+      AND v.attempt_number >= 1
       AND EXISTS (SELECT 1 FROM submission_intents AS t
                   WHERE t.intent_id = v.intent_id AND t.status = 'pending' AND t.attempt_count = v.attempt_number)
       AND NOT EXISTS (SELECT 1 FROM submission_attempts AS a
