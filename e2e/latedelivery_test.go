@@ -52,6 +52,9 @@ func startLate(t *testing.T, s store, sim gatewaysim.Config, tune ...func(*comma
 	})
 	cfg := testConfig(dir, registry)
 	cfg.RetryDelay = 9 * time.Second
+	// The call waits for the simulator's late answer, which arrives after
+	// the deadline (a shorter timeout would end it before the deadline).
+	cfg.GatewayTimeout = lateLatency + 2*time.Second
 	cfg.OperatorKeys = []string{lateOperatorKey}
 	s.database(t)(&cfg)
 	for _, f := range tune {
