@@ -44,11 +44,18 @@ type insertItem struct {
 	NotBefore        string `json:"not_before,omitempty"`
 	TraceParent      string `json:"trace_parent,omitempty"`
 	Spelled          int    `json:"spelled,omitempty"`
+	// Payload is the payload, spelled, in a batch for
+	// dbo.submission_insert_intents (payloadTravelsInJSON); Long is then
+	// the item's position when the payload is too long for OPENJSON's WITH
+	// on Babelfish (jsonTextLong).
+	Payload string `json:"payload,omitempty"`
+	Long    *int   `json:"long,omitempty"`
 }
 
 // insertItemOf is the item of the intent at position ord of a request,
-// whose contract is the batch's contract number contract.
-func insertItemOf(ord, contract int, p sqlserverdb.InsertIntentParams) insertItem {
+// whose contract is the batch's contract number contract, with its
+// payload when withPayload.
+func insertItemOf(ord, contract int, p sqlserverdb.InsertIntentParams, withPayload bool) insertItem {
 	var sp speller
 	it := insertItem{Ord: ord, IntentID: sp.text(p.IntentID), SubmissionTarget: sp.text(p.SubmissionTarget),
 		Contract: contract, GatewayType: p.GatewayType, Mode: p.Mode,
@@ -61,6 +68,15 @@ func insertItemOf(ord, contract int, p sqlserverdb.InsertIntentParams) insertIte
 		it.TraceParent = p.TraceParent.String
 	}
 	it.Spelled = sp.flag()
+	if withPayload {
+		// The procedure reads back each text that holds a "~" (every
+		// spelled text does, and no other) and has no use for "spelled".
+		it.Spelled = 0
+		it.Payload = jsonText(string(p.Payload))
+		if jsonTextLong(it.Payload) {
+			it.Long = &ord
+		}
+	}
 	return it
 }
 
@@ -124,12 +140,29 @@ WHERE intent_id IN (` + ids + `);
 ` + attemptsOfSQL("intent_id IN ("+ids+")")
 }
 
-// insertArgs are a request's parameters: the batch's JSON, then each
-// item's payload, padded with NULLs to rows.
+// insertArgs are insertIntentsSQL's parameters: the batch's JSON, then
+// each item's payload, padded with NULLs to rows.
 func insertArgs(rows []sqlserverdb.InsertIntentParams, padded int) ([]any, error) {
+	doc, err := insertJSON(rows, false)
+	if err != nil {
+		return nil, err
+	}
+	args := make([]any, 1, padded+1)
+	args[0] = doc
+	for _, r := range rows {
+		args = append(args, r.Payload)
+	}
+	for len(args) < padded+1 {
+		args = append(args, []byte(nil))
+	}
+	return args, nil
+}
+
+// insertJSON is a request's batch: the distinct contracts and the items,
+// with their payloads when withPayloads.
+func insertJSON(rows []sqlserverdb.InsertIntentParams, withPayloads bool) (any, error) {
 	batch := insertBatch{Items: make([]insertItem, len(rows))}
 	numbers := make(map[string]int)
-	args := make([]any, 1, padded+1)
 	for i, r := range rows {
 		n, ok := numbers[r.Contract]
 		if !ok {
@@ -137,8 +170,7 @@ func insertArgs(rows []sqlserverdb.InsertIntentParams, padded int) ([]any, error
 			numbers[r.Contract] = n
 			batch.Contracts = append(batch.Contracts, jsonText(r.Contract))
 		}
-		batch.Items[i] = insertItemOf(i, n, r)
-		args = append(args, r.Payload)
+		batch.Items[i] = insertItemOf(i, n, r, withPayloads)
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -146,11 +178,7 @@ func insertArgs(rows []sqlserverdb.InsertIntentParams, padded int) ([]any, error
 	if err := enc.Encode(batch); err != nil {
 		return nil, fmt.Errorf("encode batch: %w", err)
 	}
-	args[0] = setString(buf.String())
-	for len(args) < padded+1 {
-		args = append(args, []byte(nil))
-	}
-	return args, nil
+	return setString(buf.String()), nil
 }
 
 // sqlKey is an intentId as SQL Server's equality sees it: trailing spaces
@@ -239,12 +267,11 @@ func (s *store) insertBatch(ctx context.Context, rows []sqlserverdb.InsertIntent
 		created = make(map[string]bool)
 		stored = make(map[string]core.Intent)
 		for _, c := range parts {
-			n := paddedRows(c[1]-c[0], 1)
-			args, err := insertArgs(rows[c[0]:c[1]], n)
+			query, args, err := insertRequest(rows[c[0]:c[1]])
 			if err != nil {
 				return err
 			}
-			if err := insertChunk(ctx, q, insertIntentsSQL(n), args, created, stored); err != nil {
+			if err := insertChunk(ctx, q, query, args, created, stored); err != nil {
 				return err
 			}
 		}
@@ -279,6 +306,11 @@ func insertChunk(ctx context.Context, q querier, query string, args []any, creat
 			return mapError(err)
 		}
 		created[id] = true
+	}
+	// A lost race on a key (2627) ends the insert here: whatever the
+	// server sends after it, the run is sent again as a whole.
+	if err := res.Err(); err != nil {
+		return mapError(err)
 	}
 	if !res.NextResultSet() {
 		return mapError(errors.Join(res.Err(), errors.New("sqlserver: the batch insert returned no read-back")))
