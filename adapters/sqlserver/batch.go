@@ -291,29 +291,35 @@ type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-// insertChunk runs one request of insertIntentsSQL: its first result names
+// insertChunk runs one request of insertRequest: its first result names
 // the inserted intentIds, the next two hold every row of the chunk with
-// its details.
+// its details. An insert that lost a race on a key (2627) may send no
+// first result at all: the procedure ends at the error (XACT_ABORT), and
+// the text statement, on Babelfish, goes on to its read-back and reports
+// the error only after it. So the first result is told apart by its
+// columns, and an error anywhere fails the request, which CreateIntents
+// then sends again.
 func insertChunk(ctx context.Context, q querier, query string, args []any, created map[string]bool, stored map[string]core.Intent) error {
 	res, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return mapError(err)
 	}
 	defer res.Close()
-	for res.Next() {
-		var id string
-		if err := res.Scan(&id); err != nil {
-			return mapError(err)
-		}
-		created[id] = true
-	}
-	// A lost race on a key (2627) ends the insert here: whatever the
-	// server sends after it, the run is sent again as a whole.
-	if err := res.Err(); err != nil {
+	cols, err := res.Columns()
+	if err != nil {
 		return mapError(err)
 	}
-	if !res.NextResultSet() {
-		return mapError(errors.Join(res.Err(), errors.New("sqlserver: the batch insert returned no read-back")))
+	if len(cols) == 1 {
+		for res.Next() {
+			var id string
+			if err := res.Scan(&id); err != nil {
+				return mapError(err)
+			}
+			created[id] = true
+		}
+		if !res.NextResultSet() {
+			return mapError(errors.Join(res.Err(), errors.New("sqlserver: the batch insert returned no read-back")))
+		}
 	}
 	intents, err := readDetailedIntents(res)
 	if err != nil {

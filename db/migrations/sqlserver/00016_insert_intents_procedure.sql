@@ -41,12 +41,17 @@ BEGIN
     -- sessions can both pass it for one intentId (READ COMMITTED lets
     -- both; under row versioning and on Babelfish neither sees the
     -- other's uncommitted row): the primary key then fails the later
-    -- insert with 2627 once the first commits, the error ends the call,
-    -- and the caller sends the batch again, whose NOT EXISTS then finds
-    -- the winner's row. OFFSET 0 ROWS keeps the contracts' derived table
-    -- from being merged into the join, where PostgreSQL would read each
-    -- contract back once per item.
+    -- insert with 2627 once the first commits. XACT_ABORT makes that
+    -- error, as any other, end the call at once and roll back the caller's
+    -- transaction if there is one (the setting ends with the call); the
+    -- caller sends the batch again, and its NOT EXISTS then finds the
+    -- winner's row. Without it the read-back would still run after the
+    -- failed insert, and on Babelfish the error would reach the caller
+    -- only after the read-back's rows. OFFSET 0 ROWS keeps the contracts'
+    -- derived table from being merged into the join, where PostgreSQL
+    -- would read each contract back once per item.
     SET NOCOUNT ON;
+    SET XACT_ABORT ON;
     INSERT INTO submission_intents (
         intent_id, submission_target, payload, contract, gateway_type, mode,
         status, created_at, next_due_at, attempt_count, last_modified_at, not_before, trace_parent)
