@@ -4,17 +4,14 @@
 -- parameter, but the statement also names one varbinary parameter per
 -- payload, and reads the rows back). A procedure is parsed once.
 --
--- Its one parameter is the batch's JSON (adapters/sqlserver/batch.go and
--- jsontext.go): the distinct contracts, spelled, and the items, each with
--- its position ("ord"), its contract's number, its columns, and its
--- payload as a spelled string. A payload can travel as a string only when
--- every byte of it is printable ASCII (0x20-0x7E, as a compacted JSON
--- payload nearly always is): that text becomes exactly those bytes through
--- varchar in a Latin1 collation, on SQL Server 2022 and on Babelfish,
--- whereas neither server's OPENJSON makes bytes of a base64 or hex string
--- the same way. The adapter sends any other batch as the text statement
--- that binds each payload as varbinary; that choice is made in one place
--- (payloadTravelsInJSON).
+-- Its one parameter is the batch's JSON (adapters/sqlserver/insert_request.go
+-- and jsontext.go): the distinct contracts, spelled, and the items, each
+-- with its position ("ord"), its contract's number, its columns, and its
+-- payload as a spelled string, which becomes the payload's bytes through
+-- varchar in a Latin1 collation. The adapter calls it only for a batch
+-- whose every payload can travel so (payloadTravelsInJSON states which,
+-- and why), and sends any other batch as the text statement that binds
+-- each payload as varbinary.
 --
 -- A text is read back from its spelling (dbo.submission_json_text) only
 -- when it holds a "~": every spelled text does, and no other, so the
