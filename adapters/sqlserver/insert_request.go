@@ -12,20 +12,26 @@ import (
 
 // A batch insert whose payloads are all printable ASCII, as compacted JSON
 // payloads nearly always are, is one call of dbo.submission_insert_intents
-// (migration 00016) with the batch's JSON as its only parameter, payloads
-// included: Babelfish parses a request's text at every execution, and the
-// text statement (insertIntentsSQL) with its read-back and its VALUES list
-// of padded payload parameters ran to 6-20 kB a request; a procedure is
-// parsed once. Any other batch is sent as that text statement, which binds
-// each payload as varbinary.
+// (migration 00016) with the batch as JSON, payloads included: Babelfish
+// parses a request's text at every execution, and the text statement
+// (insertIntentsSQL) with its read-back and its VALUES list of padded
+// payload parameters ran to 6-20 kB a request; a procedure is parsed once.
+// Any other batch is sent as that text statement, which binds each payload
+// as varbinary.
 
-// insertIntentsProcSQL calls dbo.submission_insert_intents, which answers
-// as insertIntentsSQL does: the intentIds it inserted, then every row of
-// the batch with its facts, then their attempts. TestHandWrittenSQLIsTSQL
+// insertIntentsProcSQL calls dbo.submission_insert_intents with four JSON
+// arrays (procArgs): the items with their payloads, the distinct
+// contracts, the payloads too long for OPENJSON's WITH on Babelfish
+// (jsonTextLong), and the intentIds. Each is a parameter of its own
+// because OPENJSON parses the whole document it is given at every use,
+// and the procedure reads the contracts, the long payloads and the ids
+// (twice, for the read-back) apart from the items. It answers as
+// insertIntentsSQL does: the intentIds it inserted, then every row of the
+// batch with its facts, then their attempts. TestHandWrittenSQLIsTSQL
 // parses the call, TestMigrationsAreTSQL the procedure, and
 // TestIntakeProceduresAnswerTheReadColumns holds its result sets to the
 // columns read here.
-const insertIntentsProcSQL = `EXEC dbo.submission_insert_intents @items = $1`
+const insertIntentsProcSQL = `EXEC dbo.submission_insert_intents @items = $1, @contracts = $2, @long = $3, @ids = $4`
 
 // payloadTravelsInJSON reports whether a payload can travel inside the
 // batch's JSON as text: when every byte is printable ASCII (0x20-0x7E).
@@ -48,8 +54,8 @@ func payloadTravelsInJSON(payload []byte) bool {
 // parameters.
 func insertRequest(rows []sqlserverdb.InsertIntentParams) (query string, args []any, err error) {
 	if !slices.ContainsFunc(rows, func(r sqlserverdb.InsertIntentParams) bool { return !payloadTravelsInJSON(r.Payload) }) {
-		doc, err := insertJSON(rows, true)
-		return insertIntentsProcSQL, []any{doc}, err
+		args, err := newInsertSet(rows, true).procArgs()
+		return insertIntentsProcSQL, args, err
 	}
 	n := paddedRows(len(rows), 1)
 	args, err = insertArgs(rows, n)
@@ -67,14 +73,18 @@ var insertColumns = []batchColumn{
 	{"trace_parent", "varchar(55)", false},
 }
 
-// insertBatch is a batch insert's JSON, for either request: the distinct
-// contracts, spelled by jsonText, and the items.
-type insertBatch struct {
+// insertSet is a request's batch as both requests send it: the distinct
+// contracts, spelled by jsonText, the items, and, with payloads, the
+// spelled payloads too long for OPENJSON's WITH on Babelfish, which the
+// procedure reads through the default schema (whole on both servers) in
+// one pass, as it reads the contracts.
+type insertSet struct {
 	Contracts []string     `json:"contracts"`
 	Items     []insertItem `json:"items"`
+	long      []string
 }
 
-// insertItem is one intent in a batch insert's JSON.
+// insertItem is one intent of an insertSet.
 type insertItem struct {
 	Ord              int    `json:"ord"`
 	IntentID         string `json:"intent_id"`
@@ -88,17 +98,16 @@ type insertItem struct {
 	TraceParent      string `json:"trace_parent,omitempty"`
 	Spelled          int    `json:"spelled,omitempty"`
 	// Payload is the payload, spelled, in a batch for
-	// dbo.submission_insert_intents (payloadTravelsInJSON); Long is then
-	// the item's position when the payload is too long for OPENJSON's WITH
-	// on Babelfish (jsonTextLong).
+	// dbo.submission_insert_intents (payloadTravelsInJSON), unless it is
+	// too long for OPENJSON's WITH; Long is then its position among the
+	// set's long payloads instead.
 	Payload string `json:"payload,omitempty"`
 	Long    *int   `json:"long,omitempty"`
 }
 
 // insertItemOf is the item of the intent at position ord of a request,
-// whose contract is the batch's contract number contract, with its
-// payload when withPayload.
-func insertItemOf(ord, contract int, p sqlserverdb.InsertIntentParams, withPayload bool) insertItem {
+// whose contract is the batch's contract number contract.
+func insertItemOf(ord, contract int, p sqlserverdb.InsertIntentParams) insertItem {
 	var sp speller
 	it := insertItem{Ord: ord, IntentID: sp.text(p.IntentID), SubmissionTarget: sp.text(p.SubmissionTarget),
 		Contract: contract, GatewayType: p.GatewayType, Mode: p.Mode,
@@ -111,15 +120,6 @@ func insertItemOf(ord, contract int, p sqlserverdb.InsertIntentParams, withPaylo
 		it.TraceParent = p.TraceParent.String
 	}
 	it.Spelled = sp.flag()
-	if withPayload {
-		// The procedure reads back each text that holds a "~" (every
-		// spelled text does, and no other) and has no use for "spelled".
-		it.Spelled = 0
-		it.Payload = jsonText(string(p.Payload))
-		if jsonTextLong(it.Payload) {
-			it.Long = &ord
-		}
-	}
 	return it
 }
 
@@ -184,10 +184,10 @@ WHERE intent_id IN (` + ids + `);
 ` + attemptsOfSQL("intent_id IN ("+ids+")")
 }
 
-// insertArgs are insertIntentsSQL's parameters: the batch's JSON, then
+// insertArgs are insertIntentsSQL's parameters: the set's JSON, then
 // each item's payload, padded with NULLs to rows.
 func insertArgs(rows []sqlserverdb.InsertIntentParams, padded int) ([]any, error) {
-	doc, err := insertJSON(rows, false)
+	doc, err := jsonArg(newInsertSet(rows, false))
 	if err != nil {
 		return nil, err
 	}
@@ -202,24 +202,58 @@ func insertArgs(rows []sqlserverdb.InsertIntentParams, padded int) ([]any, error
 	return args, nil
 }
 
-// insertJSON is a request's batch: the distinct contracts and the items,
-// with their payloads when withPayloads.
-func insertJSON(rows []sqlserverdb.InsertIntentParams, withPayloads bool) (any, error) {
-	batch := insertBatch{Items: make([]insertItem, len(rows))}
+// procArgs are insertIntentsProcSQL's parameters.
+func (set insertSet) procArgs() ([]any, error) {
+	ids := make([]string, len(set.Items))
+	for i, it := range set.Items {
+		ids[i] = it.IntentID
+	}
+	args := make([]any, 0, 4)
+	for _, v := range []any{set.Items, set.Contracts, set.long, ids} {
+		doc, err := jsonArg(v)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, doc)
+	}
+	return args, nil
+}
+
+// newInsertSet is the set of rows, with their payloads when withPayloads.
+func newInsertSet(rows []sqlserverdb.InsertIntentParams, withPayloads bool) insertSet {
+	set := insertSet{Contracts: []string{}, Items: make([]insertItem, len(rows)), long: []string{}}
 	numbers := make(map[string]int)
 	for i, r := range rows {
 		n, ok := numbers[r.Contract]
 		if !ok {
-			n = len(batch.Contracts)
+			n = len(set.Contracts)
 			numbers[r.Contract] = n
-			batch.Contracts = append(batch.Contracts, jsonText(r.Contract))
+			set.Contracts = append(set.Contracts, jsonText(r.Contract))
 		}
-		batch.Items[i] = insertItemOf(i, n, r, withPayloads)
+		it := insertItemOf(i, n, r)
+		if withPayloads {
+			// The procedure reads back each text that holds a "~" (every
+			// spelled text does, and no other) and has no use for "spelled".
+			it.Spelled = 0
+			switch payload := jsonText(string(r.Payload)); {
+			case jsonTextLong(payload):
+				it.Long = new(len(set.long))
+				set.long = append(set.long, payload)
+			default:
+				it.Payload = payload
+			}
+		}
+		set.Items[i] = it
 	}
+	return set
+}
+
+// jsonArg is v as a JSON parameter.
+func jsonArg(v any) (any, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(batch); err != nil {
+	if err := enc.Encode(v); err != nil {
 		return nil, fmt.Errorf("encode batch: %w", err)
 	}
 	return setString(buf.String()), nil

@@ -31,14 +31,16 @@ func printableASCII() string {
 // carries in its JSON: every such byte; JSON's escapes (of a newline, a
 // quote, a backslash, a slash, a NUL, non-ASCII text), which are ASCII
 // backslash sequences in the payload's bytes; jsonText's own codes; a
-// payload with nothing to spell; and one longer than Babelfish's OPENJSON
-// WITH reads whole.
+// payload with nothing to spell; and two longer than Babelfish's OPENJSON
+// WITH reads whole, between shorter ones, which travel apart from the
+// items and must meet their own.
 var asciiPayloads = []json.RawMessage{
 	json.RawMessage(`{"all":` + printableASCII() + `}`),
 	json.RawMessage(`{"esc":"a\nb\t\"q\" \\ \/ \u0000 \u00e9 \ud83d\udc4b"}`),
 	json.RawMessage(`{"codes":"~ ~0 ~1 ~2 ~3A ~~3"}`),
-	json.RawMessage(`[1,2,3]`),
 	json.RawMessage(`[` + strings.Repeat(`{"k":"v\"~\\"},`, 700) + `0]`),
+	json.RawMessage(`[1,2,3]`),
+	json.RawMessage(`["` + strings.Repeat(`~2\"`, 1100) + `"]`),
 }
 
 // TestPayloadTravelsInJSON pins the rule that routes a batch: printable

@@ -4,22 +4,26 @@
 -- parameter, but the statement also names one varbinary parameter per
 -- payload, and reads the rows back). A procedure is parsed once.
 --
--- Its one parameter is the batch's JSON (adapters/sqlserver/insert_request.go
--- and jsontext.go): the distinct contracts, spelled, and the items, each
--- with its position ("ord"), its contract's number, its columns, and its
--- payload as a spelled string, which becomes the payload's bytes through
--- varchar in a Latin1 collation. The adapter calls it only for a batch
--- whose every payload can travel so (payloadTravelsInJSON states which,
--- and why), and sends any other batch as the text statement that binds
--- each payload as varbinary.
+-- Its parameters are the batch as four JSON arrays
+-- (adapters/sqlserver/insert_request.go; jsontext.go says how their
+-- strings are spelled): the items, each with its position ("ord"), its
+-- contract's number, its columns, and its payload as a spelled string,
+-- which becomes the payload's bytes through varchar in a Latin1
+-- collation; the distinct contracts; the payloads longer than Babelfish's
+-- OPENJSON WITH reads whole (4,000 UTF-16 code units, jsonTextLong),
+-- whose items name them by position ("long"), read through OPENJSON's
+-- default schema (whole on both servers) in one pass, as the contracts
+-- are; and the intentIds, read by dbo.submission_intent_ids (00015) for
+-- the read-back. They are apart because OPENJSON parses the whole
+-- document it is given at every use. The adapter calls the procedure only
+-- for a batch whose every payload can travel so (payloadTravelsInJSON
+-- states which, and why), and sends any other batch as the text statement
+-- that binds each payload as varbinary.
 --
--- A text is read back from its spelling (dbo.submission_json_text) only
--- when it holds a "~": every spelled text does, and no other, so the
--- common intentId or target skips the function. An item whose payload is
--- longer than Babelfish's OPENJSON WITH reads whole (4,000 UTF-16 code
--- units, jsonTextLong) says so with "long", its position in the array,
--- and its payload is read through OPENJSON's default schema instead,
--- whole on both servers.
+-- A text of an item is read back from its spelling
+-- (dbo.submission_json_text) only when it holds a "~": every spelled text
+-- does, and no other, so the common intentId or target skips the
+-- function.
 --
 -- It answers what the text statement answers, and what every read of
 -- intents answers after it (TestIntakeProceduresAnswerTheReadColumns holds
@@ -29,7 +33,8 @@
 
 -- +goose Up
 -- +goose StatementBegin
-CREATE PROCEDURE dbo.submission_insert_intents @items nvarchar(max)
+CREATE PROCEDURE dbo.submission_insert_intents
+    @items nvarchar(max), @contracts nvarchar(max), @long nvarchar(max), @ids nvarchar(max)
 AS
 BEGIN
     -- Inserts the items whose intentId is not stored, as one statement in
@@ -65,21 +70,21 @@ BEGIN
                  k.contract, k.gateway_type, k.mode, k.created_at, k.next_due_at, k.not_before, k.trace_parent
           FROM (SELECT j.intent_id COLLATE Latin1_General_100_BIN2 AS intent_id,
                        j.submission_target COLLATE Latin1_General_100_BIN2 AS submission_target,
-                       CASE WHEN j.long IS NULL THEN j.payload
-                            ELSE (SELECT m.value FROM OPENJSON(@items, '$.items') AS e CROSS APPLY OPENJSON(e.value) AS m
-                                  WHERE e.[key] = CAST(j.long AS nvarchar(10)) AND m.[key] = N'payload') END
+                       CASE WHEN j.long IS NULL THEN j.payload ELSE l.payload END
                            COLLATE Latin1_General_100_BIN2 AS payload,
                        j.contract, j.gateway_type, j.mode, j.created_at, j.next_due_at, j.not_before, j.trace_parent
-                FROM OPENJSON(@items, '$.items') WITH (
+                FROM OPENJSON(@items) WITH (
                     intent_id nvarchar(max) '$.intent_id', submission_target nvarchar(max) '$.submission_target',
                     payload nvarchar(max) '$.payload', contract int '$.contract',
                     gateway_type varchar(16) '$.gateway_type', mode varchar(16) '$.mode',
                     created_at datetime2(7) '$.created_at', next_due_at datetime2(7) '$.next_due_at',
                     not_before datetime2(7) '$.not_before', trace_parent varchar(55) '$.trace_parent',
-                    long int '$.long') AS j) AS k) AS v
+                    long int '$.long') AS j
+                LEFT JOIN (SELECT CAST(l0.[key] AS int) AS number, l0.value AS payload
+                           FROM OPENJSON(@long) AS l0) AS l ON l.number = j.long) AS k) AS v
     JOIN (SELECT CAST(c1.[key] AS int) AS number, dbo.submission_json_text(c1.contract) AS contract
           FROM (SELECT c0.[key], c0.value COLLATE Latin1_General_100_BIN2 AS contract
-                FROM OPENJSON(@items, '$.contracts') AS c0) AS c1
+                FROM OPENJSON(@contracts) AS c0) AS c1
           ORDER BY number OFFSET 0 ROWS) AS c ON c.number = v.contract
     WHERE NOT EXISTS (SELECT 1 FROM submission_intents AS s WHERE s.intent_id = v.intent_id);
     -- Every item's row, stored now or before, with its facts, then the
@@ -89,17 +94,11 @@ BEGIN
            final_message_id, exhausted_reason, last_modified_at, not_before, trace_parent,
            possibly_accepted, accepted_after_deadline, accepted_message_id
     FROM submission_intents
-    WHERE intent_id IN (
-        SELECT CAST(CASE WHEN CHARINDEX(N'~', j.intent_id) = 0 THEN j.intent_id
-                         ELSE dbo.submission_json_text(j.intent_id) END AS nvarchar(255)) COLLATE Latin1_General_100_BIN2
-        FROM OPENJSON(@items, '$.items') WITH (intent_id nvarchar(max) '$.intent_id') AS j);
+    WHERE intent_id IN (SELECT i.intent_id COLLATE Latin1_General_100_BIN2 FROM dbo.submission_intent_ids(@ids) AS i);
     SELECT intent_id, attempt_number, started_at, finished_at, outcome_status,
            outcome_reason, message_id, error, sent, holder_id, lease_epoch
     FROM submission_attempts
-    WHERE intent_id IN (
-        SELECT CAST(CASE WHEN CHARINDEX(N'~', j.intent_id) = 0 THEN j.intent_id
-                         ELSE dbo.submission_json_text(j.intent_id) END AS nvarchar(255)) COLLATE Latin1_General_100_BIN2
-        FROM OPENJSON(@items, '$.items') WITH (intent_id nvarchar(max) '$.intent_id') AS j)
+    WHERE intent_id IN (SELECT i.intent_id COLLATE Latin1_General_100_BIN2 FROM dbo.submission_intent_ids(@ids) AS i)
     ORDER BY intent_id, attempt_number;
 END;
 -- +goose StatementEnd
