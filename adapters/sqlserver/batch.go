@@ -1,10 +1,8 @@
 package sqlserver
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -13,145 +11,6 @@ import (
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
 )
-
-// insertColumns are the members of one intent's item in insertIntentsSQL's
-// JSON. Its contract is an index into the batch's distinct contracts, and
-// its payload travels beside the JSON (see insertIntentsSQL).
-var insertColumns = []batchColumn{
-	{"ord", "int", false}, {"intent_id", "nvarchar(255)", true}, {"submission_target", "nvarchar(255)", true},
-	{"contract", "int", false}, {"gateway_type", "varchar(16)", false}, {"mode", "varchar(16)", false},
-	{"created_at", "datetime2(7)", false}, {"next_due_at", "datetime2(7)", false}, {"not_before", "datetime2(7)", false},
-	{"trace_parent", "varchar(55)", false},
-}
-
-// insertBatch is insertIntentsSQL's JSON: the distinct contracts, spelled
-// by jsonText, and the items.
-type insertBatch struct {
-	Contracts []string     `json:"contracts"`
-	Items     []insertItem `json:"items"`
-}
-
-// insertItem is one intent in insertIntentsSQL's JSON.
-type insertItem struct {
-	Ord              int    `json:"ord"`
-	IntentID         string `json:"intent_id"`
-	SubmissionTarget string `json:"submission_target"`
-	Contract         int    `json:"contract"`
-	GatewayType      string `json:"gateway_type"`
-	Mode             string `json:"mode"`
-	CreatedAt        string `json:"created_at"`
-	NextDueAt        string `json:"next_due_at"`
-	NotBefore        string `json:"not_before,omitempty"`
-	TraceParent      string `json:"trace_parent,omitempty"`
-	Spelled          int    `json:"spelled,omitempty"`
-}
-
-// insertItemOf is the item of the intent at position ord of a request,
-// whose contract is the batch's contract number contract.
-func insertItemOf(ord, contract int, p sqlserverdb.InsertIntentParams) insertItem {
-	var sp speller
-	it := insertItem{Ord: ord, IntentID: sp.text(p.IntentID), SubmissionTarget: sp.text(p.SubmissionTarget),
-		Contract: contract, GatewayType: p.GatewayType, Mode: p.Mode,
-		CreatedAt: datetime2JSON(p.CreatedAt), NextDueAt: datetime2JSON(p.NextDueAt)}
-	if p.NotBefore.Valid {
-		it.NotBefore = datetime2JSON(p.NotBefore.Time)
-	}
-	if p.TraceParent.Valid {
-		// Printable ASCII (core.NormalizeTraceParent): never spelled.
-		it.TraceParent = p.TraceParent.String
-	}
-	it.Spelled = sp.flag()
-	return it
-}
-
-// insertContractsSQL is the derived table of the batch's distinct
-// contracts by number. They are read through OPENJSON's default schema,
-// which reads a long string whole on Babelfish too, and each is read back
-// from its spelling once: a batch's intents share a few contracts (one
-// per target), and reading back a JSON text costs Babelfish several
-// function calls. OFFSET 0 ROWS keeps the derived table from being merged
-// into the join (where PostgreSQL would read back the contract once per
-// intent); SQL Server reads it the same either way.
-var insertContractsSQL = `(SELECT CAST(c.[key] AS int) AS number,
-              ` + jsonTextFunction + `(c.contract) AS contract
-       FROM (SELECT c0.[key], c0.value COLLATE Latin1_General_100_BIN2 AS contract
-             FROM OPENJSON(CAST($1 AS nvarchar(max)), '$.contracts') AS c0) AS c
-       ORDER BY number OFFSET 0 ROWS)`
-
-// insertIntentsSQL inserts up to rows intents in one set-based statement
-// and reads the batch's rows back in the same request: one round trip per
-// rowsPerRequest(1) intents. The intents travel as one JSON parameter ($1,
-// read as jsontext.go describes) and their payloads beside it, one
-// varbinary parameter each ($2 on), joined by position: Babelfish's
-// OPENJSON cannot make bytes of a JSON string (it neither decodes base64
-// nor converts hex), and a varbinary parameter arrives exactly on both
-// servers. So a batch binds rows+1 parameters instead of nine per intent.
-// Padding payloads are NULL and join no item. NOT EXISTS skips the
-// intentIds already stored; OUTPUT names the rows this statement inserted
-// (the first result set). Under READ COMMITTED two sessions can both pass
-// NOT EXISTS for one intentId: the primary key then fails one statement
-// with 2627 and CreateIntents sends it again. The read-back is
-// readDetailedIntents' two result sets: every row of the batch with its
-// facts, and the attempts of those that were stored before, so a taken
-// intentId is answered with its history at no further round trip.
-// Hand-written because sqlc cannot generate a statement whose parameter
-// count varies, nor parse OPENJSON's WITH or OUTPUT;
-// TestHandWrittenSQLIsTSQL parses it.
-func insertIntentsSQL(rows int) string {
-	var payloads strings.Builder
-	for r := range rows {
-		if r > 0 {
-			payloads.WriteString(", ")
-		}
-		fmt.Fprintf(&payloads, "(%d, CAST($%d AS varbinary(max)))", r, r+2)
-	}
-	const items = "CAST($1 AS nvarchar(max)), '$.items'"
-	ids := "SELECT i.intent_id FROM " + jsonItemsSQL(items, insertColumns[:2]) + " AS i"
-	return `INSERT INTO submission_intents (
-    intent_id, submission_target, payload, contract, gateway_type, mode,
-    status, created_at, next_due_at, attempt_count, last_modified_at, not_before, trace_parent)
-OUTPUT inserted.intent_id
-SELECT v.intent_id, v.submission_target, p.payload, c.contract, v.gateway_type, v.mode,
-       'pending', v.created_at, v.next_due_at, 0, SYSUTCDATETIME(), v.not_before, v.trace_parent
-FROM ` + jsonItemsSQL(items, insertColumns) + ` AS v
-JOIN ` + insertContractsSQL + ` AS c ON c.number = v.contract
-JOIN (VALUES ` + payloads.String() + `) AS p (ord, payload) ON p.ord = v.ord
-WHERE NOT EXISTS (
-    SELECT 1 FROM submission_intents AS s WHERE s.intent_id = v.intent_id);
-SELECT ` + detailedIntentColumns + `
-FROM submission_intents
-WHERE intent_id IN (` + ids + `);
-` + attemptsOfSQL("intent_id IN ("+ids+")")
-}
-
-// insertArgs are a request's parameters: the batch's JSON, then each
-// item's payload, padded with NULLs to rows.
-func insertArgs(rows []sqlserverdb.InsertIntentParams, padded int) ([]any, error) {
-	batch := insertBatch{Items: make([]insertItem, len(rows))}
-	numbers := make(map[string]int)
-	args := make([]any, 1, padded+1)
-	for i, r := range rows {
-		n, ok := numbers[r.Contract]
-		if !ok {
-			n = len(batch.Contracts)
-			numbers[r.Contract] = n
-			batch.Contracts = append(batch.Contracts, jsonText(r.Contract))
-		}
-		batch.Items[i] = insertItemOf(i, n, r)
-		args = append(args, r.Payload)
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(batch); err != nil {
-		return nil, fmt.Errorf("encode batch: %w", err)
-	}
-	args[0] = setString(buf.String())
-	for len(args) < padded+1 {
-		args = append(args, []byte(nil))
-	}
-	return args, nil
-}
 
 // sqlKey is an intentId as SQL Server's equality sees it: trailing spaces
 // do not count.
@@ -162,16 +21,16 @@ func sqlKey(id string) string { return strings.TrimRight(id, " ") }
 // intentIds meanwhile, and the next run finds that row.
 const insertRounds = 3
 
-// CreateIntents inserts a batch with set-based statements that also read
-// the batch's rows back with their attempts and flags: one round trip for
-// a batch of up to rowsPerRequest(1) intents, which a single statement
-// stores atomically. A larger batch is one request per that many intents
-// in one transaction (BEGIN and COMMIT are a round trip each): one commit
-// for the whole batch, and nothing of it stored when anything fails. Each
-// intentId is sent once (the first occurrence, as SQL Server compares
-// keys); a later occurrence gets the first one's row with Created=false,
-// as a taken intentId does. An intent the schema cannot hold is Refused
-// and claims nothing.
+// CreateIntents inserts a batch with set-based requests (insertRequest)
+// that also read the batch's rows back with their attempts and flags: one
+// round trip for a batch of up to rowsPerRequest(1) intents, which a
+// single statement stores atomically. A larger batch is one request per
+// that many intents in one transaction (BEGIN and COMMIT are a round trip
+// each): one commit for the whole batch, and nothing of it stored when
+// anything fails. Each intentId is sent once (the first occurrence, as
+// SQL Server compares keys); a later occurrence gets the first one's row
+// with Created=false, as a taken intentId does. An intent the schema
+// cannot hold is Refused and claims nothing.
 func (s *store) CreateIntents(ctx context.Context, intents []core.Intent) ([]ports.CreateIntentResult, error) {
 	out := make([]ports.CreateIntentResult, len(intents))
 	first := make(map[string]int, len(intents)) // sqlKey -> first item sent
@@ -239,12 +98,11 @@ func (s *store) insertBatch(ctx context.Context, rows []sqlserverdb.InsertIntent
 		created = make(map[string]bool)
 		stored = make(map[string]core.Intent)
 		for _, c := range parts {
-			n := paddedRows(c[1]-c[0], 1)
-			args, err := insertArgs(rows[c[0]:c[1]], n)
+			query, args, err := insertRequest(rows[c[0]:c[1]])
 			if err != nil {
 				return err
 			}
-			if err := insertChunk(ctx, q, insertIntentsSQL(n), args, created, stored); err != nil {
+			if err := insertChunk(ctx, q, query, args, created, stored); err != nil {
 				return err
 			}
 		}
@@ -264,24 +122,35 @@ type querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
-// insertChunk runs one request of insertIntentsSQL: its first result names
+// insertChunk runs one request of insertRequest: its first result names
 // the inserted intentIds, the next two hold every row of the chunk with
-// its details.
+// its details. An insert that lost a race on a key (2627) may send no
+// first result at all: the procedure ends at the error (XACT_ABORT), and
+// the text statement, on Babelfish, goes on to its read-back and reports
+// the error only after it. So the first result is told apart by its
+// columns, and an error anywhere fails the request, which CreateIntents
+// then sends again.
 func insertChunk(ctx context.Context, q querier, query string, args []any, created map[string]bool, stored map[string]core.Intent) error {
 	res, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return mapError(err)
 	}
 	defer res.Close()
-	for res.Next() {
-		var id string
-		if err := res.Scan(&id); err != nil {
-			return mapError(err)
-		}
-		created[id] = true
+	cols, err := res.Columns()
+	if err != nil {
+		return mapError(err)
 	}
-	if !res.NextResultSet() {
-		return mapError(errors.Join(res.Err(), errors.New("sqlserver: the batch insert returned no read-back")))
+	if len(cols) == 1 {
+		for res.Next() {
+			var id string
+			if err := res.Scan(&id); err != nil {
+				return mapError(err)
+			}
+			created[id] = true
+		}
+		if !res.NextResultSet() {
+			return mapError(errors.Join(res.Err(), errors.New("sqlserver: the batch insert returned no read-back")))
+		}
 	}
 	intents, err := readDetailedIntents(res)
 	if err != nil {

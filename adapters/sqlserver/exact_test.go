@@ -23,11 +23,33 @@ var awkwardIDs = []string{`quote"d`, `back\slash`, `both\"`, `"`, `\`, "é👋",
 // non-ASCII text: it is stored and read back byte for byte.
 var awkwardPayload = json.RawMessage(`{"text":"say \"hi\" \\ \u00e9 👋","n":1}`)
 
+// asciiAwkwardPayload is a payload of printable ASCII only, which the
+// batch insert carries in its JSON (payloadTravelsInJSON), whose bytes JSON
+// must escape and look like jsontext.go's codes, and longer than
+// Babelfish's OPENJSON WITH reads whole.
+var asciiAwkwardPayload = json.RawMessage(`{"text":"say \"hi\" \\ ~0 ~1 \u00e9 \ud83d\udc4b","pad":"` + strings.Repeat(`~\"x`, 1200) + `"}`)
+
 // TestValuesTravelExactly stores and reads back intents with awkward ids,
 // targets, payloads and contracts through every path that carries many
-// intents at once (the batch insert, GetIntents, listing with attempts),
-// and checks each value against what was sent.
+// intents at once (the batch insert, as the text statement and as the
+// procedure, GetIntents, listing with attempts), and checks each value
+// against what was sent.
 func TestValuesTravelExactly(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		payload json.RawMessage
+		inJSON  bool
+	}{{"non-ASCII payload", awkwardPayload, false}, {"long ASCII payload", asciiAwkwardPayload, true}} {
+		if !json.Valid(c.payload) || payloadTravelsInJSON(c.payload) != c.inJSON {
+			t.Fatalf("%s: the payload is not JSON, or does not take the request meant for it", c.name)
+		}
+		t.Run(c.name, func(t *testing.T) { valuesTravelExactly(t, c.payload) })
+	}
+}
+
+// valuesTravelExactly is TestValuesTravelExactly with every intent's
+// payload payload.
+func valuesTravelExactly(t *testing.T, payload json.RawMessage) {
 	db, _ := migratedDB(t, databaseOptions{})
 	s := db.Store()
 	ctx := context.Background()
@@ -37,7 +59,7 @@ func TestValuesTravelExactly(t *testing.T) {
 	created := time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
 	var batch []core.Intent
 	for _, id := range awkwardIDs {
-		batch = append(batch, core.NewIntent(id, contract, awkwardPayload, created))
+		batch = append(batch, core.NewIntent(id, contract, payload, created))
 	}
 	res, err := s.CreateIntents(ctx, batch)
 	if err != nil {

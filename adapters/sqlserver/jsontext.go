@@ -30,7 +30,8 @@ import (
 // "~" is replaced last, which makes the decoding exact. NUL, which
 // Babelfish cannot store at all (nor put through REPLACE), travels as
 // U+FFFD on both servers: these strings are the attempts' diagnostics and
-// the intents' identifiers, never a payload.
+// the intents' identifiers, and a payload only when it is printable ASCII
+// (payloadTravelsInJSON), which holds no NUL.
 var jsonCodes = func() map[rune]string {
 	codes := map[rune]string{'~': "~0", '"': "~1", '\\': "~2", 0: "\uFFFD"}
 	for c := rune(1); c < 0x20; c++ {

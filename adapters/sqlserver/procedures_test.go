@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/submissionmanager/submission-manager/adapters/sqlserver/internal/sqlserverdb"
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
 	"github.com/submissionmanager/submission-manager/ports/leasetest"
@@ -51,7 +52,7 @@ func resultColumns(t *testing.T, db *DB, query string, args ...any) [][]string {
 }
 
 // TestIntakeProceduresAnswerTheReadColumns holds the procedures of
-// migration 00015, which spell their select lists out, to the column
+// migrations 00015 and 00016, which spell their select lists out, to the column
 // lists readDetailedIntents and readAttempts scan by position: a column
 // added to one and not the other would shift every field after it.
 func TestIntakeProceduresAnswerTheReadColumns(t *testing.T) {
@@ -67,12 +68,25 @@ func TestIntakeProceduresAnswerTheReadColumns(t *testing.T) {
 			params.Payload, setString(params.Contract), setString(params.GatewayType), setString(params.Mode),
 			params.CreatedAt, params.NextDueAt, params.NotBefore, setString(""))
 	}
+	batch, err := insertIntentParams(newTestIntent("columns-2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	insert := func() [][]string {
+		query, args, err := insertRequest([]sqlserverdb.InsertIntentParams{batch})
+		if err != nil || query != insertIntentsProcSQL {
+			t.Fatalf("the batch of one ASCII payload is sent as %q (%v), want the procedure's call", query, err)
+		}
+		return resultColumns(t, db, query, args...)
+	}
 	for name, c := range map[string]struct {
 		got  func() [][]string
 		want [][]string
 	}{
-		"dbo.submission_create_intent, new":    {create, [][]string{{"intent_id"}, intent, attempts}},
-		"dbo.submission_create_intent, repeat": {create, [][]string{{"intent_id"}, intent, attempts}},
+		"dbo.submission_create_intent, new":     {create, [][]string{{"intent_id"}, intent, attempts}},
+		"dbo.submission_create_intent, repeat":  {create, [][]string{{"intent_id"}, intent, attempts}},
+		"dbo.submission_insert_intents, new":    {insert, [][]string{{"intent_id"}, intent, attempts}},
+		"dbo.submission_insert_intents, repeat": {insert, [][]string{{"intent_id"}, intent, attempts}},
 		"dbo.submission_get_intent": {func() [][]string {
 			return resultColumns(t, db, getIntentSQL, setString("columns-1"))
 		}, [][]string{intent, attempts}},
@@ -87,8 +101,10 @@ func TestIntakeProceduresAnswerTheReadColumns(t *testing.T) {
 			t.Errorf("%s answers the columns\n%v\nwant\n%v", name, got, c.want)
 		}
 	}
-	if _, err := db.Store().GetIntent(ctx, "columns-1"); err != nil {
-		t.Fatalf("the intent the procedures stored: %v", err)
+	for _, id := range []string{"columns-1", "columns-2"} {
+		if _, err := db.Store().GetIntent(ctx, id); err != nil {
+			t.Fatalf("the intent the procedures stored: %v", err)
+		}
 	}
 }
 

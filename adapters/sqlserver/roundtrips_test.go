@@ -69,10 +69,12 @@ func statementsIn(t testing.TB, queries []string) int {
 // the hot paths costs on SQL Server, counted at the driver: one per
 // CreateIntent, new or repeated (the repeat answered with its attempts and
 // flag), one per GetIntent, one per batch of intents up to
-// rowsPerRequest(1), one per GetIntents, and one per StartAttempts or
-// FinishAttempts batch of any size (one procedure call each). The lease and
-// migration pools send nothing meanwhile. docs/sqlserver.md reports the
-// table this test logs.
+// rowsPerRequest(1) (a call of dbo.submission_insert_intents, one
+// statement, when every payload is printable ASCII; else the text
+// statement of an insert and two reads), one per GetIntents, and one per
+// StartAttempts or FinishAttempts batch of any size (one procedure call
+// each). The lease and migration pools send nothing meanwhile.
+// docs/sqlserver.md reports the table this test logs.
 func TestRoundTripsPerRequest(t *testing.T) {
 	db, rc := countedDB(t, Config{})
 	s := db.Store()
@@ -163,6 +165,14 @@ func TestRoundTripsPerRequest(t *testing.T) {
 			err = fmt.Errorf("the taken item: created=%v, %d attempts, flagged=%v; a new one created=%v",
 				res[0].Created, len(res[0].Intent.Attempts), res[0].Intent.PossiblyAccepted, res[1].Created)
 		}
+		return err
+	})
+	var nonASCII []core.Intent
+	for i := range 100 {
+		nonASCII = append(nonASCII, core.NewIntent(fmt.Sprintf("rt-n%03d", i), testContract, json.RawMessage(`{"to":"+100","text":"é"}`), created))
+	}
+	measure("CreateIntents, 100 items with non-ASCII payloads (the text statement)", 1, func() error {
+		_, err := s.CreateIntents(ctx, nonASCII)
 		return err
 	})
 	var bigger []core.Intent
