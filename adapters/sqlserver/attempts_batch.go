@@ -13,10 +13,11 @@ import (
 )
 
 // The executor's reservations and results travel as batches. Each request
-// is one call of a stored procedure (migration 00014), one round trip: it
-// takes the lease lock in Shared mode and checks the fence once
-// (fence.go), writes every runnable item with set-based statements in one
-// transaction, and answers one verdict per item. The items travel as one
+// is one call of a stored procedure (migration 00014, rewritten by 00017
+// for what it cost Babelfish), one round trip: it takes the lease lock in
+// Shared mode and checks the fence once (fence.go), writes every runnable
+// item with set-based statements in one transaction, and answers one
+// verdict per item. The items travel as one
 // JSON parameter (jsontext.go says why, and how its strings survive
 // Babelfish); each carries its position in the batch ("ord"), by which its
 // verdict comes back. They are procedures, not statements sent as text,
