@@ -34,3 +34,35 @@ func WithTimeout(parent context.Context, clock ports.Clock, d time.Duration) (co
 		cancel(context.Canceled)
 	}
 }
+
+// Outliving returns a context with parent's values that is not cancelled
+// with parent: it is cancelled with context.DeadlineExceeded once d has
+// passed on clock after parent was done. A write that must finish while
+// its owner runs, however slow the store is, yet must not hold a shutdown
+// for more than d, runs under it. The returned cancel stops the watcher
+// goroutine and waits for it, as WithTimeout's does.
+func Outliving(parent context.Context, clock ports.Clock, d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(parent))
+	done := make(chan struct{})
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		select {
+		case <-parent.Done():
+		case <-done:
+			return
+		}
+		timer := clock.NewTimer(d)
+		defer timer.Stop()
+		select {
+		case <-timer.C():
+			cancel(context.DeadlineExceeded)
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		close(done)
+		<-exited
+		cancel(context.Canceled)
+	}
+}

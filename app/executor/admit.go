@@ -57,7 +57,7 @@ func (t *term) deferAttempt(ctx context.Context, in core.Intent, until time.Time
 	t.log.Debug("attempt_deferred", "intent_id", in.IntentID, "gateway_url", in.Contract.GatewayURL,
 		"status", d.Status, "next_due_at", d.NextDueAt)
 	outlives := context.WithoutCancel(ctx)
-	writeCtx, cancel := clockctx.WithTimeout(outlives, t.cfg.Clock, t.cfg.FinishTimeout)
+	writeCtx, cancel := clockctx.Outliving(ctx, t.cfg.Clock, t.cfg.FinishTimeout)
 	err := t.cfg.Store.Reschedule(writeCtx, ports.RescheduleParams{
 		Fence: t.fence, IntentID: in.IntentID, AttemptCount: in.AttemptCount, Decision: d,
 	})

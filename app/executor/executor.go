@@ -94,7 +94,8 @@ type Config struct {
 	// RefreshPageSize and RebuildPageSize are the page sizes of ListChanged
 	// and ListPending.
 	RefreshPageSize, RebuildPageSize int
-	// FinishTimeout bounds FinishAttempt once the executor is stopping.
+	// FinishTimeout bounds a result's write (and a deferral's) once the
+	// term is stopping; while it runs, the fence bounds them.
 	FinishTimeout time.Duration
 	// DrainTimeout is how long a shutdown (Lead's context cancelled) lets
 	// the gateway calls in flight finish before it cancels them. A call cut

@@ -49,8 +49,8 @@ func newBatcher[P any](ctx context.Context, max int, write func(ctx context.Cont
 }
 
 // do hands item to the next batch and waits for its answer. The store call
-// runs under the batcher's context: a reservation's is the term's work
-// context (cancelled when the term stops), a result's outlives it.
+// runs under the batcher's context, the term's work context (cancelled when
+// the term stops); a result's write outlives it (newWriters).
 func (b *batcher[P]) do(item P) error {
 	answer := make(chan error, 1)
 	b.queue <- pendingWrite[P]{item: item, answer: answer}
@@ -92,15 +92,17 @@ type writers struct {
 
 // newWriters builds the batchers of a term whose workers run under workCtx.
 // Results are written under a context that outlives the term's cancellation
-// for up to FinishTimeout per batch, so a result the gateway gave is
-// recorded even at shutdown, yet still only while the term's lease holds.
+// by up to FinishTimeout, so a result the gateway gave is recorded even at
+// shutdown, yet still only while the term's lease holds. While the term
+// runs, a result write has no bound of its own: the fence ends it when the
+// lease is lost, and a store slowed by load (a batch of results waits for
+// the database server's CPU) is no reason to end a term whose lease holds.
 func newWriters(workCtx context.Context, cfg Config) writers {
 	max := maxWorkers(cfg)
-	outlives := context.WithoutCancel(workCtx)
 	return writers{
 		starts: newBatcher(workCtx, max, cfg.Store.StartAttempts),
-		finishes: newBatcher(outlives, max, func(ctx context.Context, items []ports.FinishAttemptParams) []error {
-			writeCtx, cancel := clockctx.WithTimeout(ctx, cfg.Clock, cfg.FinishTimeout)
+		finishes: newBatcher(workCtx, max, func(ctx context.Context, items []ports.FinishAttemptParams) []error {
+			writeCtx, cancel := clockctx.Outliving(ctx, cfg.Clock, cfg.FinishTimeout)
 			defer cancel()
 			return cfg.Store.FinishAttempts(writeCtx, items)
 		}),
