@@ -10,34 +10,13 @@ import (
 	"github.com/submissionmanager/submission-manager/core"
 )
 
-// The reads of many intents at once name their intentIds in one of two
-// ways. GetIntents and a listing page's attempts, the executor's and the
-// console's hot reads, call a stored procedure (migration 00015) with the
-// ids as one JSON array of strings spelled by jsonText (jsontext.go says
-// why): one request of a few bytes per id whatever their number, where a
-// VALUES table of parameters made Babelfish parse tens of kilobytes of
-// text and bind a parameter per id at every call. The resubmission links,
-// which the service reads beside a single intent, a listing page and a
-// resubmission, still name them as a VALUES table of
-// parameters (see values.go), split into requests of at most
-// rowsPerRequest(1) ids; sqlc cannot generate a statement whose parameter
-// count varies, so it is written here and TestHandWrittenSQLIsTSQL parses
-// it. A statement that needs the list twice names the same parameters
-// twice rather than copying them into a table variable, which Babelfish
-// keeps as a temporary table written for every request.
-
-// intentIDColumn is the one column of an intentId list.
-var intentIDColumn = []valuesColumn{{"intent_id", "nvarchar(255)"}}
-
-// inIntentIDs is the predicate "column is one of the n listed intentIds",
-// whose parameters are every width-th from $1. The list's values have the
-// database's default collation; the COLLATE gives them the key columns',
-// or comparing them fails with Msg 468 (collation conflict) on a database
-// whose default is not Latin1_General_100_BIN2.
-func inIntentIDs(column string, n, width int) string {
-	return column + " IN (\n    SELECT ids.intent_id COLLATE Latin1_General_100_BIN2 FROM " +
-		valuesTable("ids", intentIDColumn, n, width) + ")"
-}
+// The reads of many intents at once (GetIntents, a listing page's
+// attempts, the resubmission links) call a stored procedure (migrations
+// 00015 and 00019) with the ids as one JSON array of strings spelled by
+// jsonText (jsontext.go says why): one request of a few bytes per id
+// whatever their number, where a VALUES table of parameters made Babelfish
+// parse tens of kilobytes of text and bind a parameter per id at every
+// call.
 
 // getIntentsSQL calls dbo.submission_get_intents, which reads the intents
 // among the JSON array of intentIds $1 with their facts, then their
@@ -87,39 +66,10 @@ func queryIDsJSON(ctx context.Context, db *sql.DB, ids []string, query string, r
 	return mapError(err)
 }
 
-// resubmissionLinksSQL reads the links of n listed intents from either end.
-func resubmissionLinksSQL(n int) string {
-	return "SELECT intent_id, resubmitted_as FROM submission_resubmissions\nWHERE " +
-		inIntentIDs("intent_id", n, 1) + "\n   OR " + inIntentIDs("resubmitted_as", n, 1)
-}
-
-// queryIntentIDs runs the statements sqlFor writes once per request's worth
-// of intentIds (padded with NULLs, which match nothing) and hands each
-// request's result sets to read.
-func queryIntentIDs(ctx context.Context, db *sql.DB, ids []string, sqlFor func(n int) string, read func(*sql.Rows) error) error {
-	for _, c := range chunks(len(ids), rowsPerRequest(1)) {
-		n := paddedRows(c[1]-c[0], 1)
-		args := make([]any, 0, n)
-		for _, id := range ids[c[0]:c[1]] {
-			args = append(args, setString(id))
-		}
-		rows, err := db.QueryContext(ctx, sqlFor(n), padParams(args, n, 1)...)
-		if err != nil {
-			return mapError(err)
-		}
-		err = read(rows)
-		if cerr := rows.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = rows.Err()
-		}
-		if err != nil {
-			return mapError(err)
-		}
-	}
-	return nil
-}
+// resubmissionLinksSQL calls dbo.submission_resubmission_links, which
+// reads the links touching the intents among the JSON array of intentIds
+// $1 from either end.
+const resubmissionLinksSQL = `EXEC dbo.submission_resubmission_links @ids = $1`
 
 // eachRow reads one result set with scan.
 func eachRow(scan func(*sql.Rows) error) func(*sql.Rows) error {
@@ -159,7 +109,7 @@ func (db *DB) attemptsOf(ctx context.Context, ids []string) (map[string][]attemp
 // the intents ids.
 func (db *DB) resubmissionLinksOf(ctx context.Context, ids []string) ([][2]string, error) {
 	var out [][2]string
-	err := queryIntentIDs(ctx, db.queries, ids, resubmissionLinksSQL, eachRow(func(rows *sql.Rows) error {
+	err := queryIDsJSON(ctx, db.queries, ids, resubmissionLinksSQL, eachRow(func(rows *sql.Rows) error {
 		var link [2]string
 		err := rows.Scan(&link[0], &link[1])
 		out = append(out, link)

@@ -96,6 +96,9 @@ func TestIntakeProceduresAnswerTheReadColumns(t *testing.T) {
 		"dbo.submission_attempts_of": {func() [][]string {
 			return resultColumns(t, db, attemptsOfIDsSQL, setString(`["columns-1"]`))
 		}, [][]string{attempts}},
+		"dbo.submission_resubmission_links": {func() [][]string {
+			return resultColumns(t, db, resubmissionLinksSQL, setString(`["columns-1"]`))
+		}, [][]string{{"intent_id", "resubmitted_as"}}},
 	} {
 		if got := c.got(); !slices.EqualFunc(got, c.want, slices.Equal) {
 			t.Errorf("%s answers the columns\n%v\nwant\n%v", name, got, c.want)

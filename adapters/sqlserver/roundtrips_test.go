@@ -202,6 +202,10 @@ func TestRoundTripsPerRequest(t *testing.T) {
 		_, err := s.ListIntents(ctx, ports.ListIntentsParams{Limit: 50})
 		return err
 	})
+	measure("ResubmissionLinks, a page of 50", 1, func() error {
+		_, err := s.ResubmissionLinks(ctx, ids[:50])
+		return err
+	})
 
 	if got := rc.since(poolLeases, leases0); got.RoundTrips() != 0 || got.Logins != 0 {
 		t.Errorf("the store's operations used the lease pool: %+v", got.Requests)

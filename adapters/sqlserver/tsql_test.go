@@ -341,7 +341,8 @@ func routinesOnly(stmts []tsqlast.Statement) bool {
 // TestHandWrittenSQLIsTSQL parses the statements written outside sqlc: the
 // migration lock (plain connection, named parameters), the test hook that
 // shares a change timestamp, the calls of stored procedures, and the set
-// statements whose VALUES tables vary in size (processing connector, $N),
+// batch insert statement whose VALUES table varies in size (processing
+// connector, $N),
 // at their smallest and largest.
 func TestHandWrittenSQLIsTSQL(t *testing.T) {
 	mostRows := rowsPerRequest(1)
@@ -356,7 +357,7 @@ func TestHandWrittenSQLIsTSQL(t *testing.T) {
 		"insertIntentsProcSQL":  {"ExecuteStatement"},
 		"getIntentsSQL":         {"ExecuteStatement"},
 		"attemptsOfIDsSQL":      {"ExecuteStatement"},
-		"resubmissionLinks":     {"SelectStatement"},
+		"resubmissionLinks":     {"ExecuteStatement"},
 		"engineSQL":             {"SelectStatement"},
 		"sharedLeaseLockSQL":    {"DeclareVariableStatement", "ExecuteStatement", "SelectStatement"},
 		"exclusiveLeaseLockSQL": {"DeclareVariableStatement", "ExecuteStatement", "SelectStatement"},
@@ -378,7 +379,7 @@ func TestHandWrittenSQLIsTSQL(t *testing.T) {
 		"insertIntentsProcSQL":  insertIntentsProcSQL,
 		"getIntentsSQL":         getIntentsSQL,
 		"attemptsOfIDsSQL":      attemptsOfIDsSQL,
-		"resubmissionLinks":     resubmissionLinksSQL(3),
+		"resubmissionLinks":     resubmissionLinksSQL,
 		"engineSQL":             engineSQL,
 		"sharedLeaseLockSQL":    sharedLeaseLockSQL,
 		"exclusiveLeaseLockSQL": exclusiveLeaseLockSQL,

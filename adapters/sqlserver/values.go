@@ -2,72 +2,26 @@ package sqlserver
 
 import (
 	"database/sql"
-	"fmt"
-	"strings"
 
 	mssql "github.com/microsoft/go-mssqldb"
 )
 
-// The intentIds of a read of resubmission links travel to the server as
-// the parameters of a VALUES table, one row per id, and so do a batch
-// insert's payloads (batch.go): parameters arrive exactly on both servers.
-// The executor's batches, the rest of a batch insert and the intentIds of
-// the hot reads of many intents (idlist.go) travel as JSON instead
-// (jsontext.go), whose strings must be spelled for Babelfish's OPENJSON
-// and which cannot carry bytes there (it neither decodes base64 nor
-// converts hex). SQL Server's other set transport, table-valued
+// A batch insert whose payloads are not all printable ASCII sends them as
+// the parameters of a VALUES table, one row per payload (batch.go):
+// parameters arrive exactly on both servers. Every other set travels as
+// JSON (jsontext.go), whose strings must be spelled for Babelfish's
+// OPENJSON and which cannot carry bytes there (it neither decodes base64
+// nor converts hex). SQL Server's other set transport, table-valued
 // parameters, Babelfish mangles once the parameter spans several TDS
 // packets.
 //
-// Every cell is CAST to its column's type, so the VALUES table has exactly
-// the types of the columns it feeds (no type precedence between rows, and
-// a varbinary never meets an nvarchar), and so padding rows of NULL
-// parameters change nothing: a set is padded to the next size of a short
+// A set of parameters is padded with NULLs to the next size of a short
 // ladder, which keeps the number of distinct statement texts, and so of
 // compiled plans on SQL Server, small whatever sizes the sets have.
 
 // maxParams bounds the parameters of one request: SQL Server accepts 2,100,
 // and sp_executesql's statement and parameter list count against them.
 const maxParams = 2000
-
-// valuesColumn is one column of a VALUES table: its name and the T-SQL
-// type its parameters are cast to.
-type valuesColumn struct {
-	name, sqlType string
-}
-
-// valuesTable returns `(VALUES (...), ...) AS alias (columns)` for rows rows
-// of cols. Row r's column c is parameter r*width+c+1: width is the number
-// of parameters per row of the request, at least len(cols), so a request
-// can list some of each row's parameters (a row's intentId only, say).
-func valuesTable(alias string, cols []valuesColumn, rows, width int) string {
-	var b strings.Builder
-	b.WriteString("(VALUES ")
-	for r := range rows {
-		if r > 0 {
-			b.WriteString(",\n    ")
-		}
-		b.WriteByte('(')
-		for c, col := range cols {
-			if c > 0 {
-				b.WriteString(", ")
-			}
-			fmt.Fprintf(&b, "CAST($%d AS %s)", r*width+c+1, col.sqlType)
-		}
-		b.WriteByte(')')
-	}
-	b.WriteString(") AS ")
-	b.WriteString(alias)
-	b.WriteString(" (")
-	for c, col := range cols {
-		if c > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(col.name)
-	}
-	b.WriteByte(')')
-	return b.String()
-}
 
 // rowsPerRequest is how many rows of width parameters one request carries.
 func rowsPerRequest(width int) int { return maxParams / width }

@@ -8,16 +8,6 @@ import (
 	"testing"
 )
 
-func TestValuesTable(t *testing.T) {
-	cols := []valuesColumn{{"a", "nvarchar(255)"}, {"b", "datetime2(7)"}}
-	got := valuesTable("v", cols, 2, 3)
-	want := "(VALUES (CAST($1 AS nvarchar(255)), CAST($2 AS datetime2(7))),\n" +
-		"    (CAST($4 AS nvarchar(255)), CAST($5 AS datetime2(7)))) AS v (a, b)"
-	if got != want {
-		t.Errorf("valuesTable:\n got %s\nwant %s", got, want)
-	}
-}
-
 // TestRequestsStayUnderTheParameterLimit checks every statement shape the
 // set statements can take against SQL Server's 2,100 parameters per
 // request (less sp_executesql's own two), and that padding keeps the
@@ -39,8 +29,7 @@ func TestRequestsStayUnderTheParameterLimit(t *testing.T) {
 		// batch insert).
 		extra int
 	}{
-		"insertIntentsSQL":  {1, insertIntentsSQL, 1},
-		"resubmissionLinks": {1, resubmissionLinksSQL, 0},
+		"insertIntentsSQL": {1, insertIntentsSQL, 1},
 	} {
 		var shapes []int
 		for n := 1; n <= rowsPerRequest(c.width); n++ {
