@@ -340,10 +340,9 @@ func routinesOnly(stmts []tsqlast.Statement) bool {
 
 // TestHandWrittenSQLIsTSQL parses the statements written outside sqlc: the
 // migration lock (plain connection, named parameters), the test hook that
-// shares a change timestamp, the calls of stored procedures, and the set
-// batch insert statement whose VALUES table varies in size (processing
-// connector, $N),
-// at their smallest and largest.
+// shares a change timestamp, the calls of stored procedures, and the batch
+// insert statement whose VALUES table varies in size (processing
+// connector, $N), at its smallest and largest.
 func TestHandWrittenSQLIsTSQL(t *testing.T) {
 	mostRows := rowsPerRequest(1)
 	want := map[string][]string{
