@@ -130,10 +130,15 @@ func DecideDeferral(c Contract, windowStart, until, now time.Time) Decision {
 // the contract has a deadline (of a window that opened at windowStart) and
 // now lies in the LastTryLead before it. The gateway protection's circuit
 // breaker lets such an attempt through even while open: deferring it again
-// would end the intent without a try the gateway may well have taken.
-func LastTry(c Contract, windowStart, now time.Time) bool {
+// would end the intent without a try the gateway may well have taken. It
+// also returns that deadline, until which the protection remembers the
+// last try taken.
+func LastTry(c Contract, windowStart, now time.Time) (deadline time.Time, last bool) {
 	deadline, ok := c.Deadline(windowStart)
-	return ok && now.Before(deadline) && !now.Before(deadline.Add(-LastTryLead))
+	if !ok || !now.Before(deadline) || now.Before(deadline.Add(-LastTryLead)) {
+		return time.Time{}, false
+	}
+	return deadline, true
 }
 
 func invalidDecision(d Decision, problem string) error {

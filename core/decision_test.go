@@ -174,11 +174,15 @@ func TestLastTryIsTheLeadBeforeTheDeadline(t *testing.T) {
 		{deadline.Add(-time.Microsecond), true},
 		{deadline, false},
 	} {
-		if got := LastTry(deadlineContract, policyCreatedAt, c.at); got != c.want {
-			t.Errorf("LastTry at deadline%+v = %v, want %v", c.at.Sub(deadline), got, c.want)
+		got, last := LastTry(deadlineContract, policyCreatedAt, c.at)
+		if last != c.want {
+			t.Errorf("LastTry at deadline%+v = %v, want %v", c.at.Sub(deadline), last, c.want)
+		}
+		if last && !got.Equal(deadline) {
+			t.Errorf("LastTry at deadline%+v gives the deadline %v, want %v", c.at.Sub(deadline), got, deadline)
 		}
 	}
-	if LastTry(maxAttemptsContract, policyCreatedAt, deadline.Add(-time.Millisecond)) {
+	if _, last := LastTry(maxAttemptsContract, policyCreatedAt, deadline.Add(-time.Millisecond)); last {
 		t.Error("a contract without a deadline has a last try")
 	}
 }

@@ -136,13 +136,12 @@ func (g *Gates) view(c core.Contract) *gatewayView {
 func (g *Gates) Admit(in core.Intent, now time.Time) Verdict {
 	c := in.Contract
 	paused := g.paused(c.GatewayURL, c.GatewayType)
-	lastTry := core.LastTry(c, in.DeadlineStart(), now)
+	deadline, lastTry := core.LastTry(c, in.DeadlineStart(), now)
 	g.mu.Lock()
 	v := g.view(c)
 	lastTry = lastTry && v.lastTries.left(in.IntentID)
 	out, tr := g.decide(v, in.IntentID, paused, lastTry, now)
 	if lastTry && out.Kind == Call {
-		deadline, _ := c.Deadline(in.DeadlineStart())
 		v.lastTries.take(in.IntentID, deadline, now)
 	}
 	g.mu.Unlock()
