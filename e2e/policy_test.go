@@ -6,7 +6,6 @@ import (
 
 	"github.com/submissionmanager/submission-manager/adapters/gatewaysim"
 	"github.com/submissionmanager/submission-manager/api/client"
-	"github.com/submissionmanager/submission-manager/app/executor"
 )
 
 // outcomes lists each attempt's outcome as "accepted", the rejection reason,
@@ -27,14 +26,13 @@ func outcomes(in client.Intent) []string {
 }
 
 // triedAttempts is in with only the attempts that reached for the
-// gateway: those a leader closed because it lost its lease before the call
-// (executor.NotSubmittedError) or stopped first (executor.NotCalledError)
-// are left out.
+// gateway, as the API's sent says: those a leader closed because it lost
+// its lease before the call or stopped first are left out.
 func triedAttempts(in client.Intent) client.Intent {
 	tried := in
 	tried.Attempts = nil
 	for _, a := range in.Attempts {
-		if a.Error != nil && (*a.Error == executor.NotSubmittedError || *a.Error == executor.NotCalledError) {
+		if !a.Sent {
 			continue
 		}
 		tried.Attempts = append(tried.Attempts, a)

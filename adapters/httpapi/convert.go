@@ -69,8 +69,10 @@ func eventFromCore(e core.IntentEvent) apigen.IntentEvent {
 	return out
 }
 
+// attemptFromCore renders an attempt. An open attempt is shown as sent,
+// as core.Tries counts it: its call may have been made.
 func attemptFromCore(a core.Attempt) apigen.Attempt {
-	out := apigen.Attempt{Number: a.Number, StartedAt: a.StartedAt.UTC()}
+	out := apigen.Attempt{Number: a.Number, StartedAt: a.StartedAt.UTC(), Sent: a.Sent || !a.Finished()}
 	if a.Finished() {
 		out.FinishedAt = ptr(a.FinishedAt.UTC())
 	}

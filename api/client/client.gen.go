@@ -267,9 +267,9 @@ func (e ProblemConflictingFields) Valid() bool {
 // "not submitted:" marks an attempt that was recorded but never sent
 // (leadership was lost or the executor stopped before the call, the
 // gateway's breaker opened or it was paused meanwhile, or the
-// acceptance deadline had passed).
+// acceptance deadline had passed); its sent is false.
 //
-// Example: {"finishedAt":"2026-02-02T12:00:00.087Z","number":1,"outcome":{"reason":"provider_failure","status":"rejected"},"startedAt":"2026-02-02T12:00:00.012Z"}
+// Example: {"finishedAt":"2026-02-02T12:00:00.087Z","number":1,"outcome":{"reason":"provider_failure","status":"rejected"},"sent":true,"startedAt":"2026-02-02T12:00:00.012Z"}
 type Attempt struct {
 	// Error Example: gateway answered HTTP 502: Bad Gateway
 	Error *string `json:"error,omitempty"`
@@ -294,6 +294,17 @@ type Attempt struct {
 	//
 	// Example: {"reason":"provider_failure","status":"rejected"}
 	Outcome *Outcome `json:"outcome,omitempty"`
+
+	// Sent Whether the attempt reached for the gateway and so counts as one
+	// of the contract's tries (maxAttempts counts these). It is true
+	// from the moment the attempt is recorded, and false once the
+	// attempt is known never to have been sent (an error starting
+	// "not submitted:"). An attempt in flight that the gateway may
+	// have taken stays true.
+	//
+	//
+	// Example: true
+	Sent bool `json:"sent"`
 
 	// StartedAt When the attempt was recorded. Under load the call can follow
 	// later, by the wait for one of the leader's call slots.
@@ -568,7 +579,7 @@ type InstanceList struct {
 	Lease *InstanceLease `json:"lease,omitempty"`
 }
 
-// Intent Example: {"attempts":[{"finishedAt":"2026-02-02T12:00:00.087Z","number":1,"outcome":{"reason":"provider_failure","status":"rejected"},"startedAt":"2026-02-02T12:00:00.012Z"},{"finishedAt":"2026-02-02T12:00:05.151Z","number":2,"outcome":{"status":"accepted"},"startedAt":"2026-02-02T12:00:05.090Z"}],"contract":{"gatewayType":"sms","maxAcceptanceSeconds":30,"mode":"realtime","policy":"deadline","submissionTarget":"sms.realtime","terminalOutcomes":["invalid_request","invalid_recipient","invalid_message"]},"createdAt":"2026-02-02T12:00:00.004Z","finalOutcome":{"status":"accepted"},"intentId":"order-1234-shipping-sms","status":"accepted","submissionTarget":"sms.realtime"}
+// Intent Example: {"attempts":[{"finishedAt":"2026-02-02T12:00:00.087Z","number":1,"outcome":{"reason":"provider_failure","status":"rejected"},"sent":true,"startedAt":"2026-02-02T12:00:00.012Z"},{"finishedAt":"2026-02-02T12:00:05.151Z","number":2,"outcome":{"status":"accepted"},"sent":true,"startedAt":"2026-02-02T12:00:05.090Z"}],"contract":{"gatewayType":"sms","maxAcceptanceSeconds":30,"mode":"realtime","policy":"deadline","submissionTarget":"sms.realtime","terminalOutcomes":["invalid_request","invalid_recipient","invalid_message"]},"createdAt":"2026-02-02T12:00:00.004Z","finalOutcome":{"status":"accepted"},"intentId":"order-1234-shipping-sms","status":"accepted","submissionTarget":"sms.realtime"}
 type Intent struct {
 	// AcceptedAfterDeadline Present and true when the gateway accepted an attempt at or
 	// after the acceptance deadline. The status is the spec's
@@ -693,7 +704,7 @@ type IntentBatch struct {
 //
 // Example: {"problem":{"detail":"intentId: is required","instance":"/v1/intents/batch","invalidFields":[{"field":"intentId","message":"is required"}],"status":422,"title":"Invalid field","type":"https://github.com/submissionmanager/submission-manager/blob/main/docs/api.md#invalid-field"},"status":422}
 type IntentBatchResult struct {
-	// Intent Example: {"attempts":[{"finishedAt":"2026-02-02T12:00:00.087Z","number":1,"outcome":{"reason":"provider_failure","status":"rejected"},"startedAt":"2026-02-02T12:00:00.012Z"},{"finishedAt":"2026-02-02T12:00:05.151Z","number":2,"outcome":{"status":"accepted"},"startedAt":"2026-02-02T12:00:05.090Z"}],"contract":{"gatewayType":"sms","maxAcceptanceSeconds":30,"mode":"realtime","policy":"deadline","submissionTarget":"sms.realtime","terminalOutcomes":["invalid_request","invalid_recipient","invalid_message"]},"createdAt":"2026-02-02T12:00:00.004Z","finalOutcome":{"status":"accepted"},"intentId":"order-1234-shipping-sms","status":"accepted","submissionTarget":"sms.realtime"}
+	// Intent Example: {"attempts":[{"finishedAt":"2026-02-02T12:00:00.087Z","number":1,"outcome":{"reason":"provider_failure","status":"rejected"},"sent":true,"startedAt":"2026-02-02T12:00:00.012Z"},{"finishedAt":"2026-02-02T12:00:05.151Z","number":2,"outcome":{"status":"accepted"},"sent":true,"startedAt":"2026-02-02T12:00:05.090Z"}],"contract":{"gatewayType":"sms","maxAcceptanceSeconds":30,"mode":"realtime","policy":"deadline","submissionTarget":"sms.realtime","terminalOutcomes":["invalid_request","invalid_recipient","invalid_message"]},"createdAt":"2026-02-02T12:00:00.004Z","finalOutcome":{"status":"accepted"},"intentId":"order-1234-shipping-sms","status":"accepted","submissionTarget":"sms.realtime"}
 	Intent *Intent `json:"intent,omitempty"`
 
 	// Problem An RFC 9457 problem document. `type` is stable per kind of error;

@@ -50,6 +50,9 @@ func testIntentsListAndGet(t *testing.T, url string) {
 			t.Fatalf("get ok-1 does not show %q: %d\n%s%s", want, code, out, errOut)
 		}
 	}
+	if !regexp.MustCompile(`(?m)^1 +\S+ +\d+ +\S+ +\S+ +yes +accepted$`).MatchString(out) {
+		t.Fatalf("get ok-1 does not show its one attempt as sent and accepted:\n%s", out)
+	}
 	code, out, _ = run(t, nil, append([]string{"intents", "get", "ok-1", "--json"}, flags...)...)
 	var in struct {
 		Payload  map[string]string

@@ -115,7 +115,7 @@ func (c *clientCmd) get(ctx context.Context, id string) error {
 	}
 	fmt.Fprintf(c.stdout, "\npayload\n%s\n", indentedJSON(in.Payload))
 	tw = tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "\n#\tLEADER\tEPOCH\tSTARTED\tTOOK\tOUTCOME OR ERROR")
+	fmt.Fprintln(tw, "\n#\tLEADER\tEPOCH\tSTARTED\tTOOK\tSENT\tOUTCOME OR ERROR")
 	for _, a := range in.Attempts {
 		took := "in flight"
 		if a.FinishedAt != nil {
@@ -138,7 +138,11 @@ func (c *clientCmd) get(ctx context.Context, id string) error {
 		if a.Error != nil {
 			result = *a.Error
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", a.Number, holder, epoch, a.StartedAt.UTC().Format(time.RFC3339Nano), took, result)
+		sent := "no"
+		if a.Sent {
+			sent = "yes"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Number, holder, epoch, a.StartedAt.UTC().Format(time.RFC3339Nano), took, sent, result)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -543,9 +543,10 @@ export interface components {
          *     "not submitted:" marks an attempt that was recorded but never sent
          *     (leadership was lost or the executor stopped before the call, the
          *     gateway's breaker opened or it was paused meanwhile, or the
-         *     acceptance deadline had passed).
+         *     acceptance deadline had passed); its sent is false.
          * @example {
          *       "number": 1,
+         *       "sent": true,
          *       "startedAt": "2026-02-02T12:00:00.012Z",
          *       "finishedAt": "2026-02-02T12:00:00.087Z",
          *       "outcome": {
@@ -557,6 +558,16 @@ export interface components {
         Attempt: {
             /** @example 1 */
             number: number;
+            /**
+             * @description Whether the attempt reached for the gateway and so counts as one
+             *     of the contract's tries (maxAttempts counts these). It is true
+             *     from the moment the attempt is recorded, and false once the
+             *     attempt is known never to have been sent (an error starting
+             *     "not submitted:"). An attempt in flight that the gateway may
+             *     have taken stays true.
+             * @example true
+             */
+            sent: boolean;
             /**
              * Format: date-time
              * @description When the attempt was recorded. Under load the call can follow
@@ -660,6 +671,7 @@ export interface components {
          *       "attempts": [
          *         {
          *           "number": 1,
+         *           "sent": true,
          *           "startedAt": "2026-02-02T12:00:00.012Z",
          *           "finishedAt": "2026-02-02T12:00:00.087Z",
          *           "outcome": {
@@ -669,6 +681,7 @@ export interface components {
          *         },
          *         {
          *           "number": 2,
+         *           "sent": true,
          *           "startedAt": "2026-02-02T12:00:05.090Z",
          *           "finishedAt": "2026-02-02T12:00:05.151Z",
          *           "outcome": {
