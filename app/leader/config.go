@@ -132,31 +132,3 @@ func (c Config) withDefaults() (Config, error) {
 func (c Config) safetyMargin() time.Duration {
 	return min(c.LeaseDuration/10, (c.LeaseDuration-c.RenewInterval)/2)
 }
-
-// expiryMargin is how long after the database's expiry of a lease a follower
-// tries to take it. Waking at the expiry itself would do on clocks that run
-// at one rate; the margin absorbs the database clock's resolution and a
-// small rate difference, and is the floor of every wait, so a lease shown
-// already expired (but not taken: another acquire raced this one) is tried
-// again at once without spinning.
-const expiryMargin = 10 * time.Millisecond
-
-// retryIn is how long a follower waits after an acquire that found the lease
-// held: AcquireInterval, or less when the lease it was shown expires sooner.
-// The store says when it read the lease in database time (Lease.ReadAt), so
-// ExpiresAt - ReadAt is the lease's remaining time on any clock, whatever
-// the offset between this instance's clock and the database's; the call's
-// own duration only makes the follower wake a little after the expiry,
-// never before. A leader that renews keeps at least LeaseDuration -
-// RenewInterval left, so followers of a live leader still acquire only
-// every AcquireInterval (every LeaseDuration - RenewInterval at most, when
-// that is shorter); after a crash the first follower to look within
-// AcquireInterval of the expiry takes over at the expiry, not up to an
-// AcquireInterval later.
-func (c Config) retryIn(shown core.Lease) time.Duration {
-	if shown.ReadAt.IsZero() {
-		return c.AcquireInterval
-	}
-	left := shown.ExpiresAt.Sub(shown.ReadAt) + expiryMargin
-	return min(c.AcquireInterval, max(left, expiryMargin))
-}

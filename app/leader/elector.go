@@ -31,6 +31,8 @@ type Elector struct {
 	cfg    Config
 	margin time.Duration
 	log    *slog.Logger
+	// preparer is cfg.Leases when that store can rehearse a takeover.
+	preparer ports.TakeoverPreparer
 
 	running sync.Mutex // held by Run, so two loops never share one identity
 
@@ -58,10 +60,12 @@ func New(cfg Config) (*Elector, error) {
 	if err != nil {
 		return nil, err
 	}
+	preparer, _ := cfg.Leases.(ports.TakeoverPreparer)
 	return &Elector{
-		cfg:    cfg,
-		margin: cfg.safetyMargin(),
-		log:    cfg.Logger.With("holder_id", cfg.HolderID, "lease_name", cfg.LeaseName),
+		cfg:      cfg,
+		margin:   cfg.safetyMargin(),
+		log:      cfg.Logger.With("holder_id", cfg.HolderID, "lease_name", cfg.LeaseName),
+		preparer: preparer,
 	}, nil
 }
 
@@ -94,7 +98,12 @@ func (e *Elector) Run(ctx context.Context, lead LeadFunc) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		if !e.sleep(ctx, retryIn) {
+		wakeAt := e.cfg.Clock.Now().Add(retryIn)
+		if retryIn < e.cfg.AcquireInterval {
+			// The next try is at the expiry of the lease just shown.
+			e.rehearse(ctx)
+		}
+		if !e.sleepUntil(ctx, wakeAt) {
 			return nil
 		}
 	}
@@ -285,16 +294,4 @@ func (e *Elector) lost(lease core.Lease, reason string, err, leadErr error) {
 		attrs = append(attrs, "error", leadErr.Error())
 	}
 	e.log.Warn("leader_lost", attrs...)
-}
-
-// sleep waits d on the clock and reports false if ctx ended first.
-func (e *Elector) sleep(ctx context.Context, d time.Duration) bool {
-	timer := e.cfg.Clock.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-timer.C():
-		return true
-	}
 }

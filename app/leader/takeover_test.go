@@ -2,7 +2,9 @@ package leader_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +23,34 @@ type skewedClock struct {
 
 func (c skewedClock) Now() time.Time { return c.Clock.Now().Add(c.offset) }
 
+// rehearsingLeases is a lease store that can rehearse a takeover
+// (ports.TakeoverPreparer); it records when, on the instance's clock, it
+// was asked to.
+type rehearsingLeases struct {
+	ports.LeaseStore
+	clock ports.Clock
+	mu    sync.Mutex
+	at    []time.Time
+}
+
+var _ ports.TakeoverPreparer = (*rehearsingLeases)(nil)
+
+func (r *rehearsingLeases) PrepareTakeover(_ context.Context, leaseName string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if leaseName != core.DefaultLeaseName {
+		return fmt.Errorf("rehearsal of lease %q, want %q", leaseName, core.DefaultLeaseName)
+	}
+	r.at = append(r.at, r.clock.Now())
+	return nil
+}
+
+func (r *rehearsingLeases) rehearsals() []time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.at)
+}
+
 // TestFollowerTakesOverAtTheExpiryOfALeaseNobodyRenews: the leader crashed,
 // so its lease row is left to expire. The follower looks every acquire
 // interval while the lease has more than an interval left; shown a lease
@@ -37,8 +67,9 @@ func TestFollowerTakesOverAtTheExpiryOfALeaseNobodyRenews(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("the crashed leader's acquire: ok=%v err=%v", ok, err)
 	}
+	leases := &rehearsingLeases{LeaseStore: db, clock: w.clock}
 	cfg := w.config("sm-02", 4*time.Second)
-	cfg.Leases = db
+	cfg.Leases = leases
 	e, x := w.start(cfg)
 
 	// Looks at t0 (10 s left), t0+4 s (6 s left), t0+8 s (2 s left).
@@ -64,6 +95,11 @@ func TestFollowerTakesOverAtTheExpiryOfALeaseNobodyRenews(t *testing.T) {
 	if want := []time.Duration{4 * time.Second, 4 * time.Second, 2*time.Second + leader.ExpiryMargin}; !slices.Equal(waits, want) {
 		t.Fatalf("retry_in of the refused acquires = %v, want %v", waits, want)
 	}
+	// Rehearsed once, at the look that showed the lease running out before
+	// the next one; not at the looks of a lease with an interval to run.
+	if got, want := leases.rehearsals(), []time.Time{t0.Add(8 * time.Second)}; !slices.Equal(got, want) {
+		t.Fatalf("takeover rehearsals at %v, want %v", got, want)
+	}
 }
 
 // TestRetryIn covers the follower's wait after a refused acquire: the
@@ -88,5 +124,44 @@ func TestRetryIn(t *testing.T) {
 		if got := cfg.RetryIn(tc.shown); got != tc.want {
 			t.Errorf("%s: RetryIn = %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestFollowerOfALiveLeaderLooksEveryInterval: while the leader renews, the
+// lease a follower is shown always has more than an acquire interval left
+// (at least lease - renew = 7 s here), so the follower looks exactly every
+// acquire interval, never rehearses a takeover, and never leads.
+func TestFollowerOfALiveLeaderLooksEveryInterval(t *testing.T) {
+	w := newWorld(t)
+	_, lx := w.start(w.config("sm-01", 4*time.Second))
+	lx.next()
+	w.waitTimer(t0.Add(renewInterval))
+	leases := &rehearsingLeases{LeaseStore: w.store, clock: w.clock}
+	cfg := w.config("sm-02", 4*time.Second)
+	cfg.Leases = leases
+	_, fx := w.start(cfg)
+	renew, look := t0.Add(renewInterval), t0.Add(4*time.Second)
+	w.waitTimers([]time.Time{renew, look})
+	for looks := 0; looks < 8; {
+		at := renew
+		if look.Before(at) {
+			at = look
+		}
+		w.clock.AdvanceTo(at)
+		if renew.Equal(at) {
+			renew = renew.Add(renewInterval)
+		}
+		if look.Equal(at) {
+			look = look.Add(4 * time.Second)
+			looks++
+		}
+		w.waitTimers([]time.Time{renew, look})
+	}
+	fx.none()
+	if got := leases.rehearsals(); len(got) != 0 {
+		t.Fatalf("a follower of a live leader rehearsed takeovers at %v", got)
+	}
+	if l := w.lease(); l.HolderID != "sm-01" || l.Epoch != 1 {
+		t.Fatalf("lease %+v, want sm-01 still at epoch 1", l)
 	}
 }
