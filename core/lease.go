@@ -14,6 +14,12 @@ type Lease struct {
 	AcquiredAt time.Time
 	RenewedAt  time.Time
 	ExpiresAt  time.Time
+	// ReadAt is the database's time at which the store read or wrote the
+	// row in this state (the statement's own clock); it is not stored.
+	// ExpiresAt.Sub(ReadAt) is how long the lease still ran then, which an
+	// instance can wait out on its own clock without knowing how far that
+	// clock is from the database's.
+	ReadAt time.Time
 }
 
 // Fence is the token every execution-state write carries. A store applies a

@@ -41,3 +41,13 @@ type LeaseStore interface {
 	// a missing row yields found=false.
 	Read(ctx context.Context, leaseName string) (lease core.Lease, found bool, err error)
 }
+
+// TakeoverPreparer is a LeaseStore whose first takeover on a connection
+// pays one-time costs there (Babelfish plans a session's statements and its
+// first sp_getapplock on their first execution: 0.3 to 0.6 s measured). A
+// follower about to try a takeover calls PrepareTakeover while it waits
+// for the expiry, so the takeover itself runs warm. It must write nothing
+// and take no lock a leader or another follower could wait for.
+type TakeoverPreparer interface {
+	PrepareTakeover(ctx context.Context, leaseName string) error
+}

@@ -106,6 +106,8 @@ func scheduleRow(id, status, mode string, nextDue sql.NullInt64, lastModified in
 	}
 }
 
+// leaseFromRow converts the row an acquire or renew wrote and returned. Its
+// renewed_at is the statement's now, so it is also when the row was read.
 func leaseFromRow(r sqlitedb.SubmissionManagerLease) core.Lease {
 	return core.Lease{
 		LeaseName:  r.LeaseName,
@@ -114,5 +116,19 @@ func leaseFromRow(r sqlitedb.SubmissionManagerLease) core.Lease {
 		AcquiredAt: fromNanos(r.AcquiredAt),
 		RenewedAt:  fromNanos(r.RenewedAt),
 		ExpiresAt:  fromNanos(r.ExpiresAt),
+		ReadAt:     fromNanos(r.RenewedAt),
+	}
+}
+
+// leaseFromRead converts a read of the lease row with the database's now.
+func leaseFromRead(r sqlitedb.ReadLeaseRow) core.Lease {
+	return core.Lease{
+		LeaseName:  r.LeaseName,
+		HolderID:   r.HolderID,
+		Epoch:      r.LeaseEpoch,
+		AcquiredAt: fromNanos(r.AcquiredAt),
+		RenewedAt:  fromNanos(r.RenewedAt),
+		ExpiresAt:  fromNanos(r.ExpiresAt),
+		ReadAt:     fromNanos(r.ReadAt),
 	}
 }

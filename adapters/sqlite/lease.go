@@ -39,11 +39,11 @@ func (l *leaseStore) Acquire(ctx context.Context, p ports.AcquireLeaseParams) (c
 		if !noRows(err) {
 			return err
 		}
-		row, err = q.ReadLease(ctx, p.LeaseName)
+		held, err := q.ReadLease(ctx, p.LeaseName)
 		if err != nil {
 			return err
 		}
-		lease = leaseFromRow(row)
+		lease = leaseFromRead(held)
 		return nil
 	})
 	return lease, acquired, err
@@ -101,5 +101,5 @@ func (l *leaseStore) Read(ctx context.Context, leaseName string) (core.Lease, bo
 	if err != nil {
 		return core.Lease{}, false, mapError("read lease", err)
 	}
-	return leaseFromRow(row), true, nil
+	return leaseFromRead(row), true, nil
 }

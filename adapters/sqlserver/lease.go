@@ -191,6 +191,8 @@ func (l *leaseStore) Renew(ctx context.Context, p ports.RenewLeaseParams) (core.
 		return core.Lease{}, err
 	}
 	lease.AcquiredAt, lease.RenewedAt, lease.ExpiresAt = lease.AcquiredAt.UTC(), lease.RenewedAt.UTC(), lease.ExpiresAt.UTC()
+	// renewed_at is the statement's clock, so it is also when the row was read.
+	lease.ReadAt = lease.RenewedAt
 	return lease, nil
 }
 
@@ -244,5 +246,6 @@ func getLease(ctx context.Context, q *sqlserverdb.Queries, leaseName string) (co
 		AcquiredAt: row.AcquiredAt.UTC(),
 		RenewedAt:  row.RenewedAt.UTC(),
 		ExpiresAt:  row.ExpiresAt.UTC(),
+		ReadAt:     row.ReadAt.UTC(),
 	}, nil
 }

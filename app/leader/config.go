@@ -12,8 +12,10 @@ import (
 )
 
 // The spec's defaults, applied by New to zero-valued Config fields. A lease
-// of a minute renewed every 20 s survives two missed renewals; acquiring
-// every 30 s bounds failover after a crash to about 90 s.
+// of a minute renewed every 20 s survives two missed renewals. Followers
+// look every 30 s and, shown a lease that runs out before their next look,
+// try again at its expiry: failover after a crash takes the lease duration
+// from the last renewal, not that plus an acquire interval.
 const (
 	DefaultLeaseDuration   = 60 * time.Second
 	DefaultRenewInterval   = 20 * time.Second
@@ -43,7 +45,9 @@ type Config struct {
 	// RenewInterval is how often the leader renews; it must be shorter than
 	// LeaseDuration or the lease would lapse between renewals.
 	RenewInterval time.Duration
-	// AcquireInterval is how often a follower tries to take the lease.
+	// AcquireInterval is how often a follower tries to take the lease while
+	// a live leader holds it; a follower shown a lease that expires sooner
+	// tries again at its expiry instead.
 	AcquireInterval time.Duration
 	// Logger receives the leader_* events; nil means slog.Default().
 	Logger *slog.Logger

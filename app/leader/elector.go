@@ -31,6 +31,8 @@ type Elector struct {
 	cfg    Config
 	margin time.Duration
 	log    *slog.Logger
+	// preparer is cfg.Leases when that store can rehearse a takeover.
+	preparer ports.TakeoverPreparer
 
 	running sync.Mutex // held by Run, so two loops never share one identity
 
@@ -58,10 +60,12 @@ func New(cfg Config) (*Elector, error) {
 	if err != nil {
 		return nil, err
 	}
+	preparer, _ := cfg.Leases.(ports.TakeoverPreparer)
 	return &Elector{
-		cfg:    cfg,
-		margin: cfg.safetyMargin(),
-		log:    cfg.Logger.With("holder_id", cfg.HolderID, "lease_name", cfg.LeaseName),
+		cfg:      cfg,
+		margin:   cfg.safetyMargin(),
+		log:      cfg.Logger.With("holder_id", cfg.HolderID, "lease_name", cfg.LeaseName),
+		preparer: preparer,
 	}, nil
 }
 
@@ -76,7 +80,8 @@ func (e *Elector) Leadership() (core.Lease, bool) {
 
 // Run elects until ctx is cancelled, then stops the executor, releases the
 // lease if it holds it, and returns nil. As a follower it tries to acquire at
-// once and then every AcquireInterval; as a leader it runs lead in a
+// once and then every AcquireInterval, or sooner when the lease it was shown
+// expires sooner (Config.retryIn); as a leader it runs lead in a
 // goroutine it owns and renews every RenewInterval. It returns an error only
 // if the elector is already running.
 func (e *Elector) Run(ctx context.Context, lead LeadFunc) error {
@@ -85,21 +90,29 @@ func (e *Elector) Run(ctx context.Context, lead LeadFunc) error {
 	}
 	defer e.running.Unlock()
 	for {
-		if lease, ok := e.acquire(ctx); ok {
+		lease, ok, retryIn := e.acquire(ctx)
+		if ok {
 			e.leadTerm(ctx, lease, lead)
+			retryIn = e.cfg.AcquireInterval
 		}
 		if ctx.Err() != nil {
 			return nil
 		}
-		if !e.sleep(ctx, e.cfg.AcquireInterval) {
+		wakeAt := e.cfg.Clock.Now().Add(retryIn)
+		if retryIn < e.cfg.AcquireInterval {
+			// The next try is at the expiry of the lease just shown.
+			e.rehearse(ctx)
+		}
+		if !e.sleepUntil(ctx, wakeAt) {
 			return nil
 		}
 	}
 }
 
 // acquire makes one attempt to take the lease. It reports success only with
-// the leadership bookkeeping of the new term already in place.
-func (e *Elector) acquire(ctx context.Context) (core.Lease, bool) {
+// the leadership bookkeeping of the new term already in place; otherwise it
+// says how long to wait before the next attempt.
+func (e *Elector) acquire(ctx context.Context) (core.Lease, bool, time.Duration) {
 	start := e.cfg.Clock.Now()
 	callCtx, cancel := clockctx.WithTimeout(ctx, e.cfg.Clock, e.cfg.LeaseDuration-e.margin)
 	lease, acquired, err := e.cfg.Leases.Acquire(callCtx, ports.AcquireLeaseParams{
@@ -118,17 +131,19 @@ func (e *Elector) acquire(ctx context.Context) (core.Lease, bool) {
 			cancel()
 			e.log.Info("leader_released_unused", "lease_epoch", lease.Epoch, "released", err == nil)
 		}
-		return core.Lease{}, false
+		return core.Lease{}, false, e.cfg.AcquireInterval
 	case err != nil:
 		e.log.Warn("leader_acquire_failed", "sql_error", err.Error())
-		return core.Lease{}, false
+		return core.Lease{}, false, e.cfg.AcquireInterval
 	case !acquired:
 		e.mu.Lock()
 		e.lease = lease
 		e.mu.Unlock()
+		retryIn := e.cfg.retryIn(lease)
 		e.log.Debug("leader_acquire_failed", "reason", "held by another instance",
-			"leader_holder_id", lease.HolderID, "lease_epoch", lease.Epoch, "expires_at", lease.ExpiresAt)
-		return core.Lease{}, false
+			"leader_holder_id", lease.HolderID, "lease_epoch", lease.Epoch, "expires_at", lease.ExpiresAt,
+			"retry_in", retryIn)
+		return core.Lease{}, false, retryIn
 	}
 	e.mu.Lock()
 	e.lease = lease
@@ -138,7 +153,7 @@ func (e *Elector) acquire(ctx context.Context) (core.Lease, bool) {
 	e.mu.Unlock()
 	e.cfg.Metrics.Leadership(true, lease.Epoch)
 	e.log.Info("leader_acquired", "lease_epoch", lease.Epoch, "expires_at", lease.ExpiresAt)
-	return lease, true
+	return lease, true, 0
 }
 
 // leadTerm runs one leadership term: the executor in a goroutine, renewals
@@ -279,16 +294,4 @@ func (e *Elector) lost(lease core.Lease, reason string, err, leadErr error) {
 		attrs = append(attrs, "error", leadErr.Error())
 	}
 	e.log.Warn("leader_lost", attrs...)
-}
-
-// sleep waits d on the clock and reports false if ctx ended first.
-func (e *Elector) sleep(ctx context.Context, d time.Duration) bool {
-	timer := e.cfg.Clock.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-timer.C():
-		return true
-	}
 }

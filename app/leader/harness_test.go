@@ -125,6 +125,13 @@ func (w *world) lease() core.Lease {
 	return l
 }
 
+// sameRow reports whether two answers show the lease row in the same state,
+// whenever each was read.
+func sameRow(a, b core.Lease) bool {
+	a.ReadAt, b.ReadAt = time.Time{}, time.Time{}
+	return a == b
+}
+
 // executor stands in for app/executor: each leadership term calls lead, which
 // hands the test a leadCall and then runs until its context ends or the test
 // makes it return.

@@ -25,6 +25,7 @@ func (s *Store) Acquire(ctx context.Context, p ports.AcquireLeaseParams) (core.L
 	now := s.clock.Now()
 	l, ok := s.leases[p.LeaseName]
 	if ok && l.ExpiresAt.After(now) {
+		l.ReadAt = now
 		return l, false, nil
 	}
 	l = core.Lease{
@@ -37,6 +38,7 @@ func (s *Store) Acquire(ctx context.Context, p ports.AcquireLeaseParams) (core.L
 	}
 	s.leases[p.LeaseName] = l
 	s.signal()
+	l.ReadAt = now
 	return l, true, nil
 }
 
@@ -60,6 +62,7 @@ func (s *Store) Renew(ctx context.Context, p ports.RenewLeaseParams) (core.Lease
 	l.ExpiresAt = now.Add(p.Duration)
 	s.leases[p.Fence.LeaseName] = l
 	s.signal()
+	l.ReadAt = now
 	return l, nil
 }
 
@@ -82,7 +85,8 @@ func (s *Store) Release(ctx context.Context, fence core.Fence) error {
 	return nil
 }
 
-// Read returns the lease row and whether it exists.
+// Read returns the lease row and whether it exists. Every lease the fake
+// answers carries its clock's now as ReadAt; the map keeps it zero.
 func (s *Store) Read(ctx context.Context, leaseName string) (core.Lease, bool, error) {
 	if err := ctxErr(ctx); err != nil {
 		return core.Lease{}, false, err
@@ -90,5 +94,8 @@ func (s *Store) Read(ctx context.Context, leaseName string) (core.Lease, bool, e
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	l, ok := s.leases[leaseName]
+	if ok {
+		l.ReadAt = s.clock.Now()
+	}
 	return l, ok, nil
 }

@@ -12,7 +12,8 @@
 // the rules of the lease spec (leader-lease.md) through the port alone: the
 // insert with epoch 1, takeover only after expiry, the epoch incremented on
 // every acquire (also by the same holder), renew and release fenced by
-// holder and epoch, and exactly one winner among concurrent acquirers.
+// holder and epoch, exactly one winner among concurrent acquirers, and the
+// database's time of the read on every lease answered (ReadAt).
 //
 // The suite never compares database time with the test's clock. Where it
 // must wait for a lease to expire, it reads the database's clock through the
@@ -66,6 +67,7 @@ func Run(t *testing.T, newLeaseStore func(t *testing.T) ports.LeaseStore) {
 		{"LeaseNamesIndependent", testLeaseNamesIndependent},
 		{"ConcurrentAcquirersOneWins", testConcurrentAcquire},
 		{"ConcurrentRenewAndTakeover", testRenewVersusTakeover},
+		{"ReadAtIsTheDatabasesNow", testReadAt},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

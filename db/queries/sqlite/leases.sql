@@ -38,6 +38,9 @@ WHERE lease_name = sqlc.arg(lease_name) AND holder_id = sqlc.arg(holder_id)
   AND expires_at > CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000000;
 
 -- name: ReadLease :one
-SELECT lease_name, holder_id, lease_epoch, acquired_at, renewed_at, expires_at
+-- read_at is the database's now at the read, so a follower can wait out
+-- expires_at - read_at on its own clock.
+SELECT lease_name, holder_id, lease_epoch, acquired_at, renewed_at, expires_at,
+       CAST(CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000000 AS INTEGER) AS read_at
 FROM submission_manager_leases
 WHERE lease_name = sqlc.arg(lease_name);

@@ -45,7 +45,10 @@ WHERE lease_name = CAST(sqlc.arg(lease_name) AS varchar(64))
   AND expires_at > clock.now;
 
 -- name: ReadLease :one
-SELECT lease_name, holder_id, lease_epoch, acquired_at, renewed_at, expires_at
+-- read_at is the database's now at the read, so a follower can wait out
+-- expires_at - read_at on its own clock.
+SELECT lease_name, holder_id, lease_epoch, acquired_at, renewed_at, expires_at,
+       CAST(SYSUTCDATETIME() AS datetime2(7)) AS read_at
 FROM submission_manager_leases
 WHERE lease_name = CAST(sqlc.arg(lease_name) AS varchar(64));
 

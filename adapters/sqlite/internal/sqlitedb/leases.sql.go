@@ -54,14 +54,27 @@ func (q *Queries) AcquireLease(ctx context.Context, arg AcquireLeaseParams) (Sub
 }
 
 const ReadLease = `-- name: ReadLease :one
-SELECT lease_name, holder_id, lease_epoch, acquired_at, renewed_at, expires_at
+SELECT lease_name, holder_id, lease_epoch, acquired_at, renewed_at, expires_at,
+       CAST(CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000000 AS INTEGER) AS read_at
 FROM submission_manager_leases
 WHERE lease_name = ?1
 `
 
-func (q *Queries) ReadLease(ctx context.Context, leaseName string) (SubmissionManagerLease, error) {
+type ReadLeaseRow struct {
+	LeaseName  string
+	HolderID   string
+	LeaseEpoch int64
+	AcquiredAt int64
+	RenewedAt  int64
+	ExpiresAt  int64
+	ReadAt     int64
+}
+
+// read_at is the database's now at the read, so a follower can wait out
+// expires_at - read_at on its own clock.
+func (q *Queries) ReadLease(ctx context.Context, leaseName string) (ReadLeaseRow, error) {
 	row := q.queryRow(ctx, q.readLeaseStmt, ReadLease, leaseName)
-	var i SubmissionManagerLease
+	var i ReadLeaseRow
 	err := row.Scan(
 		&i.LeaseName,
 		&i.HolderID,
@@ -69,6 +82,7 @@ func (q *Queries) ReadLease(ctx context.Context, leaseName string) (SubmissionMa
 		&i.AcquiredAt,
 		&i.RenewedAt,
 		&i.ExpiresAt,
+		&i.ReadAt,
 	)
 	return i, err
 }

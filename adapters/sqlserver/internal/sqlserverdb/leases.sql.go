@@ -7,6 +7,7 @@ package sqlserverdb
 
 import (
 	"context"
+	"time"
 )
 
 const fenceHolds = `-- name: FenceHolds :one
@@ -80,14 +81,27 @@ func (q *Queries) LeaseExpired(ctx context.Context, leaseName string) (int64, er
 }
 
 const readLease = `-- name: ReadLease :one
-SELECT lease_name, holder_id, lease_epoch, acquired_at, renewed_at, expires_at
+SELECT lease_name, holder_id, lease_epoch, acquired_at, renewed_at, expires_at,
+       CAST(SYSUTCDATETIME() AS datetime2(7)) AS read_at
 FROM submission_manager_leases
 WHERE lease_name = CAST($1 AS varchar(64))
 `
 
-func (q *Queries) ReadLease(ctx context.Context, leaseName string) (SubmissionManagerLease, error) {
+type ReadLeaseRow struct {
+	LeaseName  string
+	HolderID   string
+	LeaseEpoch int64
+	AcquiredAt time.Time
+	RenewedAt  time.Time
+	ExpiresAt  time.Time
+	ReadAt     time.Time
+}
+
+// read_at is the database's now at the read, so a follower can wait out
+// expires_at - read_at on its own clock.
+func (q *Queries) ReadLease(ctx context.Context, leaseName string) (ReadLeaseRow, error) {
 	row := q.db.QueryRowContext(ctx, readLease, leaseName)
-	var i SubmissionManagerLease
+	var i ReadLeaseRow
 	err := row.Scan(
 		&i.LeaseName,
 		&i.HolderID,
@@ -95,6 +109,7 @@ func (q *Queries) ReadLease(ctx context.Context, leaseName string) (SubmissionMa
 		&i.AcquiredAt,
 		&i.RenewedAt,
 		&i.ExpiresAt,
+		&i.ReadAt,
 	)
 	return i, err
 }

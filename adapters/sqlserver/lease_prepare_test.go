@@ -1,0 +1,57 @@
+package sqlserver
+
+import (
+	"context"
+	"database/sql"
+	"testing"
+	"time"
+
+	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/ports"
+	"github.com/submissionmanager/submission-manager/ports/leasetest"
+)
+
+// TestPrepareTakeoverWritesNothingAndWaitsForNobody: the rehearsal of a
+// takeover leaves the lease row as it was, creates no row, and neither
+// waits for a transaction that holds the executor's lease lock Exclusive
+// (as a takeover in progress does) nor makes a takeover wait after it.
+func TestPrepareTakeoverWritesNothingAndWaitsForNobody(t *testing.T) {
+	db, _ := countedDB(t, Config{LeaseLockTimeout: 500 * time.Millisecond})
+	ls := db.Leases()
+	ctx := context.Background()
+	held := leasetest.MustAcquire(t, ls, core.DefaultLeaseName, "holder-a", leasetest.LongLease)
+
+	tx, err := db.queries.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if err := takeLeaseLock(ctx, tx, exclusiveLeaseLockSQL, core.DefaultLeaseName, time.Second); err != nil {
+		t.Fatalf("holding the lease lock: %v", err)
+	}
+	if err := ls.(ports.TakeoverPreparer).PrepareTakeover(ctx, core.DefaultLeaseName); err != nil {
+		t.Fatalf("PrepareTakeover while the lease lock is held Exclusive: %v", err)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+
+	got, found, err := ls.Read(ctx, core.DefaultLeaseName)
+	if err != nil || !found {
+		t.Fatalf("Read: found=%v err=%v", found, err)
+	}
+	if got.HolderID != held.HolderID || got.Epoch != held.Epoch || !got.RenewedAt.Equal(held.RenewedAt) || !got.ExpiresAt.Equal(held.ExpiresAt) {
+		t.Fatalf("after the rehearsal the lease is %+v, want %+v unchanged", got, held)
+	}
+	if _, found, err := ls.Read(ctx, rehearsalLeaseName); err != nil || found {
+		t.Fatalf("the rehearsal's lease name has a row: found=%v err=%v", found, err)
+	}
+	// The rehearsal's transaction ended: a takeover's lock is granted.
+	if err := ls.Release(ctx, held.Fence()); err != nil {
+		t.Fatal(err)
+	}
+	next := leasetest.MustAcquire(t, ls, core.DefaultLeaseName, "holder-b", leasetest.LongLease)
+	if next.Epoch != held.Epoch+1 {
+		t.Fatalf("takeover after the rehearsal at epoch %d, want %d", next.Epoch, held.Epoch+1)
+	}
+}
