@@ -1,6 +1,7 @@
--- The executor's procedures (00017) and the reads of many intents,
--- rewritten again for what they cost the database server on Babelfish,
--- found with perf on its backends and BABELFISH_STATISTICS PROFILE:
+-- The executor's procedures and the reads of many intents (00017), with
+-- the intentIds' function of 00015, rewritten again for what they cost
+-- the database server on Babelfish, found with perf on its backends and
+-- BABELFISH_STATISTICS PROFILE:
 --
 --   * The attempts of a read of many intentIds (GetIntents, the
 --     executor's prefetch before every batch of attempts, and a listing
@@ -26,17 +27,22 @@
 --     only an item's position, intentId and attempt number, and now read
 --     just those (submission_start_items, whose members a result's item
 --     has under the same names).
+--   * OPENJSON's default schema is a PL/pgSQL function on Babelfish that
+--     runs queries of its own, and the intentIds' function tested each
+--     one for a "~" with CHARINDEX; dbo.submission_intent_ids now reads
+--     the array through a WITH clause and tests with LIKE.
 --
 -- Everything else is as 00017 wrote it, and so are the semantics: the
 -- fence, each item all or nothing, one verdict per item, the intents
 -- and attempts a read answers and their order. The Down section restores
--- 00017's procedures.
+-- 00017's procedures and 00015's function.
 
 -- +goose Up
 DROP PROCEDURE dbo.submission_start_attempts;
 DROP PROCEDURE dbo.submission_finish_attempts;
 DROP PROCEDURE dbo.submission_get_intents;
 DROP PROCEDURE dbo.submission_attempts_of;
+DROP FUNCTION dbo.submission_intent_ids;
 
 -- +goose StatementBegin
 CREATE PROCEDURE dbo.submission_start_attempts
@@ -194,6 +200,27 @@ END;
 -- +goose StatementEnd
 
 -- +goose StatementBegin
+CREATE FUNCTION dbo.submission_intent_ids (@ids nvarchar(max))
+RETURNS TABLE
+AS
+RETURN (
+    -- The intentIds of a JSON array of strings spelled as
+    -- adapters/sqlserver/jsontext.go spells them, in the key's type. Every
+    -- spelled string holds a "~" and no other does, so only those pay for
+    -- the function. OPENJSON's WITH clause reads each element ('$'), up to
+    -- 4,000 characters on Babelfish: a spelled intentId of 255 characters
+    -- takes at most 765. The callers give the ids the key's binary
+    -- collation where they use them: a COLLATE here does not survive the
+    -- function on Babelfish, whose IN then makes "a" and "A" one value and
+    -- finds only one of the two intents.
+    SELECT CAST(CASE WHEN j.intent_id LIKE N'%~%' THEN dbo.submission_json_text(j.intent_id)
+                     ELSE j.intent_id END
+                AS nvarchar(255)) AS intent_id
+    FROM OPENJSON(@ids) WITH (intent_id nvarchar(max) '$') AS j
+);
+-- +goose StatementEnd
+
+-- +goose StatementBegin
 CREATE PROCEDURE dbo.submission_get_intents @ids nvarchar(max)
 AS
 BEGIN
@@ -248,6 +275,7 @@ DROP PROCEDURE dbo.submission_start_attempts;
 DROP PROCEDURE dbo.submission_finish_attempts;
 DROP PROCEDURE dbo.submission_get_intents;
 DROP PROCEDURE dbo.submission_attempts_of;
+DROP FUNCTION dbo.submission_intent_ids;
 
 -- +goose StatementBegin
 CREATE PROCEDURE dbo.submission_start_attempts
@@ -398,6 +426,26 @@ BEGIN
     FROM dbo.submission_finish_items(@items) AS v
     WHERE v.ord BETWEEN 0 AND 2147483647;
 END;
+-- +goose StatementEnd
+
+-- +goose StatementBegin
+CREATE FUNCTION dbo.submission_intent_ids (@ids nvarchar(max))
+RETURNS TABLE
+AS
+RETURN (
+    -- The intentIds of a JSON array of strings spelled as
+    -- adapters/sqlserver/jsontext.go spells them, in the key's type. Every
+    -- spelled string holds a "~" and no other does, so only those pay for
+    -- the function. OPENJSON's default schema reads a string whole. The
+    -- callers give the ids the key's binary collation where they use
+    -- them: a COLLATE here does not survive the function on Babelfish,
+    -- whose IN then makes "a" and "A" one value and finds only one of
+    -- the two intents.
+    SELECT CAST(CASE WHEN CHARINDEX(N'~', j.value) = 0 THEN j.value
+                     ELSE dbo.submission_json_text(j.value) END
+                AS nvarchar(255)) AS intent_id
+    FROM OPENJSON(@ids) AS j
+);
 -- +goose StatementEnd
 
 -- +goose StatementBegin
