@@ -52,41 +52,7 @@ func BenchmarkExecutorRounds(b *testing.B) {
 	if err != nil || !acquired {
 		b.Fatalf("acquire: %v %v", acquired, err)
 	}
-	ids := make([][]string, writers)
-	for w := range writers {
-		for i := range intents / writers {
-			ids[w] = append(ids[w], fmt.Sprintf("w%d-%05d", w, i))
-		}
-		for chunk := range slices.Chunk(ids[w], 500) {
-			batch := make([]core.Intent, len(chunk))
-			for i, id := range chunk {
-				batch[i] = core.NewIntent(id, testContract, json.RawMessage(`{"to":"+100"}`), created)
-			}
-			if _, err := s.CreateIntents(ctx, batch); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
-	// Each intent has made one attempt, as after a backlog's first pass:
-	// reads of attempts meet a table of the backlog's size.
-	for w := range writers {
-		for chunk := range slices.Chunk(ids[w], 500) {
-			starts := make([]ports.StartAttemptParams, len(chunk))
-			finishes := make([]ports.FinishAttemptParams, len(chunk))
-			for i, id := range chunk {
-				starts[i] = ports.StartAttemptParams{Fence: lease.Fence(), IntentID: id, Number: 1, StartedAt: created}
-				o := core.Outcome{Status: core.OutcomeRejected, Reason: core.ReasonProviderFailure}
-				finishes[i] = ports.FinishAttemptParams{Fence: lease.Fence(), IntentID: id, Number: 1, FinishedAt: created, Outcome: &o,
-					Sent: true, Decision: core.Decision{Status: core.StatusPending, NextDueAt: created}}
-			}
-			if err := firstError(s.StartAttempts(ctx, starts)); err != nil {
-				b.Fatal(err)
-			}
-			if err := firstError(s.FinishAttempts(ctx, finishes)); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
+	ids := seedBacklog(b, s, lease.Fence(), writers, intents, created)
 	next := make([]int, writers) // each writer's next chunk of its intents
 	round := func(w int) error {
 		from := next[w] % (len(ids[w]) / size) * size
@@ -153,11 +119,19 @@ func BenchmarkExecutorRounds(b *testing.B) {
 			b.ReportMetric(float64(backends), "backends")
 		}
 	}
+	alternate(b, db, run)
+}
+
+// alternate runs run once, or with SUBMISSION_BENCH_PAIRS=n as n pairs of
+// sub-benchmarks on db: "latest" with every migration applied, then
+// "previous" with the latest one rolled back.
+func alternate(b *testing.B, db *DB, run func(*testing.B)) {
 	pairs, _ := strconv.Atoi(os.Getenv("SUBMISSION_BENCH_PAIRS"))
 	if pairs < 1 {
 		run(b)
 		return
 	}
+	ctx := context.Background()
 	for i := range pairs {
 		b.Run(fmt.Sprintf("latest-%d", i+1), run)
 		if err := db.Migrate(ctx, "down"); err != nil {
@@ -168,6 +142,41 @@ func BenchmarkExecutorRounds(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// seedBacklog stores intents intents, spread over writers lists of
+// intentIds, each with one attempt made, as after a backlog's first pass:
+// reads of attempts then meet a table of the backlog's size.
+func seedBacklog(b *testing.B, s ports.Store, fence core.Fence, writers, intents int, created time.Time) [][]string {
+	ctx := context.Background()
+	ids := make([][]string, writers)
+	for w := range writers {
+		for i := range intents / writers {
+			ids[w] = append(ids[w], fmt.Sprintf("w%d-%05d", w, i))
+		}
+		for chunk := range slices.Chunk(ids[w], 500) {
+			batch := make([]core.Intent, len(chunk))
+			starts := make([]ports.StartAttemptParams, len(chunk))
+			finishes := make([]ports.FinishAttemptParams, len(chunk))
+			for i, id := range chunk {
+				batch[i] = core.NewIntent(id, testContract, json.RawMessage(`{"to":"+100"}`), created)
+				starts[i] = ports.StartAttemptParams{Fence: fence, IntentID: id, Number: 1, StartedAt: created}
+				o := core.Outcome{Status: core.OutcomeRejected, Reason: core.ReasonProviderFailure}
+				finishes[i] = ports.FinishAttemptParams{Fence: fence, IntentID: id, Number: 1, FinishedAt: created, Outcome: &o,
+					Sent: true, Decision: core.Decision{Status: core.StatusPending, NextDueAt: created}}
+			}
+			if _, err := s.CreateIntents(ctx, batch); err != nil {
+				b.Fatal(err)
+			}
+			if err := firstError(s.StartAttempts(ctx, starts)); err != nil {
+				b.Fatal(err)
+			}
+			if err := firstError(s.FinishAttempts(ctx, finishes)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	return ids
 }
 
 // tdsPort is the server's port in the test DSN (1433 by default).
