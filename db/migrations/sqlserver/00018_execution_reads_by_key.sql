@@ -1,7 +1,7 @@
 -- The executor's procedures and the reads of many intents (00017), with
--- the intentIds' function of 00015, rewritten again for what they cost
--- the database server on Babelfish, found with perf on its backends and
--- BABELFISH_STATISTICS PROFILE:
+-- the intentIds' function of 00015 and the batch insert of 00016,
+-- rewritten again for what they cost the database server on Babelfish,
+-- found with perf on its backends and BABELFISH_STATISTICS PROFILE:
 --
 --   * The attempts of a read of many intentIds (GetIntents, the
 --     executor's prefetch before every batch of attempts, and a listing
@@ -31,11 +31,15 @@
 --     runs queries of its own, and the intentIds' function tested each
 --     one for a "~" with CHARINDEX; dbo.submission_intent_ids now reads
 --     the array through a WITH clause and tests with LIKE.
+--   * The batch insert (00016) tested each item's intentId, target and
+--     payload for a "~" with CHARINDEX, and read its intents and their
+--     attempts back with IN over the intentIds, planned like the reads
+--     above: it tests with LIKE and reads back by key now.
 --
 -- Everything else is as 00017 wrote it, and so are the semantics: the
 -- fence, each item all or nothing, one verdict per item, the intents
 -- and attempts a read answers and their order. The Down section restores
--- 00017's procedures and 00015's function.
+-- 00017's procedures, 00015's function and 00016's procedure.
 
 -- +goose Up
 DROP PROCEDURE dbo.submission_start_attempts;
@@ -43,6 +47,7 @@ DROP PROCEDURE dbo.submission_finish_attempts;
 DROP PROCEDURE dbo.submission_get_intents;
 DROP PROCEDURE dbo.submission_attempts_of;
 DROP FUNCTION dbo.submission_intent_ids;
+DROP PROCEDURE dbo.submission_insert_intents;
 
 -- +goose StatementBegin
 CREATE PROCEDURE dbo.submission_start_attempts
@@ -270,12 +275,93 @@ BEGIN
 END;
 -- +goose StatementEnd
 
+-- +goose StatementBegin
+CREATE PROCEDURE dbo.submission_insert_intents
+    @items nvarchar(max), @contracts nvarchar(max), @long nvarchar(max), @ids nvarchar(max)
+AS
+BEGIN
+    -- Inserts the items whose intentId is not stored, as one statement in
+    -- the caller's transaction or, alone, atomically. NOT EXISTS skips
+    -- the intentIds already stored, so a repeat writes nothing. Two
+    -- sessions can both pass it for one intentId (READ COMMITTED lets
+    -- both; under row versioning and on Babelfish neither sees the
+    -- other's uncommitted row): the primary key then fails the later
+    -- insert with 2627 once the first commits. XACT_ABORT makes that
+    -- error, as any other, end the call at once and roll back the caller's
+    -- transaction if there is one (the setting ends with the call); the
+    -- caller sends the batch again, and its NOT EXISTS then finds the
+    -- winner's row. Without it the read-back would still run after the
+    -- failed insert, and on Babelfish the error would reach the caller
+    -- only after the read-back's rows. OFFSET 0 ROWS keeps the contracts'
+    -- derived table from being merged into the join, where PostgreSQL
+    -- would read each contract back once per item.
+    SET NOCOUNT ON;
+    SET XACT_ABORT ON;
+    INSERT INTO submission_intents (
+        intent_id, submission_target, payload, contract, gateway_type, mode,
+        status, created_at, next_due_at, attempt_count, last_modified_at, not_before, trace_parent)
+    OUTPUT inserted.intent_id
+    SELECT v.intent_id, v.submission_target, v.payload, c.contract, v.gateway_type, v.mode,
+           'pending', v.created_at, v.next_due_at, 0, SYSUTCDATETIME(), v.not_before, v.trace_parent
+    FROM (SELECT CAST(CASE WHEN k.intent_id LIKE N'%~%' THEN dbo.submission_json_text(k.intent_id)
+                           ELSE k.intent_id END AS nvarchar(255)) AS intent_id,
+                 CAST(CASE WHEN k.submission_target LIKE N'%~%' THEN dbo.submission_json_text(k.submission_target)
+                           ELSE k.submission_target END AS nvarchar(255)) AS submission_target,
+                 CAST(CAST(CASE WHEN k.payload LIKE N'%~%' THEN dbo.submission_json_text(k.payload)
+                                ELSE k.payload END COLLATE Latin1_General_100_BIN2
+                           AS varchar(max)) AS varbinary(max)) AS payload,
+                 k.contract, k.gateway_type, k.mode, k.created_at, k.next_due_at, k.not_before, k.trace_parent
+          FROM (SELECT j.intent_id COLLATE Latin1_General_100_BIN2 AS intent_id,
+                       j.submission_target COLLATE Latin1_General_100_BIN2 AS submission_target,
+                       CASE WHEN j.long IS NULL THEN j.payload ELSE l.payload END
+                           COLLATE Latin1_General_100_BIN2 AS payload,
+                       j.contract, j.gateway_type, j.mode, j.created_at, j.next_due_at, j.not_before, j.trace_parent
+                FROM OPENJSON(@items) WITH (
+                    intent_id nvarchar(max) '$.intent_id', submission_target nvarchar(max) '$.submission_target',
+                    payload nvarchar(max) '$.payload', contract int '$.contract',
+                    gateway_type varchar(16) '$.gateway_type', mode varchar(16) '$.mode',
+                    created_at datetime2(7) '$.created_at', next_due_at datetime2(7) '$.next_due_at',
+                    not_before datetime2(7) '$.not_before', trace_parent varchar(55) '$.trace_parent',
+                    long int '$.long') AS j
+                LEFT JOIN (SELECT CAST(l0.[key] AS int) AS number, l0.value AS payload
+                           FROM OPENJSON(@long) AS l0) AS l ON l.number = j.long) AS k) AS v
+    JOIN (SELECT CAST(c1.[key] AS int) AS number, dbo.submission_json_text(c1.contract) AS contract
+          FROM (SELECT c0.[key], c0.value COLLATE Latin1_General_100_BIN2 AS contract
+                FROM OPENJSON(@contracts) AS c0) AS c1
+          ORDER BY number OFFSET 0 ROWS) AS c ON c.number = v.contract
+    WHERE NOT EXISTS (SELECT 1 FROM submission_intents AS s WHERE s.intent_id = v.intent_id);
+    -- Every item's row, stored now or before, with its facts, then the
+    -- attempts of those rows, each intent's in order, each distinct
+    -- intentId looked up by key as dbo.submission_get_intents looks it up.
+    SELECT t.intent_id, t.submission_target, t.payload, t.contract, t.status, t.created_at,
+           t.next_due_at, t.attempt_count, t.final_outcome_status, t.final_outcome_reason,
+           t.final_message_id, t.exhausted_reason, t.last_modified_at, t.not_before, t.trace_parent,
+           t.possibly_accepted, t.accepted_after_deadline, t.accepted_message_id
+    FROM (SELECT DISTINCT v.intent_id COLLATE Latin1_General_100_BIN2 AS intent_id
+          FROM dbo.submission_intent_ids(@ids) AS v) AS i
+    CROSS APPLY (SELECT TOP (1) s.intent_id, s.submission_target, s.payload, s.contract, s.status, s.created_at,
+                        s.next_due_at, s.attempt_count, s.final_outcome_status, s.final_outcome_reason,
+                        s.final_message_id, s.exhausted_reason, s.last_modified_at, s.not_before, s.trace_parent,
+                        s.possibly_accepted, s.accepted_after_deadline, s.accepted_message_id
+                 FROM submission_intents AS s WHERE s.intent_id = i.intent_id) AS t;
+    SELECT a.intent_id, a.attempt_number, a.started_at, a.finished_at, a.outcome_status,
+           a.outcome_reason, a.message_id, a.error, a.sent, a.holder_id, a.lease_epoch
+    FROM (SELECT DISTINCT v.intent_id COLLATE Latin1_General_100_BIN2 AS intent_id
+          FROM dbo.submission_intent_ids(@ids) AS v) AS i
+    CROSS APPLY (SELECT TOP (2147483647) s.intent_id, s.attempt_number, s.started_at, s.finished_at, s.outcome_status,
+                        s.outcome_reason, s.message_id, s.error, s.sent, s.holder_id, s.lease_epoch
+                 FROM submission_attempts AS s WHERE s.intent_id = i.intent_id) AS a
+    ORDER BY a.intent_id, a.attempt_number;
+END;
+-- +goose StatementEnd
+
 -- +goose Down
 DROP PROCEDURE dbo.submission_start_attempts;
 DROP PROCEDURE dbo.submission_finish_attempts;
 DROP PROCEDURE dbo.submission_get_intents;
 DROP PROCEDURE dbo.submission_attempts_of;
 DROP FUNCTION dbo.submission_intent_ids;
+DROP PROCEDURE dbo.submission_insert_intents;
 
 -- +goose StatementBegin
 CREATE PROCEDURE dbo.submission_start_attempts
@@ -483,6 +569,77 @@ BEGIN
     FROM submission_attempts
     WHERE intent_id IN (SELECT v.intent_id COLLATE Latin1_General_100_BIN2 FROM dbo.submission_intent_ids(@ids) AS v
                         WHERE LEN(v.intent_id) BETWEEN 0 AND 255)
+    ORDER BY intent_id, attempt_number;
+END;
+-- +goose StatementEnd
+
+-- +goose StatementBegin
+CREATE PROCEDURE dbo.submission_insert_intents
+    @items nvarchar(max), @contracts nvarchar(max), @long nvarchar(max), @ids nvarchar(max)
+AS
+BEGIN
+    -- Inserts the items whose intentId is not stored, as one statement in
+    -- the caller's transaction or, alone, atomically. NOT EXISTS skips
+    -- the intentIds already stored, so a repeat writes nothing. Two
+    -- sessions can both pass it for one intentId (READ COMMITTED lets
+    -- both; under row versioning and on Babelfish neither sees the
+    -- other's uncommitted row): the primary key then fails the later
+    -- insert with 2627 once the first commits. XACT_ABORT makes that
+    -- error, as any other, end the call at once and roll back the caller's
+    -- transaction if there is one (the setting ends with the call); the
+    -- caller sends the batch again, and its NOT EXISTS then finds the
+    -- winner's row. Without it the read-back would still run after the
+    -- failed insert, and on Babelfish the error would reach the caller
+    -- only after the read-back's rows. OFFSET 0 ROWS keeps the contracts'
+    -- derived table from being merged into the join, where PostgreSQL
+    -- would read each contract back once per item.
+    SET NOCOUNT ON;
+    SET XACT_ABORT ON;
+    INSERT INTO submission_intents (
+        intent_id, submission_target, payload, contract, gateway_type, mode,
+        status, created_at, next_due_at, attempt_count, last_modified_at, not_before, trace_parent)
+    OUTPUT inserted.intent_id
+    SELECT v.intent_id, v.submission_target, v.payload, c.contract, v.gateway_type, v.mode,
+           'pending', v.created_at, v.next_due_at, 0, SYSUTCDATETIME(), v.not_before, v.trace_parent
+    FROM (SELECT CAST(CASE WHEN CHARINDEX(N'~', k.intent_id) = 0 THEN k.intent_id
+                           ELSE dbo.submission_json_text(k.intent_id) END AS nvarchar(255)) AS intent_id,
+                 CAST(CASE WHEN CHARINDEX(N'~', k.submission_target) = 0 THEN k.submission_target
+                           ELSE dbo.submission_json_text(k.submission_target) END AS nvarchar(255)) AS submission_target,
+                 CAST(CAST(CASE WHEN CHARINDEX(N'~', k.payload) = 0 THEN k.payload
+                                ELSE dbo.submission_json_text(k.payload) END COLLATE Latin1_General_100_BIN2
+                           AS varchar(max)) AS varbinary(max)) AS payload,
+                 k.contract, k.gateway_type, k.mode, k.created_at, k.next_due_at, k.not_before, k.trace_parent
+          FROM (SELECT j.intent_id COLLATE Latin1_General_100_BIN2 AS intent_id,
+                       j.submission_target COLLATE Latin1_General_100_BIN2 AS submission_target,
+                       CASE WHEN j.long IS NULL THEN j.payload ELSE l.payload END
+                           COLLATE Latin1_General_100_BIN2 AS payload,
+                       j.contract, j.gateway_type, j.mode, j.created_at, j.next_due_at, j.not_before, j.trace_parent
+                FROM OPENJSON(@items) WITH (
+                    intent_id nvarchar(max) '$.intent_id', submission_target nvarchar(max) '$.submission_target',
+                    payload nvarchar(max) '$.payload', contract int '$.contract',
+                    gateway_type varchar(16) '$.gateway_type', mode varchar(16) '$.mode',
+                    created_at datetime2(7) '$.created_at', next_due_at datetime2(7) '$.next_due_at',
+                    not_before datetime2(7) '$.not_before', trace_parent varchar(55) '$.trace_parent',
+                    long int '$.long') AS j
+                LEFT JOIN (SELECT CAST(l0.[key] AS int) AS number, l0.value AS payload
+                           FROM OPENJSON(@long) AS l0) AS l ON l.number = j.long) AS k) AS v
+    JOIN (SELECT CAST(c1.[key] AS int) AS number, dbo.submission_json_text(c1.contract) AS contract
+          FROM (SELECT c0.[key], c0.value COLLATE Latin1_General_100_BIN2 AS contract
+                FROM OPENJSON(@contracts) AS c0) AS c1
+          ORDER BY number OFFSET 0 ROWS) AS c ON c.number = v.contract
+    WHERE NOT EXISTS (SELECT 1 FROM submission_intents AS s WHERE s.intent_id = v.intent_id);
+    -- Every item's row, stored now or before, with its facts, then the
+    -- attempts of those rows, each intent's in order.
+    SELECT intent_id, submission_target, payload, contract, status, created_at,
+           next_due_at, attempt_count, final_outcome_status, final_outcome_reason,
+           final_message_id, exhausted_reason, last_modified_at, not_before, trace_parent,
+           possibly_accepted, accepted_after_deadline, accepted_message_id
+    FROM submission_intents
+    WHERE intent_id IN (SELECT i.intent_id COLLATE Latin1_General_100_BIN2 FROM dbo.submission_intent_ids(@ids) AS i);
+    SELECT intent_id, attempt_number, started_at, finished_at, outcome_status,
+           outcome_reason, message_id, error, sent, holder_id, lease_epoch
+    FROM submission_attempts
+    WHERE intent_id IN (SELECT i.intent_id COLLATE Latin1_General_100_BIN2 FROM dbo.submission_intent_ids(@ids) AS i)
     ORDER BY intent_id, attempt_number;
 END;
 -- +goose StatementEnd
