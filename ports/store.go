@@ -144,6 +144,13 @@ type StoreFacts struct {
 	// their change markers (zero when the store's single writer rules that
 	// out).
 	ChangeLookback time.Duration
+	// WriteBatches is how many fenced batches of one kind (reservations,
+	// results) the executor should have under way at once; zero leaves the
+	// executor's default. Fewer batches under way make each larger, which
+	// pays where every call has a fixed cost that dwarfs its rows' (SQL
+	// Server across the network and a procedure's entry); more let one slow
+	// write hold back only the writes batched with it.
+	WriteBatches int
 }
 
 // Store is the durable home of intents and attempts. Writes that change

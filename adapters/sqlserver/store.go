@@ -27,8 +27,22 @@ var _ ports.Store = (*store)(nil)
 // waits of a contended write, deadlock retries.
 const changeLookback = 5 * time.Second
 
-// Facts states the look-back that concurrent writers make necessary.
-func (s *store) Facts() ports.StoreFacts { return ports.StoreFacts{ChangeLookback: changeLookback} }
+// writeBatches is how many fenced batches of one kind the executor keeps
+// under way: one. Every call pays a fixed cost that dwarfs its rows' (a
+// round trip and a log flush on SQL Server; on Babelfish about 2 ms of
+// server CPU to enter the procedure and plan its statements, against
+// tenths of a millisecond per item), so one call under way, gathering
+// everything that arrives meanwhile, makes the batches as large as the
+// load allows. Draining a backlog of 10,000 intents on Babelfish, one
+// batch under way executed 1,001-1,007 attempts/s, two 872-949 and four
+// 604-625, alternated in two rounds (docs/sqlserver.md).
+const writeBatches = 1
+
+// Facts states the look-back that concurrent writers make necessary and
+// the batches under way that the cost of a call makes best.
+func (s *store) Facts() ports.StoreFacts {
+	return ports.StoreFacts{ChangeLookback: changeLookback, WriteBatches: writeBatches}
+}
 
 // maxKeyLen is the nvarchar length of intent_id and submission_target.
 const maxKeyLen = 255

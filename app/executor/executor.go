@@ -34,6 +34,9 @@ const (
 	// DefaultRefreshPageSize and DefaultRebuildPageSize bound one store read.
 	DefaultRefreshPageSize = 500
 	DefaultRebuildPageSize = 1000
+	// DefaultWriteBatches is how many fenced batches of one kind a term
+	// has under way at once unless the store states otherwise.
+	DefaultWriteBatches = 4
 	// DefaultFinishTimeout bounds the write that records an attempt's result
 	// after the executor was told to stop.
 	DefaultFinishTimeout = 10 * time.Second
@@ -94,6 +97,10 @@ type Config struct {
 	// RefreshPageSize and RebuildPageSize are the page sizes of ListChanged
 	// and ListPending.
 	RefreshPageSize, RebuildPageSize int
+	// WriteBatches is how many fenced batches of one kind the term has
+	// under way at once (writes.go). Zero takes the store's stated fact
+	// (ports.StoreFacts.WriteBatches), else DefaultWriteBatches.
+	WriteBatches int
 	// FinishTimeout bounds a result's write (and a deferral's) once the
 	// term is stopping; while it runs, the fence bounds them.
 	FinishTimeout time.Duration
@@ -174,6 +181,7 @@ func New(cfg Config) (*Executor, error) {
 	}
 	cfg.RefreshInterval = cmp.Or(cfg.RefreshInterval, DefaultRefreshInterval)
 	cfg.RefreshLookback = cmp.Or(cfg.RefreshLookback, cfg.Store.Facts().ChangeLookback)
+	cfg.WriteBatches = cmp.Or(cfg.WriteBatches, cfg.Store.Facts().WriteBatches, DefaultWriteBatches)
 	cfg.RefreshPageSize = cmp.Or(cfg.RefreshPageSize, DefaultRefreshPageSize)
 	cfg.RebuildPageSize = cmp.Or(cfg.RebuildPageSize, DefaultRebuildPageSize)
 	cfg.FinishTimeout = cmp.Or(cfg.FinishTimeout, DefaultFinishTimeout)

@@ -18,12 +18,10 @@ import (
 // own answer, exactly what the store gave its item, and the worker reads it
 // as before (written): a reservation is durable before its call and a
 // result before the intent's next attempt, as without batching. Up to
-// senders batches of each kind are under way at once, so one slow write
-// (a lock wait on one row, say) holds back only the writes batched with
-// it, not every write after it.
-
-// senders is how many store calls of one kind a term makes at once.
-const senders = 4
+// Config.WriteBatches batches of each kind are under way at once, so one
+// slow write (a lock wait on one row, say) holds back only the writes
+// batched with it, not every write after it; a store whose calls cost
+// more than their rows states a smaller number, for larger batches.
 
 // batcher gathers one kind of fenced write. Its senders are the term's
 // goroutines: writers.start starts them, and they end once the term closes
@@ -88,6 +86,8 @@ func (b *batcher[P]) run() {
 type writers struct {
 	starts   *batcher[ports.StartAttemptParams]
 	finishes *batcher[ports.FinishAttemptParams]
+	// senders is how many store calls of one kind the term makes at once.
+	senders int
 }
 
 // newWriters builds the batchers of a term whose workers run under workCtx.
@@ -100,7 +100,8 @@ type writers struct {
 func newWriters(workCtx context.Context, cfg Config) writers {
 	max := maxWorkers(cfg)
 	return writers{
-		starts: newBatcher(workCtx, max, cfg.Store.StartAttempts),
+		senders: cfg.WriteBatches,
+		starts:  newBatcher(workCtx, max, cfg.Store.StartAttempts),
 		finishes: newBatcher(workCtx, max, func(ctx context.Context, items []ports.FinishAttemptParams) []error {
 			writeCtx, cancel := clockctx.Outliving(ctx, cfg.Clock, cfg.FinishTimeout)
 			defer cancel()
@@ -113,7 +114,7 @@ func newWriters(workCtx context.Context, cfg Config) writers {
 // queues and waits for every sender, once no worker can write any more.
 func (w writers) start() (stop func()) {
 	var wg sync.WaitGroup
-	for range senders {
+	for range w.senders {
 		wg.Go(w.starts.run)
 		wg.Go(w.finishes.run)
 	}

@@ -9,8 +9,14 @@ import (
 
 // A batcher answers every write with its own item's answer, and gathers
 // the writes that queue while its senders are busy into as few store calls
-// as there are senders.
+// as there are senders, whatever their number.
 func TestBatcherGathersWritesAndAnswersEach(t *testing.T) {
+	for _, senders := range []int{1, 2, DefaultWriteBatches} {
+		t.Run(fmt.Sprint(senders, " senders"), func(t *testing.T) { testBatcherGathers(t, senders) })
+	}
+}
+
+func testBatcherGathers(t *testing.T, senders int) {
 	gate := make(chan struct{})
 	held := make(chan struct{}, senders)
 	var (
