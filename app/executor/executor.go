@@ -162,7 +162,7 @@ func New(cfg Config) (*Executor, error) {
 		errs = append(errs, fmt.Errorf("executor: Config.ReserveAhead %d: want a count, 0 for MaxInFlight or NoReserveAhead", cfg.ReserveAhead))
 	}
 	if cfg.MaxInFlight < 0 || cfg.RefreshInterval < 0 || cfg.RefreshLookback < 0 || cfg.RefreshPageSize < 0 ||
-		cfg.RebuildPageSize < 0 || cfg.FinishTimeout < 0 || cfg.DrainTimeout < 0 {
+		cfg.RebuildPageSize < 0 || cfg.WriteBatches < 0 || cfg.FinishTimeout < 0 || cfg.DrainTimeout < 0 {
 		errs = append(errs, errors.New("executor: Config sizes and durations must not be negative"))
 	}
 	if err := cfg.Protection.Validate(); err != nil {

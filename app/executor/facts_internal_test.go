@@ -39,3 +39,13 @@ func TestWriteBatchesComeFromTheStoreUnlessConfigured(t *testing.T) {
 		}
 	}
 }
+
+// A negative number of write batches is refused, not taken for the default.
+func TestNegativeWriteBatchesAreRefused(t *testing.T) {
+	clock := clocktest.New(time.Date(2026, 2, 2, 12, 0, 0, 0, time.UTC))
+	_, err := New(Config{Store: memstore.New(clock), Clock: clock, WriteBatches: -1,
+		Gateways: map[core.GatewayType]ports.Gateway{core.GatewaySMS: gatewayfake.New(gatewayfake.Config{Name: "sms", Clock: clock})}})
+	if err == nil {
+		t.Fatal("New accepted WriteBatches -1")
+	}
+}
