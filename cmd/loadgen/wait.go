@@ -135,6 +135,13 @@ func fetchAll(ctx context.Context, c *client.ClientWithResponses, n int, ids []s
 			defer wg.Done()
 			for id := range work {
 				resp, err := c.GetIntentWithResponse(ctx, id, nil)
+				if err != nil && ctx.Err() == nil {
+					// A kept-alive connection the service dropped while a
+					// long drain ran fails the next request written on it
+					// ("broken pipe"); a read is idempotent, so it is sent
+					// once more, on a connection dialled afresh.
+					resp, err = c.GetIntentWithResponse(ctx, id, nil)
+				}
 				mu.Lock()
 				switch {
 				case err != nil:
