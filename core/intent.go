@@ -78,6 +78,11 @@ type Attempt struct {
 // Finished reports whether the attempt has been closed.
 func (a Attempt) Finished() bool { return !a.FinishedAt.IsZero() }
 
+// Tried reports whether the attempt counts as a try: it was sent, or it is
+// still open, so its gateway call may have been made. Only an attempt
+// closed as never sent is no try.
+func (a Attempt) Tried() bool { return a.Sent || !a.Finished() }
+
 // Tries counts how many of an intent's first n attempts were tries: every
 // attempt except those closed as never sent (Sent false). An attempt still
 // open counts, because its gateway call may have been made. attempts are the
@@ -87,7 +92,7 @@ func (a Attempt) Finished() bool { return !a.FinishedAt.IsZero() }
 func Tries(n int, attempts []Attempt) int {
 	tries := n
 	for _, a := range attempts {
-		if a.Number <= n && a.Finished() && !a.Sent {
+		if a.Number <= n && !a.Tried() {
 			tries--
 		}
 	}

@@ -69,10 +69,10 @@ func eventFromCore(e core.IntentEvent) apigen.IntentEvent {
 	return out
 }
 
-// attemptFromCore renders an attempt. An open attempt is shown as sent,
-// as core.Tries counts it: its call may have been made.
+// attemptFromCore renders an attempt. Its sent is whether it counts as a
+// try (core.Attempt.Tried): an open attempt's call may have been made.
 func attemptFromCore(a core.Attempt) apigen.Attempt {
-	out := apigen.Attempt{Number: a.Number, StartedAt: a.StartedAt.UTC(), Sent: a.Sent || !a.Finished()}
+	out := apigen.Attempt{Number: a.Number, StartedAt: a.StartedAt.UTC(), Sent: a.Tried()}
 	if a.Finished() {
 		out.FinishedAt = ptr(a.FinishedAt.UTC())
 	}
