@@ -53,6 +53,8 @@ const (
 	poolQueries = "queries"
 	poolLeases  = "leases"
 	poolPlain   = "plain"
+	// poolLeasePin is the one session that pins the lease locks.
+	poolLeasePin = "lease-pin"
 )
 
 // connector returns c as the pool named pool opens it.

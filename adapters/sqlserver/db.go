@@ -22,8 +22,11 @@ type DB struct {
 	q       *sqlserverdb.Queries
 	// leases and leaseQ are the lease operations' own small pool (see
 	// leaseConns).
-	leases   *sql.DB
-	leaseQ   *sqlserverdb.Queries
+	leases *sql.DB
+	leaseQ *sqlserverdb.Queries
+	// pin holds the lease locks' names on a session of its own
+	// (lease_pin.go).
+	pin      *leaseLockPin
 	log      *slog.Logger
 	cfg      Config
 	database string
@@ -57,6 +60,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		plain:    plain,
 		q:        sqlserverdb.New(queries),
 		leases:   openLeasePool(conns, cfg),
+		pin:      newLeaseLockPin(sql.OpenDB(cfg.connector(poolLeasePin, conns.queries)), cfg.LeaseLockTimeout),
 		log:      cfg.Logger.With("store", "sqlserver", "database", params.Database),
 		cfg:      cfg,
 		database: params.Database,
@@ -98,7 +102,7 @@ func (db *DB) Store() ports.Store { return &store{db: db} }
 // Leases returns the leadership lease over this database.
 func (db *DB) Leases() ports.LeaseStore { return &leaseStore{db: db} }
 
-// Close closes both connection pools.
+// Close ends the lease locks' pins and closes the connection pools.
 func (db *DB) Close() error {
-	return errors.Join(db.queries.Close(), db.plain.Close(), db.leases.Close())
+	return errors.Join(db.pin.close(), db.queries.Close(), db.plain.Close(), db.leases.Close())
 }

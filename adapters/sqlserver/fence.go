@@ -20,37 +20,43 @@ import (
 //   - A fenced transaction first takes the lease lock, an application lock
 //     (sp_getapplock) named after the lease, in Shared mode and owned by the
 //     transaction; then it checks the fence by reading the lease row.
-//   - A takeover of an expired lease takes the same lock in Exclusive mode
-//     before it moves the epoch (lease.go).
+//   - A takeover of an expired lease takes the same lock in IntentExclusive
+//     mode before it moves the epoch (lease.go).
+//   - Every instance holds the same lock in IntentShared mode for its
+//     session, for as long as it runs (lease_pin.go), which Babelfish needs
+//     to keep the lock's name.
 //
-// Shared locks are compatible, so the fenced writes of one epoch run side
-// by side. A takeover waits until every fenced transaction that passed its
-// check has committed, and the fenced transactions that come after it
-// queue behind it (both servers grant a lock request only after the
-// incompatible requests queued before it) and then find the new epoch. A
-// renewal takes no lease lock and changes only the lease row, which a fence
-// check reads under READ COMMITTED (no lock past the read on SQL Server,
-// none at all under Babelfish's MVCC), so a renewal never waits behind
-// fenced writes, however many there are. On Babelfish sp_getapplock is a
-// PostgreSQL advisory lock with the same modes, owners and queueing. The
-// store's tests prove each part on the server they run against:
-// storetest's RenewalUnderFencedWrites and stale-epoch cases, and
-// TestTakeoverWaitsForFencedTransactions.
+// Shared locks are compatible with each other, so the fenced writes of one
+// epoch run side by side. IntentExclusive conflicts with Shared, as
+// Exclusive does, and with none of IntentShared and IntentExclusive, so the
+// pins hold no takeover back and two takeovers meet only at the lease row.
+// A takeover waits until every fenced transaction that passed its check
+// has committed, and the fenced transactions that come after it queue
+// behind it (both servers grant a lock request only after the incompatible
+// requests queued before it) and then find the new epoch. A renewal takes
+// no lease lock and changes only the lease row, which a fence check reads
+// under READ COMMITTED (no lock past the read on SQL Server, none at all
+// under Babelfish's MVCC), so a renewal never waits behind fenced writes,
+// however many there are. On Babelfish sp_getapplock is a PostgreSQL
+// advisory lock with the same modes, compatibility, owners and queueing.
+// The store's tests prove each part on the server they run against:
+// storetest's RenewalUnderFencedWrites and stale-epoch cases,
+// TestTakeoverWaitsForFencedTransactions and TestLeaseLockKeepsItsName.
 
 // leaseLockPrefix names the lease locks: the lease name follows it.
 const leaseLockPrefix = "submission-manager/lease:"
 
-// leaseLockSQL takes the lease lock for the rest of the transaction and
-// answers sp_getapplock's status (0 or 1: granted; -1: timed out; -2:
-// cancelled; -3: deadlock victim). $1 is the resource, $2 the timeout in
-// milliseconds. Shared and Exclusive are spelled out, one statement each,
+// The lease lock statements take the lease lock for the rest of the
+// transaction and answer sp_getapplock's status (0 or 1: granted; -1: timed
+// out; -2: cancelled; -3: deadlock victim). $1 is the resource, $2 the
+// timeout in milliseconds. Each mode is spelled out, one statement each,
 // because sp_getapplock takes its mode as a literal best.
 const (
 	sharedLeaseLockSQL = `DECLARE @status int;
 EXEC @status = sp_getapplock @Resource = $1, @LockMode = 'Shared', @LockOwner = 'Transaction', @LockTimeout = $2;
 SELECT @status;`
-	exclusiveLeaseLockSQL = `DECLARE @status int;
-EXEC @status = sp_getapplock @Resource = $1, @LockMode = 'Exclusive', @LockOwner = 'Transaction', @LockTimeout = $2;
+	takeoverLeaseLockSQL = `DECLARE @status int;
+EXEC @status = sp_getapplock @Resource = $1, @LockMode = 'IntentExclusive', @LockOwner = 'Transaction', @LockTimeout = $2;
 SELECT @status;`
 )
 

@@ -78,6 +78,9 @@ func (l *leaseStore) Acquire(ctx context.Context, p ports.AcquireLeaseParams) (c
 	if err != nil {
 		return core.Lease{}, false, err
 	}
+	if err := l.db.pin.hold(ctx, p.LeaseName); err != nil {
+		return core.Lease{}, false, err
+	}
 	lease, acquired, err := l.takeOver(ctx, p, ms)
 	if err != nil || acquired {
 		return lease, acquired, err
@@ -100,8 +103,8 @@ func (l *leaseStore) Acquire(ctx context.Context, p ports.AcquireLeaseParams) (c
 }
 
 // takeOver moves an expired lease to the caller at the next epoch. Only
-// when the lease has expired does it take the lease lock in Exclusive mode
-// (fence.go), in the same transaction as the conditional UPDATE: the lock
+// when the lease has expired does it take the lease lock in IntentExclusive
+// mode (fence.go), in the same transaction as the conditional UPDATE: the lock
 // waits until every fenced transaction of the old epoch that passed its
 // check has committed, and the UPDATE re-checks the expiry under it (the
 // holder may have renewed meanwhile). A lease that holds is never locked,
@@ -115,7 +118,7 @@ func (l *leaseStore) takeOver(ctx context.Context, p ports.AcquireLeaseParams, m
 	var lease core.Lease
 	var acquired bool
 	err = l.db.inLeaseTx(ctx, func(tx *sql.Tx, q *sqlserverdb.Queries) error {
-		if err := takeLeaseLock(ctx, tx, exclusiveLeaseLockSQL, p.LeaseName, l.db.cfg.LeaseLockTimeout); err != nil {
+		if err := takeLeaseLock(ctx, tx, takeoverLeaseLockSQL, p.LeaseName, l.db.cfg.LeaseLockTimeout); err != nil {
 			return err
 		}
 		n, err := q.TakeOverExpiredLease(ctx, sqlserverdb.TakeOverExpiredLeaseParams{
@@ -189,6 +192,11 @@ func (l *leaseStore) Renew(ctx context.Context, p ports.RenewLeaseParams) (core.
 	})
 	if err != nil {
 		return core.Lease{}, err
+	}
+	// The renewal stands whatever the pin answers: a pin that cannot be
+	// checked is a risk on Babelfish, not a reason to lose the lease.
+	if err := l.db.pin.hold(ctx, p.Fence.LeaseName); err != nil {
+		l.db.log.WarnContext(ctx, "the lease lock is not pinned", "lease", p.Fence.LeaseName, "err", err)
 	}
 	lease.AcquiredAt, lease.RenewedAt, lease.ExpiresAt = lease.AcquiredAt.UTC(), lease.RenewedAt.UTC(), lease.ExpiresAt.UTC()
 	// renewed_at is the statement's clock, so it is also when the row was read.

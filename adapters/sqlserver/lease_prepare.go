@@ -16,7 +16,7 @@ var _ ports.TakeoverPreparer = (*leaseStore)(nil)
 const rehearsalLeaseName = "submission-manager-takeover-rehearsal"
 
 // PrepareTakeover rehearses takeOver on the lease pool: the same
-// transaction, Exclusive lease lock and conditional UPDATE, on a lease name
+// transaction, takeover's lease lock and conditional UPDATE, on a lease name
 // no row has, so it writes nothing and contends with nothing. A follower's
 // lease connection otherwise runs these statements for the first time in
 // its takeover, which on Babelfish costs 0.3 to 0.6 s there (measured on a
@@ -25,7 +25,7 @@ const rehearsalLeaseName = "submission-manager-takeover-rehearsal"
 // a time, so the takeover runs on the connection just rehearsed.
 func (l *leaseStore) PrepareTakeover(ctx context.Context, _ string) error {
 	return l.db.inLeaseTx(ctx, func(tx *sql.Tx, q *sqlserverdb.Queries) error {
-		if err := takeLeaseLock(ctx, tx, exclusiveLeaseLockSQL, rehearsalLeaseName, l.db.cfg.LeaseLockTimeout); err != nil {
+		if err := takeLeaseLock(ctx, tx, takeoverLeaseLockSQL, rehearsalLeaseName, l.db.cfg.LeaseLockTimeout); err != nil {
 			return err
 		}
 		_, err := q.TakeOverExpiredLease(ctx, sqlserverdb.TakeOverExpiredLeaseParams{

@@ -13,8 +13,8 @@ import (
 
 // TestPrepareTakeoverWritesNothingAndWaitsForNobody: the rehearsal of a
 // takeover leaves the lease row as it was, creates no row, and neither
-// waits for a transaction that holds the executor's lease lock Exclusive
-// (as a takeover in progress does) nor makes a takeover wait after it.
+// waits for a transaction that holds the executor's lease lock for a
+// takeover (as a takeover in progress does) nor makes a takeover wait after it.
 func TestPrepareTakeoverWritesNothingAndWaitsForNobody(t *testing.T) {
 	db, _ := countedDB(t, Config{LeaseLockTimeout: 500 * time.Millisecond})
 	ls := db.Leases()
@@ -26,11 +26,11 @@ func TestPrepareTakeoverWritesNothingAndWaitsForNobody(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	if err := takeLeaseLock(ctx, tx, exclusiveLeaseLockSQL, core.DefaultLeaseName, time.Second); err != nil {
+	if err := takeLeaseLock(ctx, tx, takeoverLeaseLockSQL, core.DefaultLeaseName, time.Second); err != nil {
 		t.Fatalf("holding the lease lock: %v", err)
 	}
 	if err := ls.(ports.TakeoverPreparer).PrepareTakeover(ctx, core.DefaultLeaseName); err != nil {
-		t.Fatalf("PrepareTakeover while the lease lock is held Exclusive: %v", err)
+		t.Fatalf("PrepareTakeover while a takeover holds the lease lock: %v", err)
 	}
 	if err := tx.Rollback(); err != nil {
 		t.Fatal(err)
