@@ -27,20 +27,24 @@ var _ ports.Store = (*store)(nil)
 // waits of a contended write, deadlock retries.
 const changeLookback = 5 * time.Second
 
-// The store states no number of write batches, leaving the executor's
-// four of each kind under way, although one would make larger batches
-// (a backlog of 10,000 drained at 1,001-1,007 attempts/s on Babelfish with
-// one, 604-625 with four). Babelfish 4.2's sp_getapplock loses a resource
-// for good when its last holder lets go while another session asks for
-// it (its shared cache of lock names leaks an entry in that race, and after
-// five leaks every request answers -999 until the server restarts): two
-// sessions taking the lease lock in turn, one fenced write after another,
-// did that within seconds, and with it the lease, while eight at once
-// did not (docs/sqlserver.md, "Babelfish for PostgreSQL"). Fewer writes
-// under way make that moment more frequent.
+// writeBatches is how many fenced batches of one kind the executor keeps
+// under way: one. Every call pays a fixed cost that dwarfs its rows' (a
+// round trip and a log flush on SQL Server; on Babelfish about 2 ms of
+// server CPU to enter the procedure and plan its statements, against
+// tenths of a millisecond per item), so one call under way, gathering
+// everything that arrives meanwhile, makes the batches as large as the
+// load allows. Draining a backlog of 10,000 intents on Babelfish, one
+// batch under way executed 1,001-1,007 attempts/s, two 872-949 and four
+// 604-625, alternated in two rounds (docs/sqlserver.md). The two writers
+// this leaves take the lease lock in turn, which lost Babelfish 4.2 the
+// lock's name until the lease lock's pin (lease_pin.go) kept it.
+const writeBatches = 1
 
-// Facts states the look-back that concurrent writers make necessary.
-func (s *store) Facts() ports.StoreFacts { return ports.StoreFacts{ChangeLookback: changeLookback} }
+// Facts states the look-back that concurrent writers make necessary and
+// the batches under way that the cost of a call makes best.
+func (s *store) Facts() ports.StoreFacts {
+	return ports.StoreFacts{ChangeLookback: changeLookback, WriteBatches: writeBatches}
+}
 
 // maxKeyLen is the nvarchar length of intent_id and submission_target.
 const maxKeyLen = 255
