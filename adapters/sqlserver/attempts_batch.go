@@ -231,8 +231,8 @@ func (s *store) writeBatch(ctx context.Context, op string, b fencedBatch, errs [
 	}
 }
 
-// runFencedBatch sends one request of b for items and reads its verdicts
-// by ord.
+// runFencedBatch sends one request of b for items on the executor's pool
+// and reads its verdicts by ord.
 func (s *store) runFencedBatch(ctx context.Context, b fencedBatch, f core.Fence, items []any) (map[int]int, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -240,13 +240,19 @@ func (s *store) runFencedBatch(ctx context.Context, b fencedBatch, f core.Fence,
 	if err := enc.Encode(items); err != nil {
 		return nil, fmt.Errorf("encode batch: %w", err)
 	}
-	ms := int32(min(s.db.cfg.LeaseLockTimeout.Milliseconds(), math.MaxInt32))
-	res, err := s.db.queries.QueryContext(ctx, b.text, setString(buf.String()), f.LeaseName, f.HolderID, f.Epoch, setString(leaseLockPrefix+f.LeaseName), ms)
+	return runFencedBatchOn(ctx, s.db.exec, b, f, buf.String(), s.db.cfg.LeaseLockTimeout)
+}
+
+// runFencedBatchOn sends one request of b for the items' JSON on q and
+// reads its verdicts by ord.
+func runFencedBatchOn(ctx context.Context, q querier, b fencedBatch, f core.Fence, items string, lockTimeout time.Duration) (map[int]int, error) {
+	ms := int32(min(lockTimeout.Milliseconds(), math.MaxInt32))
+	res, err := q.QueryContext(ctx, b.text, setString(items), f.LeaseName, f.HolderID, f.Epoch, setString(leaseLockPrefix+f.LeaseName), ms)
 	if err != nil {
 		return nil, mapError(err)
 	}
 	defer res.Close()
-	verdicts := make(map[int]int, len(items))
+	verdicts := map[int]int{}
 	for res.Next() {
 		var ord, v int
 		if err := res.Scan(&ord, &v); err != nil {

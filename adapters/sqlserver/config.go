@@ -52,7 +52,10 @@ type Config struct {
 const (
 	poolQueries = "queries"
 	poolLeases  = "leases"
-	poolPlain   = "plain"
+	// poolExecutor is the executor's reads of due intents and its fenced
+	// batches (exec_pool.go).
+	poolExecutor = "executor"
+	poolPlain    = "plain"
 	// poolLeasePin is the one session that pins the lease locks.
 	poolLeasePin = "lease-pin"
 )

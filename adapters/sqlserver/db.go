@@ -24,6 +24,10 @@ type DB struct {
 	// leaseConns).
 	leases *sql.DB
 	leaseQ *sqlserverdb.Queries
+	// exec is the executor's pool, warmth when a follower last warmed it
+	// (exec_pool.go).
+	exec   *sql.DB
+	warmth execWarmth
 	// pin holds the lease locks' names on a session of its own
 	// (lease_pin.go).
 	pin      *leaseLockPin
@@ -60,6 +64,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		plain:    plain,
 		q:        sqlserverdb.New(queries),
 		leases:   openLeasePool(conns, cfg),
+		exec:     openExecPool(conns, cfg),
 		pin:      newLeaseLockPin(sql.OpenDB(cfg.connector(poolLeasePin, conns.queries)), cfg.LeaseLockTimeout),
 		log:      cfg.Logger.With("store", "sqlserver", "database", params.Database),
 		cfg:      cfg,
@@ -104,5 +109,5 @@ func (db *DB) Leases() ports.LeaseStore { return &leaseStore{db: db} }
 
 // Close ends the lease locks' pins and closes the connection pools.
 func (db *DB) Close() error {
-	return errors.Join(db.pin.close(), db.queries.Close(), db.plain.Close(), db.leases.Close())
+	return errors.Join(db.pin.close(), db.queries.Close(), db.exec.Close(), db.plain.Close(), db.leases.Close())
 }

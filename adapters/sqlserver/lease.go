@@ -88,6 +88,9 @@ func (l *leaseStore) Acquire(ctx context.Context, p ports.AcquireLeaseParams) (c
 	current, found, err := l.Read(ctx, p.LeaseName)
 	if err != nil || found {
 		// Held and unexpired (or it expired just now; the next tick takes it).
+		if found && current.HolderID != p.HolderID {
+			l.db.keepExecutorWarm(ctx, current, p.Duration)
+		}
 		return current, false, err
 	}
 	lease, err = l.insert(ctx, p, ms)

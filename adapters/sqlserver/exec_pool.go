@@ -1,0 +1,139 @@
+package sqlserver
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/submissionmanager/submission-manager/core"
+)
+
+// The executor's pool. The leader's reads of due intents (GetIntents) and
+// its fenced batches (StartAttempts, FinishAttempts) run on a pool of
+// their own, which the instance keeps warm while it follows, so that a new
+// leader's first reservation and result do not pay a connection's first
+// call of their procedures: Babelfish compiles a procedure on each
+// connection's first call, about 0.6 s for each of the two batches on a
+// 2-core machine, and a new leader's first writes otherwise went to
+// connections that intake had used and the executor had not. With one
+// pool, intake traffic on a follower decides which connection comes next
+// (database/sql hands out the most recently used first); with its own,
+// the connections warmed are the ones the executor gets.
+
+// warmConns is how many of the executor pool's connections a warm-up
+// prepares: one for each kind of call the executor has under way at once
+// when the store states one write batch (a read of due intents, a batch of
+// reservations, a batch of results).
+const warmConns = 3
+
+// warmRehearsalHolder is the holder of the fence the warm-up's batches
+// carry: on the rehearsal's lease name, which has no row, so every batch
+// is fenced out after its procedure has been compiled, writing nothing.
+const warmRehearsalHolder = "warm-up"
+
+// openExecPool opens the executor's pool on the queries' connector, sized
+// like the queries' pool (only what the executor has under way is opened).
+func openExecPool(conns connectors, cfg Config) *sql.DB {
+	pool := sql.OpenDB(cfg.connector(poolExecutor, conns.queries))
+	pool.SetMaxOpenConns(cfg.MaxOpenConns)
+	pool.SetMaxIdleConns(cfg.MaxIdleConns)
+	pool.SetConnMaxLifetime(cfg.ConnMaxLifetime)
+	return pool
+}
+
+// execWarmth remembers when the executor's pool was last warmed.
+type execWarmth struct {
+	mu sync.Mutex
+	// triedAt is when the last warm-up began (the monotonic clock; zero
+	// before the first).
+	triedAt time.Time
+}
+
+// due reports whether a warm-up is due (none tried in the last every) and,
+// when it is, counts it as tried now.
+func (w *execWarmth) due(every time.Duration) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.triedAt.IsZero() && time.Since(w.triedAt) < every {
+		return false
+	}
+	w.triedAt = time.Now()
+	return true
+}
+
+// warmExecutor calls the executor's procedures once on warmConns
+// connections of its pool at once, each batch fenced out before it writes,
+// and reports the errors other than the fence's. It is the follower's
+// (leaseStore.Acquire): a leader's connections are warm by its own use.
+func (db *DB) warmExecutor(ctx context.Context) error {
+	errs := make(chan error, warmConns)
+	var wg sync.WaitGroup
+	// Holding the connections until all are warm makes the warm-up use
+	// warmConns different ones.
+	for range warmConns {
+		wg.Go(func() { errs <- db.warmConn(ctx) })
+	}
+	wg.Wait()
+	close(errs)
+	var all []error
+	for err := range errs {
+		all = append(all, err)
+	}
+	return errors.Join(all...)
+}
+
+// warmConn runs each of the executor's procedures once on one connection.
+func (db *DB) warmConn(ctx context.Context) error {
+	conn, err := db.exec.Conn(ctx)
+	if err != nil {
+		return mapError(err)
+	}
+	defer func() { _ = conn.Close() }()
+	rows, err := conn.QueryContext(ctx, getIntentsSQL, setString("[]"))
+	if err != nil {
+		return mapError(err)
+	}
+	for rows.NextResultSet() {
+		for rows.Next() {
+		}
+	}
+	if err := rows.Close(); err != nil {
+		return mapError(err)
+	}
+	fence := core.Fence{LeaseName: rehearsalLeaseName, HolderID: warmRehearsalHolder}
+	for _, b := range []fencedBatch{startAttempts, finishAttempts} {
+		_, err := runFencedBatchOn(ctx, conn, b, fence, "[]", db.cfg.LeaseLockTimeout)
+		if err != nil && !errors.Is(err, core.ErrFenced) {
+			return err
+		}
+	}
+	return nil
+}
+
+// keepExecutorWarm warms the executor's pool from a follower's acquire that
+// found shown held by another instance, when a warm-up is due and the lease
+// has more than half of duration left, so that the warm-up (about a second
+// of Babelfish's CPU on a 2-core machine) never delays a takeover that is
+// near. It waits for the warm-up, bounded by half the duration whatever
+// the acquire's own bound, and tries again only a warm-up period later
+// whatever came of it: a failure costs one log line, and a warm-up cut
+// short would only be repeated at every tick.
+func (db *DB) keepExecutorWarm(ctx context.Context, shown core.Lease, duration time.Duration) {
+	if shown.ReadAt.IsZero() || shown.ExpiresAt.Sub(shown.ReadAt) <= duration/2 || !db.warmth.due(db.warmEvery()) {
+		return
+	}
+	warmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), duration/2)
+	defer cancel()
+	if err := db.warmExecutor(warmCtx); err != nil {
+		db.log.WarnContext(ctx, "the executor's connections were not warmed", "err", err)
+	}
+}
+
+// warmEvery is how often a follower warms the executor's pool: three times
+// per connection lifetime, so a connection that the pool recycled is warm
+// again within a third of that.
+func (db *DB) warmEvery() time.Duration {
+	return max(db.cfg.ConnMaxLifetime/3, time.Minute)
+}

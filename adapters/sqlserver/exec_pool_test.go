@@ -1,0 +1,76 @@
+package sqlserver
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/ports"
+	"github.com/submissionmanager/submission-manager/ports/leasetest"
+)
+
+// TestFollowerWarmsTheExecutorPool: a follower's acquire that finds the
+// lease held warms warmConns connections of the executor's pool, once per
+// warm-up period, writing nothing; the leader it becomes runs its reads of
+// due intents and its batches on those connections without logging in
+// again; and an acquire that finds the lease near its expiry warms
+// nothing, so a takeover is never delayed by it.
+func TestFollowerWarmsTheExecutorPool(t *testing.T) {
+	db, rc := countedDB(t, Config{})
+	ctx := t.Context()
+	name := uniqueLeaseName(t, "warm-")
+	leader := leasetest.MustAcquire(t, db.Leases(), name, "leader", leasetest.LongLease)
+	if got := rc.snapshot(poolExecutor); got.Logins != 0 || got.RoundTrips() != 0 {
+		t.Fatalf("the leader's acquire used the executor's pool: %+v", got)
+	}
+
+	follow := func(holder string) {
+		t.Helper()
+		if _, ok, err := db.Leases().Acquire(ctx, ports.AcquireLeaseParams{LeaseName: name, HolderID: holder, Duration: time.Hour}); err != nil || ok {
+			t.Fatalf("a follower's acquire of a held lease: acquired=%v err=%v", ok, err)
+		}
+	}
+	follow("follower")
+	warmed := rc.snapshot(poolExecutor)
+	if warmed.Logins != warmConns || warmed.RoundTrips() != 3*warmConns {
+		t.Fatalf("the follower's acquire logged in %d times and sent %d round trips on the executor's pool (%v); want %d and %d",
+			warmed.Logins, warmed.RoundTrips(), warmed.Requests, warmConns, 3*warmConns)
+	}
+	if _, found, err := db.Leases().Read(ctx, rehearsalLeaseName); err != nil || found {
+		t.Fatalf("the warm-up wrote a lease row: found=%v err=%v", found, err)
+	}
+	follow("follower")
+	if got := rc.since(poolExecutor, warmed); got.RoundTrips() != 0 {
+		t.Fatalf("a second acquire within the warm-up period warmed again: %v", got.Requests)
+	}
+
+	// The executor of the leader's term runs on the warm connections.
+	s := db.Store()
+	intent := core.NewIntent("warm-1", testContract, []byte(`{"to":"+100","text":"hi"}`), time.Now().UTC())
+	if _, err := s.CreateIntent(ctx, intent); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetIntents(ctx, []string{"warm-1"}); err != nil {
+		t.Fatal(err)
+	}
+	start := ports.StartAttemptParams{Fence: leader.Fence(), IntentID: "warm-1", Number: 1, StartedAt: time.Now().UTC()}
+	if err := firstError(s.StartAttempts(ctx, []ports.StartAttemptParams{start})); err != nil {
+		t.Fatal(err)
+	}
+	if got := rc.since(poolExecutor, warmed); got.Logins != 0 || got.RoundTrips() != 2 {
+		t.Fatalf("the executor's read and batch logged in %d times and sent %d round trips (%v); want 0 and 2",
+			got.Logins, got.RoundTrips(), got.Requests)
+	}
+
+	// Near its expiry, a held lease is left to be taken, not warmed for.
+	other, rc2 := countedDB(t, Config{})
+	near := uniqueLeaseName(t, "near-")
+	leasetest.MustAcquire(t, other.Leases(), near, "leader", 3*time.Second)
+	if _, ok, err := other.Leases().Acquire(ctx, ports.AcquireLeaseParams{LeaseName: near, HolderID: "follower", Duration: time.Hour}); err != nil || ok {
+		t.Fatalf("a follower's acquire of a held lease: acquired=%v err=%v", ok, err)
+	}
+	if got := rc2.snapshot(poolExecutor); got.RoundTrips() != 0 {
+		t.Fatalf("an acquire of a lease with less than half the duration left warmed the executor's pool: %s", fmt.Sprint(got.Requests))
+	}
+}
