@@ -126,8 +126,10 @@ wait_ready() { # url, wanted body substring
 	return 1
 }
 
-# cpu_ticks PID: the CPU time (user + system, in clock ticks) a process used.
-cpu_ticks() { [ -n "$1" ] && [ -r "/proc/$1/stat" ] && awk '{ print $14 + $15 }' "/proc/$1/stat" || echo 0; }
+# cpu_ticks PID: the CPU time (user + system, in clock ticks) a process used;
+# 0, quietly, for one that has exited (a Babelfish backend that ends between
+# db_server_ticks' listing and its read: its time is then its parent's).
+cpu_ticks() { [ -n "$1" ] && [ -r "/proc/$1/stat" ] && awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 
 # db_server_ticks: the CPU time the database server used, for a server
 # outside the service (Babelfish: its postmaster, the children it reaped
