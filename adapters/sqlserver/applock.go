@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/pressly/goose/v3/lock"
@@ -48,7 +47,7 @@ func (l *appLock) SessionLock(ctx context.Context, conn *sql.Conn) error {
 	var result int
 	err := conn.QueryRowContext(ctx, getAppLockSQL,
 		sql.Named("resource", l.resource),
-		sql.Named("timeout_ms", int32(min(l.timeout.Milliseconds(), math.MaxInt32))),
+		sql.Named("timeout_ms", lockTimeoutMillis(l.timeout)),
 	).Scan(&result)
 	if err != nil {
 		return fmt.Errorf("sqlserver: take migration lock: %w", mapError(err))

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/submissionmanager/submission-manager/core"
@@ -246,8 +245,7 @@ func (s *store) runFencedBatch(ctx context.Context, b fencedBatch, f core.Fence,
 // runFencedBatchOn sends one request of b for the items' JSON on q and
 // reads its verdicts by ord.
 func runFencedBatchOn(ctx context.Context, q querier, b fencedBatch, f core.Fence, items string, lockTimeout time.Duration) (map[int]int, error) {
-	ms := int32(min(lockTimeout.Milliseconds(), math.MaxInt32))
-	res, err := q.QueryContext(ctx, b.text, setString(items), f.LeaseName, f.HolderID, f.Epoch, setString(leaseLockPrefix+f.LeaseName), ms)
+	res, err := q.QueryContext(ctx, b.text, setString(items), f.LeaseName, f.HolderID, f.Epoch, setString(leaseLockPrefix+f.LeaseName), lockTimeoutMillis(lockTimeout))
 	if err != nil {
 		return nil, mapError(err)
 	}

@@ -91,16 +91,12 @@ func (db *DB) warmConn(ctx context.Context) error {
 		return mapError(err)
 	}
 	defer func() { _ = conn.Close() }()
-	rows, err := conn.QueryContext(ctx, getIntentsSQL, setString("[]"))
+	err = queryIDsJSON(ctx, conn, nil, getIntentsSQL, func(rows *sql.Rows) error {
+		_, err := readDetailedIntents(rows)
+		return err
+	})
 	if err != nil {
-		return mapError(err)
-	}
-	for rows.NextResultSet() {
-		for rows.Next() {
-		}
-	}
-	if err := rows.Close(); err != nil {
-		return mapError(err)
+		return err
 	}
 	fence := core.Fence{LeaseName: rehearsalLeaseName, HolderID: warmRehearsalHolder}
 	for _, b := range []fencedBatch{startAttempts, finishAttempts} {

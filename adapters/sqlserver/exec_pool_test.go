@@ -1,7 +1,6 @@
 package sqlserver
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -71,6 +70,6 @@ func TestFollowerWarmsTheExecutorPool(t *testing.T) {
 		t.Fatalf("a follower's acquire of a held lease: acquired=%v err=%v", ok, err)
 	}
 	if got := rc2.snapshot(poolExecutor); got.RoundTrips() != 0 {
-		t.Fatalf("an acquire of a lease with less than half the duration left warmed the executor's pool: %s", fmt.Sprint(got.Requests))
+		t.Fatalf("an acquire of a lease with less than half the duration left warmed the executor's pool: %v", got.Requests)
 	}
 }

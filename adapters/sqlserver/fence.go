@@ -132,12 +132,17 @@ func (db *DB) inFencedTx(ctx context.Context, f core.Fence, fn func(q *sqlserver
 	})
 }
 
+// lockTimeoutMillis is timeout as sp_getapplock's @LockTimeout takes it:
+// int milliseconds, a longer wait capped at the largest.
+func lockTimeoutMillis(timeout time.Duration) int32 {
+	return int32(min(timeout.Milliseconds(), math.MaxInt32))
+}
+
 // takeLeaseLock takes the lease lock of leaseName in the mode of lockSQL for
 // the rest of tx, waiting at most timeout.
 func takeLeaseLock(ctx context.Context, tx *sql.Tx, lockSQL, leaseName string, timeout time.Duration) error {
 	var status int
-	ms := int32(min(timeout.Milliseconds(), math.MaxInt32))
-	if err := tx.QueryRowContext(ctx, lockSQL, leaseLockPrefix+leaseName, ms).Scan(&status); err != nil {
+	if err := tx.QueryRowContext(ctx, lockSQL, leaseLockPrefix+leaseName, lockTimeoutMillis(timeout)).Scan(&status); err != nil {
 		return mapError(err)
 	}
 	if status < 0 {

@@ -47,7 +47,7 @@ func intentIDsJSON(ids []string) (string, error) {
 
 // queryIDsJSON runs query (a call taking the ids' JSON as $1) once for all
 // of ids and hands its result sets to read.
-func queryIDsJSON(ctx context.Context, db *sql.DB, ids []string, query string, read func(*sql.Rows) error) error {
+func queryIDsJSON(ctx context.Context, db querier, ids []string, query string, read func(*sql.Rows) error) error {
 	list, err := intentIDsJSON(ids)
 	if err != nil {
 		return err

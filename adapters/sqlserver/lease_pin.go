@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
-	"math"
 	"sync"
 	"time"
 
@@ -101,8 +100,7 @@ func (p *leaseLockPin) pinLocked(ctx context.Context, resource string) error {
 		p.conn, p.checkedAt = conn, time.Now()
 	}
 	var status int
-	ms := int32(min(p.timeout.Milliseconds(), math.MaxInt32))
-	if err := p.conn.QueryRowContext(ctx, pinLeaseLockSQL, resource, ms).Scan(&status); err != nil {
+	if err := p.conn.QueryRowContext(ctx, pinLeaseLockSQL, resource, lockTimeoutMillis(p.timeout)).Scan(&status); err != nil {
 		p.dropLocked()
 		return fmt.Errorf("sqlserver: pin the lease lock %q: %w", resource, mapError(err))
 	}

@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
-	"math"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -40,10 +39,9 @@ func lockStatus(t *testing.T, db *DB, leaseName, mode string, timeout time.Durat
 	}
 	defer func() { _ = tx.Rollback() }()
 	var status int
-	ms := int32(min(timeout.Milliseconds(), math.MaxInt32))
 	err = tx.QueryRowContext(ctx, `DECLARE @status int;
 EXEC @status = sp_getapplock @Resource = $1, @LockMode = $2, @LockOwner = 'Transaction', @LockTimeout = $3;
-SELECT @status;`, leaseLockPrefix+leaseName, mode, ms).Scan(&status)
+SELECT @status;`, leaseLockPrefix+leaseName, mode, lockTimeoutMillis(timeout)).Scan(&status)
 	if err != nil {
 		t.Fatalf("sp_getapplock %s: %v", mode, err)
 	}
