@@ -9,10 +9,6 @@ import (
 	"github.com/pressly/goose/v3/lock"
 )
 
-// migrationLockResource names the application lock that serialises
-// migrations of one database across instances.
-const migrationLockResource = "submission-manager-migrate"
-
 // The statements of the migration lock. They run on goose's plain
 // connection (no query-text processing), so they use named parameters.
 const (

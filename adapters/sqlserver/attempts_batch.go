@@ -239,13 +239,14 @@ func (s *store) runFencedBatch(ctx context.Context, b fencedBatch, f core.Fence,
 	if err := enc.Encode(items); err != nil {
 		return nil, fmt.Errorf("encode batch: %w", err)
 	}
-	return runFencedBatchOn(ctx, s.db.exec, b, f, buf.String(), s.db.cfg.LeaseLockTimeout)
+	return s.db.runFencedBatchOn(ctx, s.db.exec, b, f, buf.String())
 }
 
 // runFencedBatchOn sends one request of b for the items' JSON on q and
 // reads its verdicts by ord.
-func runFencedBatchOn(ctx context.Context, q querier, b fencedBatch, f core.Fence, items string, lockTimeout time.Duration) (map[int]int, error) {
-	res, err := q.QueryContext(ctx, b.text, setString(items), f.LeaseName, f.HolderID, f.Epoch, setString(leaseLockPrefix+f.LeaseName), lockTimeoutMillis(lockTimeout))
+func (db *DB) runFencedBatchOn(ctx context.Context, q querier, b fencedBatch, f core.Fence, items string) (map[int]int, error) {
+	res, err := q.QueryContext(ctx, b.text, setString(items), f.LeaseName, f.HolderID, f.Epoch,
+		setString(db.locks.lease(f.LeaseName)), lockTimeoutMillis(db.cfg.LeaseLockTimeout))
 	if err != nil {
 		return nil, mapError(err)
 	}

@@ -37,6 +37,8 @@ type DB struct {
 	migrator *goose.Provider
 	// engine is SQL Server or Babelfish, detected at Open.
 	engine engine
+	// locks names the database's application locks, read at Open.
+	locks lockNames
 }
 
 // Open connects to the database named in cfg.DSN and checks that it
@@ -59,31 +61,34 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	plain.SetMaxIdleConns(0)
 	plain.SetConnMaxLifetime(cfg.ConnMaxLifetime)
 
+	if err := queries.PingContext(ctx); err != nil {
+		return nil, errors.Join(fmt.Errorf("sqlserver: ping %s: %w", params.Database, mapError(err)), queries.Close(), plain.Close())
+	}
+	eng, locks, err := detectEngine(ctx, queries)
+	if err != nil {
+		return nil, errors.Join(err, queries.Close(), plain.Close())
+	}
 	db := &DB{
 		queries:  queries,
 		plain:    plain,
 		q:        sqlserverdb.New(queries),
 		leases:   openLeasePool(conns, cfg),
 		exec:     openExecPool(conns, cfg),
-		pin:      newLeaseLockPin(sql.OpenDB(cfg.connector(poolLeasePin, conns.queries)), cfg.LeaseLockTimeout),
+		pin:      newLeaseLockPin(sql.OpenDB(cfg.connector(poolLeasePin, conns.queries)), cfg.LeaseLockTimeout, locks),
 		log:      cfg.Logger.With("store", "sqlserver", "database", params.Database),
 		cfg:      cfg,
 		database: params.Database,
+		engine:   eng,
+		locks:    locks,
 	}
 	db.leaseQ = sqlserverdb.New(db.leases)
 	db.migrator, err = goose.NewProvider(goose.DialectMSSQL, plain, migrations.SQLServer(),
-		goose.WithSessionLocker(newAppLock(migrationLockResource, cfg.MigrationLockTimeout)),
+		goose.WithSessionLocker(newAppLock(locks.migration(), cfg.MigrationLockTimeout)),
 		goose.WithDisableGlobalRegistry(true),
 		goose.WithSlog(db.log),
 	)
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("sqlserver: load migrations: %w", err), db.Close())
-	}
-	if err := queries.PingContext(ctx); err != nil {
-		return nil, errors.Join(fmt.Errorf("sqlserver: ping %s: %w", params.Database, mapError(err)), db.Close())
-	}
-	if db.engine, err = detectEngine(ctx, queries); err != nil {
-		return nil, errors.Join(err, db.Close())
 	}
 	if db.engine.babelfish {
 		db.log.InfoContext(ctx, "the server is Babelfish for PostgreSQL: change reads run under READ COMMITTED")

@@ -100,7 +100,7 @@ func (db *DB) warmConn(ctx context.Context) error {
 	}
 	fence := core.Fence{LeaseName: rehearsalLeaseName, HolderID: warmRehearsalHolder}
 	for _, b := range []fencedBatch{startAttempts, finishAttempts} {
-		_, err := runFencedBatchOn(ctx, conn, b, fence, "[]", db.cfg.LeaseLockTimeout)
+		_, err := db.runFencedBatchOn(ctx, conn, b, fence, "[]")
 		if err != nil && !errors.Is(err, core.ErrFenced) {
 			return err
 		}

@@ -43,8 +43,28 @@ import (
 // storetest's RenewalUnderFencedWrites and stale-epoch cases,
 // TestTakeoverWaitsForFencedTransactions and TestLeaseLockKeepsItsName.
 
-// leaseLockPrefix names the lease locks: the lease name follows it.
-const leaseLockPrefix = "submission-manager/lease:"
+// lockNames names the application locks of one database: the lease locks
+// and the migration lock. SQL Server keeps an application lock in the
+// database of the session that takes it, Babelfish keeps them server-wide
+// (every database of the server shares PostgreSQL's advisory locks: an
+// Exclusive lock on a name in one database made the same name wait in
+// another, measured on Babelfish 4.2). So every name carries its database's
+// name, and two deployments on one Babelfish server, or two tests, neither
+// fence nor serialise each other. The longest name (a 128-character database
+// name and a 64-character lease name) stays within sp_getapplock's 255.
+type lockNames struct {
+	database string
+}
+
+// lease names the lease lock of leaseName.
+func (n lockNames) lease(leaseName string) string {
+	return "submission-manager/" + n.database + "/lease:" + leaseName
+}
+
+// migration names the lock that serialises the database's migrations.
+func (n lockNames) migration() string {
+	return "submission-manager/" + n.database + "/migrate"
+}
 
 // The lease lock statements take the lease lock for the rest of the
 // transaction and answer sp_getapplock's status (0 or 1: granted; -1: timed
@@ -63,7 +83,9 @@ SELECT @status;`
 // engineSQL asks the server what it is. SERVERPROPERTY('Babelfish') is NULL
 // on SQL Server and set on Babelfish for PostgreSQL, which speaks T-SQL and
 // TDS on top of PostgreSQL.
-const engineSQL = `SELECT CAST(SERVERPROPERTY('Babelfish') AS nvarchar(128));`
+// It also answers the database's name, which the application locks carry
+// (lockNames).
+const engineSQL = `SELECT CAST(SERVERPROPERTY('Babelfish') AS nvarchar(128)), DB_NAME();`
 
 // engine is what the opened database is, and the one thing the adapter does
 // differently there. Open detects it once; docs/sqlserver.md explains it.
@@ -90,12 +112,13 @@ var (
 )
 
 // detectEngine asks the server which engine it is.
-func detectEngine(ctx context.Context, db *sql.DB) (engine, error) {
+func detectEngine(ctx context.Context, db *sql.DB) (engine, lockNames, error) {
 	var property sql.NullString
-	if err := db.QueryRowContext(ctx, engineSQL).Scan(&property); err != nil {
-		return engine{}, fmt.Errorf("sqlserver: detect engine: %w", mapError(err))
+	var database string
+	if err := db.QueryRowContext(ctx, engineSQL).Scan(&property, &database); err != nil {
+		return engine{}, lockNames{}, fmt.Errorf("sqlserver: detect engine: %w", mapError(err))
 	}
-	return engineFor(property), nil
+	return engineFor(property), lockNames{database: database}, nil
 }
 
 // engineFor reads SERVERPROPERTY('Babelfish').
@@ -116,7 +139,7 @@ func (db *DB) inFencedTx(ctx context.Context, f core.Fence, fn func(q *sqlserver
 		return err
 	}
 	return db.inRawTx(ctx, func(tx *sql.Tx) error {
-		if err := takeLeaseLock(ctx, tx, sharedLeaseLockSQL, f.LeaseName, db.cfg.LeaseLockTimeout); err != nil {
+		if err := takeLeaseLock(ctx, tx, sharedLeaseLockSQL, db.locks.lease(f.LeaseName), db.cfg.LeaseLockTimeout); err != nil {
 			return err
 		}
 		q := db.q.WithTx(tx)
@@ -133,20 +156,21 @@ func (db *DB) inFencedTx(ctx context.Context, f core.Fence, fn func(q *sqlserver
 }
 
 // lockTimeoutMillis is timeout as sp_getapplock's @LockTimeout takes it:
-// int milliseconds, a longer wait capped at the largest.
+// int milliseconds, a longer wait capped at the largest, and never 0, with
+// which Babelfish answers a conflict -999 rather than SQL Server's -1.
 func lockTimeoutMillis(timeout time.Duration) int32 {
-	return int32(min(timeout.Milliseconds(), math.MaxInt32))
+	return int32(min(max(timeout.Milliseconds(), 1), math.MaxInt32))
 }
 
-// takeLeaseLock takes the lease lock of leaseName in the mode of lockSQL for
-// the rest of tx, waiting at most timeout.
-func takeLeaseLock(ctx context.Context, tx *sql.Tx, lockSQL, leaseName string, timeout time.Duration) error {
+// takeLeaseLock takes the lease lock named resource (lockNames.lease) in the
+// mode of lockSQL for the rest of tx, waiting at most timeout.
+func takeLeaseLock(ctx context.Context, tx *sql.Tx, lockSQL, resource string, timeout time.Duration) error {
 	var status int
-	if err := tx.QueryRowContext(ctx, lockSQL, leaseLockPrefix+leaseName, lockTimeoutMillis(timeout)).Scan(&status); err != nil {
+	if err := tx.QueryRowContext(ctx, lockSQL, resource, lockTimeoutMillis(timeout)).Scan(&status); err != nil {
 		return mapError(err)
 	}
 	if status < 0 {
-		return fmt.Errorf("%w: sqlserver: lease lock of %q not granted: %s", core.ErrStoreUnavailable, leaseName, appLockResult(status, timeout))
+		return fmt.Errorf("%w: sqlserver: lease lock %q not granted: %s", core.ErrStoreUnavailable, resource, appLockResult(status, timeout))
 	}
 	return nil
 }

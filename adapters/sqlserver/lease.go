@@ -121,7 +121,7 @@ func (l *leaseStore) takeOver(ctx context.Context, p ports.AcquireLeaseParams, m
 	var lease core.Lease
 	var acquired bool
 	err = l.db.inLeaseTx(ctx, func(tx *sql.Tx, q *sqlserverdb.Queries) error {
-		if err := takeLeaseLock(ctx, tx, takeoverLeaseLockSQL, p.LeaseName, l.db.cfg.LeaseLockTimeout); err != nil {
+		if err := takeLeaseLock(ctx, tx, takeoverLeaseLockSQL, l.db.locks.lease(p.LeaseName), l.db.cfg.LeaseLockTimeout); err != nil {
 			return err
 		}
 		n, err := q.TakeOverExpiredLease(ctx, sqlserverdb.TakeOverExpiredLeaseParams{

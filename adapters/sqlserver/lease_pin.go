@@ -47,6 +47,7 @@ SELECT @status;`
 type leaseLockPin struct {
 	pool    *sql.DB
 	timeout time.Duration
+	locks   lockNames
 
 	mu sync.Mutex
 	// conn is the session the pins belong to, nil until the first pin and
@@ -59,17 +60,17 @@ type leaseLockPin struct {
 }
 
 // newLeaseLockPin returns the pins of a DB, taken on pool, which it owns.
-func newLeaseLockPin(pool *sql.DB, timeout time.Duration) *leaseLockPin {
+func newLeaseLockPin(pool *sql.DB, timeout time.Duration, locks lockNames) *leaseLockPin {
 	pool.SetMaxOpenConns(1)
 	pool.SetMaxIdleConns(1)
-	return &leaseLockPin{pool: pool, timeout: timeout, pinned: map[string]bool{}}
+	return &leaseLockPin{pool: pool, timeout: timeout, locks: locks, pinned: map[string]bool{}}
 }
 
 // hold makes sure leaseName's lease lock and the rehearsal's are pinned on
 // a live session. It costs nothing while they are and their session
 // answered in the last pinCheckEvery, and one ping otherwise.
 func (p *leaseLockPin) hold(ctx context.Context, leaseName string) error {
-	resources := []string{leaseLockPrefix + leaseName, leaseLockPrefix + rehearsalLeaseName}
+	resources := []string{p.locks.lease(leaseName), p.locks.lease(rehearsalLeaseName)}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.conn != nil && time.Since(p.checkedAt) >= pinCheckEvery {

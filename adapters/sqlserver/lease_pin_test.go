@@ -41,7 +41,7 @@ func lockStatus(t *testing.T, db *DB, leaseName, mode string, timeout time.Durat
 	var status int
 	err = tx.QueryRowContext(ctx, `DECLARE @status int;
 EXEC @status = sp_getapplock @Resource = $1, @LockMode = $2, @LockOwner = 'Transaction', @LockTimeout = $3;
-SELECT @status;`, leaseLockPrefix+leaseName, mode, lockTimeoutMillis(timeout)).Scan(&status)
+SELECT @status;`, db.locks.lease(leaseName), mode, lockTimeoutMillis(timeout)).Scan(&status)
 	if err != nil {
 		t.Fatalf("sp_getapplock %s: %v", mode, err)
 	}
@@ -115,7 +115,7 @@ func TestLeaseLockKeepsItsName(t *testing.T) {
 			}
 			defer func() { _ = conn.Close() }()
 			for failure.Load() == nil && asked.Add(1) <= grants {
-				if err := takeLockInTx(t.Context(), conn, name); err != nil {
+				if err := takeLockInTx(t.Context(), conn, db.locks.lease(name)); err != nil {
 					failure.CompareAndSwap(nil, &err)
 				}
 			}
@@ -127,14 +127,14 @@ func TestLeaseLockKeepsItsName(t *testing.T) {
 	}
 }
 
-// takeLockInTx takes the lease lock Shared in a transaction of its own on
-// conn and commits, which lets the lock go.
-func takeLockInTx(ctx context.Context, conn *sql.Conn, leaseName string) error {
+// takeLockInTx takes the lease lock named resource Shared in a transaction
+// of its own on conn and commits, which lets the lock go.
+func takeLockInTx(ctx context.Context, conn *sql.Conn, resource string) error {
 	tx, err := conn.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
 	if err != nil {
 		return err
 	}
-	if err := takeLeaseLock(ctx, tx, sharedLeaseLockSQL, leaseName, 5*time.Second); err != nil {
+	if err := takeLeaseLock(ctx, tx, sharedLeaseLockSQL, resource, 5*time.Second); err != nil {
 		_ = tx.Rollback()
 		return err
 	}

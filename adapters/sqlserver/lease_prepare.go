@@ -25,7 +25,7 @@ const rehearsalLeaseName = "submission-manager-takeover-rehearsal"
 // a time, so the takeover runs on the connection just rehearsed.
 func (l *leaseStore) PrepareTakeover(ctx context.Context, _ string) error {
 	return l.db.inLeaseTx(ctx, func(tx *sql.Tx, q *sqlserverdb.Queries) error {
-		if err := takeLeaseLock(ctx, tx, takeoverLeaseLockSQL, rehearsalLeaseName, l.db.cfg.LeaseLockTimeout); err != nil {
+		if err := takeLeaseLock(ctx, tx, takeoverLeaseLockSQL, l.db.locks.lease(rehearsalLeaseName), l.db.cfg.LeaseLockTimeout); err != nil {
 			return err
 		}
 		_, err := q.TakeOverExpiredLease(ctx, sqlserverdb.TakeOverExpiredLeaseParams{

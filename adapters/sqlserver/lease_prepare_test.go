@@ -26,7 +26,7 @@ func TestPrepareTakeoverWritesNothingAndWaitsForNobody(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	if err := takeLeaseLock(ctx, tx, takeoverLeaseLockSQL, core.DefaultLeaseName, time.Second); err != nil {
+	if err := takeLeaseLock(ctx, tx, takeoverLeaseLockSQL, db.locks.lease(core.DefaultLeaseName), time.Second); err != nil {
 		t.Fatalf("holding the lease lock: %v", err)
 	}
 	if err := ls.(ports.TakeoverPreparer).PrepareTakeover(ctx, core.DefaultLeaseName); err != nil {

@@ -69,8 +69,8 @@ const noSnapshotOnBabelfish = "Babelfish for PostgreSQL has no ALTER DATABASE, s
 // serverIsBabelfish asks the server what Open would detect.
 func serverIsBabelfish(t *testing.T, admin *sql.DB) bool {
 	t.Helper()
-	var property sql.NullString
-	if err := admin.QueryRowContext(context.Background(), engineSQL).Scan(&property); err != nil {
+	var property, database sql.NullString
+	if err := admin.QueryRowContext(context.Background(), engineSQL).Scan(&property, &database); err != nil {
 		t.Fatalf("detect engine: %v", err)
 	}
 	return engineFor(property).babelfish
