@@ -85,7 +85,12 @@ func (s *store) CreateIntent(ctx context.Context, intent core.Intent) (ports.Cre
 
 // createIntent runs createIntentSQL once.
 func (s *store) createIntent(ctx context.Context, p sqlserverdb.InsertIntentParams) (created bool, stored core.Intent, found bool, err error) {
-	rows, err := s.db.queries.QueryContext(ctx, createIntentSQL,
+	return createIntentOn(ctx, s.db.queries, p)
+}
+
+// createIntentOn runs createIntentSQL once on q.
+func createIntentOn(ctx context.Context, q querier, p sqlserverdb.InsertIntentParams) (created bool, stored core.Intent, found bool, err error) {
+	rows, err := q.QueryContext(ctx, createIntentSQL,
 		setString(p.IntentID), setString(p.SubmissionTarget), p.Payload, setString(p.Contract),
 		setString(p.GatewayType), setString(p.Mode), p.CreatedAt, p.NextDueAt, p.NotBefore, setString(p.TraceParent.String))
 	if err != nil {

@@ -31,6 +31,10 @@ type database interface {
 	// when the database is this process's own (serve migrates it at every
 	// start), false when a deployment step does (serve --migrate).
 	OwnsSchema() bool
+	// Warm readies the store's connections before the instance takes
+	// traffic, as far as the store needs it; serve calls it before it
+	// listens.
+	Warm(ctx context.Context) error
 	Close() error
 }
 

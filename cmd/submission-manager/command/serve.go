@@ -90,6 +90,7 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 			return nil, fmt.Errorf("--database %s: %w", dbSpec, err)
 		}
 	}
+	s.warm(ctx, db)
 	s.holderID = cfg.HolderID
 	if s.holderID == "" {
 		s.holderID = defaultHolderID()

@@ -1,0 +1,94 @@
+package sqlserver
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/submissionmanager/submission-manager/adapters/sqlserver/internal/sqlserverdb"
+	"github.com/submissionmanager/submission-manager/core"
+)
+
+// Warm readies the pools before the instance takes traffic: it opens the
+// query pool's idle connections (MaxIdleConns) at once and runs the
+// intake's procedure on each, in a transaction it rolls back, and warms the
+// executor's pool as a follower does (exec_pool.go). A fresh instance
+// otherwise paid both under its first load: on Babelfish a login costs
+// about a quarter of a second of the server's CPU and a connection's first
+// call of a procedure compiles it, so a cold instance offered 500 intents/s
+// fell seconds behind in its first seconds and took the rest of a minute
+// to catch up (first-attempt lateness p99 14.4 s cold, 0.5 s warm, in
+// docs/benchmarks.md's mixed phase). serve calls it before it listens,
+// bounded by its context; a warm-up that fails costs only the warmth.
+func (db *DB) Warm(ctx context.Context) error {
+	var wg, together sync.WaitGroup
+	errs := make(chan error, db.cfg.MaxIdleConns+1)
+	together.Add(db.cfg.MaxIdleConns)
+	for range db.cfg.MaxIdleConns {
+		wg.Go(func() { errs <- db.warmIntakeConn(ctx, &together) })
+	}
+	wg.Go(func() {
+		db.warmth.due(db.warmEvery()) // a follower's next warm-up is a period away
+		errs <- db.warmExecutor(ctx)
+	})
+	wg.Wait()
+	close(errs)
+	var all []error
+	for err := range errs {
+		all = append(all, err)
+	}
+	return errors.Join(all...)
+}
+
+// warmIntakeConn creates an intent of its own on one connection of the
+// query pool, in a transaction it rolls back, so the connection has
+// compiled the intake's procedures (submission_create_intent and the
+// submission_get_intent it calls) and nothing is stored. The intent's key
+// is random, so no other session waits for its row's lock. It keeps its
+// connection until every warm-up in together is done, so that each warms
+// a connection of its own rather than one another gave back.
+func (db *DB) warmIntakeConn(ctx context.Context, together *sync.WaitGroup) error {
+	tx, err := db.queries.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	if err != nil {
+		together.Done()
+		return mapError(err)
+	}
+	defer func() {
+		together.Done()
+		together.Wait()
+		_ = tx.Rollback()
+	}()
+	p, err := warmIntentParams(time.Now())
+	if err != nil {
+		return err
+	}
+	if _, _, found, err := createIntentOn(ctx, tx, p); err != nil {
+		return err
+	} else if !found {
+		return fmt.Errorf("sqlserver: the warm-up's intent %q was not read back", p.IntentID)
+	}
+	return nil
+}
+
+// warmIntentParams is the warm-up's intent: valid for every constraint of
+// submission_intents, never committed.
+func warmIntentParams(now time.Time) (sqlserverdb.InsertIntentParams, error) {
+	b := make([]byte, 8)
+	if _, err := rand.Read(b); err != nil {
+		return sqlserverdb.InsertIntentParams{}, err
+	}
+	return insertIntentParams(core.Intent{
+		IntentID:         "submission-manager/warm-up/" + hex.EncodeToString(b),
+		SubmissionTarget: "warm-up",
+		Payload:          []byte(`{}`),
+		Contract:         core.Contract{GatewayType: core.GatewaySMS, Mode: core.ModeRealtime},
+		Status:           core.StatusPending,
+		CreatedAt:        now,
+		NextDueAt:        now,
+	})
+}

@@ -1,0 +1,72 @@
+package sqlserver
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/submissionmanager/submission-manager/core"
+)
+
+// TestWarmOpensThePoolsAndStoresNothing: Warm logs in every idle connection
+// of the query pool and warmConns of the executor's, stores no intent, and
+// leaves a follower's warm-up a period away; intake under load after it
+// then logs in no more and runs the intake's procedure on the connections
+// warmed.
+func TestWarmOpensThePoolsAndStoresNothing(t *testing.T) {
+	const idle = 4
+	db, rc := countedDB(t, Config{MaxOpenConns: idle})
+	ctx := t.Context()
+	if err := db.Warm(ctx); err != nil {
+		t.Fatalf("Warm: %v", err)
+	}
+	queries, exec := rc.snapshot(poolQueries), rc.snapshot(poolExecutor)
+	if queries.Logins != idle {
+		t.Errorf("Warm logged in %d connections of the query pool; want its %d idle ones", queries.Logins, idle)
+	}
+	warmCalls := 0
+	for _, q := range queries.Queries {
+		if q == createIntentSQL {
+			warmCalls++
+		}
+	}
+	if warmCalls != idle || queries.Requests[kindRollback] != idle || queries.Requests[kindCommit] != 0 {
+		t.Errorf("Warm sent %d intake calls, %d rollbacks and %d commits on the query pool; want %d, %d and 0",
+			warmCalls, queries.Requests[kindRollback], queries.Requests[kindCommit], idle, idle)
+	}
+	if exec.Logins != warmConns {
+		t.Errorf("Warm logged in %d connections of the executor's pool; want %d", exec.Logins, warmConns)
+	}
+	if db.warmth.due(db.warmEvery()) {
+		t.Error("after Warm, a follower's warm-up of the executor's pool was due at once")
+	}
+	var stored int
+	if err := db.queries.QueryRowContext(ctx, `SELECT COUNT(*) FROM submission_intents`).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	if stored != 0 {
+		t.Fatalf("Warm left %d intents stored", stored)
+	}
+
+	// As many creates at once as the pool holds: none logs in.
+	s := db.Store()
+	var wg sync.WaitGroup
+	errs := make(chan error, idle)
+	for i := range idle {
+		wg.Go(func() {
+			intent := core.NewIntent("warm-load-"+string(rune('a'+i)), testContract, []byte(`{"to":"+100"}`), time.Now().UTC())
+			_, err := s.CreateIntent(ctx, intent)
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := rc.since(poolQueries, queries); got.Logins != 0 {
+		t.Errorf("%d creates at once after Warm logged in %d more connections", idle, got.Logins)
+	}
+}
