@@ -206,6 +206,8 @@ func (w *Watcher) Close() {
 // Run follows the change cursor until ctx ends, then closes the watcher.
 // A failed read is logged and retried at the next interval: waiters then
 // answer when their wait runs out, never with an error.
+//
+// Prime, when called before it, has placed the cursor already.
 func (w *Watcher) Run(ctx context.Context) error {
 	defer w.Close()
 	for {
@@ -224,6 +226,14 @@ func (w *Watcher) Run(ctx context.Context) error {
 		}
 	}
 }
+
+// Prime places the cursor once, before the instance takes requests, so
+// that a request asking to wait is not refused for coming before Run's
+// first read (a first read on a new connection can take a while: on
+// Babelfish, the statement's first planning there). It must be called
+// before Run starts, by whoever starts it; a failure leaves the placing to
+// Run, and waits are refused until then, as without it.
+func (w *Watcher) Prime(ctx context.Context) error { return w.poll(ctx) }
 
 // poll advances the cursor once. With nobody waiting it only jumps the
 // cursor to the latest change (one cheap read), unless a waiter registered

@@ -201,6 +201,14 @@ func TestRegisterRefusesUntilTheWatcherFollowsTheStore(t *testing.T) {
 	if _, ok := w.Register("x"); ok {
 		t.Error("Register admitted a waiter before the first read placed the cursor")
 	}
+	if err := w.Prime(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	wt, ok := w.Register("x")
+	if !ok {
+		t.Fatal("Register refused a waiter after Prime placed the cursor, before Run")
+	}
+	wt.Done()
 }
 
 func TestIdleWatcherJumpsButNeverSkipsAChangeAWaiterCanMiss(t *testing.T) {

@@ -143,6 +143,10 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 	if s.watcher, err = watch.New(watch.Config{Store: db.Store(), Reader: service, Clock: clock, MaxWaiters: cfg.MaxWaiters, Logger: log}); err != nil {
 		return nil, err
 	}
+	// Before the listener opens, so that the first request may wait.
+	if err := s.watcher.Prime(ctx); err != nil {
+		log.WarnContext(ctx, "wait_watch_failed", "error", err.Error())
+	}
 	gwCfg := protection.GatewayServiceConfig{Targets: service.Targets, Pauses: db.Store(), Logger: log}
 	if exec != nil {
 		gwCfg.Executor = exec.executor
