@@ -57,20 +57,26 @@ func newLeanDoer(base string, timeout time.Duration) (*leanDoer, error) {
 // Do sends req and returns its response; the caller must close the body,
 // which hands the connection back for the next request. A request that
 // fails on a reused connection before any answer (the service closed it
-// while idle) is sent once more on a new one.
+// while idle) is sent once more on a new one, whether it has a body to send
+// again or none: after a drain longer than the service's idle timeout,
+// every idle connection is closed, and a read of the results went out on
+// one and failed with "broken pipe".
 func (d *leanDoer) Do(req *http.Request) (*http.Response, error) {
 	lc, reused, err := d.get(req.Context())
 	if err != nil {
 		return nil, err
 	}
 	resp, err := d.roundTrip(lc, req)
-	if err != nil && reused && req.GetBody != nil {
-		body, berr := req.GetBody()
-		if berr != nil {
-			return nil, err
-		}
+	bodiless := req.Body == nil || req.Body == http.NoBody
+	if err != nil && reused && (bodiless || req.GetBody != nil) {
 		retry := req.Clone(req.Context())
-		retry.Body = body
+		if !bodiless {
+			body, berr := req.GetBody()
+			if berr != nil {
+				return nil, err
+			}
+			retry.Body = body
+		}
 		if lc, err = d.dial(req.Context()); err != nil {
 			return nil, err
 		}

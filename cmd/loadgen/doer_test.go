@@ -93,6 +93,35 @@ func TestLeanDoerRetriesAConnectionTheServerClosed(t *testing.T) {
 	}
 }
 
+// TestLeanDoerRetriesAReadOnAConnectionTheServerClosed: a request without a
+// body (loadgen's reads of the results) is sent again on a new connection
+// too, as a POST is.
+func TestLeanDoerRetriesAReadOnAConnectionTheServerClosed(t *testing.T) {
+	srv, conns := echoServer(t, echo)
+	d, err := newLeanDoer(srv.URL, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	send(t, d, srv.URL+"/a", "1")
+	srv.CloseClientConnections()
+	req, err := http.NewRequest(http.MethodGet, srv.URL+"/b", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := d.Do(req)
+	if err != nil {
+		t.Fatalf("GET after the server closed the connection: %v", err)
+	}
+	defer resp.Body.Close()
+	if got, _ := io.ReadAll(resp.Body); string(got) != "GET /b " {
+		t.Fatalf("after the server closed the connection: %q", got)
+	}
+	if n := conns.Load(); n != 2 {
+		t.Fatalf("%d connections, want 2", n)
+	}
+}
+
 // TestLeanDoerDropsConnectionsTheServerEnds: an answer with Connection:
 // close, or one whose body the caller did not read, leaves no connection
 // behind that a later request could trip over.
