@@ -22,8 +22,8 @@ import (
 // about a quarter of a second of the server's CPU and a connection's first
 // call of a procedure compiles it, so a cold instance offered 500 intents/s
 // fell seconds behind in its first seconds and took the rest of a minute
-// to catch up (first-attempt lateness p99 14.4 s cold, 0.5 s warm, in
-// docs/benchmarks.md's mixed phase). serve calls it before it listens,
+// to catch up (first-attempt lateness p99 14-16 s; 0.8-1.9 s with this
+// warm-up, docs/benchmarks.md's mixed phase). serve calls it before it listens,
 // bounded by its context; a warm-up that fails costs only the warmth.
 func (db *DB) Warm(ctx context.Context) error {
 	var wg, together sync.WaitGroup
