@@ -69,24 +69,27 @@ func (w *execWarmth) due(every time.Duration) bool {
 }
 
 // warmExecutor calls the executor's procedures once on warmConns
-// connections of its pool at once, each batch fenced out before it writes,
-// and reports the errors other than the fence's. It is the follower's
-// (leaseStore.Acquire): a leader's connections are warm by its own use.
+// connections of its pool at once (warmConn), and reports their errors. It
+// is the follower's (leaseStore.Acquire) and serve's (Warm): a leader's
+// connections are warm by its own use.
 func (db *DB) warmExecutor(ctx context.Context) error {
-	errs := make(chan error, warmConns)
+	warmups := make([]func() error, warmConns)
+	for i := range warmups {
+		warmups[i] = func() error { return db.warmConn(ctx) }
+	}
+	return concurrently(warmups...)
+}
+
+// concurrently runs each of fns in a goroutine of its own, waits for all
+// of them and joins their errors.
+func concurrently(fns ...func() error) error {
+	errs := make([]error, len(fns))
 	var wg sync.WaitGroup
-	// Holding the connections until all are warm makes the warm-up use
-	// warmConns different ones.
-	for range warmConns {
-		wg.Go(func() { errs <- db.warmConn(ctx) })
+	for i, fn := range fns {
+		wg.Go(func() { errs[i] = fn() })
 	}
 	wg.Wait()
-	close(errs)
-	var all []error
-	for err := range errs {
-		all = append(all, err)
-	}
-	return errors.Join(all...)
+	return errors.Join(errs...)
 }
 
 // warmConn runs each of the executor's procedures once on one connection,

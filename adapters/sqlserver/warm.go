@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -26,23 +25,17 @@ import (
 // warm-up, docs/benchmarks.md's mixed phase). serve calls it before it listens,
 // bounded by its context; a warm-up that fails costs only the warmth.
 func (db *DB) Warm(ctx context.Context) error {
-	var wg, together sync.WaitGroup
-	errs := make(chan error, db.cfg.MaxIdleConns+1)
+	var together sync.WaitGroup
 	together.Add(db.cfg.MaxIdleConns)
+	warmups := make([]func() error, 0, db.cfg.MaxIdleConns+1)
 	for range db.cfg.MaxIdleConns {
-		wg.Go(func() { errs <- db.warmIntakeConn(ctx, &together) })
+		warmups = append(warmups, func() error { return db.warmIntakeConn(ctx, &together) })
 	}
-	wg.Go(func() {
+	warmups = append(warmups, func() error {
 		db.warmth.due(db.warmEvery()) // a follower's next warm-up is a period away
-		errs <- db.warmExecutor(ctx)
+		return db.warmExecutor(ctx)
 	})
-	wg.Wait()
-	close(errs)
-	var all []error
-	for err := range errs {
-		all = append(all, err)
-	}
-	return errors.Join(all...)
+	return concurrently(warmups...)
 }
 
 // warmIntakeConn creates an intent of its own on one connection of the
