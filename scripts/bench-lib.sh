@@ -127,24 +127,35 @@ wait_ready() { # url, wanted body substring
 }
 
 # cpu_ticks PID: the CPU time (user + system, in clock ticks) a process used;
-# 0, quietly, for one that has exited (a Babelfish backend that ends between
-# db_server_ticks' listing and its read: its time is then its parent's).
+# 0, quietly, for one that has exited.
 cpu_ticks() { [ -n "$1" ] && [ -r "/proc/$1/stat" ] && awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 
 # db_server_ticks: the CPU time the database server used, for a server
 # outside the service (Babelfish: its postmaster, the children it reaped
 # and the live ones); 0 for SQLite, which runs inside the service.
+#
+# The reading is taken again until the postmaster's reaped time is the same
+# before and after its live children are read. A backend reaped in between
+# would otherwise be counted in neither, and its whole life's CPU would land
+# in the next reading's difference: the backends of an instance stopped just
+# before a phase (the backlog's API-only intake) put their intake's CPU into
+# the drain's figure that way, about four times the drain's own.
 db_server_ticks() {
-	local pm
+	local pm before after live
 	if [ "$STORE" != sqlserver ] || [ ! -r "$BABELFISH_PGDATA/postmaster.pid" ]; then
 		echo 0
 		return
 	fi
 	pm=$(head -1 "$BABELFISH_PGDATA/postmaster.pid")
-	{
-		awk '{ print $14 + $15 + $16 + $17 }' "/proc/$pm/stat" 2>/dev/null
-		for c in $(cat "/proc/$pm/task/$pm/children" 2>/dev/null); do cpu_ticks "$c"; done
-	} | awk '{ s += $1 } END { print s + 0 }'
+	after=$(awk '{ print $14 + $15 + $16 + $17 }' "/proc/$pm/stat" 2>/dev/null || echo 0)
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		before=$after
+		live=$(for c in $(cat "/proc/$pm/task/$pm/children" 2>/dev/null); do cpu_ticks "$c"; done | awk '{ s += $1 } END { print s + 0 }')
+		after=$(awk '{ print $14 + $15 + $16 + $17 }' "/proc/$pm/stat" 2>/dev/null || echo 0)
+		[ "$before" = "$after" ] && break
+		sleep 0.05
+	done
+	echo $((after + live))
 }
 
 # -------------------------------------------------------------- the reports
