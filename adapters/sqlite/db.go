@@ -110,10 +110,14 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 // other deployment step migrates it, so serve migrates it at every start.
 func (db *DB) OwnsSchema() bool { return true }
 
-// Warm has nothing to do: the file's connections open in microseconds and
-// SQLite prepares a statement as cheaply on a connection's first use as on
-// its hundredth, so an instance on it takes traffic warm from the start.
-func (db *DB) Warm(context.Context) error { return nil }
+// WarmExecution and WarmQueries have nothing to do: the file's connections
+// open in microseconds and SQLite prepares a statement as cheaply on a
+// connection's first use as on its hundredth, so an instance on it takes
+// traffic warm from the start.
+func (db *DB) WarmExecution(context.Context) error { return nil }
+
+// WarmQueries has nothing to do; see WarmExecution.
+func (db *DB) WarmQueries(context.Context) error { return nil }
 
 // Store returns the intent store on this database.
 func (db *DB) Store() ports.Store { return &store{db: db} }

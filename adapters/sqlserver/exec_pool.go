@@ -34,8 +34,8 @@ const warmConns = 3
 // The fence of a warm-up's batches: a lease of its own, created in the
 // warm-up's transaction and rolled back with it (warmConn).
 const (
-	warmLeasePrefix     = "submission-manager/warm-up/"
-	warmRehearsalHolder = "warm-up"
+	warmLeasePrefix = "submission-manager/warm-up/"
+	warmHolder      = "warm-up"
 )
 
 // openExecPool opens the executor's pool on the queries' connector, sized
@@ -117,7 +117,7 @@ func (db *DB) warmConn(ctx context.Context) error {
 	if _, err := rand.Read(b); err != nil {
 		return err
 	}
-	fence := core.Fence{LeaseName: warmLeasePrefix + hex.EncodeToString(b), HolderID: warmRehearsalHolder, Epoch: 1}
+	fence := core.Fence{LeaseName: warmLeasePrefix + hex.EncodeToString(b), HolderID: warmHolder, Epoch: 1}
 	tx, err := conn.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
 	if err != nil {
 		return mapError(err)

@@ -13,29 +13,37 @@ import (
 	"github.com/submissionmanager/submission-manager/core"
 )
 
-// Warm readies the pools before the instance takes traffic: it opens the
-// query pool's idle connections (MaxIdleConns) at once and runs the
-// intake's procedure on each, in a transaction it rolls back, and warms the
-// executor's pool as a follower does (exec_pool.go). A fresh instance
-// otherwise paid both under its first load: on Babelfish a login costs
-// about a quarter of a second of the server's CPU and a connection's first
-// call of a procedure compiles it, so a cold instance offered 500 intents/s
-// fell seconds behind in its first seconds and took the rest of a minute
-// to catch up (first-attempt lateness p99 14-16 s; 0.8-1.9 s with this
-// warm-up, docs/benchmarks.md's mixed phase). serve calls it before it listens,
-// bounded by its context; a warm-up that fails costs only the warmth.
-func (db *DB) Warm(ctx context.Context) error {
+// WarmQueries readies the query pool before the instance takes traffic: it
+// opens the pool's idle connections (MaxIdleConns) at once and runs the
+// intake's procedure on each, in a transaction it rolls back. A fresh
+// instance otherwise paid for it under its first load: on Babelfish a
+// connection's first call of a procedure compiles it there (about 0.7 s
+// of the server's CPU for the intake's; the login itself is cheap), so a
+// cold instance offered 500
+// intents/s fell seconds behind in its first seconds and took the rest of
+// a minute to catch up (first-attempt lateness p99 14-16 s; 0.1-1.9 s with
+// the warm-ups, docs/benchmarks.md's mixed phase). serve calls it before
+// it listens, bounded by its context; a warm-up that fails costs only the
+// warmth.
+func (db *DB) WarmQueries(ctx context.Context) error {
 	var together sync.WaitGroup
 	together.Add(db.cfg.MaxIdleConns)
-	warmups := make([]func() error, 0, db.cfg.MaxIdleConns+1)
+	warmups := make([]func() error, 0, db.cfg.MaxIdleConns)
 	for range db.cfg.MaxIdleConns {
 		warmups = append(warmups, func() error { return db.warmIntakeConn(ctx, &together) })
 	}
-	warmups = append(warmups, func() error {
-		db.warmth.due(db.warmEvery()) // a follower's next warm-up is a period away
-		return db.warmExecutor(ctx)
-	})
 	return concurrently(warmups...)
+}
+
+// WarmExecution warms the executor's pool as a follower does (exec_pool.go)
+// and counts it as a follower's warm-up, so the next is a period away.
+// serve calls it before the elector starts, and does not wait for the
+// query pool's warm-up to start it: a new leader with a backlog drains it
+// while the query pool's warm-up (14-18 s of Babelfish's CPU) goes on,
+// where it waited for it before.
+func (db *DB) WarmExecution(ctx context.Context) error {
+	db.warmth.due(db.warmEvery())
+	return db.warmExecutor(ctx)
 }
 
 // warmIntakeConn creates an intent of its own on one connection of the

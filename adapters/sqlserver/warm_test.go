@@ -8,8 +8,9 @@ import (
 	"github.com/submissionmanager/submission-manager/core"
 )
 
-// TestWarmOpensThePoolsAndStoresNothing: Warm logs in every idle connection
-// of the query pool and warmConns of the executor's, stores no intent, and
+// TestWarmOpensThePoolsAndStoresNothing: the warm-ups log in every idle
+// connection of the query pool and warmConns of the executor's, store no
+// intent, and
 // leaves a follower's warm-up a period away; intake under load after it
 // then logs in no more and runs the intake's procedure on the connections
 // warmed.
@@ -17,12 +18,18 @@ func TestWarmOpensThePoolsAndStoresNothing(t *testing.T) {
 	const idle = 4
 	db, rc := countedDB(t, Config{MaxOpenConns: idle})
 	ctx := t.Context()
-	if err := db.Warm(ctx); err != nil {
-		t.Fatalf("Warm: %v", err)
+	if err := db.WarmQueries(ctx); err != nil {
+		t.Fatalf("WarmQueries: %v", err)
+	}
+	if got := rc.snapshot(poolExecutor).Logins; got != 0 {
+		t.Errorf("WarmQueries logged in %d connections of the executor's pool; want none", got)
+	}
+	if err := db.WarmExecution(ctx); err != nil {
+		t.Fatalf("WarmExecution: %v", err)
 	}
 	queries, exec := rc.snapshot(poolQueries), rc.snapshot(poolExecutor)
 	if queries.Logins != idle {
-		t.Errorf("Warm logged in %d connections of the query pool; want its %d idle ones", queries.Logins, idle)
+		t.Errorf("WarmQueries logged in %d connections of the query pool; want its %d idle ones", queries.Logins, idle)
 	}
 	warmCalls := 0
 	for _, q := range queries.Queries {
@@ -31,21 +38,21 @@ func TestWarmOpensThePoolsAndStoresNothing(t *testing.T) {
 		}
 	}
 	if warmCalls != idle || queries.Requests[kindRollback] != idle || queries.Requests[kindCommit] != 0 {
-		t.Errorf("Warm sent %d intake calls, %d rollbacks and %d commits on the query pool; want %d, %d and 0",
+		t.Errorf("WarmQueries sent %d intake calls, %d rollbacks and %d commits on the query pool; want %d, %d and 0",
 			warmCalls, queries.Requests[kindRollback], queries.Requests[kindCommit], idle, idle)
 	}
 	if exec.Logins != warmConns {
-		t.Errorf("Warm logged in %d connections of the executor's pool; want %d", exec.Logins, warmConns)
+		t.Errorf("WarmExecution logged in %d connections of the executor's pool; want %d", exec.Logins, warmConns)
 	}
 	if db.warmth.due(db.warmEvery()) {
-		t.Error("after Warm, a follower's warm-up of the executor's pool was due at once")
+		t.Error("after WarmExecution, a follower's warm-up of the executor's pool was due at once")
 	}
 	var stored int
 	if err := db.queries.QueryRowContext(ctx, `SELECT COUNT(*) FROM submission_intents`).Scan(&stored); err != nil {
 		t.Fatal(err)
 	}
 	if stored != 0 {
-		t.Fatalf("Warm left %d intents stored", stored)
+		t.Fatalf("the warm-ups left %d intents stored", stored)
 	}
 
 	// As many creates at once as the pool holds: none logs in.
@@ -67,6 +74,6 @@ func TestWarmOpensThePoolsAndStoresNothing(t *testing.T) {
 		}
 	}
 	if got := rc.since(poolQueries, queries); got.Logins != 0 {
-		t.Errorf("%d creates at once after Warm logged in %d more connections", idle, got.Logins)
+		t.Errorf("%d creates at once after the warm-ups logged in %d more connections", idle, got.Logins)
 	}
 }

@@ -15,8 +15,9 @@ import (
 )
 
 // admin is one connection pool to the admin database, shared by every test
-// of the process: opening a connection costs a Babelfish server about a
-// quarter of a second of CPU, too much to pay for each test's database.
+// of the process: a new connection and its first statements cost a
+// Babelfish server a good part of a second of CPU, too much to pay for
+// each test's database.
 var admin struct {
 	mu sync.Mutex
 	db *sql.DB

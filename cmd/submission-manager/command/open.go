@@ -31,10 +31,12 @@ type database interface {
 	// when the database is this process's own (serve migrates it at every
 	// start), false when a deployment step does (serve --migrate).
 	OwnsSchema() bool
-	// Warm readies the store's connections before the instance takes
-	// traffic, as far as the store needs it; serve calls it before it
-	// listens.
-	Warm(ctx context.Context) error
+	// WarmExecution readies what the store keeps for an executor before
+	// the elector starts, and WarmQueries the pool that requests use
+	// before the listener serves, each as far as the store needs it (an
+	// API-only instance never calls WarmExecution).
+	WarmExecution(ctx context.Context) error
+	WarmQueries(ctx context.Context) error
 	Close() error
 }
 

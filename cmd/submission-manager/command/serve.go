@@ -90,7 +90,6 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 			return nil, fmt.Errorf("--database %s: %w", dbSpec, err)
 		}
 	}
-	s.warm(ctx, db)
 	s.holderID = cfg.HolderID
 	if s.holderID == "" {
 		s.holderID = defaultHolderID()
@@ -142,10 +141,6 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 	// requests that wait for a final status.
 	if s.watcher, err = watch.New(watch.Config{Store: db.Store(), Reader: service, Clock: clock, MaxWaiters: cfg.MaxWaiters, Logger: log}); err != nil {
 		return nil, err
-	}
-	// Before the listener opens, so that the first request may wait.
-	if err := s.watcher.Prime(ctx); err != nil {
-		log.WarnContext(ctx, "wait_watch_failed", "error", err.Error())
 	}
 	gwCfg := protection.GatewayServiceConfig{Targets: service.Targets, Pauses: db.Store(), Logger: log}
 	if exec != nil {
@@ -211,6 +206,31 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 		}
 		go s.serve(s.pprof, pln, s.pprofURL)
 	}
+
+	// The listener is bound, so nothing below fails the start. The leader
+	// election starts once the executor's pool is warm and before the
+	// query pool is, so that a new leader with a backlog drains it while
+	// intake's connections log in; requests are served once those are
+	// warm and the watcher has placed its cursor, so that the first
+	// request may wait. Until then connections queue on the listener.
+	leadCtx, stopLead := context.WithCancel(context.WithoutCancel(ctx))
+	s.stopLead = stopLead
+	if exec != nil {
+		s.warm(ctx, "executor", db.WarmExecution)
+		go func() {
+			defer close(s.leadDone)
+			if err := exec.elector.Run(leadCtx, exec.executor.Lead); err != nil {
+				log.Error("leader election stopped", "error", err)
+			}
+		}()
+	} else {
+		close(s.leadDone)
+	}
+	s.warm(ctx, "queries", db.WarmQueries)
+	if err := s.watcher.Prime(ctx); err != nil {
+		log.WarnContext(ctx, "wait_watch_failed", "error", err.Error())
+	}
+
 	s.url = "http://" + ln.Addr().String()
 	s.http = &http.Server{
 		Handler:           metrics.Middleware(api.Mux(), api),
@@ -232,19 +252,6 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 			_ = s.watcher.Run(ctx) // it logs its own read failures
 		}, fl.beat)
 	}()
-
-	leadCtx, stopLead := context.WithCancel(context.WithoutCancel(ctx))
-	s.stopLead = stopLead
-	if exec != nil {
-		go func() {
-			defer close(s.leadDone)
-			if err := exec.elector.Run(leadCtx, exec.executor.Lead); err != nil {
-				log.Error("leader election stopped", "error", err)
-			}
-		}()
-	} else {
-		close(s.leadDone)
-	}
 	log.Info("submission-manager serving", "url", s.url, "holder_id", s.holderID,
 		"database", dbSpec.String(), "registry", cfg.Registry, "targets", registry.Len(),
 		"api_only", cfg.APIOnly, "api_keys", len(cfg.APIKeys) > 0, "operator_keys", len(cfg.OperatorKeys) > 0, "pprof", s.pprofURL,
