@@ -57,6 +57,10 @@ type Server struct {
 	shutdownErr  error
 }
 
+// openServeDatabase is how Start opens its store; a test wraps what it
+// returns to see the order in which Start warms and elects.
+var openServeDatabase = openDatabase
+
 // Start builds the instance from cfg and starts serving. It returns once the
 // listener is bound (URL is usable at once) and the store is migrated where
 // that is serve's job. ctx bounds the start-up only; the instance runs until
@@ -73,7 +77,7 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 		return nil, err
 	}
 	dbSpec, _ := ParseDatabase(cfg.Database) // checked by Validate
-	db, err := openDatabase(ctx, dbSpec, log)
+	db, err := openServeDatabase(ctx, dbSpec, log)
 	if err != nil {
 		return nil, err
 	}

@@ -4,9 +4,13 @@ import (
 	"context"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/submissionmanager/submission-manager/core"
 )
 
 // TestStartNamesTheFlagOfWhatFailed checks start-up failures that no flag
@@ -73,4 +77,89 @@ func TestStartSetsTheWriteTimeout(t *testing.T) {
 	if srv.PprofURL() != "" {
 		t.Fatalf("a profiling listener is open without --pprof: %s", srv.PprofURL())
 	}
+}
+
+// TestStartElectsBeforeTheQueryPoolIsWarm checks the order of a start: an
+// instance that executes warms the executor's pool, then starts the
+// election, and warms the query pool while it runs, so that a new leader
+// with a backlog does not wait for intake's connections; an API-only
+// instance warms the query pool only and never elects.
+func TestStartElectsBeforeTheQueryPoolIsWarm(t *testing.T) {
+	for _, apiOnly := range []bool{false, true} {
+		t.Run(map[bool]string{false: "executes", true: "api-only"}[apiOnly], func(t *testing.T) {
+			cfg := DefaultServeConfig()
+			cfg.Registry = filepath.Join("..", "..", "..", "config", "submission_targets.json")
+			cfg.Database = "sqlite:" + filepath.Join(t.TempDir(), "sm.db")
+			cfg.Listen = "127.0.0.1:0"
+			cfg.APIOnly = apiOnly
+			cfg.HolderID = "order-test"
+			cfg.AcquireInterval = 20 * time.Millisecond
+			var order *startOrder
+			open := openServeDatabase
+			openServeDatabase = func(ctx context.Context, spec Database, log *slog.Logger) (database, error) {
+				db, err := open(ctx, spec, log)
+				if err != nil {
+					return nil, err
+				}
+				order = &startOrder{database: db, holderID: cfg.HolderID, awaitLeader: !apiOnly}
+				return order, nil
+			}
+			t.Cleanup(func() { openServeDatabase = open })
+			srv, err := Start(t.Context(), cfg, slog.New(slog.DiscardHandler))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = srv.Shutdown(context.Background()) }()
+			want := []string{"executor warmed", "leading", "queries warmed"}
+			if apiOnly {
+				want = []string{"queries warmed"}
+			}
+			if got := order.events(); !slices.Equal(got, want) {
+				t.Fatalf("the start ran %q; want %q", got, want)
+			}
+		})
+	}
+}
+
+// startOrder is a store whose warm-ups record when they ran. Its query
+// warm-up waits, up to 5 s, until its instance holds the lease, and
+// records whether it did: it does only if the election started first.
+type startOrder struct {
+	database
+	holderID    string
+	awaitLeader bool
+
+	mu  sync.Mutex
+	log []string
+}
+
+func (d *startOrder) record(event string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.log = append(d.log, event)
+}
+
+func (d *startOrder) events() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.log)
+}
+
+func (d *startOrder) WarmExecution(ctx context.Context) error {
+	d.record("executor warmed")
+	return d.database.WarmExecution(ctx)
+}
+
+func (d *startOrder) WarmQueries(ctx context.Context) error {
+	if d.awaitLeader {
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			lease, found, err := d.Leases().Read(ctx, core.DefaultLeaseName)
+			if err == nil && found && lease.HolderID == d.holderID {
+				d.record("leading")
+				break
+			}
+		}
+	}
+	d.record("queries warmed")
+	return d.database.WarmQueries(ctx)
 }
