@@ -19,12 +19,11 @@ import (
 // instance otherwise paid for it under its first load: on Babelfish a
 // connection's first call of a procedure compiles it there (about 0.7 s
 // of the server's CPU for the intake's; the login itself is cheap), so a
-// cold instance offered 500
-// intents/s fell seconds behind in its first seconds and took the rest of
-// a minute to catch up (first-attempt lateness p99 14-16 s; 0.1-1.9 s with
-// the warm-ups, docs/benchmarks.md's mixed phase). serve calls it before
-// it listens, bounded by its context; a warm-up that fails costs only the
-// warmth.
+// cold instance offered 500 intents/s fell seconds behind in its first
+// seconds and took the rest of a minute to catch up (first-attempt
+// lateness p99 14-16 s; 0.1-1.9 s with the warm-ups, docs/benchmarks.md's
+// mixed phase). serve calls it before it serves requests, bounded by its
+// context; a warm-up that fails costs only the warmth.
 func (db *DB) WarmQueries(ctx context.Context) error {
 	var together sync.WaitGroup
 	together.Add(db.cfg.MaxIdleConns)

@@ -9,11 +9,10 @@ import (
 )
 
 // TestWarmOpensThePoolsAndStoresNothing: the warm-ups log in every idle
-// connection of the query pool and warmConns of the executor's, store no
-// intent, and
-// leaves a follower's warm-up a period away; intake under load after it
-// then logs in no more and runs the intake's procedure on the connections
-// warmed.
+// connection of the query pool and warmConns of the executor's (the query
+// pool's none of the executor's), store no intent, and leave a follower's
+// warm-up a period away; intake under load after them then logs in no
+// more and runs the intake's procedure on the connections warmed.
 func TestWarmOpensThePoolsAndStoresNothing(t *testing.T) {
 	const idle = 4
 	db, rc := countedDB(t, Config{MaxOpenConns: idle})

@@ -214,9 +214,10 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 	// The listener is bound, so nothing below fails the start. The leader
 	// election starts once the executor's pool is warm and before the
 	// query pool is, so that a new leader with a backlog drains it while
-	// intake's connections log in; requests are served once those are
-	// warm and the watcher has placed its cursor, so that the first
-	// request may wait. Until then connections queue on the listener.
+	// intake's connections warm (on Babelfish, seconds of the server's
+	// CPU); requests are served once those are warm and the watcher has
+	// placed its cursor, so that the first request may wait. Until then
+	// connections queue on the listener.
 	leadCtx, stopLead := context.WithCancel(context.WithoutCancel(ctx))
 	s.stopLead = stopLead
 	if exec != nil {
