@@ -130,6 +130,10 @@ wait_ready() { # url, wanted body substring
 # 0, quietly, for one that has exited.
 cpu_ticks() { [ -n "$1" ] && [ -r "/proc/$1/stat" ] && awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 
+# reaped_ticks PID: cpu_ticks with the children the process reaped; 0 when
+# it has exited.
+reaped_ticks() { awk '{ print $14 + $15 + $16 + $17 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+
 # db_server_ticks: the CPU time the database server used, for a server
 # outside the service (Babelfish: its postmaster, the children it reaped
 # and the live ones); 0 for SQLite, which runs inside the service.
@@ -139,7 +143,7 @@ cpu_ticks() { [ -n "$1" ] && [ -r "/proc/$1/stat" ] && awk '{ print $14 + $15 }'
 # would otherwise be counted in neither, and its whole life's CPU would land
 # in the next reading's difference: the backends of an instance stopped just
 # before a phase (the backlog's API-only intake) put their intake's CPU into
-# the drain's figure that way, about four times the drain's own.
+# the drain's figure that way, about three times the drain's own.
 db_server_ticks() {
 	local pm before after live
 	if [ "$STORE" != sqlserver ] || [ ! -r "$BABELFISH_PGDATA/postmaster.pid" ]; then
@@ -147,11 +151,11 @@ db_server_ticks() {
 		return
 	fi
 	pm=$(head -1 "$BABELFISH_PGDATA/postmaster.pid")
-	after=$(awk '{ print $14 + $15 + $16 + $17 }' "/proc/$pm/stat" 2>/dev/null || echo 0)
+	after=$(reaped_ticks "$pm")
 	for _ in 1 2 3 4 5 6 7 8 9 10; do
 		before=$after
 		live=$(for c in $(cat "/proc/$pm/task/$pm/children" 2>/dev/null); do cpu_ticks "$c"; done | awk '{ s += $1 } END { print s + 0 }')
-		after=$(awk '{ print $14 + $15 + $16 + $17 }' "/proc/$pm/stat" 2>/dev/null || echo 0)
+		after=$(reaped_ticks "$pm")
 		[ "$before" = "$after" ] && break
 		sleep 0.05
 	done
