@@ -70,7 +70,7 @@ func (w *execWarmth) due(every time.Duration) bool {
 
 // warmExecutor calls the executor's procedures once on warmConns
 // connections of its pool at once (warmConn), and reports their errors. It
-// is the follower's (leaseStore.Acquire) and serve's (Warm): a leader's
+// is the follower's (leaseStore.Acquire) and serve's (WarmExecution): a leader's
 // connections are warm by its own use.
 func (db *DB) warmExecutor(ctx context.Context) error {
 	warmups := make([]func() error, warmConns)
