@@ -37,14 +37,23 @@ func echo(w http.ResponseWriter, r *http.Request) {
 
 func send(t *testing.T, d *leanDoer, url, body string) string {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader([]byte(body)))
+	return roundTrip(t, d, http.MethodPost, url, bytes.NewReader([]byte(body)))
+}
+
+// roundTrip sends a request through d and returns its answer's body; a nil
+// body sends none, as loadgen's reads do.
+func roundTrip(t *testing.T, d *leanDoer, method, url string, body io.Reader) string {
+	t.Helper()
+	req, err := http.NewRequest(method, url, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := d.Do(req)
 	if err != nil {
-		t.Fatalf("POST %s: %v", url, err)
+		t.Fatalf("%s %s: %v", method, url, err)
 	}
 	defer resp.Body.Close()
 	got, err := io.ReadAll(resp.Body)
@@ -75,50 +84,34 @@ func TestLeanDoerKeepsConnectionsAlive(t *testing.T) {
 }
 
 // TestLeanDoerRetriesAConnectionTheServerClosed: the service may close an
-// idle keep-alive connection; the next request goes out again on a new one.
+// idle keep-alive connection; the next request goes out again on a new
+// one, whether it has a body to send again (a POST) or none (loadgen's
+// reads of the results).
 func TestLeanDoerRetriesAConnectionTheServerClosed(t *testing.T) {
-	srv, conns := echoServer(t, echo)
-	d, err := newLeanDoer(srv.URL, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	send(t, d, srv.URL+"/a", "1")
-	srv.CloseClientConnections()
-	if got := send(t, d, srv.URL+"/b", "2"); got != "POST /b 2" {
-		t.Fatalf("after the server closed the connection: %q", got)
-	}
-	if n := conns.Load(); n != 2 {
-		t.Fatalf("%d connections, want 2", n)
-	}
-}
-
-// TestLeanDoerRetriesAReadOnAConnectionTheServerClosed: a request without a
-// body (loadgen's reads of the results) is sent again on a new connection
-// too, as a POST is.
-func TestLeanDoerRetriesAReadOnAConnectionTheServerClosed(t *testing.T) {
-	srv, conns := echoServer(t, echo)
-	d, err := newLeanDoer(srv.URL, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	send(t, d, srv.URL+"/a", "1")
-	srv.CloseClientConnections()
-	req, err := http.NewRequest(http.MethodGet, srv.URL+"/b", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := d.Do(req)
-	if err != nil {
-		t.Fatalf("GET after the server closed the connection: %v", err)
-	}
-	defer resp.Body.Close()
-	if got, _ := io.ReadAll(resp.Body); string(got) != "GET /b " {
-		t.Fatalf("after the server closed the connection: %q", got)
-	}
-	if n := conns.Load(); n != 2 {
-		t.Fatalf("%d connections, want 2", n)
+	for _, c := range []struct {
+		method string
+		body   io.Reader
+		want   string
+	}{
+		{http.MethodPost, strings.NewReader("2"), "POST /b 2"},
+		{http.MethodGet, nil, "GET /b "},
+	} {
+		t.Run(c.method, func(t *testing.T) {
+			srv, conns := echoServer(t, echo)
+			d, err := newLeanDoer(srv.URL, 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			send(t, d, srv.URL+"/a", "1")
+			srv.CloseClientConnections()
+			if got := roundTrip(t, d, c.method, srv.URL+"/b", c.body); got != c.want {
+				t.Fatalf("after the server closed the connection: %q, want %q", got, c.want)
+			}
+			if n := conns.Load(); n != 2 {
+				t.Fatalf("%d connections, want 2", n)
+			}
+		})
 	}
 }
 
