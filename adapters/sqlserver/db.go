@@ -49,7 +49,9 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	queries := sql.OpenDB(cfg.connector(poolQueries, conns.queries))
+	// A session is reset only when its last use may have left something
+	// behind (keepsession.go): on Babelfish a reset costs every plan.
+	queries := sql.OpenDB(cfg.connector(poolQueries, keepSession(conns.queries)))
 	queries.SetMaxOpenConns(cfg.MaxOpenConns)
 	queries.SetMaxIdleConns(cfg.MaxIdleConns)
 	queries.SetConnMaxLifetime(cfg.ConnMaxLifetime)

@@ -39,9 +39,10 @@ const (
 )
 
 // openExecPool opens the executor's pool on the queries' connector, sized
-// like the queries' pool (only what the executor has under way is opened).
+// like the queries' pool (only what the executor has under way is opened),
+// resetting a session only when needed (keepsession.go).
 func openExecPool(conns connectors, cfg Config) *sql.DB {
-	pool := sql.OpenDB(cfg.connector(poolExecutor, conns.queries))
+	pool := sql.OpenDB(cfg.connector(poolExecutor, keepSession(conns.queries)))
 	pool.SetMaxOpenConns(cfg.MaxOpenConns)
 	pool.SetMaxIdleConns(cfg.MaxIdleConns)
 	pool.SetConnMaxLifetime(cfg.ConnMaxLifetime)
