@@ -45,6 +45,10 @@ var _ ports.InterventionStore = (*store)(nil)
 // interventionBatch is the batch of one action: $1 is the intentId, $2 to
 // $4 the actor's surface, role and session tag, set the update (whose
 // WHERE may use @intent_id, @count and @now), action the event's action.
+// It sets its options back last: SQL Server ends a parameterised batch's
+// SET options with it, but Babelfish keeps them for the session, whose
+// later execs would then count no rows (NOCOUNT), and the query pool keeps
+// its sessions unless a use failed (keepsession.go).
 func interventionBatch(set, where string, action core.IntentAction) string {
 	return `SET NOCOUNT ON;
 SET XACT_ABORT ON;
@@ -70,7 +74,9 @@ IF @applied = 1
     WHERE e.intent_id = @intent_id AND DATALENGTH(e.intent_id) = DATALENGTH(@intent_id);
 COMMIT TRANSACTION;
 SELECT @applied, i.status, i.exhausted_reason FROM submission_intents AS i
-WHERE i.intent_id = @intent_id AND DATALENGTH(i.intent_id) = DATALENGTH(@intent_id);`
+WHERE i.intent_id = @intent_id AND DATALENGTH(i.intent_id) = DATALENGTH(@intent_id);
+SET XACT_ABORT OFF;
+SET NOCOUNT OFF;`
 }
 
 // cancelIntentSQL ends the intent as cancelled while it is pending at the

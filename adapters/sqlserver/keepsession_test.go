@@ -5,10 +5,12 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/submissionmanager/submission-manager/adapters/sqlserver/sqlservertest"
+	"github.com/submissionmanager/submission-manager/core"
 )
 
 // TestSessionIsResetOnlyAfterAnUnfinishedUse checks keepSession on the
@@ -144,6 +146,53 @@ func TestSessionIsResetAfterAnotherIsolationLevel(t *testing.T) {
 		}
 		if fake.resets != c.resets {
 			t.Errorf("%v: %d resets, want %d", c.level, fake.resets, c.resets)
+		}
+	}
+}
+
+// TestKeptSessionsStillCountRows runs a write that counts its rows
+// (ResumeGateway, :execrows) after a procedure (CreateIntent) and after an
+// intervention's parameterised batch, on a query pool of one connection
+// that neither has reset. Both SET NOCOUNT ON: a procedure's options end
+// with it on either server, and the batch sets its own back last, which
+// Babelfish would otherwise keep for the session.
+func TestKeptSessionsStillCountRows(t *testing.T) {
+	_, dsn := sqlservertest.Database(t)
+	ctx := context.Background()
+	db, err := Open(ctx, Config{DSN: dsn, Logger: testLogger(t), MaxOpenConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Migrate(ctx, "up"); err != nil {
+		t.Fatal(err)
+	}
+	s := db.Store()
+	p := testOperator
+	p.IntentID = "to-cancel"
+	for _, step := range []struct {
+		name string
+		run  func() error
+	}{
+		{"CreateIntent", func() error {
+			_, err := s.CreateIntent(ctx, newTestIntent(p.IntentID))
+			return err
+		}},
+		{"CancelIntent", func() error {
+			if applied, err := s.CancelIntent(ctx, p); err != nil || !applied {
+				return fmt.Errorf("applied %v, %w", applied, err)
+			}
+			return nil
+		}},
+	} {
+		if _, err := s.PauseGateway(ctx, core.GatewayPause{GatewayType: core.GatewaySMS}); err != nil {
+			t.Fatal(err)
+		}
+		if err := step.run(); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		if found, err := s.ResumeGateway(ctx, core.GatewaySMS, ""); err != nil || !found {
+			t.Errorf("ResumeGateway after %s = %v, %v, want the pause found", step.name, found, err)
 		}
 	}
 }
