@@ -17,19 +17,21 @@ import (
 // the session had planned (those of the procedures it calls, and of the
 // table functions they call) is analysed and planned again at its next
 // execution. Measured on one database (BenchmarkCreateIntentParallel, 64
-// goroutines, alternated): 1,244-1,309 intents/s with the reset and
-// 2,029-2,043 without; BenchmarkExecutorRounds at one item a batch, 6.1-6.3
+// goroutines, alternated): 1,218-1,309 intents/s with the reset and
+// 1,861-2,056 without; BenchmarkExecutorRounds at one item a batch, 6.1-6.3
 // ms of server CPU per attempt with it and 2.7-4.6 without.
 //
 // The queries' and the executor's pools therefore reset a session only
 // when its last use may have left something behind: a request that failed
-// or was cut off (an error, a cancelled context, rows closed before their
-// end), or a transaction at another isolation level than read committed,
-// which SQL Server keeps for the session's later statements. Nothing else
-// this adapter sends outlives its request: the procedures' SET options end
-// with them, and so do those of parameterised batches (sp_executesql).
+// or was cut off (an error, a cancelled context, a request that ended
+// before its rows did), or a transaction at another isolation level than
+// read committed, which SQL Server keeps for the session's later
+// statements. Nothing else this adapter sends outlives its request: a
+// procedure's SET options end with it on both servers. A parameterised
+// batch's end with it on SQL Server but stay with the session on Babelfish,
+// so the one batch that sets any (interventionBatch) sets them back last.
 // The pools that hold session state on purpose (the lease lock's pin, and
-// goose's session lock) keep the reset.
+// goose's session lock) keep the reset, and so does the lease pool.
 
 // keepSession wraps c so that its connections skip needless resets.
 func keepSession(c driver.Connector) driver.Connector { return keptConnector{c} }
