@@ -150,11 +150,13 @@ func TestInterventionsTouchOnlyTheIntentAsked(t *testing.T) {
 
 // TestInterventionSQLIsTSQL parses the actions' batches as the driver
 // sends them: the settings and variables, the transaction with the read,
-// the update and the conditional event, and the verdict.
+// the update and the conditional event, the verdict, and the settings set
+// back (interventionBatch says why).
 func TestInterventionSQLIsTSQL(t *testing.T) {
 	want := []string{"PredicateSetStatement", "PredicateSetStatement", "DeclareVariableStatement",
 		"BeginTransactionStatement", "SelectStatement", "SetVariableStatement", "UpdateStatement",
-		"SetVariableStatement", "IfStatement", "CommitTransactionStatement", "SelectStatement"}
+		"SetVariableStatement", "IfStatement", "CommitTransactionStatement", "SelectStatement",
+		"PredicateSetStatement", "PredicateSetStatement"}
 	for name, batch := range map[string]string{"cancelIntentSQL": cancelIntentSQL, "runIntentNowSQL": runIntentNowSQL} {
 		text, err := toDriverText(batch)
 		if err != nil {
