@@ -25,7 +25,7 @@ func TestSessionIsResetOnlyAfterAnUnfinishedUse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readAll := func(ctx context.Context, db *sql.DB) error {
+	readAll := func(_ *testing.T, ctx context.Context, db *sql.DB) error {
 		rows, err := db.QueryContext(ctx, "SELECT 1 AS a UNION ALL SELECT 2")
 		if err != nil {
 			return err
@@ -35,8 +35,8 @@ func TestSessionIsResetOnlyAfterAnUnfinishedUse(t *testing.T) {
 		}
 		return rows.Err()
 	}
-	inTx := func(level sql.IsolationLevel) func(context.Context, *sql.DB) error {
-		return func(ctx context.Context, db *sql.DB) error {
+	inTx := func(level sql.IsolationLevel) func(*testing.T, context.Context, *sql.DB) error {
+		return func(_ *testing.T, ctx context.Context, db *sql.DB) error {
 			tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: level})
 			if err != nil {
 				return err
@@ -50,28 +50,28 @@ func TestSessionIsResetOnlyAfterAnUnfinishedUse(t *testing.T) {
 	cases := []struct {
 		name string
 		keep bool
-		use  func(context.Context, *sql.DB) error
+		use  func(*testing.T, context.Context, *sql.DB) error
 		kept bool
 	}{
 		{"driver alone, a complete read", false, readAll, false},
 		{"a complete read", true, readAll, true},
-		{"one row of two (QueryRow)", true, func(ctx context.Context, db *sql.DB) error {
+		{"one row of two (QueryRow)", true, func(_ *testing.T, ctx context.Context, db *sql.DB) error {
 			var a int
 			return db.QueryRowContext(ctx, "SELECT 1 AS a UNION ALL SELECT 2").Scan(&a)
 		}, true},
-		{"an exec", true, func(ctx context.Context, db *sql.DB) error {
+		{"an exec", true, func(_ *testing.T, ctx context.Context, db *sql.DB) error {
 			_, err := db.ExecContext(ctx, "DECLARE @a int = $1", 1)
 			return err
 		}, true},
 		{"a read committed transaction", true, inTx(sql.LevelReadCommitted), true},
-		{"a failed request", true, func(ctx context.Context, db *sql.DB) error {
+		{"a failed request", true, func(t *testing.T, ctx context.Context, db *sql.DB) error {
 			_, err := db.ExecContext(ctx, "THROW 51999, N'fails on purpose', 1")
 			if err == nil {
 				t.Error("THROW did not fail")
 			}
 			return nil
 		}, false},
-		{"a cancelled request", true, func(ctx context.Context, db *sql.DB) error {
+		{"a cancelled request", true, func(t *testing.T, ctx context.Context, db *sql.DB) error {
 			short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 			defer cancel()
 			if _, err := db.ExecContext(short, "WAITFOR DELAY '00:00:05'"); err == nil {
@@ -93,7 +93,7 @@ func TestSessionIsResetOnlyAfterAnUnfinishedUse(t *testing.T) {
 			if _, err := db.ExecContext(ctx, "CREATE TABLE #kept (a int)"); err != nil {
 				t.Fatal(err)
 			}
-			if err := c.use(ctx, db); err != nil {
+			if err := c.use(t, ctx, db); err != nil {
 				t.Fatal(err)
 			}
 			_, err := db.ExecContext(ctx, "SELECT COUNT(*) FROM #kept")
