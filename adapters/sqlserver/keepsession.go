@@ -8,7 +8,6 @@ import (
 	"io"
 	"reflect"
 	"sync/atomic"
-	"time"
 )
 
 // database/sql asks a connection to reset its session each time it takes
@@ -33,37 +32,18 @@ import (
 // so the one batch that sets any (interventionBatch) sets them back last.
 // The pools that hold session state on purpose (the lease lock's pin, and
 // goose's session lock) keep the reset, and so does the lease pool.
-//
-// A kept session is still reset once its plans are keptPlanAge old. Babelfish
-// keeps a session's generic plan of a procedure's statement, made from the
-// tables' sizes at its sixth call, until an ANALYZE of a table it reads,
-// which autovacuum runs about once a minute at most; SQL Server plans again
-// when a table's statistics change. A database that grows fast from empty
-// would otherwise run for up to that minute on plans made for tables of a
-// few rows, which scan them (00020 says what that cost). The reset costs
-// the next calls on the session their plans, a few milliseconds of the
-// server's CPU each, every keptPlanAge.
-
-// keptPlanAge is how long a kept session keeps its plans.
-const keptPlanAge = 10 * time.Second
 
 // keepSession wraps c so that its connections skip needless resets.
-func keepSession(c driver.Connector) driver.Connector {
-	return keptConnector{Connector: c, planAge: keptPlanAge, now: time.Now}
-}
+func keepSession(c driver.Connector) driver.Connector { return keptConnector{c} }
 
-type keptConnector struct {
-	driver.Connector
-	planAge time.Duration
-	now     func() time.Time
-}
+type keptConnector struct{ driver.Connector }
 
 func (c keptConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	conn, err := c.Connector.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &keptConn{Conn: conn, planAge: c.planAge, now: c.now, planned: c.now()}, nil
+	return &keptConn{Conn: conn}, nil
 }
 
 // keptConn forwards every optional interface database/sql asks of
@@ -75,13 +55,6 @@ type keptConn struct {
 	// the reset it then asks for. Rows may be closed from database/sql's
 	// cancellation goroutine, hence atomic.
 	dirty atomic.Bool
-	// planned is when the session was opened or last reset; after planAge
-	// (none when zero) its next reuse resets it. Only ResetSession, which
-	// database/sql calls before it hands the connection out, reads and
-	// sets it.
-	planned time.Time
-	planAge time.Duration
-	now     func() time.Time
 }
 
 // mark records err's outcome: any error leaves the session dirty.
@@ -93,11 +66,7 @@ func (c *keptConn) mark(err error) error {
 }
 
 func (c *keptConn) ResetSession(ctx context.Context) error {
-	stale := c.planAge > 0 && c.now().Sub(c.planned) >= c.planAge
-	if c.dirty.Swap(false) || stale {
-		if c.planAge > 0 {
-			c.planned = c.now()
-		}
+	if c.dirty.Swap(false) {
 		return c.Conn.(driver.SessionResetter).ResetSession(ctx)
 	}
 	if !c.IsValid() {

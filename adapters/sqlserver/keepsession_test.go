@@ -150,45 +150,6 @@ func TestSessionIsResetAfterAnotherIsolationLevel(t *testing.T) {
 	}
 }
 
-// TestKeptSessionIsResetWhenItsPlansAreOld checks that a session whose
-// uses leave nothing behind is still reset once keptPlanAge has passed
-// since it was opened or last reset, and only then.
-func TestKeptSessionIsResetWhenItsPlansAreOld(t *testing.T) {
-	clock := time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
-	fake := &fakeSession{}
-	connector := keepSession(fakeConnector{fake}).(keptConnector)
-	connector.now = func() time.Time { return clock }
-	conn, err := connector.Connect(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, step := range []struct {
-		after  time.Duration
-		resets int
-	}{
-		{0, 0},
-		{keptPlanAge - time.Millisecond, 0},
-		{time.Millisecond, 1}, // keptPlanAge since it was opened
-		{keptPlanAge / 2, 1},
-		{keptPlanAge / 2, 2}, // keptPlanAge since the last reset
-		{time.Second, 2},
-	} {
-		clock = clock.Add(step.after)
-		if err := conn.(driver.SessionResetter).ResetSession(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		if fake.resets != step.resets {
-			t.Fatalf("at %v: %d resets, want %d", clock.Format(time.TimeOnly), fake.resets, step.resets)
-		}
-	}
-}
-
-// fakeConnector connects to one fakeSession.
-type fakeConnector struct{ conn *fakeSession }
-
-func (c fakeConnector) Connect(context.Context) (driver.Conn, error) { return c.conn, nil }
-func (c fakeConnector) Driver() driver.Driver                        { return nil }
-
 // TestKeptSessionsStillCountRows runs a write that counts its rows
 // (ResumeGateway, :execrows) after a procedure (CreateIntent) and after an
 // intervention's parameterised batch, on a query pool of one connection
