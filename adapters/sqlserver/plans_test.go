@@ -14,15 +14,16 @@ import (
 )
 
 // TestExistenceTestsLookUpByKey checks on Babelfish that the batch insert
-// and the executor's batches of reservations and results look their items
-// up by key rather than scanning the intents or the attempts, once a kept
-// session has made its generic plans of them (00020's header: PostgreSQL
-// turned their EXISTS tests into joins planned from the sizes it saw once,
-// and hashed the whole table for each batch). It counts PostgreSQL's
-// sequential scans of the two tables while one session sends ten rounds of
-// the three batches, the last four on generic plans, and expects only the
-// one scan of each table it asks for at the end, which shows the counters
-// see this session's scans.
+// looks up the intentIds already stored by key rather than scanning the
+// intents, once a kept session has made its generic plan of it (00020's
+// header: PostgreSQL turned its NOT EXISTS into an anti join planned from a
+// size it saw once, and hashed the whole table for each batch). It counts
+// PostgreSQL's sequential scans of the intents and the attempts while one
+// session sends ten rounds of a batch insert, reservations and results of
+// 100 items, the last four on generic plans, and expects only the one scan
+// of each table it asks for at the end, which shows the counters see this
+// session's scans. At this size (3,000 of each) the executor's batches
+// scan neither table either.
 func TestExistenceTestsLookUpByKey(t *testing.T) {
 	_, dsn := sqlservertest.Database(t)
 	ctx := context.Background()
