@@ -20,7 +20,7 @@ import (
 // size it saw once, and hashed the whole table for each batch). It counts
 // PostgreSQL's sequential scans of the intents and the attempts while one
 // session sends ten rounds of a batch insert, reservations and results of
-// 100 items, the last four on generic plans, and expects only the one scan
+// 100 items, the last five on generic plans, and expects only the one scan
 // of each table it asks for at the end, which shows the counters see this
 // session's scans. At this size (3,000 of each) the executor's batches
 // scan neither table either.
