@@ -112,12 +112,7 @@ func TestExhaustionByDeadline(t *testing.T) {
 	// attempts that were sent. (An attempt due just before the deadline may
 	// start a little after it; only its due time is bound by the deadline.
 	// One whose call would have come after the deadline is recorded unsent.)
-	sent := 0
-	for _, a := range in.Attempts {
-		if a.Sent {
-			sent++
-		}
-	}
+	sent := len(triedAttempts(in).Attempts)
 	if n := sim.Reference("deadline-1").Submissions; n != sent {
 		t.Fatalf("the gateway saw %d submissions for %d attempts sent (%d recorded)", n, sent, len(in.Attempts))
 	}
