@@ -5,11 +5,14 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	mssqldb "github.com/microsoft/go-mssqldb"
 )
@@ -37,8 +40,49 @@ func Admin(t testing.TB) *sql.DB {
 		}
 		admin.db = sql.OpenDB(connector)
 		admin.db.SetMaxIdleConns(2)
+		if err := dropStaleDatabases(context.Background(), admin.db, "sm[_]test[_]%", staleAfter); err != nil {
+			t.Logf("dropping stale test databases: %v", err)
+		}
 	}
 	return admin.db
+}
+
+// staleAfter is the age past which a test database is left over from a run
+// that was killed: no test run lasts this long.
+const staleAfter = 3 * time.Hour
+
+// dropStaleDatabases drops the databases whose names are LIKE pattern
+// (Admin's: NewName's) and that were created more than age ago. A test run
+// that is killed never reaches its cleanups, and on a shared server its
+// databases would pile up with every such run; the age keeps the databases
+// of runs still going (test packages run in parallel, each with its own)
+// out of reach. Only plain names are dropped, as DropDatabase writes them
+// into its statement.
+func dropStaleDatabases(ctx context.Context, admin *sql.DB, pattern string, age time.Duration) error {
+	rows, err := admin.QueryContext(ctx, `SELECT name FROM sys.databases
+WHERE name LIKE @p1 AND create_date < DATEADD(second, -@p2, GETDATE())`, pattern, int64(age/time.Second))
+	if err != nil {
+		return err
+	}
+	var stale []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			_ = rows.Close()
+			return err
+		}
+		if plainName.MatchString(name) {
+			stale = append(stale, name)
+		}
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return err
+	}
+	var errs []error
+	for _, name := range stale {
+		errs = append(errs, DropDatabase(ctx, admin, name))
+	}
+	return errors.Join(errs...)
 }
 
 // Database creates an empty database for the test, dropped when the test
@@ -106,6 +150,9 @@ func DropDatabase(ctx context.Context, admin *sql.DB, name string) error {
 	}
 	return nil
 }
+
+// plainName is the shape of the names dropStaleDatabases drops.
+var plainName = regexp.MustCompile(`^[a-z0-9_]+$`)
 
 // DSNWithDatabase points a DSN (URL or ADO form) at another database.
 func DSNWithDatabase(dsn, database string) (string, error) {
