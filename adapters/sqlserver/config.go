@@ -28,13 +28,6 @@ type Config struct {
 	// the compile of each procedure at its first call on the new
 	// connection, about 0.7 s of the server's CPU for the intake's).
 	MaxIdleConns int
-	// WarmConns is how many of the query pool's connections serve warms
-	// before it serves (WarmQueries; default 4, at most MaxIdleConns). On a
-	// server whose connections compile each procedure at their first call
-	// (Babelfish) the pool starts at these and grows toward MaxOpenConns
-	// only while requests wait for a connection, one at a time
-	// (pool_growth.go); on SQL Server serve warms every idle connection.
-	WarmConns int
 	// ConnMaxLifetime recycles connections so a failover or a load
 	// balancer's idle timeout never leaves dead ones in the pool (default 30m).
 	ConnMaxLifetime time.Duration
@@ -54,9 +47,6 @@ type Config struct {
 	// the requests and logins each pool sends through it. Production
 	// leaves it nil and talks to the driver directly, at no cost.
 	wrapConnector func(pool string, c driver.Connector) driver.Connector
-	// growEvery is how often the query pool may add a connection while
-	// requests wait (default defaultGrowEvery); the tests shorten it.
-	growEvery time.Duration
 }
 
 // The adapter's connection pools, as wrapConnector names them.
@@ -82,7 +72,6 @@ func (cfg Config) connector(pool string, c driver.Connector) driver.Connector {
 // Defaults applied by Open for unset fields.
 const (
 	defaultMaxOpenConns         = 20
-	defaultWarmConns            = 4
 	defaultConnMaxLifetime      = 30 * time.Minute
 	defaultMigrationLockTimeout = 5 * time.Minute
 	defaultLeaseLockTimeout     = 10 * time.Second
@@ -96,13 +85,6 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.MaxIdleConns <= 0 || cfg.MaxIdleConns > cfg.MaxOpenConns {
 		cfg.MaxIdleConns = cfg.MaxOpenConns
-	}
-	if cfg.WarmConns <= 0 {
-		cfg.WarmConns = defaultWarmConns
-	}
-	cfg.WarmConns = min(cfg.WarmConns, cfg.MaxIdleConns)
-	if cfg.growEvery <= 0 {
-		cfg.growEvery = defaultGrowEvery
 	}
 	if cfg.ConnMaxLifetime <= 0 {
 		cfg.ConnMaxLifetime = defaultConnMaxLifetime

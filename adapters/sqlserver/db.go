@@ -39,10 +39,6 @@ type DB struct {
 	engine engine
 	// locks names the database's application locks, read at Open.
 	locks lockNames
-	// growth raises the query pool's limit while requests wait, where the
-	// engine compiles at each connection's first call (pool_growth.go);
-	// nil elsewhere.
-	growth *poolGrowth
 }
 
 // Open connects to the database named in cfg.DSN and checks that it
@@ -88,9 +84,6 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		locks:    locks,
 	}
 	db.leaseQ = sqlserverdb.New(db.leases)
-	if eng.firstCallCompiles {
-		db.growth = growPool(queries, cfg.WarmConns, cfg.MaxOpenConns, cfg.MaxIdleConns, cfg.growEvery, warmIntake, db.log)
-	}
 	db.migrator, err = goose.NewProvider(goose.DialectMSSQL, plain, migrations.SQLServer(),
 		goose.WithSessionLocker(newAppLock(locks.migration(), cfg.MigrationLockTimeout)),
 		goose.WithDisableGlobalRegistry(true),
@@ -121,9 +114,7 @@ func (db *DB) Store() ports.Store { return &store{db: db} }
 // Leases returns the leadership lease over this database.
 func (db *DB) Leases() ports.LeaseStore { return &leaseStore{db: db} }
 
-// Close stops the query pool's growth, ends the lease locks' pins and
-// closes the connection pools.
+// Close ends the lease locks' pins and closes the connection pools.
 func (db *DB) Close() error {
-	db.growth.close()
 	return errors.Join(db.pin.close(), db.queries.Close(), db.exec.Close(), db.plain.Close(), db.leases.Close())
 }

@@ -104,17 +104,11 @@ type engine struct {
 	// such a writer commits, as it does for every commit that lands out of
 	// change-marker order.
 	lockingReadIsolation sql.IsolationLevel
-	// firstCallCompiles is true where each connection compiles a procedure
-	// at its first call there (Babelfish: a backend of its own, whose
-	// T-SQL parser starts cold), rather than finding the plan that another
-	// session made (SQL Server's one plan cache). The query pool grows
-	// one connection at a time there (pool_growth.go).
-	firstCallCompiles bool
 }
 
 var (
 	sqlServer = engine{lockingReadIsolation: sql.LevelRepeatableRead}
-	babelfish = engine{babelfish: true, lockingReadIsolation: sql.LevelReadCommitted, firstCallCompiles: true}
+	babelfish = engine{babelfish: true, lockingReadIsolation: sql.LevelReadCommitted}
 )
 
 // detectEngine asks the server which engine it is.

@@ -14,7 +14,7 @@ import (
 )
 
 // WarmQueries readies the query pool before the instance takes traffic: it
-// opens the connections it warms (warmQueryConns) at once and runs the
+// opens the pool's idle connections (MaxIdleConns) at once and runs the
 // intake's procedure on each, in a transaction it rolls back. A fresh
 // instance otherwise paid for it under its first load: on Babelfish a
 // connection's first call of a procedure compiles it there (about 0.7 s
@@ -25,42 +25,35 @@ import (
 // mixed phase). serve calls it before it serves requests, bounded by its
 // context; a warm-up that fails costs only the warmth.
 func (db *DB) WarmQueries(ctx context.Context) error {
-	n := db.warmQueryConns()
 	var together sync.WaitGroup
-	together.Add(n)
-	warmups := make([]func() error, 0, n)
-	for range n {
+	together.Add(db.cfg.MaxIdleConns)
+	warmups := make([]func() error, 0, db.cfg.MaxIdleConns)
+	for range db.cfg.MaxIdleConns {
 		warmups = append(warmups, func() error { return db.warmIntakeConn(ctx, &together) })
 	}
 	return concurrently(warmups...)
-}
-
-// warmQueryConns is how many of the query pool's connections WarmQueries
-// warms: the ones the pool starts with where it grows (Config.WarmConns,
-// pool_growth.go), every idle one elsewhere.
-func (db *DB) warmQueryConns() int {
-	if db.growth != nil {
-		return db.cfg.WarmConns
-	}
-	return db.cfg.MaxIdleConns
 }
 
 // WarmExecution warms the executor's pool as a follower does (exec_pool.go)
 // and counts it as a follower's warm-up, so the next is a period away.
 // serve calls it before the elector starts, and does not wait for the
 // query pool's warm-up to start it: a new leader with a backlog drains it
-// while the query pool's warm-up (a few compiles on Babelfish, where the
-// pool then grows as load needs: pool_growth.go) goes on.
+// while the query pool's warm-up (14-18 s of Babelfish's CPU) goes on,
+// where it waited for it before.
 func (db *DB) WarmExecution(ctx context.Context) error {
 	db.warmth.due(db.warmEvery())
 	return db.warmExecutor(ctx)
 }
 
-// warmIntakeConn warms one connection of the query pool (warmIntake). It
-// keeps its connection until every warm-up in together is done, so that
-// each warms a connection of its own rather than one another gave back.
+// warmIntakeConn creates an intent of its own on one connection of the
+// query pool, in a transaction it rolls back, so the connection has
+// compiled the intake's procedures (submission_create_intent and the
+// submission_get_intent it calls) and nothing is stored. The intent's key
+// is random, so no other session waits for its row's lock. It keeps its
+// connection until every warm-up in together is done, so that each warms
+// a connection of its own rather than one another gave back.
 func (db *DB) warmIntakeConn(ctx context.Context, together *sync.WaitGroup) error {
-	c, err := db.queries.Conn(ctx)
+	tx, err := db.queries.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
 	if err != nil {
 		together.Done()
 		return mapError(err)
@@ -68,23 +61,8 @@ func (db *DB) warmIntakeConn(ctx context.Context, together *sync.WaitGroup) erro
 	defer func() {
 		together.Done()
 		together.Wait()
-		_ = c.Close()
+		_ = tx.Rollback()
 	}()
-	return warmIntake(ctx, c)
-}
-
-// warmIntake creates an intent of its own on c, in a transaction it rolls
-// back, so the connection has compiled the intake's procedures
-// (submission_create_intent and the submission_get_intent it calls) and
-// nothing is stored. The intent's key is random, so no other session waits
-// for its row's lock. The query pool's growth warms the connections it
-// adds with it too.
-func warmIntake(ctx context.Context, c *sql.Conn) error {
-	tx, err := c.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
-	if err != nil {
-		return mapError(err)
-	}
-	defer func() { _ = tx.Rollback() }()
 	p, err := warmIntentParams(time.Now())
 	if err != nil {
 		return err
