@@ -16,6 +16,7 @@ func TestDropStaleDatabasesDropsOnlyTheOldOnes(t *testing.T) {
 	ctx := context.Background()
 	prefix := strings.Replace(NewName(), "sm_test_", "sm_stale_", 1)
 	names := []string{prefix + "_a", prefix + "_b"}
+	pattern := strings.ReplaceAll(prefix, "_", "[_]") + "%"
 	for _, name := range names {
 		if err := CreateDatabase(ctx, db, name); err != nil {
 			t.Fatal(err)
@@ -25,12 +26,11 @@ func TestDropStaleDatabasesDropsOnlyTheOldOnes(t *testing.T) {
 	count := func() int {
 		t.Helper()
 		var n int
-		if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sys.databases WHERE name LIKE @p1`, prefix+"%").Scan(&n); err != nil {
+		if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sys.databases WHERE name LIKE @p1`, pattern).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		return n
 	}
-	pattern := strings.ReplaceAll(prefix, "_", "[_]") + "%"
 	if err := dropStaleDatabases(ctx, db, pattern, time.Hour); err != nil {
 		t.Fatal(err)
 	}
