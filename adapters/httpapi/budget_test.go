@@ -122,6 +122,21 @@ func expectHeld(t *testing.T, svc holdingService, done <-chan posted, what strin
 	}
 }
 
+// releaseAll lets every held request go, then collects their answers in
+// order. A release goes to whichever held request takes it first, not to a
+// chosen one, so waiting for one request's answer after each release hung
+// whenever another took that release (once in a full parallel run).
+func releaseAll(svc holdingService, held []<-chan posted) []posted {
+	for range held {
+		svc.release <- struct{}{}
+	}
+	out := make([]posted, len(held))
+	for i, done := range held {
+		out[i] = <-done
+	}
+	return out
+}
+
 // expectBusy checks that a request is refused 503 with Retry-After without
 // reaching the service: it must answer before anything enters the service.
 func expectBusy(t *testing.T, svc holdingService, done <-chan posted, what string) {
@@ -150,9 +165,8 @@ func TestBodyBytesInFlightAreBounded(t *testing.T) {
 		expectHeld(t, svc, held[i], "a 16,000-byte body within the budget")
 	}
 	expectBusy(t, svc, post(t, url, paddedItem("fifth", 16000), false), "a fifth 16,000-byte body")
-	for _, done := range held {
-		svc.release <- struct{}{}
-		if got := <-done; got.status != http.StatusCreated {
+	for _, got := range releaseAll(svc, held) {
+		if got.status != http.StatusCreated {
 			t.Fatalf("a held submission: %+v, want 201", got)
 		}
 	}
@@ -182,9 +196,8 @@ func TestBatchBodiesHoldAtMostHalfTheBudget(t *testing.T) {
 	expectBusy(t, svc, post(t, base+"/v1/intents/batch", batch("b"), false), "a second 20,000-byte batch")
 	single := post(t, base+"/v1/intents", paddedItem("single", 16000), false)
 	expectHeld(t, svc, single, "a single submission beside a held batch")
-	for _, done := range []<-chan posted{first, single} {
-		svc.release <- struct{}{}
-		if got := <-done; got.status != http.StatusOK && got.status != http.StatusCreated {
+	for _, got := range releaseAll(svc, []<-chan posted{first, single}) {
+		if got.status != http.StatusOK && got.status != http.StatusCreated {
 			t.Fatalf("a held submission: %+v", got)
 		}
 	}
@@ -202,9 +215,8 @@ func TestChunkedBodiesAreChargedTheirSizeOnceRead(t *testing.T) {
 		held = append(held, post(t, url, paddedItem(fmt.Sprint("chunked-", i), 200), true))
 		expectHeld(t, svc, held[i], "a small chunked body")
 	}
-	for _, done := range held {
-		svc.release <- struct{}{}
-		if got := <-done; got.status != http.StatusCreated {
+	for _, got := range releaseAll(svc, held) {
+		if got.status != http.StatusCreated {
 			t.Fatalf("a held chunked submission: %+v, want 201", got)
 		}
 	}
