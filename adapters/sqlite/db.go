@@ -122,6 +122,11 @@ func (db *DB) WarmQueries(context.Context) error { return nil }
 // Store returns the intent store on this database.
 func (db *DB) Store() ports.Store { return &store{db: db} }
 
+// ExecutorStore is Store: the executor shares the file's connections with
+// requests. They open in microseconds and nothing warms them, so there is
+// no warm-up for the executor's reads to wait behind.
+func (db *DB) ExecutorStore() ports.Store { return db.Store() }
+
 // Leases returns the lease store on this database.
 func (db *DB) Leases() ports.LeaseStore { return &leaseStore{db: db} }
 

@@ -110,9 +110,9 @@ func (s *store) insertBatch(ctx context.Context, rows []sqlserverdb.InsertIntent
 	}
 	var err error
 	if len(parts) == 1 {
-		err = s.db.retryDeadlocks(ctx, func() error { return run(s.db.queries) })
+		err = s.db.retryDeadlocks(ctx, func() error { return run(s.pool) })
 	} else {
-		err = s.db.inRawTx(ctx, func(tx *sql.Tx) error { return run(tx) })
+		err = s.db.inRawTx(ctx, s.pool, func(tx *sql.Tx) error { return run(tx) })
 	}
 	return created, stored, err
 }

@@ -27,6 +27,7 @@ type DB struct {
 	// exec is the executor's pool, warmth when a follower last warmed it
 	// (exec_pool.go).
 	exec   *sql.DB
+	execQ  *sqlserverdb.Queries
 	warmth execWarmth
 	// pin holds the lease locks' names on a session of its own
 	// (lease_pin.go).
@@ -84,6 +85,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		locks:    locks,
 	}
 	db.leaseQ = sqlserverdb.New(db.leases)
+	db.execQ = sqlserverdb.New(db.exec)
 	db.migrator, err = goose.NewProvider(goose.DialectMSSQL, plain, migrations.SQLServer(),
 		goose.WithSessionLocker(newAppLock(locks.migration(), cfg.MigrationLockTimeout)),
 		goose.WithDisableGlobalRegistry(true),
@@ -108,8 +110,18 @@ func (db *DB) Babelfish() bool { return db.engine.babelfish }
 // serve --migrate), not to whichever instance starts first.
 func (db *DB) OwnsSchema() bool { return false }
 
-// Store returns the intent and attempt store over this database.
-func (db *DB) Store() ports.Store { return &store{db: db} }
+// Store returns the intent and attempt store over this database, on the
+// query pool that requests use.
+func (db *DB) Store() ports.Store { return &store{db: db, pool: db.queries, q: db.q} }
+
+// ExecutorStore is Store on the executor's pool, for the leader's executor
+// and its gateway protection: its rebuild, its refresh of changes and its
+// reads of single intents then never wait for a connection behind
+// requests, nor behind WarmQueries, which holds every connection of the
+// query pool while it warms them. A new leader whose schedule was read
+// through the query pool rebuilt only after that warm-up, 8-15 s of a
+// fresh Babelfish instance's start (docs/sqlserver.md, "Connections").
+func (db *DB) ExecutorStore() ports.Store { return &store{db: db, pool: db.exec, q: db.execQ} }
 
 // Leases returns the leadership lease over this database.
 func (db *DB) Leases() ports.LeaseStore { return &leaseStore{db: db} }

@@ -134,11 +134,11 @@ func engineFor(property sql.NullString) engine {
 // takeovers): it takes the lease lock in Shared mode, checks the fence, and returns core.ErrFenced unless the
 // fence's holder holds the lease at the fence's epoch, unexpired in
 // database time.
-func (db *DB) inFencedTx(ctx context.Context, f core.Fence, fn func(q *sqlserverdb.Queries) error) error {
+func (db *DB) inFencedTx(ctx context.Context, pool *sql.DB, f core.Fence, fn func(q *sqlserverdb.Queries) error) error {
 	if err := validateLeaseNames(f.LeaseName, f.HolderID); err != nil {
 		return err
 	}
-	return db.inRawTx(ctx, func(tx *sql.Tx) error {
+	return db.inRawTx(ctx, pool, func(tx *sql.Tx) error {
 		if err := takeLeaseLock(ctx, tx, sharedLeaseLockSQL, db.locks.lease(f.LeaseName), db.cfg.LeaseLockTimeout); err != nil {
 			return err
 		}

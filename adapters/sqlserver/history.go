@@ -18,7 +18,7 @@ func (s *store) History(ctx context.Context, p ports.HistoryParams) ([]ports.His
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.q.History(ctx, sqlserverdb.HistoryParams{
+	rows, err := s.q.History(ctx, sqlserverdb.HistoryParams{
 		FromAt: p.From.UTC(), ToAt: p.To().UTC(), BucketSeconds: int32(p.Bucket.Seconds()),
 	})
 	if err != nil {

@@ -28,16 +28,16 @@ func (s *store) BeatInstance(ctx context.Context, b ports.InstanceBeat) error {
 	update := sqlserverdb.UpdateInstanceParams{
 		HolderID: b.HolderID, Version: b.Version, Role: string(b.Role), IntervalMs: interval, Starting: starting,
 	}
-	n, err := s.db.q.UpdateInstance(ctx, update)
+	n, err := s.q.UpdateInstance(ctx, update)
 	if err != nil || n > 0 {
 		return mapError(err)
 	}
-	err = mapError(s.db.q.InsertInstance(ctx, sqlserverdb.InsertInstanceParams{
+	err = mapError(s.q.InsertInstance(ctx, sqlserverdb.InsertInstanceParams{
 		HolderID: b.HolderID, Version: b.Version, Role: string(b.Role), IntervalMs: interval,
 	}))
 	if errors.Is(err, errDuplicateKey) {
 		// Another process under the same holder id inserted it first.
-		_, err = s.db.q.UpdateInstance(ctx, update)
+		_, err = s.q.UpdateInstance(ctx, update)
 		return mapError(err)
 	}
 	return err
@@ -45,14 +45,14 @@ func (s *store) BeatInstance(ctx context.Context, b ports.InstanceBeat) error {
 
 // RemoveInstance deletes the record. See ports.InstanceStore.
 func (s *store) RemoveInstance(ctx context.Context, holderID string) (bool, error) {
-	n, err := s.db.q.RemoveInstance(ctx, holderID)
+	n, err := s.q.RemoveInstance(ctx, holderID)
 	return n > 0, mapError(err)
 }
 
 // ListInstances reads every record with its age and lease judged at one
 // reading of the database's clock. See ports.InstanceStore.
 func (s *store) ListInstances(ctx context.Context, leaseName string) ([]ports.InstanceState, error) {
-	rows, err := s.db.q.ListInstances(ctx, leaseName)
+	rows, err := s.q.ListInstances(ctx, leaseName)
 	if err != nil {
 		return nil, mapError(err)
 	}
@@ -77,6 +77,6 @@ func (s *store) ForgetInstances(ctx context.Context, notSeenFor time.Duration) (
 	if ms < 0 || ms > math.MaxInt32 {
 		return 0, fmt.Errorf("sqlserver: forget instances: %v is not between 0 and %d ms", notSeenFor, math.MaxInt32)
 	}
-	n, err := s.db.q.ForgetInstances(ctx, int32(ms))
+	n, err := s.q.ForgetInstances(ctx, int32(ms))
 	return n, mapError(err)
 }

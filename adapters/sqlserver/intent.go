@@ -85,7 +85,7 @@ func (s *store) CreateIntent(ctx context.Context, intent core.Intent) (ports.Cre
 
 // createIntent runs createIntentSQL once.
 func (s *store) createIntent(ctx context.Context, p sqlserverdb.InsertIntentParams) (created bool, stored core.Intent, found bool, err error) {
-	return createIntentOn(ctx, s.db.queries, p)
+	return createIntentOn(ctx, s.pool, p)
 }
 
 // createIntentOn runs createIntentSQL once on q.
@@ -127,7 +127,7 @@ func createIntentOn(ctx context.Context, q querier, p sqlserverdb.InsertIntentPa
 // GetIntent returns the intent with its attempts, or core.ErrIntentNotFound,
 // in one round trip.
 func (s *store) GetIntent(ctx context.Context, intentID string) (core.Intent, error) {
-	rows, err := s.db.queries.QueryContext(ctx, getIntentSQL, setString(intentID))
+	rows, err := s.pool.QueryContext(ctx, getIntentSQL, setString(intentID))
 	if err != nil {
 		return core.Intent{}, mapError(err)
 	}

@@ -128,7 +128,7 @@ func (s *store) intervene(ctx context.Context, op, batch string, p ports.IntentA
 	)
 	err := s.db.retryDeadlocks(ctx, func() error {
 		found = false
-		row := s.db.queries.QueryRowContext(ctx, batch, p.IntentID, p.Actor.Surface, p.Actor.Role.String(), nullString(p.Actor.Session))
+		row := s.pool.QueryRowContext(ctx, batch, p.IntentID, p.Actor.Surface, p.Actor.Role.String(), nullString(p.Actor.Session))
 		switch err := row.Scan(&applied, &status, &reason); {
 		case errors.Is(err, sql.ErrNoRows):
 			return nil
@@ -151,7 +151,7 @@ func (s *store) intervene(ctx context.Context, op, batch string, p ports.IntentA
 
 // IntentEvents reads the intent's events, oldest first.
 func (s *store) IntentEvents(ctx context.Context, intentID string) ([]core.IntentEvent, error) {
-	rows, err := s.db.q.ListIntentEvents(ctx, intentID)
+	rows, err := s.q.ListIntentEvents(ctx, intentID)
 	if err != nil {
 		return nil, mapError(err)
 	}

@@ -137,7 +137,7 @@ func (s *store) listIntentRows(ctx context.Context, p ports.ListIntentsParams) (
 		return nil, nil
 	}
 	query, args := listIntentsSQL(p)
-	rows, err := s.db.queries.QueryContext(ctx, query, args...)
+	rows, err := s.pool.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, mapError(err)
 	}

@@ -20,7 +20,7 @@ const pauseAttempts = 3
 // ListPauses returns the pauses in force, type pauses first. See
 // ports.PauseStore.
 func (s *store) ListPauses(ctx context.Context) ([]core.GatewayPause, error) {
-	rows, err := s.db.q.ListGatewayPauses(ctx)
+	rows, err := s.q.ListGatewayPauses(ctx)
 	if err != nil {
 		return nil, mapError(err)
 	}
@@ -46,12 +46,12 @@ func (s *store) PauseGateway(ctx context.Context, p core.GatewayPause) (core.Gat
 	}
 	kind, selector := core.PauseSelector(p.GatewayType, p.GatewayURL)
 	for range pauseAttempts {
-		err := mapError(s.db.q.InsertGatewayPause(ctx, sqlserverdb.InsertGatewayPauseParams{
+		err := mapError(s.q.InsertGatewayPause(ctx, sqlserverdb.InsertGatewayPauseParams{
 			SelectorKind: kind, Selector: selector}))
 		if err != nil && !errors.Is(err, errDuplicateKey) {
 			return core.GatewayPause{}, err
 		}
-		pausedAt, err := s.db.q.GetGatewayPause(ctx, sqlserverdb.GetGatewayPauseParams{
+		pausedAt, err := s.q.GetGatewayPause(ctx, sqlserverdb.GetGatewayPauseParams{
 			SelectorKind: kind, Selector: selector})
 		if errors.Is(err, sql.ErrNoRows) {
 			continue // resumed between the insert and the read
@@ -68,7 +68,7 @@ func (s *store) PauseGateway(ctx context.Context, p core.GatewayPause) (core.Gat
 // ResumeGateway removes the pause and reports whether there was one.
 func (s *store) ResumeGateway(ctx context.Context, t core.GatewayType, gatewayURL string) (bool, error) {
 	kind, selector := core.PauseSelector(t, gatewayURL)
-	n, err := s.db.q.DeleteGatewayPause(ctx, sqlserverdb.DeleteGatewayPauseParams{
+	n, err := s.q.DeleteGatewayPause(ctx, sqlserverdb.DeleteGatewayPauseParams{
 		SelectorKind: kind, Selector: selector})
 	if err != nil {
 		return false, mapError(err)

@@ -26,7 +26,7 @@ func (s *store) CreateResubmission(ctx context.Context, intent core.Intent) (por
 		return ports.CreateIntentResult{}, err
 	}
 	var res ports.CreateIntentResult
-	err = s.db.inTx(ctx, sql.LevelReadCommitted, func(q *sqlserverdb.Queries) error {
+	err = s.db.inTx(ctx, s.pool, sql.LevelReadCommitted, func(q *sqlserverdb.Queries) error {
 		if existing, found, err := s.resubmissionOf(ctx, q, from); err != nil || found {
 			res = ports.CreateIntentResult{Intent: existing}
 			return err
@@ -55,7 +55,7 @@ func (s *store) CreateResubmission(ctx context.Context, intent core.Intent) (por
 	}
 	// A duplicate: either another resubmission of the original won, or the
 	// new intentId names some other intent.
-	existing, found, err := s.resubmissionOf(ctx, s.db.q, from)
+	existing, found, err := s.resubmissionOf(ctx, s.q, from)
 	switch {
 	case err != nil:
 		return ports.CreateIntentResult{}, err
@@ -110,7 +110,7 @@ func (s *store) ResubmissionLinks(ctx context.Context, intentIDs []string) (map[
 
 // CountIntents counts intents per target and status.
 func (s *store) CountIntents(ctx context.Context) ([]ports.IntentCount, error) {
-	rows, err := s.db.q.CountIntentsByTargetStatus(ctx)
+	rows, err := s.q.CountIntentsByTargetStatus(ctx)
 	if err != nil {
 		return nil, mapError(err)
 	}

@@ -15,7 +15,7 @@ import (
 var _ ports.SessionStore = (*store)(nil)
 
 // Sessions returns the console's session store on this database.
-func (db *DB) Sessions() ports.SessionStore { return &store{db: db} }
+func (db *DB) Sessions() ports.SessionStore { return &store{db: db, pool: db.queries, q: db.q} }
 
 // secretAttempts bounds SessionSecret's read-insert-read loop: only a
 // store emptied between the insert and the read sends it round again.
@@ -36,14 +36,14 @@ func (s *store) SessionSecret(ctx context.Context, first []byte) (core.SessionSe
 		return core.SessionSecret{}, err
 	}
 	for range secretAttempts {
-		row, err := s.db.q.GetConsoleSecret(ctx)
+		row, err := s.q.GetConsoleSecret(ctx)
 		if err == nil {
 			return core.SessionSecret{Generation: row.Generation, Key: row.Secret}, nil
 		}
 		if !errors.Is(err, sql.ErrNoRows) {
 			return core.SessionSecret{}, mapError(err)
 		}
-		if err := mapError(s.db.q.InsertFirstConsoleSecret(ctx, first)); err != nil && !errors.Is(err, errDuplicateKey) {
+		if err := mapError(s.q.InsertFirstConsoleSecret(ctx, first)); err != nil && !errors.Is(err, errDuplicateKey) {
 			return core.SessionSecret{}, err
 		}
 	}
@@ -74,7 +74,7 @@ func (s *store) RotateSessionSecret(ctx context.Context, key []byte) (core.Sessi
 	}
 	var err error
 	for range rotationAttempts {
-		err = s.db.inTx(ctx, sql.LevelReadCommitted, rotate)
+		err = s.db.inTx(ctx, s.pool, sql.LevelReadCommitted, rotate)
 		if !errors.Is(err, errDuplicateKey) {
 			break
 		}
@@ -91,7 +91,7 @@ func (s *store) StartSession(ctx context.Context, cs core.ConsoleSession) error 
 	if err := cs.Validate(); err != nil {
 		return err
 	}
-	err := mapError(s.db.q.InsertConsoleSession(ctx, sqlserverdb.InsertConsoleSessionParams{
+	err := mapError(s.q.InsertConsoleSession(ctx, sqlserverdb.InsertConsoleSessionParams{
 		SessionID: cs.ID[:], StartedAt: dbTime(cs.StartedAt), ExpiresAt: dbTime(cs.ExpiresAt),
 	}))
 	if errors.Is(err, errDuplicateKey) {
@@ -102,7 +102,7 @@ func (s *store) StartSession(ctx context.Context, cs core.ConsoleSession) error 
 
 // ConsoleSession reads a kept session. See ports.SessionStore.
 func (s *store) ConsoleSession(ctx context.Context, id core.SessionID) (core.ConsoleSession, bool, error) {
-	row, err := s.db.q.GetConsoleSession(ctx, id[:])
+	row, err := s.q.GetConsoleSession(ctx, id[:])
 	if errors.Is(err, sql.ErrNoRows) {
 		return core.ConsoleSession{}, false, nil
 	}
@@ -114,7 +114,7 @@ func (s *store) ConsoleSession(ctx context.Context, id core.SessionID) (core.Con
 
 // EndSession deletes a session. See ports.SessionStore.
 func (s *store) EndSession(ctx context.Context, id core.SessionID) (bool, error) {
-	n, err := s.db.q.DeleteConsoleSession(ctx, id[:])
+	n, err := s.q.DeleteConsoleSession(ctx, id[:])
 	if err != nil {
 		return false, mapError(err)
 	}
@@ -124,7 +124,7 @@ func (s *store) EndSession(ctx context.Context, id core.SessionID) (bool, error)
 // EndExpiredSessions deletes the sessions expired at now. See
 // ports.SessionStore.
 func (s *store) EndExpiredSessions(ctx context.Context, now time.Time) (int64, error) {
-	n, err := s.db.q.DeleteExpiredConsoleSessions(ctx, dbTime(now))
+	n, err := s.q.DeleteExpiredConsoleSessions(ctx, dbTime(now))
 	if err != nil {
 		return 0, mapError(err)
 	}

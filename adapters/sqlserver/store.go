@@ -16,6 +16,13 @@ import (
 // store implements ports.Store over one SQL Server database.
 type store struct {
 	db *DB
+	// pool is the connection pool the store's calls go through, and q the
+	// queries bound to it: the query pool for Store, the executor's for
+	// ExecutorStore. The executor's reservations, results and reads of due
+	// intents are its own wherever they are called from (attempts_batch.go,
+	// idlist.go).
+	pool *sql.DB
+	q    *sqlserverdb.Queries
 }
 
 var _ ports.Store = (*store)(nil)

@@ -36,6 +36,10 @@ type Elector struct {
 
 	running sync.Mutex // held by Run, so two loops never share one identity
 
+	// tried is closed once Run's first attempt to acquire has returned.
+	tried     chan struct{}
+	triedOnce sync.Once
+
 	mu sync.Mutex
 	// lease is the lease of the current term, or the last holder seen by a
 	// failed acquire while following.
@@ -66,8 +70,18 @@ func New(cfg Config) (*Elector, error) {
 		margin:   cfg.safetyMargin(),
 		log:      cfg.Logger.With("holder_id", cfg.HolderID, "lease_name", cfg.LeaseName),
 		preparer: preparer,
+		tried:    make(chan struct{}),
 	}, nil
 }
+
+// Tried is closed once Run's first attempt to acquire the lease has
+// returned, whatever it found: this instance leads, or follows, or the
+// store failed. serve waits for it before it warms the query pool, so that
+// a fresh instance's first acquire does not share a busy database server
+// with that warm-up (on Babelfish twenty compiles at once, which outlasted
+// a 5 s lease's acquire and put the leader's start back by the whole
+// warm-up).
+func (e *Elector) Tried() <-chan struct{} { return e.tried }
 
 // Leadership reports the lease of the current term and whether this instance
 // leads now; it is what /readyz shows. A leader whose lease may have expired
@@ -91,6 +105,7 @@ func (e *Elector) Run(ctx context.Context, lead LeadFunc) error {
 	defer e.running.Unlock()
 	for {
 		lease, ok, retryIn := e.acquire(ctx)
+		e.triedOnce.Do(func() { close(e.tried) })
 		if ok {
 			e.leadTerm(ctx, lease, lead)
 			retryIn = e.cfg.AcquireInterval

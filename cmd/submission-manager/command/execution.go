@@ -39,7 +39,7 @@ func (s *Server) newExecution(cfg ServeConfig, clock ports.Clock, metrics ports.
 		gateways[t] = c
 	}
 	executor, err := executor.New(executor.Config{
-		Store:           s.db.Store(),
+		Store:           s.db.ExecutorStore(),
 		Gateways:        gateways,
 		Clock:           clock,
 		Retry:           core.FixedDelay(cfg.RetryDelay),
@@ -53,7 +53,7 @@ func (s *Server) newExecution(cfg ServeConfig, clock ports.Clock, metrics ports.
 		Logger:       log,
 		Metrics:      metrics,
 		Tracer:       s.tracing.tracer,
-		Protection:   cfg.Protection.executorProtection(cfg.RetryDelay, s.db.Store()),
+		Protection:   cfg.Protection.executorProtection(cfg.RetryDelay, s.db.ExecutorStore()),
 	})
 	if err != nil {
 		return nil, err

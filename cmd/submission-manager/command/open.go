@@ -20,6 +20,10 @@ import (
 // it, so serve and migrate are written once.
 type database interface {
 	Store() ports.Store
+	// ExecutorStore is the store the executor and its gateway protection
+	// use: Store over connections that requests never hold, where the
+	// adapter keeps such connections.
+	ExecutorStore() ports.Store
 	Leases() ports.LeaseStore
 	// Sessions keeps the console's session secret and sessions.
 	Sessions() ports.SessionStore

@@ -212,8 +212,9 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 	}
 
 	// The listener is bound, so nothing below fails the start. The leader
-	// election starts once the executor's pool is warm and before the
-	// query pool is, so that a new leader with a backlog drains it while
+	// election starts once the executor's pool is warm, and the query
+	// pool's warm-up once the election's first try has returned, so that
+	// a new leader acquires on a quiet server and drains a backlog while
 	// intake's connections warm (on Babelfish, seconds of the server's
 	// CPU); requests are served once those are warm and the watcher has
 	// placed its cursor, so that the first request may wait. Until then
@@ -228,6 +229,7 @@ func Start(ctx context.Context, cfg ServeConfig, log *slog.Logger) (_ *Server, e
 				log.Error("leader election stopped", "error", err)
 			}
 		}()
+		s.awaitFirstTry(ctx, exec.elector.Tried())
 	} else {
 		close(s.leadDone)
 	}

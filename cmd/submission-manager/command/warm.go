@@ -25,3 +25,16 @@ func (s *Server) warm(ctx context.Context, pool string, warmUp func(context.Cont
 	}
 	s.log.DebugContext(ctx, "store_warmed", "pool", pool, "took", time.Since(start))
 }
+
+// awaitFirstTry waits for the elector's first try at the lease (tried),
+// bounded as a warm-up is: a start goes on even if the store hangs.
+func (s *Server) awaitFirstTry(ctx context.Context, tried <-chan struct{}) {
+	timer := time.NewTimer(warmUpTimeout)
+	defer timer.Stop()
+	select {
+	case <-tried:
+	case <-timer.C:
+		s.log.WarnContext(ctx, "leader_first_try_late", "waited", warmUpTimeout)
+	case <-ctx.Done():
+	}
+}
