@@ -239,7 +239,15 @@ func (s *store) runFencedBatch(ctx context.Context, b fencedBatch, f core.Fence,
 	if err := enc.Encode(items); err != nil {
 		return nil, fmt.Errorf("encode batch: %w", err)
 	}
-	return s.db.runFencedBatchOn(ctx, s.db.exec, b, f, buf.String())
+	verdicts, err := s.db.runFencedBatchOn(ctx, s.db.exec, b, f, buf.String())
+	applied := 0
+	for _, v := range verdicts {
+		if v == verdictApplied {
+			applied++
+		}
+	}
+	s.db.stats.wrote(applied)
+	return verdicts, err
 }
 
 // runFencedBatchOn sends one request of b for the items' JSON on q and

@@ -69,6 +69,7 @@ func (s *store) CreateIntents(ctx context.Context, intents []core.Intent) ([]por
 	if err != nil {
 		return nil, err
 	}
+	s.db.stats.wrote(len(created))
 	for i, intent := range intents {
 		if out[i].Refused != nil {
 			continue

@@ -40,6 +40,9 @@ type DB struct {
 	engine engine
 	// locks names the database's application locks, read at Open.
 	locks lockNames
+	// stats gathers the tables' statistics as they grow, where the engine
+	// needs it (statistics.go).
+	stats *statistics
 }
 
 // Open connects to the database named in cfg.DSN and checks that it
@@ -58,7 +61,8 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	queries.SetConnMaxLifetime(cfg.ConnMaxLifetime)
 
 	// goose holds one connection for the session lock and may open a
-	// second one while it runs; nothing else uses this pool.
+	// second one while it runs; only the rare runs of sp_updatestats
+	// (statistics.go) use it besides.
 	plain := sql.OpenDB(cfg.connector(poolPlain, conns.plain))
 	plain.SetMaxOpenConns(2)
 	plain.SetMaxIdleConns(0)
@@ -86,6 +90,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	}
 	db.leaseQ = sqlserverdb.New(db.leases)
 	db.execQ = sqlserverdb.New(db.exec)
+	db.stats = newStatistics(plain, eng, db.log)
 	db.migrator, err = goose.NewProvider(goose.DialectMSSQL, plain, migrations.SQLServer(),
 		goose.WithSessionLocker(newAppLock(locks.migration(), cfg.MigrationLockTimeout)),
 		goose.WithDisableGlobalRegistry(true),
@@ -126,7 +131,9 @@ func (db *DB) ExecutorStore() ports.Store { return &store{db: db, pool: db.exec,
 // Leases returns the leadership lease over this database.
 func (db *DB) Leases() ports.LeaseStore { return &leaseStore{db: db} }
 
-// Close ends the lease locks' pins and closes the connection pools.
+// Close stops a statistics run under way, ends the lease locks' pins and
+// closes the connection pools.
 func (db *DB) Close() error {
+	db.stats.close()
 	return errors.Join(db.pin.close(), db.queries.Close(), db.exec.Close(), db.plain.Close(), db.leases.Close())
 }

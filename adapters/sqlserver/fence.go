@@ -104,11 +104,16 @@ type engine struct {
 	// such a writer commits, as it does for every commit that lands out of
 	// change-marker order.
 	lockingReadIsolation sql.IsolationLevel
+	// gathersStatistics is true where the adapter asks for the tables'
+	// statistics itself as they grow (statistics.go): Babelfish, whose
+	// planner has only what PostgreSQL's autovacuum gathers. SQL Server
+	// creates and updates them when it compiles a statement.
+	gathersStatistics bool
 }
 
 var (
 	sqlServer = engine{lockingReadIsolation: sql.LevelRepeatableRead}
-	babelfish = engine{babelfish: true, lockingReadIsolation: sql.LevelReadCommitted}
+	babelfish = engine{babelfish: true, lockingReadIsolation: sql.LevelReadCommitted, gathersStatistics: true}
 )
 
 // detectEngine asks the server which engine it is.

@@ -67,6 +67,9 @@ func (s *store) CreateIntent(ctx context.Context, intent core.Intent) (ports.Cre
 	}
 	for range maxCreateRounds {
 		created, stored, found, err := s.createIntent(ctx, params)
+		if created {
+			s.db.stats.wrote(1)
+		}
 		switch {
 		case err != nil:
 			return ports.CreateIntentResult{}, err

@@ -367,6 +367,8 @@ func TestHandWrittenSQLIsTSQL(t *testing.T) {
 		"listIntentsSQL(first)": {"SelectStatement"},
 		"listIntentsSQL(next)":  {"SelectStatement"},
 		"listIntentsSQL(prev)":  {"SelectStatement"},
+		"updateStatisticsSQL":   {"ExecuteStatement"},
+		"statisticsMissingSQL":  {"SelectStatement"},
 	}
 	for name, sql := range map[string]string{
 		"getAppLockSQL":         getAppLockSQL,
@@ -390,6 +392,8 @@ func TestHandWrittenSQLIsTSQL(t *testing.T) {
 		"listIntentsSQL(first)": listingShape(nil, nil),
 		"listIntentsSQL(next)":  listingShape(&ports.IntentPosition{IntentID: "x"}, nil),
 		"listIntentsSQL(prev)":  listingShape(nil, &ports.IntentPosition{IntentID: "x"}),
+		"updateStatisticsSQL":   updateStatisticsSQL,
+		"statisticsMissingSQL":  statisticsMissingSQL,
 	} {
 		text, err := toDriverText(sql)
 		if err != nil {

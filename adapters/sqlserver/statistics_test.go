@@ -1,0 +1,137 @@
+package sqlserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/submissionmanager/submission-manager/core"
+)
+
+// TestStatisticsRunAsRowsGrow drives the counter with stand-ins for the
+// check and sp_updatestats: the first run at firstStatisticsAt rows
+// written, the next when the count has grown statisticsGrowth times since
+// a run began, none while one is under way, none once every table has
+// statistics, and none at all where the engine gathers its own.
+func TestStatisticsRunAsRowsGrow(t *testing.T) {
+	var runs atomic.Int32
+	release := make(chan struct{})
+	var analyzed atomic.Bool
+	s := startStatistics(func(context.Context) (bool, error) { return !analyzed.Load(), nil }, func(context.Context) error {
+		runs.Add(1)
+		<-release
+		return nil
+	}, true, slog.New(slog.DiscardHandler))
+	defer s.close()
+	settled := func(want int32) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); runs.Load() != want && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+		if got := runs.Load(); got != want {
+			t.Fatalf("%d runs, want %d", got, want)
+		}
+	}
+	idle := func() {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+			s.mu.Lock()
+			running := s.running
+			s.mu.Unlock()
+			if !running {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the run did not end")
+			}
+		}
+	}
+	first := firstStatisticsAt
+	s.wrote(first - 1)
+	settled(0)
+	s.wrote(1) // the first run
+	settled(1)
+	s.wrote(statisticsGrowth*first + 1) // past the next threshold, but a run is under way
+	settled(1)
+	release <- struct{}{}
+	idle()
+	written := first + statisticsGrowth*first + 1
+	s.wrote(1) // the threshold passed while the run was under way
+	written++
+	settled(2)
+	release <- struct{}{}
+	idle()
+	s.wrote(statisticsGrowth*written - written - 1) // one short of the next
+	settled(2)
+	s.wrote(1)
+	settled(3)
+	release <- struct{}{}
+	idle()
+	// Every table has statistics of rows now: the next threshold checks,
+	// runs nothing, and the counter stops for good.
+	analyzed.Store(true)
+	s.wrote(1 << 30)
+	idle()
+	s.wrote(1 << 30)
+	idle()
+	settled(3)
+	if s.next != 0 {
+		t.Fatalf("the counter still waits for %d rows once every table has statistics", s.next)
+	}
+
+	var never atomic.Int32
+	off := startStatistics(func(context.Context) (bool, error) { return true, nil }, func(context.Context) error { never.Add(1); return nil }, false, slog.New(slog.DiscardHandler))
+	off.wrote(1 << 20)
+	off.close()
+	if never.Load() != 0 {
+		t.Fatal("statistics ran where the engine gathers its own")
+	}
+}
+
+// TestStatisticsGatheredAsIntentsArrive writes firstStatisticsAt intents
+// into a new database through the store and finds, on Babelfish, that
+// PostgreSQL has analyzed submission_intents since (pg_stat_user_tables, which Babelfish
+// serves to T-SQL; OBJECT_ID there is the table's oid). SQL Server gathers
+// its own statistics, and the adapter asks for none there.
+func TestStatisticsGatheredAsIntentsArrive(t *testing.T) {
+	// A new database: one reused from another test keeps the statistics
+	// its tables had before they were emptied.
+	db := openTestDB(t, freshDatabase(t, databaseOptions{}))
+	if err := db.Migrate(context.Background(), "up"); err != nil {
+		t.Fatalf("migrate up: %v", err)
+	}
+	if !db.engine.gathersStatistics {
+		if db.stats.next != 0 {
+			t.Fatalf("the adapter would gather statistics on SQL Server (next run at %d rows)", db.stats.next)
+		}
+		return
+	}
+	ctx := context.Background()
+	analyzed := func() int {
+		t.Helper()
+		var n int
+		err := db.queries.QueryRowContext(ctx, `SELECT COALESCE(MAX(analyze_count), 0) FROM pg_catalog.pg_stat_user_tables WHERE relid = OBJECT_ID('dbo.submission_intents')`).Scan(&n)
+		if err != nil {
+			t.Fatalf("read the table's analyze count: %v", err)
+		}
+		return n
+	}
+	before := analyzed()
+	created := time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
+	batch := make([]core.Intent, firstStatisticsAt)
+	for i := range batch {
+		batch[i] = core.NewIntent(fmt.Sprintf("statistics-%d", i), testContract, json.RawMessage(`{}`), created)
+	}
+	if _, err := db.Store().CreateIntents(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); analyzed() == before; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("submission_intents not analyzed within 30 s of %d intents written (analyze count %d)", firstStatisticsAt, before)
+		}
+	}
+}
