@@ -150,8 +150,11 @@ func (s *statistics) run() {
 	s.log.DebugContext(ctx, "statistics_updated", "took", time.Since(start))
 }
 
-// close stops a run under way and waits for it.
+// close stops a run under way and waits for it. It cancels under mu, so
+// that no write starts a run once Wait may have begun.
 func (s *statistics) close() {
+	s.mu.Lock()
 	s.cancel()
+	s.mu.Unlock()
 	s.runs.Wait()
 }
