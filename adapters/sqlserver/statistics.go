@@ -23,7 +23,8 @@ import (
 // sp_updatestats, SQL Server's own procedure for it (ANALYZE of every
 // table on Babelfish), when the count reaches firstStatisticsAt and again
 // each time it has grown statisticsGrowth times since a run began, as long
-// as one of the executor's tables has no statistics of rows: statistics
+// as one of the executor's tables holds rows but no statistics of them:
+// statistics
 // gathered on a table with rows keep its plans as it grows, and autovacuum
 // refreshes them from then on, so a database gets about one run in its
 // life, and an instance that starts on an analyzed one runs none. SQL
@@ -46,20 +47,27 @@ const statisticsTimeout = time.Minute
 // database.
 const updateStatisticsSQL = `EXEC sp_updatestats`
 
-// statisticsMissingSQL counts the executor's tables that have no
+// statisticsMissingSQL counts the executor's tables that hold rows but no
 // statistics of rows: PostgreSQL's reltuples is -1 before a table's first
-// ANALYZE and 0 after one that found it empty. Babelfish serves pg_catalog
-// to T-SQL, and its OBJECT_ID is the table's oid; the statement runs only
-// there.
-const statisticsMissingSQL = `SELECT COUNT(*) FROM pg_catalog.pg_class AS c
-WHERE c.oid IN (OBJECT_ID('dbo.submission_intents'), OBJECT_ID('dbo.submission_attempts'))
-  AND c.reltuples <= 0`
+// ANALYZE and 0 after one that found it empty. A table without rows is not
+// counted, so that an instance that only takes intents in stops asking once
+// submission_intents has its statistics, while submission_attempts is
+// still empty. Babelfish serves pg_catalog to T-SQL, and its OBJECT_ID is
+// the table's oid; the statement runs only there.
+const statisticsMissingSQL = `SELECT
+    CASE WHEN EXISTS (SELECT 1 FROM dbo.submission_intents)
+          AND (SELECT c.reltuples FROM pg_catalog.pg_class AS c WHERE c.oid = OBJECT_ID('dbo.submission_intents')) <= 0
+         THEN 1 ELSE 0 END
+  + CASE WHEN EXISTS (SELECT 1 FROM dbo.submission_attempts)
+          AND (SELECT c.reltuples FROM pg_catalog.pg_class AS c WHERE c.oid = OBJECT_ID('dbo.submission_attempts')) <= 0
+         THEN 1 ELSE 0 END`
 
 // statistics counts the rows written through one DB and runs
 // sp_updatestats, one run at a time, when the count reaches next. close
 // stops a run under way and waits for it.
 type statistics struct {
-	// missing reports whether a table lacks statistics of rows, and update
+	// missing reports whether a table holds rows but lacks statistics of
+	// them, and update
 	// runs sp_updatestats (newStatistics), or a test's stand-ins.
 	missing func(context.Context) (bool, error)
 	update  func(context.Context) error
@@ -118,9 +126,10 @@ func (s *statistics) wrote(rows int) {
 	s.runs.Go(s.run)
 }
 
-// run is one sp_updatestats, when a table still lacks statistics of rows:
-// where every one has them (another instance, or autovacuum, gathered
-// them), it runs nothing, now or later, and leaves them to autovacuum. A
+// run is one sp_updatestats, when a table holds rows but no statistics of
+// them: where none does (another instance, or autovacuum, gathered them,
+// or a table is still empty), it runs nothing, now or later, and leaves
+// them to autovacuum. A
 // failure costs only the statistics: the next threshold stands, and
 // autovacuum still gathers them in time.
 func (s *statistics) run() {
