@@ -27,11 +27,9 @@ func countedDB(t *testing.T, cfg Config) (*DB, *requestCounter) {
 	}
 	t.Cleanup(func() { _ = db.Close() })
 	// The counts are the store's own requests: on Babelfish the statistics'
-	// check and run (statistics.go, about one per database, on goose's
-	// pool) would land in whichever operation crossed their threshold.
-	// TestStatisticsGatheredAsIntentsArrive covers them.
-	db.stats.close()
-	db.stats = startStatistics(nil, nil, false, db.log)
+	// check and run would land in whichever operation crossed their
+	// threshold.
+	withoutStatistics(db)
 	if fresh {
 		if err := db.Migrate(context.Background(), "up"); err != nil {
 			t.Fatalf("migrate up: %v", err)
