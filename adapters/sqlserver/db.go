@@ -27,7 +27,6 @@ type DB struct {
 	// exec is the executor's pool, warmth when a follower last warmed it
 	// (exec_pool.go).
 	exec   *sql.DB
-	execQ  *sqlserverdb.Queries
 	warmth execWarmth
 	// pin holds the lease locks' names on a session of its own
 	// (lease_pin.go).
@@ -89,7 +88,6 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		locks:    locks,
 	}
 	db.leaseQ = sqlserverdb.New(db.leases)
-	db.execQ = sqlserverdb.New(db.exec)
 	db.stats = newStatistics(plain, eng, db.log)
 	db.migrator, err = goose.NewProvider(goose.DialectMSSQL, plain, migrations.SQLServer(),
 		goose.WithSessionLocker(newAppLock(locks.migration(), cfg.MigrationLockTimeout)),
@@ -117,16 +115,21 @@ func (db *DB) OwnsSchema() bool { return false }
 
 // Store returns the intent and attempt store over this database, on the
 // query pool that requests use.
-func (db *DB) Store() ports.Store { return &store{db: db, pool: db.queries, q: db.q} }
+func (db *DB) Store() ports.Store { return db.storeOn(db.queries) }
 
 // ExecutorStore is Store on the executor's pool, for the leader's executor
 // and its gateway protection: its rebuild, its refresh of changes and its
 // reads of single intents then never wait for a connection behind
 // requests, nor behind WarmQueries, which holds every connection of the
 // query pool while it warms them. A new leader whose schedule was read
-// through the query pool rebuilt only after that warm-up, 8-15 s of a
+// through the query pool rebuilt only after that warm-up, 7-11 s of a
 // fresh Babelfish instance's start (docs/sqlserver.md, "Connections").
-func (db *DB) ExecutorStore() ports.Store { return &store{db: db, pool: db.exec, q: db.execQ} }
+func (db *DB) ExecutorStore() ports.Store { return db.storeOn(db.exec) }
+
+// storeOn is the store whose calls go through pool.
+func (db *DB) storeOn(pool *sql.DB) *store {
+	return &store{db: db, pool: pool, q: sqlserverdb.New(pool)}
+}
 
 // Leases returns the leadership lease over this database.
 func (db *DB) Leases() ports.LeaseStore { return &leaseStore{db: db} }

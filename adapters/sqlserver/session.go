@@ -15,7 +15,7 @@ import (
 var _ ports.SessionStore = (*store)(nil)
 
 // Sessions returns the console's session store on this database.
-func (db *DB) Sessions() ports.SessionStore { return &store{db: db, pool: db.queries, q: db.q} }
+func (db *DB) Sessions() ports.SessionStore { return db.storeOn(db.queries) }
 
 // secretAttempts bounds SessionSecret's read-insert-read loop: only a
 // store emptied between the insert and the read sends it round again.

@@ -13,9 +13,9 @@ import (
 const deadlockRetries = 3
 
 // inTx runs fn in one transaction at the given isolation level on pool
-// (the store's: store.pool) and commits it, retrying the whole transaction when SQL Server picks
-// it as a deadlock victim. fn returns errors already mapped by mapError or
-// core errors; any error rolls the transaction back.
+// (the store's: store.pool) and commits it, retrying the whole transaction
+// when SQL Server picks it as a deadlock victim. fn returns errors already
+// mapped by mapError or core errors; any error rolls the transaction back.
 //
 // Every transaction names its isolation level explicitly: go-mssqldb sets it
 // for the session, and although SQL Server 2014 and later reset it when a
