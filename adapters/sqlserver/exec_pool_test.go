@@ -33,15 +33,18 @@ func TestFollowerWarmsTheExecutorPool(t *testing.T) {
 	follow("follower")
 	warmed := rc.snapshot(poolExecutor)
 	// Per connection: the read of due intents, then BEGIN, the warm-up's
-	// lease, the two batches and ROLLBACK.
-	if warmed.Logins != warmConns || warmed.RoundTrips() != 6*warmConns ||
+	// lease and intent, the two batches and ROLLBACK.
+	if warmed.Logins != warmConns || warmed.RoundTrips() != 7*warmConns ||
 		warmed.Requests[kindRollback] != warmConns || warmed.Requests[kindCommit] != 0 {
 		t.Fatalf("the follower's acquire logged in %d times and sent %d round trips on the executor's pool (%v); want %d and %d, a rollback each",
-			warmed.Logins, warmed.RoundTrips(), warmed.Requests, warmConns, 6*warmConns)
+			warmed.Logins, warmed.RoundTrips(), warmed.Requests, warmConns, 7*warmConns)
 	}
-	var leases int
-	if err := db.queries.QueryRowContext(ctx, `SELECT COUNT(*) FROM submission_manager_leases`).Scan(&leases); err != nil || leases != 1 {
-		t.Fatalf("after the warm-up %d lease rows are stored (err %v); want the leader's alone", leases, err)
+	var leases, intents, attempts int
+	err := db.queries.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM submission_manager_leases),
+	    (SELECT COUNT(*) FROM submission_intents), (SELECT COUNT(*) FROM submission_attempts)`).Scan(&leases, &intents, &attempts)
+	if err != nil || leases != 1 || intents != 0 || attempts != 0 {
+		t.Fatalf("after the warm-up %d lease rows, %d intents and %d attempts are stored (err %v); want the leader's lease alone",
+			leases, intents, attempts, err)
 	}
 	follow("follower")
 	if got := rc.since(poolExecutor, warmed); got.RoundTrips() != 0 {
