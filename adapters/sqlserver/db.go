@@ -88,7 +88,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		locks:    locks,
 	}
 	db.leaseQ = sqlserverdb.New(db.leases)
-	db.stats = newStatistics(plain, eng, db.log)
+	db.stats = newStatistics(queries, plain, eng, db.log)
 	db.migrator, err = goose.NewProvider(goose.DialectMSSQL, plain, migrations.SQLServer(),
 		goose.WithSessionLocker(newAppLock(locks.migration(), cfg.MigrationLockTimeout)),
 		goose.WithDisableGlobalRegistry(true),

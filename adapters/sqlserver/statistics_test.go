@@ -79,16 +79,16 @@ func TestStatisticsRunAsRowsGrow(t *testing.T) {
 	s.wrote(1 << 30)
 	idle()
 	settled(3)
-	if s.next != 0 {
-		t.Fatalf("the counter still waits for %d rows once every table has statistics", s.next)
+	if s.next != 0 || !s.off.Load() {
+		t.Fatalf("the counter still waits for %d rows once every table has statistics (off: %v)", s.next, s.off.Load())
 	}
 
 	var never atomic.Int32
 	off := startStatistics(func(context.Context) (bool, error) { return true, nil }, func(context.Context) error { never.Add(1); return nil }, false, slog.New(slog.DiscardHandler))
 	off.wrote(1 << 20)
 	off.close()
-	if never.Load() != 0 {
-		t.Fatal("statistics ran where the engine gathers its own")
+	if never.Load() != 0 || !off.off.Load() {
+		t.Fatalf("statistics ran %d times where the engine gathers its own (off: %v)", never.Load(), off.off.Load())
 	}
 }
 
