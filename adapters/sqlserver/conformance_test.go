@@ -33,6 +33,24 @@ func TestStoreConformance(t *testing.T) {
 	})
 }
 
+// TestExecutorStoreConformance runs the store cases of the executor's calls
+// that depend on the store's pool against the store serve hands the
+// executor: the same type as Store's, on the executor's pool, whose
+// sessions are kept and reset by the same rules. Its rebuild and refresh
+// (ListPending, ListChanged, LatestChange) and its reads of single intents
+// go through that pool; the fenced batches and the reads of due intents go
+// through it from either store, so TestStoreConformance covers them, and
+// one reservation and one result here show the path. The whole suite here
+// took four more minutes of every CI run.
+func TestExecutorStoreConformance(t *testing.T) {
+	serverDSN(t)
+	storetest.RunCases(t, func(t *testing.T) storetest.Harness {
+		db, dsn := migratedDB(t, databaseOptions{})
+		return harnessOn(t, db, dsn, (*DB).ExecutorStore)
+	}, "CreateAndGet", "GetMissing", "GetIntents", "StartAttempt", "FinishAttemptRetry", "FencedStaleEpoch",
+		"ListPendingPaging", "LatestChangeEmpty", "ListChangedPaging", "ListChangedSharedTimestamp", "PossiblyAccepted")
+}
+
 // TestStoreConformanceReadCommittedSnapshot runs the store suite on a
 // database with READ_COMMITTED_SNAPSHOT on (Azure SQL Database's default),
 // where plain reads use row versions instead of locks.
@@ -46,16 +64,22 @@ func TestStoreConformanceReadCommittedSnapshot(t *testing.T) {
 	})
 }
 
-// harness wraps an open database for the store suite.
+// harness wraps an open database's Store for the store suite.
 func harness(t *testing.T, db *DB, dsn string) storetest.Harness {
+	return harnessOn(t, db, dsn, (*DB).Store)
+}
+
+// harnessOn wraps the store that store picks of an open database, and of
+// the database opened again on a restart.
+func harnessOn(t *testing.T, db *DB, dsn string, store func(*DB) ports.Store) storetest.Harness {
 	return storetest.Harness{
-		Store:  db.Store(),
+		Store:  store(db),
 		Leases: db.Leases(),
 		Restart: func(t *testing.T) storetest.Harness {
 			if err := db.Close(); err != nil {
 				t.Fatalf("close before restart: %v", err)
 			}
-			return harness(t, openTestDB(t, dsn), dsn)
+			return harnessOn(t, openTestDB(t, dsn), dsn, store)
 		},
 		ShareLastModified: func(t *testing.T, intentIDs []string) {
 			shareLastModified(t, db, intentIDs)

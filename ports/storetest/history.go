@@ -13,10 +13,7 @@ import (
 
 // historyCases are the cases of ports.HistoryStore; Run runs them with the
 // rest.
-var historyCases = []struct {
-	name string
-	fn   func(t *testing.T, h Harness)
-}{
+var historyCases = []storeCase{
 	{"HistoryBucketsByOwnTimestamps", testHistoryBuckets},
 	{"HistoryEndsByTerminalWrite", testHistoryEnds},
 	{"HistoryRefusesUnalignedWindows", testHistoryRefusals},

@@ -14,10 +14,7 @@ import (
 
 // instanceCases are the cases of ports.InstanceStore; Run runs them with
 // the rest.
-var instanceCases = []struct {
-	name string
-	fn   func(t *testing.T, h Harness)
-}{
+var instanceCases = []storeCase{
 	{"InstancesBeatAndList", testInstancesBeat},
 	{"InstancesHoldingTheLease", testInstancesLease},
 	{"InstancesForgottenAndRemoved", testInstancesForget},

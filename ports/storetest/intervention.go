@@ -13,10 +13,7 @@ import (
 
 // interventionCases are the cases of ports.InterventionStore; Run runs them
 // with the rest.
-var interventionCases = []struct {
-	name string
-	fn   func(t *testing.T, h Harness)
-}{
+var interventionCases = []storeCase{
 	{"CancelPending", testCancelPending},
 	{"CancelRefusals", testCancelRefusals},
 	{"CancelEndsExecution", testCancelEndsExecution},

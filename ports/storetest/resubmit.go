@@ -172,10 +172,7 @@ func testAttemptNamesItsLeader(t *testing.T, h Harness) {
 
 // operatorCases are the cases of ports.OperatorStore and of the attempt's
 // audit fields; Run runs them with the rest.
-var operatorCases = []struct {
-	name string
-	fn   func(t *testing.T, h Harness)
-}{
+var operatorCases = []storeCase{
 	{"Resubmit", testResubmit},
 	{"ResubmitRefusals", testResubmitRefusals},
 	{"ResubmitConcurrent", testResubmitConcurrent},

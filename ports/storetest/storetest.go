@@ -84,10 +84,41 @@ type Harness struct {
 // Run runs every store case as a subtest, each on a fresh harness.
 func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 	t.Helper()
-	cases := []struct {
-		name string
-		fn   func(t *testing.T, h Harness)
-	}{
+	for _, c := range storeCases() {
+		t.Run(c.name, func(t *testing.T) {
+			c.fn(t, newHarness(t))
+		})
+	}
+}
+
+// RunCases runs the named store cases as Run does. A name that is no case
+// fails the test, so a renamed case cannot silently drop out.
+func RunCases(t *testing.T, newHarness func(t *testing.T) Harness, names ...string) {
+	t.Helper()
+	byName := map[string]storeCase{}
+	for _, c := range storeCases() {
+		byName[c.name] = c
+	}
+	for _, name := range names {
+		c, ok := byName[name]
+		if !ok {
+			t.Fatalf("storetest: no case is named %q", name)
+		}
+		t.Run(c.name, func(t *testing.T) {
+			c.fn(t, newHarness(t))
+		})
+	}
+}
+
+// storeCase is one case of the suite.
+type storeCase struct {
+	name string
+	fn   func(t *testing.T, h Harness)
+}
+
+// storeCases are every case of the suite, in the order Run runs them.
+func storeCases() []storeCase {
+	cases := []storeCase{
 		{"CreateAndGet", testCreateAndGet},
 		{"GetMissing", testGetMissing},
 		{"CreateIdempotentRepeat", testCreateRepeat},
@@ -137,9 +168,5 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 	cases = append(cases, operatorCases...)
 	cases = append(cases, interventionCases...)
 	cases = append(append(cases, historyCases...), instanceCases...)
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			c.fn(t, newHarness(t))
-		})
-	}
+	return cases
 }
