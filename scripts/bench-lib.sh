@@ -65,7 +65,12 @@ tsql_exec() {
 }
 
 # new_database NAME sets database_flags to the serve flags of a new, empty
-# database of the store under test.
+# database of the store under test. On SQL Server it first drops the
+# databases the run made before (their services are stopped by then), so
+# each phase has the server to itself, as a production database would:
+# Babelfish's autovacuum of an earlier phase's tens of thousands of rows,
+# and its sp_updatestats (an ANALYZE of every database on the server),
+# otherwise cost the later phases more the further the run got.
 new_database() {
 	case "$STORE" in
 	sqlite)
@@ -73,7 +78,9 @@ new_database() {
 		database_flags="--database sqlite:$work/$1.db"
 		;;
 	sqlserver)
-		local name="smbench_$$_$1"
+		local name="smbench_$$_$1" d
+		for d in "${databases[@]:-}"; do [ -n "$d" ] && tsql_exec "DROP DATABASE IF EXISTS $d" >/dev/null 2>&1 || true; done
+		databases=()
 		tsql_exec "DROP DATABASE IF EXISTS $name" >/dev/null 2>&1 || true
 		tsql_exec "CREATE DATABASE $name" >/dev/null
 		databases+=("$name")
