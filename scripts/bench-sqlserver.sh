@@ -107,7 +107,7 @@ trap 'rm -f "$section"; bench_cleanup' EXIT
 	echo "\`scripts/bench-sqlserver.sh\` on $(date -u +%Y-%m-%d) at commit $(git rev-parse --short HEAD): the phases of \`make bench\` on"
 	echo "SQL Server, the production store, here $server_version (../shared/babelfish, fsync on), on"
 	echo "$(nproc) cores of a $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), shared by loadgen, the service, the"
-	echo "gateway simulator (5 ms) and the database server. Service: \`$serve_cmd\`; each phase on a new database."
+	echo "gateway simulator (5 ms) and the database server. Service: \`$serve_cmd\`; each phase on a new database, the one before dropped."
 	echo
 	echo "| goal (issue 25) | target | measured | met |"
 	echo "| --- | --- | --- | --- |"

@@ -21,15 +21,16 @@ import (
 // came round, and by as much as the moment it came varied
 // (docs/sqlserver.md, "Statistics"). So where the engine says so
 // (engine.gathersStatistics) the adapter counts the rows it writes and runs
-// sp_updatestats, SQL Server's own procedure for it (ANALYZE of every
-// table on Babelfish), when the count reaches firstStatisticsAt and again
-// each time it has grown statisticsGrowth times since a run began, as long
-// as one of the executor's tables holds rows but no statistics of them:
-// statistics gathered on a table with rows keep its plans as it grows, and autovacuum
-// refreshes them from then on, so a database gets about one run in its
-// life, and an instance that starts on an analyzed one runs none. SQL
-// Server creates and updates statistics when it compiles a statement, so
-// the adapter leaves them to it there.
+// sp_updatestats, SQL Server's own procedure for it (on Babelfish an
+// ANALYZE of every table of every database on the server), when the count
+// reaches firstStatisticsAt and again each time it has grown
+// statisticsGrowth times since a run began, as long as one of the
+// executor's tables holds rows but no statistics of them:
+// statistics gathered on a table with rows keep its plans as it grows, and
+// autovacuum refreshes them from then on, so a database gets about one run
+// per table in its life, and an instance that starts on an analyzed one
+// runs none. SQL Server creates and updates statistics when it compiles a
+// statement, so the adapter leaves them to it there.
 
 // firstStatisticsAt is how many rows the adapter writes before it first
 // gathers statistics.
@@ -131,7 +132,7 @@ func (s *statistics) wrote(rows int) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.next == 0 || rows <= 0 {
+	if s.next == 0 {
 		return
 	}
 	s.written += rows
