@@ -39,9 +39,9 @@ func TestStoreConformance(t *testing.T) {
 // sessions are kept and reset by the same rules. Its rebuild and refresh
 // (ListPending, ListChanged, LatestChange) and its reads of single intents
 // go through that pool; the fenced batches and the reads of due intents go
-// through it from either store, so TestStoreConformance covers them, and
-// one reservation and one result here show the path. The whole suite here
-// took four more minutes of every CI run.
+// through it from either store, so TestStoreConformance covers them, and a
+// reservation, a result and a stale fence here show the path. The whole
+// suite here took four more minutes of every CI run.
 func TestExecutorStoreConformance(t *testing.T) {
 	serverDSN(t)
 	storetest.RunCases(t, func(t *testing.T) storetest.Harness {

@@ -116,7 +116,7 @@ type storeCase struct {
 	fn   func(t *testing.T, h Harness)
 }
 
-// storeCases are every case of the suite, in the order Run runs them.
+// storeCases returns every case of the suite, in the order Run runs them.
 func storeCases() []storeCase {
 	cases := []storeCase{
 		{"CreateAndGet", testCreateAndGet},
