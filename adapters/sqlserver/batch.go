@@ -113,7 +113,7 @@ func (s *store) insertBatch(ctx context.Context, rows []sqlserverdb.InsertIntent
 	if len(parts) == 1 {
 		err = s.db.retryDeadlocks(ctx, func() error { return run(s.pool) })
 	} else {
-		err = s.db.inRawTx(ctx, s.pool, func(tx *sql.Tx) error { return run(tx) })
+		err = s.inRawTx(ctx, func(tx *sql.Tx) error { return run(tx) })
 	}
 	return created, stored, err
 }

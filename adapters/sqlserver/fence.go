@@ -139,15 +139,15 @@ func engineFor(property sql.NullString) engine {
 // takeovers): it takes the lease lock in Shared mode, checks the fence, and returns core.ErrFenced unless the
 // fence's holder holds the lease at the fence's epoch, unexpired in
 // database time.
-func (db *DB) inFencedTx(ctx context.Context, pool *sql.DB, f core.Fence, fn func(q *sqlserverdb.Queries) error) error {
+func (s *store) inFencedTx(ctx context.Context, f core.Fence, fn func(q *sqlserverdb.Queries) error) error {
 	if err := validateLeaseNames(f.LeaseName, f.HolderID); err != nil {
 		return err
 	}
-	return db.inRawTx(ctx, pool, func(tx *sql.Tx) error {
-		if err := takeLeaseLock(ctx, tx, sharedLeaseLockSQL, db.locks.lease(f.LeaseName), db.cfg.LeaseLockTimeout); err != nil {
+	return s.inRawTx(ctx, func(tx *sql.Tx) error {
+		if err := takeLeaseLock(ctx, tx, sharedLeaseLockSQL, s.db.locks.lease(f.LeaseName), s.db.cfg.LeaseLockTimeout); err != nil {
 			return err
 		}
-		q := db.q.WithTx(tx)
+		q := s.q.WithTx(tx)
 		held, err := q.FenceHolds(ctx, sqlserverdb.FenceHoldsParams{
 			LeaseName: f.LeaseName, HolderID: f.HolderID, LeaseEpoch: f.Epoch})
 		if err != nil {

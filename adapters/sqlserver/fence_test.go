@@ -37,7 +37,7 @@ func openFencedTx(t *testing.T, db *DB, lease core.Lease) (commit func() error) 
 	checked, release := make(chan error, 1), make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		done <- db.inFencedTx(context.Background(), db.queries, lease.Fence(), func(*sqlserverdb.Queries) error {
+		done <- db.storeOn(db.queries).inFencedTx(context.Background(), lease.Fence(), func(*sqlserverdb.Queries) error {
 			checked <- nil
 			<-release
 			return nil

@@ -30,7 +30,7 @@ func (s *store) Reschedule(ctx context.Context, p ports.RescheduleParams) error 
 		IntentID:        p.IntentID,
 		AttemptCount:    count,
 	}
-	return s.db.inFencedTx(ctx, s.pool, p.Fence, func(q *sqlserverdb.Queries) error {
+	return s.inFencedTx(ctx, p.Fence, func(q *sqlserverdb.Queries) error {
 		n, err := q.RescheduleIntent(ctx, params)
 		if err != nil {
 			return mapError(err)

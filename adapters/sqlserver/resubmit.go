@@ -26,7 +26,7 @@ func (s *store) CreateResubmission(ctx context.Context, intent core.Intent) (por
 		return ports.CreateIntentResult{}, err
 	}
 	var res ports.CreateIntentResult
-	err = s.db.inTx(ctx, s.pool, sql.LevelReadCommitted, func(q *sqlserverdb.Queries) error {
+	err = s.inTx(ctx, sql.LevelReadCommitted, func(q *sqlserverdb.Queries) error {
 		if existing, found, err := s.resubmissionOf(ctx, q, from); err != nil || found {
 			res = ports.CreateIntentResult{Intent: existing}
 			return err

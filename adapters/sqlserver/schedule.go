@@ -53,7 +53,7 @@ func (s *store) ListChanged(ctx context.Context, p ports.ListChangedParams) ([]p
 		return nil, err
 	}
 	var out []ports.ScheduleRow
-	err = s.db.inTx(ctx, s.pool, s.db.engine.lockingReadIsolation, func(q *sqlserverdb.Queries) error {
+	err = s.inTx(ctx, s.db.engine.lockingReadIsolation, func(q *sqlserverdb.Queries) error {
 		rows, err := q.ListChanged(ctx, sqlserverdb.ListChangedParams{
 			AfterModifiedAt: dbTime(p.After.LastModifiedAt),
 			AfterIntentID:   p.After.IntentID,
@@ -75,7 +75,7 @@ func (s *store) ListChanged(ctx context.Context, p ports.ListChangedParams) ([]p
 // locks for the same reason as ListChanged.
 func (s *store) LatestChange(ctx context.Context) (ports.ChangeCursor, error) {
 	var cursor ports.ChangeCursor
-	err := s.db.inTx(ctx, s.pool, s.db.engine.lockingReadIsolation, func(q *sqlserverdb.Queries) error {
+	err := s.inTx(ctx, s.db.engine.lockingReadIsolation, func(q *sqlserverdb.Queries) error {
 		rows, err := q.LatestChange(ctx)
 		if err != nil {
 			return mapError(err)

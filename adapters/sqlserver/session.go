@@ -74,7 +74,7 @@ func (s *store) RotateSessionSecret(ctx context.Context, key []byte) (core.Sessi
 	}
 	var err error
 	for range rotationAttempts {
-		err = s.db.inTx(ctx, s.pool, sql.LevelReadCommitted, rotate)
+		err = s.inTx(ctx, sql.LevelReadCommitted, rotate)
 		if !errors.Is(err, errDuplicateKey) {
 			break
 		}

@@ -12,8 +12,8 @@ import (
 // victim runs again. SQL Server rolled it back entirely, so a rerun is safe.
 const deadlockRetries = 3
 
-// inTx runs fn in one transaction at the given isolation level on pool
-// (the store's: store.pool) and commits it, retrying the whole transaction
+// inTx runs fn in one transaction at the given isolation level on the
+// store's pool and commits it, retrying the whole transaction
 // when SQL Server picks it as a deadlock victim. fn returns errors already
 // mapped by mapError or core errors; any error rolls the transaction back.
 //
@@ -21,17 +21,17 @@ const deadlockRetries = 3
 // for the session, and although SQL Server 2014 and later reset it when a
 // pooled connection is reused, code here never relies on the level a
 // previous user of the connection left behind.
-func (db *DB) inTx(ctx context.Context, pool *sql.DB, isolation sql.IsolationLevel, fn func(q *sqlserverdb.Queries) error) error {
-	return db.retryDeadlocks(ctx, func() error {
-		return runTxOn(ctx, pool, isolation, func(tx *sql.Tx) error { return fn(db.q.WithTx(tx)) })
+func (s *store) inTx(ctx context.Context, isolation sql.IsolationLevel, fn func(q *sqlserverdb.Queries) error) error {
+	return s.db.retryDeadlocks(ctx, func() error {
+		return runTxOn(ctx, s.pool, isolation, func(tx *sql.Tx) error { return fn(s.q.WithTx(tx)) })
 	})
 }
 
 // inRawTx is inTx at READ COMMITTED for statements sqlc cannot generate:
 // fn gets the transaction itself.
-func (db *DB) inRawTx(ctx context.Context, pool *sql.DB, fn func(tx *sql.Tx) error) error {
-	return db.retryDeadlocks(ctx, func() error {
-		return runTxOn(ctx, pool, sql.LevelReadCommitted, fn)
+func (s *store) inRawTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return s.db.retryDeadlocks(ctx, func() error {
+		return runTxOn(ctx, s.pool, sql.LevelReadCommitted, fn)
 	})
 }
 
