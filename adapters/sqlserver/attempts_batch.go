@@ -233,13 +233,11 @@ func (s *store) writeBatch(ctx context.Context, op string, b fencedBatch, errs [
 // runFencedBatch sends one request of b for items on the executor's pool
 // and reads its verdicts by ord.
 func (s *store) runFencedBatch(ctx context.Context, b fencedBatch, f core.Fence, items []any) (map[int]int, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(items); err != nil {
-		return nil, fmt.Errorf("encode batch: %w", err)
+	text, err := itemsJSON(items)
+	if err != nil {
+		return nil, err
 	}
-	verdicts, err := s.db.runFencedBatchOn(ctx, s.db.exec, b, f, buf.String())
+	verdicts, err := s.db.runFencedBatchOn(ctx, s.db.exec, b, f, text)
 	applied := 0
 	for _, v := range verdicts {
 		if v == verdictApplied {
@@ -248,6 +246,19 @@ func (s *store) runFencedBatch(ctx context.Context, b fencedBatch, f core.Fence,
 	}
 	s.db.stats.wrote(applied)
 	return verdicts, err
+}
+
+// itemsJSON is a batch's items as its procedure reads them: a JSON array,
+// with no HTML escaping, which the procedures' OPENJSON would only have to
+// undo.
+func itemsJSON(items []any) (string, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(items); err != nil {
+		return "", fmt.Errorf("encode batch: %w", err)
+	}
+	return buf.String(), nil
 }
 
 // runFencedBatchOn sends one request of b for the items' JSON on q and

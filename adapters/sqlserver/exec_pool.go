@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -182,15 +181,11 @@ func warmItems(fence core.Fence, id string, now time.Time) (starts, finishes str
 	finish := finishItemOf(0, 0, ports.FinishAttemptParams{Fence: fence, IntentID: id, Number: 1, FinishedAt: now,
 		Outcome: &o, Sent: true, Error: `"`,
 		Decision: core.Decision{Status: core.StatusRejected, FinalOutcome: &o}}, 1)
-	var texts [2]string
-	for i, it := range []any{start, finish} {
-		b, err := json.Marshal([]any{it})
-		if err != nil {
-			return "", "", err
-		}
-		texts[i] = string(b)
+	if starts, err = itemsJSON([]any{start}); err != nil {
+		return "", "", err
 	}
-	return texts[0], texts[1], nil
+	finishes, err = itemsJSON([]any{finish})
+	return starts, finishes, err
 }
 
 // keepExecutorWarm warms the executor's pool from a follower's acquire that
