@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"sync"
 	"time"
 )
@@ -60,7 +61,9 @@ func newLeanDoer(base string, timeout time.Duration) (*leanDoer, error) {
 // while idle) is sent once more on a new one, whether it has a body to send
 // again or none: after a drain longer than the service's idle timeout,
 // every idle connection is closed, and a read of the results went out on
-// one and failed with "broken pipe".
+// one and failed with "broken pipe". A request that timed out is not: a new
+// connection would fail at dialling ("dial tcp: i/o timeout"), hiding that
+// the request timed out.
 func (d *leanDoer) Do(req *http.Request) (*http.Response, error) {
 	lc, reused, err := d.get(req.Context())
 	if err != nil {
@@ -68,7 +71,8 @@ func (d *leanDoer) Do(req *http.Request) (*http.Response, error) {
 	}
 	resp, err := d.roundTrip(lc, req)
 	bodiless := req.Body == nil || req.Body == http.NoBody
-	if err != nil && reused && (bodiless || req.GetBody != nil) {
+	timedOut := errors.Is(err, os.ErrDeadlineExceeded)
+	if err != nil && reused && !timedOut && (bodiless || req.GetBody != nil) {
 		retry := req.Clone(req.Context())
 		if !bodiless {
 			body, berr := req.GetBody()

@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -112,6 +115,41 @@ func TestLeanDoerRetriesAConnectionTheServerClosed(t *testing.T) {
 				t.Fatalf("%d connections, want 2", n)
 			}
 		})
+	}
+}
+
+// TestLeanDoerReportsATimeoutAsOne: a request on a reused connection that
+// outlives its context's deadline fails as a timeout and is not sent again
+// on a new connection, which could only fail at dialling and hide why.
+func TestLeanDoerReportsATimeoutAsOne(t *testing.T) {
+	release := make(chan struct{})
+	srv, conns := echoServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			<-release
+		}
+		echo(w, r)
+	})
+	defer close(release)
+	d, err := newLeanDoer(srv.URL, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	send(t, d, srv.URL+"/a", "1")
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/slow", nil)
+	resp, err := d.Do(req)
+	if err == nil {
+		resp.Body.Close()
+		t.Fatal("a request held past its deadline succeeded")
+	}
+	var op *net.OpError
+	if !errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &op) && op.Op == "dial") {
+		t.Fatalf("a request held past its deadline failed with %v, want the read's timeout", err)
+	}
+	if n := conns.Load(); n != 1 {
+		t.Fatalf("%d connections, want 1 (a timed-out request is not sent again)", n)
 	}
 }
 

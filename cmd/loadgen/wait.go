@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -39,14 +40,14 @@ func waitAll(ctx context.Context, c *client.ClientWithResponses, cfg config, ids
 	latest := make(map[string]client.Intent, len(ids))
 	pending := ids
 	for round := 0; len(pending) > 0; round++ {
-		if err := awaitFinal(waitCtx, c, pending[len(pending)-1]); err != nil && waitCtx.Err() == nil {
+		if err := awaitFinal(waitCtx, c, pending[len(pending)-1]); err != nil && !over(waitCtx) {
 			return nil, 0, err
 		}
-		if waitCtx.Err() != nil {
+		if over(waitCtx) {
 			break
 		}
 		got, err := fetchAll(waitCtx, c, cfg.Concurrency, pending)
-		if err != nil && waitCtx.Err() == nil {
+		if err != nil && !over(waitCtx) {
 			return nil, 0, err
 		}
 		pending = keepPending(pending, got, latest)
@@ -66,6 +67,18 @@ func waitAll(ctx context.Context, c *client.ClientWithResponses, cfg config, ids
 		out = append(out, in)
 	}
 	return out, len(pending), nil
+}
+
+// over reports whether ctx ended or its deadline passed. A request cut at
+// the deadline (the lean doer sets it on the connection) can fail before
+// the context's own timer marks it done, and that failure is the wait's
+// timeout, not an error of the service.
+func over(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	deadline, ok := ctx.Deadline()
+	return ok && !time.Now().Before(deadline)
 }
 
 // keepPending records in latest what got read of the pending intents and
@@ -90,7 +103,7 @@ func keepPending(pending []string, got, latest map[string]client.Intent) []strin
 // it reads without waiting. A service that answers at once (no long poll, at its
 // waiter cap, or that short read) is asked again after pollPause.
 func awaitFinal(ctx context.Context, c *client.ClientWithResponses, id string) error {
-	for ctx.Err() == nil {
+	for !over(ctx) {
 		wait := maxWaitSeconds
 		if deadline, ok := ctx.Deadline(); ok {
 			wait = min(wait, int(time.Until(deadline)/time.Second))
@@ -117,7 +130,7 @@ func awaitFinal(ctx context.Context, c *client.ClientWithResponses, id string) e
 			}
 		}
 	}
-	return ctx.Err()
+	return cmp.Or(ctx.Err(), context.DeadlineExceeded)
 }
 
 // fetchAll GETs the intents with n workers.
@@ -135,7 +148,7 @@ func fetchAll(ctx context.Context, c *client.ClientWithResponses, n int, ids []s
 			defer wg.Done()
 			for id := range work {
 				resp, err := c.GetIntentWithResponse(ctx, id, nil)
-				if err != nil && ctx.Err() == nil {
+				if err != nil && !over(ctx) {
 					// A kept-alive connection the service dropped while a
 					// long drain ran fails the next request written on it
 					// ("broken pipe"); a read is idempotent, so it is sent
