@@ -53,6 +53,7 @@ warm_up() {
 # intake_cmd.
 intake_runs() {
 	intake_cmd="loadgen --url http://127.0.0.1:$API_PORT --count $INTAKE_COUNT --concurrency 64 --wait=false"
+	local n
 	for n in $(seq 1 "$1"); do
 		log "submission-manager serve --api-only ...; $intake_cmd (run $n of $1)"
 		fresh_service --api-only
@@ -67,6 +68,7 @@ intake_runs() {
 # POST /v1/intents/batch; reports in $work/batch1.md..; sets batch_cmd.
 batch_runs() {
 	batch_cmd="loadgen --url http://127.0.0.1:$API_PORT --count $BATCH_COUNT --batch 100 --concurrency 16 --wait=false"
+	local n
 	for n in $(seq 1 "$1"); do
 		log "submission-manager serve --api-only ...; $batch_cmd (run $n of $1)"
 		fresh_service --api-only
