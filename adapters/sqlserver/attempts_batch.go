@@ -31,12 +31,15 @@ import (
 // XACT_ABORT then rolls everything back.
 type fencedBatch struct {
 	text string
+	// lane is the executor's pool the batch runs on (exec_pool.go).
+	lane lane
 }
 
-// newFencedBatch is the batch kind whose procedure is named procedure.
-func newFencedBatch(procedure string) fencedBatch {
+// newFencedBatch is the batch kind whose procedure is named procedure,
+// run on the lane l.
+func newFencedBatch(procedure string, l lane) fencedBatch {
 	return fencedBatch{text: "EXEC " + procedure + ` @items = $1, @lease_name = $2, @holder_id = $3,
-    @lease_epoch = $4, @lock_resource = $5, @lock_timeout = $6`}
+    @lease_epoch = $4, @lock_resource = $5, @lock_timeout = $6`, lane: l}
 }
 
 // The verdicts a batch answers per item.
@@ -47,11 +50,11 @@ const (
 )
 
 // startAttempts reserves attempts (dbo.submission_start_attempts).
-var startAttempts = newFencedBatch("dbo.submission_start_attempts")
+var startAttempts = newFencedBatch("dbo.submission_start_attempts", laneReservations)
 
 // finishAttempts closes attempts and applies their decisions
 // (dbo.submission_finish_attempts).
-var finishAttempts = newFencedBatch("dbo.submission_finish_attempts")
+var finishAttempts = newFencedBatch("dbo.submission_finish_attempts", laneResults)
 
 // startItem is one reservation in startAttempts' JSON.
 type startItem struct {
@@ -230,14 +233,14 @@ func (s *store) writeBatch(ctx context.Context, op string, b fencedBatch, errs [
 	}
 }
 
-// runFencedBatch sends one request of b for items on the executor's pool
-// and reads its verdicts by ord.
+// runFencedBatch sends one request of b for items on its lane of the
+// executor's pools and reads its verdicts by ord.
 func (s *store) runFencedBatch(ctx context.Context, b fencedBatch, f core.Fence, items []any) (map[int]int, error) {
 	text, err := itemsJSON(items)
 	if err != nil {
 		return nil, err
 	}
-	verdicts, err := s.db.runFencedBatchOn(ctx, s.db.exec, b, f, text)
+	verdicts, err := s.db.runFencedBatchOn(ctx, s.db.lanes[b.lane], b, f, text)
 	applied := 0
 	for _, v := range verdicts {
 		if v == verdictApplied {

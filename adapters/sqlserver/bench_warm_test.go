@@ -16,7 +16,7 @@ import (
 // BenchmarkFirstBatchesAfterWarmUp times a new leader's first reservation
 // and result of 50 intents on the connections WarmExecution warmed, against
 // its second: each iteration opens the database again (new connections, so
-// new backends on Babelfish), warms the executor's pool as serve does, and
+// new backends on Babelfish), warms the executor's lanes as serve does, and
 // runs two rounds through ExecutorStore. A warm-up that leaves part of a
 // batch unplanned shows as a first round many times the second: the first
 // result took 534-594 ms against 8-15 ms for the next while the warm-up's

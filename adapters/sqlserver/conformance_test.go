@@ -35,11 +35,11 @@ func TestStoreConformance(t *testing.T) {
 
 // TestExecutorStoreConformance runs the store cases of the executor's calls
 // that depend on the store's pool against the store serve hands the
-// executor: the same type as Store's, on the executor's pool, whose
+// executor: the same type as Store's, on the executor's fourth pool, whose
 // sessions are kept and reset by the same rules. Its rebuild and refresh
 // (ListPending, ListChanged, LatestChange) and its reads of single intents
 // go through that pool; the fenced batches and the reads of due intents go
-// through it from either store, so TestStoreConformance covers them, and a
+// through their lanes from either store, so TestStoreConformance covers them, and a
 // reservation, a result and a stale fence here show the path. The whole
 // suite here took four more minutes of every CI run.
 func TestExecutorStoreConformance(t *testing.T) {

@@ -24,9 +24,11 @@ type DB struct {
 	// leaseConns).
 	leases *sql.DB
 	leaseQ *sqlserverdb.Queries
-	// exec is the executor's pool, warmth when a follower last warmed it
-	// (exec_pool.go).
+	// exec is the executor's pool for its calls other than those of the
+	// lanes, one pool per kind of call it has under way; warmth is when a
+	// follower last warmed the lanes (exec_pool.go).
 	exec   *sql.DB
+	lanes  [laneCount]*sql.DB
 	warmth execWarmth
 	// pin holds the lease locks' names on a session of its own
 	// (lease_pin.go).
@@ -87,6 +89,9 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		engine:   eng,
 		locks:    locks,
 	}
+	for l := range db.lanes {
+		db.lanes[l] = openExecPool(conns, cfg)
+	}
 	db.leaseQ = sqlserverdb.New(db.leases)
 	db.stats = newStatistics(queries, plain, eng, db.log)
 	db.migrator, err = goose.NewProvider(goose.DialectMSSQL, plain, migrations.SQLServer(),
@@ -117,13 +122,15 @@ func (db *DB) OwnsSchema() bool { return false }
 // query pool that requests use.
 func (db *DB) Store() ports.Store { return db.storeOn(db.queries) }
 
-// ExecutorStore is Store on the executor's pool, for the leader's executor
-// and its gateway protection: its rebuild, its refresh of changes and its
-// reads of single intents then never wait for a connection behind
-// requests, nor behind WarmQueries, which holds every connection of the
-// query pool while it warms them. A new leader whose schedule was read
-// through the query pool rebuilt only after that warm-up, 7-11 s of a
-// fresh Babelfish instance's start (docs/sqlserver.md, "Connections").
+// ExecutorStore is Store on the executor's fourth pool, for the leader's
+// executor and its gateway protection (its reservations, results and reads
+// of due intents run on their lanes from any store, exec_pool.go): its
+// rebuild, its refresh of changes and its reads of single intents then
+// never wait for a connection behind requests, nor behind WarmQueries,
+// which holds every connection of the query pool while it warms them. A
+// new leader whose schedule was read through the query pool rebuilt only
+// after that warm-up, 7-11 s of a fresh Babelfish instance's start
+// (docs/sqlserver.md, "Connections").
 func (db *DB) ExecutorStore() ports.Store { return db.storeOn(db.exec) }
 
 // storeOn is the store whose calls go through pool.
@@ -138,5 +145,9 @@ func (db *DB) Leases() ports.LeaseStore { return &leaseStore{db: db} }
 // closes the connection pools.
 func (db *DB) Close() error {
 	db.stats.close()
-	return errors.Join(db.pin.close(), db.queries.Close(), db.exec.Close(), db.plain.Close(), db.leases.Close())
+	errs := []error{db.pin.close(), db.queries.Close(), db.exec.Close(), db.plain.Close(), db.leases.Close()}
+	for _, pool := range db.lanes {
+		errs = append(errs, pool.Close())
+	}
+	return errors.Join(errs...)
 }

@@ -15,34 +15,43 @@ import (
 	"github.com/submissionmanager/submission-manager/ports"
 )
 
-// The executor's pool. The leader's reads of due intents (GetIntents) and
-// its fenced batches (StartAttempts, FinishAttempts) run on a pool of
-// their own, which the instance keeps warm while it follows, so that a new
-// leader's first reservation and result do not pay a connection's first
-// call of their procedures: Babelfish compiles a procedure on each
-// connection's first call, about 0.6 s for each of the two batches on a
-// 2-core machine, and a new leader's first writes otherwise went to
-// connections that intake had used and the executor had not. With one
-// pool, intake traffic on a follower decides which connection comes next
-// (database/sql hands out the most recently used first); with its own,
-// the connections warmed are the ones the executor gets.
+// The executor's pools. The leader's reads of due intents (GetIntents),
+// its reservations (StartAttempts) and its results (FinishAttempts) each
+// run on a pool of their own, a lane, which the instance keeps warm while
+// it follows, so that a new leader's first calls do not pay a connection's
+// first call of their procedures: Babelfish compiles a procedure on each
+// connection's first call of it, about 0.6 s of its CPU for each of the two
+// batches on a 2-core machine. With one pool for the three, any connection
+// came to serve each kind (database/sql hands out the most recently used
+// first), so the warm-up compiled every procedure on three connections,
+// and a fourth that the executor's other reads opened mid-drain compiled
+// them all again under the load. With a lane per kind, each connection
+// compiles only its own kind's calls. The executor's other calls (its
+// rebuild, its refresh of changes, its reads of single intents) have a
+// fourth pool, so that they never take a lane's warm connection.
 
-// warmConns is how many of the executor pool's connections a warm-up
-// prepares: one for each kind of call the executor has under way at once
-// when the store states one write batch (a read of due intents, a batch of
-// reservations, a batch of results).
-const warmConns = 3
+// lane is one kind of call the executor has under way, on a pool of its
+// own (DB.lanes).
+type lane int
+
+const (
+	laneDue          lane = iota // reads of due intents
+	laneReservations             // fenced batches of reservations
+	laneResults                  // fenced batches of results
+	laneCount
+)
 
 // The fence of a warm-up's batches: a lease of its own, created in the
-// warm-up's transaction and rolled back with it (warmConn).
+// warm-up's transaction and rolled back with it (warmBatchLane).
 const (
 	warmLeasePrefix = "submission-manager/warm-up/"
 	warmHolder      = "warm-up"
 )
 
-// openExecPool opens the executor's pool on the queries' connector, sized
-// like the queries' pool (only what the executor has under way is opened),
-// resetting a session only when needed (keepsession.go).
+// openExecPool opens one of the executor's pools on the queries' connector,
+// sized like the queries' pool (only what the executor has under way is
+// opened), resetting a session only when needed (keepsession.go). The
+// tests count the four as one, poolExecutor.
 func openExecPool(conns connectors, cfg Config) *sql.DB {
 	pool := sql.OpenDB(cfg.connector(poolExecutor, keepSession(conns.queries)))
 	pool.SetMaxOpenConns(cfg.MaxOpenConns)
@@ -51,7 +60,7 @@ func openExecPool(conns connectors, cfg Config) *sql.DB {
 	return pool
 }
 
-// execWarmth remembers when the executor's pool was last warmed.
+// execWarmth remembers when the executor's lanes were last warmed.
 type execWarmth struct {
 	mu sync.Mutex
 	// triedAt is when the last warm-up began (the monotonic clock; zero
@@ -71,16 +80,26 @@ func (w *execWarmth) due(every time.Duration) bool {
 	return true
 }
 
-// warmExecutor calls the executor's procedures once on warmConns
-// connections of its pool at once (warmConn), and reports their errors. It
-// is the follower's (leaseStore.Acquire) and serve's (WarmExecution): a leader's
-// connections are warm by its own use.
+// warmExecutor warms one connection of each lane at once, and reports
+// their errors: the reads of due intents on theirs, a reservation on the
+// reservations' and a reservation and its result on the results' (the
+// result needs an attempt reserved in its own transaction to apply). It
+// is the follower's (leaseStore.Acquire) and serve's (WarmExecution): a
+// leader's connections are warm by its own use.
 func (db *DB) warmExecutor(ctx context.Context) error {
-	warmups := make([]func() error, warmConns)
-	for i := range warmups {
-		warmups[i] = func() error { return db.warmConn(ctx) }
-	}
-	return concurrently(warmups...)
+	return concurrently(
+		func() error { return db.warmDueLane(ctx) },
+		func() error { return db.warmBatchLane(ctx, laneReservations) },
+		func() error { return db.warmBatchLane(ctx, laneResults) },
+	)
+}
+
+// warmDueLane reads no intent on a connection of the due intents' lane.
+func (db *DB) warmDueLane(ctx context.Context) error {
+	return queryIDsJSON(ctx, db.lanes[laneDue], nil, getIntentsSQL, func(rows *sql.Rows) error {
+		_, err := readDetailedIntents(rows)
+		return err
+	})
 }
 
 // concurrently runs each of fns in a goroutine of its own, waits for all
@@ -95,28 +114,21 @@ func concurrently(fns ...func() error) error {
 	return errors.Join(errs...)
 }
 
-// warmConn runs each of the executor's procedures once on one connection,
-// all the way through: the batches inside a transaction that first creates
-// a lease of its own (a random name, so nobody waits for its row or its
-// lock) for them to be fenced by and an intent for them to apply to
-// (warmItems), and that rolls everything back. A batch fenced out stops at
-// its fence check, and Babelfish plans a procedure's statements at their
-// first execution on a connection, so a warm-up that stopped there left
-// the reservation's and the result's own statements to the leader's first
-// batches (0.3 to 0.6 s each, measured under load).
-func (db *DB) warmConn(ctx context.Context) error {
-	conn, err := db.exec.Conn(ctx)
+// warmBatchLane runs the lane's batch on one connection of it (after a
+// reservation, for the results' lane) all the way through, inside a
+// transaction that first creates a lease of its own (a random name, so
+// nobody waits for its row or its lock) for the batches to be fenced by and
+// an intent for them to apply to (warmItems), and that rolls everything
+// back. A batch fenced out stops at its fence check, and Babelfish plans a
+// procedure's statements at their first execution on a connection, so a
+// warm-up that stopped there left the batch's own statements to the
+// leader's first batches (0.3 to 0.6 s each, measured under load).
+func (db *DB) warmBatchLane(ctx context.Context, l lane) error {
+	conn, err := db.lanes[l].Conn(ctx)
 	if err != nil {
 		return mapError(err)
 	}
 	defer func() { _ = conn.Close() }()
-	err = queryIDsJSON(ctx, conn, nil, getIntentsSQL, func(rows *sql.Rows) error {
-		_, err := readDetailedIntents(rows)
-		return err
-	})
-	if err != nil {
-		return err
-	}
 	b := make([]byte, 8)
 	if _, err := rand.Read(b); err != nil {
 		return err
@@ -145,12 +157,16 @@ func (db *DB) warmConn(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// Rolled back with the lease and the intent.
-	for _, w := range []struct {
+	steps := []struct {
 		name  string
 		b     fencedBatch
 		items string
-	}{{"reservation", startAttempts, starts}, {"result", finishAttempts, finishes}} {
+	}{{"reservation", startAttempts, starts}, {"result", finishAttempts, finishes}}
+	if l == laneReservations {
+		steps = steps[:1]
+	}
+	// Rolled back with the lease and the intent.
+	for _, w := range steps {
 		verdicts, err := db.runFencedBatchOn(ctx, tx, w.b, fence, w.items)
 		if err != nil {
 			return err
@@ -188,7 +204,7 @@ func warmItems(fence core.Fence, id string, now time.Time) (starts, finishes str
 	return starts, finishes, err
 }
 
-// keepExecutorWarm warms the executor's pool from a follower's acquire that
+// keepExecutorWarm warms the executor's lanes from a follower's acquire that
 // found shown held by another instance, when a warm-up is due and the lease
 // has more than half of duration left, so that the warm-up (about a second
 // of Babelfish's CPU on a 2-core machine) never delays a takeover that is
@@ -207,8 +223,8 @@ func (db *DB) keepExecutorWarm(ctx context.Context, shown core.Lease, duration t
 	}
 }
 
-// warmEvery is how often a follower warms the executor's pool: three times
-// per connection lifetime, so a connection that the pool recycled is warm
+// warmEvery is how often a follower warms the executor's lanes: three times
+// per connection lifetime, so a connection that a lane recycled is warm
 // again within a third of that.
 func (db *DB) warmEvery() time.Duration {
 	return max(db.cfg.ConnMaxLifetime/3, time.Minute)

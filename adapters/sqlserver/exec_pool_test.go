@@ -10,10 +10,10 @@ import (
 )
 
 // TestFollowerWarmsTheExecutorPool: a follower's acquire that finds the
-// lease held warms warmConns connections of the executor's pool, once per
+// lease held warms a connection of each of the executor's lanes, once per
 // warm-up period, writing nothing; the leader it becomes runs its reads of
-// due intents and its batches on those connections without logging in
-// again; and an acquire that finds the lease near its expiry warms
+// due intents and its batches of both kinds on those connections without
+// logging in again; and an acquire that finds the lease near its expiry warms
 // nothing, so a takeover is never delayed by it.
 func TestFollowerWarmsTheExecutorPool(t *testing.T) {
 	db, rc := countedDB(t, Config{})
@@ -32,12 +32,14 @@ func TestFollowerWarmsTheExecutorPool(t *testing.T) {
 	}
 	follow("follower")
 	warmed := rc.snapshot(poolExecutor)
-	// Per connection: the read of due intents, then BEGIN, the warm-up's
-	// lease and intent, the two batches and ROLLBACK.
-	if warmed.Logins != warmConns || warmed.RoundTrips() != 7*warmConns ||
-		warmed.Requests[kindRollback] != warmConns || warmed.Requests[kindCommit] != 0 {
-		t.Fatalf("the follower's acquire logged in %d times and sent %d round trips on the executor's pool (%v); want %d and %d, a rollback each",
-			warmed.Logins, warmed.RoundTrips(), warmed.Requests, warmConns, 7*warmConns)
+	// One connection per lane: the read of due intents; BEGIN, the
+	// warm-up's lease and intent, a reservation and ROLLBACK; the same with
+	// a result after the reservation.
+	const roundTrips = 1 + 5 + 6
+	if warmed.Logins != int(laneCount) || warmed.RoundTrips() != roundTrips ||
+		warmed.Requests[kindRollback] != 2 || warmed.Requests[kindCommit] != 0 {
+		t.Fatalf("the follower's acquire logged in %d times and sent %d round trips on the executor's pools (%v); want %d and %d, two rollbacks",
+			warmed.Logins, warmed.RoundTrips(), warmed.Requests, laneCount, roundTrips)
 	}
 	var leases, intents, attempts int
 	err := db.queries.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM submission_manager_leases),
@@ -64,8 +66,14 @@ func TestFollowerWarmsTheExecutorPool(t *testing.T) {
 	if err := firstError(s.StartAttempts(ctx, []ports.StartAttemptParams{start})); err != nil {
 		t.Fatal(err)
 	}
-	if got := rc.since(poolExecutor, warmed); got.Logins != 0 || got.RoundTrips() != 2 {
-		t.Fatalf("the executor's read and batch logged in %d times and sent %d round trips (%v); want 0 and 2",
+	o := core.Outcome{Status: core.OutcomeRejected, Reason: core.ReasonProviderFailure}
+	finish := ports.FinishAttemptParams{Fence: leader.Fence(), IntentID: "warm-1", Number: 1, FinishedAt: time.Now().UTC(),
+		Outcome: &o, Sent: true, Decision: core.Decision{Status: core.StatusPending, NextDueAt: time.Now().UTC().Add(time.Hour)}}
+	if err := firstError(s.FinishAttempts(ctx, []ports.FinishAttemptParams{finish})); err != nil {
+		t.Fatal(err)
+	}
+	if got := rc.since(poolExecutor, warmed); got.Logins != 0 || got.RoundTrips() != 3 {
+		t.Fatalf("the executor's read and batches logged in %d times and sent %d round trips (%v); want 0 and 3",
 			got.Logins, got.RoundTrips(), got.Requests)
 	}
 

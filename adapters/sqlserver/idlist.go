@@ -84,11 +84,11 @@ func eachRow(scan func(*sql.Rows) error) func(*sql.Rows) error {
 }
 
 // intentsWithDetails reads the stored intents among ids with their
-// attempts and flags in one round trip, on the executor's pool (GetIntents
-// is the leader's read of due intents).
+// attempts and flags in one round trip, on the executor's lane of due
+// intents (GetIntents is the leader's read of them).
 func (db *DB) intentsWithDetails(ctx context.Context, ids []string) ([]core.Intent, error) {
 	var out []core.Intent
-	err := queryIDsJSON(ctx, db.exec, ids, getIntentsSQL, func(rows *sql.Rows) error {
+	err := queryIDsJSON(ctx, db.lanes[laneDue], ids, getIntentsSQL, func(rows *sql.Rows) error {
 		got, err := readDetailedIntents(rows)
 		out = append(out, got...)
 		return err

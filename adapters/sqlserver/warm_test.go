@@ -9,8 +9,8 @@ import (
 )
 
 // TestWarmOpensThePoolsAndStoresNothing: the warm-ups log in every idle
-// connection of the query pool and warmConns of the executor's (the query
-// pool's none of the executor's), store no intent, and leave a follower's
+// connection of the query pool and one of each of the executor's lanes
+// (the query pool's none of the executor's), store no intent, and leave a follower's
 // warm-up a period away; intake under load after them then logs in no
 // more and runs the intake's procedure on the connections warmed.
 func TestWarmOpensThePoolsAndStoresNothing(t *testing.T) {
@@ -40,8 +40,8 @@ func TestWarmOpensThePoolsAndStoresNothing(t *testing.T) {
 		t.Errorf("WarmQueries sent %d intake calls, %d rollbacks and %d commits on the query pool; want %d, %d and 0",
 			warmCalls, queries.Requests[kindRollback], queries.Requests[kindCommit], idle, idle)
 	}
-	if exec.Logins != warmConns {
-		t.Errorf("WarmExecution logged in %d connections of the executor's pool; want %d", exec.Logins, warmConns)
+	if exec.Logins != int(laneCount) {
+		t.Errorf("WarmExecution logged in %d connections of the executor's pools; want %d, one per lane", exec.Logins, laneCount)
 	}
 	if db.warmth.due(db.warmEvery()) {
 		t.Error("after WarmExecution, a follower's warm-up of the executor's pool was due at once")
