@@ -33,13 +33,23 @@ func TestFollowerWarmsTheExecutorPool(t *testing.T) {
 	follow("follower")
 	warmed := rc.snapshot(poolExecutor)
 	// One connection per lane: the read of due intents; BEGIN, the
-	// warm-up's lease and intent, a reservation and ROLLBACK; the same with
-	// a result after the reservation.
+	// warm-up's lease and intent, a reservation and ROLLBACK; BEGIN, the
+	// lease and intent, the attempt opened as text, a result and ROLLBACK.
 	const roundTrips = 1 + 5 + 6
 	if warmed.Logins != int(laneCount) || warmed.RoundTrips() != roundTrips ||
 		warmed.Requests[kindRollback] != 2 || warmed.Requests[kindCommit] != 0 {
 		t.Fatalf("the follower's acquire logged in %d times and sent %d round trips on the executor's pools (%v); want %d and %d, two rollbacks",
 			warmed.Logins, warmed.RoundTrips(), warmed.Requests, laneCount, roundTrips)
+	}
+	// Each procedure is called once, on its own lane: a lane that called
+	// another's would compile it for nothing.
+	calls := map[string]int{}
+	for _, q := range warmed.Queries {
+		calls[q]++
+	}
+	if calls[getIntentsSQL] != 1 || calls[startAttempts.text] != 1 || calls[finishAttempts.text] != 1 {
+		t.Fatalf("the warm-up called GetIntents %d, StartAttempts %d and FinishAttempts %d times; want once each",
+			calls[getIntentsSQL], calls[startAttempts.text], calls[finishAttempts.text])
 	}
 	var leases, intents, attempts int
 	err := db.queries.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM submission_manager_leases),
