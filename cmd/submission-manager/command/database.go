@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/submissionmanager/submission-manager/adapters/sqlite"
@@ -28,9 +29,17 @@ type Database struct {
 	// "sqlite:PATH?synchronous=normal"; empty means the store's default
 	// (FULL).
 	Synchronous sqlite.Synchronous
-	// DSN is the SQL Server URL as given.
+	// DSN is the SQL Server URL as given, less the options read here.
 	DSN string
+	// PoolMaxConns is the SQL Server query pool's size, from
+	// "sqlserver://...&pool_max_conns=N" (pgx's name for it); zero means
+	// the adapter's default. go-mssqldb never sees the option.
+	PoolMaxConns int
 }
+
+// maxPoolConns bounds pool_max_conns: far above what one instance needs,
+// low enough that a typo cannot open thousands of sessions.
+const maxPoolConns = 1000
 
 // ParseDatabase reads "sqlite:PATH" (the embedded default) or a
 // "sqlserver://" URL (production). Anything else is refused with the forms
@@ -69,7 +78,19 @@ func ParseDatabase(s string) (Database, error) {
 		if u.Host == "" {
 			return Database{}, errors.New("the sqlserver:// URL names no host")
 		}
-		return Database{Dialect: DialectSQLServer, DSN: s}, nil
+		db := Database{Dialect: DialectSQLServer, DSN: s}
+		params := u.Query()
+		if values, ok := params["pool_max_conns"]; ok {
+			v := values[len(values)-1]
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > maxPoolConns {
+				return Database{}, fmt.Errorf("sqlserver option pool_max_conns=%s: want a whole number from 1 to %d", v, maxPoolConns)
+			}
+			params.Del("pool_max_conns")
+			u.RawQuery = params.Encode()
+			db.DSN, db.PoolMaxConns = u.String(), n
+		}
+		return db, nil
 	default:
 		return Database{}, errors.New("want sqlite:PATH or sqlserver://user:password@host?database=name")
 	}
@@ -85,5 +106,13 @@ func (d Database) String() string {
 	}
 	// The user-info password is not the only place a URL DSN can carry
 	// one: go-mssqldb also reads ?password= and ?pwd=.
-	return sqlserver.RedactDSN(d.DSN)
+	dsn := sqlserver.RedactDSN(d.DSN)
+	if d.PoolMaxConns > 0 {
+		sep := "?"
+		if strings.Contains(dsn, "?") {
+			sep = "&"
+		}
+		dsn += sep + "pool_max_conns=" + strconv.Itoa(d.PoolMaxConns)
+	}
+	return dsn
 }

@@ -82,7 +82,7 @@ func openStore(ctx context.Context, db Database, log *slog.Logger, create bool) 
 		}
 		return d, nil
 	case DialectSQLServer:
-		d, err := sqlserver.Open(ctx, sqlserver.Config{DSN: db.DSN, Logger: log})
+		d, err := sqlserver.Open(ctx, sqlserver.Config{DSN: db.DSN, MaxOpenConns: db.PoolMaxConns, Logger: log})
 		if err != nil {
 			return nil, fmt.Errorf("--database %s: %w", db, err)
 		}

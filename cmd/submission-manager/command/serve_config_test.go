@@ -194,6 +194,33 @@ func TestDatabaseStringHidesThePassword(t *testing.T) {
 	}
 }
 
+// TestSQLServerPoolMaxConnsOption: pool_max_conns sizes the query pool, is
+// taken out of the DSN go-mssqldb reads, shows in the database's string
+// with the password still hidden, and a bad value is refused by name.
+func TestSQLServerPoolMaxConnsOption(t *testing.T) {
+	db, err := ParseDatabase("sqlserver://sa:s3cret@db.internal:1433?database=submissions&pool_max_conns=24")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if db.PoolMaxConns != 24 || strings.Contains(db.DSN, "pool_max_conns") || !strings.Contains(db.DSN, "database=submissions") ||
+		!strings.Contains(db.DSN, "sa:s3cret@db.internal:1433") {
+		t.Fatalf("got pool %d and DSN %q; want 24 and the DSN without the option", db.PoolMaxConns, db.DSN)
+	}
+	if got := db.String(); !strings.Contains(got, "pool_max_conns=24") || strings.Contains(got, "s3cret") {
+		t.Fatalf("String() = %q; want the option shown and the password hidden", got)
+	}
+	plain, err := ParseDatabase("sqlserver://sa:s3cret@db.internal:1433?database=submissions")
+	if err != nil || plain.PoolMaxConns != 0 || strings.Contains(plain.String(), "pool_max_conns") {
+		t.Fatalf("without the option: pool %d, %q, %v; want the adapter's default (0)", plain.PoolMaxConns, plain.String(), err)
+	}
+	for _, v := range []string{"0", "-3", "ten", "1001", ""} {
+		_, err := ParseDatabase("sqlserver://sa:s3cret@db.internal?database=d&pool_max_conns=" + v)
+		if err == nil || !strings.Contains(err.Error(), "pool_max_conns") || strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("pool_max_conns=%q: %v; want an error naming the option, without the password", v, err)
+		}
+	}
+}
+
 func TestSQLiteSynchronousOption(t *testing.T) {
 	for in, want := range map[string]sqlite.Synchronous{
 		"sqlite:data/x.db":                    "",
