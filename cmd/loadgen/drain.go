@@ -39,7 +39,6 @@ func awaitDrain(ctx context.Context, c *client.ClientWithResponses, timeout time
 	params := &client.ListIntentsParams{Status: &status, Limit: &limit}
 	tick := time.NewTicker(drainPoll)
 	defer tick.Stop()
-	deadline, _ := ctx.Deadline()
 	var (
 		lastErr  error
 		answered bool
@@ -47,10 +46,8 @@ func awaitDrain(ctx context.Context, c *client.ClientWithResponses, timeout time
 	for {
 		resp, err := c.ListIntentsWithResponse(ctx, params)
 		switch {
-		case !time.Now().Before(deadline):
+		case over(ctx):
 			// The timeout cut this request: the answers before say why.
-			// The clock, not ctx.Err(): the lean doer's connection deadline
-			// is ctx's, and its i/o timeout can come before ctx is done.
 		case err != nil:
 			lastErr = err
 		case resp.StatusCode() >= 400 && resp.StatusCode() < 500:
