@@ -24,8 +24,8 @@ type DB struct {
 	// leaseConns).
 	leases *sql.DB
 	leaseQ *sqlserverdb.Queries
-	// exec is the executor's pool for its calls other than those of the
-	// lanes, one pool per kind of call it has under way; warmth is when a
+	// lanes are the executor's pools, one per kind of call it has under
+	// way, and exec its pool for every other call; warmth is when a
 	// follower last warmed the lanes (exec_pool.go).
 	exec   *sql.DB
 	lanes  [laneCount]*sql.DB
