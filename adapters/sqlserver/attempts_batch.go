@@ -251,15 +251,23 @@ func (s *store) runFencedBatch(ctx context.Context, b fencedBatch, f core.Fence,
 	return verdicts, err
 }
 
-// itemsJSON is a batch's items as its procedure reads them: a JSON array,
-// with no HTML escaping, which the procedures' OPENJSON would only have to
-// undo.
+// itemsJSON is a batch's items as its procedure reads them (procedureJSON).
 func itemsJSON(items []any) (string, error) {
+	text, err := procedureJSON(items)
+	if err != nil {
+		return "", fmt.Errorf("encode batch: %w", err)
+	}
+	return text, nil
+}
+
+// procedureJSON is v as JSON for a procedure's OPENJSON: with no HTML
+// escaping, which OPENJSON would only have to undo.
+func procedureJSON(v any) (string, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(items); err != nil {
-		return "", fmt.Errorf("encode batch: %w", err)
+	if err := enc.Encode(v); err != nil {
+		return "", err
 	}
 	return buf.String(), nil
 }

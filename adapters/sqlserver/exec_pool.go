@@ -93,12 +93,11 @@ func (db *DB) warmExecutor(ctx context.Context) error {
 	)
 }
 
-// warmDueLane reads no intent on a connection of the due intents' lane.
+// warmDueLane reads no intent on a connection of the due intents' lane,
+// through the leader's own read of them.
 func (db *DB) warmDueLane(ctx context.Context) error {
-	return queryIDsJSON(ctx, db.lanes[laneDue], nil, getIntentsSQL, func(rows *sql.Rows) error {
-		_, err := readDetailedIntents(rows)
-		return err
-	})
+	_, err := db.intentsWithDetails(ctx, nil)
+	return err
 }
 
 // concurrently runs each of fns in a goroutine of its own, waits for all

@@ -1,10 +1,8 @@
 package sqlserver
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 
 	"github.com/submissionmanager/submission-manager/core"
@@ -36,13 +34,11 @@ func intentIDsJSON(ids []string) (string, error) {
 	for i, id := range ids {
 		spelled[i] = jsonText(id)
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(spelled); err != nil {
+	text, err := procedureJSON(spelled)
+	if err != nil {
 		return "", fmt.Errorf("sqlserver: encode intentIds: %w", err)
 	}
-	return buf.String(), nil
+	return text, nil
 }
 
 // queryIDsJSON runs query (a call taking the ids' JSON as $1) once for all
