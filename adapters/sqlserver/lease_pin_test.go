@@ -5,11 +5,14 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	mssql "github.com/microsoft/go-mssqldb"
 
 	"github.com/submissionmanager/submission-manager/ports"
 	"github.com/submissionmanager/submission-manager/ports/leasetest"
@@ -127,6 +130,29 @@ func TestLeaseLockKeepsItsName(t *testing.T) {
 	}
 }
 
+// babelfishNoSuchSession is the error Babelfish's KILL raises when it does
+// not find the session in sys.dm_exec_sessions.
+const babelfishNoSuchSession = 33557097
+
+// killSession ends the session spid from another session. Babelfish's KILL
+// looks the session up in sys.dm_exec_sessions first, which once missed a
+// live session in CI, with every package's tests loading the server
+// ("Process ID ... is not an active process ID for a TDS connection"), so
+// that answer is asked again a few times before it counts.
+func killSession(t *testing.T, spid int) error {
+	t.Helper()
+	var err error
+	for range 5 {
+		_, err = adminDB(t).ExecContext(t.Context(), fmt.Sprintf("KILL %d;", spid))
+		var serverErr mssql.Error
+		if !errors.As(err, &serverErr) || serverErr.Number != babelfishNoSuchSession {
+			return err
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return err
+}
+
 // takeLockInTx takes the lease lock named resource Shared in a transaction
 // of its own on conn and commits, which lets the lock go.
 func takeLockInTx(ctx context.Context, conn *sql.Conn, resource string) error {
@@ -157,7 +183,7 @@ func TestPinIsTakenAgainAfterItsSessionEnds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := adminDB(t).ExecContext(t.Context(), fmt.Sprintf("KILL %d;", spid)); err != nil {
+	if err := killSession(t, spid); err != nil {
 		t.Fatalf("KILL %d: %v", spid, err)
 	}
 	if status := lockStatus(t, db, name, "Exclusive", 10*time.Second); status < 0 {
