@@ -136,6 +136,9 @@ func (e *Elector) acquire(ctx context.Context) (core.Lease, bool, time.Duration)
 		Duration:  e.cfg.LeaseDuration,
 	})
 	cancel()
+	// took is the acquire's own duration, logged so that a takeover that
+	// came late says whether the database call or the wait before it was slow.
+	took := e.cfg.Clock.Now().Sub(start)
 	switch {
 	case ctx.Err() != nil:
 		if err == nil && acquired {
@@ -148,7 +151,7 @@ func (e *Elector) acquire(ctx context.Context) (core.Lease, bool, time.Duration)
 		}
 		return core.Lease{}, false, e.cfg.AcquireInterval
 	case err != nil:
-		e.log.Warn("leader_acquire_failed", "sql_error", err.Error())
+		e.log.Warn("leader_acquire_failed", "sql_error", err.Error(), "took", took)
 		return core.Lease{}, false, e.cfg.AcquireInterval
 	case !acquired:
 		e.mu.Lock()
@@ -157,7 +160,7 @@ func (e *Elector) acquire(ctx context.Context) (core.Lease, bool, time.Duration)
 		retryIn := e.cfg.retryIn(lease)
 		e.log.Debug("leader_acquire_failed", "reason", "held by another instance",
 			"leader_holder_id", lease.HolderID, "lease_epoch", lease.Epoch, "expires_at", lease.ExpiresAt,
-			"retry_in", retryIn)
+			"retry_in", retryIn, "took", took)
 		return core.Lease{}, false, retryIn
 	}
 	e.mu.Lock()
@@ -167,7 +170,7 @@ func (e *Elector) acquire(ctx context.Context) (core.Lease, bool, time.Duration)
 	e.validUntil = start.Add(e.cfg.LeaseDuration - e.margin)
 	e.mu.Unlock()
 	e.cfg.Metrics.Leadership(true, lease.Epoch)
-	e.log.Info("leader_acquired", "lease_epoch", lease.Epoch, "expires_at", lease.ExpiresAt)
+	e.log.Info("leader_acquired", "lease_epoch", lease.Epoch, "expires_at", lease.ExpiresAt, "took", took)
 	return lease, true, 0
 }
 

@@ -380,16 +380,16 @@ func TestAcquireErrorIsLoggedAndRetried(t *testing.T) {
 		t.Fatal("Leadership() true after a failed acquire")
 	}
 	failed := w.logs.entries(t, "leader_acquire_failed")
-	if len(failed) != 1 || failed[0]["sql_error"] == nil || failed[0]["level"] != "WARN" {
-		t.Fatalf("leader_acquire_failed logs = %v, want one WARN with sql_error", failed)
+	if len(failed) != 1 || failed[0]["sql_error"] == nil || failed[0]["took"] == nil || failed[0]["level"] != "WARN" {
+		t.Fatalf("leader_acquire_failed logs = %v, want one WARN with sql_error and took", failed)
 	}
 	w.clock.Advance(4 * time.Second)
 	if call := x.next(); call.lease.Epoch != 1 {
 		t.Fatalf("acquired at epoch %d, want 1", call.lease.Epoch)
 	}
 	acquired := w.logs.entries(t, "leader_acquired")
-	if len(acquired) != 1 || acquired[0]["holder_id"] != "sm-01" || acquired[0]["lease_epoch"] != float64(1) || acquired[0]["expires_at"] == nil {
-		t.Fatalf("leader_acquired logs = %v, want one with holder_id, lease_epoch, expires_at", acquired)
+	if len(acquired) != 1 || acquired[0]["holder_id"] != "sm-01" || acquired[0]["lease_epoch"] != float64(1) || acquired[0]["expires_at"] == nil || acquired[0]["took"] == nil {
+		t.Fatalf("leader_acquired logs = %v, want one with holder_id, lease_epoch, expires_at, took", acquired)
 	}
 }
 
