@@ -66,19 +66,15 @@ func (n lockNames) migration() string {
 	return "submission-manager/" + n.database + "/migrate"
 }
 
-// The lease lock statements take the lease lock for the rest of the
-// transaction and answer sp_getapplock's status (0 or 1: granted; -1: timed
-// out; -2: cancelled; -3: deadlock victim). $1 is the resource, $2 the
-// timeout in milliseconds. Each mode is spelled out, one statement each,
-// because sp_getapplock takes its mode as a literal best.
-const (
-	sharedLeaseLockSQL = `DECLARE @status int;
+// sharedLeaseLockSQL takes the lease lock in Shared mode for the rest of
+// the transaction and answers sp_getapplock's status (0 or 1: granted; -1:
+// timed out; -2: cancelled; -3: deadlock victim). $1 is the resource, $2
+// the timeout in milliseconds. The mode is spelled out because
+// sp_getapplock takes its mode as a literal best. A takeover takes the lock
+// in IntentExclusive mode inside dbo.submission_acquire_lease (lease.go).
+const sharedLeaseLockSQL = `DECLARE @status int;
 EXEC @status = sp_getapplock @Resource = $1, @LockMode = 'Shared', @LockOwner = 'Transaction', @LockTimeout = $2;
 SELECT @status;`
-	takeoverLeaseLockSQL = `DECLARE @status int;
-EXEC @status = sp_getapplock @Resource = $1, @LockMode = 'IntentExclusive', @LockOwner = 'Transaction', @LockTimeout = $2;
-SELECT @status;`
-)
 
 // engineSQL asks the server what it is. SERVERPROPERTY('Babelfish') is NULL
 // on SQL Server and set on Babelfish for PostgreSQL, which speaks T-SQL and

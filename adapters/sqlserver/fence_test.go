@@ -13,6 +13,13 @@ import (
 	"github.com/submissionmanager/submission-manager/ports/leasetest"
 )
 
+// takeoverLeaseLockSQL takes the lease lock as a takeover does
+// (dbo.submission_acquire_lease), so that a test can hold it in a
+// transaction of its own; it answers as sharedLeaseLockSQL does.
+const takeoverLeaseLockSQL = `DECLARE @status int;
+EXEC @status = sp_getapplock @Resource = $1, @LockMode = 'IntentExclusive', @LockOwner = 'Transaction', @LockTimeout = $2;
+SELECT @status;`
+
 // TestEngineFromServerProperty checks what Open makes of
 // SERVERPROPERTY('Babelfish'): SQL Server reads the change feed under
 // REPEATABLE READ, which reads with locks also under READ_COMMITTED_SNAPSHOT;

@@ -69,7 +69,8 @@ func durationMillis(d time.Duration) (int32, error) {
 // does not exist. Each path is one conditional statement evaluated in
 // database time, and neither can succeed for two callers: the take-over
 // UPDATE re-evaluates expires_at <= SYSUTCDATETIME() under the row's update
-// lock, and the INSERT is decided by the primary key.
+// lock, and the INSERT is decided by the primary key. An existing row costs
+// one round trip, taken over or not (acquireExisting).
 func (l *leaseStore) Acquire(ctx context.Context, p ports.AcquireLeaseParams) (core.Lease, bool, error) {
 	if err := validateLeaseNames(p.LeaseName, p.HolderID); err != nil {
 		return core.Lease{}, false, err
@@ -81,19 +82,18 @@ func (l *leaseStore) Acquire(ctx context.Context, p ports.AcquireLeaseParams) (c
 	if err := l.db.pin.hold(ctx, p.LeaseName); err != nil {
 		return core.Lease{}, false, err
 	}
-	lease, acquired, err := l.takeOver(ctx, p, ms)
-	if err != nil || acquired {
-		return lease, acquired, err
+	current, taken, found, err := l.acquireExisting(ctx, p.LeaseName, p.HolderID, ms, false)
+	if err != nil || taken {
+		return current, taken, err
 	}
-	current, found, err := l.Read(ctx, p.LeaseName)
-	if err != nil || found {
-		// Held and unexpired (or it expired just now; the next tick takes it).
-		if found && current.HolderID != p.HolderID {
+	if found {
+		// Held and unexpired (or taken over by another follower just now).
+		if current.HolderID != p.HolderID {
 			l.db.keepExecutorWarm(ctx, current, p.Duration)
 		}
-		return current, false, err
+		return current, false, nil
 	}
-	lease, err = l.insert(ctx, p, ms)
+	lease, err := l.insert(ctx, p, ms)
 	if errors.Is(err, errDuplicateKey) {
 		// Another instance created the row first.
 		current, _, err = l.Read(ctx, p.LeaseName)
@@ -105,38 +105,45 @@ func (l *leaseStore) Acquire(ctx context.Context, p ports.AcquireLeaseParams) (c
 	return lease, true, nil
 }
 
-// takeOver moves an expired lease to the caller at the next epoch. Only
-// when the lease has expired does it take the lease lock in IntentExclusive
-// mode (fence.go), in the same transaction as the conditional UPDATE: the lock
+// acquireLeaseSQL calls dbo.submission_acquire_lease (migration 00021): $1
+// the lease name, $2 the holder, $3 the duration in milliseconds, $4 the
+// lease lock's resource, $5 its timeout in milliseconds, $6 whether this is
+// a rehearsal. It answers the row as it is after the call, with taken, or
+// no row when there is no lease of that name.
+const acquireLeaseSQL = `EXEC dbo.submission_acquire_lease @lease_name = $1, @holder_id = $2, @duration_ms = $3,
+    @lock_resource = $4, @lock_timeout = $5, @rehearsal = $6`
+
+// acquireExisting takes leaseName over for holderID when it has expired and
+// answers the row as it then is, in one round trip on the lease pool:
+// found is false when there is no row, taken true when this call took it.
+// Only an expired lease takes the lease lock, in IntentExclusive mode
+// (fence.go), in the same transaction as the conditional UPDATE: the lock
 // waits until every fenced transaction of the old epoch that passed its
 // check has committed, and the UPDATE re-checks the expiry under it (the
 // holder may have renewed meanwhile). A lease that holds is never locked,
-// so a follower's periodic acquire costs the leader's writes nothing. The
-// row is read back in the same transaction.
-func (l *leaseStore) takeOver(ctx context.Context, p ports.AcquireLeaseParams, ms int32) (core.Lease, bool, error) {
-	expired, err := l.db.leaseQ.LeaseExpired(ctx, p.LeaseName)
-	if err != nil || expired == 0 {
-		return core.Lease{}, false, mapError(err)
-	}
-	var lease core.Lease
-	var acquired bool
-	err = l.db.inLeaseTx(ctx, func(tx *sql.Tx, q *sqlserverdb.Queries) error {
-		if err := takeLeaseLock(ctx, tx, takeoverLeaseLockSQL, l.db.locks.lease(p.LeaseName), l.db.cfg.LeaseLockTimeout); err != nil {
-			return err
+// so a follower's periodic acquire costs the leader's writes nothing. A
+// rehearsal runs the takeover's statements on a name without a row
+// (PrepareTakeover).
+func (l *leaseStore) acquireExisting(ctx context.Context, leaseName, holderID string, ms int32, rehearsal bool) (lease core.Lease, taken, found bool, err error) {
+	err = l.db.retryDeadlocks(ctx, func() error {
+		var took int
+		err := l.db.leases.QueryRowContext(ctx, acquireLeaseSQL, leaseName, holderID, ms,
+			setString(l.db.locks.lease(leaseName)), lockTimeoutMillis(l.db.cfg.LeaseLockTimeout), rehearsal).Scan(
+			&took, &lease.LeaseName, &lease.HolderID, &lease.Epoch, &lease.AcquiredAt, &lease.RenewedAt, &lease.ExpiresAt, &lease.ReadAt)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
 		}
-		n, err := q.TakeOverExpiredLease(ctx, sqlserverdb.TakeOverExpiredLeaseParams{
-			HolderID: p.HolderID, DurationMs: ms, LeaseName: p.LeaseName})
 		if err != nil {
 			return mapError(err)
 		}
-		if n == 0 {
-			return nil
-		}
-		acquired = true
-		lease, err = getLease(ctx, q, p.LeaseName)
-		return err
+		taken, found = took == 1, true
+		return nil
 	})
-	return lease, acquired, err
+	if err != nil || !found {
+		return core.Lease{}, false, false, err
+	}
+	lease.AcquiredAt, lease.RenewedAt, lease.ExpiresAt, lease.ReadAt = lease.AcquiredAt.UTC(), lease.RenewedAt.UTC(), lease.ExpiresAt.UTC(), lease.ReadAt.UTC()
+	return lease, taken, true, nil
 }
 
 // insert creates the lease row at epoch 1 and reads it back in the same

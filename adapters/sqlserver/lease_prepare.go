@@ -2,9 +2,7 @@ package sqlserver
 
 import (
 	"context"
-	"database/sql"
 
-	"github.com/submissionmanager/submission-manager/adapters/sqlserver/internal/sqlserverdb"
 	"github.com/submissionmanager/submission-manager/ports"
 )
 
@@ -15,21 +13,16 @@ var _ ports.TakeoverPreparer = (*leaseStore)(nil)
 // finds no row.
 const rehearsalLeaseName = "submission-manager-takeover-rehearsal"
 
-// PrepareTakeover rehearses takeOver on the lease pool: the same
-// transaction, takeover's lease lock and conditional UPDATE, on a lease name
-// no row has, so it writes nothing and contends with nothing. A follower's
-// lease connection otherwise runs these statements for the first time in
-// its takeover, which on Babelfish costs 0.3 to 0.6 s there (measured on a
-// 2-core machine) against about 12 ms warm; the lease pool hands out its
-// most recently used connection first, and a follower uses it one call at
-// a time, so the takeover runs on the connection just rehearsed.
+// PrepareTakeover rehearses a takeover on the lease pool: the same
+// procedure with its takeover's transaction, lease lock and conditional
+// UPDATE, on a lease name no row has, so it writes nothing and contends with
+// nothing. A follower's lease connection otherwise runs these statements
+// for the first time in its takeover, which on Babelfish costs 0.3 to 0.6 s
+// there (measured on a 2-core machine) against about 12 ms warm; the lease
+// pool hands out its most recently used connection first, and a follower
+// uses it one call at a time, so the takeover runs on the connection just
+// rehearsed.
 func (l *leaseStore) PrepareTakeover(ctx context.Context, _ string) error {
-	return l.db.inLeaseTx(ctx, func(tx *sql.Tx, q *sqlserverdb.Queries) error {
-		if err := takeLeaseLock(ctx, tx, takeoverLeaseLockSQL, l.db.locks.lease(rehearsalLeaseName), l.db.cfg.LeaseLockTimeout); err != nil {
-			return err
-		}
-		_, err := q.TakeOverExpiredLease(ctx, sqlserverdb.TakeOverExpiredLeaseParams{
-			HolderID: "rehearsal", DurationMs: 0, LeaseName: rehearsalLeaseName})
-		return mapError(err)
-	})
+	_, _, _, err := l.acquireExisting(ctx, rehearsalLeaseName, "rehearsal", 0, true)
+	return err
 }

@@ -216,15 +216,27 @@ func TestRoundTripsPerRequest(t *testing.T) {
 	if got := rc.since(poolLeases, leases0); got.RoundTrips() != 0 || got.Logins != 0 {
 		t.Errorf("the store's operations used the lease pool: %+v", got.Requests)
 	}
-	// The lease's own operations, on its pool: reported, not pinned.
-	measureOn(poolLeases, "lease: Renew", -1, func() error {
+	// The lease's own operations, on its pool (the pin and a follower's
+	// warm-up of the executor's lanes use pools of their own).
+	measureOn(poolLeases, "lease: Renew", 1, func() error {
 		_, err := db.Leases().Renew(ctx, ports.RenewLeaseParams{Fence: fence, Duration: time.Hour})
 		return err
 	})
-	measureOn(poolLeases, "lease: Acquire by a follower while it is held", -1, func() error {
-		_, acquired, err := db.Leases().Acquire(ctx, ports.AcquireLeaseParams{LeaseName: core.DefaultLeaseName, HolderID: "sm-follower", Duration: time.Hour})
+	follower := ports.AcquireLeaseParams{LeaseName: core.DefaultLeaseName, HolderID: "sm-follower", Duration: time.Hour}
+	measureOn(poolLeases, "lease: Acquire by a follower while it is held", 1, func() error {
+		_, acquired, err := db.Leases().Acquire(ctx, follower)
 		if err == nil && acquired {
 			err = fmt.Errorf("a held lease was acquired")
+		}
+		return err
+	})
+	if err := db.Leases().Release(ctx, fence); err != nil {
+		t.Fatal(err)
+	}
+	measureOn(poolLeases, "lease: Acquire by a follower that takes the expired lease over", 1, func() error {
+		lease, acquired, err := db.Leases().Acquire(ctx, follower)
+		if err == nil && (!acquired || lease.Epoch != fence.Epoch+1) {
+			err = fmt.Errorf("the expired lease was not taken over at epoch %d: acquired %v, %+v", fence.Epoch+1, acquired, lease)
 		}
 		return err
 	})

@@ -1,21 +1,14 @@
--- name: TakeOverExpiredLease :execrows
--- The "row exists and has expired" half of acquire: one conditional UPDATE,
--- so two instances racing for an expired lease cannot both win (the second
--- re-evaluates the predicate on the row the first committed). Every lease
--- statement reads the database clock once, through the one-row derived
--- table "clock": separate SYSUTCDATETIME() calls in one statement may
--- differ by a tick, and acquired_at, renewed_at and expires_at must agree.
--- lease_name and holder_id are varchar columns (the lease spec's types);
--- their nvarchar Go parameters are cast to the column type to keep seeks.
-UPDATE submission_manager_leases
-SET holder_id = CAST(sqlc.arg(holder_id) AS varchar(128)),
-    lease_epoch = lease_epoch + 1,
-    acquired_at = clock.now,
-    renewed_at = clock.now,
-    expires_at = DATEADD(millisecond, CAST(sqlc.arg(duration_ms) AS int), clock.now)
-FROM (SELECT SYSUTCDATETIME() AS now) AS clock
-WHERE lease_name = CAST(sqlc.arg(lease_name) AS varchar(64))
-  AND expires_at <= clock.now;
+-- A follower's acquire of an existing row, taken over or not, is the
+-- procedure dbo.submission_acquire_lease (migration 00021), called from
+-- adapters/sqlserver/lease.go: one round trip where these statements took
+-- up to six.
+--
+-- Every lease statement reads the database clock once, through the one-row
+-- derived table "clock": separate SYSUTCDATETIME() calls in one statement
+-- may differ by a tick, and acquired_at, renewed_at and expires_at must
+-- agree. lease_name and holder_id are varchar columns (the lease spec's
+-- types); their nvarchar Go parameters are cast to the column type to keep
+-- seeks.
 
 -- name: InsertLease :exec
 -- The "row is missing" half of acquire. The primary key decides a race: the
@@ -64,12 +57,3 @@ WHERE lease_name = CAST(sqlc.arg(lease_name) AS varchar(64))
   AND holder_id = CAST(sqlc.arg(holder_id) AS varchar(128))
   AND lease_epoch = CAST(sqlc.arg(lease_epoch) AS bigint)
   AND expires_at > SYSUTCDATETIME();
-
--- name: LeaseExpired :one
--- Whether the lease row exists and has expired in database time: a
--- takeover takes the lease lock (and waits for the fenced writes in flight)
--- only when this says there is something to take over.
-SELECT COUNT(*) AS expired
-FROM submission_manager_leases
-WHERE lease_name = CAST(sqlc.arg(lease_name) AS varchar(64))
-  AND expires_at <= SYSUTCDATETIME();

@@ -38,6 +38,7 @@ func (q *Queries) FenceHolds(ctx context.Context, arg FenceHoldsParams) (int64, 
 }
 
 const insertLease = `-- name: InsertLease :exec
+
 INSERT INTO submission_manager_leases (
     lease_name, holder_id, lease_epoch, acquired_at, renewed_at, expires_at
 )
@@ -56,28 +57,22 @@ type InsertLeaseParams struct {
 	DurationMs int32
 }
 
+// A follower's acquire of an existing row, taken over or not, is the
+// procedure dbo.submission_acquire_lease (migration 00021), called from
+// adapters/sqlserver/lease.go: one round trip where these statements took
+// up to six.
+//
+// Every lease statement reads the database clock once, through the one-row
+// derived table "clock": separate SYSUTCDATETIME() calls in one statement
+// may differ by a tick, and acquired_at, renewed_at and expires_at must
+// agree. lease_name and holder_id are varchar columns (the lease spec's
+// types); their nvarchar Go parameters are cast to the column type to keep
+// seeks.
 // The "row is missing" half of acquire. The primary key decides a race: the
 // loser gets error 2627 and reads the winner's row.
 func (q *Queries) InsertLease(ctx context.Context, arg InsertLeaseParams) error {
 	_, err := q.db.ExecContext(ctx, insertLease, arg.LeaseName, arg.HolderID, arg.DurationMs)
 	return err
-}
-
-const leaseExpired = `-- name: LeaseExpired :one
-SELECT COUNT(*) AS expired
-FROM submission_manager_leases
-WHERE lease_name = CAST($1 AS varchar(64))
-  AND expires_at <= SYSUTCDATETIME()
-`
-
-// Whether the lease row exists and has expired in database time: a
-// takeover takes the lease lock (and waits for the fenced writes in flight)
-// only when this says there is something to take over.
-func (q *Queries) LeaseExpired(ctx context.Context, leaseName string) (int64, error) {
-	row := q.db.QueryRowContext(ctx, leaseExpired, leaseName)
-	var expired int64
-	err := row.Scan(&expired)
-	return expired, err
 }
 
 const readLease = `-- name: ReadLease :one
@@ -136,40 +131,6 @@ type ReleaseLeaseParams struct {
 // Expiring the lease now lets the next acquire (expires_at <= now) win.
 func (q *Queries) ReleaseLease(ctx context.Context, arg ReleaseLeaseParams) (int64, error) {
 	result, err := q.db.ExecContext(ctx, releaseLease, arg.LeaseName, arg.HolderID, arg.LeaseEpoch)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected()
-}
-
-const takeOverExpiredLease = `-- name: TakeOverExpiredLease :execrows
-UPDATE submission_manager_leases
-SET holder_id = CAST($1 AS varchar(128)),
-    lease_epoch = lease_epoch + 1,
-    acquired_at = clock.now,
-    renewed_at = clock.now,
-    expires_at = DATEADD(millisecond, CAST($2 AS int), clock.now)
-FROM (SELECT SYSUTCDATETIME() AS now) AS clock
-WHERE lease_name = CAST($3 AS varchar(64))
-  AND expires_at <= clock.now
-`
-
-type TakeOverExpiredLeaseParams struct {
-	HolderID   string
-	DurationMs int32
-	LeaseName  string
-}
-
-// The "row exists and has expired" half of acquire: one conditional UPDATE,
-// so two instances racing for an expired lease cannot both win (the second
-// re-evaluates the predicate on the row the first committed). Every lease
-// statement reads the database clock once, through the one-row derived
-// table "clock": separate SYSUTCDATETIME() calls in one statement may
-// differ by a tick, and acquired_at, renewed_at and expires_at must agree.
-// lease_name and holder_id are varchar columns (the lease spec's types);
-// their nvarchar Go parameters are cast to the column type to keep seeks.
-func (q *Queries) TakeOverExpiredLease(ctx context.Context, arg TakeOverExpiredLeaseParams) (int64, error) {
-	result, err := q.db.ExecContext(ctx, takeOverExpiredLease, arg.HolderID, arg.DurationMs, arg.LeaseName)
 	if err != nil {
 		return 0, err
 	}
