@@ -92,13 +92,22 @@ func TestHASQLServerFailoverBehindHAProxy(t *testing.T) {
 	// The leader as the lease row has it at the kill, so that the figure
 	// is the takeover the kill caused.
 	first, firstEpoch := c.currentLeader()
+	watch := watchServer(t, dsn)
 	killedAt := time.Now()
 	c.instances[first].proc.kill(t)
 	second, secondEpoch, leadingAt := c.waitLeader(first, firstEpoch+1)
+	watch.stop()
 	failover := leadingAt.Sub(killedAt)
 	acquired := c.audit.lease(t)
 	if failover > tsqlFailoverBound {
-		t.Errorf("after SIGKILL of %s, %s led %s later, more than lease_duration + 1s = %s", first, second, failover, tsqlFailoverBound)
+		t.Errorf("after SIGKILL of %s at %s, %s led %s later, more than lease_duration + 1s = %s",
+			first, killedAt.UTC().Format("15:04:05.000"), second, failover, tsqlFailoverBound)
+		for name, in := range c.instances {
+			t.Logf("--- %s on the lease from 1 s before the kill until %s led ---\n%s",
+				name, second, leaseTimeline(in.proc.logPath, killedAt.Add(-time.Second), leadingAt))
+		}
+		t.Logf("--- the database server's busy sessions, every %s from the kill until %s led ---\n%s",
+			serverActivityEvery, second, watch.report())
 	}
 	haMust(t, load.waitAcked(60))
 	load.stop()
@@ -165,6 +174,8 @@ func (c *tsqlCluster) start(name string, extra ...string) {
 		"--gateway-timeout", "2s",
 		"--shutdown-timeout", "5s",
 		"--log-format", "json",
+		// Debug shows each follower's acquires, for a late takeover's report.
+		"--log-level", "debug",
 	}, extra...)
 	p := haStartProcess(t, c.dir, name, c.bin, args, nil)
 	c.instances[name] = &mpInstance{addr: addr, proc: p}
