@@ -24,6 +24,9 @@ type DB struct {
 	// leaseConns).
 	leases *sql.DB
 	leaseQ *sqlserverdb.Queries
+	// rehearsed is when a follower last rehearsed the takeover ahead of
+	// time (lease_prepare.go).
+	rehearsed execWarmth
 	// lanes are the executor's pools, one per kind of call it has under
 	// way, and exec its pool for every other call; warmth is when a
 	// follower last warmed the lanes (exec_pool.go).

@@ -89,6 +89,7 @@ func (l *leaseStore) Acquire(ctx context.Context, p ports.AcquireLeaseParams) (c
 	if found {
 		// Held and unexpired (or taken over by another follower just now).
 		if current.HolderID != p.HolderID {
+			l.keepTakeoverWarm(ctx, current, p.Duration)
 			l.db.keepExecutorWarm(ctx, current, p.Duration)
 		}
 		return current, false, nil

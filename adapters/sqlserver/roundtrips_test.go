@@ -223,7 +223,13 @@ func TestRoundTripsPerRequest(t *testing.T) {
 		return err
 	})
 	follower := ports.AcquireLeaseParams{LeaseName: core.DefaultLeaseName, HolderID: "sm-follower", Duration: time.Hour}
-	measureOn(poolLeases, "lease: Acquire by a follower while it is held", 1, func() error {
+	// A follower's first acquire of a held lease also rehearses the
+	// takeover, once per warm-up period (lease_prepare.go); the ticks
+	// after it are what a follower sends every acquire interval.
+	if _, _, err := db.Leases().Acquire(ctx, follower); err != nil {
+		t.Fatal(err)
+	}
+	measureOn(poolLeases, "lease: Acquire tick of a follower while it is held", 1, func() error {
 		_, acquired, err := db.Leases().Acquire(ctx, follower)
 		if err == nil && acquired {
 			err = fmt.Errorf("a held lease was acquired")
