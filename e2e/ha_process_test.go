@@ -225,9 +225,25 @@ func haTail(path string, n int) string {
 // haLogEvents returns the JSON log records of a process whose msg is event.
 func haLogEvents(t *testing.T, path, event string) []map[string]any {
 	t.Helper()
-	f, err := os.Open(path)
+	records, err := haLogRecords(path)
 	if err != nil {
 		t.Fatal(err)
+	}
+	var out []map[string]any
+	for _, rec := range records {
+		if rec["msg"] == event {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+// haLogRecords reads the JSON log at path, one record per line that holds
+// one; other lines (a panic's, the Go runtime's) are skipped.
+func haLogRecords(path string) ([]map[string]any, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
 	}
 	defer f.Close()
 	var out []map[string]any
@@ -239,11 +255,11 @@ func haLogEvents(t *testing.T, path, event string) []map[string]any {
 			continue
 		}
 		var rec map[string]any
-		if json.Unmarshal(line, &rec) == nil && rec["msg"] == event {
+		if json.Unmarshal(line, &rec) == nil {
 			out = append(out, rec)
 		}
 	}
-	return out
+	return out, sc.Err()
 }
 
 // haGet returns the status and body of a GET, with a short timeout so a

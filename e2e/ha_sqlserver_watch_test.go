@@ -1,13 +1,9 @@
 package e2e
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -147,23 +143,12 @@ func (w *serverWatch) report() string {
 // and every warning or error, between from and to: one line per event with
 // its time and the fields that matter to a takeover.
 func leaseTimeline(path string, from, to time.Time) string {
-	f, err := os.Open(path)
+	records, err := haLogRecords(path)
 	if err != nil {
 		return err.Error()
 	}
-	defer f.Close()
 	var b strings.Builder
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Bytes()
-		if !bytes.HasPrefix(line, []byte("{")) {
-			continue
-		}
-		var rec map[string]any
-		if json.Unmarshal(line, &rec) != nil {
-			continue
-		}
+	for _, rec := range records {
 		at, _ := time.Parse(time.RFC3339Nano, fmt.Sprint(rec["time"]))
 		msg := fmt.Sprint(rec["msg"])
 		if at.Before(from) || at.After(to) ||

@@ -2,7 +2,6 @@ package sqlserver
 
 import (
 	"context"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -24,10 +23,7 @@ func BenchmarkLeaseTakeover(b *testing.B) {
 	_, dsn := sqlservertest.Database(b)
 	ctx := context.Background()
 	open := func() *DB {
-		db, err := Open(ctx, Config{DSN: dsn, Logger: slog.New(slog.DiscardHandler)})
-		if err != nil {
-			b.Fatalf("Open: %v", err)
-		}
+		db := openBenchDB(b, dsn)
 		b.Cleanup(func() { _ = db.Close() })
 		return db
 	}

@@ -26,10 +26,7 @@ func BenchmarkFirstBatchesAfterWarmUp(b *testing.B) {
 	_, dsn := sqlservertest.Database(b)
 	ctx := context.Background()
 	open := func() *DB {
-		db, err := Open(ctx, Config{DSN: dsn, Logger: slog.New(slog.DiscardHandler)})
-		if err != nil {
-			b.Fatalf("Open: %v", err)
-		}
+		db := openBenchDB(b, dsn)
 		withoutStatistics(db)
 		return db
 	}
@@ -83,4 +80,15 @@ func BenchmarkFirstBatchesAfterWarmUp(b *testing.B) {
 	}
 	b.ReportMetric(float64(first.Milliseconds())/float64(b.N), "first-round-ms")
 	b.ReportMetric(float64(next.Milliseconds())/float64(b.N), "second-round-ms")
+}
+
+// openBenchDB opens the adapter on dsn as serve does, logging nothing; the
+// caller closes it.
+func openBenchDB(b *testing.B, dsn string) *DB {
+	b.Helper()
+	db, err := Open(context.Background(), Config{DSN: dsn, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		b.Fatalf("Open: %v", err)
+	}
+	return db
 }
