@@ -18,12 +18,12 @@ const rehearsalLeaseName = "submission-manager-takeover-rehearsal"
 // PrepareTakeover rehearses a takeover on the lease pool: the same
 // procedure with its takeover's transaction, lease lock and conditional
 // UPDATE, on a lease name no row has, so it writes nothing and contends with
-// nothing. A follower's lease connection otherwise runs these statements
-// for the first time in its takeover, which on Babelfish costs 0.3 to 0.6 s
-// there (measured on a 2-core machine) against about 12 ms warm; the lease
-// pool hands out its most recently used connection first, and a follower
-// uses it one call at a time, so the takeover runs on the connection just
-// rehearsed.
+// nothing. A follower's lease connection otherwise runs the procedure for
+// the first time in its takeover, which on Babelfish costs 0.2 to 0.8 s
+// there (a quiet and a busy 2-core machine) against 1 to 12 ms warm; the
+// lease pool hands out its most recently used connection first, and a
+// follower uses it one call at a time, so the takeover runs on the
+// connection just rehearsed.
 func (l *leaseStore) PrepareTakeover(ctx context.Context, _ string) error {
 	_, _, _, err := l.acquireExisting(ctx, rehearsalLeaseName, "rehearsal", 0, true)
 	return err
