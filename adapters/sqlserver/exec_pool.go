@@ -80,17 +80,37 @@ func (w *execWarmth) due(every time.Duration) bool {
 	return true
 }
 
-// warmExecutor warms one connection of each lane at once, and reports
-// their errors: the reads of due intents on theirs, a reservation on the
-// reservations' and a result on the results'. It
-// is the follower's (leaseStore.Acquire) and serve's (WarmExecution): a
+// warmExecutor warms one connection of each lane at once, and one of the
+// executor's fourth pool, and reports their errors: the reads of due
+// intents on theirs, a reservation on the reservations', a result on the
+// results', and a new leader's first reads on the fourth (warmStartReads).
+// It is the follower's (leaseStore.Acquire) and serve's (WarmExecution): a
 // leader's connections are warm by its own use.
 func (db *DB) warmExecutor(ctx context.Context) error {
 	return concurrently(
 		func() error { return db.warmDueLane(ctx) },
 		func() error { return db.warmBatchLane(ctx, laneReservations) },
 		func() error { return db.warmBatchLane(ctx, laneResults) },
+		func() error { return db.warmStartReads(ctx) },
 	)
+}
+
+// warmStartReads runs a new leader's reads before its first attempt (the
+// schedule's rebuild: the change cursor and the pending intents; then the
+// gateway pauses) on one connection of the executor's fourth pool, which
+// they take at a takeover. A new leader otherwise logged in there first:
+// its executor started 0.29 to 0.52 s after the takeover on a quiet 2-core
+// machine, and 0.43 to 1.86 s beside other load on Babelfish.
+func (db *DB) warmStartReads(ctx context.Context) error {
+	s := db.storeOn(db.exec)
+	if _, err := s.LatestChange(ctx); err != nil {
+		return err
+	}
+	if _, err := s.ListPending(ctx, ports.ListPendingParams{Limit: 1}); err != nil {
+		return err
+	}
+	_, err := s.ListPauses(ctx)
+	return err
 }
 
 // warmDueLane reads no intent on a connection of the due intents' lane,

@@ -12,8 +12,8 @@ import (
 // TestFollowerWarmsTheExecutorPool: a follower's acquire that finds the
 // lease held warms a connection of each of the executor's lanes, once per
 // warm-up period, writing nothing; the leader it becomes runs its reads of
-// due intents and its batches of both kinds on those connections without
-// logging in again; and an acquire that finds the lease near its expiry warms
+// due intents, its batches of both kinds and its reads before its first
+// attempt on those connections without logging in again; and an acquire that finds the lease near its expiry warms
 // nothing, so a takeover is never delayed by it.
 func TestFollowerWarmsTheExecutorPool(t *testing.T) {
 	db, rc := countedDB(t, Config{})
@@ -35,11 +35,14 @@ func TestFollowerWarmsTheExecutorPool(t *testing.T) {
 	// One connection per lane: the read of due intents; BEGIN, the
 	// warm-up's lease and intent, a reservation and ROLLBACK; BEGIN, the
 	// lease and intent, the attempt opened as text, a result and ROLLBACK.
-	const roundTrips = 1 + 5 + 6
-	if warmed.Logins != int(laneCount) || warmed.RoundTrips() != roundTrips ||
-		warmed.Requests[kindRollback] != 2 || warmed.Requests[kindCommit] != 0 {
-		t.Fatalf("the follower's acquire logged in %d times and sent %d round trips on the executor's pools (%v); want %d and %d, two rollbacks",
-			warmed.Logins, warmed.RoundTrips(), warmed.Requests, laneCount, roundTrips)
+	// And one of the fourth pool: a new leader's first reads (the change
+	// cursor in a transaction of its own, a page of pending intents, the
+	// gateway pauses).
+	const roundTrips = 1 + 5 + 6 + 5
+	if warmed.Logins != int(laneCount)+1 || warmed.RoundTrips() != roundTrips ||
+		warmed.Requests[kindRollback] != 2 || warmed.Requests[kindCommit] != 1 {
+		t.Fatalf("the follower's acquire logged in %d times and sent %d round trips on the executor's pools (%v); want %d and %d, two rollbacks and a commit",
+			warmed.Logins, warmed.RoundTrips(), warmed.Requests, laneCount+1, roundTrips)
 	}
 	// Each procedure is called once, on its own lane: a lane that called
 	// another's would compile it for nothing.
@@ -85,6 +88,23 @@ func TestFollowerWarmsTheExecutorPool(t *testing.T) {
 	if got := rc.since(poolExecutor, warmed); got.Logins != 0 || got.RoundTrips() != 3 {
 		t.Fatalf("the executor's read and batches logged in %d times and sent %d round trips (%v); want 0 and 3",
 			got.Logins, got.RoundTrips(), got.Requests)
+	}
+
+	// So do a new leader's reads before its first attempt, on the fourth
+	// pool.
+	es := db.ExecutorStore()
+	reads := rc.snapshot(poolExecutor)
+	if _, err := es.LatestChange(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := es.ListPending(ctx, ports.ListPendingParams{Limit: 100}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := es.ListPauses(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := rc.since(poolExecutor, reads); got.Logins != 0 {
+		t.Fatalf("a new leader's first reads logged in %d times (%v); want 0", got.Logins, got.Requests)
 	}
 
 	// Near its expiry, a held lease is left to be taken, not warmed for.
