@@ -135,22 +135,22 @@ func TestLeaseLockKeepsItsName(t *testing.T) {
 const babelfishNoSuchSession = 33557097
 
 // killSession ends the session spid from another session. Babelfish's KILL
-// looks the session up in sys.dm_exec_sessions first, which once missed a
-// live session in CI, with every package's tests loading the server
-// ("Process ID ... is not an active process ID for a TDS connection"), so
-// that answer is asked again a few times before it counts.
+// looks the session up in sys.dm_exec_sessions first, which missed a live
+// session in CI runs with every package's tests loading the server
+// ("Process ID ... is not an active process ID for a TDS connection"), once
+// for over a second, so that answer is asked again every 200 ms for up to
+// 10 s before it counts.
 func killSession(t *testing.T, spid int) error {
 	t.Helper()
-	var err error
-	for range 5 {
-		_, err = adminDB(t).ExecContext(t.Context(), fmt.Sprintf("KILL %d;", spid))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := adminDB(t).ExecContext(t.Context(), fmt.Sprintf("KILL %d;", spid))
 		var serverErr mssql.Error
-		if !errors.As(err, &serverErr) || serverErr.Number != babelfishNoSuchSession {
+		if !errors.As(err, &serverErr) || serverErr.Number != babelfishNoSuchSession || time.Now().After(deadline) {
 			return err
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	return err
 }
 
 // takeLockInTx takes the lease lock named resource Shared in a transaction
