@@ -158,12 +158,13 @@ func leaseTimeline(path string, from, to time.Time) string {
 		fmt.Fprintf(&b, "%s %s %s", at.UTC().Format("15:04:05.000"), rec["level"], msg)
 		for _, k := range []string{"leader_holder_id", "lease_epoch", "expires_at", "retry_in", "took", "reason", "error", "sql_error", "err"} {
 			v, ok := rec[k]
+			if !ok {
+				continue
+			}
 			if ns, isNumber := v.(float64); isNumber && (k == "retry_in" || k == "took") {
 				v = time.Duration(ns).Round(100 * time.Microsecond) // slog writes durations as nanoseconds
 			}
-			if ok {
-				fmt.Fprintf(&b, " %s=%v", k, v)
-			}
+			fmt.Fprintf(&b, " %s=%v", k, v)
 		}
 		b.WriteByte('\n')
 	}

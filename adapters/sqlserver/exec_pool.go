@@ -230,15 +230,15 @@ func warmItems(fence core.Fence, id string, now time.Time) (starts, finishes str
 }
 
 // keepExecutorWarm warms the executor's lanes from a follower's acquire that
-// found shown held by another instance, when a warm-up is due and the lease
-// has more than half of duration left, so that the warm-up (about a second
-// of Babelfish's CPU on a 2-core machine) never delays a takeover that is
-// near. It waits for the warm-up, bounded by half the duration whatever
-// the acquire's own bound, and tries again only a warm-up period later
-// whatever came of it: a failure costs one log line, and a warm-up cut
-// short would only be repeated at every tick.
-func (db *DB) keepExecutorWarm(ctx context.Context, shown core.Lease, duration time.Duration) {
-	if shown.ReadAt.IsZero() || shown.ExpiresAt.Sub(shown.ReadAt) <= duration/2 || !db.warmth.due(db.warmEvery()) {
+// found the lease held by another instance far from its expiry
+// (farFromExpiry), when a warm-up is due, so that the warm-up (about a
+// second of Babelfish's CPU on a 2-core machine) never delays a takeover
+// that is near. It waits for the warm-up, bounded by half the duration
+// whatever the acquire's own bound, and tries again only a warm-up period
+// later whatever came of it: a failure costs one log line, and a warm-up
+// cut short would only be repeated at every tick.
+func (db *DB) keepExecutorWarm(ctx context.Context, duration time.Duration) {
+	if !db.warmth.due(db.warmEvery()) {
 		return
 	}
 	warmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), duration/2)

@@ -88,9 +88,9 @@ func (l *leaseStore) Acquire(ctx context.Context, p ports.AcquireLeaseParams) (c
 	}
 	if found {
 		// Held and unexpired (or taken over by another follower just now).
-		if current.HolderID != p.HolderID {
-			l.keepTakeoverWarm(ctx, current, p.Duration)
-			l.db.keepExecutorWarm(ctx, current, p.Duration)
+		if current.HolderID != p.HolderID && farFromExpiry(current, p.Duration) {
+			l.keepTakeoverWarm(ctx)
+			l.db.keepExecutorWarm(ctx, p.Duration)
 		}
 		return current, false, nil
 	}
@@ -127,24 +127,38 @@ const acquireLeaseSQL = `EXEC dbo.submission_acquire_lease @lease_name = $1, @ho
 // (PrepareTakeover).
 func (l *leaseStore) acquireExisting(ctx context.Context, leaseName, holderID string, ms int32, rehearsal bool) (lease core.Lease, taken, found bool, err error) {
 	err = l.db.retryDeadlocks(ctx, func() error {
-		var took int
+		var tookOver int
 		err := l.db.leases.QueryRowContext(ctx, acquireLeaseSQL, leaseName, holderID, ms,
 			setString(l.db.locks.lease(leaseName)), lockTimeoutMillis(l.db.cfg.LeaseLockTimeout), rehearsal).Scan(
-			&took, &lease.LeaseName, &lease.HolderID, &lease.Epoch, &lease.AcquiredAt, &lease.RenewedAt, &lease.ExpiresAt, &lease.ReadAt)
+			&tookOver, &lease.LeaseName, &lease.HolderID, &lease.Epoch, &lease.AcquiredAt, &lease.RenewedAt, &lease.ExpiresAt, &lease.ReadAt)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}
 		if err != nil {
 			return mapError(err)
 		}
-		taken, found = took == 1, true
+		taken, found = tookOver == 1, true
 		return nil
 	})
 	if err != nil || !found {
 		return core.Lease{}, false, false, err
 	}
+	return inUTC(lease), taken, true, nil
+}
+
+// inUTC is lease with its times in UTC, as every lease the store answers
+// has them (getLease's too).
+func inUTC(lease core.Lease) core.Lease {
 	lease.AcquiredAt, lease.RenewedAt, lease.ExpiresAt, lease.ReadAt = lease.AcquiredAt.UTC(), lease.RenewedAt.UTC(), lease.ExpiresAt.UTC(), lease.ReadAt.UTC()
-	return lease, taken, true, nil
+	return lease
+}
+
+// farFromExpiry reports whether shown had more than half of duration left
+// when it was read: a follower's warm-ups run only then (keepTakeoverWarm,
+// keepExecutorWarm), so that they end long before a takeover they could
+// otherwise delay.
+func farFromExpiry(shown core.Lease, duration time.Duration) bool {
+	return !shown.ReadAt.IsZero() && shown.ExpiresAt.Sub(shown.ReadAt) > duration/2
 }
 
 // insert creates the lease row at epoch 1 and reads it back in the same
@@ -209,7 +223,7 @@ func (l *leaseStore) Renew(ctx context.Context, p ports.RenewLeaseParams) (core.
 	if err := l.db.pin.hold(ctx, p.Fence.LeaseName); err != nil {
 		l.db.log.WarnContext(ctx, "the lease lock is not pinned", "lease", p.Fence.LeaseName, "err", err)
 	}
-	lease.AcquiredAt, lease.RenewedAt, lease.ExpiresAt = lease.AcquiredAt.UTC(), lease.RenewedAt.UTC(), lease.ExpiresAt.UTC()
+	lease = inUTC(lease)
 	// renewed_at is the statement's clock, so it is also when the row was read.
 	lease.ReadAt = lease.RenewedAt
 	return lease, nil

@@ -2,9 +2,7 @@ package sqlserver
 
 import (
 	"context"
-	"time"
 
-	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
 )
 
@@ -30,23 +28,23 @@ func (l *leaseStore) PrepareTakeover(ctx context.Context, _ string) error {
 }
 
 // keepTakeoverWarm rehearses the takeover from a follower's acquire that
-// found shown held by another instance with more than half of duration
-// left, once per warm-up period (warmEvery: a lease connection that its
-// pool recycled is warm again within a third of its lifetime). The elector
-// rehearses only while it waits for an expiry that is near, and a follower
-// of a live leader first waits so at that leader's crash: its lease
-// connection then compiled the procedure on Babelfish in the takeover's
-// own path, both followers at once: 0.2 s on a quiet 2-core machine, 0.8 s
-// beside four busy backends and two busy shell loops, against 1 to 12 ms
-// on a connection that had run it (docs/sqlserver.md, "Round trips and
-// statements"). With half the lease left, the rehearsal ends long before
-// the expiry. Its failure costs a log line: the elector rehearses again
-// before the takeover.
-func (l *leaseStore) keepTakeoverWarm(ctx context.Context, shown core.Lease, duration time.Duration) {
-	if shown.ReadAt.IsZero() || shown.ExpiresAt.Sub(shown.ReadAt) <= duration/2 || !l.db.rehearsed.due(l.db.warmEvery()) {
+// found the lease held by another instance far from its expiry
+// (farFromExpiry), once per warm-up period (warmEvery: a lease connection
+// that its pool recycled is warm again within a third of its lifetime).
+// The elector rehearses only while it waits for an expiry that is near,
+// and a follower of a live leader first waits so at that leader's crash:
+// its lease connection then compiled the procedure on Babelfish in the
+// takeover's own path, both followers at once: 0.2 s on a quiet 2-core
+// machine, 0.8 s beside four busy backends and two busy shell loops,
+// against 1 to 12 ms on a connection that had run it (docs/sqlserver.md,
+// "Round trips and statements"). With half the lease left, the rehearsal
+// ends long before the expiry. Its failure costs a log line: the elector
+// rehearses again before the takeover.
+func (l *leaseStore) keepTakeoverWarm(ctx context.Context) {
+	if !l.db.rehearsed.due(l.db.warmEvery()) {
 		return
 	}
-	if err := l.PrepareTakeover(ctx, shown.LeaseName); err != nil {
+	if err := l.PrepareTakeover(ctx, ""); err != nil {
 		l.db.log.WarnContext(ctx, "the takeover was not rehearsed", "err", err)
 	}
 }
