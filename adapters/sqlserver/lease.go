@@ -165,16 +165,21 @@ func farFromExpiry(shown core.Lease, duration time.Duration) bool {
 // transaction. A lost race surfaces as errDuplicateKey.
 func (l *leaseStore) insert(ctx context.Context, p ports.AcquireLeaseParams, ms int32) (core.Lease, error) {
 	var lease core.Lease
-	err := l.db.inLeaseTx(ctx, func(_ *sql.Tx, q *sqlserverdb.Queries) error {
-		err := q.InsertLease(ctx, sqlserverdb.InsertLeaseParams{
-			LeaseName: p.LeaseName, HolderID: p.HolderID, DurationMs: ms})
-		if err != nil {
-			return mapError(err)
-		}
-		lease, err = getLease(ctx, q, p.LeaseName)
+	err := l.db.inLeaseTx(ctx, func(_ *sql.Tx, q *sqlserverdb.Queries) (err error) {
+		lease, err = createLease(ctx, q, p.LeaseName, p.HolderID, ms)
 		return err
 	})
 	return lease, err
+}
+
+// createLease inserts the lease row at epoch 1 through q and reads it back:
+// insert's statements, which the lease's warm-up also runs (warmLeases).
+func createLease(ctx context.Context, q *sqlserverdb.Queries, leaseName, holderID string, ms int32) (core.Lease, error) {
+	err := q.InsertLease(ctx, sqlserverdb.InsertLeaseParams{LeaseName: leaseName, HolderID: holderID, DurationMs: ms})
+	if err != nil {
+		return core.Lease{}, mapError(err)
+	}
+	return getLease(ctx, q, leaseName)
 }
 
 // renewLeaseSQL extends the lease for the same holder at the same epoch

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/submissionmanager/submission-manager/core"
+	"github.com/submissionmanager/submission-manager/ports"
 )
 
 // TestWarmOpensThePoolsAndStoresNothing: the warm-ups log in every idle
@@ -45,6 +46,30 @@ func TestWarmOpensThePoolsAndStoresNothing(t *testing.T) {
 	}
 	if db.warmth.due(db.warmEvery()) {
 		t.Error("after WarmExecution, a follower's warm-up of the executor's pool was due at once")
+	}
+	if db.rehearsed.due(db.warmEvery()) {
+		t.Error("after WarmExecution, a follower's rehearsal of the takeover was due at once")
+	}
+	leases, pin := rc.snapshot(poolLeases), rc.snapshot(poolLeasePin)
+	if leases.Logins != 1 || pin.Logins != 1 {
+		t.Errorf("WarmExecution logged in %d lease connections and %d pin sessions; want one of each", leases.Logins, pin.Logins)
+	}
+	if leases.Requests[kindCommit] != 0 {
+		t.Errorf("WarmExecution committed %d transactions on the lease pool; want none", leases.Requests[kindCommit])
+	}
+	// The first acquire of a new database runs on the warmed connections.
+	if _, ok, err := db.Leases().Acquire(ctx, ports.AcquireLeaseParams{LeaseName: "warm-first", HolderID: "warm", Duration: time.Minute}); err != nil || !ok {
+		t.Fatalf("Acquire after the warm-up: %v %v", ok, err)
+	}
+	if l, p := rc.since(poolLeases, leases), rc.since(poolLeasePin, pin); l.Logins != 0 || p.Logins != 0 {
+		t.Errorf("the first acquire after the warm-up logged in %d lease connections and %d pin sessions; want none", l.Logins, p.Logins)
+	}
+	var leaseRows int
+	if err := db.queries.QueryRowContext(ctx, `SELECT COUNT(*) FROM submission_manager_leases WHERE lease_name <> 'warm-first'`).Scan(&leaseRows); err != nil {
+		t.Fatal(err)
+	}
+	if leaseRows != 0 {
+		t.Errorf("the warm-ups left %d lease rows stored", leaseRows)
 	}
 	var stored int
 	if err := db.queries.QueryRowContext(ctx, `SELECT COUNT(*) FROM submission_intents`).Scan(&stored); err != nil {
