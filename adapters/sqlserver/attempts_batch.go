@@ -12,8 +12,8 @@ import (
 )
 
 // The executor's reservations and results travel as batches. Each request
-// is one call of a stored procedure (migration 00014, rewritten by 00017,
-// 00018 and 00022 for what it cost Babelfish), one round trip: it takes the lease lock in
+// is one call of a stored procedure (migration 00014, rewritten by 00017
+// and 00018 for what it cost Babelfish), one round trip: it takes the lease lock in
 // Shared mode and checks the fence once (fence.go), writes every runnable
 // item with set-based statements in one transaction, and answers one
 // verdict per item. The items travel as one
