@@ -10,10 +10,12 @@ import (
 )
 
 // TestWarmOpensThePoolsAndStoresNothing: the warm-ups log in every idle
-// connection of the query pool and one of each of the executor's lanes
-// (the query pool's none of the executor's), store no intent, and leave a follower's
-// warm-up a period away; intake under load after them then logs in no
-// more and runs the intake's procedure on the connections warmed.
+// connection of the query pool, one of each of the executor's lanes (the
+// query pool's none of the executor's), one lease connection and the
+// pin's session, store no intent and no lease, and leave a follower's
+// warm-ups a period away; a first acquire after them logs in nowhere, and
+// intake under load logs in no more and runs the intake's procedure on
+// the connections warmed.
 func TestWarmOpensThePoolsAndStoresNothing(t *testing.T) {
 	const idle = 4
 	db, rc := countedDB(t, Config{MaxOpenConns: idle})
