@@ -88,7 +88,7 @@ func TestTracingStartsATraceForAnUntracedSubmission(t *testing.T) {
 // TestTracingOffPassesTheClientsTraceParent: without --otlp-endpoint the
 // gateway receives the client's traceparent exactly as sent (a later
 // version's as version 00, docs/api.md), and none for a submission that
-// came without one.
+// came without one; the lookup that resolves a lost answer carries it too.
 func TestTracingOffPassesTheClientsTraceParent(t *testing.T) {
 	svc, sim := startStandard(t)
 	sent := traceParent(clientTraceID, clientSpanID, "01")
@@ -105,6 +105,16 @@ func TestTracingOffPassesTheClientsTraceParent(t *testing.T) {
 	}
 	if rs := sim.Reference("off-untraced"); rs.Submissions != 1 || rs.LastTraceParent != "" {
 		t.Errorf("an untraced submission reached the gateway as %+v, want one call without traceparent", rs)
+	}
+
+	// An answer lost after the acceptance is resolved by the gateway's
+	// lookup, which carries the client's traceparent too.
+	script(t, sim, "off-lost-answer", gatewaysim.Fault(gatewaysim.ModeAcceptThenDrop))
+	submitTraced(t, svc.api, "off-lost-answer", sent)
+	waitAccepted(t, svc.api, "off-lost-answer")
+	if rs := sim.Reference("off-lost-answer"); rs.Lookups < 1 || rs.LastLookupTraceParent != sent {
+		t.Errorf("a lost answer was looked up %d times, the latest with traceparent %q; want at least once, with the client's %q",
+			rs.Lookups, rs.LastLookupTraceParent, sent)
 	}
 }
 

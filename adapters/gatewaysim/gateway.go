@@ -281,13 +281,15 @@ func toAPIStats(s Stats) gatewayapi.Stats {
 	}
 	for ref, rs := range s.References {
 		out.References[ref] = gatewayapi.ReferenceStats{
-			Submissions:     rs.Submissions,
-			Accepted:        rs.Accepted,
-			Rejected:        rs.Rejected,
-			Duplicates:      rs.Duplicates,
-			Faults:          rs.Faults,
-			LastPayload:     rs.LastPayload,
-			LastTraceParent: rs.LastTraceParent,
+			Submissions:           rs.Submissions,
+			Accepted:              rs.Accepted,
+			Rejected:              rs.Rejected,
+			Duplicates:            rs.Duplicates,
+			Faults:                rs.Faults,
+			LastPayload:           rs.LastPayload,
+			LastTraceParent:       rs.LastTraceParent,
+			Lookups:               rs.Lookups,
+			LastLookupTraceParent: rs.LastLookupTraceParent,
 		}
 	}
 	return out

@@ -2,19 +2,21 @@ package gatewaysim
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/submissionmanager/submission-manager/api/gatewayapi"
 )
 
 // LookupSubmission serves the optional lookup of the gateway protocol: the
-// outcome the reference was given, or never_received. With Config.NoLookup
-// it answers 404, as a gateway without the route does.
-func (g *gateway) LookupSubmission(w http.ResponseWriter, _ *http.Request, ref string) {
+// outcome the reference was given, or never_received, and counts the
+// lookup under the reference with its traceparent header. With
+// Config.NoLookup it answers 404, as a gateway without the route does.
+func (g *gateway) LookupSubmission(w http.ResponseWriter, r *http.Request, ref string) {
 	if g.behaviour.noLookup {
 		http.NotFound(w, nil)
 		return
 	}
-	o, ok := g.state.lookup(ref)
+	o, ok := g.state.lookup(ref, strings.Join(r.Header.Values("traceparent"), ","))
 	if !ok {
 		writeJSON(w, http.StatusOK, gatewayapi.LookupAnswer{Lookup: gatewayapi.NeverReceived})
 		return

@@ -49,6 +49,12 @@ type ReferenceStats struct {
 	// them), empty when it carried none: it shows in which trace, and
 	// under which span, the caller made the call.
 	LastTraceParent string
+	// Lookups counts the lookups of this reference, and
+	// LastLookupTraceParent is the traceparent header of the latest, kept
+	// as LastTraceParent is: a caller that resolves an attempt in doubt
+	// asks in the attempt's trace.
+	Lookups               int
+	LastLookupTraceParent string
 }
 
 // reference is the gateway's memory of one reference.
@@ -140,7 +146,7 @@ func (r *registry) stats(only string) Stats {
 		References: make(map[string]ReferenceStats),
 	}
 	collect := func(ref string, rs *reference) {
-		if rs.Submissions > 0 {
+		if rs.Submissions > 0 || rs.Lookups > 0 {
 			c := rs.ReferenceStats
 			c.LastPayload = slices.Clone(c.LastPayload)
 			st.References[ref] = c
@@ -231,17 +237,18 @@ func (r *registry) decide(ref string, payload json.RawMessage, traceParent strin
 	return a
 }
 
-// lookup returns the outcome the reference was given (see reference.given),
-// or false when it has had none.
-func (r *registry) lookup(ref string) (core.Outcome, bool) {
-	s := r.shard(ref)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st, ok := s.refs[ref]
-	if !ok || st.given == nil {
-		return core.Outcome{}, false
-	}
-	return *st.given, true
+// lookup records a lookup of ref with its traceparent header and returns
+// the outcome the reference was given (see reference.given), or false when
+// it has had none.
+func (r *registry) lookup(ref, traceParent string) (o core.Outcome, given bool) {
+	r.with(ref, func(st *reference) {
+		st.Lookups++
+		st.LastLookupTraceParent = traceParent
+		if st.given != nil {
+			o, given = *st.given, true
+		}
+	})
+	return o, given
 }
 
 // outageFault counts a submission answered by an outage: a fault that
@@ -297,6 +304,10 @@ func (s *Stats) merge(o Stats) {
 		}
 		if rs.LastTraceParent != "" {
 			cur.LastTraceParent = rs.LastTraceParent
+		}
+		cur.Lookups += rs.Lookups
+		if rs.LastLookupTraceParent != "" {
+			cur.LastLookupTraceParent = rs.LastLookupTraceParent
 		}
 		s.References[ref] = cur
 	}

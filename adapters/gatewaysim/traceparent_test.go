@@ -1,6 +1,7 @@
 package gatewaysim_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -110,4 +111,58 @@ func statsOf(t *testing.T, api *gatewayapi.ClientWithResponses, ref string) gate
 		t.Fatalf("GET /stats?reference=%s: %d %s", ref, res.StatusCode(), res.Body)
 	}
 	return res.JSON200.References[ref]
+}
+
+// TestLookupsAreCountedWithTheirTraceParent: each reference counts its
+// lookups and shows the traceparent header of the latest, apart from its
+// submissions', so a test can see that a caller resolving an attempt in
+// doubt asked in the attempt's trace; a reference never submitted shows
+// its lookups too.
+func TestLookupsAreCountedWithTheirTraceParent(t *testing.T) {
+	sim := start(t, gatewaysim.Config{})
+	c := httpClient(t)
+	sms := sim.URL(core.GatewaySMS)
+	lookUp := func(ref string, traceParents ...string) gatewayapi.LookupAnswerLookup {
+		t.Helper()
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, sms+"/v1/submissions/"+ref, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tp := range traceParents {
+			req.Header.Add("traceparent", tp)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var ans gatewayapi.LookupAnswer
+		if err := json.NewDecoder(resp.Body).Decode(&ans); err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("lookup of %q: %d %v", ref, resp.StatusCode, err)
+		}
+		return ans.Lookup
+	}
+
+	submitTraced(t, c, sms, "known", "", traceA)
+	if got := lookUp("known", traceB); got != gatewayapi.Answered {
+		t.Fatalf("lookup of a submitted reference: %q, want answered", got)
+	}
+	if rs := sim.Reference("known"); rs.Lookups != 1 || rs.LastLookupTraceParent != traceB || rs.LastTraceParent != traceA || rs.Submissions != 1 {
+		t.Fatalf("after a lookup in trace B of a submission in trace A: %+v", rs)
+	}
+	api, err := gatewayapi.NewClientWithResponses(sms, gatewayapi.WithHTTPClient(c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs := statsOf(t, api, "known"); rs.Lookups != 1 || rs.LastLookupTraceParent != traceB {
+		t.Fatalf("GET /stats: lookups %d, lastLookupTraceParent %q; want 1 and %q", rs.Lookups, rs.LastLookupTraceParent, traceB)
+	}
+
+	if got := lookUp("unknown", traceA); got != gatewayapi.NeverReceived {
+		t.Fatalf("lookup of a reference never submitted: %q, want never_received", got)
+	}
+	lookUp("unknown")
+	if rs := sim.Stats().References["unknown"]; rs.Lookups != 2 || rs.Submissions != 0 || rs.LastLookupTraceParent != "" {
+		t.Fatalf("after two lookups of a reference never submitted, the second without traceparent: %+v", rs)
+	}
 }

@@ -115,6 +115,10 @@ type ReferenceStats struct {
 	// Faults Submissions answered with no outcome.
 	Faults int `json:"faults"`
 
+	// LastLookupTraceParent The traceparent header of the latest lookup, as received; absent
+	// when it carried none.
+	LastLookupTraceParent string `json:"lastLookupTraceParent,omitempty"`
+
 	// LastPayload The payload of the latest submission, byte for byte.
 	LastPayload rawjson.RawMessage `json:"lastPayload,omitempty"`
 
@@ -123,6 +127,9 @@ type ReferenceStats struct {
 	// carried none. It shows the trace, and the span, the caller made
 	// the call in.
 	LastTraceParent string `json:"lastTraceParent,omitempty"`
+
+	// Lookups Lookups of this reference received (GET /v1/submissions/{reference}).
+	Lookups int `json:"lookups,omitempty"`
 
 	// Rejected Rejected answers, duplicates included.
 	Rejected int `json:"rejected"`
