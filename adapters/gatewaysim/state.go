@@ -135,7 +135,8 @@ func (r *registry) reset(scripts map[string][]Step) {
 }
 
 // stats copies the counters; with only set, it reports that one reference.
-// References that were scripted but never submitted are left out.
+// References that were scripted but neither submitted nor looked up are left
+// out.
 func (r *registry) stats(only string) Stats {
 	st := Stats{
 		Total:      r.totals.total.Load(),
