@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/submissionmanager/submission-manager/adapters/sqlserver/sqlservertest"
 	"github.com/submissionmanager/submission-manager/ports"
 )
 
@@ -26,13 +25,8 @@ import (
 // "acquire-cold" is a first acquire of a new lease without warmLeases.
 // `go test -run '^$' -bench WarmUpCost -benchtime 3x ./adapters/sqlserver/`.
 func BenchmarkWarmUpCost(b *testing.B) {
-	_, dsn := sqlservertest.Database(b)
+	dsn := migratedBenchDSN(b)
 	ctx := context.Background()
-	setup := openBenchDB(b, dsn)
-	if err := setup.Migrate(ctx, "up"); err != nil {
-		b.Fatalf("migrate up: %v", err)
-	}
-	_ = setup.Close()
 	acquire := func(ctx context.Context, db *DB) error {
 		_, ok, err := db.Leases().Acquire(ctx, ports.AcquireLeaseParams{
 			LeaseName: "warm-cost-" + rand.Text(), HolderID: "bench", Duration: time.Minute})
