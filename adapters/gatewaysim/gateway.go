@@ -78,6 +78,14 @@ func (g *gateway) nextMessageID() string {
 	return "sim-" + string(g.gatewayType) + "-" + strconv.FormatUint(g.messageSeq.Add(1), 10)
 }
 
+// traceParentOf is a call's traceparent header as received, for the
+// reference's memory: several header lines joined with commas, as HTTP
+// combines them, and empty when there is none. The simulator does not
+// judge it, since showing what a caller sent is the point.
+func traceParentOf(r *http.Request) string {
+	return strings.Join(r.Header.Values("traceparent"), ",")
+}
+
 // Submit serves POST /v1/submissions: it decides the answer under the
 // reference's shard lock, then waits out the latency with no lock held.
 func (g *gateway) Submit(w http.ResponseWriter, r *http.Request) {
@@ -90,7 +98,7 @@ func (g *gateway) Submit(w http.ResponseWriter, r *http.Request) {
 		g.write(w, r, answer{fault: fault})
 		return
 	}
-	traceParent := strings.Join(r.Header.Values("traceparent"), ",")
+	traceParent := traceParentOf(r)
 	var a answer
 	if ok {
 		accept, reason := g.behaviour.draw()

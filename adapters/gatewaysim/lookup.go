@@ -2,7 +2,6 @@ package gatewaysim
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/submissionmanager/submission-manager/api/gatewayapi"
 )
@@ -16,7 +15,7 @@ func (g *gateway) LookupSubmission(w http.ResponseWriter, r *http.Request, ref s
 		http.NotFound(w, nil)
 		return
 	}
-	o, ok := g.state.lookup(ref, strings.Join(r.Header.Values("traceparent"), ","))
+	o, ok := g.state.lookup(ref, traceParentOf(r))
 	if !ok {
 		writeJSON(w, http.StatusOK, gatewayapi.LookupAnswer{Lookup: gatewayapi.NeverReceived})
 		return
