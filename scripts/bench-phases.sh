@@ -32,7 +32,7 @@ stop_leader() {
 # before an intake phase's clock starts, so that the figures are those of
 # a warm pool rather than of its connections' first calls (on Babelfish
 # each compiles the intake's procedure there, about 0.7 s of the server's
-# CPU, and the pool opens twenty; serve's own warm-up does the same). Before a
+# CPU, on each connection of the pool; serve's own warm-up does the same). Before a
 # batch phase also 20 batches of 100 at once, one on each connection:
 # Babelfish compiles a procedure on a connection's first call of it, about
 # a second of CPU for the batch insert, which otherwise fell on the first

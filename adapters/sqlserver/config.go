@@ -19,11 +19,10 @@ type Config struct {
 	// ("server=host;user id=...;database=submissions"). It must name a
 	// database: the schema must never land in master by accident.
 	DSN string
-	// MaxOpenConns bounds the query pool (default 10). Each connection is
+	// MaxOpenConns bounds the query pool (default: the engine's, 10 on
+	// SQL Server and 4 on Babelfish, engine.queryConns). Each connection is
 	// warmed before the instance serves, at a compile of the intake's
-	// procedures on Babelfish, and ten carry 64 clients' submissions
-	// faster than twenty do, which spend twice that warm-up on a start
-	// (docs/sqlserver.md, "Connections").
+	// procedures on Babelfish (docs/sqlserver.md, "Connections").
 	MaxOpenConns int
 	// MaxIdleConns bounds idle connections kept for reuse (default
 	// MaxOpenConns: a connection given back under steady load is kept for
@@ -75,21 +74,15 @@ func (cfg Config) connector(pool string, c driver.Connector) driver.Connector {
 
 // Defaults applied by Open for unset fields.
 const (
-	defaultMaxOpenConns         = 10
 	defaultConnMaxLifetime      = 30 * time.Minute
 	defaultMigrationLockTimeout = 5 * time.Minute
 	defaultLeaseLockTimeout     = 10 * time.Second
 	defaultAppName              = "submission-manager"
 )
 
-// withDefaults returns cfg with every unset field filled in.
+// withDefaults returns cfg with every unset field filled in but the pool's
+// size, which depends on the engine (sizedFor).
 func (cfg Config) withDefaults() Config {
-	if cfg.MaxOpenConns <= 0 {
-		cfg.MaxOpenConns = defaultMaxOpenConns
-	}
-	if cfg.MaxIdleConns <= 0 || cfg.MaxIdleConns > cfg.MaxOpenConns {
-		cfg.MaxIdleConns = cfg.MaxOpenConns
-	}
 	if cfg.ConnMaxLifetime <= 0 {
 		cfg.ConnMaxLifetime = defaultConnMaxLifetime
 	}
@@ -101,6 +94,19 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	return cfg
+}
+
+// sizedFor returns cfg with the query pool sized: the engine's size unless
+// cfg sets one, and as many idle connections as it may open unless cfg
+// keeps fewer.
+func (cfg Config) sizedFor(eng engine) Config {
+	if cfg.MaxOpenConns <= 0 {
+		cfg.MaxOpenConns = eng.queryConns
+	}
+	if cfg.MaxIdleConns <= 0 || cfg.MaxIdleConns > cfg.MaxOpenConns {
+		cfg.MaxIdleConns = cfg.MaxOpenConns
 	}
 	return cfg
 }

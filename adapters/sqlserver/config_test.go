@@ -65,16 +65,19 @@ func TestNewConnectorsRefusesDSNWithoutDatabase(t *testing.T) {
 }
 
 func TestConfigDefaults(t *testing.T) {
-	cfg := Config{DSN: "x", MaxOpenConns: 4, MaxIdleConns: 9}.withDefaults()
+	cfg := Config{DSN: "x", MaxOpenConns: 4, MaxIdleConns: 9}.withDefaults().sizedFor(sqlServer)
 	if cfg.MaxOpenConns != 4 || cfg.MaxIdleConns != 4 {
 		t.Errorf("pool %d open / %d idle, want 4/4 (idle capped at open)", cfg.MaxOpenConns, cfg.MaxIdleConns)
 	}
 	if cfg.ConnMaxLifetime != defaultConnMaxLifetime || cfg.MigrationLockTimeout != defaultMigrationLockTimeout || cfg.Logger == nil {
 		t.Errorf("defaults not applied: %+v", cfg)
 	}
-	d := Config{}.withDefaults()
-	if d.MaxOpenConns != defaultMaxOpenConns || d.MaxIdleConns != defaultMaxOpenConns || d.LeaseLockTimeout != defaultLeaseLockTimeout {
-		t.Errorf("default pool %d/%d, lease lock %v; want every connection kept idle", d.MaxOpenConns, d.MaxIdleConns, d.LeaseLockTimeout)
+	for _, eng := range []engine{sqlServer, babelfish} {
+		d := Config{}.withDefaults().sizedFor(eng)
+		if d.MaxOpenConns != eng.queryConns || d.MaxIdleConns != eng.queryConns || d.LeaseLockTimeout != defaultLeaseLockTimeout {
+			t.Errorf("default pool %d/%d (babelfish %v), lease lock %v; want the engine's %d, every connection kept idle",
+				d.MaxOpenConns, d.MaxIdleConns, eng.babelfish, d.LeaseLockTimeout, eng.queryConns)
+		}
 	}
 }
 

@@ -59,9 +59,8 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	}
 	// A session is reset only when its last use may have left something
 	// behind (keepsession.go): on Babelfish a reset costs every plan.
+	// Sized once the engine is known (Config.sizedFor).
 	queries := sql.OpenDB(cfg.connector(poolQueries, keepSession(conns.queries)))
-	queries.SetMaxOpenConns(cfg.MaxOpenConns)
-	queries.SetMaxIdleConns(cfg.MaxIdleConns)
 	queries.SetConnMaxLifetime(cfg.ConnMaxLifetime)
 
 	// goose holds one connection for the session lock and may open a
@@ -79,6 +78,9 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	if err != nil {
 		return nil, errors.Join(err, queries.Close(), plain.Close())
 	}
+	cfg = cfg.sizedFor(eng)
+	queries.SetMaxOpenConns(cfg.MaxOpenConns)
+	queries.SetMaxIdleConns(cfg.MaxIdleConns)
 	db := &DB{
 		queries:  queries,
 		plain:    plain,

@@ -86,3 +86,26 @@ func TestPoolsKeepTheirConnections(t *testing.T) {
 		t.Logf("%s pool: %d logins, %d round trips over two bursts", pool, got.Logins, got.RoundTrips())
 	}
 }
+
+// TestQueryPoolIsSizedForTheEngine: a configuration that leaves the query
+// pool's size unset gets the engine's (engine.queryConns), and WarmQueries
+// warms that many; one that sets it keeps its own.
+func TestQueryPoolIsSizedForTheEngine(t *testing.T) {
+	dsn := freshDatabase(t, databaseOptions{})
+	db := openTestDB(t, dsn)
+	want := sqlServer.queryConns
+	if serverIsBabelfish(t, adminDB(t)) {
+		want = babelfish.queryConns
+	}
+	if got := db.queries.Stats().MaxOpenConnections; got != want || db.cfg.MaxIdleConns != want {
+		t.Errorf("query pool of %d (%d idle) with the size unset; want the engine's %d", got, db.cfg.MaxIdleConns, want)
+	}
+	set, err := Open(t.Context(), Config{DSN: dsn, Logger: testLogger(t), MaxOpenConns: 7})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer func() { _ = set.Close() }()
+	if got := set.queries.Stats().MaxOpenConnections; got != 7 || set.cfg.MaxIdleConns != 7 {
+		t.Errorf("query pool of %d (%d idle) with 7 set; want 7", got, set.cfg.MaxIdleConns)
+	}
+}

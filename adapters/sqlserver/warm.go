@@ -39,8 +39,8 @@ func (db *DB) WarmQueries(ctx context.Context) error {
 // a follower's warm-ups, so the next are a period away. serve calls it
 // before the elector starts, and does not wait for the query pool's
 // warm-up to start it: a new leader with a backlog drains it while the
-// query pool's warm-up (about 7 s of Babelfish's CPU at the default ten
-// connections) goes on, where it waited for it before.
+// query pool's warm-up (about half a second of Babelfish's CPU for each
+// connection) goes on, where it waited for it before.
 func (db *DB) WarmExecution(ctx context.Context) error {
 	db.warmth.due(db.warmEvery())
 	db.rehearsed.due(db.warmEvery())
