@@ -20,7 +20,7 @@ type Config struct {
 	// database: the schema must never land in master by accident.
 	DSN string
 	// MaxOpenConns bounds the query pool (default: the engine's, 10 on
-	// SQL Server and 4 on Babelfish, engine.queryConns). Each connection is
+	// SQL Server and 6 on Babelfish, engine.queryConns). Each connection is
 	// warmed before the instance serves, at a compile of the intake's
 	// procedures on Babelfish (docs/sqlserver.md, "Connections").
 	MaxOpenConns int

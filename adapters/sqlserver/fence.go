@@ -109,18 +109,19 @@ type engine struct {
 	// unset (Config.MaxOpenConns). Babelfish's T-SQL parser learns the
 	// grammar per backend process, so each connection costs about half a
 	// second of the server's CPU at its first calls, which serve pays for
-	// every connection before it serves, beside a new leader's first drain;
-	// four carried 64 clients' submissions faster than ten on a 2-core
-	// server and let a fresh leader drain a backlog faster
-	// (docs/sqlserver.md, "Connections"). SQL Server compiles a statement
-	// once for every session, so there a connection costs a login and ten
-	// keep more submissions' round trips and commits under way.
+	// every connection before it serves, beside a new leader's first drain.
+	// On a 2-core server six drained a fresh leader's backlog about an
+	// eighth faster than ten and took in about as much beside execution,
+	// where four took in an eighth less (docs/sqlserver.md, "Connections").
+	// SQL Server compiles a statement once for every session, so there a
+	// connection costs a login and ten keep more submissions' round trips
+	// and commits under way.
 	queryConns int
 }
 
 var (
 	sqlServer = engine{lockingReadIsolation: sql.LevelRepeatableRead, queryConns: 10}
-	babelfish = engine{babelfish: true, lockingReadIsolation: sql.LevelReadCommitted, gathersStatistics: true, queryConns: 4}
+	babelfish = engine{babelfish: true, lockingReadIsolation: sql.LevelReadCommitted, gathersStatistics: true, queryConns: 6}
 )
 
 // detectEngine asks the server which engine it is.
