@@ -91,14 +91,19 @@ func TestPoolsKeepTheirConnections(t *testing.T) {
 // pool's size unset gets the engine's (engine.queryConns), and WarmQueries
 // warms that many; one that sets it keeps its own.
 func TestQueryPoolIsSizedForTheEngine(t *testing.T) {
-	dsn := freshDatabase(t, databaseOptions{})
-	db := openTestDB(t, dsn)
+	db, dsn := migratedDB(t, databaseOptions{})
 	want := sqlServer.queryConns
 	if serverIsBabelfish(t, adminDB(t)) {
 		want = babelfish.queryConns
 	}
 	if got := db.queries.Stats().MaxOpenConnections; got != want || db.cfg.MaxIdleConns != want {
 		t.Errorf("query pool of %d (%d idle) with the size unset; want the engine's %d", got, db.cfg.MaxIdleConns, want)
+	}
+	if err := db.WarmQueries(t.Context()); err != nil {
+		t.Fatalf("WarmQueries: %v", err)
+	}
+	if got := db.queries.Stats().Idle; got != want {
+		t.Errorf("WarmQueries left %d idle connections in the query pool; want the engine's %d", got, want)
 	}
 	set, err := Open(t.Context(), Config{DSN: dsn, Logger: testLogger(t), MaxOpenConns: 7})
 	if err != nil {
