@@ -157,8 +157,12 @@ first_attempt_after() { # base url, intent id -> seconds from $t0 to an attempt 
 # --await-drain polls every 20 ms over one kept-alive connection), as
 # River's backlog phase is timed from its client's start. Prints the
 # executed attempts/s, the cores the service and the simulator used
-# meanwhile, and the CPU milliseconds per executed attempt of the service
-# and of the database server (0 for SQLite, which runs in the service).
+# meanwhile, the CPU milliseconds per executed attempt of the service
+# and of the database server (0 for SQLite, which runs in the service),
+# and the attempts/s timed from the leader's lease (its leader_acquired
+# log line, after the warm-ups and the logins a fresh process pays; from
+# its start when the line is missing) to the same end: River's client
+# starts on a pool that its producers have connected.
 # Call it with stdout redirected, not in $(...) or <(...): a subshell would
 # forget the database it makes, which the cleanup then leaves behind.
 backlog_run() {
@@ -174,14 +178,16 @@ backlog_run() {
 	"$bin"/loadgen --url "http://127.0.0.1:$API_PORT" --concurrency 64 --count "$BACKLOG" --wait=false --run-id "$name" >/dev/null
 	kill -TERM "$pid"
 	wait "$pid" 2>/dev/null || true
-	local t0 t1 sim0 sim1 svc1 db0 db1
+	local t0 t1 sim0 sim1 svc1 db0 db1 from leased
+	from=$(wc -l <"$work/serve1.log")
 	t0=$(date +%s.%N)
 	sim0=$(cpu_ticks "$sim_pid")
 	db0=$(db_server_ticks)
 	# Not wait_ready: its loop of curl processes would run beside the
-	# drain. loadgen waits for the service to answer.
+	# drain. loadgen waits for the service to answer. At info level, for
+	# its leader_acquired line: it logs a few lines a second at most.
 	# shellcheck disable=SC2086
-	"$bin"/submission-manager serve --listen "127.0.0.1:$API_PORT" $database_flags $serve_flags "$@" 2>>"$work/serve1.log" &
+	"$bin"/submission-manager serve --listen "127.0.0.1:$API_PORT" $database_flags $serve_flags --log-level info "$@" 2>>"$work/serve1.log" &
 	pid=$!
 	pids+=($pid)
 	"$bin"/loadgen --url "http://127.0.0.1:$API_PORT" --concurrency 64 --await-drain --wait-timeout 30m >/dev/null
@@ -189,8 +195,10 @@ backlog_run() {
 	sim1=$(cpu_ticks "$sim_pid")
 	svc1=$(cpu_ticks "$pid")
 	db1=$(db_server_ticks)
+	leased=$(tail -n +"$((from + 1))" "$work/serve1.log" | sed -n 's/^time=\([^ ]*\) .*msg=leader_acquired .*/\1/p' | head -1)
+	leased=$(date -d "${leased:-@$t0}" +%s.%N)
 	kill -TERM "$pid"
 	wait "$pid" 2>/dev/null || true
-	awk -v n="$BACKLOG" -v a="$t0" -v b="$t1" -v sim="$((sim1 - sim0))" -v svc="$svc1" -v db="$((db1 - db0))" -v hz="$(getconf CLK_TCK)" \
-		'BEGIN { d = b - a; printf "%.0f %.2f %.2f %.3f %.3f\n", n / d, svc / hz / d, sim / hz / d, svc / hz * 1000 / n, db / hz * 1000 / n }'
+	awk -v n="$BACKLOG" -v a="$t0" -v b="$t1" -v l="$leased" -v sim="$((sim1 - sim0))" -v svc="$svc1" -v db="$((db1 - db0))" -v hz="$(getconf CLK_TCK)" \
+		'BEGIN { d = b - a; printf "%.0f %.2f %.2f %.3f %.3f %.0f\n", n / d, svc / hz / d, sim / hz / d, svc / hz * 1000 / n, db / hz * 1000 / n, n / (b - l) }'
 }

@@ -81,8 +81,8 @@ STORE=sqlserver RUNS=$RIVER_RUNS INTAKE=$INTAKE_COUNT BACKLOG=$BACKLOG MIXED=$((
 log "a backlog of $BACKLOG drained on each store, for the CPU per executed attempt"
 backlog_run cpu-sqlserver >"$work/cpu-sqlserver.txt"
 STORE=sqlite backlog_run cpu-sqlite >"$work/cpu-sqlite.txt"
-read -r tsql_rate tsql_cores _ tsql_svc_ms tsql_db_ms <"$work/cpu-sqlserver.txt"
-read -r lite_rate lite_cores _ lite_svc_ms _ <"$work/cpu-sqlite.txt"
+read -r tsql_rate tsql_cores _ tsql_svc_ms tsql_db_ms _ <"$work/cpu-sqlserver.txt"
+read -r lite_rate lite_cores _ lite_svc_ms _ _ <"$work/cpu-sqlite.txt"
 
 log "leases under load: $LEASE_RATE intents/s for $LEASE_SECONDS s at the default timing, then at 5 s / 1 s"
 serve_flags=$base_flags paced_run "$LEASE_RATE" lease_default "$LEASE_SECONDS"
