@@ -182,9 +182,10 @@ median_run() {
 	for n in $(seq 1 "$2"); do echo "$(field "$work/$1$n.md" "intake throughput" 1) $n"; done |
 		sort -n | sed -n "$((($2 + 1) / 2))p" | cut -d' ' -f2
 }
-# leases_lost LOGFILE...: the leader_lost warnings in the services' logs
-# (a graceful shutdown logs its release at info level, below --log-level warn).
-leases_lost() { cat "$@" 2>/dev/null | grep -c 'leader_lost' || true; }
+# leases_lost LOGFILE...: the leader_lost warnings in the services' logs (a
+# graceful shutdown logs its release at info level, which backlog_run's
+# drains log).
+leases_lost() { cat "$@" 2>/dev/null | grep -c 'level=WARN .*msg=leader_lost' || true; }
 
 # The phases, in their own file.
 # shellcheck source=scripts/bench-phases.sh
