@@ -247,7 +247,7 @@ func (s *store) runFencedBatch(ctx context.Context, b fencedBatch, f core.Fence,
 			applied++
 		}
 	}
-	s.db.stats.wrote(applied)
+	s.db.stats.wroteAttempts(applied, applied)
 	return verdicts, err
 }
 

@@ -31,6 +31,18 @@ import (
 // per table in its life, and an instance that starts on an analyzed one
 // runs none. SQL Server creates and updates statistics when it compiles a
 // statement, so the adapter leaves them to it there.
+//
+// Because sp_updatestats analyzes every table, a run while
+// submission_attempts held no rows but had pages (the warm-ups' rolled-back
+// attempts) left it statistics of no rows in that many pages, and
+// PostgreSQL scales that density to the table's size: it plans the table
+// as empty however large it grows, until the next ANALYZE. A standby that
+// took over a backlog on such a table put it on the outside of its
+// batches' joins, and one UPDATE of a result batch took 7.8 s at a few
+// thousand attempts (docs/sqlserver.md, "Statistics"). Such a table
+// (statisticsPinned) gets a run whatever the count, and an instance looks
+// for one once its own attempts reach firstStatisticsLookAt: only a leader
+// writes them, and it may be the first to.
 
 // firstStatisticsAt is how many rows the adapter writes before it first
 // gathers statistics.
@@ -40,6 +52,13 @@ const firstStatisticsAt = 1000
 // since a run began before the next.
 const statisticsGrowth = 8
 
+// firstStatisticsLookAt is how many rows of submission_attempts an
+// instance writes before it looks whether the table is pinned: soon enough
+// that a pinned table's plans cost little (the time of such a plan grows
+// with the table's rows times a batch's), late enough that the statistics
+// then gathered describe more than a page.
+const firstStatisticsLookAt = 100
+
 // statisticsTimeout bounds one run of sp_updatestats (about 0.3 s at tens
 // of thousands of rows: ANALYZE samples at most 30,000 rows of a table).
 const statisticsTimeout = time.Minute
@@ -48,31 +67,47 @@ const statisticsTimeout = time.Minute
 // database.
 const updateStatisticsSQL = `EXEC sp_updatestats`
 
-// statisticsMissingSQL counts the executor's tables that hold rows but no
-// statistics of rows: PostgreSQL's reltuples is -1 before a table's first
-// ANALYZE and 0 after one that found it empty. A table without rows is not
-// counted, so that an instance that only takes intents in stops asking once
-// submission_intents has its statistics, while submission_attempts is
-// still empty. Babelfish serves pg_catalog to T-SQL, and its OBJECT_ID is
-// the table's oid; the statement runs only there.
-const statisticsMissingSQL = `SELECT
-    CASE WHEN EXISTS (SELECT 1 FROM dbo.submission_intents)
-          AND (SELECT c.reltuples FROM pg_catalog.pg_class AS c WHERE c.oid = OBJECT_ID('dbo.submission_intents')) <= 0
-         THEN 1 ELSE 0 END
-  + CASE WHEN EXISTS (SELECT 1 FROM dbo.submission_attempts)
-          AND (SELECT c.reltuples FROM pg_catalog.pg_class AS c WHERE c.oid = OBJECT_ID('dbo.submission_attempts')) <= 0
-         THEN 1 ELSE 0 END`
+// statisticsNeed is what a look found about the executor's tables, the
+// worse of the two.
+type statisticsNeed int
+
+const (
+	// statisticsKept: both tables hold rows and have statistics of rows.
+	statisticsKept statisticsNeed = iota
+	// statisticsEmpty: a table holds no rows yet; the other has statistics
+	// of rows or none either.
+	statisticsEmpty
+	// statisticsMissing: a table holds rows but has no statistics of
+	// rows: it was never analyzed, or analyzed while it had no pages, and
+	// PostgreSQL plans it from its pages and its rows' width.
+	statisticsMissing
+	// statisticsPinned: a table holds rows but was analyzed while it had
+	// pages and no live rows, and is planned as empty at any size.
+	statisticsPinned
+)
+
+// statisticsNeedSQL answers the statisticsNeed: PostgreSQL's reltuples is
+// -1 before a table's first ANALYZE and the live rows it found after one,
+// relpages the pages it found. Babelfish serves pg_catalog to T-SQL, and
+// its OBJECT_ID is the table's oid; the statement runs only there.
+const statisticsNeedSQL = `SELECT MAX(t.need) FROM (
+    SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM dbo.submission_intents) THEN 1
+                WHEN c.reltuples > 0 THEN 0 WHEN c.relpages > 0 THEN 3 ELSE 2 END AS need
+    FROM pg_catalog.pg_class AS c WHERE c.oid = OBJECT_ID('dbo.submission_intents')
+    UNION ALL
+    SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM dbo.submission_attempts) THEN 1
+                WHEN c.reltuples > 0 THEN 0 WHEN c.relpages > 0 THEN 3 ELSE 2 END
+    FROM pg_catalog.pg_class AS c WHERE c.oid = OBJECT_ID('dbo.submission_attempts')) AS t`
 
 // statistics counts the rows written through one DB and runs
 // sp_updatestats, one run at a time, when the count reaches next. close
 // stops a run under way and waits for it.
 type statistics struct {
-	// missing reports whether a table holds rows but lacks statistics of
-	// them, and update runs sp_updatestats (newStatistics), or a test's
-	// stand-ins.
-	missing func(context.Context) (bool, error)
-	update  func(context.Context) error
-	log     *slog.Logger
+	// need looks at the executor's tables' statistics, and update runs
+	// sp_updatestats (newStatistics), or a test's stand-ins.
+	need   func(context.Context) (statisticsNeed, error)
+	update func(context.Context) error
+	log    *slog.Logger
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -84,10 +119,14 @@ type statistics struct {
 	// submission write through here.
 	off atomic.Bool
 
-	mu      sync.Mutex
-	written int
-	next    int // 0: never (the engine gathers its own)
-	running bool
+	mu       sync.Mutex
+	written  int
+	attempts int // rows of submission_attempts among written
+	next     int // 0: never (the engine gathers its own)
+	// lookAtAttempts is the attempts' count that brings a look whatever
+	// written is; 0 once it has.
+	lookAtAttempts int
+	running        bool
 }
 
 // newStatistics returns the counter that asks on queries whether a run is
@@ -99,34 +138,43 @@ type statistics struct {
 // went to it. sp_updatestats runs for a second or more under load, so it
 // keeps off the query pool.
 func newStatistics(queries, plain *sql.DB, eng engine, log *slog.Logger) *statistics {
-	missing := func(ctx context.Context) (bool, error) {
-		var n int
-		err := queries.QueryRowContext(ctx, statisticsMissingSQL).Scan(&n)
-		return n > 0, mapError(err)
+	need := func(ctx context.Context) (statisticsNeed, error) {
+		var n statisticsNeed
+		err := queries.QueryRowContext(ctx, statisticsNeedSQL).Scan(&n)
+		return n, mapError(err)
 	}
 	update := func(ctx context.Context) error {
 		_, err := plain.ExecContext(ctx, updateStatisticsSQL)
 		return mapError(err)
 	}
-	return startStatistics(missing, update, eng.gathersStatistics, log)
+	return startStatistics(need, update, eng.gathersStatistics, log)
 }
 
 // startStatistics is newStatistics with the run's statements given.
-func startStatistics(missing func(context.Context) (bool, error), update func(context.Context) error, gather bool, log *slog.Logger) *statistics {
+func startStatistics(need func(context.Context) (statisticsNeed, error), update func(context.Context) error, gather bool, log *slog.Logger) *statistics {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &statistics{missing: missing, update: update, log: log, ctx: ctx, cancel: cancel}
+	s := &statistics{need: need, update: update, log: log, ctx: ctx, cancel: cancel}
 	if gather {
-		s.next = firstStatisticsAt
+		s.next, s.lookAtAttempts = firstStatisticsAt, firstStatisticsLookAt
 	} else {
 		s.off.Store(true)
 	}
 	return s
 }
 
-// wrote counts rows written (inserted or updated) and starts a run when the
-// count has reached the next threshold and no run is under way; a run that
-// is due while one is under way waits for the next write after it.
-func (s *statistics) wrote(rows int) {
+// wrote counts rows written (inserted or updated) and starts a look when
+// the count has reached the next threshold and no run is under way; one
+// that is due while a run is under way waits for the next write after it.
+func (s *statistics) wrote(rows int) { s.count(rows, 0) }
+
+// wroteAttempts is wrote for rows that include attempts rows of
+// submission_attempts, which also bring the look at firstStatisticsLookAt
+// of them.
+func (s *statistics) wroteAttempts(rows, attempts int) { s.count(rows, attempts) }
+
+// count is wrote and wroteAttempts: a look is due at the next threshold of
+// rows, or at the attempts' first look.
+func (s *statistics) count(rows, attempts int) {
 	if s.off.Load() || rows <= 0 {
 		return
 	}
@@ -136,21 +184,30 @@ func (s *statistics) wrote(rows int) {
 		return
 	}
 	s.written += rows
-	if s.running || s.written < s.next || s.ctx.Err() != nil {
+	s.attempts += attempts
+	due := s.written >= s.next || (s.lookAtAttempts > 0 && s.attempts >= s.lookAtAttempts)
+	if s.running || !due || s.ctx.Err() != nil {
 		return
 	}
 	s.running = true
-	s.next = statisticsGrowth * s.written
-	s.runs.Go(s.run)
+	if s.attempts >= s.lookAtAttempts {
+		s.lookAtAttempts = 0
+	}
+	written := s.written
+	if written >= s.next {
+		s.next = statisticsGrowth * written
+	}
+	s.runs.Go(func() { s.run(written) })
 }
 
-// run is one sp_updatestats, when a table holds rows but no statistics of
-// them: where none does (another instance, or autovacuum, gathered them,
-// or a table is still empty), it runs nothing, now or later, and leaves
-// them to autovacuum. A
-// failure costs only the statistics: the next threshold stands, and
-// autovacuum still gathers them in time.
-func (s *statistics) run() {
+// run looks at the statistics with written rows counted, and runs
+// sp_updatestats when a table is pinned, or when one holds rows but no
+// statistics of them and the count has reached firstStatisticsAt. Once
+// both tables hold rows and have statistics of them (another instance, or
+// autovacuum, gathered them), it runs nothing, now or later, and leaves
+// them to autovacuum. A failure costs only the statistics: the next
+// threshold stands, and autovacuum still gathers them in time.
+func (s *statistics) run(written int) {
 	done := false
 	defer func() {
 		s.mu.Lock()
@@ -163,9 +220,18 @@ func (s *statistics) run() {
 	}()
 	ctx, cancel := context.WithTimeout(s.ctx, statisticsTimeout)
 	defer cancel()
-	missing, err := s.missing(ctx)
-	if err == nil && !missing {
+	need, err := s.need(ctx)
+	switch {
+	case err != nil && written < firstStatisticsAt:
+		return
+	case err != nil:
+		// Not known: run, as a table may lack them.
+	case need == statisticsKept:
 		done = true
+		return
+	case need == statisticsEmpty:
+		return
+	case need == statisticsMissing && written < firstStatisticsAt:
 		return
 	}
 	start := time.Now()
@@ -175,7 +241,7 @@ func (s *statistics) run() {
 		}
 		return
 	}
-	s.log.DebugContext(ctx, "statistics_updated", "took", time.Since(start))
+	s.log.DebugContext(ctx, "statistics_updated", "need", int(need), "took", time.Since(start))
 }
 
 // close stops a run under way and waits for it. It cancels under mu, so

@@ -21,7 +21,12 @@ func TestStatisticsRunAsRowsGrow(t *testing.T) {
 	var runs atomic.Int32
 	release := make(chan struct{})
 	var analyzed atomic.Bool
-	s := startStatistics(func(context.Context) (bool, error) { return !analyzed.Load(), nil }, func(context.Context) error {
+	s := startStatistics(func(context.Context) (statisticsNeed, error) {
+		if analyzed.Load() {
+			return statisticsKept, nil
+		}
+		return statisticsMissing, nil
+	}, func(context.Context) error {
 		runs.Add(1)
 		<-release
 		return nil
@@ -36,20 +41,7 @@ func TestStatisticsRunAsRowsGrow(t *testing.T) {
 			t.Fatalf("%d runs, want %d", got, want)
 		}
 	}
-	idle := func() {
-		t.Helper()
-		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
-			s.mu.Lock()
-			running := s.running
-			s.mu.Unlock()
-			if !running {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("the run did not end")
-			}
-		}
-	}
+	idle := func() { t.Helper(); idleStatistics(t, s) }
 	first := firstStatisticsAt
 	s.wrote(first - 1)
 	settled(0)
@@ -84,11 +76,98 @@ func TestStatisticsRunAsRowsGrow(t *testing.T) {
 	}
 
 	var never atomic.Int32
-	off := startStatistics(func(context.Context) (bool, error) { return true, nil }, func(context.Context) error { never.Add(1); return nil }, false, slog.New(slog.DiscardHandler))
+	off := startStatistics(func(context.Context) (statisticsNeed, error) { return statisticsPinned, nil }, func(context.Context) error { never.Add(1); return nil }, false, slog.New(slog.DiscardHandler))
 	off.wrote(1 << 20)
 	off.close()
 	if never.Load() != 0 || !off.off.Load() {
 		t.Fatalf("statistics ran %d times where the engine gathers its own (off: %v)", never.Load(), off.off.Load())
+	}
+}
+
+// TestStatisticsLookAtTheFirstAttempts drives the counter with stand-ins:
+// an instance's first firstStatisticsLookAt attempts bring a look whatever
+// the count of rows, which runs sp_updatestats only for a pinned table; a
+// look that finds a table still empty runs nothing and leaves the counter
+// on, so that the look at the attempts still comes.
+func TestStatisticsLookAtTheFirstAttempts(t *testing.T) {
+	for _, c := range []struct {
+		need     statisticsNeed
+		wantRuns int32
+	}{
+		{statisticsPinned, 1},
+		{statisticsMissing, 0},
+		{statisticsEmpty, 0},
+		{statisticsKept, 0},
+	} {
+		var looks, runs atomic.Int32
+		s := startStatistics(func(context.Context) (statisticsNeed, error) {
+			looks.Add(1)
+			return c.need, nil
+		}, func(context.Context) error {
+			runs.Add(1)
+			return nil
+		}, true, slog.New(slog.DiscardHandler))
+		s.wroteAttempts(firstStatisticsLookAt-1, firstStatisticsLookAt-1)
+		s.wrote(50) // rows of intents alone bring no look
+		s.close()
+		if looks.Load() != 0 {
+			t.Fatalf("need %d: %d looks before %d attempts", c.need, looks.Load(), firstStatisticsLookAt)
+		}
+		s = startStatistics(s.need, s.update, true, slog.New(slog.DiscardHandler))
+		s.wroteAttempts(firstStatisticsLookAt, firstStatisticsLookAt)
+		s.close()
+		if looks.Load() != 1 || runs.Load() != c.wantRuns {
+			t.Fatalf("need %d at %d attempts: %d looks and %d runs, want 1 and %d",
+				c.need, firstStatisticsLookAt, looks.Load(), runs.Load(), c.wantRuns)
+		}
+		if off := s.off.Load(); off != (c.need == statisticsKept) {
+			t.Errorf("need %d: the counter is off: %v", c.need, off)
+		}
+	}
+
+	// A table still empty at a threshold: the look runs nothing, and the
+	// counter looks again at the next, and at the first attempts.
+	var looks atomic.Int32
+	s := startStatistics(func(context.Context) (statisticsNeed, error) {
+		looks.Add(1)
+		return statisticsEmpty, nil
+	}, func(context.Context) error { return nil }, true, slog.New(slog.DiscardHandler))
+	defer s.close()
+	for want, rows := range []int{firstStatisticsAt, statisticsGrowth * firstStatisticsAt} {
+		s.mu.Lock()
+		written := s.written
+		s.mu.Unlock()
+		s.wrote(rows - written)
+		waitLooks(t, &looks, int32(want+1))
+		idleStatistics(t, s)
+	}
+	s.wroteAttempts(firstStatisticsLookAt, firstStatisticsLookAt)
+	waitLooks(t, &looks, 3)
+}
+
+// waitLooks waits until looks reaches want.
+func waitLooks(t *testing.T, looks *atomic.Int32, want int32) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); looks.Load() != want; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d looks, want %d", looks.Load(), want)
+		}
+	}
+}
+
+// idleStatistics waits until no run of s is under way.
+func idleStatistics(t *testing.T, s *statistics) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		s.mu.Lock()
+		running := s.running
+		s.mu.Unlock()
+		if !running {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the run did not end")
+		}
 	}
 }
 

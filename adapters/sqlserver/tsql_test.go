@@ -370,7 +370,7 @@ func TestHandWrittenSQLIsTSQL(t *testing.T) {
 		"listIntentsSQL(next)":  {"SelectStatement"},
 		"listIntentsSQL(prev)":  {"SelectStatement"},
 		"updateStatisticsSQL":   {"ExecuteStatement"},
-		"statisticsMissingSQL":  {"SelectStatement"},
+		"statisticsNeedSQL":     {"SelectStatement"},
 	}
 	for name, sql := range map[string]string{
 		"getAppLockSQL":         getAppLockSQL,
@@ -397,7 +397,7 @@ func TestHandWrittenSQLIsTSQL(t *testing.T) {
 		"listIntentsSQL(next)":  listingShape(&ports.IntentPosition{IntentID: "x"}, nil),
 		"listIntentsSQL(prev)":  listingShape(nil, &ports.IntentPosition{IntentID: "x"}),
 		"updateStatisticsSQL":   updateStatisticsSQL,
-		"statisticsMissingSQL":  statisticsMissingSQL,
+		"statisticsNeedSQL":     statisticsNeedSQL,
 	} {
 		text, err := toDriverText(sql)
 		if err != nil {
