@@ -35,7 +35,9 @@ bench_setup() {
 }
 
 bench_cleanup() {
-	for p in "${pids[@]:-}"; do [ -n "$p" ] && kill "$p" 2>/dev/null || true; done
+	# CONT after TERM: a process a phase froze (takeover_run) takes no
+	# signal but KILL until it runs again.
+	for p in "${pids[@]:-}"; do [ -n "$p" ] && { kill "$p" 2>/dev/null; kill -CONT "$p" 2>/dev/null; } || true; done
 	wait 2>/dev/null || true
 	if declare -F bench_cleanup_extra >/dev/null; then bench_cleanup_extra || true; fi
 	for d in "${databases[@]:-}"; do [ -n "$d" ] && tsql_exec "DROP DATABASE $d" >/dev/null 2>&1 || true; done

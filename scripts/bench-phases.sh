@@ -151,6 +151,62 @@ first_attempt_after() { # base url, intent id -> seconds from $t0 to an attempt 
 	echo "never"
 }
 
+# takeover_run NAME: a warm standby takes over a backlog its leader left.
+# A leader and a standby start on a new database (the standby warms its
+# executor's pool and waits), both are frozen (SIGSTOP), an API-only
+# instance takes BACKLOG intents, the leader is killed (SIGKILL) and the
+# standby resumes: it takes the lapsed lease and drains the backlog on the
+# connections it warmed before the intents arrived, timed from its resume
+# until no intent is pending. Prints the executed attempts/s and the
+# database server's CPU milliseconds per executed attempt. Uses API2_PORT
+# and API2_PORT+1; serve_flags must hold a lease of 5 s or less (the fast
+# lease), which has lapsed when the standby resumes.
+# Call it with stdout redirected, as backlog_run.
+takeover_run() {
+	local name=$1 standby_port=$API2_PORT leader_port=$((API2_PORT + 1))
+	db_seq=$((${db_seq:-0} + 1))
+	new_database "takeover$db_seq"
+	# shellcheck disable=SC2086
+	"$bin"/submission-manager serve --listen "127.0.0.1:$leader_port" $database_flags $serve_flags 2>>"$work/$name.log" &
+	local leader=$!
+	pids+=($leader)
+	wait_ready "http://127.0.0.1:$leader_port" "mode=leader"
+	# shellcheck disable=SC2086
+	"$bin"/submission-manager serve --listen "127.0.0.1:$standby_port" $database_flags $serve_flags 2>>"$work/$name.log" &
+	local standby=$!
+	pids+=($standby)
+	wait_ready "http://127.0.0.1:$standby_port" "mode=follower"
+	kill -STOP "$standby" "$leader"
+	local frozen
+	frozen=$(date +%s.%N)
+	# shellcheck disable=SC2086
+	"$bin"/submission-manager serve --listen "127.0.0.1:$API_PORT" $database_flags $serve_flags --api-only 2>>"$work/$name.log" &
+	local api=$!
+	pids+=($api)
+	wait_ready "http://127.0.0.1:$API_PORT" "mode=follower"
+	# Should it fail, bench_cleanup wakes the two to stop them.
+	"$bin"/loadgen --url "http://127.0.0.1:$API_PORT" --concurrency 64 --count "$BACKLOG" --wait=false --run-id "$name" >/dev/null
+	kill -TERM "$api"
+	wait "$api" 2>/dev/null || true
+	kill -KILL "$leader"
+	wait "$leader" 2>/dev/null || true
+	# The lease lapsed at most its duration (the fast lease's 5 s) after the
+	# freeze: a small backlog is taken in sooner, and the drain's time must
+	# not include the wait for it.
+	sleep "$(awk -v f="$frozen" -v now="$(date +%s.%N)" 'BEGIN { d = f + 6 - now; print (d > 0 ? d : 0) }')"
+	local t0 t1 db0 db1
+	t0=$(date +%s.%N)
+	db0=$(db_server_ticks)
+	kill -CONT "$standby"
+	"$bin"/loadgen --url "http://127.0.0.1:$standby_port" --concurrency 64 --await-drain --wait-timeout 30m >/dev/null
+	t1=$(date +%s.%N)
+	db1=$(db_server_ticks)
+	kill -TERM "$standby"
+	wait "$standby" 2>/dev/null || true
+	awk -v n="$BACKLOG" -v a="$t0" -v b="$t1" -v db="$((db1 - db0))" -v hz="$(getconf CLK_TCK)" \
+		'BEGIN { printf "%.0f %.3f\n", n / (b - a), db / hz * 1000 / n }'
+}
+
 # backlog_run NAME [extra serve flags...]: an API-only instance takes
 # BACKLOG intents; then a leader starts on the same database and executes
 # them, timed from its start until no intent is pending (loadgen
