@@ -151,6 +151,22 @@ first_attempt_after() { # base url, intent id -> seconds from $t0 to an attempt 
 	echo "never"
 }
 
+# take_backlog NAME LOG [extra serve flags...]: an API-only instance on
+# the current database (new_database) takes BACKLOG intents, their
+# intentIds prefixed with NAME, and stops; its log goes to LOG.
+take_backlog() {
+	local name=$1 logfile=$2
+	shift 2
+	# shellcheck disable=SC2086
+	"$bin"/submission-manager serve --listen "127.0.0.1:$API_PORT" $database_flags $serve_flags --api-only "$@" 2>>"$logfile" &
+	local api=$!
+	pids+=($api)
+	wait_ready "http://127.0.0.1:$API_PORT" "mode=follower"
+	"$bin"/loadgen --url "http://127.0.0.1:$API_PORT" --concurrency 64 --count "$BACKLOG" --wait=false --run-id "$name" >/dev/null
+	kill -TERM "$api"
+	wait "$api" 2>/dev/null || true
+}
+
 # takeover_run NAME: a warm standby takes over a backlog its leader left.
 # A leader and a standby start on a new database (the standby warms its
 # executor's pool and waits), both are frozen (SIGSTOP), an API-only
@@ -179,15 +195,8 @@ takeover_run() {
 	kill -STOP "$standby" "$leader"
 	local frozen
 	frozen=$(date +%s.%N)
-	# shellcheck disable=SC2086
-	"$bin"/submission-manager serve --listen "127.0.0.1:$API_PORT" $database_flags $serve_flags --api-only 2>>"$work/$name.log" &
-	local api=$!
-	pids+=($api)
-	wait_ready "http://127.0.0.1:$API_PORT" "mode=follower"
 	# Should it fail, bench_cleanup wakes the two to stop them.
-	"$bin"/loadgen --url "http://127.0.0.1:$API_PORT" --concurrency 64 --count "$BACKLOG" --wait=false --run-id "$name" >/dev/null
-	kill -TERM "$api"
-	wait "$api" 2>/dev/null || true
+	take_backlog "$name" "$work/$name.log"
 	kill -KILL "$leader"
 	wait "$leader" 2>/dev/null || true
 	# The lease lapsed at most its duration (the fast lease's 5 s) after the
@@ -226,15 +235,8 @@ backlog_run() {
 	shift
 	db_seq=$((${db_seq:-0} + 1))
 	new_database "backlog$db_seq"
-	# shellcheck disable=SC2086
-	"$bin"/submission-manager serve --listen "127.0.0.1:$API_PORT" $database_flags $serve_flags --api-only "$@" 2>>"$work/serve1.log" &
-	local pid=$!
-	pids+=($pid)
-	wait_ready "http://127.0.0.1:$API_PORT" "mode=follower"
-	"$bin"/loadgen --url "http://127.0.0.1:$API_PORT" --concurrency 64 --count "$BACKLOG" --wait=false --run-id "$name" >/dev/null
-	kill -TERM "$pid"
-	wait "$pid" 2>/dev/null || true
-	local t0 t1 sim0 sim1 svc1 db0 db1 from leased
+	take_backlog "$name" "$work/serve1.log" "$@"
+	local pid t0 t1 sim0 sim1 svc1 db0 db1 from leased
 	from=$(wc -l <"$work/serve1.log")
 	t0=$(date +%s.%N)
 	sim0=$(cpu_ticks "$sim_pid")
