@@ -240,6 +240,7 @@ func (s *store) runFencedBatch(ctx context.Context, b fencedBatch, f core.Fence,
 	if err != nil {
 		return nil, err
 	}
+	s.db.stats.unpinned(ctx)
 	verdicts, err := s.db.runFencedBatchOn(ctx, s.db.lanes[b.lane], b, f, text)
 	applied := 0
 	for _, v := range verdicts {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -222,4 +223,52 @@ func TestStatisticsGatheredAsIntentsArrive(t *testing.T) {
 func withoutStatistics(db *DB) {
 	db.stats.close()
 	db.stats = startStatistics(nil, nil, false, db.log)
+}
+
+// TestStatisticsHoldWritesWhileUnpinning drives the counter with stand-ins:
+// while a run for a pinned table is under way, unpinned waits until it
+// ends, and returns at once without one, or for a table only missing its
+// statistics.
+func TestStatisticsHoldWritesWhileUnpinning(t *testing.T) {
+	ctx := context.Background()
+	release := make(chan struct{})
+	var released sync.Once
+	started := make(chan struct{}, 1)
+	s := startStatistics(func(context.Context) (statisticsNeed, error) { return statisticsPinned, nil }, func(context.Context) error {
+		started <- struct{}{}
+		<-release
+		return nil
+	}, true, slog.New(slog.DiscardHandler))
+	defer func() {
+		released.Do(func() { close(release) })
+		s.close()
+	}()
+	s.unpinned(ctx) // no run: at once
+	s.wroteAttempts(firstStatisticsLookAt, firstStatisticsLookAt)
+	<-started
+	held := make(chan struct{})
+	go func() {
+		s.unpinned(ctx)
+		close(held)
+	}()
+	select {
+	case <-held:
+		t.Fatal("a write went on while the pinned table's run was under way")
+	case <-time.After(50 * time.Millisecond):
+	}
+	released.Do(func() { close(release) })
+	select {
+	case <-held:
+	case <-time.After(statisticsHold / 2):
+		t.Fatal("a write still held after the run ended")
+	}
+
+	missing := startStatistics(func(context.Context) (statisticsNeed, error) { return statisticsMissing, nil }, func(context.Context) error {
+		t.Error("a run for a table only missing its statistics before firstStatisticsAt")
+		return nil
+	}, true, slog.New(slog.DiscardHandler))
+	missing.wroteAttempts(firstStatisticsLookAt, firstStatisticsLookAt)
+	idleStatistics(t, missing)
+	missing.unpinned(ctx)
+	missing.close()
 }
