@@ -248,7 +248,7 @@ func (s *store) runFencedBatch(ctx context.Context, b fencedBatch, f core.Fence,
 			applied++
 		}
 	}
-	s.db.stats.wroteAttempts(applied, applied)
+	s.db.stats.wroteAttempts(applied)
 	return verdicts, err
 }
 

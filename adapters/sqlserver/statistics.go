@@ -132,9 +132,9 @@ type statistics struct {
 	written  int
 	attempts int // rows of submission_attempts among written
 	next     int // 0: never (the engine gathers its own)
-	// lookAtAttempts is the attempts' count that brings a look whatever
-	// written is; 0 once it has.
-	lookAtAttempts int
+	// attemptsLooked is set once the attempts' count has brought its look
+	// (firstStatisticsLookAt).
+	attemptsLooked bool
 	running        bool
 }
 
@@ -164,7 +164,7 @@ func startStatistics(need func(context.Context) (statisticsNeed, error), update 
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &statistics{need: need, update: update, log: log, ctx: ctx, cancel: cancel}
 	if gather {
-		s.next, s.lookAtAttempts = firstStatisticsAt, firstStatisticsLookAt
+		s.next = firstStatisticsAt
 	} else {
 		s.off.Store(true)
 	}
@@ -176,10 +176,9 @@ func startStatistics(need func(context.Context) (statisticsNeed, error), update 
 // that is due while a run is under way waits for the next write after it.
 func (s *statistics) wrote(rows int) { s.count(rows, 0) }
 
-// wroteAttempts is wrote for rows that include attempts rows of
-// submission_attempts, which also bring the look at firstStatisticsLookAt
-// of them.
-func (s *statistics) wroteAttempts(rows, attempts int) { s.count(rows, attempts) }
+// wroteAttempts is wrote for rows of submission_attempts, which also bring
+// the look at firstStatisticsLookAt of them.
+func (s *statistics) wroteAttempts(rows int) { s.count(rows, rows) }
 
 // count is wrote and wroteAttempts: a look is due at the next threshold of
 // rows, or at the attempts' first look.
@@ -194,14 +193,12 @@ func (s *statistics) count(rows, attempts int) {
 	}
 	s.written += rows
 	s.attempts += attempts
-	due := s.written >= s.next || (s.lookAtAttempts > 0 && s.attempts >= s.lookAtAttempts)
-	if s.running || !due || s.ctx.Err() != nil {
+	lookAtAttempts := !s.attemptsLooked && s.attempts >= firstStatisticsLookAt
+	if s.running || (s.written < s.next && !lookAtAttempts) || s.ctx.Err() != nil {
 		return
 	}
 	s.running = true
-	if s.attempts >= s.lookAtAttempts {
-		s.lookAtAttempts = 0
-	}
+	s.attemptsLooked = s.attemptsLooked || lookAtAttempts
 	written := s.written
 	if written >= s.next {
 		s.next = statisticsGrowth * written

@@ -108,14 +108,14 @@ func TestStatisticsLookAtTheFirstAttempts(t *testing.T) {
 			runs.Add(1)
 			return nil
 		}, true, slog.New(slog.DiscardHandler))
-		s.wroteAttempts(firstStatisticsLookAt-1, firstStatisticsLookAt-1)
+		s.wroteAttempts(firstStatisticsLookAt - 1)
 		s.wrote(50) // rows of intents alone bring no look
 		s.close()
 		if looks.Load() != 0 {
 			t.Fatalf("need %d: %d looks before %d attempts", c.need, looks.Load(), firstStatisticsLookAt)
 		}
 		s = startStatistics(s.need, s.update, true, slog.New(slog.DiscardHandler))
-		s.wroteAttempts(firstStatisticsLookAt, firstStatisticsLookAt)
+		s.wroteAttempts(firstStatisticsLookAt)
 		s.close()
 		if looks.Load() != 1 || runs.Load() != c.wantRuns {
 			t.Fatalf("need %d at %d attempts: %d looks and %d runs, want 1 and %d",
@@ -142,7 +142,7 @@ func TestStatisticsLookAtTheFirstAttempts(t *testing.T) {
 		waitLooks(t, &looks, int32(want+1))
 		idleStatistics(t, s)
 	}
-	s.wroteAttempts(firstStatisticsLookAt, firstStatisticsLookAt)
+	s.wroteAttempts(firstStatisticsLookAt)
 	waitLooks(t, &looks, 3)
 }
 
@@ -244,7 +244,7 @@ func TestStatisticsHoldWritesWhileUnpinning(t *testing.T) {
 		s.close()
 	}()
 	s.unpinned(ctx) // no run: at once
-	s.wroteAttempts(firstStatisticsLookAt, firstStatisticsLookAt)
+	s.wroteAttempts(firstStatisticsLookAt)
 	<-started
 	held := make(chan struct{})
 	go func() {
@@ -267,7 +267,7 @@ func TestStatisticsHoldWritesWhileUnpinning(t *testing.T) {
 		t.Error("a run for a table only missing its statistics before firstStatisticsAt")
 		return nil
 	}, true, slog.New(slog.DiscardHandler))
-	missing.wroteAttempts(firstStatisticsLookAt, firstStatisticsLookAt)
+	missing.wroteAttempts(firstStatisticsLookAt)
 	idleStatistics(t, missing)
 	missing.unpinned(ctx)
 	missing.close()
