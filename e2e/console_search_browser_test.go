@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -135,7 +136,12 @@ func TestConsoleSearchesPagesAndActsOnASelection(t *testing.T) {
 		}
 	}
 	var disabled bool
+	// The page's script counts the selection once the document has loaded
+	// (without script the button stays enabled and the server counts), so
+	// the test waits for its count before it reads the button.
 	run(t, ctx, "select all, then two",
+		chromedp.Poll(`document.getElementById('selected-count').textContent === '0 selected'`, nil,
+			chromedp.WithPollingTimeout(30*time.Second)),
 		chromedp.Evaluate(`document.getElementById('bulk-apply').disabled`, &disabled),
 	)
 	if !disabled {
