@@ -173,7 +173,7 @@ take_backlog() {
 # instance takes BACKLOG intents, the leader is killed (SIGKILL) and the
 # standby resumes: it takes the lapsed lease and drains the backlog on the
 # connections it warmed before the intents arrived, timed from its resume
-# until no intent is pending. Prints the executed attempts/s and the
+# until no intent is pending (last_result_at). Prints the executed attempts/s and the
 # database server's CPU milliseconds per executed attempt. Uses API2_PORT
 # and API2_PORT+1; serve_flags must hold a lease of 5 s or less (the fast
 # lease), which has lapsed when the standby resumes.
@@ -207,9 +207,10 @@ takeover_run() {
 	t0=$(date +%s.%N)
 	db0=$(db_server_ticks)
 	kill -CONT "$standby"
-	"$bin"/loadgen --url "http://127.0.0.1:$standby_port" --concurrency 64 --await-drain --wait-timeout 30m >/dev/null
-	t1=$(date +%s.%N)
+	"$bin"/loadgen --url "http://127.0.0.1:$standby_port" --concurrency 64 --await-drain --drain-poll "$(drain_poll)" --wait-timeout 30m >/dev/null
 	db1=$(db_server_ticks)
+	t1=$(last_result_at)
+	t1=${t1:-$(date +%s.%N)}
 	kill -TERM "$standby"
 	wait "$standby" 2>/dev/null || true
 	awk -v n="$BACKLOG" -v a="$t0" -v b="$t1" -v db="$((db1 - db0))" -v hz="$(getconf CLK_TCK)" \
@@ -218,8 +219,9 @@ takeover_run() {
 
 # backlog_run NAME [extra serve flags...]: an API-only instance takes
 # BACKLOG intents; then a leader starts on the same database and executes
-# them, timed from its start until no intent is pending (loadgen
-# --await-drain polls every 20 ms over one kept-alive connection), as
+# them, timed from its start until no intent is pending (the last result's
+# write on SQL Server, last_result_at; loadgen --await-drain's answer on
+# SQLite, asking every drain_poll over one kept-alive connection), as
 # River's backlog phase is timed from its client's start. Prints the
 # executed attempts/s, the cores the service and the simulator used
 # meanwhile, the CPU milliseconds per executed attempt of the service
@@ -248,11 +250,12 @@ backlog_run() {
 	"$bin"/submission-manager serve --listen "127.0.0.1:$API_PORT" $database_flags $serve_flags --log-level info "$@" 2>>"$work/serve1.log" &
 	pid=$!
 	pids+=($pid)
-	"$bin"/loadgen --url "http://127.0.0.1:$API_PORT" --concurrency 64 --await-drain --wait-timeout 30m >/dev/null
-	t1=$(date +%s.%N)
+	"$bin"/loadgen --url "http://127.0.0.1:$API_PORT" --concurrency 64 --await-drain --drain-poll "$(drain_poll)" --wait-timeout 30m >/dev/null
 	sim1=$(cpu_ticks "$sim_pid")
 	svc1=$(cpu_ticks "$pid")
 	db1=$(db_server_ticks)
+	t1=$(last_result_at)
+	t1=${t1:-$(date +%s.%N)}
 	leased=$(tail -n +"$((from + 1))" "$work/serve1.log" | sed -n 's/^time=\([^ ]*\) .*msg=leader_acquired .*/\1/p' | head -1)
 	leased=$(date -d "${leased:-@$t0}" +%s.%N)
 	kill -TERM "$pid"

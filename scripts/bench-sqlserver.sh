@@ -171,6 +171,9 @@ trap 'rm -f "$section"; bench_cleanup' EXIT
 	echo "| --- | --- | --- |"
 	echo "| the standby, from its resume | $takeover_rate | $takeover_db_ms |"
 	echo "| a fresh leader, from its start (above) | $tsql_rate | $tsql_db_ms |"
+	echo "| River on the same server's PostgreSQL, its client started on the pool its producers connected (below) | $r_backlog_river | — |"
+	echo
+	echo "The standby's connections are warm, as River's client's are: against River's backlog in this run, $(awk -v a="$takeover_rate" -v b="$r_backlog_river" 'BEGIN { printf "%.2f", a / b }')×."
 	echo
 	echo "### Leases under load"
 	echo

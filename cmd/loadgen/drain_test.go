@@ -194,3 +194,38 @@ func TestAwaitDrainEndsAtItsTimeoutWhenTheServiceHangs(t *testing.T) {
 		t.Errorf("exit %d, stderr %q: want 1 and no answer", code, errOut.String())
 	}
 }
+
+// TestAwaitDrainAsksAtItsDrainPoll: --drain-poll sets the pace of the
+// asks, so a benchmark that reads the drain's end from the store can ask
+// rarely. With three answers of "pending" before the drain, the fourth
+// ask cannot come before three of its ticks have passed.
+func TestAwaitDrainAsksAtItsDrainPoll(t *testing.T) {
+	const pending, poll = 3, 100 * time.Millisecond
+	f := &fakePending{pendingFor: pending}
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	var out, errOut bytes.Buffer
+	start := time.Now()
+	code := realMain(context.Background(), []string{"--url", srv.URL, "--await-drain", "--drain-poll", poll.String(), "--wait-timeout", "10s"}, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("exit %d, stderr: %s", code, errOut.String())
+	}
+	f.mu.Lock()
+	drainedAt := f.drainedAt
+	f.mu.Unlock()
+	if n := f.reads.Load(); n != pending+1 {
+		t.Fatalf("%d reads, want %d", n, pending+1)
+	}
+	if least := pending * poll; drainedAt.Sub(start) < least {
+		t.Errorf("drained %v after the start, want at least %v: the asks did not keep to --drain-poll", drainedAt.Sub(start), least)
+	}
+}
+
+// TestDrainPollMustBePositive: a pace of zero would ask in a busy loop.
+func TestDrainPollMustBePositive(t *testing.T) {
+	var out bytes.Buffer
+	_, err := parseFlags([]string{"--await-drain", "--drain-poll", "0s"}, &out)
+	if err == nil || !strings.Contains(err.Error(), "--drain-poll") {
+		t.Fatalf("--drain-poll 0s: %v, want an error naming the flag", err)
+	}
+}

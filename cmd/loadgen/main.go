@@ -46,6 +46,12 @@ type config struct {
 	// service holds no pending intent and reports how long that took, to
 	// time the execution of a backlog submitted before.
 	AwaitDrain bool
+	// DrainPoll is how often AwaitDrain asks whether an intent is still
+	// pending. Each ask is a listing the service reads from its store, so
+	// an observer asking fast spends the server's CPU the drain it times
+	// would have used; a caller that reads the drain's end from the store
+	// asks slowly.
+	DrainPoll time.Duration
 	// CPUProfile, when set, is where the generator writes its own CPU
 	// profile, to check that it is not what limits a run on a shared host.
 	CPUProfile string
@@ -148,6 +154,7 @@ func parseFlags(args []string, output io.Writer) (config, error) {
 	fs.StringVar(&cfg.RunID, "run-id", fmt.Sprintf("load-%d", time.Now().UnixNano()), "prefix of the intentIds of this run")
 	fs.BoolVar(&cfg.JSON, "json", false, "print the report as JSON")
 	fs.BoolVar(&cfg.AwaitDrain, "await-drain", false, "submit nothing; wait until no intent is pending (up to --wait-timeout) and report how long that took")
+	fs.DurationVar(&cfg.DrainPoll, "drain-poll", drainPoll, "with --await-drain, how often to ask whether an intent is still pending")
 	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write the generator's own CPU profile to this file")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -165,6 +172,8 @@ func parseFlags(args []string, output io.Writer) (config, error) {
 		return cfg, fmt.Errorf("--payload-bytes must be at least 16, got %d", cfg.PayloadBytes)
 	case cfg.WaitTimeout <= 0:
 		return cfg, fmt.Errorf("--wait-timeout must be positive, got %v", cfg.WaitTimeout)
+	case cfg.DrainPoll <= 0:
+		return cfg, fmt.Errorf("--drain-poll must be positive, got %v", cfg.DrainPoll)
 	}
 	return cfg, nil
 }
