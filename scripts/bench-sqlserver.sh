@@ -163,7 +163,7 @@ trap 'rm -f "$section"; bench_cleanup' EXIT
 	echo "A leader and a standby start on a new database, the standby warms its executor's pool and waits;"
 	echo "both are frozen (SIGSTOP) while an API-only instance takes $BACKLOG intents; the leader is killed"
 	echo "(SIGKILL) and the standby resumes, takes the lapsed lease ($fast_lease) and drains the backlog on"
-	echo "the connections it warmed, timed from its resume until no intent is pending (\`takeover_run\`,"
+	echo "the connections it warmed, timed from its resume to its last result's write (\`takeover_run\`,"
 	echo "scripts/bench-phases.sh). Its plans were made while the tables were empty; docs/sqlserver.md,"
 	echo "\"Statistics\", says what that cost before an instance looked at the statistics at its first attempts."
 	echo
@@ -171,7 +171,7 @@ trap 'rm -f "$section"; bench_cleanup' EXIT
 	echo "| --- | --- | --- |"
 	echo "| the standby, from its resume | $takeover_rate | $takeover_db_ms |"
 	echo "| a fresh leader, from its start (above) | $tsql_rate | $tsql_db_ms |"
-	echo "| River on the same server's PostgreSQL, its client started on the pool its producers connected (below) | $r_backlog_river | — |"
+	echo "| River on the same server's PostgreSQL, its client started on the pool its producers connected (below) | $(printf '%.0f' "$r_backlog_river") | — |"
 	echo
 	echo "The standby's connections are warm, as River's client's are: against River's backlog in this run, $(awk -v a="$takeover_rate" -v b="$r_backlog_river" 'BEGIN { printf "%.2f", a / b }')×."
 	echo
