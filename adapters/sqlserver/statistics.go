@@ -42,7 +42,8 @@ import (
 // thousand attempts (docs/sqlserver.md, "Statistics"). Such a table
 // (statisticsPinned) gets a run whatever the count, and an instance looks
 // for one once its own attempts reach firstStatisticsLookAt: only a leader
-// writes them, and it may be the first to.
+// writes them, and it may be the first to. Its executor's batches wait from
+// the look's start until it has found no pin or the run has landed.
 
 // firstStatisticsAt is how many rows the adapter writes before it first
 // gathers statistics.
@@ -59,9 +60,9 @@ const statisticsGrowth = 8
 // then gathered describe more than a page.
 const firstStatisticsLookAt = 100
 
-// statisticsHold bounds how long the executor's batches wait for a run
-// for a pinned table (0.4-1.1 s on this machine): past it they go on, on
-// the plans they have.
+// statisticsHold bounds how long the executor's batches wait for the
+// attempts' look and a run for a pinned table (0.4-1.1 s on this
+// machine): past it they go on, on the plans they have.
 const statisticsHold = 3 * time.Second
 
 // statisticsTimeout bounds one run of sp_updatestats (about 0.3 s at tens
@@ -118,8 +119,8 @@ type statistics struct {
 	cancel context.CancelFunc
 	runs   sync.WaitGroup
 
-	// pinned holds, while a run for a pinned table is under way, a channel
-	// closed when it ends (unpinned).
+	// pinned holds, while the attempts' look or a run for a pinned table
+	// is under way, a channel closed when it ends (unpinned).
 	pinned atomic.Pointer[chan struct{}]
 
 	// off is set once the counter will never run again (the engine
@@ -203,7 +204,28 @@ func (s *statistics) count(rows, attempts int) {
 	if written >= s.next {
 		s.next = statisticsGrowth * written
 	}
-	s.runs.Go(func() { s.run(written) })
+	var held func()
+	if lookAtAttempts {
+		// The executor's batches hold from here, not from the look's
+		// answer: the look is a statement too (a first parse on its
+		// connection, tenths of a second on a busy server), and a results
+		// batch sent meanwhile was planned on a pinned table and took
+		// 7.5 s (docs/sqlserver.md, "Statistics"). A look that finds no
+		// pin releases them at once.
+		held = s.hold()
+	}
+	s.runs.Go(func() { s.run(written, held) })
+}
+
+// hold makes the executor's batches wait (unpinned) until the function it
+// returns is called.
+func (s *statistics) hold() func() {
+	unpinned := make(chan struct{})
+	s.pinned.Store(&unpinned)
+	return func() {
+		s.pinned.Store(nil)
+		close(unpinned)
+	}
 }
 
 // run looks at the statistics with written rows counted, and runs
@@ -212,8 +234,15 @@ func (s *statistics) count(rows, attempts int) {
 // both tables hold rows and have statistics of them (another instance, or
 // autovacuum, gathered them), it runs nothing, now or later, and leaves
 // them to autovacuum. A failure costs only the statistics: the next
-// threshold stands, and autovacuum still gathers them in time.
-func (s *statistics) run(written int) {
+// threshold stands, and autovacuum still gathers them in time. held, when
+// not nil, ends the hold its trigger began (count): at the look's answer,
+// or after the run for a pinned table.
+func (s *statistics) run(written int, held func()) {
+	release := func() {}
+	if held != nil {
+		release = sync.OnceFunc(held)
+	}
+	defer release()
 	done := false
 	defer func() {
 		s.mu.Lock()
@@ -227,6 +256,9 @@ func (s *statistics) run(written int) {
 	ctx, cancel := context.WithTimeout(s.ctx, statisticsTimeout)
 	defer cancel()
 	need, err := s.need(ctx)
+	if need != statisticsPinned {
+		release()
+	}
 	switch {
 	case err != nil && written < firstStatisticsAt:
 		return
@@ -240,14 +272,9 @@ func (s *statistics) run(written int) {
 	case need == statisticsMissing && written < firstStatisticsAt:
 		return
 	}
-	if need == statisticsPinned {
+	if need == statisticsPinned && held == nil {
 		// The executor's writes hold until the run lands (unpin).
-		unpinned := make(chan struct{})
-		s.pinned.Store(&unpinned)
-		defer func() {
-			s.pinned.Store(nil)
-			close(unpinned)
-		}()
+		defer s.hold()()
 	}
 	start := time.Now()
 	if err := s.update(ctx); err != nil {
@@ -259,11 +286,11 @@ func (s *statistics) run(written int) {
 	s.log.DebugContext(ctx, "statistics_updated", "need", int(need), "took", time.Since(start))
 }
 
-// unpinned waits, for statisticsHold at most, while a run for a pinned
-// table is under way: the executor's batches sent meanwhile would be
-// planned with the table as empty (a results batch of a few hundred took
-// seconds so), and those that wait for the run are planned from its
-// statistics. Without such a run it returns at once.
+// unpinned waits, for statisticsHold at most, while the attempts' look or
+// a run for a pinned table is under way: the executor's batches sent
+// meanwhile would be planned with the table as empty (a results batch of a
+// few hundred took seconds so), and those that wait for the run are
+// planned from its statistics. Otherwise it returns at once.
 func (s *statistics) unpinned(ctx context.Context) {
 	ch := s.pinned.Load()
 	if ch == nil {

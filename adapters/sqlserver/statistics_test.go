@@ -272,3 +272,44 @@ func TestStatisticsHoldWritesWhileUnpinning(t *testing.T) {
 	missing.unpinned(ctx)
 	missing.close()
 }
+
+// TestStatisticsHoldWritesFromTheAttemptsLook: the executor's batches wait
+// from the moment the attempts' count brings its look, not from the look's
+// answer, since a batch sent while the look's statement ran met the pinned
+// plan; a look that finds no pin releases them at once, and runs nothing.
+func TestStatisticsHoldWritesFromTheAttemptsLook(t *testing.T) {
+	ctx := context.Background()
+	// Closed, it answers statisticsKept (the zero value), also when the
+	// test fails before it answers, so that close does not wait forever.
+	answer := make(chan statisticsNeed)
+	var answered sync.Once
+	s := startStatistics(func(context.Context) (statisticsNeed, error) { return <-answer, nil }, func(context.Context) error {
+		t.Error("a run although the look found the statistics kept")
+		return nil
+	}, true, slog.New(slog.DiscardHandler))
+	defer func() {
+		answered.Do(func() { close(answer) })
+		s.close()
+	}()
+	s.wroteAttempts(firstStatisticsLookAt - 1)
+	s.unpinned(ctx) // no look yet: at once
+	s.wroteAttempts(1)
+	held := make(chan struct{})
+	go func() {
+		s.unpinned(ctx)
+		close(held)
+	}()
+	select {
+	case <-held:
+		t.Fatal("a write went on while the attempts' look was under way")
+	case <-time.After(50 * time.Millisecond):
+	}
+	answered.Do(func() { close(answer) })
+	select {
+	case <-held:
+	case <-time.After(statisticsHold / 2):
+		t.Fatal("a write still held after the look found no pin")
+	}
+	idleStatistics(t, s)
+	s.unpinned(ctx)
+}
