@@ -173,10 +173,11 @@ take_backlog() {
 # instance takes BACKLOG intents, the leader is killed (SIGKILL) and the
 # standby resumes: it takes the lapsed lease and drains the backlog on the
 # connections it warmed before the intents arrived, timed from its resume
-# until no intent is pending (last_result_at). Prints the executed attempts/s and the
-# database server's CPU milliseconds per executed attempt. Uses API2_PORT
-# and API2_PORT+1; serve_flags must hold a lease of 5 s or less (the fast
-# lease), which has lapsed when the standby resumes.
+# until no intent is pending (last_result_at). Prints the executed
+# attempts/s and the database server's CPU milliseconds per executed
+# attempt. Uses API2_PORT and API2_PORT+1; serve_flags must hold a lease
+# of 5 s or less (the fast lease), which has lapsed when the standby
+# resumes.
 # Call it with stdout redirected, as backlog_run.
 takeover_run() {
 	local name=$1 standby_port=$API2_PORT leader_port=$((API2_PORT + 1))
