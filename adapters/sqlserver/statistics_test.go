@@ -246,22 +246,7 @@ func TestStatisticsHoldWritesWhileUnpinning(t *testing.T) {
 	s.unpinned(ctx) // no run: at once
 	s.wroteAttempts(firstStatisticsLookAt)
 	<-started
-	held := make(chan struct{})
-	go func() {
-		s.unpinned(ctx)
-		close(held)
-	}()
-	select {
-	case <-held:
-		t.Fatal("a write went on while the pinned table's run was under way")
-	case <-time.After(50 * time.Millisecond):
-	}
-	released.Do(func() { close(release) })
-	select {
-	case <-held:
-	case <-time.After(statisticsHold / 2):
-		t.Fatal("a write still held after the run ended")
-	}
+	holdsUntil(t, s, "the pinned table's run", func() { released.Do(func() { close(release) }) }, "the run ended")
 
 	missing := startStatistics(func(context.Context) (statisticsNeed, error) { return statisticsMissing, nil }, func(context.Context) error {
 		t.Error("a run for a table only missing its statistics before firstStatisticsAt")
@@ -294,22 +279,30 @@ func TestStatisticsHoldWritesFromTheAttemptsLook(t *testing.T) {
 	s.wroteAttempts(firstStatisticsLookAt - 1)
 	s.unpinned(ctx) // no look yet: at once
 	s.wroteAttempts(1)
+	holdsUntil(t, s, "the attempts' look", func() { answered.Do(func() { close(answer) }) }, "the look found no pin")
+	idleStatistics(t, s)
+	s.unpinned(ctx)
+}
+
+// holdsUntil checks that a write waits (unpinned) while what during names
+// is under way, and goes on once end has been called (after names what
+// that stands for).
+func holdsUntil(t *testing.T, s *statistics, during string, end func(), after string) {
+	t.Helper()
 	held := make(chan struct{})
 	go func() {
-		s.unpinned(ctx)
+		s.unpinned(context.Background())
 		close(held)
 	}()
 	select {
 	case <-held:
-		t.Fatal("a write went on while the attempts' look was under way")
+		t.Fatalf("a write went on while %s was under way", during)
 	case <-time.After(50 * time.Millisecond):
 	}
-	answered.Do(func() { close(answer) })
+	end()
 	select {
 	case <-held:
 	case <-time.After(statisticsHold / 2):
-		t.Fatal("a write still held after the look found no pin")
+		t.Fatalf("a write still held after %s", after)
 	}
-	idleStatistics(t, s)
-	s.unpinned(ctx)
 }
