@@ -120,8 +120,9 @@ type statistics struct {
 	runs   sync.WaitGroup
 
 	// pinned holds, while the attempts' look or a run for a pinned table
-	// is under way, a channel closed when it ends (unpinned).
-	pinned atomic.Pointer[chan struct{}]
+	// is under way, the hold that makes the executor's batches wait
+	// (unpinned).
+	pinned atomic.Pointer[statisticsHeld]
 
 	// off is set once the counter will never run again (the engine
 	// gathers its own statistics, or the tables have theirs), so that
@@ -217,14 +218,22 @@ func (s *statistics) count(rows, attempts int) {
 	s.runs.Go(func() { s.run(written, held) })
 }
 
+// statisticsHeld is one hold of the executor's batches: until ended is
+// closed, and no later than until, so that a look or a run that hangs
+// costs the batches statisticsHold once, not at every batch.
+type statisticsHeld struct {
+	ended chan struct{}
+	until time.Time
+}
+
 // hold makes the executor's batches wait (unpinned) until the function it
-// returns is called.
+// returns is called, statisticsHold at most.
 func (s *statistics) hold() func() {
-	unpinned := make(chan struct{})
-	s.pinned.Store(&unpinned)
+	h := &statisticsHeld{ended: make(chan struct{}), until: time.Now().Add(statisticsHold)}
+	s.pinned.Store(h)
 	return func() {
 		s.pinned.Store(nil)
-		close(unpinned)
+		close(h.ended)
 	}
 }
 
@@ -286,20 +295,21 @@ func (s *statistics) run(written int, held func()) {
 	s.log.DebugContext(ctx, "statistics_updated", "need", int(need), "took", time.Since(start))
 }
 
-// unpinned waits, for statisticsHold at most, while the attempts' look or
-// a run for a pinned table is under way: the executor's batches sent
-// meanwhile would be planned with the table as empty (a results batch of a
-// few hundred took seconds so), and those that wait for the run are
-// planned from its statistics. Otherwise it returns at once.
+// unpinned waits while the attempts' look or a run for a pinned table is
+// under way, until statisticsHold after it began at most: the executor's
+// batches sent meanwhile would be planned with the table as empty (a
+// results batch of a few hundred took seconds so), and those that wait
+// for the run are planned from its statistics. Otherwise it returns at
+// once.
 func (s *statistics) unpinned(ctx context.Context) {
-	ch := s.pinned.Load()
-	if ch == nil {
+	h := s.pinned.Load()
+	if h == nil {
 		return
 	}
-	t := time.NewTimer(statisticsHold)
+	t := time.NewTimer(time.Until(h.until))
 	defer t.Stop()
 	select {
-	case <-*ch:
+	case <-h.ended:
 	case <-t.C:
 	case <-ctx.Done():
 	}

@@ -306,3 +306,31 @@ func holdsUntil(t *testing.T, s *statistics, during string, end func(), after st
 		t.Fatalf("a write still held after %s", after)
 	}
 }
+
+// TestStatisticsHoldEndsOnce: a look that never answers holds the
+// executor's batches statisticsHold from its start, once: a batch sent
+// after that goes on at once rather than waiting a hold of its own.
+func TestStatisticsHoldEndsOnce(t *testing.T) {
+	ctx := context.Background()
+	answer := make(chan statisticsNeed)
+	s := startStatistics(func(ctx context.Context) (statisticsNeed, error) {
+		select {
+		case n := <-answer:
+			return n, nil
+		case <-ctx.Done():
+			return statisticsKept, ctx.Err()
+		}
+	}, func(context.Context) error { return nil }, true, slog.New(slog.DiscardHandler))
+	defer s.close()
+	start := time.Now()
+	s.wroteAttempts(firstStatisticsLookAt)
+	s.unpinned(ctx)
+	if waited := time.Since(start); waited < statisticsHold/2 || waited > 2*statisticsHold {
+		t.Fatalf("the first batch waited %v, want about statisticsHold (%v)", waited, statisticsHold)
+	}
+	next := time.Now()
+	s.unpinned(ctx)
+	if waited := time.Since(next); waited > statisticsHold/4 {
+		t.Fatalf("a batch after the hold's end waited %v: each batch held anew", waited)
+	}
+}
