@@ -244,14 +244,10 @@ func (s *statistics) hold() func() {
 // autovacuum, gathered them), it runs nothing, now or later, and leaves
 // them to autovacuum. A failure costs only the statistics: the next
 // threshold stands, and autovacuum still gathers them in time. held, when
-// not nil, ends the hold its trigger began (count): at the look's answer,
-// or after the run for a pinned table.
+// not nil, ends the hold its trigger began (count); the executor's
+// batches are held after the look's answer only while a run for a pinned
+// table is under way.
 func (s *statistics) run(written int, held func()) {
-	release := func() {}
-	if held != nil {
-		release = sync.OnceFunc(held)
-	}
-	defer release()
 	done := false
 	defer func() {
 		s.mu.Lock()
@@ -265,8 +261,16 @@ func (s *statistics) run(written int, held func()) {
 	ctx, cancel := context.WithTimeout(s.ctx, statisticsTimeout)
 	defer cancel()
 	need, err := s.need(ctx)
-	if need != statisticsPinned {
-		release()
+	switch {
+	case need == statisticsPinned && held == nil:
+		// The executor's writes hold until the run lands (unpinned).
+		held = s.hold()
+	case need != statisticsPinned && held != nil:
+		held()
+		held = nil
+	}
+	if held != nil {
+		defer held()
 	}
 	switch {
 	case err != nil && written < firstStatisticsAt:
@@ -280,10 +284,6 @@ func (s *statistics) run(written int, held func()) {
 		return
 	case need == statisticsMissing && written < firstStatisticsAt:
 		return
-	}
-	if need == statisticsPinned && held == nil {
-		// The executor's writes hold until the run lands (unpin).
-		defer s.hold()()
 	}
 	start := time.Now()
 	if err := s.update(ctx); err != nil {
