@@ -173,28 +173,32 @@ db_server_ticks() {
 
 # drain_poll prints how often a backlog phase's loadgen --await-drain asks
 # whether an intent is pending (DRAIN_POLL, when set): rarely where the
-# phase reads its end from the store (last_result_at), else every 20 ms,
+# phase reads its end from the store (drain_ended_at), else every 20 ms,
 # its figure's granularity. Asked at each phase, as a run may change STORE
 # for one.
 drain_poll() {
 	if [ "$STORE" = sqlserver ]; then echo "${DRAIN_POLL:-250ms}"; else echo "${DRAIN_POLL:-20ms}"; fi
 }
 
-# last_result_at prints when the newest database's last result was
-# written (Unix seconds: the last_modified_at that the results' procedure
-# sets from the server's clock just before it commits), read
-# through Babelfish's PostgreSQL port, where a T-SQL database's dbo is the
-# schema <database>_dbo; nothing for SQLite. A backlog phase ends there
-# rather than at loadgen's answer, so loadgen can ask rarely: each of its
-# asks is a listing on the store, 1-2 ms of Babelfish's CPU, and at 50 a
-# second they cost a drain of 20,000 about 6 % of its rate (alternated,
-# 1,354-1,379 against 1,405-1,572 attempts/s asking every 250 ms). River's
-# end is an event in its own client, which costs its database nothing.
-last_result_at() {
-	[ "$STORE" = sqlserver ] || return 0
-	local db=${databases[${#databases[@]} - 1]}
-	PGPASSWORD=12345678 "$BABELFISH_PSQL" -h 127.0.0.1 -p "$BABELFISH_PG_PORT" -U babelfish_user -d babelfish_db -qAt \
-		-c "SELECT extract(epoch FROM max(last_modified_at)) FROM ${db}_dbo.submission_intents"
+# drain_ended_at prints when a backlog phase's drain ended (Unix seconds):
+# on SQL Server when the newest database's last result was written (the
+# last_modified_at that the results' procedure sets from the server's
+# clock just before it commits), read through Babelfish's PostgreSQL port,
+# where a T-SQL database's dbo is the schema <database>_dbo; elsewhere
+# now, just after loadgen's answer. Ending at the write lets loadgen ask
+# rarely: each of its asks is a listing on the store, 1-2 ms of
+# Babelfish's CPU, and at 50 a second they cost a drain of 20,000 about
+# 6 % of its rate (alternated, 1,354-1,379 against 1,405-1,572 attempts/s
+# asking every 250 ms). River's end is an event in its own client, which
+# costs its database nothing.
+drain_ended_at() {
+	local at=
+	if [ "$STORE" = sqlserver ]; then
+		local db=${databases[${#databases[@]} - 1]}
+		at=$(PGPASSWORD=12345678 "$BABELFISH_PSQL" -h 127.0.0.1 -p "$BABELFISH_PG_PORT" -U babelfish_user -d babelfish_db -qAt \
+			-c "SELECT extract(epoch FROM max(last_modified_at)) FROM ${db}_dbo.submission_intents")
+	fi
+	echo "${at:-$(date +%s.%N)}"
 }
 
 # -------------------------------------------------------------- the reports

@@ -173,7 +173,7 @@ take_backlog() {
 # instance takes BACKLOG intents, the leader is killed (SIGKILL) and the
 # standby resumes: it takes the lapsed lease and drains the backlog on the
 # connections it warmed before the intents arrived, timed from its resume
-# until no intent is pending (last_result_at). Prints the executed
+# until no intent is pending (drain_ended_at). Prints the executed
 # attempts/s and the database server's CPU milliseconds per executed
 # attempt. Uses API2_PORT and API2_PORT+1; serve_flags must hold a lease
 # of 5 s or less (the fast lease), which has lapsed when the standby
@@ -210,8 +210,7 @@ takeover_run() {
 	kill -CONT "$standby"
 	"$bin"/loadgen --url "http://127.0.0.1:$standby_port" --concurrency 64 --await-drain --drain-poll "$(drain_poll)" --wait-timeout 30m >/dev/null
 	db1=$(db_server_ticks)
-	t1=$(last_result_at)
-	t1=${t1:-$(date +%s.%N)}
+	t1=$(drain_ended_at)
 	kill -TERM "$standby"
 	wait "$standby" 2>/dev/null || true
 	awk -v n="$BACKLOG" -v a="$t0" -v b="$t1" -v db="$((db1 - db0))" -v hz="$(getconf CLK_TCK)" \
@@ -221,7 +220,7 @@ takeover_run() {
 # backlog_run NAME [extra serve flags...]: an API-only instance takes
 # BACKLOG intents; then a leader starts on the same database and executes
 # them, timed from its start until no intent is pending (the last result's
-# write on SQL Server, last_result_at; loadgen --await-drain's answer on
+# write on SQL Server, drain_ended_at; loadgen --await-drain's answer on
 # SQLite, asking every drain_poll over one kept-alive connection), as
 # River's backlog phase is timed from its client's start. Prints the
 # executed attempts/s, the cores the service and the simulator used
@@ -255,8 +254,7 @@ backlog_run() {
 	sim1=$(cpu_ticks "$sim_pid")
 	svc1=$(cpu_ticks "$pid")
 	db1=$(db_server_ticks)
-	t1=$(last_result_at)
-	t1=${t1:-$(date +%s.%N)}
+	t1=$(drain_ended_at)
 	leased=$(tail -n +"$((from + 1))" "$work/serve1.log" | sed -n 's/^time=\([^ ]*\) .*msg=leader_acquired .*/\1/p' | head -1)
 	leased=$(date -d "${leased:-@$t0}" +%s.%N)
 	kill -TERM "$pid"
