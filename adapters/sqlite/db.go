@@ -75,8 +75,16 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 	writeDB.SetMaxIdleConns(1)
 	writeDB.SetConnMaxLifetime(0)
 	writeDB.SetConnMaxIdleTime(0)
-	// The writer connects first so WAL mode is on before any reader opens.
-	if err := writeDB.PingContext(ctx); err != nil {
+	// The writer connects first, so WAL mode is on before any reader opens,
+	// and holding the file's migration lock: its first connect to a new file
+	// turns the journal into WAL, which takes an exclusive lock for which
+	// SQLite runs no busy handler when another opener holds a shared one, so
+	// two processes opening a new file together could fail with "database is
+	// locked". Under the lock the later opener finds the file in WAL already.
+	err = withFileLock(ctx, cfg.Path, cfg.MigrationLockTimeout, func() error {
+		return writeDB.PingContext(ctx)
+	})
+	if err != nil {
 		writeDB.Close()
 		return nil, mapError("open writer", err)
 	}

@@ -22,9 +22,10 @@ const migrationLockPoll = 20 * time.Millisecond
 // fileLock serialises migrations of one SQLite file across processes, the
 // part sp_getapplock plays on SQL Server: an exclusive flock(2) on a file
 // beside the database, held for a whole Migrate or MigrationStatus, so from
-// goose's first look at the version table to its last applied migration.
-// Instances started together on a new file thus migrate one after the
-// other, and the later ones find nothing pending. It wraps the goose calls
+// goose's first look at the version table to its last applied migration,
+// and for the writer's first connect, which may turn a new file's journal
+// into WAL (see Open). Instances started together on a new file thus open
+// and migrate one after the other, and the later ones find nothing pending. It wraps the goose calls
 // rather than being goose's session locker, because goose's Up asks
 // whether anything is pending (creating its version table) before it takes
 // a session lock, and that unguarded step races too. SQLite's own locks
@@ -92,7 +93,12 @@ func (l *fileLock) unlock() error {
 
 // withMigrationLock runs fn holding the database's migration lock.
 func (db *DB) withMigrationLock(ctx context.Context, fn func() error) error {
-	l := newFileLock(db.cfg.Path, db.cfg.MigrationLockTimeout)
+	return withFileLock(ctx, db.cfg.Path, db.cfg.MigrationLockTimeout, fn)
+}
+
+// withFileLock runs fn holding the migration lock of the database at dbPath.
+func withFileLock(ctx context.Context, dbPath string, timeout time.Duration, fn func() error) error {
+	l := newFileLock(dbPath, timeout)
 	if err := l.lock(ctx); err != nil {
 		return err
 	}

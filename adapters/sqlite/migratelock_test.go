@@ -17,15 +17,15 @@ import (
 func TestMigrationLockSerialisesMigrators(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "lock.db")
-	held := newFileLock(path, time.Minute)
-	if err := held.lock(ctx); err != nil {
-		t.Fatal(err)
-	}
 	db, err := Open(ctx, Config{Path: path, MigrationLockTimeout: time.Nanosecond, Logger: discardLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	held := newFileLock(path, time.Minute)
+	if err := held.lock(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if err := db.Migrate(ctx, MigrateUp); !errors.Is(err, errMigrationLockHeld) {
 		t.Fatalf("migrate up while another migrator holds the lock: %v, want %v", err, errMigrationLockHeld)
 	}
@@ -74,6 +74,39 @@ func TestConcurrentFirstMigrations(t *testing.T) {
 			t.Fatalf("concurrent first migrations: %v", err)
 		}
 		assertApplied(t, dbs[0], true)
+	}
+}
+
+// TestConcurrentFirstOpens opens one new file from eight goroutines at
+// once, each with its own connections (as eight processes starting
+// together would), in many rounds. Every open succeeds: turning a new
+// file's journal into WAL takes an exclusive lock for which SQLite runs no
+// busy handler, so unguarded concurrent first opens fail with "database is
+// locked" now and then.
+func TestConcurrentFirstOpens(t *testing.T) {
+	const openers, rounds = 16, 20
+	ctx := context.Background()
+	for range rounds {
+		path := filepath.Join(t.TempDir(), "first.db")
+		start := make(chan struct{})
+		errs := make([]error, openers)
+		var wg sync.WaitGroup
+		for i := range openers {
+			wg.Go(func() {
+				<-start
+				db, err := Open(ctx, Config{Path: path, Logger: discardLogger()})
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				errs[i] = db.Close()
+			})
+		}
+		close(start)
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			t.Fatalf("concurrent first opens: %v", err)
+		}
 	}
 }
 
