@@ -98,7 +98,7 @@ func Open(ctx context.Context, cfg Config) (*DB, error) {
 		db.lanes[l] = openExecPool(conns, cfg)
 	}
 	db.leaseQ = sqlserverdb.New(db.leases)
-	db.stats = newStatistics(queries, plain, eng, db.log)
+	db.stats = newStatistics(db.exec, plain, eng, db.log)
 	db.migrator, err = goose.NewProvider(goose.DialectMSSQL, plain, migrations.SQLServer(),
 		goose.WithSessionLocker(newAppLock(locks.migration(), cfg.MigrationLockTimeout)),
 		goose.WithDisableGlobalRegistry(true),

@@ -140,18 +140,21 @@ type statistics struct {
 	running        bool
 }
 
-// newStatistics returns the counter that asks on queries whether a run is
+// newStatistics returns the counter that asks on exec whether a run is
 // needed and runs sp_updatestats on plain; on an engine that gathers its
 // own statistics it counts nothing and never runs. The question goes to
-// the query pool, whose connections are warm: on a new connection of
-// goose's pool, which keeps none, its first parse cost Babelfish 0.27-0.35
-// s of CPU, and 1.4 s of a fresh leader's first seconds at 500 intents/s
-// went to it. sp_updatestats runs for a second or more under load, so it
-// keeps off the query pool.
-func newStatistics(queries, plain *sql.DB, eng engine, log *slog.Logger) *statistics {
+// the executor's fourth pool, whose connection a leader warmed for it
+// (warmStartReads): on a new connection of goose's pool, which keeps none,
+// its first parse cost Babelfish 0.27-0.35 s of CPU, and 1.4 s of a fresh
+// leader's first seconds at 500 intents/s went to it; on the query pool it
+// waited for the pool's warm-up (WarmQueries holds every connection until
+// all are warm), and a fresh leader's batches, held for the attempts' look,
+// stood still 2 s after its first reservations. sp_updatestats runs for a
+// second or more under load, so it keeps off both.
+func newStatistics(exec, plain *sql.DB, eng engine, log *slog.Logger) *statistics {
 	need := func(ctx context.Context) (statisticsNeed, error) {
 		var n statisticsNeed
-		err := queries.QueryRowContext(ctx, statisticsNeedSQL).Scan(&n)
+		err := exec.QueryRowContext(ctx, statisticsNeedSQL).Scan(&n)
 		return n, mapError(err)
 	}
 	update := func(ctx context.Context) error {

@@ -86,3 +86,39 @@ WHERE c.oid = OBJECT_ID('dbo.submission_attempts')`).Scan(&reltuples, &relpages,
 		}
 	}
 }
+
+// TestStatisticsLookBesideATakenQueryPool: the executor's batches wait for
+// the attempts' look, so the look must not queue for the query pool, which
+// WarmQueries holds whole while it warms it (a fresh leader's batches stood
+// still 2 s so, statistics.go). With every connection of the query pool
+// taken, the look answers, on the connection the executor's warm-up left
+// in its fourth pool.
+func TestStatisticsLookBesideATakenQueryPool(t *testing.T) {
+	db, _ := migratedDB(t, databaseOptions{})
+	ctx := context.Background()
+	if !db.engine.gathersStatistics {
+		if !db.stats.off.Load() {
+			t.Fatal("the adapter would gather statistics on SQL Server")
+		}
+		return
+	}
+	if err := db.WarmExecution(ctx); err != nil {
+		t.Fatalf("warm the executor's pool: %v", err)
+	}
+	for range db.cfg.MaxOpenConns {
+		conn, err := db.queries.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+	}
+	opened := db.exec.Stats().OpenConnections
+	lookCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := db.stats.need(lookCtx); err != nil {
+		t.Fatalf("the statistics' look with the query pool taken: %v", err)
+	}
+	if now := db.exec.Stats().OpenConnections; now != opened {
+		t.Errorf("the look opened a connection of the executor's fourth pool (%d open, %d after the warm-up)", now, opened)
+	}
+}
