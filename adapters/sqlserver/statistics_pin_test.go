@@ -28,14 +28,8 @@ func TestStatisticsOfAPinnedTableGatheredAtTheFirstAttempts(t *testing.T) {
 	if err := db.Migrate(ctx, "up"); err != nil {
 		t.Fatalf("migrate up: %v", err)
 	}
-	if !db.engine.gathersStatistics {
-		if !db.stats.off.Load() {
-			t.Fatal("the adapter would gather statistics on SQL Server")
-		}
+	if !warmedForStatistics(t, db) {
 		return
-	}
-	if err := db.WarmExecution(ctx); err != nil {
-		t.Fatalf("warm the executor's pool: %v", err)
 	}
 	const n = 2 * firstStatisticsLookAt
 	batch := make([]core.Intent, n)
@@ -96,14 +90,8 @@ WHERE c.oid = OBJECT_ID('dbo.submission_attempts')`).Scan(&reltuples, &relpages,
 func TestStatisticsLookBesideATakenQueryPool(t *testing.T) {
 	db, _ := migratedDB(t, databaseOptions{})
 	ctx := context.Background()
-	if !db.engine.gathersStatistics {
-		if !db.stats.off.Load() {
-			t.Fatal("the adapter would gather statistics on SQL Server")
-		}
+	if !warmedForStatistics(t, db) {
 		return
-	}
-	if err := db.WarmExecution(ctx); err != nil {
-		t.Fatalf("warm the executor's pool: %v", err)
 	}
 	for range db.cfg.MaxOpenConns {
 		conn, err := db.queries.Conn(ctx)
@@ -121,4 +109,21 @@ func TestStatisticsLookBesideATakenQueryPool(t *testing.T) {
 	if now := db.exec.Stats().OpenConnections; now != opened {
 		t.Errorf("the look opened a connection of the executor's fourth pool (%d open, %d after the warm-up)", now, opened)
 	}
+}
+
+// warmedForStatistics warms db's executor's pools and reports whether the
+// adapter gathers statistics on its engine; where the engine gathers its
+// own (SQL Server), it checks that the counter is off.
+func warmedForStatistics(t *testing.T, db *DB) bool {
+	t.Helper()
+	if !db.engine.gathersStatistics {
+		if !db.stats.off.Load() {
+			t.Fatal("the adapter would gather statistics on SQL Server")
+		}
+		return false
+	}
+	if err := db.WarmExecution(context.Background()); err != nil {
+		t.Fatalf("warm the executor's pool: %v", err)
+	}
+	return true
 }
