@@ -186,11 +186,10 @@ type mpInstance struct {
 func (c *mpCluster) start(name string) {
 	t := c.t
 	t.Helper()
-	addr := haFreeAddr(t)
 	p := haStartProcess(t, c.dir, name, c.bin, []string{"serve",
 		"--database", "sqlite:" + c.dbPath,
 		"--registry", c.registry,
-		"--listen", addr,
+		"--listen", haAnyPort,
 		"--holder-id", name,
 		"--lease-duration", mpLeaseDuration.String(),
 		"--renew-interval", mpRenewInterval.String(),
@@ -201,6 +200,7 @@ func (c *mpCluster) start(name string) {
 		"--shutdown-timeout", "5s",
 		"--log-format", "json",
 	}, nil)
+	addr := haServeAddr(t, p)
 	c.instances[name] = &mpInstance{addr: addr, proc: p}
 	haWaitHTTP(t, p, "http://"+addr+"/healthz")
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -46,19 +45,6 @@ func haBuild(t *testing.T, dir string, pkgs ...string) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build %v: %v\n%s", pkgs, err, out)
 	}
-}
-
-// haFreeAddr returns a loopback address with a port that was free a moment
-// ago. The processes bind it themselves, so there is a small window in
-// which another program could take it; a clash fails the start loudly.
-func haFreeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // haProcess is a child process of the test with its output in a file.

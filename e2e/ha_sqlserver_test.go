@@ -160,11 +160,10 @@ type tsqlCluster struct {
 func (c *tsqlCluster) start(name string, extra ...string) {
 	t := c.t
 	t.Helper()
-	addr := haFreeAddr(t)
 	args := append([]string{"serve",
 		"--database", c.dsn,
 		"--registry", c.registry,
-		"--listen", addr,
+		"--listen", haAnyPort,
 		"--holder-id", name,
 		"--lease-duration", tsqlLeaseDuration.String(),
 		"--renew-interval", tsqlRenewInterval.String(),
@@ -178,6 +177,7 @@ func (c *tsqlCluster) start(name string, extra ...string) {
 		"--log-level", "debug",
 	}, extra...)
 	p := haStartProcess(t, c.dir, name, c.bin, args, nil)
+	addr := haServeAddr(t, p)
 	c.instances[name] = &mpInstance{addr: addr, proc: p}
 	haWaitHTTP(t, p, "http://"+addr+"/healthz")
 }

@@ -56,13 +56,13 @@ func runInDoubt(t *testing.T, bin string, lookup bool) {
 	})
 	db := filepath.Join(dir, "sm.db")
 	start := func(name string) (*haProcess, *client.ClientWithResponses) {
-		addr := haFreeAddr(t)
 		p := haStartProcess(t, dir, name, bin, []string{"serve",
-			"--database", "sqlite:" + db, "--registry", registry, "--listen", addr,
+			"--database", "sqlite:" + db, "--registry", registry, "--listen", haAnyPort,
 			"--holder-id", name, "--lease-duration", "2s", "--renew-interval", "300ms",
 			"--acquire-interval", "300ms", "--retry-delay", "100ms", "--gateway-timeout", "5m",
 			"--shutdown-timeout", "1s", "--log-format", "json",
 		}, nil)
+		addr := haServeAddr(t, p)
 		haWaitHTTP(t, p, "http://"+addr+"/readyz")
 		api, err := client.NewClientWithResponses("http://" + addr)
 		if err != nil {

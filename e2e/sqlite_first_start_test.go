@@ -27,16 +27,14 @@ func TestConcurrentFirstStartOnSQLite(t *testing.T) {
 	for round := range rounds {
 		db := filepath.Join(t.TempDir(), "sm.db")
 		procs := make([]*haProcess, instances)
-		addrs := make([]string, instances)
 		for i := range procs {
-			addrs[i] = haFreeAddr(t)
 			name := fmt.Sprintf("round%d-sm%d", round, i)
 			procs[i] = haStartProcess(t, dir, name, bin, []string{"serve",
-				"--database", "sqlite:" + db, "--registry", registry, "--listen", addrs[i],
+				"--database", "sqlite:" + db, "--registry", registry, "--listen", haAnyPort,
 				"--holder-id", name, "--shutdown-timeout", "1s"}, nil)
 		}
-		for i, p := range procs {
-			haWaitHTTP(t, p, "http://"+addrs[i]+"/readyz")
+		for _, p := range procs {
+			haWaitHTTP(t, p, "http://"+haServeAddr(t, p)+"/readyz")
 		}
 		for _, p := range procs {
 			p.terminate(t)
