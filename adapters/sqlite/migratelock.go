@@ -25,10 +25,11 @@ const migrationLockPoll = 20 * time.Millisecond
 // goose's first look at the version table to its last applied migration,
 // and for the writer's first connect, which may turn a new file's journal
 // into WAL (see Open). Instances started together on a new file thus open
-// and migrate one after the other, and the later ones find nothing pending. It wraps the goose calls
-// rather than being goose's session locker, because goose's Up asks
-// whether anything is pending (creating its version table) before it takes
-// a session lock, and that unguarded step races too. SQLite's own locks
+// and migrate one after the other, and the later ones find nothing
+// pending. It wraps the goose calls rather than being goose's session
+// locker, because goose's Up asks whether anything is pending (creating its
+// version table) before it takes a session lock, and that unguarded step
+// races too. SQLite's own locks
 // cannot do this: a write lock held for the whole run on one connection
 // would shut out the very connection goose migrates through. The kernel
 // drops the lock with the process, so a crashed migrator never leaves it

@@ -77,9 +77,9 @@ func TestConcurrentFirstMigrations(t *testing.T) {
 	}
 }
 
-// TestConcurrentFirstOpens opens one new file from eight goroutines at
-// once, each with its own connections (as eight processes starting
-// together would), in many rounds. Every open succeeds: turning a new
+// TestConcurrentFirstOpens opens one new file from sixteen goroutines at
+// once, each with its own connections (as processes starting together
+// would), in twenty rounds. Every open succeeds: turning a new
 // file's journal into WAL takes an exclusive lock for which SQLite runs no
 // busy handler, so unguarded concurrent first opens fail with "database is
 // locked" now and then.

@@ -149,8 +149,10 @@ type statistics struct {
 // leader's first seconds at 500 intents/s went to it; on the query pool it
 // waited for the pool's warm-up (WarmQueries holds every connection until
 // all are warm), and a fresh leader's batches, held for the attempts' look,
-// stood still 2 s after its first reservations. sp_updatestats runs for a
-// second or more under load, so it keeps off both.
+// stood still 2 s after its first reservations. An instance that never
+// leads (--api-only) opens a connection there for its looks, which end
+// once the tables have statistics. sp_updatestats runs for a second or
+// more under load, so it keeps off both.
 func newStatistics(exec, plain *sql.DB, eng engine, log *slog.Logger) *statistics {
 	need := func(ctx context.Context) (statisticsNeed, error) {
 		var n statisticsNeed
