@@ -114,11 +114,7 @@ func (db *DB) warmStartReads(ctx context.Context) error {
 	if _, err := s.ListPauses(ctx); err != nil {
 		return err
 	}
-	if db.stats.off.Load() {
-		return nil
-	}
-	_, err := db.stats.need(ctx)
-	return err
+	return db.stats.warmLook(ctx)
 }
 
 // warmDueLane reads no intent on a connection of the due intents' lane,

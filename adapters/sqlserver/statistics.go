@@ -300,6 +300,18 @@ func (s *statistics) run(written int, held func()) {
 	s.log.DebugContext(ctx, "statistics_updated", "need", int(need), "took", time.Since(start))
 }
 
+// warmLook asks the look's question once, so that the connection it ran
+// on has parsed it before the attempts' look holds the executor's batches
+// for its answer (warmStartReads); once the counter is off no look will
+// come, and it asks nothing.
+func (s *statistics) warmLook(ctx context.Context) error {
+	if s.off.Load() {
+		return nil
+	}
+	_, err := s.need(ctx)
+	return err
+}
+
 // unpinned waits while the attempts' look or a run for a pinned table is
 // under way, until statisticsHold after it began at most: the executor's
 // batches sent meanwhile would be planned with the table as empty (a

@@ -334,3 +334,30 @@ func TestStatisticsHoldEndsOnce(t *testing.T) {
 		t.Fatalf("a batch after the hold's end waited %v: each batch held anew", waited)
 	}
 }
+
+// TestStatisticsWarmLookAsksWhileALookMayCome: the warm-up asks the look's
+// question while the counter may still look, and nothing once it is off.
+func TestStatisticsWarmLookAsksWhileALookMayCome(t *testing.T) {
+	var looks atomic.Int32
+	need := func(context.Context) (statisticsNeed, error) {
+		looks.Add(1)
+		return statisticsKept, nil
+	}
+	never := func(context.Context) error {
+		t.Error("the warm-up ran sp_updatestats")
+		return nil
+	}
+	on := startStatistics(need, never, true, slog.New(slog.DiscardHandler))
+	defer on.close()
+	if err := on.warmLook(context.Background()); err != nil || looks.Load() != 1 {
+		t.Fatalf("warm-up while a look may come: %v, %d looks, want 1", err, looks.Load())
+	}
+	if on.off.Load() {
+		t.Error("the warm-up's answer turned the counter off; only a look's does")
+	}
+	off := startStatistics(need, never, false, slog.New(slog.DiscardHandler))
+	defer off.close()
+	if err := off.warmLook(context.Background()); err != nil || looks.Load() != 1 {
+		t.Fatalf("warm-up of a counter that is off: %v, %d looks, want none", err, looks.Load())
+	}
+}
