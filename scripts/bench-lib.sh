@@ -66,6 +66,13 @@ tsql_exec() {
 		-qAt -v ON_ERROR_STOP=1 -c "SET babelfishpg_tsql.sql_dialect = 'tsql'" -c "$1"
 }
 
+# pg_exec runs one statement on the server's PostgreSQL side (not the
+# T-SQL dialect), where a T-SQL database's dbo is the schema <database>_dbo.
+pg_exec() {
+	PGPASSWORD=12345678 PGOPTIONS='--client-min-messages=warning' "$BABELFISH_PSQL" -h 127.0.0.1 -p "$BABELFISH_PG_PORT" \
+		-U babelfish_user -d babelfish_db -qAt -v ON_ERROR_STOP=1 -c "$1"
+}
+
 # new_database NAME sets database_flags to the serve flags of a new, empty
 # database of the store under test. On SQL Server it first drops the
 # databases the run made before (their services are stopped by then), so
@@ -183,20 +190,18 @@ drain_poll() {
 # drain_ended_at prints when a backlog phase's drain ended (Unix seconds):
 # on SQL Server when the newest database's last result was written (the
 # last_modified_at that the results' procedure sets from the server's
-# clock just before it commits), read through Babelfish's PostgreSQL port,
-# where a T-SQL database's dbo is the schema <database>_dbo; elsewhere
-# now, just after loadgen's answer. Ending at the write lets loadgen ask
-# rarely: each of its asks is a listing on the store, 1-2 ms of
-# Babelfish's CPU, and at 50 a second they cost a drain of 20,000 about
-# 6 % of its rate (alternated, 1,354-1,379 against 1,405-1,572 attempts/s
-# asking every 250 ms). River's end is an event in its own client, which
-# costs its database nothing.
+# clock just before it commits), read through Babelfish's PostgreSQL port
+# (pg_exec); elsewhere now, just after loadgen's answer. Ending at the
+# write lets loadgen ask rarely: each of its asks is a listing on the
+# store, 1-2 ms of Babelfish's CPU, and at 50 a second they cost a drain
+# of 20,000 about 6 % of its rate (alternated, 1,354-1,379 against
+# 1,405-1,572 attempts/s asking every 250 ms). River's end is an event in
+# its own client, which costs its database nothing.
 drain_ended_at() {
 	local at=
 	if [ "$STORE" = sqlserver ]; then
 		local db=${databases[${#databases[@]} - 1]}
-		at=$(PGPASSWORD=12345678 "$BABELFISH_PSQL" -h 127.0.0.1 -p "$BABELFISH_PG_PORT" -U babelfish_user -d babelfish_db -qAt \
-			-c "SELECT extract(epoch FROM max(last_modified_at)) FROM ${db}_dbo.submission_intents")
+		at=$(pg_exec "SELECT extract(epoch FROM max(last_modified_at)) FROM ${db}_dbo.submission_intents")
 	fi
 	echo "${at:-$(date +%s.%N)}"
 }

@@ -51,10 +51,6 @@ STORE=sqlserver
 
 sqlserver_up
 river_db=riverbench_$$
-pg_exec() { # a statement on the server's PostgreSQL side (not the T-SQL dialect)
-	PGPASSWORD=12345678 PGOPTIONS='--client-min-messages=warning' "$BABELFISH_PSQL" -h 127.0.0.1 -p "$BABELFISH_PG_PORT" \
-		-U babelfish_user -d babelfish_db -qAt -v ON_ERROR_STOP=1 -c "$1"
-}
 bench_cleanup_extra() { pg_exec "DROP DATABASE IF EXISTS $river_db" >/dev/null 2>&1; }
 bench_setup
 
