@@ -3,8 +3,11 @@ package sqlserver
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/submissionmanager/submission-manager/core"
@@ -12,14 +15,14 @@ import (
 )
 
 // The executor's reservations and results travel as batches. Each request
-// is one call of a stored procedure (migration 00014, rewritten by 00017
-// and 00018 for what it cost Babelfish), one round trip: it takes the lease lock in
-// Shared mode and checks the fence once (fence.go), writes every runnable
-// item with set-based statements in one transaction, and answers one
-// verdict per item. The items travel as one
-// JSON parameter (jsontext.go says why, and how its strings survive
-// Babelfish); each carries its position in the batch ("ord"), by which its
-// verdict comes back. They are procedures, not statements sent as text,
+// is one call of a stored procedure (migration 00014, rewritten by 00017,
+// 00018 and 00022 for what it cost Babelfish), one round trip: it takes
+// the lease lock in Shared mode and checks the fence once (fence.go),
+// writes every runnable item with set-based statements in one
+// transaction, and answers which items it wrote and which have no intent.
+// The items travel as one JSON parameter (jsontext.go says why, and how
+// its strings survive Babelfish); each carries its position in the batch
+// ("ord"), by which its verdict comes back. They are procedures, not statements sent as text,
 // because Babelfish parses a request's text at every execution and these
 // texts ran to tens of kilobytes; TestHandWrittenSQLIsTSQL parses the
 // calls, TestMigrationsAreTSQL the procedures.
@@ -42,7 +45,7 @@ func newFencedBatch(procedure string, l lane) fencedBatch {
     @lease_epoch = $4, @lock_resource = $5, @lock_timeout = $6`, lane: l}
 }
 
-// The verdicts a batch answers per item.
+// The verdicts of a batch's items.
 const (
 	verdictApplied     = 0
 	verdictNotRunnable = 1
@@ -214,7 +217,7 @@ func (s *store) writeBatch(ctx context.Context, op string, b fencedBatch, errs [
 	err := validateLeaseNames(fence.LeaseName, fence.HolderID)
 	if err == nil {
 		err = s.db.retryDeadlocks(ctx, func() (err error) {
-			verdicts, err = s.runFencedBatch(ctx, b, fence, items)
+			verdicts, err = s.runFencedBatch(ctx, b, fence, items, ords)
 			return err
 		})
 	}
@@ -235,13 +238,13 @@ func (s *store) writeBatch(ctx context.Context, op string, b fencedBatch, errs [
 
 // runFencedBatch sends one request of b for items on its lane of the
 // executor's pools and reads its verdicts by ord.
-func (s *store) runFencedBatch(ctx context.Context, b fencedBatch, f core.Fence, items []any) (map[int]int, error) {
+func (s *store) runFencedBatch(ctx context.Context, b fencedBatch, f core.Fence, items []any, ords []int) (map[int]int, error) {
 	text, err := itemsJSON(items)
 	if err != nil {
 		return nil, err
 	}
 	s.db.stats.unpinned(ctx)
-	verdicts, err := s.db.runFencedBatchOn(ctx, s.db.lanes[b.lane], b, f, text)
+	verdicts, err := s.db.runFencedBatchOn(ctx, s.db.lanes[b.lane], b, f, text, ords)
 	applied := 0
 	for _, v := range verdicts {
 		if v == verdictApplied {
@@ -274,21 +277,53 @@ func procedureJSON(v any) (string, error) {
 }
 
 // runFencedBatchOn sends one request of b for the items' JSON on q and
-// reads its verdicts by ord.
-func (db *DB) runFencedBatchOn(ctx context.Context, q querier, b fencedBatch, f core.Fence, items string) (map[int]int, error) {
+// reads its verdicts for the items at the positions ords. The procedure
+// answers one row: the positions of the items it applied and of those
+// whose intent does not exist, each as ",0,3," or NULL for none
+// (migration 00022); every other item of the batch was not runnable.
+func (db *DB) runFencedBatchOn(ctx context.Context, q querier, b fencedBatch, f core.Fence, items string, ords []int) (map[int]int, error) {
 	res, err := q.QueryContext(ctx, b.text, setString(items), f.LeaseName, f.HolderID, f.Epoch,
 		setString(db.locks.lease(f.LeaseName)), lockTimeoutMillis(db.cfg.LeaseLockTimeout))
 	if err != nil {
 		return nil, mapError(err)
 	}
 	defer res.Close()
-	verdicts := map[int]int{}
-	for res.Next() {
-		var ord, v int
-		if err := res.Scan(&ord, &v); err != nil {
+	if !res.Next() {
+		if err := res.Err(); err != nil {
 			return nil, mapError(err)
 		}
-		verdicts[ord] = v
+		return nil, fmt.Errorf("%w: sqlserver: a batch answered no verdicts", core.ErrStoreUnavailable)
 	}
-	return verdicts, mapError(res.Err())
+	var applied, missing sql.NullString
+	if err := res.Scan(&applied, &missing); err != nil {
+		return nil, mapError(err)
+	}
+	return verdictsOf(ords, applied.String, missing.String)
+}
+
+// verdictsOf is each position of ords' verdict from a batch's answer:
+// applied when applied lists it, not found when missing does, and not
+// runnable otherwise. A listed position the batch does not hold is an
+// answer the adapter cannot trust, and so an error.
+func verdictsOf(ords []int, applied, missing string) (map[int]int, error) {
+	verdicts := make(map[int]int, len(ords))
+	for _, ord := range ords {
+		verdicts[ord] = verdictNotRunnable
+	}
+	for _, answer := range []struct {
+		list    string
+		verdict int
+	}{{applied, verdictApplied}, {missing, verdictNotFound}} {
+		for field := range strings.SplitSeq(strings.Trim(answer.list, ","), ",") {
+			if field == "" {
+				continue
+			}
+			ord, err := strconv.Atoi(field)
+			if _, ok := verdicts[ord]; err != nil || !ok {
+				return nil, fmt.Errorf("%w: sqlserver: a batch answered position %q, which it does not hold", core.ErrStoreUnavailable, field)
+			}
+			verdicts[ord] = answer.verdict
+		}
+	}
+	return verdicts, nil
 }

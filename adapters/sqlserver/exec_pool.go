@@ -190,7 +190,7 @@ func (db *DB) warmBatchLane(ctx context.Context, l lane) error {
 		name, batch, items = "result", finishAttempts, finishes
 	}
 	// Rolled back with the lease, the intent and its attempt.
-	verdicts, err := db.runFencedBatchOn(ctx, tx, batch, fence, items)
+	verdicts, err := db.runFencedBatchOn(ctx, tx, batch, fence, items, []int{0})
 	if err != nil {
 		return err
 	}
