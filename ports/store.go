@@ -222,7 +222,8 @@ type Store interface {
 	// item, in order, each exactly what StartAttempt would answer for that
 	// item alone, and writes them in as few commits and round trips as the
 	// store allows (SQL Server: one round trip, the fence checked once for
-	// the whole batch). Each item is all or nothing on its own. The store
+	// the whole batch; on Babelfish one for every 64 items). Each item is
+	// all or nothing on its own. The store
 	// first applies ValidateStarts: an item naming an intent an earlier
 	// item names is refused with ErrInvalidWrite.
 	StartAttempts(ctx context.Context, attempts []StartAttemptParams) []error

@@ -2,6 +2,7 @@ package sqlserver
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -181,21 +182,22 @@ func (s *store) FinishAttempts(ctx context.Context, ps []ports.FinishAttemptPara
 // writeBatch writes the n items of a batch that the batch rule let through
 // (errs[i] nil) with b, under the first such item's fence, and fills in
 // every item's answer. An item with another fence is refused, as is a
-// number the int column cannot hold.
+// number the int column cannot hold. The items go in calls of at most the
+// engine's callItems, one after another, each with its own answers.
 func (s *store) writeBatch(ctx context.Context, op string, b fencedBatch, errs []error, n int,
 	fenceOf func(i int) core.Fence, key func(i int) (string, int), item func(i, at int, number int32) any,
 	notRunnable func(i int) string) {
 	var (
 		fence core.Fence
-		items []any
 		ords  []int
+		nums  []int32
 	)
 	for i := range n {
 		if errs[i] != nil {
 			errs[i] = fmt.Errorf("sqlserver: %w", errs[i])
 			continue
 		}
-		if len(items) == 0 {
+		if len(ords) == 0 {
 			fence = fenceOf(i)
 		} else if fenceOf(i) != fence {
 			errs[i] = fmt.Errorf("sqlserver: %w: a batch is written under one fence", ports.ErrInvalidWrite)
@@ -207,31 +209,41 @@ func (s *store) writeBatch(ctx context.Context, op string, b fencedBatch, errs [
 			errs[i] = err
 			continue
 		}
-		items = append(items, item(i, len(items), num))
-		ords = append(ords, i)
+		ords, nums = append(ords, i), append(nums, num)
 	}
-	if len(items) == 0 {
+	if len(ords) == 0 {
 		return
 	}
-	var verdicts map[int]int
-	err := validateLeaseNames(fence.LeaseName, fence.HolderID)
-	if err == nil {
-		err = s.db.retryDeadlocks(ctx, func() (err error) {
-			verdicts, err = s.runFencedBatch(ctx, b, fence, items, ords)
+	if err := validateLeaseNames(fence.LeaseName, fence.HolderID); err != nil {
+		for _, i := range ords {
+			errs[i] = fmt.Errorf("sqlserver: %s: %w", op, err)
+		}
+		return
+	}
+	size := cmp.Or(s.db.engine.callItems, len(ords))
+	for from := 0; from < len(ords); from += size {
+		call := ords[from:min(from+size, len(ords))]
+		items := make([]any, len(call))
+		for at, i := range call {
+			items[at] = item(i, at, nums[from+at])
+		}
+		var verdicts map[int]int
+		err := s.db.retryDeadlocks(ctx, func() (err error) {
+			verdicts, err = s.runFencedBatch(ctx, b, fence, items, call)
 			return err
 		})
-	}
-	for _, i := range ords {
-		id, _ := key(i)
-		switch v, ok := verdicts[i]; {
-		case err != nil:
-			errs[i] = fmt.Errorf("sqlserver: %s: %w", op, err)
-		case !ok:
-			errs[i] = fmt.Errorf("%w: sqlserver: %s: no verdict for intent %q", core.ErrStoreUnavailable, op, id)
-		case v == verdictNotRunnable:
-			errs[i] = fmt.Errorf("%w: intent %q %s", core.ErrIntentNotRunnable, id, notRunnable(i))
-		case v == verdictNotFound:
-			errs[i] = fmt.Errorf("%w: %q", core.ErrIntentNotFound, id)
+		for _, i := range call {
+			id, _ := key(i)
+			switch v, ok := verdicts[i]; {
+			case err != nil:
+				errs[i] = fmt.Errorf("sqlserver: %s: %w", op, err)
+			case !ok:
+				errs[i] = fmt.Errorf("%w: sqlserver: %s: no verdict for intent %q", core.ErrStoreUnavailable, op, id)
+			case v == verdictNotRunnable:
+				errs[i] = fmt.Errorf("%w: intent %q %s", core.ErrIntentNotRunnable, id, notRunnable(i))
+			case v == verdictNotFound:
+				errs[i] = fmt.Errorf("%w: %q", core.ErrIntentNotFound, id)
+			}
 		}
 	}
 }

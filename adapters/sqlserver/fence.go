@@ -117,11 +117,26 @@ type engine struct {
 	// connection costs a login and ten keep more submissions' round trips
 	// and commits under way.
 	queryConns int
+	// callItems is the most items one call of a fenced batch's procedure
+	// carries; a longer batch is written as calls of that many, one after
+	// another (attempts_batch.go). Zero is one call for any batch. On
+	// Babelfish a read of the items' JSON (OPENJSON ... WITH, which each
+	// call makes three to four times) builds every member of every item
+	// as a string in memory the call holds to its end, and costs more per
+	// item the more the call holds: a reservation and a result cost the
+	// server 0.21 ms per attempt in calls of 64 items, 0.42-0.48 ms in
+	// calls of 256-384, the sizes a fresh leader's drain made, and 0.26 in
+	// calls of 32, where a call's fixed cost weighs more
+	// (docs/sqlserver.md, "Calls of 64 items"). SQL Server
+	// streams OPENJSON, so there a batch stays one round trip and one
+	// commit.
+	callItems int
 }
 
 var (
 	sqlServer = engine{lockingReadIsolation: sql.LevelRepeatableRead, queryConns: 10}
-	babelfish = engine{babelfish: true, lockingReadIsolation: sql.LevelReadCommitted, gathersStatistics: true, queryConns: 6}
+	babelfish = engine{babelfish: true, lockingReadIsolation: sql.LevelReadCommitted, gathersStatistics: true, queryConns: 6,
+		callItems: 64}
 )
 
 // detectEngine asks the server which engine it is.

@@ -2,7 +2,9 @@ package storetest
 
 import (
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
@@ -136,5 +138,89 @@ func testBatchesFenced(t *testing.T, h Harness) {
 	}
 	if errs := h.Store.StartAttempts(t.Context(), nil); len(errs) != 0 {
 		t.Fatalf("an empty batch answered %v", errs)
+	}
+}
+
+// testAttemptBatchesLarge holds a batch of many items to the same promise
+// as a small one: 150 reservations and then their results, each answered in
+// order, with missing intents, items not runnable and a malformed item
+// spread through it, and long texts in its later items read back whole. A
+// store may write a long batch in parts (SQL Server on Babelfish does); no
+// item may then get another item's answer or text.
+func testAttemptBatchesLarge(t *testing.T, h Harness) {
+	f := leader(t, h)
+	const n = 150
+	id := func(i int) string { return fmt.Sprintf("large-%03d", i) }
+	for i := range n {
+		mustCreate(t, h.Store, newIntent(id(i), smsContract("alerts"), `{}`, base))
+	}
+	// Each kind of item recurs, so that every part of a long batch holds
+	// some: a missing intent, an attempt number not next, a malformed item.
+	kind := func(i int) string {
+		switch {
+		case i == 75:
+			return "malformed"
+		case i%50 == 7:
+			return "missing"
+		case i%50 == 13:
+			return "not runnable"
+		}
+		return "runnable"
+	}
+	starts := make([]ports.StartAttemptParams, n)
+	for i := range n {
+		starts[i] = ports.StartAttemptParams{Fence: f, IntentID: id(i), Number: 1, StartedAt: at(i)}
+		switch kind(i) {
+		case "malformed":
+			starts[i].StartedAt = time.Time{}
+		case "missing":
+			starts[i].IntentID = "missing-" + id(i)
+		case "not runnable":
+			starts[i].Number = 2
+		}
+	}
+	answers := func(what string, errs []error) {
+		t.Helper()
+		if len(errs) != n {
+			t.Fatalf("%s: %d answers for %d items", what, len(errs), n)
+		}
+		want := map[string]error{"runnable": nil, "missing": core.ErrIntentNotFound,
+			"not runnable": core.ErrIntentNotRunnable, "malformed": ports.ErrInvalidWrite}
+		for i, err := range errs {
+			wantErr(t, fmt.Sprintf("%s %d (%s)", what, i, kind(i)), err, want[kind(i)])
+		}
+	}
+	answers("reservation", h.Store.StartAttempts(t.Context(), starts))
+	long := func(i int) string { return fmt.Sprintf("%03d:", i) + strings.Repeat("é~\"", 1400) }
+	finishes := make([]ports.FinishAttemptParams, n)
+	for i := range n {
+		finishes[i] = retryAfter(f, id(i), 1, at(200+i), at(400+i))
+		switch {
+		case kind(i) == "malformed":
+			finishes[i].Sent = false // with neither an outcome nor an error
+			finishes[i].Error = ""
+		case kind(i) == "missing":
+			finishes[i].IntentID = "missing-" + id(i)
+		case kind(i) == "not runnable":
+			finishes[i].Number = 2
+		case i%10 == 9:
+			finishes[i].Error = long(i)
+		}
+	}
+	answers("result", h.Store.FinishAttempts(t.Context(), finishes))
+	for i := range n {
+		got := mustGet(t, h.Store, id(i))
+		switch kind(i) {
+		case "runnable":
+			want := finishes[i].Error
+			if got.AttemptCount != 1 || len(got.Attempts) != 1 || !got.Attempts[0].StartedAt.Equal(at(i)) ||
+				!got.Attempts[0].FinishedAt.Equal(at(200+i)) || got.Attempts[0].Error != want || !got.NextDueAt.Equal(at(400+i)) {
+				t.Fatalf("%s after the batches: %+v, want attempt 1 started at %v, its error %.12q...", id(i), got, at(i), want)
+			}
+		default:
+			if got.AttemptCount != 0 || len(got.Attempts) != 0 {
+				t.Fatalf("%s (%s) after the batches: %+v, want no attempt", id(i), kind(i), got)
+			}
+		}
 	}
 }

@@ -149,6 +149,7 @@ func storeCases() []storeCase {
 		{"StartAttemptsMixed", testStartAttemptsMixed},
 		{"FinishAttemptsMixed", testFinishAttemptsMixed},
 		{"BatchesFenced", testBatchesFenced},
+		{"AttemptBatchesLarge", testAttemptBatchesLarge},
 		{"ListPendingPaging", testListPendingPaging},
 		{"LatestChangeEmpty", testLatestChangeEmpty},
 		{"ListChangedPaging", testListChangedPaging},
