@@ -15,15 +15,16 @@ import (
 	"github.com/submissionmanager/submission-manager/ports"
 )
 
-// The executor's reservations and results travel as batches. Each request
-// is one call of a stored procedure (migration 00014, rewritten by 00017,
-// 00018 and 00022 for what it cost Babelfish), one round trip: it takes
-// the lease lock in Shared mode and checks the fence once (fence.go),
-// writes every runnable item with set-based statements in one
-// transaction, and answers which items it wrote and which have no intent.
-// The items travel as one JSON parameter (jsontext.go says why, and how
-// its strings survive Babelfish); each carries its position in the batch
-// ("ord"), by which its verdict comes back. They are procedures, not statements sent as text,
+// The executor's reservations and results travel as batches, each one
+// call of a stored procedure (migration 00014, rewritten by 00017, 00018
+// and 00022 for what it cost Babelfish), one round trip, or on Babelfish
+// one call for every 64 items (engine.callItems). A call takes the lease
+// lock in Shared mode and checks the fence once (fence.go), writes every
+// runnable item with set-based statements in one transaction, and answers
+// which items it wrote and which have no intent. The items travel as one
+// JSON parameter (jsontext.go says why, and how its strings survive
+// Babelfish); each carries its position in the batch ("ord"), by which its
+// verdict comes back. They are procedures, not statements sent as text,
 // because Babelfish parses a request's text at every execution and these
 // texts ran to tens of kilobytes; TestHandWrittenSQLIsTSQL parses the
 // calls, TestMigrationsAreTSQL the procedures.

@@ -127,9 +127,8 @@ type engine struct {
 	// server 0.21 ms per attempt in calls of 64 items, 0.42-0.48 ms in
 	// calls of 256-384, the sizes a fresh leader's drain made, and 0.26 in
 	// calls of 32, where a call's fixed cost weighs more
-	// (docs/sqlserver.md, "Calls of 64 items"). SQL Server
-	// streams OPENJSON, so there a batch stays one round trip and one
-	// commit.
+	// (docs/sqlserver.md, "Calls of 64 items"). SQL Server streams
+	// OPENJSON, so there a batch stays one round trip and one commit.
 	callItems int
 }
 
