@@ -58,19 +58,24 @@ sqlserver_up() {
 	fi
 }
 
+# babelfish_psql ARGS... runs psql on Babelfish's PostgreSQL port, quiet and
+# unaligned, stopping at the first error; ARGS are its -c statements.
+babelfish_psql() {
+	PGPASSWORD=12345678 PGOPTIONS='--client-min-messages=warning' "$BABELFISH_PSQL" -h 127.0.0.1 -p "$BABELFISH_PG_PORT" \
+		-U babelfish_user -d babelfish_db -qAt -v ON_ERROR_STOP=1 "$@"
+}
+
 # tsql_exec runs one T-SQL statement on the server, through Babelfish's
 # PostgreSQL port with the session in its T-SQL dialect (CREATE and DROP
 # DATABASE there make T-SQL databases, which the TDS port serves).
 tsql_exec() {
-	PGPASSWORD=12345678 PGOPTIONS='--client-min-messages=warning' "$BABELFISH_PSQL" -h 127.0.0.1 -p "$BABELFISH_PG_PORT" -U babelfish_user -d babelfish_db \
-		-qAt -v ON_ERROR_STOP=1 -c "SET babelfishpg_tsql.sql_dialect = 'tsql'" -c "$1"
+	babelfish_psql -c "SET babelfishpg_tsql.sql_dialect = 'tsql'" -c "$1"
 }
 
 # pg_exec runs one statement on the server's PostgreSQL side (not the
 # T-SQL dialect), where a T-SQL database's dbo is the schema <database>_dbo.
 pg_exec() {
-	PGPASSWORD=12345678 PGOPTIONS='--client-min-messages=warning' "$BABELFISH_PSQL" -h 127.0.0.1 -p "$BABELFISH_PG_PORT" \
-		-U babelfish_user -d babelfish_db -qAt -v ON_ERROR_STOP=1 -c "$1"
+	babelfish_psql -c "$1"
 }
 
 # new_database NAME sets database_flags to the serve flags of a new, empty
