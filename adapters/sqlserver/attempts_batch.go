@@ -235,11 +235,10 @@ func (s *store) writeBatch(ctx context.Context, op string, b fencedBatch, errs [
 		})
 		for _, i := range call {
 			id, _ := key(i)
-			switch v, ok := verdicts[i]; {
+			// verdictsOf gives every position of the call a verdict.
+			switch v := verdicts[i]; {
 			case err != nil:
 				errs[i] = fmt.Errorf("sqlserver: %s: %w", op, err)
-			case !ok:
-				errs[i] = fmt.Errorf("%w: sqlserver: %s: no verdict for intent %q", core.ErrStoreUnavailable, op, id)
 			case v == verdictNotRunnable:
 				errs[i] = fmt.Errorf("%w: intent %q %s", core.ErrIntentNotRunnable, id, notRunnable(i))
 			case v == verdictNotFound:
