@@ -29,11 +29,11 @@ const migrationLockPoll = 20 * time.Millisecond
 // pending. It wraps the goose calls rather than being goose's session
 // locker, because goose's Up asks whether anything is pending (creating its
 // version table) before it takes a session lock, and that unguarded step
-// races too. SQLite's own locks
-// cannot do this: a write lock held for the whole run on one connection
-// would shut out the very connection goose migrates through. The kernel
-// drops the lock with the process, so a crashed migrator never leaves it
-// held, and flock locks of separate opens conflict even within one process.
+// races too. SQLite's own locks cannot do this: a write lock held for the
+// whole run on one connection would shut out the very connection goose
+// migrates through. The kernel drops the lock with the process, so a
+// crashed migrator never leaves it held, and flock locks of separate opens
+// conflict even within one process.
 type fileLock struct {
 	path    string
 	timeout time.Duration
