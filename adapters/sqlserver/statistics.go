@@ -67,6 +67,11 @@ const statisticsHold = 3 * time.Second
 
 // statisticsTimeout bounds one run of sp_updatestats (about 0.3 s at tens
 // of thousands of rows: ANALYZE samples at most 30,000 rows of a table).
+// On Babelfish a run also waits for each table's lock in turn, on every
+// database of the server: a lock that conflicts with ANALYZE's, held by
+// any session anywhere on it (a migration's, another ANALYZE's), holds the
+// run up until it is released. Past the bound the run fails, and
+// autovacuum gathers the statistics in its own time.
 const statisticsTimeout = time.Minute
 
 // updateStatisticsSQL gathers the statistics of every table of the
