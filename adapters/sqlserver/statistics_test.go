@@ -222,10 +222,10 @@ func TestStatisticsGatheredAsIntentsArrive(t *testing.T) {
 // waitStatisticsRun waits for the run that the write before it began, to
 // its own bound (statisticsTimeout), rather than for a time of its own:
 // Babelfish's sp_updatestats is an ANALYZE of every table on the server,
-// which waits for each table's lock in turn, and under CI's load another
-// test's lock elsewhere on the server (a migration, a database dropped)
-// has held a run up for more than 30 s. While it waits it logs what the
-// run waits for, once, so that a run that ends in a timeout says why.
+// which waits for each table's lock in turn (a probe's SHARE lock on a
+// table of another schema held a run up for 32 s), and under CI's load a
+// run once took more than the 30 s the test gave it. While it waits it
+// logs what the run waits for, once, so that a slow run says why.
 func waitStatisticsRun(t *testing.T, db *DB) {
 	t.Helper()
 	start := time.Now()
