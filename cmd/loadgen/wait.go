@@ -32,8 +32,8 @@ const maxWaitSeconds = 20
 // from the executor on the same host. So each round first long-polls the
 // newest intent still pending (intents fall due in the order they were
 // created, so it is about the last to finish) and only then reads the
-// others once; the few still pending after that are waited for the same
-// way.
+// others once (readPending); the few still pending after that are waited
+// for the same way.
 func waitAll(ctx context.Context, c *client.ClientWithResponses, cfg config, ids []string, logger *slog.Logger) ([]client.Intent, int, error) {
 	waitCtx, cancel := context.WithTimeout(ctx, cfg.WaitTimeout)
 	defer cancel()
@@ -46,7 +46,7 @@ func waitAll(ctx context.Context, c *client.ClientWithResponses, cfg config, ids
 		if over(waitCtx) {
 			break
 		}
-		got, err := fetchAll(waitCtx, c, cfg.Concurrency, pending)
+		got, err := readPending(waitCtx, c, cfg, pending)
 		if err != nil && !over(waitCtx) {
 			return nil, 0, err
 		}
@@ -58,7 +58,7 @@ func waitAll(ctx context.Context, c *client.ClientWithResponses, cfg config, ids
 		// report has how every one of them stands, not how it stood at the
 		// previous round (or nothing, when the first long poll timed out).
 		last, cancelLast := context.WithTimeout(ctx, finalReadTimeout)
-		got, _ := fetchAll(last, c, cfg.Concurrency, pending)
+		got, _ := readPending(last, c, cfg, pending)
 		cancelLast()
 		pending = keepPending(pending, got, latest)
 	}
