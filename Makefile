@@ -26,7 +26,7 @@ run: build
 # internal/testreport runs go test -json and ends with the skipped tests,
 # by reason, and the counts; it exits with go test's status.
 test: test-ts
-	SUBMISSION_TEST_SQLSERVER_DSN='$(SQLSERVER_DSN)' $(GO) run ./internal/testreport -go $(GO) -count=1 -timeout 20m ./...
+	SUBMISSION_TEST_SQLSERVER_DSN='$(SQLSERVER_DSN)' $(GO) run ./internal/testreport -go $(GO) -count=1 -timeout 25m ./...
 
 # The SQL Server tests run against SUBMISSION_TEST_SQLSERVER_DSN or, when it
 # is unset, the Babelfish server that ../shared/babelfish/start leaves on
@@ -39,7 +39,7 @@ SQLSERVER_DSN = $(or $(SUBMISSION_TEST_SQLSERVER_DSN),$(shell timeout 2 bash -c 
 # Server half. They fail, rather than skip, when no server is found.
 test-sqlserver:
 	SUBMISSION_TEST_SQLSERVER_DSN='$(SQLSERVER_DSN)' SUBMISSION_TEST_SQLSERVER_REQUIRED=1 \
-		$(GO) run ./internal/testreport -go $(GO) -count=1 -timeout 20m ./adapters/sqlserver/... && \
+		$(GO) run ./internal/testreport -go $(GO) -count=1 -timeout 25m ./adapters/sqlserver/... && \
 	SUBMISSION_TEST_SQLSERVER_DSN='$(SQLSERVER_DSN)' SUBMISSION_TEST_SQLSERVER_REQUIRED=1 \
 		$(GO) run ./internal/testreport -go $(GO) -count=1 -timeout 20m -run '^TestStores$$/^sqlserver$$' ./e2e/ && \
 	SUBMISSION_TEST_SQLSERVER_DSN='$(SQLSERVER_DSN)' SUBMISSION_TEST_SQLSERVER_REQUIRED=1 \
