@@ -156,14 +156,18 @@ func waitLooks(t *testing.T, looks *atomic.Int32, want int32) {
 	}
 }
 
+// statisticsRunning reports whether a run of s is under way.
+func statisticsRunning(s *statistics) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.running
+}
+
 // idleStatistics waits until no run of s is under way.
 func idleStatistics(t *testing.T, s *statistics) {
 	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
-		s.mu.Lock()
-		running := s.running
-		s.mu.Unlock()
-		if !running {
+		if !statisticsRunning(s) {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -231,10 +235,7 @@ func waitStatisticsRun(t *testing.T, db *DB) {
 	start := time.Now()
 	logged := false
 	for {
-		db.stats.mu.Lock()
-		running := db.stats.running
-		db.stats.mu.Unlock()
-		if !running {
+		if !statisticsRunning(db.stats) {
 			return
 		}
 		if waited := time.Since(start); waited > statisticsTimeout+10*time.Second {
@@ -257,7 +258,7 @@ func statisticsRunWaits(db *DB) string {
 FROM pg_catalog.pg_stat_activity AS a
 LEFT JOIN pg_catalog.pg_stat_activity AS b
 	ON CHARINDEX(CONCAT(',', b.pid, ','), CONCAT(',', pg_catalog.array_to_string(pg_catalog.pg_blocking_pids(a.pid), ','), ',')) > 0
-WHERE a.query LIKE 'EXEC sp_updatestats%' AND a.state = 'active'`)
+WHERE a.query LIKE CONCAT($1, '%') AND a.state = 'active'`, updateStatisticsSQL)
 	if err != nil {
 		return "(" + err.Error() + ")"
 	}
