@@ -12,7 +12,7 @@ import (
 func TestLeaseConformance(t *testing.T) {
 	serverDSN(t)
 	leasetest.Run(t, func(t *testing.T) ports.LeaseStore {
-		db, _ := migratedDB(t, databaseOptions{})
+		db, _, _ := suiteDB(t)
 		return db.Leases()
 	})
 }
@@ -20,7 +20,7 @@ func TestLeaseConformance(t *testing.T) {
 func TestSessionConformance(t *testing.T) {
 	serverDSN(t)
 	sessiontest.Run(t, func(t *testing.T) ports.SessionStore {
-		db, _ := migratedDB(t, databaseOptions{})
+		db, _, _ := suiteDB(t)
 		return db.Sessions()
 	})
 }
@@ -28,8 +28,7 @@ func TestSessionConformance(t *testing.T) {
 func TestStoreConformance(t *testing.T) {
 	serverDSN(t)
 	storetest.Run(t, func(t *testing.T) storetest.Harness {
-		db, dsn := migratedDB(t, databaseOptions{})
-		return harness(t, db, dsn)
+		return suiteHarness(t, (*DB).Store)
 	})
 }
 
@@ -45,8 +44,7 @@ func TestStoreConformance(t *testing.T) {
 func TestExecutorStoreConformance(t *testing.T) {
 	serverDSN(t)
 	storetest.RunCases(t, func(t *testing.T) storetest.Harness {
-		db, dsn := migratedDB(t, databaseOptions{})
-		return harnessOn(t, db, dsn, (*DB).ExecutorStore)
+		return suiteHarness(t, (*DB).ExecutorStore)
 	}, "CreateAndGet", "GetMissing", "GetIntents", "StartAttempt", "FinishAttemptRetry", "FencedStaleEpoch",
 		"ListPendingPaging", "LatestChangeEmpty", "ListChangedPaging", "ListChangedSharedTimestamp", "PossiblyAccepted")
 }
@@ -65,6 +63,19 @@ func TestStoreConformanceReadCommittedSnapshot(t *testing.T) {
 		db, dsn := migratedDB(t, databaseOptions{readCommittedSnapshot: true})
 		return harness(t, db, dsn)
 	})
+}
+
+// suiteHarness wraps the store that store picks of a database the suite's
+// cases hand on to each other open (suiteDB).
+func suiteHarness(t *testing.T, store func(*DB) ports.Store) storetest.Harness {
+	db, dsn, restarted := suiteDB(t)
+	h := harnessOn(t, db, dsn, store)
+	restart := h.Restart
+	h.Restart = func(t *testing.T) storetest.Harness {
+		restarted()
+		return restart(t)
+	}
+	return h
 }
 
 // harness wraps an open database's Store for the store suite.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -22,7 +23,17 @@ import (
 var reusable struct {
 	sync.Mutex
 	names []string
+	// open are databases that stay open between the conformance suites'
+	// cases (suiteDB), with the pools and sessions their cases used.
+	open  []openDatabase
 	admin *sql.DB // the pool that created them
+}
+
+// openDatabase is a reused database with the DB a conformance case left
+// open on it.
+type openDatabase struct {
+	name, dsn string
+	db        *DB
 }
 
 // emptyOrder lists the store's tables children first, so that deleting in
@@ -35,21 +46,7 @@ var emptyOrder = []string{"submission_intent_events", "submission_resubmissions"
 // it ends: one another test has finished with (fresh=false), or a new one.
 func reusableDatabase(t *testing.T) (dsn string, fresh bool) {
 	t.Helper()
-	admin := adminDB(t)
-	reusable.Lock()
-	reusable.admin = admin
-	var name string
-	if n := len(reusable.names); n > 0 {
-		name, reusable.names = reusable.names[n-1], reusable.names[:n-1]
-	}
-	reusable.Unlock()
-	if name == "" {
-		fresh = true
-		name = sqlservertest.NewName()
-		if err := sqlservertest.CreateDatabase(context.Background(), admin, name); err != nil {
-			t.Fatalf("create test database: %v", err)
-		}
-	}
+	name, fresh := takeDatabase(t)
 	// Given back even when the test fails: the next user empties it first.
 	t.Cleanup(func() {
 		reusable.Lock()
@@ -61,6 +58,27 @@ func reusableDatabase(t *testing.T) (dsn string, fresh bool) {
 		t.Fatal(err)
 	}
 	return dsn, fresh
+}
+
+// takeDatabase takes a database no test uses now off the list, or creates
+// one (fresh); the caller gives its name back.
+func takeDatabase(t *testing.T) (name string, fresh bool) {
+	t.Helper()
+	admin := adminDB(t)
+	reusable.Lock()
+	reusable.admin = admin
+	if n := len(reusable.names); n > 0 {
+		name, reusable.names = reusable.names[n-1], reusable.names[:n-1]
+	}
+	reusable.Unlock()
+	if name == "" {
+		fresh = true
+		name = sqlservertest.NewName()
+		if err := sqlservertest.CreateDatabase(context.Background(), admin, name); err != nil {
+			t.Fatalf("create test database: %v", err)
+		}
+	}
+	return name, fresh
 }
 
 // emptyTables deletes every row of a reused database in one round trip.
@@ -75,10 +93,78 @@ func emptyTables(t *testing.T, db *DB) {
 	}
 }
 
-// dropReusable drops the databases reusableDatabase made.
+// suiteDB returns an empty, migrated database for one case of a
+// conformance suite, open on the DB an earlier case used when one is free.
+// On Babelfish a new session's first statement of each kind costs its
+// parser seconds (docs/sqlserver.md, "Connections"), which was most of each
+// case's time when every case opened the store again: the store suite took
+// five and a half minutes of a CI run. The cases hold the store to the
+// port, not to a cold start, which the warm-up tests cover; what a case
+// leaves in the DB is what a store that runs for long keeps between
+// requests. A case that fails closes the DB rather than hand it on, and
+// one that restarts the store, which closes it, calls restarted first.
+func suiteDB(t *testing.T) (db *DB, dsn string, restarted func()) {
+	t.Helper()
+	reusable.Lock()
+	var kept openDatabase
+	if n := len(reusable.open); n > 0 {
+		kept, reusable.open = reusable.open[n-1], reusable.open[:n-1]
+	}
+	reusable.Unlock()
+	closed := false
+	// Registered before anything can fail, so that the database and its
+	// DB are given back or closed whatever happens below.
+	t.Cleanup(func() {
+		reusable.Lock()
+		handOn := kept.db != nil && !closed && !t.Failed()
+		switch {
+		case handOn:
+			reusable.open = append(reusable.open, kept)
+		case kept.name != "":
+			reusable.names = append(reusable.names, kept.name)
+		}
+		reusable.Unlock()
+		if kept.db != nil && !closed && !handOn {
+			_ = kept.db.Close()
+		}
+	})
+	restarted = func() { closed = true }
+	if kept.db != nil {
+		emptyTables(t, kept.db)
+		return kept.db, kept.dsn, restarted
+	}
+	var fresh bool
+	kept.name, fresh = takeDatabase(t)
+	dsn, err := sqlservertest.DSNWithDatabase(serverDSN(t), kept.name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept.dsn = dsn
+	if kept.db, err = Open(context.Background(), Config{DSN: dsn, Logger: suiteLogger}); err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	if !fresh {
+		emptyTables(t, kept.db)
+	} else if err := kept.db.Migrate(context.Background(), "up"); err != nil {
+		t.Fatalf("migrate up: %v", err)
+	}
+	return kept.db, kept.dsn, restarted
+}
+
+// suiteLogger is the logger of the DBs that outlive a case: a test's log
+// ends with its test.
+var suiteLogger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+
+// dropReusable closes the DBs the suites kept open and drops the databases
+// reusableDatabase made.
 func dropReusable() {
 	reusable.Lock()
 	defer reusable.Unlock()
+	for _, o := range reusable.open {
+		_ = o.db.Close()
+		reusable.names = append(reusable.names, o.name)
+	}
+	reusable.open = nil
 	for _, name := range reusable.names {
 		if err := sqlservertest.DropDatabase(context.Background(), reusable.admin, name); err != nil {
 			fmt.Fprintf(os.Stderr, "drop test database: %v\n", err)
