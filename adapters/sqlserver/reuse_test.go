@@ -10,8 +10,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/submissionmanager/submission-manager/adapters/sqlserver/sqlservertest"
+	"github.com/submissionmanager/submission-manager/core"
 )
 
 // Most tests need only an empty, migrated database. Migrating a new one
@@ -179,4 +181,56 @@ func TestEmptyOrderCoversTheSchema(t *testing.T) {
 	if got := slices.Sorted(slices.Values(emptyOrder)); !slices.Equal(got, schemaTables) {
 		t.Errorf("emptyOrder holds %v, the schema %v", got, schemaTables)
 	}
+}
+
+// TestSuiteCasesHandOnTheirStore checks suiteDB's hand-over: the next case
+// gets the DB a case before it left open, emptied, and never one that a
+// case restarted (closed).
+func TestSuiteCasesHandOnTheirStore(t *testing.T) {
+	serverDSN(t)
+	var first, second, third *DB
+	t.Run("writes", func(t *testing.T) {
+		first, _, _ = suiteDB(t)
+		now := time.Now().UTC().Truncate(time.Microsecond)
+		if _, err := first.Store().CreateIntent(t.Context(), core.Intent{IntentID: "handed-on", SubmissionTarget: "t",
+			Payload: []byte(`{}`), Contract: core.Contract{GatewayType: core.GatewaySMS, Mode: core.ModeRealtime},
+			Status: core.StatusPending, CreatedAt: now, NextDueAt: now}); err != nil {
+			t.Fatal(err)
+		}
+		if n := countIntents(t, first); n != 1 {
+			t.Fatalf("%d intents stored, want 1", n)
+		}
+	})
+	t.Run("restarts", func(t *testing.T) {
+		var restarted func()
+		second, _, restarted = suiteDB(t)
+		if second != first {
+			t.Fatal("the DB the case before left open was not handed on")
+		}
+		if n := countIntents(t, second); n != 0 {
+			t.Fatalf("the handed-on database holds %d intents, want it emptied", n)
+		}
+		restarted()
+		if err := second.Close(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("after", func(t *testing.T) {
+		third, _, _ = suiteDB(t)
+		if third == second {
+			t.Fatal("a restarted (closed) DB was handed on")
+		}
+		if n := countIntents(t, third); n != 0 {
+			t.Fatalf("the database holds %d intents, want it emptied", n)
+		}
+	})
+}
+
+func countIntents(t *testing.T, db *DB) int {
+	t.Helper()
+	var n int
+	if err := db.queries.QueryRowContext(t.Context(), "SELECT COUNT(*) FROM submission_intents").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
