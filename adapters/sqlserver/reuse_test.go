@@ -97,14 +97,15 @@ func emptyTables(t *testing.T, db *DB) {
 
 // suiteDB returns an empty, migrated database for one case of a
 // conformance suite, open on the DB an earlier case used when one is free.
-// On Babelfish a new session's first statement of each kind costs its
-// parser seconds (docs/sqlserver.md, "Connections"), which was most of each
-// case's time when every case opened the store again: the store suite took
-// five and a half minutes of a CI run. The cases hold the store to the
-// port, not to a cold start, which the warm-up tests cover; what a case
-// leaves in the DB is what a store that runs for long keeps between
-// requests. A case that fails closes the DB rather than hand it on, and
-// one that restarts the store, which closes it, calls restarted first.
+// On Babelfish a new session's first statement of each kind costs the
+// server a good part of a second (docs/sqlserver.md, "Connections"), and
+// that was most of each case's time while every case opened the store
+// anew: over half of the package's run (docs/sqlserver.md, "Running the
+// SQL Server tests"). The cases hold the store to the port, not to a cold
+// start, which the warm-up tests cover; what a case leaves in the DB is
+// what a store that runs for long keeps between requests. A case that
+// fails closes the DB rather than hand it on, and one that restarts the
+// store, which closes it, calls restarted first.
 func suiteDB(t *testing.T) (db *DB, dsn string, restarted func()) {
 	t.Helper()
 	reusable.Lock()
