@@ -118,16 +118,16 @@ func suiteDB(t *testing.T) (db *DB, dsn string, restarted func()) {
 	// Registered before anything can fail, so that the database and its
 	// DB are given back or closed whatever happens below.
 	t.Cleanup(func() {
+		open := kept.db != nil && !closed
+		handOn := open && !t.Failed()
 		reusable.Lock()
-		handOn := kept.db != nil && !closed && !t.Failed()
-		switch {
-		case handOn:
+		if handOn {
 			reusable.open = append(reusable.open, kept)
-		case kept.name != "":
+		} else if kept.name != "" {
 			reusable.names = append(reusable.names, kept.name)
 		}
 		reusable.Unlock()
-		if kept.db != nil && !closed && !handOn {
+		if open && !handOn {
 			_ = kept.db.Close()
 		}
 	})
@@ -146,11 +146,7 @@ func suiteDB(t *testing.T) (db *DB, dsn string, restarted func()) {
 	if kept.db, err = Open(context.Background(), Config{DSN: dsn, Logger: suiteLogger}); err != nil {
 		t.Fatalf("Open: %v", err)
 	}
-	if !fresh {
-		emptyTables(t, kept.db)
-	} else if err := kept.db.Migrate(context.Background(), "up"); err != nil {
-		t.Fatalf("migrate up: %v", err)
-	}
+	emptyOrMigrate(t, kept.db, fresh)
 	return kept.db, kept.dsn, restarted
 }
 

@@ -91,21 +91,24 @@ func migratedDB(t *testing.T, opts databaseOptions) (*DB, string) {
 	if opts == (databaseOptions{}) {
 		dsn, fresh := reusableDatabase(t)
 		db := openTestDB(t, dsn)
-		if !fresh {
-			emptyTables(t, db)
-			return db, dsn
-		}
-		if err := db.Migrate(context.Background(), "up"); err != nil {
-			t.Fatalf("migrate up: %v", err)
-		}
+		emptyOrMigrate(t, db, fresh)
 		return db, dsn
 	}
 	dsn := freshDatabase(t, opts)
 	db := openTestDB(t, dsn)
-	if err := db.Migrate(context.Background(), "up"); err != nil {
+	emptyOrMigrate(t, db, true)
+	return db, dsn
+}
+
+// emptyOrMigrate readies an open database for a test: migrates a fresh
+// one, empties one an earlier test used.
+func emptyOrMigrate(t *testing.T, db *DB, fresh bool) {
+	t.Helper()
+	if !fresh {
+		emptyTables(t, db)
+	} else if err := db.Migrate(context.Background(), "up"); err != nil {
 		t.Fatalf("migrate up: %v", err)
 	}
-	return db, dsn
 }
 
 // testLogger sends the adapter's logs to the test's log.
