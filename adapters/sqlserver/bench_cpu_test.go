@@ -32,7 +32,9 @@ import (
 // SUBMISSION_BENCH_PAIRS=n runs n pairs of sub-benchmarks, "latest" with
 // every migration applied and "previous" with the latest one rolled back,
 // alternated on the same database, so that a migration that changes
-// procedures is compared with the one it replaces under the same load.
+// procedures is compared with the one it replaces under the same load;
+// SUBMISSION_BENCH_RUNS=n runs it n times on one database (alternate).
+// SUBMISSION_BENCH_WRITERS=n (1 to 4) sets the writers.
 // `go test -run '^$' -bench ExecutorRounds -benchtime 40x ./adapters/sqlserver/`.
 func BenchmarkExecutorRounds(b *testing.B) {
 	const intents = 20000
@@ -124,11 +126,22 @@ func BenchmarkExecutorRounds(b *testing.B) {
 
 // alternate runs run once, or with SUBMISSION_BENCH_PAIRS=n as n pairs of
 // sub-benchmarks on db: "latest" with every migration applied, then
-// "previous" with the latest one rolled back.
+// "previous" with the latest one rolled back. SUBMISSION_BENCH_RUNS=n
+// (without pairs) runs it n times on db, "run-1" to "run-n": two builds
+// that cannot share a process (a change of the adapter's code, not only of
+// a procedure) are compared by their later runs, which find their
+// connections and plans warm, as the first does not.
 func alternate(b *testing.B, db *DB, run func(*testing.B)) {
 	pairs, _ := strconv.Atoi(os.Getenv("SUBMISSION_BENCH_PAIRS"))
 	if pairs < 1 {
-		run(b)
+		runs, _ := strconv.Atoi(os.Getenv("SUBMISSION_BENCH_RUNS"))
+		if runs < 2 {
+			run(b)
+			return
+		}
+		for i := range runs {
+			b.Run(fmt.Sprintf("run-%d", i+1), run)
+		}
 		return
 	}
 	ctx := context.Background()
