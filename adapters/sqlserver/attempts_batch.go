@@ -1,33 +1,36 @@
 package sqlserver
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/submissionmanager/submission-manager/core"
 	"github.com/submissionmanager/submission-manager/ports"
 )
 
 // The executor's reservations and results travel as batches, each one
-// call of a stored procedure (migration 00014, rewritten by 00017, 00018,
-// 00022 and 00023 for what it cost Babelfish), one round trip, or on
-// Babelfish one call for every 64 items (engine.callItems). A call takes
-// the lease lock in Shared mode and checks the fence once (fence.go),
-// writes every runnable item with set-based statements in one
-// transaction, and answers which items it wrote and which have no intent.
-// The items travel as one parameter of rows of text (attempts_rows.go);
-// each carries its position in the batch ("ord"), by which its verdict
-// comes back. They are procedures, not statements sent as text,
+// call of a stored procedure (migration 00014, rewritten by 00017, 00018
+// and 00022 for what it cost Babelfish), one round trip, or on Babelfish
+// one call for every 64 items (engine.callItems). A call takes the lease
+// lock in Shared mode and checks the fence once (fence.go), writes every
+// runnable item with set-based statements in one transaction, and answers
+// which items it wrote and which have no intent. The items travel as one
+// JSON parameter (jsontext.go says why, and how its strings survive
+// Babelfish); each carries its position in the batch ("ord"), by which its
+// verdict comes back. They are procedures, not statements sent as text,
 // because Babelfish parses a request's text at every execution and these
 // texts ran to tens of kilobytes; TestHandWrittenSQLIsTSQL parses the
 // calls, TestMigrationsAreTSQL the procedures.
 
 // fencedBatch is one kind of fenced batch: the call of its procedure, $1
-// the items' rows, then the fence's parameters (lease name, holder, epoch,
+// the items' JSON, then the fence's parameters (lease name, holder, epoch,
 // lease lock resource, lock timeout). The procedure throws 51001 when the
 // lease lock is not granted and 51000 when the fence does not hold;
 // XACT_ABORT then rolls everything back.
@@ -58,6 +61,90 @@ var startAttempts = newFencedBatch("dbo.submission_start_attempts", laneReservat
 // (dbo.submission_finish_attempts).
 var finishAttempts = newFencedBatch("dbo.submission_finish_attempts", laneResults)
 
+// startItem is one reservation in startAttempts' JSON.
+type startItem struct {
+	Ord           int    `json:"ord"`
+	IntentID      string `json:"intent_id"`
+	AttemptNumber int32  `json:"attempt_number"`
+	StartedAt     string `json:"started_at"`
+	Spelled       int    `json:"spelled,omitempty"`
+}
+
+func startItemOf(ord int, p ports.StartAttemptParams, n int32) any {
+	var sp speller
+	it := startItem{Ord: ord, IntentID: sp.text(p.IntentID), AttemptNumber: n, StartedAt: datetime2JSON(p.StartedAt)}
+	it.Spelled = sp.flag()
+	return it
+}
+
+// finishItem is one result in finishAttempts' JSON; an absent member is
+// NULL, and so is an empty text.
+type finishItem struct {
+	Ord                int    `json:"ord"`
+	IntentID           string `json:"intent_id"`
+	AttemptNumber      int32  `json:"attempt_number"`
+	FinishedAt         string `json:"finished_at"`
+	OutcomeStatus      string `json:"outcome_status,omitempty"`
+	OutcomeReason      string `json:"outcome_reason,omitempty"`
+	MessageID          string `json:"message_id,omitempty"`
+	Error              string `json:"error,omitempty"`
+	Sent               int    `json:"sent"`
+	Status             string `json:"status"`
+	NextDueAt          string `json:"next_due_at,omitempty"`
+	FinalOutcomeStatus string `json:"final_outcome_status,omitempty"`
+	FinalOutcomeReason string `json:"final_outcome_reason,omitempty"`
+	FinalMessageID     string `json:"final_message_id,omitempty"`
+	ExhaustedReason    string `json:"exhausted_reason,omitempty"`
+	PossiblyAccepted   int    `json:"possibly_accepted"`
+	// AcceptedAfterDeadline and AcceptedMessageID keep an acceptance the
+	// deadline made too late to count (core.Decision).
+	AcceptedAfterDeadline int    `json:"accepted_after_deadline"`
+	AcceptedMessageID     string `json:"accepted_message_id,omitempty"`
+	Spelled               int    `json:"spelled,omitempty"`
+	// Long is the item's position in the batch when one of its texts is
+	// too long for OPENJSON's WITH on Babelfish (jsonTextLong).
+	Long *int `json:"long,omitempty"`
+}
+
+// finishItemOf builds one result's item from parameters that passed
+// Validate: the attempt's outcome or error, and the decision.
+func finishItemOf(ord, at int, p ports.FinishAttemptParams, n int32) any {
+	d := p.Decision
+	var sp speller
+	it := finishItem{Ord: ord, IntentID: sp.text(p.IntentID), AttemptNumber: n, FinishedAt: datetime2JSON(p.FinishedAt),
+		Error: sp.text(p.Error), Sent: bit(p.Sent), Status: string(d.Status),
+		ExhaustedReason: string(d.ExhaustedReason), PossiblyAccepted: bit(d.PossiblyAccepted),
+		AcceptedAfterDeadline: bit(d.AcceptedAfterDeadline), AcceptedMessageID: sp.text(d.AcceptedMessageID)}
+	if o := p.Outcome; o != nil {
+		it.OutcomeStatus, it.OutcomeReason, it.MessageID = string(o.Status), sp.text(o.Reason), sp.text(o.MessageID)
+	}
+	if o := d.FinalOutcome; o != nil {
+		it.FinalOutcomeStatus, it.FinalOutcomeReason, it.FinalMessageID = string(o.Status), sp.text(o.Reason), sp.text(o.MessageID)
+	}
+	it.Spelled = sp.flag()
+	if !d.NextDueAt.IsZero() {
+		it.NextDueAt = datetime2JSON(d.NextDueAt)
+	}
+	if jsonTextLong(it.OutcomeReason, it.MessageID, it.Error, it.FinalOutcomeReason, it.FinalMessageID, it.AcceptedMessageID) {
+		it.Long = &at
+	}
+	return it
+}
+
+// bit is a JSON bit: 1 or 0.
+func bit(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// datetime2JSON writes a time as OPENJSON converts it to datetime2(7): ISO
+// 8601 in UTC without an offset, to 100 ns.
+func datetime2JSON(t time.Time) string {
+	return t.UTC().Format("2006-01-02T15:04:05.9999999")
+}
+
 // StartAttempt reserves one attempt: a batch of one.
 func (s *store) StartAttempt(ctx context.Context, p ports.StartAttemptParams) error {
 	return s.StartAttempts(ctx, []ports.StartAttemptParams{p})[0]
@@ -74,7 +161,7 @@ func (s *store) StartAttempts(ctx context.Context, ps []ports.StartAttemptParams
 	s.writeBatch(ctx, "start attempts", startAttempts, errs, len(ps),
 		func(i int) core.Fence { return ps[i].Fence },
 		func(i int) (string, int) { return ps[i].IntentID, ps[i].Number },
-		func(w *batchRows, i int, n int32) { w.start(i, ps[i], n) },
+		func(i, _ int, n int32) any { return startItemOf(i, ps[i], n) },
 		func(i int) string { return fmt.Sprintf("is not pending at attempt count %d", ps[i].Number-1) })
 	return errs
 }
@@ -86,7 +173,7 @@ func (s *store) FinishAttempts(ctx context.Context, ps []ports.FinishAttemptPara
 	s.writeBatch(ctx, "finish attempts", finishAttempts, errs, len(ps),
 		func(i int) core.Fence { return ps[i].Fence },
 		func(i int) (string, int) { return ps[i].IntentID, ps[i].Number },
-		func(w *batchRows, i int, n int32) { w.finish(i, ps[i], n) },
+		func(i, at int, n int32) any { return finishItemOf(i, at, ps[i], n) },
 		func(i int) string {
 			return fmt.Sprintf("is not pending at attempt count %d with that attempt open", ps[i].Number)
 		})
@@ -99,7 +186,7 @@ func (s *store) FinishAttempts(ctx context.Context, ps []ports.FinishAttemptPara
 // number the int column cannot hold. The items go in calls of at most the
 // engine's callItems, one after another, each with its own answers.
 func (s *store) writeBatch(ctx context.Context, op string, b fencedBatch, errs []error, n int,
-	fenceOf func(i int) core.Fence, key func(i int) (string, int), row func(w *batchRows, i int, number int32),
+	fenceOf func(i int) core.Fence, key func(i int) (string, int), item func(i, at int, number int32) any,
 	notRunnable func(i int) string) {
 	var (
 		fence core.Fence
@@ -137,18 +224,15 @@ func (s *store) writeBatch(ctx context.Context, op string, b fencedBatch, errs [
 	size := cmp.Or(s.db.engine.callItems, len(ords))
 	for from := 0; from < len(ords); from += size {
 		call := ords[from:min(from+size, len(ords))]
-		var rows batchRows
+		items := make([]any, len(call))
 		for at, i := range call {
-			row(&rows, i, nums[from+at])
+			items[at] = item(i, at, nums[from+at])
 		}
-		items, err := rows.String()
 		var verdicts map[int]int
-		if err == nil {
-			err = s.db.retryDeadlocks(ctx, func() (err error) {
-				verdicts, err = s.runFencedBatch(ctx, b, fence, items, call)
-				return err
-			})
-		}
+		err := s.db.retryDeadlocks(ctx, func() (err error) {
+			verdicts, err = s.runFencedBatch(ctx, b, fence, items, call)
+			return err
+		})
 		for _, i := range call {
 			id, _ := key(i)
 			// verdictsOf gives every position of the call a verdict.
@@ -164,11 +248,15 @@ func (s *store) writeBatch(ctx context.Context, op string, b fencedBatch, errs [
 	}
 }
 
-// runFencedBatch sends one request of b for the items' rows on its lane
-// of the executor's pools and reads its verdicts by ord.
-func (s *store) runFencedBatch(ctx context.Context, b fencedBatch, f core.Fence, items string, ords []int) (map[int]int, error) {
+// runFencedBatch sends one request of b for items on its lane of the
+// executor's pools and reads its verdicts by ord.
+func (s *store) runFencedBatch(ctx context.Context, b fencedBatch, f core.Fence, items []any, ords []int) (map[int]int, error) {
+	text, err := itemsJSON(items)
+	if err != nil {
+		return nil, err
+	}
 	s.db.stats.unpinned(ctx)
-	verdicts, err := s.db.runFencedBatchOn(ctx, s.db.lanes[b.lane], b, f, items, ords)
+	verdicts, err := s.db.runFencedBatchOn(ctx, s.db.lanes[b.lane], b, f, text, ords)
 	applied := 0
 	for _, v := range verdicts {
 		if v == verdictApplied {
@@ -179,7 +267,28 @@ func (s *store) runFencedBatch(ctx context.Context, b fencedBatch, f core.Fence,
 	return verdicts, err
 }
 
-// runFencedBatchOn sends one request of b for the items' rows on q and
+// itemsJSON is a batch's items as its procedure reads them (procedureJSON).
+func itemsJSON(items []any) (string, error) {
+	text, err := procedureJSON(items)
+	if err != nil {
+		return "", fmt.Errorf("encode batch: %w", err)
+	}
+	return text, nil
+}
+
+// procedureJSON is v as JSON for a procedure's OPENJSON: with no HTML
+// escaping, which OPENJSON would only have to undo.
+func procedureJSON(v any) (string, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "", err
+	}
+	return buf.String(), nil
+}
+
+// runFencedBatchOn sends one request of b for the items' JSON on q and
 // reads its verdicts for the items at the positions ords. The procedure
 // answers one row: the positions of the items it applied and of those
 // whose intent does not exist, each as ",0,3," or NULL for none

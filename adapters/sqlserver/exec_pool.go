@@ -222,15 +222,14 @@ VALUES ($1, 1, $2, $3, CAST($4 AS datetime2(7)), 1)`
 // milliseconds later, as it would for a submission's insert.
 func warmItems(fence core.Fence, id string, now time.Time) (starts, finishes string, err error) {
 	o := core.Outcome{Status: core.OutcomeRejected, Reason: core.ReasonProviderFailure, MessageID: `"`}
-	var start, finish batchRows
-	start.start(0, ports.StartAttemptParams{Fence: fence, IntentID: id, Number: 1, StartedAt: now}, 1)
-	finish.finish(0, ports.FinishAttemptParams{Fence: fence, IntentID: id, Number: 1, FinishedAt: now,
+	start := startItemOf(0, ports.StartAttemptParams{Fence: fence, IntentID: id, Number: 1, StartedAt: now}, 1)
+	finish := finishItemOf(0, 0, ports.FinishAttemptParams{Fence: fence, IntentID: id, Number: 1, FinishedAt: now,
 		Outcome: &o, Sent: true, Error: `"`,
 		Decision: core.Decision{Status: core.StatusRejected, FinalOutcome: &o}}, 1)
-	if starts, err = start.String(); err != nil {
+	if starts, err = itemsJSON([]any{start}); err != nil {
 		return "", "", err
 	}
-	finishes, err = finish.String()
+	finishes, err = itemsJSON([]any{finish})
 	return starts, finishes, err
 }
 

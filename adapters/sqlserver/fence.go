@@ -120,14 +120,15 @@ type engine struct {
 	// callItems is the most items one call of a fenced batch's procedure
 	// carries; a longer batch is written as calls of that many, one after
 	// another (attempts_batch.go). Zero is one call for any batch. On
-	// Babelfish it was set when the items travelled as JSON, whose reads
-	// (OPENJSON ... WITH) cost more per item the more items a call held:
-	// 0.21 ms of the server's CPU per attempt in calls of 64 items,
-	// 0.42-0.48 ms in calls of 256-384 (docs/sqlserver.md, "Calls of 64
-	// items"). Read as rows (migration 00023), an item costs about the
-	// same in calls of 64 to 256; the calls stay at 64, which holds each
-	// transaction's locks on fewer intents. SQL Server streams its reads
-	// of a parameter, so there a batch stays one round trip and one commit.
+	// Babelfish a read of the items' JSON (OPENJSON ... WITH, which each
+	// call makes three to four times) builds every member of every item
+	// as a string in memory the call holds to its end, and costs more per
+	// item the more the call holds: a reservation and a result cost the
+	// server 0.21 ms per attempt in calls of 64 items, 0.42-0.48 ms in
+	// calls of 256-384, the sizes a fresh leader's drain made, and 0.26 in
+	// calls of 32, where a call's fixed cost weighs more
+	// (docs/sqlserver.md, "Calls of 64 items"). SQL Server streams
+	// OPENJSON, so there a batch stays one round trip and one commit.
 	callItems int
 }
 

@@ -1,21 +1,15 @@
 package sqlserver
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 	"unicode/utf16"
 )
 
-// The batch insert and the reads of many intents travel as one JSON
+// The executor's batches and the batch insert travel as one JSON
 // parameter, expanded by OPENJSON: a parameter costs Babelfish about 0.1 ms
 // to bind, so a VALUES table of a thousand parameters (values.go) costs it
-// 100 ms where the same rows in JSON cost a few. (The executor's batches
-// travel as rows of text instead, attempts_rows.go, cheaper still to read
-// there; their texts are spelled the same way, so that none holds the
-// control character that ends a row.) But Babelfish's OPENJSON
+// 100 ms where the same rows in JSON cost a few. But Babelfish's OPENJSON
 // hands a string value back in its JSON-escaped form whenever JSON must
 // escape a character of it: `a"b` comes back as `a\"b`, a backslash
 // doubled, a newline as `\n` (\uXXXX escapes of other characters it does
@@ -167,30 +161,4 @@ func jsonItemsSQL(doc string, cols []batchColumn) string {
       FROM (SELECT %s
             FROM OPENJSON(%s) WITH (%s) AS j) AS k)`,
 		strings.Join(read, ", "), strings.Join(keyed, ", "), doc, strings.Join(with, ", "))
-}
-
-// bit is a JSON bit: 1 or 0.
-func bit(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// datetime2JSON writes a time as OPENJSON converts it to datetime2(7): ISO
-// 8601 in UTC without an offset, to 100 ns.
-func datetime2JSON(t time.Time) string {
-	return t.UTC().Format("2006-01-02T15:04:05.9999999")
-}
-
-// procedureJSON is v as JSON for a procedure's OPENJSON: with no HTML
-// escaping, which OPENJSON would only have to undo.
-func procedureJSON(v any) (string, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return "", err
-	}
-	return buf.String(), nil
 }

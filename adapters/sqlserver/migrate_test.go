@@ -19,9 +19,9 @@ var schemaTables = []string{"submission_attempts", "submission_console_secrets",
 
 // schemaRoutines are the procedures and functions the migrations create,
 // in name order.
-var schemaRoutines = []string{"submission_acquire_lease", "submission_attempts_of", "submission_batch_keys", "submission_batch_results",
-	"submission_create_intent", "submission_finish_attempts", "submission_get_intent", "submission_get_intents", "submission_insert_intents",
-	"submission_intent_ids", "submission_json_text", "submission_resubmission_links", "submission_start_attempts"}
+var schemaRoutines = []string{"submission_acquire_lease", "submission_attempts_of", "submission_create_intent", "submission_finish_attempts",
+	"submission_finish_items", "submission_get_intent", "submission_get_intents", "submission_insert_intents", "submission_intent_ids",
+	"submission_json_text", "submission_resubmission_links", "submission_start_attempts", "submission_start_items"}
 
 // tables lists the user tables of the test database, in name order.
 func tables(t *testing.T, db *DB) []string {

@@ -89,7 +89,7 @@ func TestInsertIntentParams(t *testing.T) {
 	}
 }
 
-func TestFinishRows(t *testing.T) {
+func TestFinishItemOf(t *testing.T) {
 	at := time.Date(2026, 3, 14, 9, 27, 0, 0, time.UTC)
 	rejected := &core.Outcome{Status: core.OutcomeRejected, Reason: core.ReasonInvalidRecipient, MessageID: `m"1`}
 	p := ports.FinishAttemptParams{IntentID: "intent-1", Number: 2, FinishedAt: at, Outcome: rejected, Sent: true,
@@ -97,40 +97,25 @@ func TestFinishRows(t *testing.T) {
 	if err := p.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	var w batchRows
-	w.finish(3, p, 2)
-	got, err := w.String()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The item's row (its texts spelled, so it says so, and its intentId
-	// from position 163), then one row per text present, by code.
-	want := "i0000000003" + "0000000002" + "2026-03-14T09:27:00.0000000" + "1" + "163" +
-		strings.Repeat(" ", 27) + "100" + "rejected        " + "rejected        " + "rejected        " +
-		strings.Repeat(" ", 32) + "intent-1" + rowEnd +
-		"t0000000003r" + core.ReasonInvalidRecipient + rowEnd + "t0000000003mm~11" + rowEnd +
-		"t0000000003f" + core.ReasonInvalidRecipient + rowEnd + "t0000000003gm~11" + rowEnd
+	got := finishItemOf(3, 1, p, 2)
+	want := finishItem{Ord: 3, IntentID: "intent-1", AttemptNumber: 2, FinishedAt: "2026-03-14T09:27:00",
+		OutcomeStatus: "rejected", OutcomeReason: core.ReasonInvalidRecipient, MessageID: "m~11", Sent: 1,
+		Status: "rejected", FinalOutcomeStatus: "rejected", FinalOutcomeReason: core.ReasonInvalidRecipient,
+		FinalMessageID: "m~11", Spelled: 1}
 	if got != want {
-		t.Errorf("finish rows:\n got  %q\n want %q", got, want)
+		t.Errorf("finishItemOf:\n got  %+v\n want %+v", got, want)
 	}
-	if i := strings.Index(got, "intent-1"); i+1 != keysWidth+resultsWidth+1 {
-		t.Errorf("the intentId begins at %d, not at the position its row gives", i+1)
-	}
-
-	// A reservation's intentId begins right after the keys; a control
-	// character is spelled, so no text ever holds rowEnd.
-	var s batchRows
-	s.start(0, ports.StartAttemptParams{IntentID: "a\x1eb", Number: 1, StartedAt: at}, 1)
-	if got, _ := s.String(); got != "i0000000000"+"0000000001"+"2026-03-14T09:27:00.0000000"+"1"+"053"+"a~3^b"+rowEnd {
-		t.Errorf("start row: %q", got)
-	}
-
-	// A value wider than its column is an error, never cut short.
-	p.Decision.ExhaustedReason = core.ExhaustedReason(strings.Repeat("x", 33))
-	var long batchRows
-	long.finish(0, p, 2)
-	if _, err := long.String(); err == nil {
-		t.Error("an exhausted reason of 33 characters was written into its column of 32")
+	// A text of more than 4000 UTF-16 code units marks the item long, by its
+	// position in the batch; one of 4000 (two units per emoji) does not.
+	for _, c := range []struct {
+		error string
+		long  bool
+	}{{strings.Repeat("👋", 2000), false}, {strings.Repeat("👋", 2000) + "x", true}} {
+		p.Error = c.error
+		it := finishItemOf(3, 1, p, 2).(finishItem)
+		if (it.Long != nil) != c.long || (c.long && *it.Long != 1) {
+			t.Errorf("error of %d bytes: long = %v, want %v at position 1", len(c.error), it.Long, c.long)
+		}
 	}
 }
 
