@@ -10,10 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/submissionmanager/submission-manager/adapters/sqlserver/sqlservertest"
-	"github.com/submissionmanager/submission-manager/core"
 )
 
 // Most tests need only an empty, migrated database. Migrating a new one
@@ -188,10 +186,7 @@ func TestSuiteCasesHandOnTheirStore(t *testing.T) {
 	var first, second, third *DB
 	t.Run("writes", func(t *testing.T) {
 		first, _, _ = suiteDB(t)
-		now := time.Now().UTC().Truncate(time.Microsecond)
-		if _, err := first.Store().CreateIntent(t.Context(), core.Intent{IntentID: "handed-on", SubmissionTarget: "t",
-			Payload: []byte(`{}`), Contract: core.Contract{GatewayType: core.GatewaySMS, Mode: core.ModeRealtime},
-			Status: core.StatusPending, CreatedAt: now, NextDueAt: now}); err != nil {
+		if _, err := first.Store().CreateIntent(t.Context(), newTestIntent("handed-on")); err != nil {
 			t.Fatal(err)
 		}
 		if n := countIntents(t, first); n != 1 {
@@ -223,6 +218,7 @@ func TestSuiteCasesHandOnTheirStore(t *testing.T) {
 	})
 }
 
+// countIntents is how many intents the test's database holds.
 func countIntents(t *testing.T, db *DB) int {
 	t.Helper()
 	var n int

@@ -73,11 +73,7 @@ func TestWarmOpensThePoolsAndStoresNothing(t *testing.T) {
 	if leaseRows != 0 {
 		t.Errorf("the warm-ups left %d lease rows stored", leaseRows)
 	}
-	var stored int
-	if err := db.queries.QueryRowContext(ctx, `SELECT COUNT(*) FROM submission_intents`).Scan(&stored); err != nil {
-		t.Fatal(err)
-	}
-	if stored != 0 {
+	if stored := countIntents(t, db); stored != 0 {
 		t.Fatalf("the warm-ups left %d intents stored", stored)
 	}
 
