@@ -156,8 +156,19 @@ cpu_ticks() { [ -n "$1" ] && [ -r "/proc/$1/stat" ] && awk '{ print $14 + $15 }'
 reaped_ticks() { awk '{ print $14 + $15 + $16 + $17 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 
 # db_server_ticks: the CPU time the database server used, for a server
-# outside the service (Babelfish: its postmaster, the children it reaped
-# and the live ones); 0 for SQLite, which runs inside the service.
+# outside the service (Babelfish: postmaster_ticks of its data directory);
+# 0 for SQLite, which runs inside the service.
+db_server_ticks() {
+	if [ "$STORE" != sqlserver ]; then
+		echo 0
+		return
+	fi
+	postmaster_ticks "$BABELFISH_PGDATA"
+}
+
+# postmaster_ticks PGDATA: the CPU time a PostgreSQL server used (the
+# postmaster of the data directory PGDATA, the children it reaped and the
+# live ones); 0 when none runs there.
 #
 # The reading is taken again until the postmaster's reaped time is the same
 # before and after its live children are read. A backend reaped in between
@@ -165,13 +176,13 @@ reaped_ticks() { awk '{ print $14 + $15 + $16 + $17 }' "/proc/$1/stat" 2>/dev/nu
 # in the next reading's difference: the backends of an instance stopped just
 # before a phase (the backlog's API-only intake) put their intake's CPU into
 # the drain's figure that way, about three times the drain's own.
-db_server_ticks() {
+postmaster_ticks() {
 	local pm before after live
-	if [ "$STORE" != sqlserver ] || [ ! -r "$BABELFISH_PGDATA/postmaster.pid" ]; then
+	if [ ! -r "$1/postmaster.pid" ]; then
 		echo 0
 		return
 	fi
-	pm=$(head -1 "$BABELFISH_PGDATA/postmaster.pid")
+	pm=$(head -1 "$1/postmaster.pid")
 	after=$(reaped_ticks "$pm")
 	for _ in 1 2 3 4 5 6 7 8 9 10; do
 		before=$after

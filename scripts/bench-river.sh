@@ -18,9 +18,13 @@
 # (default: stdout), and with RIVER_FIGURES set appends one line per run
 # there: run, our intake/s, River's, our backlog/s, River's, our mixed/s,
 # River's, left pending, the service's and the database server's CPU
-# milliseconds per executed attempt. Knobs: RUNS, INTAKE (default 20000),
-# BACKLOG (default 20000), MIXED (default 20000), BASE_PORT (default 18100),
-# STORE, RIVER_DSN, RIVER_HEADING (the section's heading line).
+# milliseconds per executed attempt, and River's client's and its database
+# server's per executed job (its backlog, the worker sleeping; "-" for a
+# server whose data directory is not known). Knobs: RUNS, INTAKE (default
+# 20000), BACKLOG (default 20000), MIXED (default 20000), BASE_PORT
+# (default 18100), STORE, RIVER_DSN, RIVER_PGDATA (the data directory of
+# RIVER_DSN's server, on this host, whose CPU to count; the throwaway
+# cluster's without RIVER_DSN), RIVER_HEADING (the section's heading line).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-2}
@@ -48,7 +52,9 @@ if [ -n "${RIVER_DSN:-}" ]; then
 else
 	dsn=$(scripts/postgres-throwaway.sh start "$work/pg" "$PG_PORT")
 	river_pg="a throwaway PostgreSQL cluster on loopback"
+	RIVER_PGDATA=$work/pg/data
 fi
+river_pgdata=${RIVER_PGDATA:-}
 pg_version=$("$(command -v psql || echo "$BABELFISH_PSQL")" "$dsn" -Atc 'SHOW server_version' | cut -d' ' -f1)
 
 write_registry "$work/registry.json" "$SMS_PORT" 600
@@ -74,6 +80,26 @@ stop_service() {
 	fi
 }
 json() { python3 -c "import json,sys; print(json.load(sys.stdin)$1)"; }
+
+# river_backlog: River's backlog with its worker sleeping; prints its jobs/s,
+# its client's CPU milliseconds per job and its database server's ("-"
+# without river_pgdata), both over the execution alone: riverbench holds
+# (--hold) once its jobs are in, until the server's CPU time is read.
+river_backlog() {
+	local hold=$work/river-hold rb db0=0 db1=0
+	rm -f "$hold"
+	"$bin"/riverbench --dsn "$dsn" --phase backlog --count "$BACKLOG" --hold "$hold" >"$work/river-backlog.json" &
+	rb=$!
+	while [ ! -e "$hold" ] && kill -0 "$rb" 2>/dev/null; do sleep 0.05; done
+	[ -n "$river_pgdata" ] && db0=$(postmaster_ticks "$river_pgdata")
+	rm -f "$hold"
+	wait "$rb"
+	[ -n "$river_pgdata" ] && db1=$(postmaster_ticks "$river_pgdata")
+	python3 -c 'import json,sys
+r = json.load(open(sys.argv[1]))
+db = "-" if not sys.argv[2] else "%.3f" % ((int(sys.argv[4]) - int(sys.argv[3])) / int(sys.argv[5]) * 1000 / r["jobs"])
+print(r["perSecond"], "%.3f" % r["clientCpuMsPerJob"], db)' "$work/river-backlog.json" "$river_pgdata" "$db0" "$db1" "$(getconf CLK_TCK)"
+}
 loadgen() { "$bin"/loadgen --url "http://127.0.0.1:$API_PORT" --concurrency 64 --json "$@"; }
 
 # The goals of the ratios: issue 24's on the embedded default, issue 25's
@@ -98,7 +124,7 @@ for run in $(seq 1 "$RUNS"); do
 	ceiling=$(SUBMISSION_BENCH_GATEWAY_URL="http://127.0.0.1:$SMS_PORT" go test -run '^$' -bench GatewayCallCeiling \
 		-benchtime "${BACKLOG}x" ./e2e/ | awk '/^BenchmarkGatewayCallCeiling/ { for (i = 1; i < NF; i++) if ($(i + 1) == "calls/s") print $i }')
 	[ "$STORE" = sqlite ] && db_cell="in the service" || db_cell=$db_ms
-	cpu_rows+=("| $run | $svc_cores | $sim_cores | $(printf '%.0f' "$ceiling") | $(awk -v a="$sm_backlog" -v b="$ceiling" 'BEGIN { printf "%.0f %%", a / b * 100 }') | $svc_ms | $db_cell |")
+	cpu_row="| $run | $svc_cores | $sim_cores | $(printf '%.0f' "$ceiling") | $(awk -v a="$sm_backlog" -v b="$ceiling" 'BEGIN { printf "%.0f %%", a / b * 100 }') | $svc_ms | $db_cell"
 	log "run $run: SubmissionManager producers and execution at once ($MIXED)"
 	start_service
 	mixed_json=$(loadgen --count "$MIXED" --run-id "mixed$run")
@@ -108,7 +134,8 @@ for run in $(seq 1 "$RUNS"); do
 
 	log "run $run: River intake, backlog, mixed"
 	r_intake=$("$bin"/riverbench --dsn "$dsn" --phase intake --count "$INTAKE" | json '["perSecond"]')
-	r_backlog=$("$bin"/riverbench --dsn "$dsn" --phase backlog --count "$BACKLOG" | json '["perSecond"]')
+	river_backlog >"$work/river-backlog$run.txt"
+	read -r r_backlog r_client_ms r_db_ms <"$work/river-backlog$run.txt"
 	r_mixed=$("$bin"/riverbench --dsn "$dsn" --phase mixed --count "$MIXED" | json '["perSecond"]')
 	log "run $run: River backlog, mixed, its worker calling the gateway simulator"
 	gw="http://127.0.0.1:$SMS_PORT"
@@ -122,8 +149,9 @@ for run in $(seq 1 "$RUNS"); do
 	rows+=("| $run | the same, ours timed from the leader's lease | $(fmt "$r_backlog") | $(fmt "$sm_backlog_leased") | $(ratio "$sm_backlog_leased" "$r_backlog")× | — |")
 	rows+=("| $run | producers and execution at once: completed/s ($sm_unfinished left pending) | $(fmt "$r_mixed") | $(fmt "$sm_mixed") | **$(ratio "$sm_mixed" "$r_mixed")×** | ${goal_mixed} |")
 	if [ -n "${RIVER_FIGURES:-}" ]; then
-		echo "$run $sm_intake $r_intake $sm_backlog $r_backlog $sm_mixed $r_mixed $sm_unfinished $svc_ms $db_ms" >>"$RIVER_FIGURES"
+		echo "$run $sm_intake $r_intake $sm_backlog $r_backlog $sm_mixed $r_mixed $sm_unfinished $svc_ms $db_ms $r_client_ms $r_db_ms" >>"$RIVER_FIGURES"
 	fi
+	cpu_rows+=("$cpu_row | $r_client_ms | ${r_db_ms/-/—} |")
 	gw_rows+=("| $run | a $BACKLOG backlog executed/s | $(fmt "$r_backlog_gw") | $(fmt "$sm_backlog") | $(ratio "$sm_backlog" "$r_backlog_gw")× |")
 	gw_rows+=("| $run | producers and execution at once: completed/s | $(fmt "$r_mixed_gw") | $(fmt "$sm_mixed") | $(ratio "$sm_mixed" "$r_mixed_gw")× |")
 done
@@ -177,10 +205,12 @@ done
 	echo "round trips on this host, not the 5 ms alone, bound any executor's backlog figure at 64 calls in"
 	echo "flight; the last column is how much of it the whole service reached."
 	echo
-	echo "The last two columns are the CPU time per executed attempt of the service process and of the"
-	echo "database server (none for SQLite, which runs inside the service)."
+	echo "Then the CPU time per executed attempt of the service process and of the database server (none"
+	echo "for SQLite, which runs inside the service), and per executed job of River's client process and"
+	echo "of its PostgreSQL server, over its backlog's execution alone (its worker sleeping; the server's"
+	echo "postmaster and backends, a dash where the script was not told its data directory)."
 	echo
-	echo "| run | service (cores) | gateway simulator (cores) | call path's ceiling (calls/s) | backlog / ceiling | service CPU per attempt (ms) | database server CPU per attempt (ms) |"
-	echo "| --- | --- | --- | --- | --- | --- | --- |"
+	echo "| run | service (cores) | gateway simulator (cores) | call path's ceiling (calls/s) | backlog / ceiling | service CPU per attempt (ms) | database server CPU per attempt (ms) | River's client CPU per job (ms) | River's database server CPU per job (ms) |"
+	echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 	printf '%s\n' "${cpu_rows[@]}"
 } >"$out"

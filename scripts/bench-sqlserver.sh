@@ -72,6 +72,7 @@ log "scripts/bench-river.sh on SQL Server, River on the same server's PostgreSQL
 pg_exec "CREATE DATABASE $river_db" >/dev/null
 STORE=sqlserver RUNS=$RIVER_RUNS INTAKE=$INTAKE_COUNT BACKLOG=$BACKLOG MIXED=$((MIXED_RATE * EXEC_SECONDS)) \
 	BASE_PORT=$((BASE_PORT + 10)) RIVER_DSN="postgres://babelfish_user:12345678@127.0.0.1:$BABELFISH_PG_PORT/$river_db?sslmode=disable" \
+	RIVER_PGDATA="$BABELFISH_PGDATA" \
 	RIVER_FIGURES="$work/river.txt" RIVER_HEADING="### River on the same server's PostgreSQL port" \
 	scripts/bench-river.sh "$work/river.md"
 
@@ -97,7 +98,7 @@ twice=$(curl -fsS "http://127.0.0.1:$SMS_PORT/stats" | python3 -c \
 # ---------------------------------------------------------------- the report
 median_intake=$(median_run intake "$RUNS")
 median_batch=$(median_run batch "$RUNS")
-read -r _ _ _ r_backlog_ours r_backlog_river _ < <(head -1 "$work/river.txt")
+read -r _ _ _ r_backlog_ours r_backlog_river _ _ _ _ _ r_client_ms r_db_ms < <(head -1 "$work/river.txt")
 half_river=$(awk -v a="$r_backlog_ours" -v b="$r_backlog_river" 'BEGIN { printf "%.2f", a / b }')
 section=$(mktemp)
 trap 'rm -f "$section"; bench_cleanup' EXIT
@@ -147,12 +148,15 @@ trap 'rm -f "$section"; bench_cleanup' EXIT
 	echo
 	echo "A backlog of $BACKLOG intents, taken in by an API-only instance, then drained by a leader started on"
 	echo "the same database (\`--max-in-flight 256\`), on each store in this run. The database server's CPU is"
-	echo "its postmaster's and backends' (SQLite runs inside the service)."
+	echo "its postmaster's and backends' (SQLite runs inside the service). River's row is its first run's"
+	echo "backlog below, on the same server's PostgreSQL, from its client's start (its jobs inserted, its pool"
+	echo "connected) to its last completion: its client process's CPU and its server's per executed job."
 	echo
 	echo "| store | executed (attempts/s) | service (cores) | service CPU per attempt (ms) | database server CPU per attempt (ms) |"
 	echo "| --- | --- | --- | --- | --- |"
 	echo "| SQL Server ($(echo "$server_version" | cut -d' ' -f1-3)) | $tsql_rate | $tsql_cores | $tsql_svc_ms | $tsql_db_ms |"
 	echo "| SQLite | $lite_rate | $lite_cores | $lite_svc_ms | in the service |"
+	echo "| River on the same server's PostgreSQL (jobs/s; its client process's CPU) | $(printf '%.0f' "$r_backlog_river") | — | $r_client_ms | $r_db_ms |"
 	echo
 	echo "### A warm standby takes over a backlog"
 	echo

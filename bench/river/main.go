@@ -55,6 +55,11 @@ type config struct {
 	FetchCooldown time.Duration
 	PoolSize      int
 	GatewayURL    string
+	// Hold names a file the backlog phase creates once its jobs are in,
+	// then waits until it is removed before its workers start, so that a
+	// caller can read the database server's CPU time just before the
+	// execution it times.
+	Hold string
 }
 
 // result is one phase's figures.
@@ -66,6 +71,10 @@ type result struct {
 	P50Ms     float64 `json:"insertP50Ms,omitempty"`
 	P99Ms     float64 `json:"insertP99Ms,omitempty"`
 	River     string  `json:"river"`
+	// ClientCPUMsPerJob is this process's CPU time (user and system) over
+	// the timed part of the phase, per job: River's share of the work, as
+	// the service's CPU per executed attempt is ours.
+	ClientCPUMsPerJob float64 `json:"clientCpuMsPerJob"`
 }
 
 // riverVersion reads the River release this module pins (go.mod) from the
@@ -92,6 +101,7 @@ func main() {
 	flag.DurationVar(&cfg.FetchCooldown, "fetch-cooldown", 5*time.Millisecond, "River's FetchCooldown (its best setting here)")
 	flag.IntVar(&cfg.PoolSize, "pool", 80, "PostgreSQL connections")
 	flag.StringVar(&cfg.GatewayURL, "gateway-url", "", "when set, a job's work is a POST to this gateway simulator instead of a timer")
+	flag.StringVar(&cfg.Hold, "hold", "", "backlog: create this file once the jobs are in and wait until it is removed before executing them")
 	flag.Parse()
 	if cfg.DSN == "" {
 		fmt.Fprintln(os.Stderr, "riverbench: --dsn (or RIVERBENCH_DSN) is required")
@@ -223,36 +233,76 @@ func run(ctx context.Context, cfg config) (result, error) {
 	res := result{Phase: cfg.Phase, Jobs: cfg.Count, River: riverVersion()}
 	switch cfg.Phase {
 	case "intake":
-		start := time.Now()
+		start, cpu := time.Now(), cpuTime()
 		lat, err := produce(ctx, client, cfg)
 		if err != nil {
 			return res, err
 		}
-		res.Seconds = time.Since(start).Seconds()
+		res.Seconds, res.ClientCPUMsPerJob = time.Since(start).Seconds(), perJob(cpuTime()-cpu, cfg.Count)
 		res.P50Ms, res.P99Ms = percentile(lat, 0.50), percentile(lat, 0.99)
 	case "backlog":
 		if _, err := produce(ctx, client, cfg); err != nil {
 			return res, err
 		}
-		start := time.Now()
+		if err := hold(ctx, cfg.Hold); err != nil {
+			return res, err
+		}
+		start, cpu := time.Now(), cpuTime()
 		if err := executeAll(ctx, client, cfg.Count, nil); err != nil {
 			return res, err
 		}
-		res.Seconds = time.Since(start).Seconds()
+		res.Seconds, res.ClientCPUMsPerJob = time.Since(start).Seconds(), perJob(cpuTime()-cpu, cfg.Count)
 	case "mixed":
-		start := time.Now()
+		start, cpu := time.Now(), cpuTime()
 		if err := executeAll(ctx, client, cfg.Count, func() error {
 			_, err := produce(ctx, client, cfg)
 			return err
 		}); err != nil {
 			return res, err
 		}
-		res.Seconds = time.Since(start).Seconds()
+		res.Seconds, res.ClientCPUMsPerJob = time.Since(start).Seconds(), perJob(cpuTime()-cpu, cfg.Count)
 	default:
 		return res, fmt.Errorf("unknown phase %q (intake, backlog or mixed)", cfg.Phase)
 	}
 	res.PerSecond = float64(cfg.Count) / res.Seconds
 	return res, nil
+}
+
+// hold creates path, when one is given, and returns once it is gone: the
+// caller reads what it measures meanwhile and then removes it.
+func hold(ctx context.Context, path string) error {
+	if path == "" {
+		return nil
+	}
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		return err
+	}
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// cpuTime is the CPU time this process has used, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// perJob is d in milliseconds per one of n jobs.
+func perJob(d time.Duration, n int) float64 {
+	return float64(d) / float64(time.Millisecond) / float64(max(n, 1))
 }
 
 // produce inserts cfg.Count jobs from cfg.Producers goroutines, one durable
