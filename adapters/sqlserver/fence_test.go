@@ -128,3 +128,86 @@ func TestRenewalNeverWaitsForFencedTransactions(t *testing.T) {
 		t.Fatalf("fenced transaction after the renewal: %v", err)
 	}
 }
+
+// TestFencedWriteQueuesBehindAWaitingTakeover checks the order the lease
+// lock grants in (fence.go): a fenced write that asks for the lock after a
+// takeover has queued for it waits behind that takeover, rather than
+// joining the fenced transaction that holds the lock. Were Shared requests
+// granted past a queued IntentExclusive one, a leader whose writes never
+// pause would hold a takeover off until its LeaseLockTimeout. The late
+// write's lock wait is bounded short: refused (core.ErrStoreUnavailable)
+// while the takeover waits, it shows the queue without timing it; granted
+// at once, it would find the released lease and answer core.ErrFenced.
+// Once the first transaction commits, the takeover moves the epoch and the
+// late write, asked again, is fenced.
+func TestFencedWriteQueuesBehindAWaitingTakeover(t *testing.T) {
+	db, dsn := migratedDB(t, databaseOptions{})
+	ctx := t.Context()
+	leases := db.Leases()
+	old := leasetest.MustAcquire(t, leases, core.DefaultLeaseName, "old-leader", leasetest.LongLease)
+
+	// The first fenced transaction, as inFencedTx makes it, on a session
+	// whose spid the wait below looks for.
+	first, err := db.queries.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = first.Rollback() })
+	if err := takeLeaseLock(ctx, first, sharedLeaseLockSQL, db.locks.lease(core.DefaultLeaseName), db.cfg.LeaseLockTimeout); err != nil {
+		t.Fatalf("the first fenced transaction's lease lock: %v", err)
+	}
+	held, err := db.q.WithTx(first).FenceHolds(ctx, sqlserverdb.FenceHoldsParams{
+		LeaseName: core.DefaultLeaseName, HolderID: old.HolderID, LeaseEpoch: old.Epoch})
+	if err != nil || held == 0 {
+		t.Fatalf("the first fenced transaction's fence check: held=%d err=%v", held, err)
+	}
+	var spid int
+	if err := first.QueryRowContext(ctx, "SELECT @@SPID").Scan(&spid); err != nil {
+		t.Fatal(err)
+	}
+	if err := leases.Release(ctx, old.Fence()); err != nil {
+		t.Fatalf("release while a fenced transaction is open: %v", err)
+	}
+
+	type acquired struct {
+		lease core.Lease
+		ok    bool
+		err   error
+	}
+	takeover := make(chan acquired, 1)
+	go func() {
+		l, ok, err := leases.Acquire(context.WithoutCancel(ctx), ports.AcquireLeaseParams{
+			LeaseName: core.DefaultLeaseName, HolderID: "new-leader", Duration: time.Hour})
+		takeover <- acquired{l, ok, err}
+	}()
+	waitUntilBlocked(t, db, spid, func() {
+		select {
+		case got := <-takeover:
+			t.Fatalf("the takeover answered while a fenced transaction held the lock: %+v", got)
+		default:
+		}
+	})
+
+	impatient, err := Open(context.Background(), Config{DSN: dsn, LeaseLockTimeout: 300 * time.Millisecond, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = impatient.Close() })
+	late := func() error {
+		return impatient.storeOn(impatient.queries).inFencedTx(ctx, old.Fence(), func(*sqlserverdb.Queries) error { return nil })
+	}
+	if err := late(); !errors.Is(err, core.ErrStoreUnavailable) {
+		t.Fatalf("a fenced write asked while the takeover waits: %v; want its lease lock refused (core.ErrStoreUnavailable), queued behind the takeover", err)
+	}
+
+	if err := first.Commit(); err != nil {
+		t.Fatalf("the first fenced transaction could not commit: %v", err)
+	}
+	got := <-takeover
+	if got.err != nil || !got.ok || got.lease.Epoch != old.Epoch+1 {
+		t.Fatalf("the takeover after the first transaction committed: %+v", got)
+	}
+	if err := late(); !errors.Is(err, core.ErrFenced) {
+		t.Fatalf("the late fenced write after the takeover: %v; want core.ErrFenced", err)
+	}
+}
