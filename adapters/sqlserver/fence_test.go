@@ -20,6 +20,23 @@ const takeoverLeaseLockSQL = `DECLARE @status int;
 EXEC @status = sp_getapplock @Resource = $1, @LockMode = 'IntentExclusive', @LockOwner = 'Transaction', @LockTimeout = $2;
 SELECT @status;`
 
+// holdLeaseLock begins a transaction on the query pool that takes the
+// executor's lease lock with lockSQL (sharedLeaseLockSQL or
+// takeoverLeaseLockSQL) and keeps it until the caller ends it, or the test
+// does.
+func holdLeaseLock(t *testing.T, db *DB, lockSQL string) *sql.Tx {
+	t.Helper()
+	tx, err := db.queries.BeginTx(t.Context(), &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback() })
+	if err := takeLeaseLock(t.Context(), tx, lockSQL, db.locks.lease(core.DefaultLeaseName), time.Second); err != nil {
+		t.Fatalf("holding the lease lock: %v", err)
+	}
+	return tx
+}
+
 // TestEngineFromServerProperty checks what Open makes of
 // SERVERPROPERTY('Babelfish'): SQL Server reads the change feed under
 // REPEATABLE READ, which reads with locks also under READ_COMMITTED_SNAPSHOT;
@@ -148,14 +165,7 @@ func TestFencedWriteQueuesBehindAWaitingTakeover(t *testing.T) {
 
 	// The first fenced transaction, as inFencedTx makes it, on a session
 	// whose spid the wait below looks for.
-	first, err := db.queries.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = first.Rollback() })
-	if err := takeLeaseLock(ctx, first, sharedLeaseLockSQL, db.locks.lease(core.DefaultLeaseName), db.cfg.LeaseLockTimeout); err != nil {
-		t.Fatalf("the first fenced transaction's lease lock: %v", err)
-	}
+	first := holdLeaseLock(t, db, sharedLeaseLockSQL)
 	held, err := db.q.WithTx(first).FenceHolds(ctx, sqlserverdb.FenceHoldsParams{
 		LeaseName: core.DefaultLeaseName, HolderID: old.HolderID, LeaseEpoch: old.Epoch})
 	if err != nil || held == 0 {

@@ -2,7 +2,6 @@ package sqlserver
 
 import (
 	"context"
-	"database/sql"
 	"testing"
 	"time"
 
@@ -21,14 +20,7 @@ func TestPrepareTakeoverWritesNothingAndWaitsForNobody(t *testing.T) {
 	ctx := context.Background()
 	held := leasetest.MustAcquire(t, ls, core.DefaultLeaseName, "holder-a", leasetest.LongLease)
 
-	tx, err := db.queries.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = tx.Rollback() }()
-	if err := takeLeaseLock(ctx, tx, takeoverLeaseLockSQL, db.locks.lease(core.DefaultLeaseName), time.Second); err != nil {
-		t.Fatalf("holding the lease lock: %v", err)
-	}
+	tx := holdLeaseLock(t, db, takeoverLeaseLockSQL)
 	if err := ls.(ports.TakeoverPreparer).PrepareTakeover(ctx, core.DefaultLeaseName); err != nil {
 		t.Fatalf("PrepareTakeover while a takeover holds the lease lock: %v", err)
 	}
