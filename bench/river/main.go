@@ -368,7 +368,7 @@ func executeAll(ctx context.Context, client *river.Client[pgx.Tx], count int, al
 			}
 			alsoErr = nil
 		case <-timeout.C:
-			return errors.New("jobs did not complete within 10 minutes")
+			return fmt.Errorf("jobs did not complete within 10 minutes: %d of %d completed", done, count)
 		case <-ctx.Done():
 			return ctx.Err()
 		}
