@@ -179,6 +179,17 @@ func TestFencedWriteQueuesBehindAWaitingTakeover(t *testing.T) {
 		t.Fatalf("release while a fenced transaction is open: %v", err)
 	}
 
+	// The late writer is opened before the takeover asks, so that its
+	// login is not counted against the takeover's lock timeout.
+	impatient, err := Open(context.Background(), Config{DSN: dsn, LeaseLockTimeout: 300 * time.Millisecond, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = impatient.Close() })
+	late := func() error {
+		return impatient.storeOn(impatient.queries).inFencedTx(ctx, old.Fence(), func(*sqlserverdb.Queries) error { return nil })
+	}
+
 	type acquired struct {
 		lease core.Lease
 		ok    bool
@@ -198,14 +209,6 @@ func TestFencedWriteQueuesBehindAWaitingTakeover(t *testing.T) {
 		}
 	})
 
-	impatient, err := Open(context.Background(), Config{DSN: dsn, LeaseLockTimeout: 300 * time.Millisecond, Logger: testLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = impatient.Close() })
-	late := func() error {
-		return impatient.storeOn(impatient.queries).inFencedTx(ctx, old.Fence(), func(*sqlserverdb.Queries) error { return nil })
-	}
 	if err := late(); !errors.Is(err, core.ErrStoreUnavailable) {
 		t.Fatalf("a fenced write asked while the takeover waits: %v; want its lease lock refused (core.ErrStoreUnavailable), queued behind the takeover", err)
 	}
