@@ -231,14 +231,24 @@ func run(ctx context.Context, cfg config) (result, error) {
 		return result{}, err
 	}
 	res := result{Phase: cfg.Phase, Jobs: cfg.Count, River: riverVersion()}
-	switch cfg.Phase {
-	case "intake":
+	// timed runs the phase's measured part and records its wall and CPU time.
+	timed := func(part func() error) error {
 		start, cpu := time.Now(), cpuTime()
-		lat, err := produce(ctx, client, cfg)
-		if err != nil {
-			return res, err
+		if err := part(); err != nil {
+			return err
 		}
 		res.Seconds, res.ClientCPUMsPerJob = time.Since(start).Seconds(), perJob(cpuTime()-cpu, cfg.Count)
+		return nil
+	}
+	switch cfg.Phase {
+	case "intake":
+		var lat []time.Duration
+		if err := timed(func() (err error) {
+			lat, err = produce(ctx, client, cfg)
+			return err
+		}); err != nil {
+			return res, err
+		}
 		res.P50Ms, res.P99Ms = percentile(lat, 0.50), percentile(lat, 0.99)
 	case "backlog":
 		if _, err := produce(ctx, client, cfg); err != nil {
@@ -247,20 +257,18 @@ func run(ctx context.Context, cfg config) (result, error) {
 		if err := hold(ctx, cfg.Hold); err != nil {
 			return res, err
 		}
-		start, cpu := time.Now(), cpuTime()
-		if err := executeAll(ctx, client, cfg.Count, nil); err != nil {
+		if err := timed(func() error { return executeAll(ctx, client, cfg.Count, nil) }); err != nil {
 			return res, err
 		}
-		res.Seconds, res.ClientCPUMsPerJob = time.Since(start).Seconds(), perJob(cpuTime()-cpu, cfg.Count)
 	case "mixed":
-		start, cpu := time.Now(), cpuTime()
-		if err := executeAll(ctx, client, cfg.Count, func() error {
-			_, err := produce(ctx, client, cfg)
-			return err
+		if err := timed(func() error {
+			return executeAll(ctx, client, cfg.Count, func() error {
+				_, err := produce(ctx, client, cfg)
+				return err
+			})
 		}); err != nil {
 			return res, err
 		}
-		res.Seconds, res.ClientCPUMsPerJob = time.Since(start).Seconds(), perJob(cpuTime()-cpu, cfg.Count)
 	default:
 		return res, fmt.Errorf("unknown phase %q (intake, backlog or mixed)", cfg.Phase)
 	}
